@@ -1,0 +1,130 @@
+//! `wio bench`: figures for the run loop, measured side by side in one process.
+//!
+//! - Exit overhead: the test guest performs N port writes (`bench=N`); the
+//!   full run loop (devices, clock, trace) and a bare KVM_RUN loop run the same
+//!   guest, alternating, and the ratio of their exit rates is the VMM's cost.
+//! - Idle speed: the test guest sleeps S virtual seconds with HLT (`idle=S`);
+//!   virtual seconds per wall second shows what clock jumps buy.
+
+use crate::arch::x86_64::boot::{self, BootSpec, KernelImage};
+use crate::cli::BenchArgs;
+use crate::devices::legacy::debug_exit::DEBUG_EXIT_PORT;
+use crate::engine::kvm::{KvmEngine, KvmOptions};
+use crate::error::{Result, WioError};
+use crate::memory;
+use crate::testguest::X86_64_TEST_GUEST;
+use crate::vm::{self, X86Config};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn config(cmdline: String) -> X86Config {
+    X86Config {
+        seed: 1,
+        kernel: None,
+        initrd: None,
+        cmdline: Some(cmdline),
+        mem_mib: 64,
+        epoch_unix: 0,
+        trace: None,
+        max_virtual_ns: 0,
+        watchdog_ms: 60_000,
+        quiet: true,
+    }
+}
+
+/// Full run loop: (exits, wall seconds).
+fn full_run(cmdline: &str) -> Result<(u64, f64, u64)> {
+    let start = Instant::now();
+    let r = vm::run(&config(cmdline.to_string()))?;
+    let wall = start.elapsed().as_secs_f64();
+    r.outcome?;
+    Ok((r.summary.exits.values().sum(), wall, r.summary.virtual_ns))
+}
+
+/// Bare KVM_RUN loop on the same guest: (exits, wall seconds).
+fn bare_run(cmdline: &str) -> Result<(u64, f64)> {
+    let mem = memory::allocate(0, 64 << 20)?;
+    let kernel = KernelImage {
+        name: "built-in test guest".into(),
+        bytes: X86_64_TEST_GUEST.to_vec(),
+    };
+    let info = boot::load(
+        &mem,
+        &BootSpec {
+            kernel: &kernel,
+            initrd: None,
+            cmdline,
+            rng_seed: [0; 32],
+        },
+    )?;
+    let mut engine = KvmEngine::new(
+        &mem,
+        info.entry,
+        KvmOptions {
+            watchdog: Duration::from_secs(60),
+        },
+    )?;
+    let start = Instant::now();
+    let exits = engine.run_bare_until_port(DEBUG_EXIT_PORT)?;
+    Ok((exits, start.elapsed().as_secs_f64()))
+}
+
+/// Runs the benchmarks and prints the figures.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.rounds == 0 || args.exits == 0 {
+        return Err(WioError::Usage(
+            "--rounds and --exits must be at least 1".into(),
+        ));
+    }
+    let cmd = format!("bench={}", args.exits);
+    let mut full_rates = Vec::new();
+    let mut bare_rates = Vec::new();
+    for round in 1..=args.rounds {
+        eprintln!(
+            "bench: round {round}/{}: {} port-I/O exits, full loop then bare loop…",
+            args.rounds, args.exits
+        );
+        let (fe, fw, _) = full_run(&cmd)?;
+        let (be, bw) = bare_run(&cmd)?;
+        full_rates.push(fe as f64 / fw);
+        bare_rates.push(be as f64 / bw);
+    }
+    let full = median(full_rates);
+    let bare = median(bare_rates);
+    let ratio = full / bare;
+    println!("exit rate, full run loop   {:>12.0} exits/s", full);
+    println!("exit rate, bare KVM_RUN    {:>12.0} exits/s", bare);
+    println!(
+        "ratio full/bare            {:>12.3}  (VMM overhead per exit {:.1}%, goal < 10%)",
+        ratio,
+        (1.0 / ratio - 1.0) * 100.0
+    );
+
+    eprintln!(
+        "bench: idle guest sleeping {} virtual seconds…",
+        args.idle_secs
+    );
+    let (_, wall, virt_ns) = full_run(&format!("idle={}", args.idle_secs))?;
+    let speed = virt_ns as f64 / 1e9 / wall;
+    println!(
+        "idle speed                 {:>12.0} virtual s per wall s (goal >= 1000)",
+        speed
+    );
+    if let Some(path) = &args.json {
+        let doc = json!({
+            "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
+            "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
+        });
+        std::fs::write(path, doc.to_string()).map_err(|source| WioError::Output {
+            what: "bench json",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! The `wio` command line.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// wio: a deterministic hypervisor. Every run is a function of its seed.
+#[derive(Debug, Parser)]
+#[command(name = "wio", version, about, long_about = None, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Exit codes, shown under --help.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0-99  the guest's own exit status (statuses above 99 are reported as 99)
+  100   bad command line          101  bad guest artifact (kernel, initrd)
+  102   KVM unavailable           103  guest crashed (triple fault, reset, KVM error)
+  104   determinism failure       105  cannot write an output file
+  106   virtual-time limit hit    107  internal wio error (a bug)";
+
+/// wio's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Boot a guest and run it to its end; same seed, same bits.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// Measure the run loop: VMM overhead per exit against a bare KVM_RUN loop, and idle speed.
+    Bench(BenchArgs),
+    /// Check a trace file's hash chain and print its final hash.
+    VerifyTrace {
+        /// The trace file written by `wio run --trace`.
+        file: PathBuf,
+    },
+}
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  wio run --seed 42                          # built-in x86-64 test guest
+  wio run --seed 42 --trace run.jsonl --summary-json run.json
+  wio run --seed 7 --kernel bzImage --initrd initrd.cpio --mem 512
+  wio run --seed 7 --epoch 2030-01-01T00:00:00Z --cmdline 'status=3'";
+
+/// Guest architectures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Arch {
+    /// x86-64 on KVM.
+    #[value(name = "x86_64", alias = "x86-64", alias = "amd64")]
+    X86_64,
+}
+
+/// Options of `wio run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The run seed: every source of nondeterminism derives from it.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Guest architecture.
+    #[arg(long, value_enum, default_value = "x86_64")]
+    pub arch: Arch,
+    /// Kernel image (ELF vmlinux or bzImage); default: the built-in test guest.
+    #[arg(long, value_name = "FILE")]
+    pub kernel: Option<PathBuf>,
+    /// Initial ramdisk to hand to the kernel.
+    #[arg(long, value_name = "FILE")]
+    pub initrd: Option<PathBuf>,
+    /// Kernel command line (default for Linux: deterministic arguments, see README).
+    #[arg(long, value_name = "STR")]
+    pub cmdline: Option<String>,
+    /// Guest memory in MiB.
+    #[arg(long, value_name = "MiB", default_value_t = 256)]
+    pub mem: u64,
+    /// Wall-clock date at virtual time 0, RFC 3339 (the guest's RTC).
+    #[arg(long, value_name = "RFC3339", default_value = "2026-01-01T00:00:00Z")]
+    pub epoch: String,
+    /// Write the trace (hash-chained JSON lines) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write the run summary as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+    /// Stop the run after this many virtual seconds (0 = no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    pub max_virtual_secs: u64,
+    /// Report a determinism failure when the guest runs this long (wall ms) without an exit.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    pub watchdog_ms: u64,
+    /// Do not stream the guest console to stdout (it is still in the trace).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Do not print the summary to stderr.
+    #[arg(long)]
+    pub no_summary: bool,
+}
+
+/// Options of `wio bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Port-I/O exits per measurement.
+    #[arg(long, default_value_t = 200_000)]
+    pub exits: u64,
+    /// Virtual seconds the idle guest sleeps.
+    #[arg(long, default_value_t = 600)]
+    pub idle_secs: u64,
+    /// Measurement rounds (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Also write the figures as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}

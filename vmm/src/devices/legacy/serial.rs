@@ -1,0 +1,95 @@
+//! COM1: an 8250/16550 UART (vm-superio) at ports 0x3f8-0x3ff on IRQ 4.
+//!
+//! Output is collected in a buffer that the machine drains to the console and
+//! the trace. There is no input: host keystrokes would break determinism.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use vm_superio::{Serial, Trigger};
+
+/// First port of COM1.
+pub const COM1_BASE: u16 = 0x3f8;
+/// COM1's interrupt line.
+pub const COM1_IRQ: u8 = 4;
+
+/// Counts interrupt requests from the UART so the machine can raise IRQ 4.
+#[derive(Debug, Clone, Default)]
+pub struct IrqRequests(Rc<Cell<u32>>);
+
+impl Trigger for IrqRequests {
+    type E = std::convert::Infallible;
+    fn trigger(&self) -> Result<(), Self::E> {
+        self.0.set(self.0.get().saturating_add(1));
+        Ok(())
+    }
+}
+
+/// COM1 with its output buffer.
+pub struct Com1 {
+    uart: Serial<IrqRequests, vm_superio::serial::NoEvents, Vec<u8>>,
+    irq: IrqRequests,
+}
+
+impl Default for Com1 {
+    fn default() -> Self {
+        let irq = IrqRequests::default();
+        Com1 {
+            uart: Serial::new(irq.clone(), Vec::new()),
+            irq,
+        }
+    }
+}
+
+impl Com1 {
+    /// Whether `port` belongs to COM1.
+    pub fn handles(port: u16) -> bool {
+        (COM1_BASE..COM1_BASE + 8).contains(&port)
+    }
+
+    /// Port read.
+    pub fn read(&mut self, port: u16) -> u8 {
+        self.uart.read((port - COM1_BASE) as u8)
+    }
+
+    /// Port write.
+    pub fn write(&mut self, port: u16, value: u8) {
+        // Writing to a Vec cannot fail and the trigger is infallible.
+        let _ = self.uart.write((port - COM1_BASE) as u8, value);
+    }
+
+    /// Takes the bytes the guest transmitted since the last call.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(self.uart.writer_mut())
+    }
+
+    /// Whether the UART asked for an interrupt since the last call (and clears the request).
+    pub fn take_irq(&mut self) -> bool {
+        self.irq.0.replace(0) > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transmits_bytes_in_order() {
+        let mut com = Com1::default();
+        for b in b"hi\n" {
+            com.write(COM1_BASE, *b);
+        }
+        assert_eq!(com.take_output(), b"hi\n");
+        assert!(com.take_output().is_empty());
+        // Line status: transmitter empty.
+        assert_ne!(com.read(COM1_BASE + 5) & 0x20, 0);
+    }
+
+    #[test]
+    fn thr_empty_interrupt_when_enabled() {
+        let mut com = Com1::default();
+        com.write(COM1_BASE + 1, 0x02); // IER: THR empty
+        com.write(COM1_BASE, b'x');
+        assert!(com.take_irq());
+        assert!(!com.take_irq());
+    }
+}

@@ -1,0 +1,3 @@
+//! Platform devices wio emulates in userspace, driven by the virtual clock.
+
+pub mod legacy;

@@ -1,0 +1,213 @@
+//! The x86-64 engine on KVM, with no in-kernel irqchip or PIT: every timer and
+//! interrupt controller lives in wio, driven by the virtual clock. Interrupts
+//! go in through the raw `KVM_INTERRUPT` ioctl when KVM says the guest is ready,
+//! otherwise through an interrupt-window exit.
+
+use super::watchdog::Watchdog;
+use super::{CpuEngine, Exit, ExitHandler};
+use crate::arch::x86_64::{cpuid, regs};
+use crate::error::{Result, WioError};
+use crate::memory::GuestMem;
+use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
+use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
+use std::time::Duration;
+use vm_memory::{GuestMemoryBackend, GuestMemoryRegion};
+use vmm_sys_util::errno;
+use vmm_sys_util::ioctl::ioctl_with_ref;
+use vmm_sys_util::ioctl_iow_nr;
+
+ioctl_iow_nr!(KVM_INTERRUPT, KVMIO, 0x86, kvm_interrupt);
+
+/// Where KVM may put its TSS pages on Intel hosts (below 4 GiB, outside guest RAM).
+const TSS_ADDRESS: usize = 0xfffb_d000;
+
+/// Options of the KVM engine.
+#[derive(Debug, Clone, Copy)]
+pub struct KvmOptions {
+    /// Wall time one KVM_RUN may last before the watchdog reports a stall.
+    pub watchdog: Duration,
+}
+
+/// One VM with one vCPU on /dev/kvm.
+pub struct KvmEngine {
+    _kvm: Kvm,
+    _vm: VmFd,
+    vcpu: VcpuFd,
+    watchdog: Watchdog,
+    /// The CPUID table KVM holds for the vCPU, read back after setting it.
+    pub cpuid_readback: Vec<kvm_bindings::kvm_cpuid_entry2>,
+}
+
+fn kvm_error(context: &str, e: errno::Error) -> WioError {
+    WioError::Internal(format!("{context}: {e}"))
+}
+
+/// Opens /dev/kvm with an error that says what to do.
+pub fn open_kvm() -> Result<Kvm> {
+    Kvm::new().map_err(|e| match e.errno() {
+        libc::ENOENT => WioError::NoKvm("/dev/kvm does not exist: this host has no KVM (load kvm_intel or kvm_amd, or run on a host with hardware virtualization); RISC-V guests need no KVM (--arch riscv64)".into()),
+        libc::EACCES | libc::EPERM => WioError::NoKvm("permission denied opening /dev/kvm: add your user to the 'kvm' group or run as root".into()),
+        _ => WioError::NoKvm(format!("cannot open /dev/kvm: {e}")),
+    })
+}
+
+impl KvmEngine {
+    /// Creates the VM, maps `mem`, and sets the boot CPU state for 64-bit entry at `entry`.
+    pub fn new(mem: &GuestMem, entry: u64, options: KvmOptions) -> Result<KvmEngine> {
+        let kvm = open_kvm()?;
+        let vm = kvm
+            .create_vm()
+            .map_err(|e| WioError::NoKvm(format!("KVM_CREATE_VM failed: {e}")))?;
+        // Not every KVM backend needs (or accepts) a TSS area; VMX does.
+        let _ = vm.set_tss_address(TSS_ADDRESS);
+        for (slot, region) in mem.iter().enumerate() {
+            let host = mem
+                .get_host_address(region.start_addr())
+                .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+            let region_desc = kvm_userspace_memory_region {
+                slot: slot as u32,
+                guest_phys_addr: region.start_addr().0,
+                memory_size: region.len(),
+                userspace_addr: host as u64,
+                flags: 0,
+            };
+            // SAFETY: the region is a live mapping owned by `mem`, which the machine keeps
+            // alive (and never unmaps or resizes) for as long as this VM exists.
+            unsafe { vm.set_user_memory_region(region_desc) }
+                .map_err(|e| kvm_error("KVM_SET_USER_MEMORY_REGION", e))?;
+        }
+        let vcpu = vm
+            .create_vcpu(0)
+            .map_err(|e| kvm_error("KVM_CREATE_VCPU", e))?;
+        let profile = cpuid::profile();
+        vcpu.set_cpuid2(&profile)
+            .map_err(|e| kvm_error("KVM_SET_CPUID2", e))?;
+        let cpuid_readback = vcpu
+            .get_cpuid2(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
+            .map_err(|e| kvm_error("KVM_GET_CPUID2", e))?
+            .as_slice()
+            .to_vec();
+        let sregs = vcpu
+            .get_sregs()
+            .map_err(|e| kvm_error("KVM_GET_SREGS", e))?;
+        vcpu.set_sregs(&regs::long_mode_sregs(sregs))
+            .map_err(|e| kvm_error("KVM_SET_SREGS", e))?;
+        vcpu.set_regs(&regs::boot_regs(entry))
+            .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
+        vcpu.set_fpu(&regs::boot_fpu())
+            .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
+        let msrs = Msrs::from_entries(&regs::boot_msrs())
+            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        // Some backends refuse some MSRs; what they accept is reset, the rest keep KVM's reset values.
+        let _ = vcpu.set_msrs(&msrs);
+        let watchdog = Watchdog::start(options.watchdog)
+            .map_err(|e| WioError::Internal(format!("starting the watchdog: {e}")))?;
+        Ok(KvmEngine {
+            _kvm: kvm,
+            _vm: vm,
+            vcpu,
+            watchdog,
+            cpuid_readback,
+        })
+    }
+
+    /// A bare KVM_RUN loop for benchmarks: no devices, no clock, no trace, no
+    /// watchdog; port reads return zeros. Runs until the guest writes `stop_port`
+    /// and returns the number of exits.
+    pub fn run_bare_until_port(&mut self, stop_port: u16) -> Result<u64> {
+        let mut exits = 0u64;
+        loop {
+            exits += 1;
+            match self.vcpu.run() {
+                Ok(VcpuExit::IoOut(port, _)) if port == stop_port => return Ok(exits),
+                Ok(VcpuExit::IoOut(..)) => {}
+                Ok(VcpuExit::IoIn(_, data)) => data.fill(0),
+                Ok(other) => {
+                    return Err(WioError::GuestCrash(format!(
+                        "bare loop: unexpected exit {other:?}"
+                    )))
+                }
+                Err(e) => return Err(kvm_error("KVM_RUN", e)),
+            }
+        }
+    }
+}
+
+impl CpuEngine for KvmEngine {
+    fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
+        self.watchdog.enter();
+        let result = self.vcpu.run();
+        let fired = self.watchdog.leave();
+        match result {
+            Ok(VcpuExit::IoIn(port, data)) => {
+                io.pio_read(port, data);
+                Ok(Exit::PortIo)
+            }
+            Ok(VcpuExit::IoOut(port, data)) => {
+                io.pio_write(port, data);
+                Ok(Exit::PortIo)
+            }
+            Ok(VcpuExit::MmioRead(addr, data)) => {
+                io.mmio_read(addr, data);
+                Ok(Exit::Mmio)
+            }
+            Ok(VcpuExit::MmioWrite(addr, data)) => {
+                io.mmio_write(addr, data);
+                Ok(Exit::Mmio)
+            }
+            Ok(VcpuExit::Hlt) => Ok(Exit::Halt),
+            Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
+            Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
+            Ok(VcpuExit::Intr) => Ok(if fired {
+                Exit::Stalled(0)
+            } else {
+                Exit::InterruptWindow
+            }),
+            Ok(VcpuExit::InternalError) => {
+                // SAFETY: KVM filled the `internal` member of the exit union for KVM_EXIT_INTERNAL_ERROR.
+                let suberror =
+                    unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
+                Ok(Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")))
+            }
+            Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(format!(
+                "KVM could not enter the guest (hardware reason {reason:#x})"
+            ))),
+            Ok(other) => Ok(Exit::Crash(format!("unexpected KVM exit {other:?}"))),
+            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
+                if fired {
+                    Ok(Exit::Stalled(0))
+                } else {
+                    // A stray signal: no guest state changed that the run loop must handle.
+                    Ok(Exit::InterruptWindow)
+                }
+            }
+            Err(e) => Err(kvm_error("KVM_RUN", e)),
+        }
+    }
+
+    fn interrupt_ready(&mut self) -> bool {
+        let run = self.vcpu.get_kvm_run();
+        run.ready_for_interrupt_injection != 0 && run.if_flag != 0
+    }
+
+    fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
+        let irq = kvm_interrupt {
+            irq: u32::from(vector),
+        };
+        // SAFETY: KVM_INTERRUPT reads one kvm_interrupt from the pointer, which lives
+        // across the call; the fd is this engine's vCPU.
+        let rc = unsafe { ioctl_with_ref(&self.vcpu, KVM_INTERRUPT(), &irq) };
+        if rc < 0 {
+            return Err(kvm_error("KVM_INTERRUPT", errno::Error::last()));
+        }
+        Ok(())
+    }
+
+    fn request_interrupt_window(&mut self, wanted: bool) {
+        self.vcpu.get_kvm_run().request_interrupt_window = u8::from(wanted);
+    }
+
+    fn program_counter(&mut self) -> Option<u64> {
+        self.vcpu.get_regs().ok().map(|r| r.rip)
+    }
+}

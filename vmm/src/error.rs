@@ -1,0 +1,107 @@
+//! wio's errors and the process exit codes they map to.
+//!
+//! A guest's own exit status (0..=99) passes straight through as wio's exit
+//! code; wio's own failures use 100 and above, so a script can always tell
+//! "the guest said so" from "wio could not run it".
+
+use std::path::PathBuf;
+
+/// Highest guest status that passes through unchanged; larger ones are clamped.
+pub const MAX_GUEST_STATUS: u32 = 99;
+
+/// Process exit codes for wio's own failures (documented in README.md).
+pub mod exit_code {
+    /// The command line was wrong (unknown flag, bad value).
+    pub const USAGE: i32 = 100;
+    /// A guest artifact (kernel, initrd) is missing, unreadable, of the wrong format or too large.
+    pub const BAD_ARTIFACT: i32 = 101;
+    /// Hardware virtualization is unavailable: no /dev/kvm, no permission, or an unusable KVM.
+    pub const NO_VIRTUALIZATION: i32 = 102;
+    /// The guest crashed: triple fault, reset request, or an exit KVM could not handle.
+    pub const GUEST_CRASH: i32 = 103;
+    /// Determinism could not be guaranteed (for example a guest running too long without exits).
+    pub const NONDETERMINISM: i32 = 104;
+    /// A host-side output (trace, summary) could not be written.
+    pub const OUTPUT: i32 = 105;
+    /// The guest did not exit before the virtual-time limit.
+    pub const TIME_LIMIT: i32 = 106;
+    /// An internal wio error: a bug; please report it with the command line.
+    pub const INTERNAL: i32 = 107;
+}
+
+/// Everything that can stop wio before or during a run.
+#[derive(Debug, thiserror::Error)]
+pub enum WioError {
+    /// Bad command-line value that clap could not catch.
+    #[error("{0}")]
+    Usage(String),
+    /// A guest artifact could not be read.
+    #[error("cannot read {what} {path}: {source}; check the path and permissions")]
+    ArtifactIo {
+        /// Which artifact ("kernel", "initrd").
+        what: &'static str,
+        /// Where it was looked for.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// A guest artifact has the wrong format or does not fit.
+    #[error("{what} {path}: {reason}")]
+    ArtifactFormat {
+        /// Which artifact ("kernel", "initrd").
+        what: &'static str,
+        /// Where it came from.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// KVM is missing or unusable on this host.
+    #[error("KVM unavailable: {0}")]
+    NoKvm(String),
+    /// The guest crashed.
+    #[error("guest crashed: {0}")]
+    GuestCrash(String),
+    /// The run could not be kept deterministic.
+    #[error("determinism failure: {0}")]
+    Nondeterminism(String),
+    /// An output file could not be written.
+    #[error("cannot write {what} {path}: {source}")]
+    Output {
+        /// Which output ("trace", "summary").
+        what: &'static str,
+        /// Where it was to go.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The guest did not finish within the virtual-time limit.
+    #[error("guest did not exit within the virtual-time limit of {limit_ns} ns; raise --max-virtual-secs or check the guest")]
+    TimeLimit {
+        /// The limit in virtual nanoseconds.
+        limit_ns: u64,
+    },
+    /// A failure inside wio that should not happen.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl WioError {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            WioError::Usage(_) => exit_code::USAGE,
+            WioError::ArtifactIo { .. } | WioError::ArtifactFormat { .. } => {
+                exit_code::BAD_ARTIFACT
+            }
+            WioError::NoKvm(_) => exit_code::NO_VIRTUALIZATION,
+            WioError::GuestCrash(_) => exit_code::GUEST_CRASH,
+            WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
+            WioError::Output { .. } => exit_code::OUTPUT,
+            WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
+            WioError::Internal(_) => exit_code::INTERNAL,
+        }
+    }
+}
+
+/// Shorthand for results in wio.
+pub type Result<T> = std::result::Result<T, WioError>;

@@ -1,0 +1,116 @@
+//! `wio`: a deterministic hypervisor. Every source of nondeterminism a guest
+//! can see (time, entropy, interrupt timing, I/O completion) derives from one
+//! 64-bit seed, so every run is reproducible with `wio run --seed N`.
+
+mod arch;
+mod bench;
+mod cli;
+mod devices;
+mod engine;
+mod error;
+mod memory;
+mod platform;
+mod runloop;
+mod summary;
+mod testguest;
+mod trace;
+mod vm;
+
+use clap::Parser;
+use cli::{Cli, Command, RunArgs};
+use error::{exit_code, WioError};
+
+fn run_command(args: &RunArgs) -> Result<i32, WioError> {
+    let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
+        WioError::Usage(format!(
+            "--epoch {:?} is not an RFC 3339 date like 2026-01-01T00:00:00Z",
+            args.epoch
+        ))
+    })?;
+    if epoch_unix < 0 {
+        return Err(WioError::Usage(
+            "--epoch must be 1970-01-01 or later".into(),
+        ));
+    }
+    let max_virtual_ns = args
+        .max_virtual_secs
+        .checked_mul(1_000_000_000)
+        .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))?;
+    if args.watchdog_ms == 0 {
+        return Err(WioError::Usage("--watchdog-ms must be at least 1".into()));
+    }
+    let cfg = vm::X86Config {
+        seed: args.seed,
+        kernel: args.kernel.clone(),
+        initrd: args.initrd.clone(),
+        cmdline: args.cmdline.clone(),
+        mem_mib: args.mem,
+        epoch_unix,
+        trace: args.trace.clone(),
+        max_virtual_ns,
+        watchdog_ms: args.watchdog_ms,
+        quiet: args.quiet,
+    };
+    let result = vm::run(&cfg)?;
+    if !args.no_summary {
+        eprint!("{}", result.summary.human());
+    }
+    if let Some(path) = &args.summary_json {
+        let text = serde_json::to_string_pretty(&result.summary)
+            .map_err(|e| WioError::Internal(format!("summary JSON: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
+            what: "summary",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    match result.outcome {
+        Ok(status) => {
+            if status > error::MAX_GUEST_STATUS {
+                eprintln!(
+                    "wio: guest status {status} is above {}; exiting with {}",
+                    error::MAX_GUEST_STATUS,
+                    error::MAX_GUEST_STATUS
+                );
+            }
+            Ok(status.min(error::MAX_GUEST_STATUS) as i32)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => exit_code::USAGE,
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let result = match &cli.command {
+        Command::Run(args) => run_command(args),
+        Command::Bench(args) => bench::run(args).map(|()| 0),
+        Command::VerifyTrace { file } => std::fs::read_to_string(file)
+            .map_err(|e| WioError::Usage(format!("cannot read trace {}: {e}", file.display())))
+            .and_then(|text| {
+                trace::verify(&text).map_err(|e| {
+                    WioError::Usage(format!("trace {} is invalid: {e}", file.display()))
+                })
+            })
+            .map(|hash| {
+                println!("{hash}");
+                0
+            }),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("wio: error: {e}");
+            std::process::exit(e.exit_code());
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The x86-64 PC platform: every port-I/O device on one bus, the virtual
+//! clock they read, the event queue that times their interrupts, and the
+//! trace that records what the guest saw.
+
+use crate::devices::legacy::{
+    debug_exit::{self, DEBUG_EXIT_PORT},
+    i8042::I8042,
+    paravirt::{self, Paravirt, Selector},
+    pic::PicPair,
+    pit::Pit,
+    rtc::Rtc,
+    serial::{Com1, COM1_IRQ},
+};
+use crate::engine::ExitHandler;
+use crate::trace::Trace;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use wio_clock::{VirtualClock, VirtualTsc};
+use wio_scheduler::{EventId, EventQueue, Stream};
+
+/// The POST diagnostic port: writes are accepted and ignored.
+pub const POST_PORT: u16 = 0x80;
+
+/// Timed events of the platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// PIT channel 0 reaches terminal count: raise IRQ 0.
+    PitIrq,
+}
+
+/// Why the guest asked the run to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestStop {
+    /// The guest wrote a status to the debug-exit port.
+    Status(u32),
+    /// The guest pulsed the reset line (i8042 0xfe): a reboot or a panic.
+    Reset,
+}
+
+/// Counters of what the guest did, for the summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    /// Accesses to ports no device claims.
+    pub unhandled_pio: u64,
+    /// MMIO accesses (no MMIO devices on x86-64 yet).
+    pub unhandled_mmio: u64,
+}
+
+/// The platform devices and the simulation state they share.
+pub struct Platform {
+    /// The 8259 pair.
+    pub pic: PicPair,
+    /// The 8254.
+    pub pit: Pit,
+    rtc: Rtc,
+    com1: Com1,
+    i8042: I8042,
+    paravirt: Paravirt,
+    entropy: Stream,
+    /// Virtual time.
+    pub clock: VirtualClock,
+    /// The virtual TSC the paravirt port reports.
+    pub tsc: VirtualTsc,
+    /// Timed device events.
+    pub events: EventQueue<Event>,
+    pit_event: Option<EventId>,
+    /// The run's trace.
+    pub trace: Trace,
+    /// A request from the guest to end the run.
+    pub stop: Option<GuestStop>,
+    /// What the guest did that no device handles.
+    pub counters: IoCounters,
+    console_line: Vec<u8>,
+    console_digest: Sha256,
+}
+
+/// The trace's fold tags for high-frequency exits.
+mod fold {
+    pub const PIO_READ: u8 = 1;
+    pub const PIO_WRITE: u8 = 2;
+    pub const MMIO_READ: u8 = 3;
+    pub const MMIO_WRITE: u8 = 4;
+}
+
+fn le_value(data: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = data.len().min(8);
+    b[..n].copy_from_slice(&data[..n]);
+    u64::from_le_bytes(b)
+}
+
+impl Platform {
+    /// A platform at virtual time 0 with an RTC at `epoch_unix` and the given entropy stream.
+    pub fn new(
+        epoch_unix: i64,
+        mem_bytes: u64,
+        tsc: VirtualTsc,
+        entropy: Stream,
+        trace: Trace,
+    ) -> Platform {
+        Platform {
+            pic: PicPair::default(),
+            pit: Pit::default(),
+            rtc: Rtc::new(epoch_unix, mem_bytes),
+            com1: Com1::default(),
+            i8042: I8042::default(),
+            paravirt: Paravirt::default(),
+            entropy,
+            clock: VirtualClock::new(),
+            tsc,
+            events: EventQueue::new(),
+            pit_event: None,
+            trace,
+            stop: None,
+            counters: IoCounters::default(),
+            console_line: Vec::new(),
+            console_digest: Sha256::new(),
+        }
+    }
+
+    /// Re-plans channel 0's next interrupt after the guest reprogrammed the PIT.
+    fn reschedule_pit(&mut self) {
+        if let Some(id) = self.pit_event.take() {
+            self.events.cancel(id);
+        }
+        let (mode, reload) = self.pit.channel0();
+        let now = self.clock.now_ns();
+        self.trace
+            .event(now, "pit", json!({ "mode": mode, "reload": reload }));
+        self.schedule_next_pit();
+    }
+
+    fn schedule_next_pit(&mut self) {
+        if let Some(t) = self.pit.next_irq0() {
+            // The queue holds a handful of events; overflowing it is a wio bug.
+            let id = self
+                .events
+                .push(t.max(self.clock.now_ns()), Event::PitIrq)
+                .expect("platform event queue overflow");
+            self.pit_event = Some(id);
+        }
+    }
+
+    /// Fires every event due at the current virtual time, in (time, sequence) order.
+    pub fn fire_due_events(&mut self) {
+        while let Some(ev) = self.events.pop_due(self.clock.now_ns()) {
+            match ev.event {
+                Event::PitIrq => {
+                    self.pit_event = None;
+                    self.pic.raise(0);
+                    self.pit.irq0_delivered();
+                    self.schedule_next_pit();
+                }
+            }
+        }
+    }
+
+    /// Moves console output into the trace (one line per guest line) and returns it for display.
+    pub fn drain_console(&mut self) -> Vec<u8> {
+        let out = self.com1.take_output();
+        if self.com1.take_irq() {
+            self.pic.raise(COM1_IRQ);
+        }
+        if out.is_empty() {
+            return out;
+        }
+        self.console_digest.update(&out);
+        for &b in &out {
+            self.console_line.push(b);
+            if b == b'\n' || self.console_line.len() >= 4096 {
+                self.flush_console_line();
+            }
+        }
+        out
+    }
+
+    /// SHA-256 of everything the guest printed so far.
+    pub fn console_sha256(&self) -> String {
+        crate::trace::hex(&self.console_digest.clone().finalize())
+    }
+
+    /// Writes a partial console line to the trace (at the end of the run).
+    pub fn flush_console_line(&mut self) {
+        if self.console_line.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.console_line).into_owned();
+        self.console_line.clear();
+        let now = self.clock.now_ns();
+        self.trace.event(now, "console", json!({ "text": text }));
+    }
+
+    fn pio_read_byte(&mut self, port: u16, now: u64) -> Option<u8> {
+        if PicPair::handles(port) {
+            Some(self.pic.read(port))
+        } else if Pit::handles(port) {
+            Some(self.pit.read(port, now))
+        } else if Rtc::handles(port) {
+            Some(self.rtc.read(port, now))
+        } else if Com1::handles(port) {
+            Some(self.com1.read(port))
+        } else if I8042::handles(port) {
+            Some(self.i8042.read(port))
+        } else {
+            None
+        }
+    }
+
+    fn pio_write_byte(&mut self, port: u16, value: u8, now: u64) -> bool {
+        if PicPair::handles(port) {
+            self.pic.write(port, value);
+        } else if Pit::handles(port) {
+            if self.pit.write(port, value, now) {
+                self.reschedule_pit();
+            }
+        } else if Rtc::handles(port) {
+            self.rtc.write(port, value);
+        } else if Com1::handles(port) {
+            self.com1.write(port, value);
+        } else if I8042::handles(port) {
+            self.i8042.write(port, value);
+            if self.i8042.reset_requested() {
+                self.stop.get_or_insert(GuestStop::Reset);
+            }
+        } else {
+            return port == POST_PORT;
+        }
+        true
+    }
+}
+
+impl ExitHandler for Platform {
+    fn pio_read(&mut self, port: u16, data: &mut [u8]) {
+        let now = self.clock.now_ns();
+        if Paravirt::handles(port) {
+            let v = self.paravirt.read(port).to_le_bytes();
+            for (d, s) in data.iter_mut().zip(v.iter()) {
+                *d = *s;
+            }
+        } else {
+            let mut handled = true;
+            for (i, d) in data.iter_mut().enumerate() {
+                match self.pio_read_byte(port.wrapping_add(i as u16), now) {
+                    Some(v) => *d = v,
+                    None => {
+                        *d = 0xff;
+                        handled = false;
+                    }
+                }
+            }
+            if !handled {
+                self.counters.unhandled_pio += 1;
+            }
+        }
+        self.trace
+            .fold(fold::PIO_READ, u64::from(port), le_value(data), now);
+    }
+
+    fn pio_write(&mut self, port: u16, data: &[u8]) {
+        let now = self.clock.now_ns();
+        self.trace
+            .fold(fold::PIO_WRITE, u64::from(port), le_value(data), now);
+        if port == DEBUG_EXIT_PORT {
+            let status = debug_exit::status_from(data);
+            self.stop.get_or_insert(GuestStop::Status(status));
+            return;
+        }
+        if port == paravirt::SELECT_PORT {
+            let value = match Selector::from_u32(debug_exit::status_from(data)) {
+                Some(Selector::VirtualNs) => now,
+                Some(Selector::VirtualTsc) => self.tsc.ticks_at(now),
+                Some(Selector::TscHz) => self.tsc.freq_hz(),
+                Some(Selector::Entropy) => self.entropy.next_u64(),
+                None => u64::MAX,
+            };
+            self.paravirt.latch(value);
+            return;
+        }
+        let mut handled = true;
+        for (i, &b) in data.iter().enumerate() {
+            handled &= self.pio_write_byte(port.wrapping_add(i as u16), b, now);
+        }
+        if !handled {
+            self.counters.unhandled_pio += 1;
+        }
+    }
+
+    fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
+        data.fill(0xff);
+        self.counters.unhandled_mmio += 1;
+        self.trace
+            .fold(fold::MMIO_READ, addr, le_value(data), self.clock.now_ns());
+    }
+
+    fn mmio_write(&mut self, addr: u64, data: &[u8]) {
+        self.counters.unhandled_mmio += 1;
+        self.trace
+            .fold(fold::MMIO_WRITE, addr, le_value(data), self.clock.now_ns());
+    }
+}

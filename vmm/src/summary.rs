@@ -1,0 +1,88 @@
+//! The end-of-run summary: a human block on stderr and, with `--summary-json`,
+//! a machine-readable file that tools and CI read.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything a run reports at its end.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The run seed.
+    pub seed: u64,
+    /// Guest architecture.
+    pub arch: &'static str,
+    /// Virtual ns at the end of the run.
+    pub virtual_ns: u64,
+    /// Wall-clock ns the run took (host time; never part of the trace).
+    pub wall_ns: u64,
+    /// Exits by kind.
+    pub exits: BTreeMap<&'static str, u64>,
+    /// Interrupts injected.
+    pub interrupts: u64,
+    /// Virtual ns skipped while the guest halted.
+    pub idle_ns: u64,
+    /// Hash of the last trace line.
+    pub trace_hash: String,
+    /// Lines in the trace.
+    pub trace_lines: u64,
+    /// SHA-256 of everything the guest printed.
+    pub console_sha256: String,
+    /// The guest's exit status, or null if the run ended with an error.
+    pub exit_status: Option<u32>,
+    /// wio's own process exit code.
+    pub wio_exit_code: i32,
+    /// The error that ended the run, if any.
+    pub error: Option<String>,
+    /// The host's virtualization ("hardware", "pvm", ...).
+    pub host: &'static str,
+    /// Determinism caveats detected on this host (empty when none).
+    pub warnings: Vec<String>,
+}
+
+impl Summary {
+    /// The human-readable block printed to stderr.
+    pub fn human(&self) -> String {
+        let exits: Vec<String> = self.exits.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let total: u64 = self.exits.values().sum();
+        let mut s = String::new();
+        s.push_str("── wio run summary ──\n");
+        s.push_str(&format!("seed          {}\n", self.seed));
+        s.push_str(&format!(
+            "arch          {} (host: {})\n",
+            self.arch, self.host
+        ));
+        s.push_str(&format!(
+            "virtual time  {}.{:09} s (idle {}.{:09} s)\n",
+            self.virtual_ns / 1_000_000_000,
+            self.virtual_ns % 1_000_000_000,
+            self.idle_ns / 1_000_000_000,
+            self.idle_ns % 1_000_000_000
+        ));
+        s.push_str(&format!(
+            "wall time     {:.3} s\n",
+            self.wall_ns as f64 / 1e9
+        ));
+        s.push_str(&format!("exits         {total} ({})\n", exits.join(" ")));
+        s.push_str(&format!("interrupts    {}\n", self.interrupts));
+        s.push_str(&format!(
+            "trace hash    {} ({} lines)\n",
+            self.trace_hash, self.trace_lines
+        ));
+        match (self.exit_status, &self.error) {
+            (Some(st), _) => s.push_str(&format!("exit status   {st}\n")),
+            (None, Some(e)) => s.push_str(&format!(
+                "ended by      error (wio exit {}): {e}\n",
+                self.wio_exit_code
+            )),
+            (None, None) => {}
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning       {w}\n"));
+        }
+        s.push_str(&format!(
+            "reproduce     wio run --seed {}  (plus the same options)\n",
+            self.seed
+        ));
+        s
+    }
+}

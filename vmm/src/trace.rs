@@ -1,0 +1,182 @@
+//! The run's trace: JSON lines, each carrying the SHA-256 of the previous line,
+//! so the hash of the last line identifies the whole execution and any edit
+//! breaks the chain.
+//!
+//! Notable events (interrupts, console output, clock jumps, device
+//! programming, the end) each get a line. High-frequency exits (port and MMIO
+//! accesses) are folded into a running FNV-1a digest that the next line
+//! carries as `io` together with how many exits it covers, so every exit is
+//! covered by the hash at a small cost per exit.
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Hex of a hash.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The hash chain, optionally mirrored to a file.
+pub struct Trace {
+    prev: [u8; 32],
+    lines: u64,
+    fold: u64,
+    folded: u64,
+    out: Option<Box<dyn Write>>,
+    write_error: Option<std::io::Error>,
+}
+
+impl Trace {
+    /// A trace that only hashes.
+    pub fn new() -> Trace {
+        Trace {
+            prev: [0; 32],
+            lines: 0,
+            fold: FNV_OFFSET,
+            folded: 0,
+            out: None,
+            write_error: None,
+        }
+    }
+
+    /// A trace that also writes its lines to `out`.
+    pub fn to_writer(out: Box<dyn Write>) -> Trace {
+        Trace {
+            out: Some(out),
+            ..Trace::new()
+        }
+    }
+
+    /// Folds one high-frequency exit into the digest: a kind tag, an address, a value, the time.
+    #[inline]
+    pub fn fold(&mut self, kind: u8, addr: u64, value: u64, now_ns: u64) {
+        let mut h = self.fold;
+        for word in [u64::from(kind), addr, value, now_ns] {
+            h ^= word;
+            h = h.wrapping_mul(FNV_PRIME);
+        }
+        self.fold = h;
+        self.folded += 1;
+    }
+
+    /// Appends an event line: `{"n":…, "t":…, "ev":…, <fields>, "io":…, "prev":…}`.
+    pub fn event(&mut self, now_ns: u64, ev: &str, fields: Value) {
+        let mut line = json!({ "n": self.lines, "t": now_ns, "ev": ev });
+        if let (Value::Object(map), Value::Object(extra)) = (&mut line, fields) {
+            map.extend(extra);
+            if self.folded > 0 {
+                map.insert(
+                    "io".into(),
+                    json!(format!("{:016x}/{}", self.fold, self.folded)),
+                );
+            }
+            map.insert("prev".into(), json!(hex(&self.prev)));
+        }
+        let text = line.to_string();
+        self.prev = Sha256::digest(text.as_bytes()).into();
+        self.lines += 1;
+        self.fold = FNV_OFFSET;
+        self.folded = 0;
+        if let Some(out) = self.out.as_mut() {
+            if self.write_error.is_none() {
+                if let Err(e) = writeln!(out, "{text}") {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// The hash of the last line (all zeros before any line).
+    pub fn hash_hex(&self) -> String {
+        hex(&self.prev)
+    }
+
+    /// Lines written so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Flushes the file, reporting the first write error, if any.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.write_error.take() {
+            return Err(e);
+        }
+        match self.out.as_mut() {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace::new()
+    }
+}
+
+/// Checks a trace file's chain; returns the final hash or the first broken line.
+pub fn verify(text: &str) -> Result<String, String> {
+    let mut prev = [0u8; 32];
+    for (i, line) in text.lines().enumerate() {
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
+        let claimed = v
+            .get("prev")
+            .and_then(Value::as_str)
+            .ok_or(format!("line {}: no prev", i + 1))?;
+        if claimed != hex(&prev) {
+            return Err(format!("line {}: chain broken", i + 1));
+        }
+        prev = Sha256::digest(line.as_bytes()).into();
+    }
+    Ok(hex(&prev))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn file_chain_verifies_and_matches_hash() {
+        let buf = Shared::default();
+        let mut t = Trace::to_writer(Box::new(buf.clone()));
+        t.event(0, "start", json!({"seed": 1}));
+        t.fold(1, 0x3f8, 65, 10);
+        t.event(20, "irq", json!({"vector": 32}));
+        t.finish().unwrap();
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(verify(&text).unwrap(), t.hash_hex());
+        assert!(text.contains("\"io\""));
+        let tampered = text.replacen("\"vector\":32", "\"vector\":33", 1);
+        let tampered = tampered.replacen("\"seed\":1", "\"seed\":2", 1);
+        assert!(verify(&tampered).is_err());
+    }
+
+    #[test]
+    fn folded_exits_change_the_hash() {
+        let mut a = Trace::new();
+        let mut b = Trace::new();
+        a.fold(1, 0x80, 1, 5);
+        b.fold(1, 0x80, 2, 5);
+        a.event(9, "end", json!({}));
+        b.event(9, "end", json!({}));
+        assert_ne!(a.hash_hex(), b.hash_hex());
+    }
+}

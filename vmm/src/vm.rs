@@ -1,0 +1,216 @@
+//! Building and running one x86-64 VM from a run configuration: memory,
+//! kernel loading, the KVM engine, the platform, the trace and the summary.
+
+use crate::arch::x86_64::boot::{self, BootSpec, KernelImage, RNG_SEED_LEN};
+use crate::arch::x86_64::{cpuid, layout};
+use crate::engine::host::HostVirt;
+use crate::engine::kvm::{KvmEngine, KvmOptions};
+use crate::error::{Result, WioError, MAX_GUEST_STATUS};
+use crate::memory;
+use crate::platform::Platform;
+use crate::runloop::{self, Console, Ending, RunLimits, RunStats};
+use crate::summary::Summary;
+use crate::testguest::X86_64_TEST_GUEST;
+use crate::trace::{hex, Trace};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
+use wio_scheduler::RunSeed;
+
+/// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
+/// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
+pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
+
+/// Everything that defines an x86-64 run (with the seed, the whole of its inputs).
+#[derive(Debug, Clone)]
+pub struct X86Config {
+    /// The run seed.
+    pub seed: u64,
+    /// Kernel file; `None` runs the built-in test guest.
+    pub kernel: Option<PathBuf>,
+    /// Optional initrd.
+    pub initrd: Option<PathBuf>,
+    /// Kernel command line; `None` picks a default for the kernel.
+    pub cmdline: Option<String>,
+    /// Guest memory in MiB.
+    pub mem_mib: u64,
+    /// Unix seconds at virtual time 0 (the RTC's date).
+    pub epoch_unix: i64,
+    /// Where to write the trace, if anywhere.
+    pub trace: Option<PathBuf>,
+    /// Virtual-time limit in ns (0 = none).
+    pub max_virtual_ns: u64,
+    /// Watchdog limit in wall ms.
+    pub watchdog_ms: u64,
+    /// Do not stream the console to stdout.
+    pub quiet: bool,
+}
+
+/// The result of a run: its summary, and how it ended.
+pub struct RunResult {
+    /// The summary (always produced, even when the run failed).
+    pub summary: Summary,
+    /// The guest's status, or the error that ended the run.
+    pub outcome: Result<u32>,
+}
+
+/// Runs one x86-64 VM to its end.
+pub fn run(cfg: &X86Config) -> Result<RunResult> {
+    let wall = Instant::now();
+    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
+        return Err(WioError::Usage(format!(
+            "--mem {} MiB is out of range; x86-64 guests take {} to {} MiB",
+            cfg.mem_mib,
+            layout::MIN_MEM_MIB,
+            layout::MAX_MEM_MIB
+        )));
+    }
+    let kernel = match &cfg.kernel {
+        Some(path) => KernelImage::from_file(path)?,
+        None => KernelImage {
+            name: "built-in test guest".into(),
+            bytes: X86_64_TEST_GUEST.to_vec(),
+        },
+    };
+    let cmdline = match (&cfg.cmdline, &cfg.kernel) {
+        (Some(c), _) => c.clone(),
+        (None, Some(_)) => DEFAULT_LINUX_CMDLINE.to_string(),
+        (None, None) => String::new(),
+    };
+    let seed = RunSeed(cfg.seed);
+    let mut rng_seed = [0u8; RNG_SEED_LEN];
+    seed.stream("x86-boot-rng-seed").fill_bytes(&mut rng_seed);
+
+    let mem_bytes = cfg.mem_mib << 20;
+    let mem = memory::allocate(0, mem_bytes)?;
+    let spec = BootSpec {
+        kernel: &kernel,
+        initrd: cfg.initrd.as_deref(),
+        cmdline: &cmdline,
+        rng_seed,
+    };
+    let info = boot::load(&mem, &spec)?;
+
+    let host = HostVirt::detect();
+    let options = KvmOptions {
+        watchdog: Duration::from_millis(cfg.watchdog_ms),
+    };
+    let mut engine = KvmEngine::new(&mem, info.entry, options)?;
+    let mut warnings = Vec::new();
+    let leaked = cpuid::exposed_hidden_features(&engine.cpuid_readback);
+    if !leaked.is_empty() {
+        warnings.push(format!(
+            "KVM's CPUID table exposes {} despite wio's profile",
+            leaked.join(", ")
+        ));
+    }
+    if !host.enforces_cpuid() {
+        warnings.push(format!(
+            "host KVM is {}: the guest's CPUID shows host bits whatever KVM_SET_CPUID2 sets, so CPUID-dependent guest behaviour may differ on another host",
+            host.name()
+        ));
+    }
+
+    let trace = match &cfg.trace {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
+                what: "trace",
+                path: path.clone(),
+                source,
+            })?;
+            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
+        }
+        None => Trace::new(),
+    };
+    let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
+    let mut platform = Platform::new(
+        cfg.epoch_unix,
+        mem_bytes,
+        tsc,
+        seed.stream("paravirt-entropy"),
+        trace,
+    );
+    platform.trace.event(
+        0,
+        "start",
+        json!({
+            "seed": cfg.seed,
+            "arch": "x86_64",
+            "mem_mib": cfg.mem_mib,
+            "kernel_sha256": hex(&Sha256::digest(&kernel.bytes)),
+            "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
+            "cmdline": cmdline,
+            "epoch": cfg.epoch_unix,
+            "entry": info.entry,
+            "format": format!("{:?}", info.format),
+            "kernel_end": info.kernel_end,
+            "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
+        }),
+    );
+
+    let cost = CostModel::default();
+    let limits = RunLimits {
+        max_virtual_ns: cfg.max_virtual_ns,
+        watchdog_ms: cfg.watchdog_ms,
+    };
+    let mut stats = RunStats::default();
+    let mut stdout = std::io::stdout();
+    let mut console = if cfg.quiet {
+        Console::Quiet
+    } else {
+        Console::Stream(&mut stdout)
+    };
+    let ending = runloop::run(
+        &mut engine,
+        &mut platform,
+        &cost,
+        limits,
+        &mut console,
+        &mut stats,
+    );
+
+    let outcome: Result<u32> = ending.map(|Ending::GuestStatus(s)| s);
+    let now = platform.clock.now_ns();
+    match &outcome {
+        Ok(status) => platform
+            .trace
+            .event(now, "exit", json!({ "status": status })),
+        Err(e) => platform.trace.event(
+            now,
+            "error",
+            json!({ "code": e.exit_code(), "message": e.to_string() }),
+        ),
+    }
+    let outcome = match platform.trace.finish() {
+        Err(source) => Err(WioError::Output {
+            what: "trace",
+            path: cfg.trace.clone().unwrap_or_default(),
+            source,
+        }),
+        Ok(()) => outcome,
+    };
+    let exit_status = outcome.as_ref().ok().copied();
+    let summary = Summary {
+        seed: cfg.seed,
+        arch: "x86_64",
+        virtual_ns: now,
+        wall_ns: wall.elapsed().as_nanos() as u64,
+        exits: stats.exits,
+        interrupts: stats.interrupts,
+        idle_ns: stats.idle_ns,
+        trace_hash: platform.trace.hash_hex(),
+        trace_lines: platform.trace.lines(),
+        console_sha256: platform.console_sha256(),
+        exit_status,
+        wio_exit_code: match &outcome {
+            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+            Err(e) => e.exit_code(),
+        },
+        error: outcome.as_ref().err().map(|e| e.to_string()),
+        host: host.name(),
+        warnings,
+    };
+    Ok(RunResult { summary, outcome })
+}
