@@ -50,6 +50,13 @@ isr_common:
     add $16, %rsp
     iretq
 
+/* Idle-mode timer handler: with the PIC in auto-EOI mode a tick only needs
+ * counting, so the idle benchmark measures wio, not the guest's handler. */
+    .globl isr_fast_tick
+isr_fast_tick:
+    incq pit_ticks(%rip)
+    iretq
+
     STUB 0,0
     STUB 1,0
     STUB 2,0

@@ -130,7 +130,7 @@ fn run_inner(
             }
             Exit::Stalled(_) => {
                 return Err(WioError::Nondeterminism(format!(
-                    "guest ran more than {} ms of wall time without a VM exit, at {}; on KVM wio can preempt a guest only at exits, so kicking it would make the run depend on host timing. Make the guest halt or do I/O in its loops (or use --arch riscv64, which preempts on instruction counts); raise --watchdog-ms if the host is just slow",
+                    "guest ran more than {} ms of wall time without a VM exit, at {}; on KVM wio can preempt a guest only at exits, so kicking it would make the run depend on host timing. Make the guest halt or do I/O in its loops; raise --watchdog-ms if the host is just slow",
                     limits.watchdog_ms,
                     pc_text(engine)
                 )))

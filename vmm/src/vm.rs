@@ -93,6 +93,17 @@ pub fn run(cfg: &X86Config) -> Result<RunResult> {
     };
     let info = boot::load(&mem, &spec)?;
 
+    let trace = match &cfg.trace {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
+                what: "trace",
+                path: path.clone(),
+                source,
+            })?;
+            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
+        }
+        None => Trace::new(),
+    };
     let host = HostVirt::detect();
     let options = KvmOptions {
         watchdog: Duration::from_millis(cfg.watchdog_ms),
@@ -113,17 +124,6 @@ pub fn run(cfg: &X86Config) -> Result<RunResult> {
         ));
     }
 
-    let trace = match &cfg.trace {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
-                what: "trace",
-                path: path.clone(),
-                source,
-            })?;
-            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
-        }
-        None => Trace::new(),
-    };
     let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
     let mut platform = Platform::new(
         cfg.epoch_unix,

@@ -42,12 +42,23 @@ fn kvm_error(context: &str, e: errno::Error) -> WioError {
     WioError::Internal(format!("{context}: {e}"))
 }
 
+/// The KVM device node; `WIO_KVM_DEVICE` overrides it (tests use it to simulate a host without KVM).
+fn kvm_device() -> std::path::PathBuf {
+    std::env::var_os("WIO_KVM_DEVICE")
+        .map(Into::into)
+        .unwrap_or_else(|| "/dev/kvm".into())
+}
+
 /// Opens /dev/kvm with an error that says what to do.
 pub fn open_kvm() -> Result<Kvm> {
-    Kvm::new().map_err(|e| match e.errno() {
-        libc::ENOENT => WioError::NoKvm("/dev/kvm does not exist: this host has no KVM (load kvm_intel or kvm_amd, or run on a host with hardware virtualization); RISC-V guests need no KVM (--arch riscv64)".into()),
-        libc::EACCES | libc::EPERM => WioError::NoKvm("permission denied opening /dev/kvm: add your user to the 'kvm' group or run as root".into()),
-        _ => WioError::NoKvm(format!("cannot open /dev/kvm: {e}")),
+    let path = kvm_device();
+    let shown = path.display().to_string();
+    let c_path = std::ffi::CString::new(path.into_os_string().into_encoded_bytes())
+        .map_err(|_| WioError::NoKvm(format!("KVM device path {shown:?} contains a NUL byte")))?;
+    Kvm::new_with_path(&c_path).map_err(|e| match e.errno() {
+        libc::ENOENT => WioError::NoKvm(format!("{shown} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization")),
+        libc::EACCES | libc::EPERM => WioError::NoKvm(format!("permission denied opening {shown}: add your user to the 'kvm' group or run as root")),
+        _ => WioError::NoKvm(format!("cannot open {shown}: {e}")),
     })
 }
 

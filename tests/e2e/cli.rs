@@ -1,0 +1,135 @@
+//! End-to-end tests of wio's command line and bad-input handling that need no KVM:
+//! every failure is one line naming the problem, with a documented exit code.
+
+use wio_e2e_tests::{scratch, wio, wio_env};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_one_line_error(o: &std::process::Output, code: i32, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("wio: error:"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains(needle), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn help_lists_examples_and_exit_codes() {
+    let out = wio(&["run", "--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:"));
+    assert!(text.contains("--seed"));
+    let out = wio(&["--help"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let out = wio(&["run", "--bogus"]);
+    assert_eq!(out.status.code(), Some(100));
+    let out = wio(&["run", "--seed", "minus-one"]);
+    assert_eq!(out.status.code(), Some(100));
+    let out = wio(&["run", "--epoch", "yesterday"]);
+    assert_one_line_error(&out, 100, "RFC 3339");
+    let out = wio(&["run", "--mem", "1"]);
+    assert_one_line_error(&out, 100, "--mem");
+}
+
+#[test]
+fn missing_kernel_is_named() {
+    let out = wio(&["run", "--kernel", "/nonexistent/bzImage"]);
+    assert_one_line_error(&out, 101, "/nonexistent/bzImage");
+}
+
+#[test]
+fn kernel_of_the_wrong_format_is_rejected() {
+    let dir = scratch("formats");
+    let junk = dir.join("junk.bin");
+    std::fs::write(&junk, vec![0x5a; 8192]).unwrap();
+    let out = wio(&["run", "--kernel", junk.to_str().unwrap()]);
+    assert_one_line_error(&out, 101, "not an x86-64 ELF or bzImage");
+
+    let mut riscv = vec![0u8; 4096];
+    riscv[..4].copy_from_slice(b"\x7fELF");
+    riscv[4] = 2;
+    riscv[5] = 1;
+    riscv[18] = 243; // EM_RISCV
+    let rv = dir.join("riscv.elf");
+    std::fs::write(&rv, riscv).unwrap();
+    let out = wio(&["run", "--kernel", rv.to_str().unwrap()]);
+    assert_one_line_error(&out, 101, "RISC-V");
+
+    let unreadable = dir.join("a-directory");
+    std::fs::create_dir_all(&unreadable).unwrap();
+    let out = wio(&["run", "--kernel", unreadable.to_str().unwrap()]);
+    assert_one_line_error(&out, 101, "a-directory");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn kernel_too_large_for_memory_says_raise_mem() {
+    let dir = scratch("big");
+    let big = dir.join("big.elf");
+    let mut bytes = vec![0u8; 20 << 20];
+    bytes[..4].copy_from_slice(b"\x7fELF");
+    bytes[4] = 2;
+    bytes[5] = 1;
+    bytes[18] = 62; // EM_X86_64
+    std::fs::write(&big, bytes).unwrap();
+    let out = wio(&["run", "--kernel", big.to_str().unwrap(), "--mem", "16"]);
+    assert_one_line_error(&out, 101, "raise --mem");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn missing_initrd_is_named() {
+    let out = wio(&["run", "--initrd", "/nonexistent/initrd.cpio"]);
+    assert_one_line_error(&out, 101, "/nonexistent/initrd.cpio");
+}
+
+#[test]
+fn host_without_kvm_gets_a_clear_error() {
+    let out = wio_env(
+        &["run", "--seed", "1"],
+        "WIO_KVM_DEVICE",
+        "/nonexistent/kvm",
+    );
+    assert_one_line_error(&out, 102, "does not exist");
+}
+
+#[test]
+fn unwritable_summary_is_an_output_error() {
+    let out = wio_env(
+        &[
+            "run",
+            "--seed",
+            "1",
+            "--quiet",
+            "--trace",
+            "/nonexistent/dir/trace.jsonl",
+        ],
+        "WIO_KVM_DEVICE",
+        "/dev/kvm",
+    );
+    // Either KVM is missing (102) or the trace cannot be created (105); never a panic.
+    let err = stderr(&out);
+    assert!(matches!(out.status.code(), Some(102) | Some(105)), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn verify_trace_rejects_garbage() {
+    let dir = scratch("verify");
+    let f = dir.join("t.jsonl");
+    std::fs::write(&f, "not json\n").unwrap();
+    let out = wio(&["verify-trace", f.to_str().unwrap()]);
+    assert_one_line_error(&out, 100, "not JSON");
+    let _ = std::fs::remove_dir_all(dir);
+}

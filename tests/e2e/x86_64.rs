@@ -1,0 +1,296 @@
+//! End-to-end tests of `wio run` with the built-in x86-64 test guest on KVM.
+//! Each test skips loudly (SKIPPED: …) where /dev/kvm cannot be used.
+
+use wio_e2e_tests::{
+    console_line, field, kvm_host, require_kvm, run_with_summary, scratch, wio, KvmHost,
+};
+
+/// Virtual ns for `ticks` PIT input clocks (1.193182 MHz), rounded up like wio's PIT.
+fn pit_ns(ticks: u64) -> u64 {
+    (ticks * 1_000_000_000).div_ceil(1_193_182)
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn twenty_runs_of_one_seed_are_identical() {
+    if !require_kvm("twenty_runs_of_one_seed_are_identical") {
+        return;
+    }
+    let (first_out, first) = run_with_summary(&["--seed", "7", "--no-summary"]);
+    assert_eq!(
+        first["exit_status"],
+        0,
+        "stderr: {}",
+        String::from_utf8_lossy(&first_out.stderr)
+    );
+    assert!(stdout(&first_out).contains("test guest: ok"));
+    for i in 1..20 {
+        let (out, s) = run_with_summary(&["--seed", "7", "--no-summary"]);
+        assert_eq!(
+            s["trace_hash"], first["trace_hash"],
+            "run {i} trace differs"
+        );
+        assert_eq!(
+            s["virtual_ns"], first["virtual_ns"],
+            "run {i} virtual time differs"
+        );
+        assert_eq!(s["exits"], first["exits"], "run {i} exit counts differ");
+        assert_eq!(out.stdout, first_out.stdout, "run {i} console differs");
+    }
+}
+
+#[test]
+fn different_seeds_give_different_traces_and_guest_entropy() {
+    if !require_kvm("different_seeds_give_different_traces_and_guest_entropy") {
+        return;
+    }
+    let mut hashes = std::collections::BTreeSet::new();
+    let mut rng_lines = std::collections::BTreeSet::new();
+    let mut entropy_lines = std::collections::BTreeSet::new();
+    for seed in ["1", "2", "3", "4", "5"] {
+        let (out, s) = run_with_summary(&["--seed", seed, "--no-summary"]);
+        assert_eq!(s["exit_status"], 0);
+        let text = stdout(&out);
+        hashes.insert(s["trace_hash"].as_str().unwrap().to_string());
+        rng_lines.insert(
+            console_line(&text, "rng-seed:")
+                .expect("rng-seed line")
+                .to_string(),
+        );
+        entropy_lines.insert(
+            console_line(&text, "entropy:")
+                .expect("entropy line")
+                .to_string(),
+        );
+    }
+    assert_eq!(hashes.len(), 5, "trace hashes: {hashes:?}");
+    assert_eq!(
+        rng_lines.len(),
+        5,
+        "guest-observed setup_data RNG seeds: {rng_lines:?}"
+    );
+    assert_eq!(
+        entropy_lines.len(),
+        5,
+        "guest-observed paravirt entropy: {entropy_lines:?}"
+    );
+}
+
+#[test]
+fn guest_time_matches_its_pit_programming() {
+    if !require_kvm("guest_time_matches_its_pit_programming") {
+        return;
+    }
+    let (out, s) = run_with_summary(&["--seed", "11", "--no-summary"]);
+    assert_eq!(s["exit_status"], 0);
+    let text = stdout(&out);
+
+    // 100 periodic ticks at 1 kHz (divisor 1193) = 100 periods of virtual time.
+    let line = console_line(&text, "pit-mode2-1khz:").expect("mode 2 line");
+    assert_eq!(field(line, "ticks"), Some(100));
+    let ns = field(line, "ns").expect("ns");
+    let expected = pit_ns(100 * 1193);
+    assert!(
+        ns.abs_diff(expected) <= 1_000,
+        "mode 2: {ns} ns vs {expected} ns"
+    );
+    assert!(
+        ns.abs_diff(100_000_000) < 100_000,
+        "100 ticks at ~1 kHz should be ~100 ms: {ns}"
+    );
+
+    let line = console_line(&text, "pit-mode3-100hz:").expect("mode 3 line");
+    let ns = field(line, "ns").expect("ns");
+    assert!(ns.abs_diff(pit_ns(10 * 11932)) <= 1_000, "mode 3: {ns}");
+
+    let line = console_line(&text, "pit-mode0-oneshot:").expect("mode 0 line");
+    let ns = field(line, "ns").expect("ns");
+    let expected = pit_ns(23864);
+    assert!(
+        ns >= expected && ns - expected < 20_000,
+        "one-shot: {ns} vs {expected}"
+    );
+}
+
+#[test]
+fn ten_second_hlt_sleep_is_reported_correctly() {
+    if !require_kvm("ten_second_hlt_sleep_is_reported_correctly") {
+        return;
+    }
+    let (out, s) = run_with_summary(&[
+        "--seed",
+        "3",
+        "--no-summary",
+        "--epoch",
+        "2030-06-15T23:59:55Z",
+    ]);
+    assert_eq!(s["exit_status"], 0);
+    let text = stdout(&out);
+    let line = console_line(&text, "sleep-10s:").expect("sleep line");
+    let ns = field(line, "ns").expect("ns");
+    let expected = pit_ns(200 * 59659);
+    assert!(ns.abs_diff(expected) <= 1_000, "sleep: {ns} vs {expected}");
+    assert!(
+        ns.abs_diff(10_000_000_000) < 1_000_000,
+        "sleep should be 10 virtual s: {ns}"
+    );
+    assert_eq!(field(line, "rtc-seconds"), Some(10));
+    // The TSC the paravirt port reports runs at the advertised 2 GHz.
+    let tsc = field(line, "tsc").expect("tsc");
+    assert!(tsc >= 2 * ns, "tsc {tsc} for {ns} ns");
+    // The RTC starts at --epoch and crosses midnight during the sleep.
+    assert!(text.contains("rtc: 2030-06-15T23:59:5"), "{text}");
+    assert!(text.contains("rtc: 2030-06-16T00:00:0"), "{text}");
+    // Almost all of the run is idle time the clock jumped over.
+    let idle = s["idle_ns"].as_u64().unwrap();
+    let total = s["virtual_ns"].as_u64().unwrap();
+    assert!(idle > total * 99 / 100, "idle {idle} of {total}");
+}
+
+#[test]
+fn trace_file_chain_matches_summary_hash() {
+    if !require_kvm("trace_file_chain_matches_summary_hash") {
+        return;
+    }
+    let dir = scratch("trace");
+    let trace = dir.join("run.jsonl");
+    let (_, with_file) = run_with_summary(&[
+        "--seed",
+        "9",
+        "--no-summary",
+        "--quiet",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let (_, without) = run_with_summary(&["--seed", "9", "--no-summary", "--quiet"]);
+    assert_eq!(
+        with_file["trace_hash"], without["trace_hash"],
+        "writing the trace must not change it"
+    );
+    let out = wio(&["verify-trace", trace.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        with_file["trace_hash"].as_str().unwrap()
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.lines().any(|l| l.contains("\"ev\":\"irq\"")));
+    assert!(text.lines().any(|l| l.contains("test guest: ok")));
+    // Any edit breaks the chain.
+    std::fs::write(&trace, text.replacen("\"vector\":32", "\"vector\":33", 1)).unwrap();
+    let out = wio(&["verify-trace", trace.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn cpuid_profile_is_set_and_checked() {
+    if !require_kvm("cpuid_profile_is_set_and_checked") {
+        return;
+    }
+    let (out, s) = run_with_summary(&["--seed", "1", "--no-summary"]);
+    let text = stdout(&out);
+    let warnings: Vec<String> = s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    match kvm_host() {
+        KvmHost::Hardware => {
+            // KVM_GET_CPUID2 reads back the profile, and the guest's own CPUID agrees.
+            assert!(warnings.is_empty(), "{warnings:?}");
+            assert!(text.contains("cpuid: profile in force"), "{text}");
+        }
+        _ => {
+            // PVM ignores the profile: wio must detect that and say so, never hide it.
+            assert!(warnings.iter().any(|w| w.contains("CPUID")), "{warnings:?}");
+            eprintln!("SKIPPED: in-guest CPUID profile check: this host's KVM is not hardware virtualization, and it does not enforce KVM_SET_CPUID2 (wio reported: {warnings:?})");
+        }
+    }
+}
+
+#[test]
+fn guest_status_passes_through() {
+    if !require_kvm("guest_status_passes_through") {
+        return;
+    }
+    let out = wio(&[
+        "run",
+        "--seed",
+        "1",
+        "--quiet",
+        "--no-summary",
+        "--cmdline",
+        "status=5",
+    ]);
+    assert_eq!(out.status.code(), Some(5));
+    let out = wio(&[
+        "run",
+        "--seed",
+        "1",
+        "--quiet",
+        "--no-summary",
+        "--cmdline",
+        "status=150",
+    ]);
+    assert_eq!(out.status.code(), Some(99), "statuses above 99 are clamped");
+}
+
+#[test]
+fn triple_fault_is_a_crash_not_a_panic() {
+    if !require_kvm("triple_fault_is_a_crash_not_a_panic") {
+        return;
+    }
+    let (out, s) = run_with_summary(&["--seed", "1", "--no-summary", "--cmdline", "fault"]);
+    assert_eq!(out.status.code(), Some(103));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("guest crashed"), "{err}");
+    assert!(err.contains("RIP 0x"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(s["exit_status"].is_null());
+    assert_eq!(s["wio_exit_code"], 103);
+}
+
+#[test]
+fn spinning_guest_is_reported_as_nondeterministic() {
+    if !require_kvm("spinning_guest_is_reported_as_nondeterministic") {
+        return;
+    }
+    let out = wio(&[
+        "run",
+        "--seed",
+        "1",
+        "--no-summary",
+        "--cmdline",
+        "spin",
+        "--watchdog-ms",
+        "300",
+    ]);
+    assert_eq!(out.status.code(), Some(104));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("determinism failure"), "{err}");
+    assert!(err.contains("RIP 0x"), "{err}");
+}
+
+#[test]
+fn virtual_time_limit_stops_the_run() {
+    if !require_kvm("virtual_time_limit_stops_the_run") {
+        return;
+    }
+    let out = wio(&[
+        "run",
+        "--seed",
+        "1",
+        "--quiet",
+        "--no-summary",
+        "--cmdline",
+        "idle=30",
+        "--max-virtual-secs",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(106));
+}

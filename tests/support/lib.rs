@@ -1,0 +1,139 @@
+//! Helpers for the end-to-end tests: find (or build) the `wio` binary, run it,
+//! read its JSON summary, and tell whether this host can run KVM guests.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The `wio` binary of the same build profile as this test, built if missing.
+pub fn wio_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("WIO_BIN") {
+            return PathBuf::from(p);
+        }
+        // Test executables live in target/<profile>/deps/.
+        let exe = std::env::current_exe().expect("test executable path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/deps layout");
+        let bin = profile_dir.join("wio");
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        build.args(["build", "-q", "-p", "wio", "--bin", "wio"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build.status().expect("run cargo build for the wio binary");
+        assert!(status.success(), "building the wio binary failed");
+        assert!(bin.exists(), "wio binary not found at {}", bin.display());
+        bin
+    })
+}
+
+/// Runs `wio` with `args` and returns its output.
+pub fn wio(args: &[&str]) -> Output {
+    Command::new(wio_bin())
+        .args(args)
+        .output()
+        .expect("spawn wio")
+}
+
+/// Runs `wio` with an extra environment variable.
+pub fn wio_env(args: &[&str], key: &str, value: &str) -> Output {
+    Command::new(wio_bin())
+        .args(args)
+        .env(key, value)
+        .output()
+        .expect("spawn wio")
+}
+
+/// A scratch directory unique to this test process and `name`.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wio-e2e-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Runs `wio run` with `args` plus `--summary-json`, returning (output, summary).
+pub fn run_with_summary(args: &[&str]) -> (Output, Value) {
+    let dir = scratch("summary");
+    let path = dir.join(format!("s-{}.json", unique()));
+    let mut all = vec![
+        "run",
+        "--summary-json",
+        path.to_str().expect("utf-8 temp path"),
+    ];
+    all.extend_from_slice(args);
+    let out = wio(&all);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "no summary JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let _ = std::fs::remove_file(&path);
+    (out, serde_json::from_str(&text).expect("summary is JSON"))
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What this host offers for x86-64 guests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvmHost {
+    /// VT-x or AMD-V.
+    Hardware,
+    /// PVM: small ring-0 guests only, CPUID not enforced.
+    Pvm,
+    /// Some other KVM.
+    Other,
+    /// No usable /dev/kvm.
+    Unusable,
+}
+
+/// Detects the host, the same way wio does.
+pub fn kvm_host() -> KvmHost {
+    let usable = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    if !usable {
+        KvmHost::Unusable
+    } else if Path::new("/sys/module/kvm_intel").exists()
+        || Path::new("/sys/module/kvm_amd").exists()
+    {
+        KvmHost::Hardware
+    } else if Path::new("/sys/module/kvm_pvm").exists() {
+        KvmHost::Pvm
+    } else {
+        KvmHost::Other
+    }
+}
+
+/// True when KVM guests can run; otherwise prints a loud skip line naming the test.
+pub fn require_kvm(test: &str) -> bool {
+    if kvm_host() == KvmHost::Unusable {
+        eprintln!("SKIPPED: {test}: /dev/kvm is missing or cannot be opened read-write on this host, so no x86-64 guest can run");
+        println!("SKIPPED: {test}: no usable /dev/kvm");
+        return false;
+    }
+    true
+}
+
+/// The text of a console line starting with `prefix`, if present.
+pub fn console_line<'a>(stdout: &'a str, prefix: &str) -> Option<&'a str> {
+    stdout.lines().find(|l| l.starts_with(prefix))
+}
+
+/// Parses `key=value` (a decimal number) out of a console line.
+pub fn field(line: &str, key: &str) -> Option<u64> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+}
