@@ -170,3 +170,201 @@ fn pc_text(engine: &mut dyn CpuEngine) -> String {
         None => "an unknown RIP".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ExitHandler;
+    use crate::trace::Trace;
+    use wio_clock::VirtualTsc;
+    use wio_scheduler::RunSeed;
+
+    /// One step of a scripted guest.
+    #[derive(Debug, Clone, Copy)]
+    enum Step {
+        Out(u16, u8),
+        Hlt,
+        Cli,
+        Sti,
+        Exit(u8),
+    }
+
+    /// A CPU engine that replays a script, so the loop's timing logic is tested without KVM.
+    struct ScriptedGuest {
+        script: Vec<Step>,
+        pc: usize,
+        interrupts_enabled: bool,
+        window_wanted: bool,
+        windows_requested: u32,
+        /// (vector, index of the step before which it was taken).
+        taken: Vec<(u8, usize)>,
+    }
+
+    impl ScriptedGuest {
+        fn new(script: Vec<Step>) -> Self {
+            ScriptedGuest {
+                script,
+                pc: 0,
+                interrupts_enabled: true,
+                window_wanted: false,
+                windows_requested: 0,
+                taken: Vec::new(),
+            }
+        }
+    }
+
+    impl CpuEngine for ScriptedGuest {
+        fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
+            loop {
+                let step = *self.script.get(self.pc).expect("script ran out");
+                self.pc += 1;
+                match step {
+                    Step::Out(port, v) => {
+                        io.pio_write(port, &[v]);
+                        return Ok(Exit::PortIo);
+                    }
+                    Step::Hlt => return Ok(Exit::Halt),
+                    Step::Cli => self.interrupts_enabled = false,
+                    Step::Sti => {
+                        self.interrupts_enabled = true;
+                        if self.window_wanted {
+                            return Ok(Exit::InterruptWindow);
+                        }
+                    }
+                    Step::Exit(s) => {
+                        io.pio_write(0x501, &[s]);
+                        return Ok(Exit::PortIo);
+                    }
+                }
+            }
+        }
+        fn interrupt_ready(&mut self) -> bool {
+            self.interrupts_enabled
+        }
+        fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
+            assert!(self.interrupts_enabled);
+            self.taken.push((vector, self.pc));
+            Ok(())
+        }
+        fn request_interrupt_window(&mut self, wanted: bool) {
+            if wanted && !self.window_wanted {
+                self.windows_requested += 1;
+            }
+            self.window_wanted = wanted;
+        }
+        fn program_counter(&mut self) -> Option<u64> {
+            Some(self.pc as u64)
+        }
+    }
+
+    fn pic_init() -> Vec<Step> {
+        vec![
+            Step::Out(0x20, 0x11),
+            Step::Out(0x21, 0x20),
+            Step::Out(0x21, 0x04),
+            Step::Out(0x21, 0x03), // auto-EOI: the script has no handler to send EOIs
+            Step::Out(0x21, 0xfe),
+        ]
+    }
+
+    fn run_script(script: Vec<Step>) -> (ScriptedGuest, Platform, RunStats, Result<Ending>) {
+        let mut guest = ScriptedGuest::new(script);
+        let mut platform = Platform::new(
+            0,
+            64 << 20,
+            VirtualTsc::new(1_000_000_000),
+            RunSeed(1).stream("e"),
+            Trace::new(),
+        );
+        let mut stats = RunStats::default();
+        let limits = RunLimits {
+            max_virtual_ns: 60_000_000_000,
+            watchdog_ms: 1,
+        };
+        let r = run(
+            &mut guest,
+            &mut platform,
+            &CostModel::default(),
+            limits,
+            &mut Console::Quiet,
+            &mut stats,
+        );
+        (guest, platform, stats, r)
+    }
+
+    #[test]
+    fn halts_jump_the_clock_to_each_pit_tick() {
+        let mut script = pic_init();
+        script.extend([
+            Step::Out(0x43, 0x34),
+            Step::Out(0x40, 0xa9),
+            Step::Out(0x40, 0x04),
+        ]); // 1193: ~1 kHz
+        script.extend([Step::Hlt; 5]);
+        script.push(Step::Exit(0));
+        let (guest, platform, stats, r) = run_script(script);
+        assert_eq!(r.unwrap(), Ending::GuestStatus(0));
+        assert_eq!(guest.taken.len(), 5);
+        assert!(guest.taken.iter().all(|&(v, _)| v == 0x20));
+        assert_eq!(stats.interrupts, 5);
+        // The count's last byte was the 8th exit, seen at 7 charged exits × 1 µs; the 5th
+        // tick is 5 periods later, and the final debug-exit write costs one more exit.
+        let start = 7 * 1_000;
+        let fifth = start + crate::devices::legacy::pit::ns_of_ticks(5 * 1193);
+        assert_eq!(platform.clock.now_ns(), fifth + 1_000);
+        assert_eq!(stats.exits.get("hlt"), Some(&5));
+    }
+
+    #[test]
+    fn masked_interrupts_wait_for_the_window() {
+        let mut script = pic_init();
+        script.push(Step::Cli);
+        script.extend([
+            Step::Out(0x43, 0x30),
+            Step::Out(0x40, 0x02),
+            Step::Out(0x40, 0x00),
+        ]); // one-shot, 2 input clocks
+            // Busy port I/O with interrupts off moves the clock past the terminal count.
+        script.extend([Step::Out(0x80, 0); 4]);
+        script.push(Step::Sti);
+        script.push(Step::Exit(7));
+        let (guest, _, stats, r) = run_script(script);
+        assert_eq!(r.unwrap(), Ending::GuestStatus(7));
+        assert_eq!(
+            guest.windows_requested, 1,
+            "the loop asked for an interrupt window"
+        );
+        assert_eq!(stats.exits.get("irq_window"), Some(&1));
+        // Taken right after STI, before the exit step.
+        assert_eq!(guest.taken, vec![(0x20, guest.script.len() - 1)]);
+    }
+
+    #[test]
+    fn halting_with_nothing_armed_is_a_crash() {
+        let mut script = pic_init();
+        script.push(Step::Hlt);
+        let (_, _, _, r) = run_script(script);
+        let e = r.unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit_code::GUEST_CRASH);
+        assert!(e.to_string().contains("never wake up"), "{e}");
+    }
+
+    #[test]
+    fn same_script_same_trace_hash() {
+        let script = || {
+            let mut s = pic_init();
+            s.extend([
+                Step::Out(0x43, 0x34),
+                Step::Out(0x40, 0x10),
+                Step::Out(0x40, 0x00),
+            ]);
+            s.extend([Step::Hlt; 20]);
+            s.push(Step::Exit(0));
+            s
+        };
+        let (_, a, _, _) = run_script(script());
+        let (_, b, _, _) = run_script(script());
+        assert_eq!(a.trace.hash_hex(), b.trace.hash_hex());
+        assert!(a.trace.lines() > 20);
+    }
+}
