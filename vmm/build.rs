@@ -79,4 +79,65 @@ fn main() {
         Path::new(&elf).exists(),
         "test guest ELF missing after link"
     );
+    build_bzimage(&src, &out, &entry_o, &guest_o);
+}
+
+/// Offset of the 64-bit entry point in a bzImage's protected-mode part.
+const BZIMAGE_ENTRY64: u64 = 0x200;
+
+/// Wraps the test guest in the Linux bzImage format (a setup header, then the
+/// protected-mode part loaded at 1 MiB with the 64-bit entry at +0x200), so the
+/// bzImage loading path is tested with a guest whose behaviour is known.
+fn build_bzimage(src: &Path, out: &Path, entry_o: &Path, guest_o: &Path) {
+    let script = std::fs::read_to_string(src.join("link.ld")).expect("read link.ld");
+    let moved = script.replace(
+        ". = 0x100000;",
+        &format!(". = {:#x};", 0x10_0000 + BZIMAGE_ENTRY64),
+    );
+    assert_ne!(moved, script, "link.ld must place the guest at 0x100000");
+    let moved_ld = out.join("link-bzimage.ld");
+    std::fs::write(&moved_ld, moved).expect("write link-bzimage.ld");
+    let elf = out.join("x86_64-testguest-bz.elf");
+    let flat = out.join("x86_64-testguest-bz.bin");
+    run(
+        Command::new("ld")
+            .args([
+                "-nostdlib",
+                "-static",
+                "-no-pie",
+                "--no-warn-rwx-segments",
+                "-T",
+            ])
+            .arg(&moved_ld)
+            .arg(entry_o)
+            .arg(guest_o)
+            .arg("-o")
+            .arg(&elf),
+        "ld (bzImage variant)",
+    );
+    run(
+        Command::new("objcopy")
+            .args(["-O", "binary"])
+            .arg(&elf)
+            .arg(&flat),
+        "objcopy",
+    );
+    let payload = std::fs::read(&flat).expect("read flat test guest");
+    const SETUP_SECTS: usize = 4;
+    let mut image = vec![0u8; (SETUP_SECTS + 1) * 512];
+    image[0x1f1] = SETUP_SECTS as u8;
+    image[0x1fe..0x200].copy_from_slice(&0xaa55u16.to_le_bytes());
+    image[0x202..0x206].copy_from_slice(b"HdrS");
+    image[0x206..0x208].copy_from_slice(&0x020fu16.to_le_bytes()); // boot protocol 2.15
+    image[0x211] = 0x01; // LOADED_HIGH
+    image[0x214..0x218].copy_from_slice(&0x10_0000u32.to_le_bytes()); // code32_start
+    image[0x22c..0x230].copy_from_slice(&0x7fff_ffffu32.to_le_bytes()); // initrd_addr_max
+    image[0x230..0x234].copy_from_slice(&0x20_0000u32.to_le_bytes()); // kernel_alignment
+    image[0x238..0x23c].copy_from_slice(&2047u32.to_le_bytes()); // cmdline_size
+    let mut pm = vec![0u8; BZIMAGE_ENTRY64 as usize];
+    pm.extend_from_slice(&payload);
+    let init_size = (pm.len() + 64 * 1024) as u32; // room for .bss, which the flat binary omits
+    image[0x260..0x264].copy_from_slice(&init_size.to_le_bytes());
+    image.extend_from_slice(&pm);
+    std::fs::write(out.join("x86_64-testguest.bzImage"), image).expect("write bzImage");
 }

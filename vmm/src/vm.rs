@@ -214,3 +214,53 @@ pub fn run(cfg: &X86Config) -> Result<RunResult> {
     };
     Ok(RunResult { summary, outcome })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kvm_usable() -> bool {
+        let ok = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/kvm")
+            .is_ok();
+        if !ok {
+            eprintln!("SKIPPED: vm tests: /dev/kvm cannot be opened read-write on this host");
+        }
+        ok
+    }
+
+    fn config(kernel: Option<PathBuf>) -> X86Config {
+        X86Config {
+            seed: 5,
+            kernel,
+            initrd: None,
+            cmdline: Some(String::new()),
+            mem_mib: 64,
+            epoch_unix: 0,
+            trace: None,
+            max_virtual_ns: 60_000_000_000,
+            watchdog_ms: 10_000,
+            quiet: true,
+        }
+    }
+
+    #[test]
+    fn bzimage_and_elf_of_the_test_guest_behave_identically() {
+        if !kvm_usable() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("wio-vm-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bz = dir.join("bzImage");
+        std::fs::write(&bz, crate::testguest::X86_64_TEST_GUEST_BZIMAGE).unwrap();
+        let elf = run(&config(None)).unwrap();
+        let bzimage = run(&config(Some(bz))).unwrap();
+        assert_eq!(elf.outcome.unwrap(), 0);
+        assert_eq!(bzimage.outcome.unwrap(), 0);
+        assert_eq!(elf.summary.console_sha256, bzimage.summary.console_sha256);
+        assert_eq!(elf.summary.virtual_ns, bzimage.summary.virtual_ns);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

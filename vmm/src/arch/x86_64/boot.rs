@@ -376,4 +376,64 @@ mod tests {
         let ptr: u32 = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR + 0x228)).unwrap();
         assert_eq!(u64::from(ptr), CMDLINE_ADDR);
     }
+
+    #[test]
+    fn loads_a_bzimage_at_its_64_bit_entry() {
+        let mem = memory::allocate(0, 32 << 20).unwrap();
+        let kernel = KernelImage {
+            name: "bzImage".into(),
+            bytes: crate::testguest::X86_64_TEST_GUEST_BZIMAGE.to_vec(),
+        };
+        let spec = BootSpec {
+            kernel: &kernel,
+            initrd: None,
+            cmdline: "console=ttyS0",
+            rng_seed: [1; 32],
+        };
+        let info = load(&mem, &spec).unwrap();
+        assert_eq!(info.format, KernelFormat::BzImage);
+        assert_eq!(info.entry, KERNEL_LOAD_ADDR + BZIMAGE_64BIT_ENTRY_OFFSET);
+        let params: boot_params = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR)).unwrap();
+        assert_eq!({ params.hdr.header }, KERNEL_HDR_MAGIC);
+        assert_eq!(
+            { params.hdr.version },
+            0x020f,
+            "the kernel's own setup header is kept"
+        );
+        assert_eq!({ params.hdr.type_of_loader }, KERNEL_LOADER_OTHER);
+        assert_eq!({ params.hdr.cmd_line_ptr }, CMDLINE_ADDR as u32);
+        assert_eq!({ params.e820_entries }, 3);
+    }
+
+    #[test]
+    fn places_the_initrd_high_and_page_aligned() {
+        let dir = std::env::temp_dir().join(format!("wio-initrd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("initrd.img");
+        std::fs::write(&path, vec![0xab; 10_000]).unwrap();
+        let mem = memory::allocate(0, 64 << 20).unwrap();
+        let kernel = KernelImage {
+            name: "guest".into(),
+            bytes: crate::testguest::X86_64_TEST_GUEST.to_vec(),
+        };
+        let spec = BootSpec {
+            kernel: &kernel,
+            initrd: Some(&path),
+            cmdline: "",
+            rng_seed: [0; 32],
+        };
+        let info = load(&mem, &spec).unwrap();
+        let (addr, size) = info.initrd.unwrap();
+        assert_eq!(size, 10_000);
+        assert_eq!(addr % 4096, 0);
+        assert!(
+            addr + size <= 64 << 20 && addr > (32 << 20),
+            "initrd at {addr:#x}"
+        );
+        let b: u8 = mem.read_obj(GuestAddress(addr + 9_999)).unwrap();
+        assert_eq!(b, 0xab);
+        let params: boot_params = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR)).unwrap();
+        assert_eq!(u64::from({ params.hdr.ramdisk_image }), addr);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
