@@ -433,7 +433,8 @@ mod tests {
         let b: u8 = mem.read_obj(GuestAddress(addr + 9_999)).unwrap();
         assert_eq!(b, 0xab);
         let params: boot_params = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR)).unwrap();
-        assert_eq!(u64::from({ params.hdr.ramdisk_image }), addr);
+        let ramdisk_image = params.hdr.ramdisk_image;
+        assert_eq!(u64::from(ramdisk_image), addr);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
