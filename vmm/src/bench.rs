@@ -13,7 +13,7 @@ use crate::engine::kvm::{KvmEngine, KvmOptions};
 use crate::error::{Result, WioError};
 use crate::memory;
 use crate::testguest::X86_64_TEST_GUEST;
-use crate::vm::{self, X86Config};
+use crate::vm::{self, RunConfig};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -22,8 +22,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn config(cmdline: String) -> X86Config {
-    X86Config {
+fn config(cmdline: String) -> RunConfig {
+    RunConfig {
         seed: 1,
         kernel: None,
         initrd: None,

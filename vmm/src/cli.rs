@@ -41,7 +41,9 @@ Examples:
   wio run --seed 42                          # built-in x86-64 test guest
   wio run --seed 42 --trace run.jsonl --summary-json run.json
   wio run --seed 7 --kernel bzImage --initrd initrd.cpio --mem 512
-  wio run --seed 7 --epoch 2030-01-01T00:00:00Z --cmdline 'status=3'";
+  wio run --seed 7 --epoch 2030-01-01T00:00:00Z --cmdline 'status=3'
+  wio run --arch riscv64 --seed 42            # default riscv64 Linux guest (images/build-all-riscv64.sh)
+  wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz";
 
 /// Guest architectures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -49,6 +51,9 @@ pub enum Arch {
     /// x86-64 on KVM.
     #[value(name = "x86_64", alias = "x86-64", alias = "amd64")]
     X86_64,
+    /// riscv64 (RV64GC) on wio's deterministic interpreter.
+    #[value(name = "riscv64", alias = "riscv")]
+    Riscv64,
 }
 
 /// Options of `wio run`.

@@ -10,6 +10,8 @@ mod engine;
 mod error;
 mod memory;
 mod platform;
+mod riscv_vm;
+mod sbi;
 mod runloop;
 mod summary;
 mod testguest;
@@ -39,7 +41,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if args.watchdog_ms == 0 {
         return Err(WioError::Usage("--watchdog-ms must be at least 1".into()));
     }
-    let cfg = vm::X86Config {
+    let cfg = vm::RunConfig {
         seed: args.seed,
         kernel: args.kernel.clone(),
         initrd: args.initrd.clone(),
@@ -51,7 +53,10 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         watchdog_ms: args.watchdog_ms,
         quiet: args.quiet,
     };
-    let result = vm::run(&cfg)?;
+    let result = match args.arch {
+        cli::Arch::X86_64 => vm::run(&cfg)?,
+        cli::Arch::Riscv64 => riscv_vm::run(&cfg)?,
+    };
     if !args.no_summary {
         eprint!("{}", result.summary.human());
     }

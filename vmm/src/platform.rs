@@ -9,7 +9,7 @@ use crate::devices::legacy::{
     pic::PicPair,
     pit::Pit,
     rtc::Rtc,
-    serial::{Com1, COM1_IRQ},
+    serial::{com1_handles, Uart16550, COM1_BASE, COM1_IRQ},
 };
 use crate::engine::ExitHandler;
 use crate::trace::Trace;
@@ -53,7 +53,7 @@ pub struct Platform {
     /// The 8254.
     pub pit: Pit,
     rtc: Rtc,
-    com1: Com1,
+    com1: Uart16550,
     i8042: I8042,
     paravirt: Paravirt,
     entropy: Stream,
@@ -102,7 +102,7 @@ impl Platform {
             pic: PicPair::default(),
             pit: Pit::default(),
             rtc: Rtc::new(epoch_unix, mem_bytes),
-            com1: Com1::default(),
+            com1: Uart16550::default(),
             i8042: I8042::default(),
             paravirt: Paravirt::default(),
             entropy,
@@ -197,8 +197,8 @@ impl Platform {
             Some(self.pit.read(port, now))
         } else if Rtc::handles(port) {
             Some(self.rtc.read(port, now))
-        } else if Com1::handles(port) {
-            Some(self.com1.read(port))
+        } else if com1_handles(port) {
+            Some(self.com1.read((port - COM1_BASE) as u8))
         } else if I8042::handles(port) {
             Some(self.i8042.read(port))
         } else {
@@ -215,8 +215,8 @@ impl Platform {
             }
         } else if Rtc::handles(port) {
             self.rtc.write(port, value);
-        } else if Com1::handles(port) {
-            self.com1.write(port, value);
+        } else if com1_handles(port) {
+            self.com1.write((port - COM1_BASE) as u8, value);
         } else if I8042::handles(port) {
             self.i8042.write(port, value);
             if self.i8042.reset_requested() {

@@ -17,8 +17,10 @@ pub struct Summary {
     pub wall_ns: u64,
     /// Exits by kind.
     pub exits: BTreeMap<&'static str, u64>,
-    /// Interrupts injected.
+    /// Interrupts injected (x86-64; the RISC-V hart takes its own).
     pub interrupts: u64,
+    /// Instructions retired, where the engine counts them (the interpreter; KVM cannot).
+    pub instructions: Option<u64>,
     /// Virtual ns skipped while the guest halted.
     pub idle_ns: u64,
     /// Hash of the last trace line.
@@ -64,6 +66,10 @@ impl Summary {
         ));
         s.push_str(&format!("exits         {total} ({})\n", exits.join(" ")));
         s.push_str(&format!("interrupts    {}\n", self.interrupts));
+        if let Some(n) = self.instructions {
+            let secs = self.wall_ns as f64 / 1e9;
+            s.push_str(&format!("instructions  {n} ({:.1} MIPS)\n", n as f64 / secs.max(1e-9) / 1e6));
+        }
         s.push_str(&format!(
             "trace hash    {} ({} lines)\n",
             self.trace_hash, self.trace_lines

@@ -23,9 +23,9 @@ use wio_scheduler::RunSeed;
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
 pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
 
-/// Everything that defines an x86-64 run (with the seed, the whole of its inputs).
+/// Everything that defines a run (with the seed and the guest artifacts, the whole of its inputs).
 #[derive(Debug, Clone)]
-pub struct X86Config {
+pub struct RunConfig {
     /// The run seed.
     pub seed: u64,
     /// Kernel file; `None` runs the built-in test guest.
@@ -57,7 +57,7 @@ pub struct RunResult {
 }
 
 /// Runs one x86-64 VM to its end.
-pub fn run(cfg: &X86Config) -> Result<RunResult> {
+pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
         return Err(WioError::Usage(format!(
@@ -199,6 +199,7 @@ pub fn run(cfg: &X86Config) -> Result<RunResult> {
         wall_ns: wall.elapsed().as_nanos() as u64,
         exits: stats.exits,
         interrupts: stats.interrupts,
+        instructions: None,
         idle_ns: stats.idle_ns,
         trace_hash: platform.trace.hash_hex(),
         trace_lines: platform.trace.lines(),
@@ -231,8 +232,8 @@ mod tests {
         ok
     }
 
-    fn config(kernel: Option<PathBuf>) -> X86Config {
-        X86Config {
+    fn config(kernel: Option<PathBuf>) -> RunConfig {
+        RunConfig {
             seed: 5,
             kernel,
             initrd: None,

@@ -1,3 +1,4 @@
 //! Platform devices wio emulates in userspace, driven by the virtual clock.
 
 pub mod legacy;
+pub mod riscv;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Cross-builds wio's small riscv64 guest kernel from Debian's kernel source package.
+#
+# Source: Debian trixie's linux-source (resolved to linux-source-6.x, the same 6.12 kernel as
+# Debian's riscv64 linux-image), fetched through the private riscv64 trixie apt of
+# images/lib.sh. Compiler: the host's gcc-riscv64-linux-gnu (bookworm). Configuration:
+# `make tinyconfig`, then small.config (beside this script) merged with
+# scripts/kconfig/merge_config.sh, then `make olddefconfig`; every line of small.config is
+# checked to be in the final .config.
+#
+# Publishes $WIO_CACHE/riscv64/small-kernel/<key>/{Image,config,System.map,build.log.gz,
+# inputs.txt}; <key> hashes this script, images/lib.sh, small.config, the source package
+# (name, version, .deb sha256) and the cross gcc/binutils versions.
+# Prints KERNEL_RELEASE=... and IMAGE=<path> (last line).
+#
+# Usage: guest-kernel/riscv64/build-small-kernel.sh
+#   WIO_JOBS (default 2): make -j; WIO_TICK (default 30): seconds between progress lines.
+# A build takes about 6 minutes on 2 cores (1 to unpack the source, 5 to compile).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../../images/lib.sh"
+
+[[ $# -eq 0 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
+FRAGMENT="$HERE/small.config"
+META_PKG=linux-source
+JOBS="${WIO_JOBS:-2}"
+MAKE_ARGS=(ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
+  KBUILD_BUILD_USER=wio KBUILD_BUILD_HOST=wio KBUILD_BUILD_VERSION=1
+  "KBUILD_BUILD_TIMESTAMP=$(date -u -d "@$SOURCE_DATE_EPOCH" '+%a %b %e %H:%M:%S UTC %Y')")
+
+install_host_tools gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu make flex bison bc \
+  libssl-dev libelf-dev xz-utils gzip dpkg perl
+wio_apt_init
+
+wio_inputs() {
+  local pkg
+  pkg="$(deb_depends_matching "$META_PKG" '^linux-source-[0-9]')"
+  wio_script_inputs
+  printf 'fragment small.config %s\n' "$(wio_sha256_file "$FRAGMENT")"
+  printf 'meta %s %s\n' "$META_PKG" "$(deb_candidate_version "$META_PKG")"
+  printf 'package %s %s\n' "$pkg" "$(deb_candidate_version "$pkg")"
+  printf 'deb %s\n' "$(deb_uri_info "$pkg" | cut -d' ' -f1-2)"
+  printf 'host gcc-riscv64-linux-gnu %s\n' "$(wio_host_pkg_version gcc-riscv64-linux-gnu)"
+  printf 'host binutils-riscv64-linux-gnu %s\n' "$(wio_host_pkg_version binutils-riscv64-linux-gnu)"
+  printf 'make -j%s %s\n' "$JOBS" "${MAKE_ARGS[*]}"
+}
+
+# check_config FRAGMENT CONFIG: every setting of the fragment must be in the final config.
+check_config() {
+  local line sym bad=0
+  while IFS= read -r line; do
+    case "$line" in
+      CONFIG_*=*) sym="${line%%=*}"
+        grep -qxF -- "$line" "$2" || { wio_log "config: wanted $line, got: $(grep -E "^(# )?$sym[= ]" "$2" || echo unset)"; bad=1; } ;;
+      "# CONFIG_"*" is not set") sym="${line#\# }"; sym="${sym%% *}"
+        ! grep -q "^$sym=" "$2" || { wio_log "config: wanted $line, got: $(grep "^$sym=" "$2")"; bad=1; } ;;
+    esac
+  done <"$1"
+  return "$bad"
+}
+
+wio_build() {
+  local out="$1" pkg deb src tarball log start
+  pkg="$(deb_depends_matching "$META_PKG" '^linux-source-[0-9]')"
+  deb="$(download_deb "$pkg")"
+  wio_tmpdir src build
+  log="$src/build.log"
+  tarball="./usr/src/$pkg.tar.xz"
+  wio_log "unpacking $tarball from $(basename "$deb")"
+  start=$SECONDS
+  dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "$tarball" | xz -dc -T"$JOBS" |
+    tar -x -C "$src" --strip-components=1
+  wio_log "unpacked in $((SECONDS - start))s"
+  cd "$src"
+  [[ -f Makefile && -f scripts/kconfig/merge_config.sh ]] || wio_die "$tarball is not a kernel tree"
+
+  wio_log "configuring: tinyconfig + small.config"
+  {
+    make "${MAKE_ARGS[@]}" tinyconfig
+    scripts/kconfig/merge_config.sh -m .config "$FRAGMENT"
+    make "${MAKE_ARGS[@]}" olddefconfig
+  } >>"$log" 2>&1 || { tail -n 40 "$log" >&2; wio_die "kernel configuration failed"; }
+  check_config "$FRAGMENT" .config || wio_die "small.config did not apply (see above)"
+
+  wio_log "compiling with make -j$JOBS (progress every ${WIO_TICK:-30}s)"
+  start=$SECONDS
+  wio_ticker "echo \"compiling: \$(grep -c '^  CC ' '$log') files compiled, \$((SECONDS - $start))s; last: \$(grep '^  [A-Z]' '$log' | tail -n1 | sed 's/^ *//')\""
+  if ! make "${MAKE_ARGS[@]}" -j"$JOBS" Image >>"$log" 2>&1; then
+    wio_ticker_stop
+    cp "$log" "$WIO_CACHE/logs/small-kernel-failed.log"
+    tail -n 40 "$log" >&2
+    wio_die "kernel build failed; full log: $WIO_CACHE/logs/small-kernel-failed.log"
+  fi
+  wio_ticker_stop
+  wio_log "compiled $(grep -c '^  CC ' "$log") files in $((SECONDS - start))s"
+
+  riscv_image_check arch/riscv/boot/Image || wio_die "arch/riscv/boot/Image lacks the RISC-V Image magic"
+  cp arch/riscv/boot/Image "$out/Image"
+  cp .config "$out/config"
+  cp System.map "$out/System.map"
+  make -s "${MAKE_ARGS[@]}" kernelrelease >"$out/kernel-release"
+  gzip -n -9 <"$log" >"$out/build.log.gz"
+  cd /
+  touch -d "@$SOURCE_DATE_EPOCH" "$out"/*
+  wio_log "Image: $(($(stat -c %s "$out/Image") / 1024)) KiB, release $(cat "$out/kernel-release")"
+  wio_log "removing the build tree"
+  rm -rf --one-file-system "$src"
+}
+
+WIO_USES_APT=1 wio_cached riscv64/small-kernel
+echo "KERNEL_RELEASE=$(cat "$WIO_OUT/kernel-release")"
+echo "IMAGE=$WIO_OUT/Image"

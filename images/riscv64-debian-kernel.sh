@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Debian trixie's unmodified riscv64 kernel, for wio's RISC-V guests.
+#
+# Fetches linux-image-riscv64 (resolved to the real linux-image-6.x-riscv64 package) from the
+# private riscv64 trixie apt, and publishes into $WIO_CACHE/riscv64/debian-kernel/<key>/:
+#   Image                 the uncompressed RISC-V Linux Image (with Debian's EFI/PE stub
+#                         header; "RISCV\0\0\0" at byte 48, "RSC\x05" at byte 56)
+#   config, System.map    from /boot of the package
+#   modules/<release>/    the virtio modules that are modular in this kernel and their
+#                         dependencies, decompressed (.ko), with modules.dep etc. from depmod
+#   modules-builtin.txt   which of the wanted virtio drivers are built in instead
+#   inputs.txt            the inputs whose hash is <key>
+# Prints (stdout, last lines): KERNEL_RELEASE=..., IMAGE=<path>, MODULES=<path>
+#
+# Usage: images/riscv64-debian-kernel.sh        (WIO_CACHE, WIO_APT_UPDATE: see lib.sh)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# Module names as modinfo spells them (dashes and underscores are the same to the kernel).
+WANTED_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
+META_PKG=linux-image-riscv64
+
+[[ $# -eq 0 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
+
+install_host_tools dpkg kmod xz-utils gzip zstd
+wio_apt_init
+
+wio_inputs() {
+  local pkg
+  pkg="$(deb_depends_matching "$META_PKG" '^linux-image-[0-9]')"
+  wio_script_inputs
+  printf 'meta %s %s\n' "$META_PKG" "$(deb_candidate_version "$META_PKG")"
+  printf 'package %s %s\n' "$pkg" "$(deb_candidate_version "$pkg")"
+  printf 'deb %s\n' "$(deb_uri_info "$pkg" | cut -d' ' -f1-2)"
+  printf 'modules %s\n' "${WANTED_MODULES[*]}"
+}
+
+norm() { tr '-' '_' <<<"$1"; }
+
+wio_build() {
+  local out="$1" pkg deb x boot img rel moddir
+  pkg="$(deb_depends_matching "$META_PKG" '^linux-image-[0-9]')"
+  deb="$(download_deb "$pkg")"
+  wio_tmpdir x extract
+  wio_log "extracting $(basename "$deb")"
+  dpkg-deb -x "$deb" "$x"
+
+  # --- the kernel image
+  img="$(compgen -G "$x/boot/vmlinu[xz]-*" | head -n1 || true)"
+  [[ -n "$img" ]] || wio_die "no /boot/vmlinux-* or /boot/vmlinuz-* in $pkg"
+  rel="$(basename "$img")"
+  rel="${rel#vmlinu[xz]-}"
+  case "$(od -An -tx1 -N4 "$img" | tr -d ' \n')" in
+    1f8b*) wio_log "kernel is gzip-compressed: decompressing"; gzip -dc "$img" >"$out/Image" ;;
+    28b52ffd) wio_log "kernel is zstd-compressed: decompressing"; zstd -qdc "$img" >"$out/Image" ;;
+    fd377a58) wio_log "kernel is xz-compressed: decompressing"; xz -dc "$img" >"$out/Image" ;;
+    *) cp "$img" "$out/Image" ;;
+  esac
+  riscv_image_check "$out/Image" ||
+    wio_die "$(basename "$img") is not a RISC-V Image (bytes 48..60: $(od -An -c -j48 -N12 "$out/Image"))"
+  chmod 644 "$out/Image"
+  cp "$x/boot/config-$rel" "$out/config"
+  [[ -f "$x/boot/System.map-$rel" ]] && cp "$x/boot/System.map-$rel" "$out/System.map"
+
+  # --- the virtio modules and their dependencies
+  local src="" d
+  for d in "$x/usr/lib/modules/$rel" "$x/lib/modules/$rel"; do [[ -d "$d" ]] && src="$d" && break; done
+  [[ -n "$src" ]] || wio_die "no modules tree for $rel in $pkg"
+  # name -> file, for every module of the package
+  declare -A file_of=()
+  local f name
+  while IFS= read -r f; do
+    name="$(basename "$f")"; name="${name%%.ko*}"
+    file_of[$(norm "$name")]="${f#"$src"/}"
+  done < <(find "$src/kernel" -name '*.ko*' -type f)
+  declare -A builtin=()
+  while IFS= read -r f; do
+    name="$(basename "$f")"; builtin[$(norm "${name%%.ko*}")]=1
+  done <"$src/modules.builtin"
+
+  local todo=() seen=() m deps
+  declare -A done_=()
+  : >"$out/modules-builtin.txt"
+  for m in "${WANTED_MODULES[@]}"; do todo+=("$(norm "$m")"); done
+  while ((${#todo[@]})); do
+    m="${todo[0]}"; todo=("${todo[@]:1}")
+    [[ -n "${done_[$m]:-}" ]] && continue
+    done_[$m]=1
+    if [[ -n "${builtin[$m]:-}" ]]; then
+      echo "$m" >>"$out/modules-builtin.txt"; continue
+    fi
+    [[ -n "${file_of[$m]:-}" ]] || { wio_log "note: module $m is neither modular nor built in"; continue; }
+    seen+=("$m")
+    deps="$(modinfo -F depends "$src/${file_of[$m]}")"
+    for d in ${deps//,/ }; do todo+=("$(norm "$d")"); done
+  done
+  # also: modules.builtin says virtio_console is built in when CONFIG_VIRTIO_CONSOLE=y
+  rel_dir="$out/modules/$rel"
+  mkdir -p "$rel_dir"
+  for m in "${seen[@]}"; do
+    f="${file_of[$m]}"
+    mkdir -p "$rel_dir/$(dirname "$f")"
+    case "$f" in
+      *.ko.xz) xz -dc "$src/$f" >"$rel_dir/${f%.xz}" ;;
+      *.ko.zst) zstd -qdc "$src/$f" >"$rel_dir/${f%.zst}" ;;
+      *.ko.gz) gzip -dc "$src/$f" >"$rel_dir/${f%.gz}" ;;
+      *) cp "$src/$f" "$rel_dir/$f" ;;
+    esac
+  done
+  cp "$src/modules.builtin" "$src/modules.order" "$rel_dir/"
+  [[ -f "$src/modules.builtin.modinfo" ]] && cp "$src/modules.builtin.modinfo" "$rel_dir/"
+  # depmod -b BASE looks in BASE/lib/modules/<release>
+  local base
+  wio_tmpdir base depmod
+  mkdir -p "$base/lib/modules"
+  mv "$rel_dir" "$base/lib/modules/$rel"
+  depmod -b "$base" "$rel"
+  mv "$base/lib/modules/$rel" "$rel_dir"
+  find "$out" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  wio_log "kernel $rel: modules $(printf '%s ' "${seen[@]}")| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
+  printf '%s\n' "$rel" >"$out/kernel-release"
+  rm -rf "$x"
+}
+
+WIO_USES_APT=1 wio_cached riscv64/debian-kernel
+rel="$(cat "$WIO_OUT/kernel-release")"
+echo "KERNEL_RELEASE=$rel"
+echo "IMAGE=$WIO_OUT/Image"
+echo "MODULES=$WIO_OUT/modules/$rel"

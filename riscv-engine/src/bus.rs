@@ -1,0 +1,28 @@
+//! What the hart sees outside RAM: memory-mapped devices, and the platform's
+//! external interrupt line. The machine (in the `wio` binary) implements it.
+
+/// The platform behind the hart.
+pub trait Bus {
+    /// Reads `size` (1, 2, 4 or 8) bytes at physical `addr`; `None` is an access fault.
+    fn mmio_read(&mut self, addr: u64, size: u8) -> Option<u64>;
+    /// Writes `size` bytes at physical `addr`; `false` is an access fault.
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64) -> bool;
+    /// Whether the supervisor external interrupt line (from the PLIC) is high.
+    fn external_interrupt(&self) -> bool;
+}
+
+/// A bus with no devices, for tests.
+#[derive(Debug, Default)]
+pub struct NoDevices;
+
+impl Bus for NoDevices {
+    fn mmio_read(&mut self, _addr: u64, _size: u8) -> Option<u64> {
+        None
+    }
+    fn mmio_write(&mut self, _addr: u64, _size: u8, _value: u64) -> bool {
+        false
+    }
+    fn external_interrupt(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,493 @@
+//! Instruction semantics: RV64I, M, A, Zicsr, Zifencei, privileged
+//! instructions, and the F/D loads, stores and operations (via `fpu`).
+//! Compressed instructions are expanded first (`rvc`).
+
+use crate::bus::Bus;
+use crate::csr::{cause, mstatus, Priv};
+use crate::fpu;
+use crate::hart::{Hart, Stop, Trap};
+use crate::mmu::Access;
+use crate::rvc;
+
+#[inline]
+fn rd(i: u32) -> usize {
+    ((i >> 7) & 31) as usize
+}
+#[inline]
+fn rs1(i: u32) -> usize {
+    ((i >> 15) & 31) as usize
+}
+#[inline]
+fn rs2(i: u32) -> usize {
+    ((i >> 20) & 31) as usize
+}
+#[inline]
+fn funct3(i: u32) -> u32 {
+    (i >> 12) & 7
+}
+#[inline]
+fn imm_i(i: u32) -> u64 {
+    ((i as i32) >> 20) as i64 as u64
+}
+#[inline]
+fn imm_s(i: u32) -> u64 {
+    ((((i as i32) >> 25) << 5) | ((i >> 7) & 31) as i32) as i64 as u64
+}
+#[inline]
+fn imm_b(i: u32) -> u64 {
+    let v = (((i as i32) >> 31) << 12) | (((i >> 7) & 1) << 11) as i32 | (((i >> 25) & 0x3f) << 5) as i32 | (((i >> 8) & 0xf) << 1) as i32;
+    v as i64 as u64
+}
+#[inline]
+fn imm_u(i: u32) -> u64 {
+    (i & 0xffff_f000) as i32 as i64 as u64
+}
+#[inline]
+fn imm_j(i: u32) -> u64 {
+    let v = (((i as i32) >> 31) << 20) | (((i >> 12) & 0xff) << 12) as i32 | (((i >> 20) & 1) << 11) as i32 | (((i >> 21) & 0x3ff) << 1) as i32;
+    v as i64 as u64
+}
+#[inline]
+fn sext32(v: u64) -> u64 {
+    v as i32 as i64 as u64
+}
+
+fn illegal(insn: u32) -> Trap {
+    Trap::new(cause::ILLEGAL_INSN, u64::from(insn))
+}
+
+fn mulh(a: i64, b: i64) -> u64 {
+    ((i128::from(a) * i128::from(b)) >> 64) as u64
+}
+fn mulhu(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) >> 64) as u64
+}
+fn mulhsu(a: i64, b: u64) -> u64 {
+    ((i128::from(a) * b as i128) >> 64) as u64
+}
+
+/// What an executed instruction asks of the run loop.
+enum Flow {
+    /// Continue at pc + length.
+    Next,
+    /// pc was set by the instruction.
+    Jumped,
+    /// Stop the run loop after advancing pc.
+    Stop(Stop),
+}
+
+impl Hart {
+    /// Executes one instruction (or takes one exception); returns a stop request.
+    #[inline]
+    pub(crate) fn step(&mut self, bus: &mut dyn Bus) -> Option<Stop> {
+        self.cycles += 1;
+        let raw = match self.fetch(bus) {
+            Ok(r) => r,
+            Err(t) => {
+                self.take_trap(t.cause, t.tval);
+                return None;
+            }
+        };
+        let (insn, len) = if raw & 3 != 3 {
+            match rvc::expand(raw as u16) {
+                Some(i) => (i, 2),
+                None => {
+                    self.take_trap(cause::ILLEGAL_INSN, u64::from(raw & 0xffff));
+                    return None;
+                }
+            }
+        } else {
+            (raw, 4)
+        };
+        match self.execute(bus, insn, len) {
+            Ok(Flow::Next) => {
+                self.pc = self.pc.wrapping_add(len);
+                self.instret += 1;
+                None
+            }
+            Ok(Flow::Jumped) => {
+                self.instret += 1;
+                None
+            }
+            Ok(Flow::Stop(s)) => {
+                self.pc = self.pc.wrapping_add(len);
+                self.instret += 1;
+                Some(s)
+            }
+            Err(mut t) => {
+                if t.cause == cause::ILLEGAL_INSN {
+                    // xtval holds the instruction as it was fetched (16 bits for RVC).
+                    t.tval = if len == 2 { u64::from(raw & 0xffff) } else { u64::from(raw) };
+                }
+                self.take_trap(t.cause, t.tval);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, r: usize, v: u64) {
+        if r != 0 {
+            self.x[r] = v;
+        }
+    }
+
+    fn execute(&mut self, bus: &mut dyn Bus, i: u32, len: u64) -> Result<Flow, Trap> {
+        let x1 = self.x[rs1(i)];
+        let x2 = self.x[rs2(i)];
+        match i & 0x7f {
+            0x37 => self.set(rd(i), imm_u(i)),
+            0x17 => self.set(rd(i), self.pc.wrapping_add(imm_u(i))),
+            0x6f => {
+                let target = self.pc.wrapping_add(imm_j(i));
+                self.set(rd(i), self.pc.wrapping_add(len));
+                self.pc = target;
+                return Ok(Flow::Jumped);
+            }
+            0x67 => {
+                if funct3(i) != 0 {
+                    return Err(illegal(i));
+                }
+                let target = x1.wrapping_add(imm_i(i)) & !1;
+                self.set(rd(i), self.pc.wrapping_add(len));
+                self.pc = target;
+                return Ok(Flow::Jumped);
+            }
+            0x63 => {
+                let taken = match funct3(i) {
+                    0 => x1 == x2,
+                    1 => x1 != x2,
+                    4 => (x1 as i64) < (x2 as i64),
+                    5 => (x1 as i64) >= (x2 as i64),
+                    6 => x1 < x2,
+                    7 => x1 >= x2,
+                    _ => return Err(illegal(i)),
+                };
+                if taken {
+                    self.pc = self.pc.wrapping_add(imm_b(i));
+                    return Ok(Flow::Jumped);
+                }
+            }
+            0x03 => {
+                let a = x1.wrapping_add(imm_i(i));
+                let v = match funct3(i) {
+                    0 => self.load(bus, a, 1)? as i8 as i64 as u64,
+                    1 => self.load(bus, a, 2)? as i16 as i64 as u64,
+                    2 => self.load(bus, a, 4)? as i32 as i64 as u64,
+                    3 => self.load(bus, a, 8)?,
+                    4 => self.load(bus, a, 1)?,
+                    5 => self.load(bus, a, 2)?,
+                    6 => self.load(bus, a, 4)?,
+                    _ => return Err(illegal(i)),
+                };
+                self.set(rd(i), v);
+            }
+            0x23 => {
+                let a = x1.wrapping_add(imm_s(i));
+                let size = match funct3(i) {
+                    0 => 1,
+                    1 => 2,
+                    2 => 4,
+                    3 => 8,
+                    _ => return Err(illegal(i)),
+                };
+                self.store(bus, a, size, x2)?;
+            }
+            0x13 => {
+                let imm = imm_i(i);
+                let shamt = (imm & 0x3f) as u32;
+                let v = match funct3(i) {
+                    0 => x1.wrapping_add(imm),
+                    1 if imm >> 6 == 0 => x1 << shamt,
+                    2 => u64::from((x1 as i64) < (imm as i64)),
+                    3 => u64::from(x1 < imm),
+                    4 => x1 ^ imm,
+                    5 if (imm >> 6) & 0x3f == 0 => x1 >> shamt,
+                    5 if (imm >> 6) & 0x3f == 0x10 => ((x1 as i64) >> shamt) as u64,
+                    6 => x1 | imm,
+                    7 => x1 & imm,
+                    _ => return Err(illegal(i)),
+                };
+                self.set(rd(i), v);
+            }
+            0x1b => {
+                let imm = imm_i(i);
+                let shamt = (imm & 0x1f) as u32;
+                let v = match (funct3(i), i >> 25) {
+                    (0, _) => sext32(x1.wrapping_add(imm)),
+                    (1, 0) => sext32(u64::from((x1 as u32) << shamt)),
+                    (5, 0) => sext32(u64::from((x1 as u32) >> shamt)),
+                    (5, 0x20) => ((x1 as i32) >> shamt) as i64 as u64,
+                    _ => return Err(illegal(i)),
+                };
+                self.set(rd(i), v);
+            }
+            0x33 => {
+                let v = match (i >> 25, funct3(i)) {
+                    (0, 0) => x1.wrapping_add(x2),
+                    (0x20, 0) => x1.wrapping_sub(x2),
+                    (0, 1) => x1 << (x2 & 63),
+                    (0, 2) => u64::from((x1 as i64) < (x2 as i64)),
+                    (0, 3) => u64::from(x1 < x2),
+                    (0, 4) => x1 ^ x2,
+                    (0, 5) => x1 >> (x2 & 63),
+                    (0x20, 5) => ((x1 as i64) >> (x2 & 63)) as u64,
+                    (0, 6) => x1 | x2,
+                    (0, 7) => x1 & x2,
+                    (1, 0) => x1.wrapping_mul(x2),
+                    (1, 1) => mulh(x1 as i64, x2 as i64),
+                    (1, 2) => mulhsu(x1 as i64, x2),
+                    (1, 3) => mulhu(x1, x2),
+                    (1, 4) => {
+                        let (a, b) = (x1 as i64, x2 as i64);
+                        if b == 0 {
+                            u64::MAX
+                        } else {
+                            a.wrapping_div(b) as u64
+                        }
+                    }
+                    (1, 5) => x1.checked_div(x2).unwrap_or(u64::MAX),
+                    (1, 6) => {
+                        let (a, b) = (x1 as i64, x2 as i64);
+                        if b == 0 {
+                            x1
+                        } else {
+                            a.wrapping_rem(b) as u64
+                        }
+                    }
+                    (1, 7) => {
+                        if x2 == 0 {
+                            x1
+                        } else {
+                            x1 % x2
+                        }
+                    }
+                    _ => return Err(illegal(i)),
+                };
+                self.set(rd(i), v);
+            }
+            0x3b => {
+                let (a, b) = (x1 as u32, x2 as u32);
+                let v = match (i >> 25, funct3(i)) {
+                    (0, 0) => sext32(u64::from(a.wrapping_add(b))),
+                    (0x20, 0) => sext32(u64::from(a.wrapping_sub(b))),
+                    (0, 1) => sext32(u64::from(a << (b & 31))),
+                    (0, 5) => sext32(u64::from(a >> (b & 31))),
+                    (0x20, 5) => ((a as i32) >> (b & 31)) as i64 as u64,
+                    (1, 0) => sext32(u64::from(a.wrapping_mul(b))),
+                    (1, 4) => {
+                        let (a, b) = (a as i32, b as i32);
+                        if b == 0 {
+                            u64::MAX
+                        } else {
+                            a.wrapping_div(b) as i64 as u64
+                        }
+                    }
+                    (1, 5) => {
+                        if b == 0 {
+                            u64::MAX
+                        } else {
+                            sext32(u64::from(a / b))
+                        }
+                    }
+                    (1, 6) => {
+                        let (a, b) = (a as i32, b as i32);
+                        if b == 0 {
+                            a as i64 as u64
+                        } else {
+                            a.wrapping_rem(b) as i64 as u64
+                        }
+                    }
+                    (1, 7) => {
+                        if b == 0 {
+                            sext32(u64::from(a))
+                        } else {
+                            sext32(u64::from(a % b))
+                        }
+                    }
+                    _ => return Err(illegal(i)),
+                };
+                self.set(rd(i), v);
+            }
+            0x0f => match funct3(i) {
+                0 => {}    // FENCE: one hart, in-order memory
+                1 => {}    // FENCE.I: no decoded-instruction cache to invalidate
+                _ => return Err(illegal(i)),
+            },
+            0x73 => return self.system(bus, i),
+            0x2f => self.atomic(i, x1, x2)?,
+            0x07 => {
+                if self.mstatus & mstatus::FS == 0 {
+                    return Err(illegal(i));
+                }
+                let a = x1.wrapping_add(imm_i(i));
+                let v = match funct3(i) {
+                    2 => fpu::nan_box_s(self.load(bus, a, 4)? as u32),
+                    3 => self.load(bus, a, 8)?,
+                    _ => return Err(illegal(i)),
+                };
+                self.fp.f[rd(i)] = v;
+                self.fs_dirty();
+            }
+            0x27 => {
+                if self.mstatus & mstatus::FS == 0 {
+                    return Err(illegal(i));
+                }
+                let a = x1.wrapping_add(imm_s(i));
+                let v = self.fp.f[rs2(i)];
+                match funct3(i) {
+                    2 => self.store(bus, a, 4, v)?,
+                    3 => self.store(bus, a, 8, v)?,
+                    _ => return Err(illegal(i)),
+                }
+            }
+            0x43 | 0x47 | 0x4b | 0x4f | 0x53 => {
+                if self.mstatus & mstatus::FS == 0 {
+                    return Err(illegal(i));
+                }
+                match fpu::execute(&mut self.fp, i, x1) {
+                    Ok(Some(v)) => self.set(rd(i), v),
+                    Ok(None) => {}
+                    Err(_) => return Err(illegal(i)),
+                }
+                self.fs_dirty();
+            }
+            _ => return Err(illegal(i)),
+        }
+        Ok(Flow::Next)
+    }
+
+    fn system(&mut self, bus: &mut dyn Bus, i: u32) -> Result<Flow, Trap> {
+        let f3 = funct3(i);
+        if f3 == 0 {
+            match i {
+                0x0000_0073 => {
+                    return match self.prv {
+                        Priv::Supervisor => Ok(Flow::Stop(Stop::SbiCall)),
+                        Priv::User => Err(Trap::new(cause::ECALL_U, 0)),
+                        Priv::Machine => Err(Trap::new(cause::ECALL_M, 0)),
+                    };
+                }
+                0x0010_0073 => return Err(Trap::new(cause::BREAKPOINT, self.pc)),
+                0x1020_0073 => {
+                    // SRET
+                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TSR != 0) {
+                        return Err(illegal(i));
+                    }
+                    self.xret(false);
+                    return Ok(Flow::Jumped);
+                }
+                0x3020_0073 => {
+                    if self.prv != Priv::Machine {
+                        return Err(illegal(i));
+                    }
+                    self.xret(true);
+                    return Ok(Flow::Jumped);
+                }
+                0x1050_0073 => {
+                    // WFI
+                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TW != 0) {
+                        return Err(illegal(i));
+                    }
+                    if self.mip(bus) & self.mie != 0 {
+                        return Ok(Flow::Next);
+                    }
+                    return Ok(Flow::Stop(Stop::Wfi));
+                }
+                _ if i >> 25 == 0x09 && rd(i) == 0 => {
+                    // SFENCE.VMA
+                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0) {
+                        return Err(illegal(i));
+                    }
+                    self.tlb.flush();
+                    return Ok(Flow::Next);
+                }
+                _ => return Err(illegal(i)),
+            }
+        }
+        let csr = (i >> 20) as u16;
+        let src = if f3 & 4 != 0 { rs1(i) as u64 } else { self.x[rs1(i)] };
+        let writes = match f3 & 3 {
+            1 => true,
+            _ => rs1(i) != 0,
+        };
+        let reads = !(f3 & 3 == 1 && rd(i) == 0);
+        if writes && csr >> 10 == 3 {
+            return Err(illegal(i));
+        }
+        let old = if reads || f3 & 3 != 1 {
+            self.csr_read(csr, bus).map_err(|()| illegal(i))?
+        } else {
+            // CSRRW with rd = x0 does not read, but the CSR must still exist and be accessible.
+            self.csr_read(csr, bus).map_err(|()| illegal(i))?;
+            0
+        };
+        if writes {
+            let new = match f3 & 3 {
+                1 => src,
+                2 => old | src,
+                _ => old & !src,
+            };
+            self.csr_write(csr, new).map_err(|()| illegal(i))?;
+        }
+        self.set(rd(i), old);
+        Ok(Flow::Next)
+    }
+
+    fn atomic(&mut self, i: u32, x1: u64, x2: u64) -> Result<(), Trap> {
+        let size: u8 = match funct3(i) {
+            2 => 4,
+            3 => 8,
+            _ => return Err(illegal(i)),
+        };
+        let funct5 = i >> 27;
+        let extend = |v: u64| if size == 4 { sext32(v) } else { v };
+        match funct5 {
+            0x02 => {
+                // LR
+                if rs2(i) != 0 {
+                    return Err(illegal(i));
+                }
+                let off = self.amo_address(x1, size, Access::Load)?;
+                let v = extend(self.ram.read_at(off, size));
+                self.reservation = Some(self.ram.base() + off as u64);
+                self.set(rd(i), v);
+            }
+            0x03 => {
+                // SC
+                let off = self.amo_address(x1, size, Access::Store)?;
+                let paddr = self.ram.base() + off as u64;
+                if self.reservation == Some(paddr) {
+                    self.ram.write_at(off, size, x2);
+                    self.set(rd(i), 0);
+                } else {
+                    self.set(rd(i), 1);
+                }
+                self.reservation = None;
+            }
+            _ => {
+                let off = self.amo_address(x1, size, Access::Store)?;
+                let old = extend(self.ram.read_at(off, size));
+                let b = extend(x2);
+                let new = match funct5 {
+                    0x01 => b,
+                    0x00 => old.wrapping_add(b),
+                    0x04 => old ^ b,
+                    0x0c => old & b,
+                    0x08 => old | b,
+                    0x10 => (old as i64).min(b as i64) as u64,
+                    0x14 => (old as i64).max(b as i64) as u64,
+                    0x18 => old.min(b),
+                    0x1c => old.max(b),
+                    _ => return Err(illegal(i)),
+                };
+                self.ram.write_at(off, size, new);
+                if self.reservation.is_some_and(|r| r >> 3 == (self.ram.base() + off as u64) >> 3) {
+                    self.reservation = None;
+                }
+                self.set(rd(i), old);
+            }
+        }
+        Ok(())
+    }
+}

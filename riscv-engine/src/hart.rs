@@ -1,0 +1,675 @@
+//! One RV64GC hart: architectural state, CSRs, traps and interrupts, and
+//! memory access through Sv39. Instruction semantics are in `exec.rs`.
+
+use crate::bus::Bus;
+use crate::csr::{addr, cause, irq, mstatus, Priv};
+use crate::fpu::FpState;
+use crate::mmu::{self, pte, Access, Tlb};
+use crate::ram::Ram;
+
+/// A synchronous exception: cause code and trap value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trap {
+    /// xcause value (without the interrupt bit).
+    pub cause: u64,
+    /// xtval value.
+    pub tval: u64,
+}
+
+impl Trap {
+    /// An exception with `cause` and `tval`.
+    pub fn new(cause: u64, tval: u64) -> Trap {
+        Trap { cause, tval }
+    }
+}
+
+/// Why [`Hart::run`] returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The hart's clock reached the requested cycle.
+    Budget,
+    /// WFI with no interrupt pending: the machine may jump the clock.
+    Wfi,
+    /// ECALL from S-mode: an SBI call for the machine to serve (pc already past it).
+    SbiCall,
+}
+
+/// misa: RV64 with A, C, D, F, I, M, S, U.
+pub const MISA: u64 = (2 << 62) | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 18) | (1 << 20);
+
+/// Exceptions an SBI implementation delegates to S-mode (as OpenSBI does):
+/// misaligned fetch, fetch access, illegal instruction, breakpoint, load/store
+/// access, ECALL from U, and the three page faults.
+pub const DEFAULT_MEDELEG: u64 = (1 << cause::INSN_MISALIGNED)
+    | (1 << cause::INSN_ACCESS)
+    | (1 << cause::ILLEGAL_INSN)
+    | (1 << cause::BREAKPOINT)
+    | (1 << cause::LOAD_MISALIGNED)
+    | (1 << cause::LOAD_ACCESS)
+    | (1 << cause::STORE_MISALIGNED)
+    | (1 << cause::STORE_ACCESS)
+    | (1 << cause::ECALL_U)
+    | (1 << cause::INSN_PAGE_FAULT)
+    | (1 << cause::LOAD_PAGE_FAULT)
+    | (1 << cause::STORE_PAGE_FAULT);
+
+/// The hart.
+#[derive(Debug, Clone)]
+pub struct Hart {
+    /// Integer registers (x0 is kept zero).
+    pub x: [u64; 32],
+    /// Program counter.
+    pub pc: u64,
+    /// Current privilege level.
+    pub prv: Priv,
+    /// F/D state.
+    pub fp: FpState,
+    /// Guest RAM.
+    pub ram: Ram,
+    /// The hart's clock in cycles: one per retired instruction, plus idle jumps.
+    pub cycles: u64,
+    /// Retired instructions.
+    pub instret: u64,
+    /// Cycles per `time` tick (the timebase divides the cycle clock).
+    pub cycles_per_tick: u64,
+    /// SBI timer compare value in `time` ticks (u64::MAX = off).
+    pub timecmp: u64,
+    pub(crate) mstatus: u64,
+    pub(crate) medeleg: u64,
+    pub(crate) mideleg: u64,
+    pub(crate) mie: u64,
+    /// Software-writable pending bits (SSIP, STIP/SEIP from M-mode software).
+    pub(crate) mip_sw: u64,
+    pub(crate) mtvec: u64,
+    pub(crate) mepc: u64,
+    pub(crate) mcause: u64,
+    pub(crate) mtval: u64,
+    pub(crate) mscratch: u64,
+    pub(crate) mcounteren: u64,
+    pub(crate) menvcfg: u64,
+    pub(crate) stvec: u64,
+    pub(crate) sepc: u64,
+    pub(crate) scause: u64,
+    pub(crate) stval: u64,
+    pub(crate) sscratch: u64,
+    pub(crate) scounteren: u64,
+    pub(crate) senvcfg: u64,
+    pub(crate) satp: u64,
+    pub(crate) tlb: Tlb,
+    /// LR reservation (physical address).
+    pub(crate) reservation: Option<u64>,
+    /// Set when something may have changed which interrupt is deliverable.
+    pub(crate) irq_dirty: bool,
+}
+
+impl Hart {
+    /// A hart in M-mode at `pc` with `ram`; the clock ticks `time` every `cycles_per_tick` cycles.
+    pub fn new(ram: Ram, pc: u64, cycles_per_tick: u64) -> Hart {
+        assert!(cycles_per_tick > 0, "the timebase must divide the clock");
+        Hart {
+            x: [0; 32],
+            pc,
+            prv: Priv::Machine,
+            fp: FpState::default(),
+            ram,
+            cycles: 0,
+            instret: 0,
+            cycles_per_tick,
+            timecmp: u64::MAX,
+            mstatus: (2 << 32) | (2 << 34), // UXL = SXL = 64
+            medeleg: 0,
+            mideleg: 0,
+            mie: 0,
+            mip_sw: 0,
+            mtvec: 0,
+            mepc: 0,
+            mcause: 0,
+            mtval: 0,
+            mscratch: 0,
+            mcounteren: 0,
+            menvcfg: 0,
+            stvec: 0,
+            sepc: 0,
+            scause: 0,
+            stval: 0,
+            sscratch: 0,
+            scounteren: 0,
+            senvcfg: 0,
+            satp: 0,
+            tlb: Tlb::default(),
+            reservation: None,
+            irq_dirty: true,
+        }
+    }
+
+    /// Puts the hart where an SBI implementation leaves it for a supervisor
+    /// kernel: S-mode, S-level interrupts and the usual exceptions delegated,
+    /// counters readable, FP enabled (clean).
+    pub fn enter_supervisor(&mut self, pc: u64, a0: u64, a1: u64) {
+        self.prv = Priv::Supervisor;
+        self.pc = pc;
+        self.x[10] = a0;
+        self.x[11] = a1;
+        self.medeleg = DEFAULT_MEDELEG;
+        self.mideleg = irq::S_MASK;
+        self.mcounteren = 0x7;
+        self.mie = irq::S_MASK;
+        self.mstatus = (self.mstatus & !mstatus::FS) | (1 << mstatus::FS_SHIFT);
+        self.irq_dirty = true;
+    }
+
+    /// The `time` CSR: ticks of the timebase.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        self.cycles / self.cycles_per_tick
+    }
+
+    /// Cycle at which `time` reaches `timecmp` (u64::MAX when the timer is off).
+    pub fn timer_deadline(&self) -> u64 {
+        self.timecmp.checked_mul(self.cycles_per_tick).unwrap_or(u64::MAX)
+    }
+
+    /// Sets the timer compare value (SBI set_timer); clears the pending timer until it fires.
+    pub fn set_timecmp(&mut self, value: u64) {
+        self.timecmp = value;
+        self.irq_dirty = true;
+    }
+
+    /// Sets or clears the supervisor software interrupt (SBI IPI to self).
+    pub fn set_ssip(&mut self, on: bool) {
+        if on {
+            self.mip_sw |= irq::SSI;
+        } else {
+            self.mip_sw &= !irq::SSI;
+        }
+        self.irq_dirty = true;
+    }
+
+    /// Tells the hart that device state changed (a PLIC line moved).
+    pub fn poke_interrupts(&mut self) {
+        self.irq_dirty = true;
+    }
+
+    /// Flushes cached translations (SBI remote sfence.vma to self).
+    pub fn flush_tlb(&mut self) {
+        self.tlb.flush();
+    }
+
+    /// The effective mip: software bits, the timer, and the external line.
+    pub fn mip(&self, bus: &dyn Bus) -> u64 {
+        let mut mip = self.mip_sw;
+        if self.time() >= self.timecmp {
+            mip |= irq::STI;
+        }
+        if bus.external_interrupt() {
+            mip |= irq::SEI;
+        }
+        mip
+    }
+
+    /// The interrupt to take now, if any (highest priority first).
+    pub fn pending_interrupt(&self, bus: &dyn Bus) -> Option<u64> {
+        let pending = self.mip(bus) & self.mie;
+        if pending == 0 {
+            return None;
+        }
+        let m_enabled = self.prv < Priv::Machine || self.mstatus & mstatus::MIE != 0;
+        let s_enabled = self.prv < Priv::Supervisor || (self.prv == Priv::Supervisor && self.mstatus & mstatus::SIE != 0);
+        let m = if m_enabled { pending & !self.mideleg } else { 0 };
+        let s = if s_enabled && self.prv != Priv::Machine { pending & self.mideleg } else { 0 };
+        for (set, order) in [(m, [11u64, 3, 7, 9, 1, 5]), (s, [11, 3, 7, 9, 1, 5])] {
+            for bit in order {
+                if set & (1 << bit) != 0 {
+                    return Some(bit);
+                }
+            }
+        }
+        None
+    }
+
+    /// Enters the trap handler for exception or interrupt `cause` (interrupt bit included).
+    pub fn take_trap(&mut self, cause: u64, tval: u64) {
+        let interrupt = cause & cause::INTERRUPT != 0;
+        let code = cause & !cause::INTERRUPT;
+        let deleg = if interrupt { self.mideleg } else { self.medeleg };
+        let epc = self.pc;
+        if self.prv <= Priv::Supervisor && code < 64 && (deleg >> code) & 1 != 0 {
+            self.scause = cause;
+            self.sepc = epc;
+            self.stval = tval;
+            let mut s = self.mstatus;
+            s = if s & mstatus::SIE != 0 { s | mstatus::SPIE } else { s & !mstatus::SPIE };
+            s = if self.prv == Priv::Supervisor { s | mstatus::SPP } else { s & !mstatus::SPP };
+            s &= !mstatus::SIE;
+            self.mstatus = s;
+            self.prv = Priv::Supervisor;
+            self.pc = trap_vector(self.stvec, interrupt, code);
+        } else {
+            self.mcause = cause;
+            self.mepc = epc;
+            self.mtval = tval;
+            let mut s = self.mstatus;
+            s = if s & mstatus::MIE != 0 { s | mstatus::MPIE } else { s & !mstatus::MPIE };
+            s = (s & !mstatus::MPP) | ((self.prv as u64) << mstatus::MPP_SHIFT);
+            s &= !mstatus::MIE;
+            self.mstatus = s;
+            self.prv = Priv::Machine;
+            self.pc = trap_vector(self.mtvec, interrupt, code);
+        }
+        self.irq_dirty = true;
+    }
+
+    // ---- address translation and memory ----
+
+    fn effective_priv(&self, access: Access) -> Priv {
+        if access != Access::Exec && self.mstatus & mstatus::MPRV != 0 {
+            Priv::from_bits(self.mstatus >> mstatus::MPP_SHIFT)
+        } else {
+            self.prv
+        }
+    }
+
+    fn page_fault(access: Access, vaddr: u64) -> Trap {
+        let cause = match access {
+            Access::Exec => cause::INSN_PAGE_FAULT,
+            Access::Load => cause::LOAD_PAGE_FAULT,
+            Access::Store => cause::STORE_PAGE_FAULT,
+        };
+        Trap::new(cause, vaddr)
+    }
+
+    fn access_fault(access: Access, addr: u64) -> Trap {
+        let cause = match access {
+            Access::Exec => cause::INSN_ACCESS,
+            Access::Load => cause::LOAD_ACCESS,
+            Access::Store => cause::STORE_ACCESS,
+        };
+        Trap::new(cause, addr)
+    }
+
+    /// Translates a virtual address to a physical one for `access`.
+    #[inline]
+    pub fn translate(&mut self, vaddr: u64, access: Access) -> Result<u64, Trap> {
+        let prv = self.effective_priv(access);
+        if prv == Priv::Machine || self.satp >> 60 == 0 {
+            return Ok(vaddr);
+        }
+        let vpn = vaddr >> 12;
+        if let Some(e) = self.tlb.lookup(vpn) {
+            let sum = self.mstatus & mstatus::SUM != 0;
+            let mxr = self.mstatus & mstatus::MXR != 0;
+            if mmu::permits(e.flags, access, prv == Priv::Supervisor, sum, mxr) && (access != Access::Store || e.flags & pte::D != 0) {
+                return Ok(e.page | (vaddr & 0xfff));
+            }
+        }
+        self.walk(vaddr, access, prv)
+    }
+
+    fn walk(&mut self, vaddr: u64, access: Access, prv: Priv) -> Result<u64, Trap> {
+        // Sv39: bits 63..39 must equal bit 38.
+        let top = (vaddr as i64) >> 38;
+        if top != 0 && top != -1 {
+            return Err(Self::page_fault(access, vaddr));
+        }
+        let mut table = (self.satp & ((1 << 44) - 1)) << 12;
+        for level in (0..3).rev() {
+            let vpn_i = (vaddr >> (12 + 9 * level)) & 0x1ff;
+            let pte_addr = table + vpn_i * 8;
+            let off = self.ram.offset(pte_addr, 8).ok_or_else(|| Self::access_fault(access, vaddr))?;
+            let mut entry = self.ram.read_at(off, 8);
+            if entry & pte::V == 0 || (entry & pte::R == 0 && entry & pte::W != 0) || entry & pte::RESERVED != 0 {
+                return Err(Self::page_fault(access, vaddr));
+            }
+            let ppn = (entry >> 10) & ((1 << 44) - 1);
+            if entry & (pte::R | pte::X) == 0 {
+                if level == 0 {
+                    return Err(Self::page_fault(access, vaddr));
+                }
+                table = ppn << 12;
+                continue;
+            }
+            // Leaf: superpages must be aligned.
+            if level > 0 && ppn & ((1 << (9 * level)) - 1) != 0 {
+                return Err(Self::page_fault(access, vaddr));
+            }
+            let sum = self.mstatus & mstatus::SUM != 0;
+            let mxr = self.mstatus & mstatus::MXR != 0;
+            if !mmu::permits(entry, access, prv == Priv::Supervisor, sum, mxr) {
+                return Err(Self::page_fault(access, vaddr));
+            }
+            let wanted = pte::A | if access == Access::Store { pte::D } else { 0 };
+            if entry & wanted != wanted {
+                entry |= wanted;
+                self.ram.write_at(off, 8, entry);
+            }
+            let page_mask = (1u64 << (12 + 9 * level)) - 1;
+            let phys_page = ((ppn << 12) & !page_mask) | (vaddr & page_mask & !0xfff);
+            // A clean page is cached without D so the first store walks again and sets it.
+            self.tlb.insert(vaddr >> 12, phys_page, entry);
+            return Ok(phys_page | (vaddr & 0xfff));
+        }
+        Err(Self::page_fault(access, vaddr))
+    }
+
+    /// Reads `size` bytes at physical `paddr` from RAM or a device.
+    #[inline]
+    fn read_phys(&mut self, bus: &mut dyn Bus, paddr: u64, size: u8, access: Access) -> Result<u64, Trap> {
+        if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
+            return Ok(self.ram.read_at(off, size));
+        }
+        self.irq_dirty = true;
+        bus.mmio_read(paddr, size).ok_or_else(|| Self::access_fault(access, paddr))
+    }
+
+    #[inline]
+    fn write_phys(&mut self, bus: &mut dyn Bus, paddr: u64, size: u8, value: u64) -> Result<(), Trap> {
+        if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
+            self.ram.write_at(off, size, value);
+            if self.reservation.is_some_and(|r| r >> 3 == paddr >> 3) {
+                self.reservation = None;
+            }
+            return Ok(());
+        }
+        self.irq_dirty = true;
+        if bus.mmio_write(paddr, size, value) {
+            Ok(())
+        } else {
+            Err(Self::access_fault(Access::Store, paddr))
+        }
+    }
+
+    /// Loads `size` bytes at virtual `vaddr` (misaligned accesses are supported).
+    #[inline]
+    pub fn load(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8) -> Result<u64, Trap> {
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
+            let p = self.translate(vaddr, Access::Load)?;
+            return self.read_phys(bus, p, size, Access::Load);
+        }
+        let mut v = 0u64;
+        for i in 0..u64::from(size) {
+            let p = self.translate(vaddr.wrapping_add(i), Access::Load)?;
+            v |= self.read_phys(bus, p, 1, Access::Load)? << (8 * i);
+        }
+        Ok(v)
+    }
+
+    /// Stores the low `size` bytes of `value` at virtual `vaddr`.
+    #[inline]
+    pub fn store(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8, value: u64) -> Result<(), Trap> {
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
+            let p = self.translate(vaddr, Access::Store)?;
+            return self.write_phys(bus, p, size, value);
+        }
+        // Translate every byte first so a fault leaves memory untouched.
+        let mut phys = [0u64; 8];
+        for (i, slot) in phys.iter_mut().enumerate().take(usize::from(size)) {
+            *slot = self.translate(vaddr.wrapping_add(i as u64), Access::Store)?;
+        }
+        for (i, &p) in phys.iter().enumerate().take(usize::from(size)) {
+            self.write_phys(bus, p, 1, value >> (8 * i))?;
+        }
+        Ok(())
+    }
+
+    /// Translates an AMO/LR/SC address: must be naturally aligned and in RAM.
+    pub(crate) fn amo_address(&mut self, vaddr: u64, size: u8, access: Access) -> Result<usize, Trap> {
+        if vaddr % u64::from(size) != 0 {
+            let c = if access == Access::Load { cause::LOAD_MISALIGNED } else { cause::STORE_MISALIGNED };
+            return Err(Trap::new(c, vaddr));
+        }
+        let p = self.translate(vaddr, access)?;
+        self.ram.offset(p, u64::from(size)).ok_or_else(|| Self::access_fault(access, p))
+    }
+
+    /// Fetches the instruction at pc: returns (32-bit instruction or expanded RVC, its length).
+    #[inline]
+    pub(crate) fn fetch(&mut self, bus: &mut dyn Bus) -> Result<u32, Trap> {
+        let pc = self.pc;
+        let p = self.translate(pc, Access::Exec)?;
+        let lo = self.fetch_phys(bus, p, pc)?;
+        if lo & 3 != 3 {
+            return Ok(lo);
+        }
+        let hi = if pc & 0xfff == 0xffe {
+            let p2 = self.translate(pc + 2, Access::Exec)?;
+            self.fetch_phys(bus, p2, pc + 2)?
+        } else {
+            self.fetch_phys(bus, p + 2, pc + 2)?
+        };
+        Ok(lo | (hi << 16))
+    }
+
+    #[inline]
+    fn fetch_phys(&mut self, _bus: &mut dyn Bus, paddr: u64, vaddr: u64) -> Result<u32, Trap> {
+        match self.ram.offset(paddr, 2) {
+            Some(off) => Ok(self.ram.read_at(off, 2) as u32),
+            None => Err(Trap::new(cause::INSN_ACCESS, vaddr)),
+        }
+    }
+
+    // ---- CSRs ----
+
+    fn fs_off(&self) -> bool {
+        self.mstatus & mstatus::FS == 0
+    }
+
+    /// Marks the FP state dirty (any write to an f register or fcsr).
+    #[inline]
+    pub(crate) fn fs_dirty(&mut self) {
+        self.mstatus |= mstatus::FS_DIRTY;
+    }
+
+    fn sstatus_sd(&self, value: u64) -> u64 {
+        if self.mstatus & mstatus::FS == mstatus::FS_DIRTY {
+            value | mstatus::SD
+        } else {
+            value & !mstatus::SD
+        }
+    }
+
+    fn counter_allowed(&self, bit: u64) -> bool {
+        match self.prv {
+            Priv::Machine => true,
+            Priv::Supervisor => self.mcounteren & bit != 0,
+            Priv::User => self.mcounteren & bit != 0 && self.scounteren & bit != 0,
+        }
+    }
+
+    /// Reads CSR `csr`, checking privilege; `bus` supplies the external interrupt line for mip/sip.
+    pub(crate) fn csr_read(&self, csr: u16, bus: &dyn Bus) -> Result<u64, ()> {
+        if (csr >> 8) & 3 > self.prv as u16 {
+            return Err(());
+        }
+        let v = match csr {
+            addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
+            addr::FFLAGS => u64::from(self.fp.fflags),
+            addr::FRM => u64::from(self.fp.frm),
+            addr::FCSR => u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5),
+            addr::CYCLE if self.counter_allowed(1) => self.cycles,
+            addr::TIME if self.counter_allowed(2) => self.time(),
+            addr::INSTRET if self.counter_allowed(4) => self.instret,
+            addr::SSTATUS => self.sstatus_sd(self.mstatus & mstatus::SSTATUS_MASK),
+            addr::SIE => self.mie & self.mideleg,
+            addr::STVEC => self.stvec,
+            addr::SCOUNTEREN => self.scounteren,
+            addr::SENVCFG => self.senvcfg,
+            addr::SSCRATCH => self.sscratch,
+            addr::SEPC => self.sepc,
+            addr::SCAUSE => self.scause,
+            addr::STVAL => self.stval,
+            addr::SIP => self.mip(bus) & self.mideleg,
+            addr::SATP => {
+                if self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
+                    return Err(());
+                }
+                self.satp
+            }
+            addr::MVENDORID | addr::MARCHID | addr::MIMPID | addr::MHARTID | addr::MCONFIGPTR => 0,
+            addr::MSTATUS => self.sstatus_sd(self.mstatus),
+            addr::MISA => MISA,
+            addr::MEDELEG => self.medeleg,
+            addr::MIDELEG => self.mideleg,
+            addr::MIE => self.mie,
+            addr::MTVEC => self.mtvec,
+            addr::MCOUNTEREN => self.mcounteren,
+            addr::MENVCFG => self.menvcfg,
+            addr::MSCRATCH => self.mscratch,
+            addr::MEPC => self.mepc,
+            addr::MCAUSE => self.mcause,
+            addr::MTVAL => self.mtval,
+            addr::MIP => self.mip(bus),
+            addr::MCYCLE => self.cycles,
+            addr::MINSTRET => self.instret,
+            _ => return Err(()),
+        };
+        Ok(v)
+    }
+
+    /// Writes CSR `csr` (the caller checked it is not read-only).
+    pub(crate) fn csr_write(&mut self, csr: u16, value: u64) -> Result<(), ()> {
+        if (csr >> 8) & 3 > self.prv as u16 || csr >> 10 == 3 {
+            return Err(());
+        }
+        match csr {
+            addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
+            addr::FFLAGS => {
+                self.fp.fflags = (value & 0x1f) as u8;
+                self.fs_dirty();
+            }
+            addr::FRM => {
+                self.fp.frm = (value & 7) as u8;
+                self.fs_dirty();
+            }
+            addr::FCSR => {
+                self.fp.fflags = (value & 0x1f) as u8;
+                self.fp.frm = ((value >> 5) & 7) as u8;
+                self.fs_dirty();
+            }
+            addr::SSTATUS => {
+                let mask = mstatus::SSTATUS_MASK & mstatus::WRITABLE;
+                self.mstatus = (self.mstatus & !mask) | (value & mask);
+                self.irq_dirty = true;
+            }
+            addr::SIE => {
+                self.mie = (self.mie & !self.mideleg) | (value & self.mideleg);
+                self.irq_dirty = true;
+            }
+            addr::STVEC => self.stvec = value & !2,
+            addr::SCOUNTEREN => self.scounteren = value & 7,
+            addr::SENVCFG => self.senvcfg = value & 1,
+            addr::SSCRATCH => self.sscratch = value,
+            addr::SEPC => self.sepc = value & !1,
+            addr::SCAUSE => self.scause = value,
+            addr::STVAL => self.stval = value,
+            addr::SIP => {
+                // Only SSIP is writable from S-mode.
+                let mask = irq::SSI & self.mideleg;
+                self.mip_sw = (self.mip_sw & !mask) | (value & mask);
+                self.irq_dirty = true;
+            }
+            addr::SATP => {
+                if self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
+                    return Err(());
+                }
+                // Bare and Sv39 only, no ASID bits; other modes leave satp unchanged.
+                let mode = value >> 60;
+                if mode == 0 || mode == 8 {
+                    self.satp = value & ((0xf << 60) | ((1 << 44) - 1));
+                    self.tlb.flush();
+                }
+            }
+            addr::MSTATUS => {
+                self.mstatus = (self.mstatus & !mstatus::WRITABLE) | (value & mstatus::WRITABLE);
+                // MPP = 2 is reserved: keep it legal.
+                if (self.mstatus >> mstatus::MPP_SHIFT) & 3 == 2 {
+                    self.mstatus &= !mstatus::MPP;
+                }
+                self.irq_dirty = true;
+                self.tlb.flush();
+            }
+            addr::MISA => {}
+            addr::MEDELEG => self.medeleg = value & DEFAULT_MEDELEG,
+            addr::MIDELEG => {
+                self.mideleg = value & irq::S_MASK;
+                self.irq_dirty = true;
+            }
+            addr::MIE => {
+                self.mie = value & irq::ALL;
+                self.irq_dirty = true;
+            }
+            addr::MTVEC => self.mtvec = value & !2,
+            addr::MCOUNTEREN => self.mcounteren = value & 7,
+            addr::MENVCFG => self.menvcfg = value & 1,
+            addr::MSCRATCH => self.mscratch = value,
+            addr::MEPC => self.mepc = value & !1,
+            addr::MCAUSE => self.mcause = value,
+            addr::MTVAL => self.mtval = value,
+            addr::MIP => {
+                let mask = irq::SSI | irq::STI | irq::SEI;
+                self.mip_sw = (self.mip_sw & !mask) | (value & mask);
+                self.irq_dirty = true;
+            }
+            addr::MCYCLE | addr::MINSTRET => {} // the clock is wio's: writes are ignored
+            _ => return Err(()),
+        }
+        Ok(())
+    }
+
+    /// SRET/MRET bookkeeping.
+    pub(crate) fn xret(&mut self, machine: bool) {
+        let s = self.mstatus;
+        if machine {
+            let mpp = Priv::from_bits(s >> mstatus::MPP_SHIFT);
+            let mut n = if s & mstatus::MPIE != 0 { s | mstatus::MIE } else { s & !mstatus::MIE };
+            n |= mstatus::MPIE;
+            n &= !mstatus::MPP;
+            if mpp != Priv::Machine {
+                n &= !mstatus::MPRV;
+            }
+            self.mstatus = n;
+            self.prv = mpp;
+            self.pc = self.mepc;
+        } else {
+            let spp = if s & mstatus::SPP != 0 { Priv::Supervisor } else { Priv::User };
+            let mut n = if s & mstatus::SPIE != 0 { s | mstatus::SIE } else { s & !mstatus::SIE };
+            n |= mstatus::SPIE;
+            n &= !mstatus::SPP;
+            n &= !mstatus::MPRV;
+            self.mstatus = n;
+            self.prv = spp;
+            self.pc = self.sepc;
+        }
+        self.irq_dirty = true;
+    }
+
+    /// Runs until the clock reaches `until_cycles`, WFI idles, or an SBI call needs serving.
+    pub fn run(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
+        loop {
+            if self.cycles >= until_cycles {
+                return Stop::Budget;
+            }
+            if let Some(code) = self.pending_interrupt(bus) {
+                self.take_trap(cause::INTERRUPT | code, 0);
+            }
+            self.irq_dirty = false;
+            // Run in a chunk that ends exactly where the timer fires, so the timer
+            // interrupt lands on the same instruction in every run.
+            let deadline = self.timer_deadline();
+            let chunk_end = if deadline > self.cycles { until_cycles.min(deadline) } else { until_cycles };
+            while self.cycles < chunk_end && !self.irq_dirty {
+                if let Some(stop) = self.step(bus) {
+                    return stop;
+                }
+            }
+        }
+    }
+}
+
+fn trap_vector(tvec: u64, interrupt: bool, code: u64) -> u64 {
+    let base = tvec & !3;
+    if interrupt && tvec & 3 == 1 {
+        base + 4 * code
+    } else {
+        base
+    }
+}

@@ -1,0 +1,20 @@
+//! `wio-riscv`: a deterministic RV64IMAFDC (RV64GC) interpreter with M/S/U
+//! modes and Sv39, the RISC-V CPU engine of wio. Its clock is its retired
+//! instruction count, so interrupts land on exact instruction boundaries.
+//!
+//! The crate knows nothing of devices beyond the [`Bus`] trait: the machine
+//! around it (UART, PLIC, virtio, SBI) lives in the `wio` binary.
+
+pub mod bus;
+pub mod csr;
+mod exec;
+pub mod fpu;
+pub mod hart;
+pub mod mmu;
+pub mod ram;
+pub mod rvc;
+
+pub use bus::{Bus, NoDevices};
+pub use csr::Priv;
+pub use hart::{Hart, Stop, Trap};
+pub use ram::Ram;

@@ -1,0 +1,3 @@
+//! Devices of the riscv64 machine that x86 does not have.
+
+pub mod plic;

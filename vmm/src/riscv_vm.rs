@@ -1,0 +1,320 @@
+//! Building and running one riscv64 VM on wio's interpreter: RAM, the
+//! device tree, kernel and initrd, the UART and PLIC, SBI, and the run loop.
+//!
+//! Time is the hart's cycle count (one instruction = one virtual ns); WFI
+//! jumps it to the next timer deadline, so idle time costs nothing.
+
+use crate::arch::riscv64::{boot, fdt, layout};
+use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::plic::Plic;
+use crate::error::{Result, WioError, MAX_GUEST_STATUS};
+use crate::sbi::{self, SbiEffect};
+use crate::summary::Summary;
+use crate::trace::{hex, Trace};
+use crate::vm::{RunConfig, RunResult};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+use wio_riscv::{Bus, Hart, Ram, Stop};
+use wio_scheduler::RunSeed;
+
+/// Kernel arguments used when `--cmdline` is not given.
+pub const DEFAULT_CMDLINE: &str = "console=ttyS0 earlycon=sbi norandmaps randomize_kstack_offset=off kfence.sample_interval=0 panic=-1 random.trust_cpu=off";
+
+/// Cycles a run slice may last before the loop flushes the console and checks limits.
+const SLICE_CYCLES: u64 = 20_000_000;
+
+/// The console line a riscv64 guest prints to report its exit status before powering off.
+pub const STATUS_MARKER: &str = "wio-init: done status=";
+
+/// The devices behind the hart.
+struct RvBus {
+    uart: Uart16550,
+    plic: Plic,
+    mmio_accesses: u64,
+    trace: Trace,
+}
+
+impl RvBus {
+    fn uart_irq(&mut self) {
+        if self.uart.take_irq() {
+            self.plic.pulse(layout::UART_IRQ);
+        }
+    }
+}
+
+impl Bus for RvBus {
+    fn mmio_read(&mut self, addr: u64, size: u8) -> Option<u64> {
+        self.mmio_accesses += 1;
+        let v = if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+            let v = u64::from(self.uart.read((addr - layout::UART_BASE) as u8));
+            self.uart_irq();
+            v
+        } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
+            0
+        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr) && size == 4 {
+            u64::from(self.plic.read(addr - layout::PLIC_BASE))
+        } else if (layout::VIRTIO_BASE..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE).contains(&addr) {
+            // Empty virtio-mmio slots read as zero (no magic value): no device there.
+            0
+        } else {
+            return None;
+        };
+        self.trace.fold(3, addr, v, 0);
+        Some(v)
+    }
+
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64) -> bool {
+        self.mmio_accesses += 1;
+        self.trace.fold(4, addr, value, 0);
+        if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+            self.uart.write((addr - layout::UART_BASE) as u8, value as u8);
+            self.uart_irq();
+            true
+        } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
+            true
+        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr) && size == 4 {
+            self.plic.write(addr - layout::PLIC_BASE, value as u32);
+            true
+        } else {
+            (layout::VIRTIO_BASE..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE).contains(&addr)
+        }
+    }
+
+    fn external_interrupt(&self) -> bool {
+        self.plic.interrupt_pending()
+    }
+}
+
+/// Collects console output into lines for the trace, the status marker and stdout.
+struct ConsoleSink<'a> {
+    line: Vec<u8>,
+    digest: Sha256,
+    out: Option<&'a mut dyn Write>,
+    status: Option<u32>,
+}
+
+impl ConsoleSink<'_> {
+    fn push(&mut self, bytes: &[u8], now: u64, trace: &mut Trace) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.digest.update(bytes);
+        if let Some(out) = self.out.as_mut() {
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        }
+        for &b in bytes {
+            self.line.push(b);
+            if b == b'\n' || self.line.len() >= 4096 {
+                self.flush_line(now, trace);
+            }
+        }
+    }
+
+    fn flush_line(&mut self, now: u64, trace: &mut Trace) {
+        if self.line.is_empty() {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.line).into_owned();
+        self.line.clear();
+        if let Some(rest) = text.find(STATUS_MARKER).map(|i| &text[i + STATUS_MARKER.len()..]) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(s) = digits.parse() {
+                self.status = Some(s);
+            }
+        }
+        trace.event(now, "console", json!({ "text": text }));
+    }
+}
+
+/// Runs one riscv64 VM to its end.
+pub fn run(cfg: &RunConfig) -> Result<RunResult> {
+    let wall = Instant::now();
+    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
+        return Err(WioError::Usage(format!(
+            "--mem {} MiB is out of range; riscv64 guests take {} to {} MiB",
+            cfg.mem_mib,
+            layout::MIN_MEM_MIB,
+            layout::MAX_MEM_MIB
+        )));
+    }
+    let (kernel_path, initrd_path) = match &cfg.kernel {
+        Some(k) => (k.clone(), cfg.initrd.clone()),
+        None => default_guest()?,
+    };
+    let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo { what: "kernel", path: kernel_path.clone(), source })?;
+    let initrd = match &initrd_path {
+        Some(p) => Some(std::fs::read(p).map_err(|source| WioError::ArtifactIo { what: "initrd", path: p.clone(), source })?),
+        None => None,
+    };
+    let cmdline = cfg.cmdline.clone().unwrap_or_else(|| DEFAULT_CMDLINE.to_string());
+
+    let trace = match &cfg.trace {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|source| WioError::Output { what: "trace", path: path.clone(), source })?;
+            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
+        }
+        None => Trace::new(),
+    };
+
+    let mem_bytes = cfg.mem_mib << 20;
+    let mut ram = Ram::new(layout::RAM_BASE, mem_bytes as usize);
+    let placement = boot::load(&mut ram, &kernel_path, &kernel, initrd_path.as_ref().zip(initrd.as_deref()))?;
+    let seed = RunSeed(cfg.seed);
+    let mut rng_seed = [0u8; 64];
+    seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
+    let blob = fdt::build(&fdt::FdtSpec { mem_bytes, bootargs: &cmdline, initrd: placement.initrd, rng_seed: &rng_seed, virtio: &[] })?;
+    if blob.len() as u64 > boot::FDT_MAX || !ram.load(placement.fdt_addr, &blob) {
+        return Err(WioError::Internal("device tree does not fit".into()));
+    }
+
+    let mut hart = Hart::new(ram, placement.entry, layout::CYCLES_PER_TICK);
+    hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+    let mut bus = RvBus { uart: Uart16550::default(), plic: Plic::default(), mmio_accesses: 0, trace };
+    bus.trace.event(
+        0,
+        "start",
+        json!({
+            "seed": cfg.seed,
+            "arch": "riscv64",
+            "mem_mib": cfg.mem_mib,
+            "kernel_sha256": hex(&Sha256::digest(&kernel)),
+            "initrd_sha256": initrd.as_ref().map(|b| hex(&Sha256::digest(b))),
+            "cmdline": cmdline,
+            "entry": placement.entry,
+            "kernel_end": placement.kernel_end,
+            "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
+            "fdt": placement.fdt_addr,
+        }),
+    );
+
+    let mut stdout = std::io::stdout();
+    let mut console = ConsoleSink { line: Vec::new(), digest: Sha256::new(), out: if cfg.quiet { None } else { Some(&mut stdout) }, status: None };
+    let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut idle_ns = 0u64;
+    let limit = if cfg.max_virtual_ns == 0 { u64::MAX } else { cfg.max_virtual_ns / layout::NS_PER_CYCLE };
+
+    let outcome: Result<u32> = loop {
+        let until = hart.cycles.saturating_add(SLICE_CYCLES).min(limit);
+        let stop = hart.run(&mut bus, until);
+        let now = hart.cycles * layout::NS_PER_CYCLE;
+        let out = bus.uart.take_output();
+        console.push(&out, now, &mut bus.trace);
+        match stop {
+            Stop::Budget => {
+                if hart.cycles >= limit {
+                    break Err(WioError::TimeLimit { limit_ns: cfg.max_virtual_ns });
+                }
+            }
+            Stop::Wfi => {
+                *exits.entry("wfi").or_insert(0) += 1;
+                if let Some(e) = idle(&mut hart, &mut bus, &mut idle_ns) {
+                    break Err(e);
+                }
+            }
+            Stop::SbiCall => {
+                *exits.entry("sbi").or_insert(0) += 1;
+                let (call, effect) = sbi::handle(&mut hart);
+                bus.trace.fold(5, call.eid, call.fid, call.error as u64);
+                match effect {
+                    SbiEffect::None => {}
+                    SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
+                    SbiEffect::Suspend => {
+                        if let Some(e) = idle(&mut hart, &mut bus, &mut idle_ns) {
+                            break Err(e);
+                        }
+                    }
+                    SbiEffect::Shutdown { failure } => {
+                        console.flush_line(now, &mut bus.trace);
+                        break Ok(console.status.unwrap_or(u32::from(failure)));
+                    }
+                    SbiEffect::Reboot => {
+                        break Err(WioError::GuestCrash(format!(
+                            "guest requested a reboot (SBI system reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
+                            hart.pc
+                        )))
+                    }
+                }
+            }
+        }
+    };
+    let now = hart.cycles * layout::NS_PER_CYCLE;
+    console.flush_line(now, &mut bus.trace);
+    exits.insert("mmio", bus.mmio_accesses);
+    match &outcome {
+        Ok(status) => bus.trace.event(now, "exit", json!({ "status": status, "instret": hart.instret })),
+        Err(e) => bus.trace.event(now, "error", json!({ "code": e.exit_code(), "message": e.to_string() })),
+    }
+    let outcome = match bus.trace.finish() {
+        Err(source) => Err(WioError::Output { what: "trace", path: cfg.trace.clone().unwrap_or_default(), source }),
+        Ok(()) => outcome,
+    };
+    let wall_ns = wall.elapsed().as_nanos() as u64;
+    let summary = Summary {
+        seed: cfg.seed,
+        arch: "riscv64",
+        virtual_ns: now,
+        wall_ns,
+        exits,
+        interrupts: 0,
+        instructions: Some(hart.instret),
+        idle_ns,
+        trace_hash: bus.trace.hash_hex(),
+        trace_lines: bus.trace.lines(),
+        console_sha256: hex(&console.digest.clone().finalize()),
+        exit_status: outcome.as_ref().ok().copied(),
+        wio_exit_code: match &outcome {
+            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+            Err(e) => e.exit_code(),
+        },
+        error: outcome.as_ref().err().map(|e| e.to_string()),
+        host: "interpreter",
+        warnings: Vec::new(),
+    };
+    Ok(RunResult { summary, outcome })
+}
+
+/// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.
+fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError> {
+    if hart.pending_interrupt(bus).is_some() || bus.plic.interrupt_pending() {
+        return None;
+    }
+    let deadline = hart.timer_deadline();
+    if deadline == u64::MAX {
+        return Some(WioError::GuestCrash(format!(
+            "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
+            hart.pc
+        )));
+    }
+    if deadline > hart.cycles {
+        let skipped = deadline - hart.cycles;
+        *idle_ns += skipped * layout::NS_PER_CYCLE;
+        hart.cycles = deadline;
+        let now = hart.cycles * layout::NS_PER_CYCLE;
+        bus.trace.event(now, "wfi", json!({ "idle_ns": skipped * layout::NS_PER_CYCLE }));
+    }
+    hart.poke_interrupts();
+    None
+}
+
+/// The default riscv64 guest: the small kernel and initramfs built by `images/build-all-riscv64.sh`.
+fn default_guest() -> Result<(PathBuf, Option<PathBuf>)> {
+    let cache = std::env::var_os("WIO_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wio")))
+        .ok_or_else(|| WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into()))?;
+    let manifest = cache.join("riscv64-default-guest.env");
+    let text = std::fs::read_to_string(&manifest).map_err(|_| {
+        WioError::Usage(format!(
+            "no default riscv64 guest in {}: build it once with images/build-all-riscv64.sh (a few minutes), or pass --kernel Image [--initrd FILE]",
+            cache.display()
+        ))
+    })?;
+    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix('=')).map(|v| PathBuf::from(v.trim()));
+    let kernel = get("KERNEL").ok_or_else(|| WioError::Usage(format!("{} has no KERNEL= line; rebuild with images/build-all-riscv64.sh", manifest.display())))?;
+    Ok((kernel, get("INITRD")))
+}
