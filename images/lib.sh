@@ -21,8 +21,9 @@ WIO_APT_DIR="$WIO_CACHE/apt-riscv64-trixie"
 WIO_APT_SUITE="trixie"
 WIO_APT_MIRROR="http://deb.debian.org/debian"
 WIO_KEY_LEN=24
-# Fixed timestamp for everything we pack, so that artifacts are byte-reproducible.
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1735689600}" # 2025-01-01T00:00:00Z
+# Fixed timestamp for everything we pack, so that artifacts are byte-reproducible. (Fixed,
+# not taken from the environment: it is not part of the cache keys.)
+export SOURCE_DATE_EPOCH=1735689600 # 2025-01-01T00:00:00Z
 export LC_ALL=C
 
 mkdir -p "$WIO_CACHE/tmp" "$WIO_CACHE/locks" "$WIO_CACHE/logs"

@@ -3,10 +3,11 @@
 
 /// The platform behind the hart.
 pub trait Bus {
-    /// Reads `size` (1, 2, 4 or 8) bytes at physical `addr`; `None` is an access fault.
-    fn mmio_read(&mut self, addr: u64, size: u8) -> Option<u64>;
-    /// Writes `size` bytes at physical `addr`; `false` is an access fault.
-    fn mmio_write(&mut self, addr: u64, size: u8, value: u64) -> bool;
+    /// Reads `size` (1, 2, 4 or 8) bytes at physical `addr` at hart cycle `cycles`;
+    /// `None` is an access fault.
+    fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64>;
+    /// Writes `size` bytes at physical `addr` at hart cycle `cycles`; `false` is an access fault.
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool;
     /// Whether the supervisor external interrupt line (from the PLIC) is high.
     fn external_interrupt(&self) -> bool;
 }
@@ -16,10 +17,10 @@ pub trait Bus {
 pub struct NoDevices;
 
 impl Bus for NoDevices {
-    fn mmio_read(&mut self, _addr: u64, _size: u8) -> Option<u64> {
+    fn mmio_read(&mut self, _addr: u64, _size: u8, _cycles: u64) -> Option<u64> {
         None
     }
-    fn mmio_write(&mut self, _addr: u64, _size: u8, _value: u64) -> bool {
+    fn mmio_write(&mut self, _addr: u64, _size: u8, _value: u64, _cycles: u64) -> bool {
         false
     }
     fn external_interrupt(&self) -> bool {

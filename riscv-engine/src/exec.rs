@@ -7,7 +7,6 @@ use crate::csr::{cause, mstatus, Priv};
 use crate::fpu;
 use crate::hart::{Hart, Stop, Trap};
 use crate::mmu::Access;
-use crate::rvc;
 
 #[inline]
 fn rd(i: u32) -> usize {
@@ -81,24 +80,14 @@ impl Hart {
     #[inline]
     pub(crate) fn step(&mut self, bus: &mut dyn Bus) -> Option<Stop> {
         self.cycles += 1;
-        let raw = match self.fetch(bus) {
-            Ok(r) => r,
+        let (insn, len, raw16) = match self.decoded(bus) {
+            Ok(d) => d,
             Err(t) => {
                 self.take_trap(t.cause, t.tval);
                 return None;
             }
         };
-        let (insn, len) = if raw & 3 != 3 {
-            match rvc::expand(raw as u16) {
-                Some(i) => (i, 2),
-                None => {
-                    self.take_trap(cause::ILLEGAL_INSN, u64::from(raw & 0xffff));
-                    return None;
-                }
-            }
-        } else {
-            (raw, 4)
-        };
+        let len = u64::from(len);
         match self.execute(bus, insn, len) {
             Ok(Flow::Next) => {
                 self.pc = self.pc.wrapping_add(len);
@@ -117,7 +106,7 @@ impl Hart {
             Err(mut t) => {
                 if t.cause == cause::ILLEGAL_INSN {
                     // xtval holds the instruction as it was fetched (16 bits for RVC).
-                    t.tval = if len == 2 { u64::from(raw & 0xffff) } else { u64::from(raw) };
+                    t.tval = if len == 2 { u64::from(raw16) } else { u64::from(insn) };
                 }
                 self.take_trap(t.cause, t.tval);
                 None
@@ -311,7 +300,7 @@ impl Hart {
             }
             0x0f => match funct3(i) {
                 0 => {}    // FENCE: one hart, in-order memory
-                1 => {}    // FENCE.I: no decoded-instruction cache to invalidate
+                1 => self.icache.flush(), // FENCE.I: stores become visible to fetch
                 _ => return Err(illegal(i)),
             },
             0x73 => return self.system(bus, i),
@@ -399,7 +388,7 @@ impl Hart {
                     if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0) {
                         return Err(illegal(i));
                     }
-                    self.tlb.flush();
+                    self.flush_tlb();
                     return Ok(Flow::Next);
                 }
                 _ => return Err(illegal(i)),

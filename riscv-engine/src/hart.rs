@@ -100,6 +100,52 @@ pub struct Hart {
     pub(crate) reservation: Option<u64>,
     /// Set when something may have changed which interrupt is deliverable.
     pub(crate) irq_dirty: bool,
+    /// Decoded instructions by virtual pc (see [`ICache`]).
+    pub(crate) icache: ICache,
+}
+
+const ICACHE_ENTRIES: usize = 1 << 15;
+
+/// One decoded instruction: virtual pc, privilege it was fetched at, the
+/// (expanded) instruction and its length. `pc == u64::MAX` marks an empty slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Decoded {
+    pc: u64,
+    prv: Priv,
+    /// The raw 16-bit parcel for RVC (reported in xtval when illegal), else 0.
+    raw16: u16,
+    pub(crate) insn: u32,
+    pub(crate) len: u8,
+}
+
+/// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
+///
+/// It caches translations and instruction bytes together, so it is flushed
+/// exactly when either may change as far as the architecture promises to the
+/// guest: SFENCE.VMA, satp writes, FENCE.I (and the SBI remote fences).
+#[derive(Debug, Clone)]
+pub(crate) struct ICache {
+    entries: Vec<Decoded>,
+}
+
+impl Default for ICache {
+    fn default() -> Self {
+        ICache { entries: vec![Decoded { pc: u64::MAX, prv: Priv::Machine, raw16: 0, insn: 0, len: 0 }; ICACHE_ENTRIES] }
+    }
+}
+
+impl ICache {
+    #[inline]
+    fn slot(pc: u64) -> usize {
+        ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
+    }
+
+    /// Forgets everything.
+    pub(crate) fn flush(&mut self) {
+        for e in self.entries.iter_mut() {
+            e.pc = u64::MAX;
+        }
+    }
 }
 
 impl Hart {
@@ -139,6 +185,7 @@ impl Hart {
             tlb: Tlb::default(),
             reservation: None,
             irq_dirty: true,
+            icache: ICache::default(),
         }
     }
 
@@ -190,9 +237,10 @@ impl Hart {
         self.irq_dirty = true;
     }
 
-    /// Flushes cached translations (SBI remote sfence.vma to self).
+    /// Flushes cached translations and decoded instructions (SBI remote fences to self).
     pub fn flush_tlb(&mut self) {
         self.tlb.flush();
+        self.icache.flush();
     }
 
     /// The effective mip: software bits, the timer, and the external line.
@@ -358,7 +406,7 @@ impl Hart {
             return Ok(self.ram.read_at(off, size));
         }
         self.irq_dirty = true;
-        bus.mmio_read(paddr, size).ok_or_else(|| Self::access_fault(access, paddr))
+        bus.mmio_read(paddr, size, self.cycles).ok_or_else(|| Self::access_fault(access, paddr))
     }
 
     #[inline]
@@ -371,7 +419,7 @@ impl Hart {
             return Ok(());
         }
         self.irq_dirty = true;
-        if bus.mmio_write(paddr, size, value) {
+        if bus.mmio_write(paddr, size, value, self.cycles) {
             Ok(())
         } else {
             Err(Self::access_fault(Access::Store, paddr))
@@ -419,6 +467,30 @@ impl Hart {
         }
         let p = self.translate(vaddr, access)?;
         self.ram.offset(p, u64::from(size)).ok_or_else(|| Self::access_fault(access, p))
+    }
+
+    /// The decoded instruction at pc, from the cache or fetched and expanded.
+    /// `Err` carries the fetch fault or, for an illegal RVC parcel, an
+    /// illegal-instruction trap with the parcel as tval.
+    #[inline]
+    pub(crate) fn decoded(&mut self, bus: &mut dyn Bus) -> Result<(u32, u8, u16), Trap> {
+        let pc = self.pc;
+        let slot = ICache::slot(pc);
+        let e = self.icache.entries[slot];
+        if e.pc == pc && e.prv == self.prv {
+            return Ok((e.insn, e.len, e.raw16));
+        }
+        let raw = self.fetch(bus)?;
+        let (insn, len, raw16) = if raw & 3 != 3 {
+            match crate::rvc::expand(raw as u16) {
+                Some(i) => (i, 2, raw as u16),
+                None => return Err(Trap::new(cause::ILLEGAL_INSN, u64::from(raw & 0xffff))),
+            }
+        } else {
+            (raw, 4, 0)
+        };
+        self.icache.entries[slot] = Decoded { pc, prv: self.prv, raw16, insn, len };
+        Ok((insn, len, raw16))
     }
 
     /// Fetches the instruction at pc: returns (32-bit instruction or expanded RVC, its length).
@@ -575,7 +647,7 @@ impl Hart {
                 let mode = value >> 60;
                 if mode == 0 || mode == 8 {
                     self.satp = value & ((0xf << 60) | ((1 << 44) - 1));
-                    self.tlb.flush();
+                    self.flush_tlb();
                 }
             }
             addr::MSTATUS => {
@@ -585,7 +657,7 @@ impl Hart {
                     self.mstatus &= !mstatus::MPP;
                 }
                 self.irq_dirty = true;
-                self.tlb.flush();
+                self.flush_tlb();
             }
             addr::MISA => {}
             addr::MEDELEG => self.medeleg = value & DEFAULT_MEDELEG,

@@ -18,3 +18,5 @@ pub use bus::{Bus, NoDevices};
 pub use csr::Priv;
 pub use hart::{Hart, Stop, Trap};
 pub use ram::Ram;
+#[cfg(test)]
+mod tests;

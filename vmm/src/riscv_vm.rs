@@ -6,6 +6,7 @@
 
 use crate::arch::riscv64::{boot, fdt, layout};
 use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::sbi::{self, SbiEffect};
@@ -33,6 +34,7 @@ pub const STATUS_MARKER: &str = "wio-init: done status=";
 /// The devices behind the hart.
 struct RvBus {
     uart: Uart16550,
+    rtc: GoldfishRtc,
     plic: Plic,
     mmio_accesses: u64,
     trace: Trace,
@@ -47,9 +49,11 @@ impl RvBus {
 }
 
 impl Bus for RvBus {
-    fn mmio_read(&mut self, addr: u64, size: u8) -> Option<u64> {
+    fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64> {
         self.mmio_accesses += 1;
-        let v = if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+        let v = if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr) && size == 4 {
+            u64::from(self.rtc.read(addr - layout::RTC_BASE, cycles * layout::NS_PER_CYCLE))
+        } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
             let v = u64::from(self.uart.read((addr - layout::UART_BASE) as u8));
             self.uart_irq();
             v
@@ -63,14 +67,17 @@ impl Bus for RvBus {
         } else {
             return None;
         };
-        self.trace.fold(3, addr, v, 0);
+        self.trace.fold(3, addr, v, cycles);
         Some(v)
     }
 
-    fn mmio_write(&mut self, addr: u64, size: u8, value: u64) -> bool {
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool {
         self.mmio_accesses += 1;
-        self.trace.fold(4, addr, value, 0);
-        if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+        self.trace.fold(4, addr, value, cycles);
+        if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr) && size == 4 {
+            self.rtc.write(addr - layout::RTC_BASE, value as u32, cycles * layout::NS_PER_CYCLE);
+            true
+        } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
             self.uart.write((addr - layout::UART_BASE) as u8, value as u8);
             self.uart_irq();
             true
@@ -174,7 +181,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let mut hart = Hart::new(ram, placement.entry, layout::CYCLES_PER_TICK);
     hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
-    let mut bus = RvBus { uart: Uart16550::default(), plic: Plic::default(), mmio_accesses: 0, trace };
+    let mut bus = RvBus { uart: Uart16550::default(), rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64), plic: Plic::default(), mmio_accesses: 0, trace };
     bus.trace.event(
         0,
         "start",

@@ -103,6 +103,13 @@ pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
     w.property_u32("interrupts", UART_IRQ).map_err(fdt_err)?;
     w.end_node(uart).map_err(fdt_err)?;
 
+    let rtc = w.begin_node(&format!("rtc@{RTC_BASE:x}")).map_err(fdt_err)?;
+    w.property_string("compatible", "google,goldfish-rtc").map_err(fdt_err)?;
+    w.property_array_u64("reg", &[RTC_BASE, RTC_SIZE]).map_err(fdt_err)?;
+    w.property_u32("interrupt-parent", PHANDLE_PLIC).map_err(fdt_err)?;
+    w.property_u32("interrupts", RTC_IRQ).map_err(fdt_err)?;
+    w.end_node(rtc).map_err(fdt_err)?;
+
     for &(slot, irq) in spec.virtio {
         let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
         let node = w.begin_node(&format!("virtio_mmio@{base:x}")).map_err(fdt_err)?;
@@ -127,7 +134,7 @@ mod tests {
         let blob = build(&spec).unwrap();
         assert_eq!(&blob[..4], &[0xd0, 0x0d, 0xfe, 0xed], "FDT magic");
         let text = String::from_utf8_lossy(&blob);
-        for needle in ["console=ttyS0", ISA, "riscv,sv39", "ns16550a", "riscv,plic0", "linux,initrd-start", "rng-seed"] {
+        for needle in ["console=ttyS0", ISA, "riscv,sv39", "ns16550a", "riscv,plic0", "google,goldfish-rtc", "linux,initrd-start", "rng-seed"] {
             assert!(text.contains(needle), "missing {needle}");
         }
     }

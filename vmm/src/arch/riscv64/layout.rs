@@ -1,6 +1,12 @@
 //! The riscv64 machine's physical memory map (close to QEMU's `virt` board,
 //! so kernels configured for it find their devices where they expect).
 
+/// Goldfish RTC base.
+pub const RTC_BASE: u64 = 0x0010_1000;
+/// Goldfish RTC register window.
+pub const RTC_SIZE: u64 = 0x1000;
+/// The RTC's PLIC source.
+pub const RTC_IRQ: u32 = 11;
 /// PLIC base.
 pub const PLIC_BASE: u64 = 0x0c00_0000;
 /// PLIC size.

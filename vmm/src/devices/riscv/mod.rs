@@ -1,3 +1,4 @@
 //! Devices of the riscv64 machine that x86 does not have.
 
+pub mod goldfish_rtc;
 pub mod plic;

@@ -1,0 +1,270 @@
+//! Unit tests of the hart: programs built with a tiny encoder, run on RAM.
+
+use crate::csr::{addr, cause, irq, mstatus, Priv};
+use crate::hart::{Hart, Stop};
+use crate::mmu::pte;
+use crate::{NoDevices, Ram};
+
+const BASE: u64 = 0x8000_0000;
+
+fn r(op: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32) -> u32 {
+    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+}
+fn i(op: u32, rd: u32, f3: u32, rs1: u32, imm: i32) -> u32 {
+    ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+}
+fn s(op: u32, f3: u32, rs1: u32, rs2: u32, imm: i32) -> u32 {
+    let imm = imm as u32;
+    (((imm >> 5) & 0x7f) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((imm & 0x1f) << 7) | op
+}
+fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
+    i(0x13, rd, 0, rs1, imm)
+}
+fn ld(rd: u32, rs1: u32, imm: i32) -> u32 {
+    i(0x03, rd, 3, rs1, imm)
+}
+fn sd(rs2: u32, rs1: u32, imm: i32) -> u32 {
+    s(0x23, 3, rs1, rs2, imm)
+}
+fn csrrw(rd: u32, csr: u16, rs1: u32) -> u32 {
+    i(0x73, rd, 1, rs1, i32::from(csr as i16))
+}
+fn amo(f5: u32, rd: u32, rs1: u32, rs2: u32) -> u32 {
+    r(0x2f, rd, 3, rs1, rs2, f5 << 2)
+}
+const ECALL: u32 = 0x73;
+const WFI: u32 = 0x1050_0073;
+const NOP: u32 = 0x13;
+
+fn hart_with(program: &[u32]) -> Hart {
+    let mut ram = Ram::new(BASE, 4 << 20);
+    let bytes: Vec<u8> = program.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert!(ram.load(BASE, &bytes));
+    Hart::new(ram, BASE, 10)
+}
+
+/// Runs until `n` instructions retired (or a stop).
+fn run(h: &mut Hart, n: u64) -> Stop {
+    let until = h.cycles + n;
+    h.run(&mut NoDevices, until)
+}
+
+#[test]
+fn integer_and_m_extension_corner_cases() {
+    let prog = [
+        addi(1, 0, -7),                 // x1 = -7
+        addi(2, 0, 0),                  // x2 = 0
+        r(0x33, 3, 4, 1, 2, 1),         // div x3 = x1 / 0 = -1
+        r(0x33, 4, 6, 1, 2, 1),         // rem x4 = x1 % 0 = x1
+        r(0x33, 5, 5, 1, 2, 1),         // divu x5 = all ones
+        addi(6, 0, 1),
+        i(0x13, 6, 1, 6, 63),           // slli x6 = 1 << 63 (i64::MIN)
+        addi(7, 0, -1),
+        r(0x33, 8, 4, 6, 7, 1),         // div MIN / -1 = MIN
+        r(0x33, 9, 6, 6, 7, 1),         // rem MIN % -1 = 0
+        r(0x3b, 10, 0, 1, 1, 0),        // addw x10 = -14
+        r(0x33, 11, 1, 1, 1, 1),        // mulh (-7 * -7) >> 64 = 0
+        r(0x33, 12, 3, 7, 7, 1),        // mulhu (2^64-1)^2 >> 64 = 2^64 - 2
+    ];
+    let mut h = hart_with(&prog);
+    run(&mut h, prog.len() as u64);
+    assert_eq!(h.x[3], u64::MAX);
+    assert_eq!(h.x[4] as i64, -7);
+    assert_eq!(h.x[5], u64::MAX);
+    assert_eq!(h.x[8], 1 << 63);
+    assert_eq!(h.x[9], 0);
+    assert_eq!(h.x[10] as i64, -14);
+    assert_eq!(h.x[11], 0);
+    assert_eq!(h.x[12], u64::MAX - 1);
+    assert_eq!(h.x[0], 0);
+    assert_eq!(h.instret, prog.len() as u64);
+}
+
+#[test]
+fn misaligned_access_across_a_page_works() {
+    let mut h = hart_with(&[addi(2, 0, 0x123), sd(2, 1, 0), ld(3, 1, 0)]);
+    h.x[1] = BASE + 0xffd;
+    run(&mut h, 3);
+    assert_eq!(h.x[3], 0x123);
+    assert_eq!(h.ram.slice(BASE + 0xffd, 3).unwrap(), &[0x23, 0x01, 0]);
+    assert_eq!(h.mcause, 0, "no trap");
+}
+
+#[test]
+fn illegal_instruction_is_delegated_to_s_mode() {
+    let mut h = hart_with(&[0xffff_ffff]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.prv, Priv::Supervisor);
+    assert_eq!(h.pc, BASE + 0x100);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    assert_eq!(h.stval, 0xffff_ffff);
+    assert_eq!(h.sepc, BASE);
+    assert_eq!(h.instret, 0, "a trapping instruction does not retire");
+    // Not delegated: goes to M.
+    let mut h = hart_with(&[0xffff_ffff]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.medeleg = 0;
+    h.mtvec = BASE + 0x200;
+    run(&mut h, 1);
+    assert_eq!(h.prv, Priv::Machine);
+    assert_eq!(h.mcause, cause::ILLEGAL_INSN);
+    assert_eq!((h.mstatus >> mstatus::MPP_SHIFT) & 3, 1, "MPP = S");
+}
+
+#[test]
+fn ecall_from_s_is_an_sbi_call_and_wfi_stops() {
+    let mut h = hart_with(&[ECALL, WFI, NOP]);
+    h.enter_supervisor(BASE, 0, 0);
+    assert_eq!(run(&mut h, 10), Stop::SbiCall);
+    assert_eq!(h.pc, BASE + 4);
+    assert_eq!(run(&mut h, 10), Stop::Wfi);
+    assert_eq!(h.pc, BASE + 8);
+}
+
+#[test]
+fn lr_sc_and_amos() {
+    let prog = [
+        amo(0x02, 2, 1, 0),  // lr.d x2, (x1)
+        amo(0x03, 3, 1, 4),  // sc.d x3, x4, (x1) -> success (0)
+        amo(0x03, 5, 1, 4),  // sc.d again -> failure (1), no reservation
+        amo(0x00, 6, 1, 4),  // amoadd.d x6 = old, mem += x4
+        amo(0x1c, 7, 1, 0),  // amomaxu.d x7 = old, mem = max(mem, 0)
+    ];
+    let mut h = hart_with(&prog);
+    h.x[1] = BASE + 0x1000;
+    h.x[4] = 5;
+    assert!(h.ram.load(BASE + 0x1000, &40u64.to_le_bytes()));
+    run(&mut h, prog.len() as u64);
+    assert_eq!(h.x[2], 40);
+    assert_eq!(h.x[3], 0);
+    assert_eq!(h.x[5], 1);
+    assert_eq!(h.x[6], 5);
+    assert_eq!(h.x[7], 10);
+    assert_eq!(h.ram.slice(BASE + 0x1000, 1).unwrap(), &[10]);
+    // Misaligned AMO faults.
+    let mut h = hart_with(&[amo(0x00, 6, 1, 4)]);
+    h.x[1] = BASE + 0x1001;
+    h.mtvec = BASE + 0x40;
+    run(&mut h, 1);
+    assert_eq!(h.mcause, cause::STORE_MISALIGNED);
+    assert_eq!(h.mtval, BASE + 0x1001);
+}
+
+/// Builds Sv39 tables mapping virtual 0x4000_0000 (4 KiB page) to physical `BASE + 0x10000`
+/// with `flags`, and the code page identity-mapped as a 1 GiB superpage (RX).
+fn sv39(h: &mut Hart, flags: u64) {
+    let root = BASE + 0x20_0000;
+    let l1 = root + 0x1000;
+    let l0 = root + 0x2000;
+    let w = |h: &mut Hart, a: u64, v: u64| assert!(h.ram.load(a, &v.to_le_bytes()));
+    // Root[2] -> 1 GiB superpage at 0x8000_0000 (covers code), RWX, A, D.
+    w(h, root + 2 * 8, ((BASE >> 12) << 10) | pte::V | pte::R | pte::W | pte::X | pte::A | pte::D);
+    // Root[1] -> l1 (virtual 0x4000_0000..)
+    w(h, root + 8, ((l1 >> 12) << 10) | pte::V);
+    w(h, l1, ((l0 >> 12) << 10) | pte::V);
+    w(h, l0, (((BASE + 0x10000) >> 12) << 10) | flags);
+    h.satp = (8 << 60) | (root >> 12);
+}
+
+#[test]
+fn sv39_walk_sets_accessed_and_dirty() {
+    let mut h = hart_with(&[ld(2, 1, 0), sd(2, 1, 8)]);
+    h.enter_supervisor(BASE, 0, 0);
+    sv39(&mut h, pte::V | pte::R | pte::W);
+    h.x[1] = 0x4000_0000;
+    assert!(h.ram.load(BASE + 0x10000, &77u64.to_le_bytes()));
+    run(&mut h, 1);
+    assert_eq!(h.x[2], 77);
+    let leaf = u64::from_le_bytes(h.ram.slice(BASE + 0x20_2000, 8).unwrap().try_into().unwrap());
+    assert_ne!(leaf & pte::A, 0);
+    assert_eq!(leaf & pte::D, 0, "a load does not dirty the page");
+    run(&mut h, 1);
+    let leaf = u64::from_le_bytes(h.ram.slice(BASE + 0x20_2000, 8).unwrap().try_into().unwrap());
+    assert_ne!(leaf & pte::D, 0, "the store set D through the TLB's clean entry");
+    assert_eq!(h.ram.slice(BASE + 0x10008, 1).unwrap(), &[77]);
+}
+
+#[test]
+fn sv39_permission_faults() {
+    // Store to a read-only page.
+    let mut h = hart_with(&[sd(2, 1, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    sv39(&mut h, pte::V | pte::R);
+    h.x[1] = 0x4000_0010;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::STORE_PAGE_FAULT);
+    assert_eq!(h.stval, 0x4000_0010);
+    // User page from S-mode without SUM.
+    let mut h = hart_with(&[ld(2, 1, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    sv39(&mut h, pte::V | pte::R | pte::U);
+    h.x[1] = 0x4000_0000;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::LOAD_PAGE_FAULT);
+    // With SUM it works.
+    let mut h = hart_with(&[ld(2, 1, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    sv39(&mut h, pte::V | pte::R | pte::U);
+    h.mstatus |= mstatus::SUM;
+    h.x[1] = 0x4000_0000;
+    run(&mut h, 1);
+    assert_eq!(h.scause, 0);
+    // Non-canonical address.
+    let mut h = hart_with(&[ld(2, 1, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    sv39(&mut h, pte::V | pte::R);
+    h.x[1] = 0x0000_8000_0000_0000;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::LOAD_PAGE_FAULT);
+}
+
+#[test]
+fn timer_interrupt_lands_on_an_exact_instruction() {
+    // A long run of NOPs; the timer fires at time 5 = cycle 50 (10 cycles per tick).
+    let mut prog = vec![NOP; 0x1000 / 4];
+    prog.push(0x0000_006f); // the handler at +0x1000: jal x0, 0 (spin)
+    for enabled_late in [false, true] {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x1000;
+        h.mstatus |= mstatus::SIE;
+        h.set_timecmp(5);
+        if enabled_late {
+            // Splitting the run at an arbitrary point must not move the interrupt.
+            run(&mut h, 17);
+            run(&mut h, 100 - 17);
+        } else {
+            run(&mut h, 100);
+        }
+        assert_eq!(h.scause, cause::INTERRUPT | 5);
+        assert_eq!(h.sepc, BASE + 50 * 4, "interrupt taken before the 51st instruction");
+    }
+}
+
+#[test]
+fn csr_privilege_and_read_only_checks() {
+    // S-mode cannot touch mstatus; writing a read-only CSR (cycle) is illegal.
+    let mut h = hart_with(&[csrrw(1, addr::MSTATUS, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    let mut h = hart_with(&[csrrw(1, addr::CYCLE, 2)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    // sie only shows delegated bits; satp ignores unsupported modes (Sv48).
+    let mut h = hart_with(&[csrrw(0, addr::SIE, 1), csrrw(0, addr::SATP, 2), i(0x73, 3, 2, 0, i32::from(addr::SATP as i16))]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.x[1] = u64::MAX;
+    h.x[2] = 9 << 60;
+    run(&mut h, 3);
+    assert_eq!(h.mie & !irq::S_MASK, irq::S_MASK & !irq::S_MASK);
+    assert_eq!(h.x[3], 0, "Sv48 write ignored");
+}
