@@ -90,7 +90,8 @@ pub mod mstatus {
     /// Bits visible through sstatus.
     pub const SSTATUS_MASK: u64 = SIE | SPIE | UBE | SPP | FS | SUM | MXR | UXL | SD;
     /// Bits software may write in mstatus.
-    pub const WRITABLE: u64 = SIE | MIE | SPIE | MPIE | SPP | MPP | FS | MPRV | SUM | MXR | TVM | TW | TSR;
+    pub const WRITABLE: u64 =
+        SIE | MIE | SPIE | MPIE | SPP | MPP | FS | MPRV | SUM | MXR | TVM | TW | TSR;
 }
 
 /// Interrupt bits of mip/mie (and their cause numbers).

@@ -34,7 +34,10 @@ fn imm_s(i: u32) -> u64 {
 }
 #[inline]
 fn imm_b(i: u32) -> u64 {
-    let v = (((i as i32) >> 31) << 12) | (((i >> 7) & 1) << 11) as i32 | (((i >> 25) & 0x3f) << 5) as i32 | (((i >> 8) & 0xf) << 1) as i32;
+    let v = (((i as i32) >> 31) << 12)
+        | (((i >> 7) & 1) << 11) as i32
+        | (((i >> 25) & 0x3f) << 5) as i32
+        | (((i >> 8) & 0xf) << 1) as i32;
     v as i64 as u64
 }
 #[inline]
@@ -43,7 +46,10 @@ fn imm_u(i: u32) -> u64 {
 }
 #[inline]
 fn imm_j(i: u32) -> u64 {
-    let v = (((i as i32) >> 31) << 20) | (((i >> 12) & 0xff) << 12) as i32 | (((i >> 20) & 1) << 11) as i32 | (((i >> 21) & 0x3ff) << 1) as i32;
+    let v = (((i as i32) >> 31) << 20)
+        | (((i >> 12) & 0xff) << 12) as i32
+        | (((i >> 20) & 1) << 11) as i32
+        | (((i >> 21) & 0x3ff) << 1) as i32;
     v as i64 as u64
 }
 #[inline]
@@ -106,7 +112,11 @@ impl Hart {
             Err(mut t) => {
                 if t.cause == cause::ILLEGAL_INSN {
                     // xtval holds the instruction as it was fetched (16 bits for RVC).
-                    t.tval = if len == 2 { u64::from(raw16) } else { u64::from(insn) };
+                    t.tval = if len == 2 {
+                        u64::from(raw16)
+                    } else {
+                        u64::from(insn)
+                    };
                 }
                 self.take_trap(t.cause, t.tval);
                 None
@@ -272,13 +282,7 @@ impl Hart {
                             a.wrapping_div(b) as i64 as u64
                         }
                     }
-                    (1, 5) => {
-                        if b == 0 {
-                            u64::MAX
-                        } else {
-                            sext32(u64::from(a / b))
-                        }
-                    }
+                    (1, 5) => a.checked_div(b).map_or(u64::MAX, |q| sext32(u64::from(q))),
                     (1, 6) => {
                         let (a, b) = (a as i32, b as i32);
                         if b == 0 {
@@ -299,7 +303,7 @@ impl Hart {
                 self.set(rd(i), v);
             }
             0x0f => match funct3(i) {
-                0 => {}    // FENCE: one hart, in-order memory
+                0 => {}                   // FENCE: one hart, in-order memory
                 1 => self.icache.flush(), // FENCE.I: stores become visible to fetch
                 _ => return Err(illegal(i)),
             },
@@ -360,7 +364,9 @@ impl Hart {
                 0x0010_0073 => return Err(Trap::new(cause::BREAKPOINT, self.pc)),
                 0x1020_0073 => {
                     // SRET
-                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TSR != 0) {
+                    if self.prv == Priv::User
+                        || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TSR != 0)
+                    {
                         return Err(illegal(i));
                     }
                     self.xret(false);
@@ -375,7 +381,9 @@ impl Hart {
                 }
                 0x1050_0073 => {
                     // WFI
-                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TW != 0) {
+                    if self.prv == Priv::User
+                        || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TW != 0)
+                    {
                         return Err(illegal(i));
                     }
                     if self.mip(bus) & self.mie != 0 {
@@ -385,7 +393,9 @@ impl Hart {
                 }
                 _ if i >> 25 == 0x09 && rd(i) == 0 => {
                     // SFENCE.VMA
-                    if self.prv == Priv::User || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0) {
+                    if self.prv == Priv::User
+                        || (self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0)
+                    {
                         return Err(illegal(i));
                     }
                     self.flush_tlb();
@@ -395,7 +405,11 @@ impl Hart {
             }
         }
         let csr = (i >> 20) as u16;
-        let src = if f3 & 4 != 0 { rs1(i) as u64 } else { self.x[rs1(i)] };
+        let src = if f3 & 4 != 0 {
+            rs1(i) as u64
+        } else {
+            self.x[rs1(i)]
+        };
         let writes = match f3 & 3 {
             1 => true,
             _ => rs1(i) != 0,
@@ -471,7 +485,10 @@ impl Hart {
                     _ => return Err(illegal(i)),
                 };
                 self.ram.write_at(off, size, new);
-                if self.reservation.is_some_and(|r| r >> 3 == (self.ram.base() + off as u64) >> 3) {
+                if self
+                    .reservation
+                    .is_some_and(|r| r >> 3 == (self.ram.base() + off as u64) >> 3)
+                {
                     self.reservation = None;
                 }
                 self.set(rd(i), old);

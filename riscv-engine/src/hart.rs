@@ -35,7 +35,15 @@ pub enum Stop {
 }
 
 /// misa: RV64 with A, C, D, F, I, M, S, U.
-pub const MISA: u64 = (2 << 62) | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 5) | (1 << 8) | (1 << 12) | (1 << 18) | (1 << 20);
+pub const MISA: u64 = (2 << 62)
+    | (1 << 0)
+    | (1 << 2)
+    | (1 << 3)
+    | (1 << 5)
+    | (1 << 8)
+    | (1 << 12)
+    | (1 << 18)
+    | (1 << 20);
 
 /// Exceptions an SBI implementation delegates to S-mode (as OpenSBI does):
 /// misaligned fetch, fetch access, illegal instruction, breakpoint, load/store
@@ -102,6 +110,10 @@ pub struct Hart {
     pub(crate) irq_dirty: bool,
     /// Decoded instructions by virtual pc (see [`ICache`]).
     pub(crate) icache: ICache,
+    /// Last data page translated for loads: (virtual page number + 1, RAM offset of the page).
+    load_page: (u64, usize),
+    /// Last data page translated for stores (only pages already marked dirty).
+    store_page: (u64, usize),
 }
 
 const ICACHE_ENTRIES: usize = 1 << 15;
@@ -130,7 +142,18 @@ pub(crate) struct ICache {
 
 impl Default for ICache {
     fn default() -> Self {
-        ICache { entries: vec![Decoded { pc: u64::MAX, prv: Priv::Machine, raw16: 0, insn: 0, len: 0 }; ICACHE_ENTRIES] }
+        ICache {
+            entries: vec![
+                Decoded {
+                    pc: u64::MAX,
+                    prv: Priv::Machine,
+                    raw16: 0,
+                    insn: 0,
+                    len: 0
+                };
+                ICACHE_ENTRIES
+            ],
+        }
     }
 }
 
@@ -186,7 +209,17 @@ impl Hart {
             reservation: None,
             irq_dirty: true,
             icache: ICache::default(),
+            load_page: (0, 0),
+            store_page: (0, 0),
         }
+    }
+
+    /// Forgets the one-page load/store shortcuts; called whenever a translation
+    /// or its permission may change (TLB flush, privilege change, mstatus write).
+    #[inline]
+    fn forget_data_pages(&mut self) {
+        self.load_page.0 = 0;
+        self.store_page.0 = 0;
     }
 
     /// Puts the hart where an SBI implementation leaves it for a supervisor
@@ -213,7 +246,7 @@ impl Hart {
 
     /// Cycle at which `time` reaches `timecmp` (u64::MAX when the timer is off).
     pub fn timer_deadline(&self) -> u64 {
-        self.timecmp.checked_mul(self.cycles_per_tick).unwrap_or(u64::MAX)
+        self.timecmp.saturating_mul(self.cycles_per_tick)
     }
 
     /// Sets the timer compare value (SBI set_timer); clears the pending timer until it fires.
@@ -241,6 +274,7 @@ impl Hart {
     pub fn flush_tlb(&mut self) {
         self.tlb.flush();
         self.icache.flush();
+        self.forget_data_pages();
     }
 
     /// The effective mip: software bits, the timer, and the external line.
@@ -262,9 +296,18 @@ impl Hart {
             return None;
         }
         let m_enabled = self.prv < Priv::Machine || self.mstatus & mstatus::MIE != 0;
-        let s_enabled = self.prv < Priv::Supervisor || (self.prv == Priv::Supervisor && self.mstatus & mstatus::SIE != 0);
-        let m = if m_enabled { pending & !self.mideleg } else { 0 };
-        let s = if s_enabled && self.prv != Priv::Machine { pending & self.mideleg } else { 0 };
+        let s_enabled = self.prv < Priv::Supervisor
+            || (self.prv == Priv::Supervisor && self.mstatus & mstatus::SIE != 0);
+        let m = if m_enabled {
+            pending & !self.mideleg
+        } else {
+            0
+        };
+        let s = if s_enabled && self.prv != Priv::Machine {
+            pending & self.mideleg
+        } else {
+            0
+        };
         for (set, order) in [(m, [11u64, 3, 7, 9, 1, 5]), (s, [11, 3, 7, 9, 1, 5])] {
             for bit in order {
                 if set & (1 << bit) != 0 {
@@ -279,15 +322,27 @@ impl Hart {
     pub fn take_trap(&mut self, cause: u64, tval: u64) {
         let interrupt = cause & cause::INTERRUPT != 0;
         let code = cause & !cause::INTERRUPT;
-        let deleg = if interrupt { self.mideleg } else { self.medeleg };
+        let deleg = if interrupt {
+            self.mideleg
+        } else {
+            self.medeleg
+        };
         let epc = self.pc;
         if self.prv <= Priv::Supervisor && code < 64 && (deleg >> code) & 1 != 0 {
             self.scause = cause;
             self.sepc = epc;
             self.stval = tval;
             let mut s = self.mstatus;
-            s = if s & mstatus::SIE != 0 { s | mstatus::SPIE } else { s & !mstatus::SPIE };
-            s = if self.prv == Priv::Supervisor { s | mstatus::SPP } else { s & !mstatus::SPP };
+            s = if s & mstatus::SIE != 0 {
+                s | mstatus::SPIE
+            } else {
+                s & !mstatus::SPIE
+            };
+            s = if self.prv == Priv::Supervisor {
+                s | mstatus::SPP
+            } else {
+                s & !mstatus::SPP
+            };
             s &= !mstatus::SIE;
             self.mstatus = s;
             self.prv = Priv::Supervisor;
@@ -297,7 +352,11 @@ impl Hart {
             self.mepc = epc;
             self.mtval = tval;
             let mut s = self.mstatus;
-            s = if s & mstatus::MIE != 0 { s | mstatus::MPIE } else { s & !mstatus::MPIE };
+            s = if s & mstatus::MIE != 0 {
+                s | mstatus::MPIE
+            } else {
+                s & !mstatus::MPIE
+            };
             s = (s & !mstatus::MPP) | ((self.prv as u64) << mstatus::MPP_SHIFT);
             s &= !mstatus::MIE;
             self.mstatus = s;
@@ -305,6 +364,7 @@ impl Hart {
             self.pc = trap_vector(self.mtvec, interrupt, code);
         }
         self.irq_dirty = true;
+        self.forget_data_pages();
     }
 
     // ---- address translation and memory ----
@@ -346,7 +406,9 @@ impl Hart {
         if let Some(e) = self.tlb.lookup(vpn) {
             let sum = self.mstatus & mstatus::SUM != 0;
             let mxr = self.mstatus & mstatus::MXR != 0;
-            if mmu::permits(e.flags, access, prv == Priv::Supervisor, sum, mxr) && (access != Access::Store || e.flags & pte::D != 0) {
+            if mmu::permits(e.flags, access, prv == Priv::Supervisor, sum, mxr)
+                && (access != Access::Store || e.flags & pte::D != 0)
+            {
                 return Ok(e.page | (vaddr & 0xfff));
             }
         }
@@ -363,9 +425,15 @@ impl Hart {
         for level in (0..3).rev() {
             let vpn_i = (vaddr >> (12 + 9 * level)) & 0x1ff;
             let pte_addr = table + vpn_i * 8;
-            let off = self.ram.offset(pte_addr, 8).ok_or_else(|| Self::access_fault(access, vaddr))?;
+            let off = self
+                .ram
+                .offset(pte_addr, 8)
+                .ok_or_else(|| Self::access_fault(access, vaddr))?;
             let mut entry = self.ram.read_at(off, 8);
-            if entry & pte::V == 0 || (entry & pte::R == 0 && entry & pte::W != 0) || entry & pte::RESERVED != 0 {
+            if entry & pte::V == 0
+                || (entry & pte::R == 0 && entry & pte::W != 0)
+                || entry & pte::RESERVED != 0
+            {
                 return Err(Self::page_fault(access, vaddr));
             }
             let ppn = (entry >> 10) & ((1 << 44) - 1);
@@ -401,16 +469,29 @@ impl Hart {
 
     /// Reads `size` bytes at physical `paddr` from RAM or a device.
     #[inline]
-    fn read_phys(&mut self, bus: &mut dyn Bus, paddr: u64, size: u8, access: Access) -> Result<u64, Trap> {
+    fn read_phys(
+        &mut self,
+        bus: &mut dyn Bus,
+        paddr: u64,
+        size: u8,
+        access: Access,
+    ) -> Result<u64, Trap> {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
             return Ok(self.ram.read_at(off, size));
         }
         self.irq_dirty = true;
-        bus.mmio_read(paddr, size, self.cycles).ok_or_else(|| Self::access_fault(access, paddr))
+        bus.mmio_read(paddr, size, self.cycles)
+            .ok_or_else(|| Self::access_fault(access, paddr))
     }
 
     #[inline]
-    fn write_phys(&mut self, bus: &mut dyn Bus, paddr: u64, size: u8, value: u64) -> Result<(), Trap> {
+    fn write_phys(
+        &mut self,
+        bus: &mut dyn Bus,
+        paddr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), Trap> {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
             self.ram.write_at(off, size, value);
             if self.reservation.is_some_and(|r| r >> 3 == paddr >> 3) {
@@ -430,7 +511,15 @@ impl Hart {
     #[inline]
     pub fn load(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8) -> Result<u64, Trap> {
         if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
+            if self.load_page.0 == (vaddr >> 12) + 1 {
+                return Ok(self
+                    .ram
+                    .read_at(self.load_page.1 + (vaddr & 0xfff) as usize, size));
+            }
             let p = self.translate(vaddr, Access::Load)?;
+            if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
+                self.load_page = ((vaddr >> 12) + 1, off);
+            }
             return self.read_phys(bus, p, size, Access::Load);
         }
         let mut v = 0u64;
@@ -443,9 +532,23 @@ impl Hart {
 
     /// Stores the low `size` bytes of `value` at virtual `vaddr`.
     #[inline]
-    pub fn store(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8, value: u64) -> Result<(), Trap> {
+    pub fn store(
+        &mut self,
+        bus: &mut dyn Bus,
+        vaddr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), Trap> {
         if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
+            if self.store_page.0 == (vaddr >> 12) + 1 && self.reservation.is_none() {
+                self.ram
+                    .write_at(self.store_page.1 + (vaddr & 0xfff) as usize, size, value);
+                return Ok(());
+            }
             let p = self.translate(vaddr, Access::Store)?;
+            if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
+                self.store_page = ((vaddr >> 12) + 1, off);
+            }
             return self.write_phys(bus, p, size, value);
         }
         // Translate every byte first so a fault leaves memory untouched.
@@ -460,13 +563,24 @@ impl Hart {
     }
 
     /// Translates an AMO/LR/SC address: must be naturally aligned and in RAM.
-    pub(crate) fn amo_address(&mut self, vaddr: u64, size: u8, access: Access) -> Result<usize, Trap> {
-        if vaddr % u64::from(size) != 0 {
-            let c = if access == Access::Load { cause::LOAD_MISALIGNED } else { cause::STORE_MISALIGNED };
+    pub(crate) fn amo_address(
+        &mut self,
+        vaddr: u64,
+        size: u8,
+        access: Access,
+    ) -> Result<usize, Trap> {
+        if !vaddr.is_multiple_of(u64::from(size)) {
+            let c = if access == Access::Load {
+                cause::LOAD_MISALIGNED
+            } else {
+                cause::STORE_MISALIGNED
+            };
             return Err(Trap::new(c, vaddr));
         }
         let p = self.translate(vaddr, access)?;
-        self.ram.offset(p, u64::from(size)).ok_or_else(|| Self::access_fault(access, p))
+        self.ram
+            .offset(p, u64::from(size))
+            .ok_or_else(|| Self::access_fault(access, p))
     }
 
     /// The decoded instruction at pc, from the cache or fetched and expanded.
@@ -489,7 +603,13 @@ impl Hart {
         } else {
             (raw, 4, 0)
         };
-        self.icache.entries[slot] = Decoded { pc, prv: self.prv, raw16, insn, len };
+        self.icache.entries[slot] = Decoded {
+            pc,
+            prv: self.prv,
+            raw16,
+            insn,
+            len,
+        };
         Ok((insn, len, raw16))
     }
 
@@ -621,6 +741,7 @@ impl Hart {
                 let mask = mstatus::SSTATUS_MASK & mstatus::WRITABLE;
                 self.mstatus = (self.mstatus & !mask) | (value & mask);
                 self.irq_dirty = true;
+                self.forget_data_pages();
             }
             addr::SIE => {
                 self.mie = (self.mie & !self.mideleg) | (value & self.mideleg);
@@ -692,7 +813,11 @@ impl Hart {
         let s = self.mstatus;
         if machine {
             let mpp = Priv::from_bits(s >> mstatus::MPP_SHIFT);
-            let mut n = if s & mstatus::MPIE != 0 { s | mstatus::MIE } else { s & !mstatus::MIE };
+            let mut n = if s & mstatus::MPIE != 0 {
+                s | mstatus::MIE
+            } else {
+                s & !mstatus::MIE
+            };
             n |= mstatus::MPIE;
             n &= !mstatus::MPP;
             if mpp != Priv::Machine {
@@ -702,8 +827,16 @@ impl Hart {
             self.prv = mpp;
             self.pc = self.mepc;
         } else {
-            let spp = if s & mstatus::SPP != 0 { Priv::Supervisor } else { Priv::User };
-            let mut n = if s & mstatus::SPIE != 0 { s | mstatus::SIE } else { s & !mstatus::SIE };
+            let spp = if s & mstatus::SPP != 0 {
+                Priv::Supervisor
+            } else {
+                Priv::User
+            };
+            let mut n = if s & mstatus::SPIE != 0 {
+                s | mstatus::SIE
+            } else {
+                s & !mstatus::SIE
+            };
             n |= mstatus::SPIE;
             n &= !mstatus::SPP;
             n &= !mstatus::MPRV;
@@ -712,6 +845,7 @@ impl Hart {
             self.pc = self.sepc;
         }
         self.irq_dirty = true;
+        self.forget_data_pages();
     }
 
     /// Runs until the clock reaches `until_cycles`, WFI idles, or an SBI call needs serving.
@@ -727,7 +861,11 @@ impl Hart {
             // Run in a chunk that ends exactly where the timer fires, so the timer
             // interrupt lands on the same instruction in every run.
             let deadline = self.timer_deadline();
-            let chunk_end = if deadline > self.cycles { until_cycles.min(deadline) } else { until_cycles };
+            let chunk_end = if deadline > self.cycles {
+                until_cycles.min(deadline)
+            } else {
+                until_cycles
+            };
             while self.cycles < chunk_end && !self.irq_dirty {
                 if let Some(stop) = self.step(bus) {
                     return stop;

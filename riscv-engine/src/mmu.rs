@@ -54,7 +54,9 @@ pub struct Tlb {
 
 impl Default for Tlb {
     fn default() -> Self {
-        Tlb { entries: Box::new([TlbEntry::default(); TLB_ENTRIES]) }
+        Tlb {
+            entries: Box::new([TlbEntry::default(); TLB_ENTRIES]),
+        }
     }
 }
 
@@ -69,7 +71,11 @@ impl Tlb {
     /// Caches a translation.
     #[inline]
     pub fn insert(&mut self, vpn: u64, page: u64, flags: u64) {
-        self.entries[(vpn as usize) & (TLB_ENTRIES - 1)] = TlbEntry { tag: vpn + 1, page, flags };
+        self.entries[(vpn as usize) & (TLB_ENTRIES - 1)] = TlbEntry {
+            tag: vpn + 1,
+            page,
+            flags,
+        };
     }
 
     /// Forgets every translation (SFENCE.VMA, satp writes).
@@ -107,13 +113,25 @@ mod tests {
         assert!(permits(rx, Access::Exec, true, false, false));
         assert!(!permits(rx, Access::Store, true, false, false));
         let user = pte::V | pte::R | pte::W | pte::U;
-        assert!(!permits(user, Access::Load, true, false, false), "S needs SUM for U pages");
+        assert!(
+            !permits(user, Access::Load, true, false, false),
+            "S needs SUM for U pages"
+        );
         assert!(permits(user, Access::Load, true, true, false));
-        assert!(!permits(user | pte::X, Access::Exec, true, true, false), "S never executes U pages");
-        assert!(!permits(rx, Access::Load, false, false, false), "U cannot touch S pages");
+        assert!(
+            !permits(user | pte::X, Access::Exec, true, true, false),
+            "S never executes U pages"
+        );
+        assert!(
+            !permits(rx, Access::Load, false, false, false),
+            "U cannot touch S pages"
+        );
         let xo = pte::V | pte::X;
         assert!(!permits(xo, Access::Load, true, false, false));
-        assert!(permits(xo, Access::Load, true, false, true), "MXR makes X readable");
+        assert!(
+            permits(xo, Access::Load, true, false, true),
+            "MXR makes X readable"
+        );
     }
 
     #[test]

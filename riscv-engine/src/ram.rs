@@ -9,14 +9,22 @@ pub struct Ram {
 
 impl std::fmt::Debug for Ram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Ram {{ base: {:#x}, size: {:#x} }}", self.base, self.bytes.len())
+        write!(
+            f,
+            "Ram {{ base: {:#x}, size: {:#x} }}",
+            self.base,
+            self.bytes.len()
+        )
     }
 }
 
 impl Ram {
     /// Zeroed RAM of `size` bytes at physical `base`.
     pub fn new(base: u64, size: usize) -> Ram {
-        Ram { base, bytes: vec![0; size] }
+        Ram {
+            base,
+            bytes: vec![0; size],
+        }
     }
 
     /// Physical base address.

@@ -11,7 +11,12 @@ fn i(rd: u32, rs1: u32, imm: i32, funct3: u32, op: u32) -> u32 {
 
 fn s(rs1: u32, rs2: u32, imm: i32, funct3: u32, op: u32) -> u32 {
     let imm = imm as u32;
-    (((imm >> 5) & 0x7f) << 25) | (rs2 << 20) | (rs1 << 15) | (funct3 << 12) | ((imm & 0x1f) << 7) | op
+    (((imm >> 5) & 0x7f) << 25)
+        | (rs2 << 20)
+        | (rs1 << 15)
+        | (funct3 << 12)
+        | ((imm & 0x1f) << 7)
+        | op
 }
 
 fn b(rs1: u32, rs2: u32, imm: i32, funct3: u32) -> u32 {
@@ -28,7 +33,12 @@ fn b(rs1: u32, rs2: u32, imm: i32, funct3: u32) -> u32 {
 
 fn j(rd: u32, imm: i32) -> u32 {
     let imm = imm as u32;
-    (((imm >> 20) & 1) << 31) | (((imm >> 1) & 0x3ff) << 21) | (((imm >> 11) & 1) << 20) | (((imm >> 12) & 0xff) << 12) | (rd << 7) | 0x6f
+    (((imm >> 20) & 1) << 31)
+        | (((imm >> 1) & 0x3ff) << 21)
+        | (((imm >> 11) & 1) << 20)
+        | (((imm >> 12) & 0xff) << 12)
+        | (rd << 7)
+        | 0x6f
 }
 
 fn bits(x: u32, hi: u32, lo: u32) -> u32 {
@@ -51,31 +61,92 @@ pub fn expand(c: u16) -> Option<u32> {
     match (op, funct3) {
         (0, 0) => {
             // C.ADDI4SPN
-            let imm = (bits(c, 10, 7) << 6) | (bits(c, 12, 11) << 4) | (bits(c, 5, 5) << 3) | (bits(c, 6, 6) << 2);
+            let imm = (bits(c, 10, 7) << 6)
+                | (bits(c, 12, 11) << 4)
+                | (bits(c, 5, 5) << 3)
+                | (bits(c, 6, 6) << 2);
             if imm == 0 {
                 return None;
             }
             Some(i(rdp, 2, imm as i32, 0, 0x13))
         }
-        (0, 1) => Some(i(rdp, rs1p, ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32, 3, 0x07)), // C.FLD
-        (0, 2) => Some(i(rdp, rs1p, ((bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6)) as i32, 2, 0x03)), // C.LW
-        (0, 3) => Some(i(rdp, rs1p, ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32, 3, 0x03)), // C.LD
-        (0, 5) => Some(s(rs1p, rdp, ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32, 3, 0x27)), // C.FSD
-        (0, 6) => Some(s(rs1p, rdp, ((bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6)) as i32, 2, 0x23)), // C.SW
-        (0, 7) => Some(s(rs1p, rdp, ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32, 3, 0x23)), // C.SD
-        (1, 0) => Some(i(rd, rd, sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6), 0, 0x13)), // C.ADDI / C.NOP
+        (0, 1) => Some(i(
+            rdp,
+            rs1p,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32,
+            3,
+            0x07,
+        )), // C.FLD
+        (0, 2) => Some(i(
+            rdp,
+            rs1p,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6)) as i32,
+            2,
+            0x03,
+        )), // C.LW
+        (0, 3) => Some(i(
+            rdp,
+            rs1p,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32,
+            3,
+            0x03,
+        )), // C.LD
+        (0, 5) => Some(s(
+            rs1p,
+            rdp,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32,
+            3,
+            0x27,
+        )), // C.FSD
+        (0, 6) => Some(s(
+            rs1p,
+            rdp,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6)) as i32,
+            2,
+            0x23,
+        )), // C.SW
+        (0, 7) => Some(s(
+            rs1p,
+            rdp,
+            ((bits(c, 12, 10) << 3) | (bits(c, 6, 5) << 6)) as i32,
+            3,
+            0x23,
+        )), // C.SD
+        (1, 0) => Some(i(
+            rd,
+            rd,
+            sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6),
+            0,
+            0x13,
+        )), // C.ADDI / C.NOP
         (1, 1) => {
             // C.ADDIW
             if rd == 0 {
                 return None;
             }
-            Some(i(rd, rd, sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6), 0, 0x1b))
+            Some(i(
+                rd,
+                rd,
+                sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6),
+                0,
+                0x1b,
+            ))
         }
-        (1, 2) => Some(i(rd, 0, sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6), 0, 0x13)), // C.LI
+        (1, 2) => Some(i(
+            rd,
+            0,
+            sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6),
+            0,
+            0x13,
+        )), // C.LI
         (1, 3) => {
             if rd == 2 {
                 // C.ADDI16SP
-                let imm = (bits(c, 12, 12) << 9) | (bits(c, 4, 3) << 7) | (bits(c, 5, 5) << 6) | (bits(c, 2, 2) << 5) | (bits(c, 6, 6) << 4);
+                let imm = (bits(c, 12, 12) << 9)
+                    | (bits(c, 4, 3) << 7)
+                    | (bits(c, 5, 5) << 6)
+                    | (bits(c, 2, 2) << 5)
+                    | (bits(c, 6, 6) << 4);
                 if imm == 0 {
                     return None;
                 }
@@ -92,9 +163,15 @@ pub fn expand(c: u16) -> Option<u32> {
         (1, 4) => {
             let shamt = (bits(c, 12, 12) << 5) | bits(c, 6, 2);
             match bits(c, 11, 10) {
-                0 => Some(i(rs1p, rs1p, shamt as i32, 5, 0x13)),                   // C.SRLI
-                1 => Some(i(rs1p, rs1p, (shamt | 0x400) as i32, 5, 0x13)),        // C.SRAI
-                2 => Some(i(rs1p, rs1p, sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6), 7, 0x13)), // C.ANDI
+                0 => Some(i(rs1p, rs1p, shamt as i32, 5, 0x13)), // C.SRLI
+                1 => Some(i(rs1p, rs1p, (shamt | 0x400) as i32, 5, 0x13)), // C.SRAI
+                2 => Some(i(
+                    rs1p,
+                    rs1p,
+                    sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6),
+                    7,
+                    0x13,
+                )), // C.ANDI
                 _ => {
                     let rs2p = rdp;
                     match (bits(c, 12, 12), bits(c, 6, 5)) {
@@ -123,34 +200,80 @@ pub fn expand(c: u16) -> Option<u32> {
         }
         (1, 6) | (1, 7) => {
             // C.BEQZ / C.BNEZ
-            let imm = (bits(c, 12, 12) << 8) | (bits(c, 6, 5) << 6) | (bits(c, 2, 2) << 5) | (bits(c, 11, 10) << 3) | (bits(c, 4, 3) << 1);
+            let imm = (bits(c, 12, 12) << 8)
+                | (bits(c, 6, 5) << 6)
+                | (bits(c, 2, 2) << 5)
+                | (bits(c, 11, 10) << 3)
+                | (bits(c, 4, 3) << 1);
             Some(b(rs1p, 0, sext(imm, 9), funct3 - 6))
         }
-        (2, 0) => Some(i(rd, rd, ((bits(c, 12, 12) << 5) | bits(c, 6, 2)) as i32, 1, 0x13)), // C.SLLI
-        (2, 1) => Some(i(rd, 2, ((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6)) as i32, 3, 0x07)), // C.FLDSP
+        (2, 0) => Some(i(
+            rd,
+            rd,
+            ((bits(c, 12, 12) << 5) | bits(c, 6, 2)) as i32,
+            1,
+            0x13,
+        )), // C.SLLI
+        (2, 1) => Some(i(
+            rd,
+            2,
+            ((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6)) as i32,
+            3,
+            0x07,
+        )), // C.FLDSP
         (2, 2) => {
             if rd == 0 {
                 return None;
             }
-            Some(i(rd, 2, ((bits(c, 12, 12) << 5) | (bits(c, 6, 4) << 2) | (bits(c, 3, 2) << 6)) as i32, 2, 0x03)) // C.LWSP
+            Some(i(
+                rd,
+                2,
+                ((bits(c, 12, 12) << 5) | (bits(c, 6, 4) << 2) | (bits(c, 3, 2) << 6)) as i32,
+                2,
+                0x03,
+            )) // C.LWSP
         }
         (2, 3) => {
             if rd == 0 {
                 return None;
             }
-            Some(i(rd, 2, ((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6)) as i32, 3, 0x03)) // C.LDSP
+            Some(i(
+                rd,
+                2,
+                ((bits(c, 12, 12) << 5) | (bits(c, 6, 5) << 3) | (bits(c, 4, 2) << 6)) as i32,
+                3,
+                0x03,
+            )) // C.LDSP
         }
         (2, 4) => match (bits(c, 12, 12), rd, rs2) {
             (0, 0, 0) => None,
-            (0, rs1, 0) => Some(i(0, rs1, 0, 0, 0x67)),        // C.JR
-            (0, rd, rs2) => Some(r(rd, 0, rs2, 0, 0, 0x33)),   // C.MV
-            (_, 0, 0) => Some(0x0010_0073),                    // C.EBREAK
-            (_, rs1, 0) => Some(i(1, rs1, 0, 0, 0x67)),        // C.JALR
-            (_, rd, rs2) => Some(r(rd, rd, rs2, 0, 0, 0x33)),  // C.ADD
+            (0, rs1, 0) => Some(i(0, rs1, 0, 0, 0x67)), // C.JR
+            (0, rd, rs2) => Some(r(rd, 0, rs2, 0, 0, 0x33)), // C.MV
+            (_, 0, 0) => Some(0x0010_0073),             // C.EBREAK
+            (_, rs1, 0) => Some(i(1, rs1, 0, 0, 0x67)), // C.JALR
+            (_, rd, rs2) => Some(r(rd, rd, rs2, 0, 0, 0x33)), // C.ADD
         },
-        (2, 5) => Some(s(2, rs2, ((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32, 3, 0x27)), // C.FSDSP
-        (2, 6) => Some(s(2, rs2, ((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)) as i32, 2, 0x23)),  // C.SWSP
-        (2, 7) => Some(s(2, rs2, ((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32, 3, 0x23)), // C.SDSP
+        (2, 5) => Some(s(
+            2,
+            rs2,
+            ((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32,
+            3,
+            0x27,
+        )), // C.FSDSP
+        (2, 6) => Some(s(
+            2,
+            rs2,
+            ((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)) as i32,
+            2,
+            0x23,
+        )), // C.SWSP
+        (2, 7) => Some(s(
+            2,
+            rs2,
+            ((bits(c, 12, 10) << 3) | (bits(c, 9, 7) << 6)) as i32,
+            3,
+            0x23,
+        )), // C.SDSP
         _ => None,
     }
 }

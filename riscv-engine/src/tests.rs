@@ -52,19 +52,19 @@ fn run(h: &mut Hart, n: u64) -> Stop {
 #[test]
 fn integer_and_m_extension_corner_cases() {
     let prog = [
-        addi(1, 0, -7),                 // x1 = -7
-        addi(2, 0, 0),                  // x2 = 0
-        r(0x33, 3, 4, 1, 2, 1),         // div x3 = x1 / 0 = -1
-        r(0x33, 4, 6, 1, 2, 1),         // rem x4 = x1 % 0 = x1
-        r(0x33, 5, 5, 1, 2, 1),         // divu x5 = all ones
+        addi(1, 0, -7),         // x1 = -7
+        addi(2, 0, 0),          // x2 = 0
+        r(0x33, 3, 4, 1, 2, 1), // div x3 = x1 / 0 = -1
+        r(0x33, 4, 6, 1, 2, 1), // rem x4 = x1 % 0 = x1
+        r(0x33, 5, 5, 1, 2, 1), // divu x5 = all ones
         addi(6, 0, 1),
-        i(0x13, 6, 1, 6, 63),           // slli x6 = 1 << 63 (i64::MIN)
+        i(0x13, 6, 1, 6, 63), // slli x6 = 1 << 63 (i64::MIN)
         addi(7, 0, -1),
-        r(0x33, 8, 4, 6, 7, 1),         // div MIN / -1 = MIN
-        r(0x33, 9, 6, 6, 7, 1),         // rem MIN % -1 = 0
-        r(0x3b, 10, 0, 1, 1, 0),        // addw x10 = -14
-        r(0x33, 11, 1, 1, 1, 1),        // mulh (-7 * -7) >> 64 = 0
-        r(0x33, 12, 3, 7, 7, 1),        // mulhu (2^64-1)^2 >> 64 = 2^64 - 2
+        r(0x33, 8, 4, 6, 7, 1),  // div MIN / -1 = MIN
+        r(0x33, 9, 6, 6, 7, 1),  // rem MIN % -1 = 0
+        r(0x3b, 10, 0, 1, 1, 0), // addw x10 = -14
+        r(0x33, 11, 1, 1, 1, 1), // mulh (-7 * -7) >> 64 = 0
+        r(0x33, 12, 3, 7, 7, 1), // mulhu (2^64-1)^2 >> 64 = 2^64 - 2
     ];
     let mut h = hart_with(&prog);
     run(&mut h, prog.len() as u64);
@@ -126,11 +126,11 @@ fn ecall_from_s_is_an_sbi_call_and_wfi_stops() {
 #[test]
 fn lr_sc_and_amos() {
     let prog = [
-        amo(0x02, 2, 1, 0),  // lr.d x2, (x1)
-        amo(0x03, 3, 1, 4),  // sc.d x3, x4, (x1) -> success (0)
-        amo(0x03, 5, 1, 4),  // sc.d again -> failure (1), no reservation
-        amo(0x00, 6, 1, 4),  // amoadd.d x6 = old, mem += x4
-        amo(0x1c, 7, 1, 0),  // amomaxu.d x7 = old, mem = max(mem, 0)
+        amo(0x02, 2, 1, 0), // lr.d x2, (x1)
+        amo(0x03, 3, 1, 4), // sc.d x3, x4, (x1) -> success (0)
+        amo(0x03, 5, 1, 4), // sc.d again -> failure (1), no reservation
+        amo(0x00, 6, 1, 4), // amoadd.d x6 = old, mem += x4
+        amo(0x1c, 7, 1, 0), // amomaxu.d x7 = old, mem = max(mem, 0)
     ];
     let mut h = hart_with(&prog);
     h.x[1] = BASE + 0x1000;
@@ -160,7 +160,11 @@ fn sv39(h: &mut Hart, flags: u64) {
     let l0 = root + 0x2000;
     let w = |h: &mut Hart, a: u64, v: u64| assert!(h.ram.load(a, &v.to_le_bytes()));
     // Root[2] -> 1 GiB superpage at 0x8000_0000 (covers code), RWX, A, D.
-    w(h, root + 2 * 8, ((BASE >> 12) << 10) | pte::V | pte::R | pte::W | pte::X | pte::A | pte::D);
+    w(
+        h,
+        root + 2 * 8,
+        ((BASE >> 12) << 10) | pte::V | pte::R | pte::W | pte::X | pte::A | pte::D,
+    );
     // Root[1] -> l1 (virtual 0x4000_0000..)
     w(h, root + 8, ((l1 >> 12) << 10) | pte::V);
     w(h, l1, ((l0 >> 12) << 10) | pte::V);
@@ -177,12 +181,28 @@ fn sv39_walk_sets_accessed_and_dirty() {
     assert!(h.ram.load(BASE + 0x10000, &77u64.to_le_bytes()));
     run(&mut h, 1);
     assert_eq!(h.x[2], 77);
-    let leaf = u64::from_le_bytes(h.ram.slice(BASE + 0x20_2000, 8).unwrap().try_into().unwrap());
+    let leaf = u64::from_le_bytes(
+        h.ram
+            .slice(BASE + 0x20_2000, 8)
+            .unwrap()
+            .try_into()
+            .unwrap(),
+    );
     assert_ne!(leaf & pte::A, 0);
     assert_eq!(leaf & pte::D, 0, "a load does not dirty the page");
     run(&mut h, 1);
-    let leaf = u64::from_le_bytes(h.ram.slice(BASE + 0x20_2000, 8).unwrap().try_into().unwrap());
-    assert_ne!(leaf & pte::D, 0, "the store set D through the TLB's clean entry");
+    let leaf = u64::from_le_bytes(
+        h.ram
+            .slice(BASE + 0x20_2000, 8)
+            .unwrap()
+            .try_into()
+            .unwrap(),
+    );
+    assert_ne!(
+        leaf & pte::D,
+        0,
+        "the store set D through the TLB's clean entry"
+    );
     assert_eq!(h.ram.slice(BASE + 0x10008, 1).unwrap(), &[77]);
 }
 
@@ -242,7 +262,11 @@ fn timer_interrupt_lands_on_an_exact_instruction() {
             run(&mut h, 100);
         }
         assert_eq!(h.scause, cause::INTERRUPT | 5);
-        assert_eq!(h.sepc, BASE + 50 * 4, "interrupt taken before the 51st instruction");
+        assert_eq!(
+            h.sepc,
+            BASE + 50 * 4,
+            "interrupt taken before the 51st instruction"
+        );
     }
 }
 
@@ -260,7 +284,11 @@ fn csr_privilege_and_read_only_checks() {
     run(&mut h, 1);
     assert_eq!(h.scause, cause::ILLEGAL_INSN);
     // sie only shows delegated bits; satp ignores unsupported modes (Sv48).
-    let mut h = hart_with(&[csrrw(0, addr::SIE, 1), csrrw(0, addr::SATP, 2), i(0x73, 3, 2, 0, i32::from(addr::SATP as i16))]);
+    let mut h = hart_with(&[
+        csrrw(0, addr::SIE, 1),
+        csrrw(0, addr::SATP, 2),
+        i(0x73, 3, 2, 0, i32::from(addr::SATP as i16)),
+    ]);
     h.enter_supervisor(BASE, 0, 0);
     h.x[1] = u64::MAX;
     h.x[2] = 9 << 60;

@@ -112,6 +112,9 @@ pub struct BenchArgs {
     /// Measurement rounds (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+    /// Only the RISC-V interpreter figures (no KVM needed).
+    #[arg(long)]
+    pub riscv_only: bool,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

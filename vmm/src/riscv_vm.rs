@@ -51,17 +51,27 @@ impl RvBus {
 impl Bus for RvBus {
     fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64> {
         self.mmio_accesses += 1;
-        let v = if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr) && size == 4 {
-            u64::from(self.rtc.read(addr - layout::RTC_BASE, cycles * layout::NS_PER_CYCLE))
+        let v = if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr)
+            && size == 4
+        {
+            u64::from(
+                self.rtc
+                    .read(addr - layout::RTC_BASE, cycles * layout::NS_PER_CYCLE),
+            )
         } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
             let v = u64::from(self.uart.read((addr - layout::UART_BASE) as u8));
             self.uart_irq();
             v
         } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
             0
-        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr) && size == 4 {
+        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr)
+            && size == 4
+        {
             u64::from(self.plic.read(addr - layout::PLIC_BASE))
-        } else if (layout::VIRTIO_BASE..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE).contains(&addr) {
+        } else if (layout::VIRTIO_BASE
+            ..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE)
+            .contains(&addr)
+        {
             // Empty virtio-mmio slots read as zero (no magic value): no device there.
             0
         } else {
@@ -75,19 +85,28 @@ impl Bus for RvBus {
         self.mmio_accesses += 1;
         self.trace.fold(4, addr, value, cycles);
         if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr) && size == 4 {
-            self.rtc.write(addr - layout::RTC_BASE, value as u32, cycles * layout::NS_PER_CYCLE);
+            self.rtc.write(
+                addr - layout::RTC_BASE,
+                value as u32,
+                cycles * layout::NS_PER_CYCLE,
+            );
             true
         } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
-            self.uart.write((addr - layout::UART_BASE) as u8, value as u8);
+            self.uart
+                .write((addr - layout::UART_BASE) as u8, value as u8);
             self.uart_irq();
             true
         } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
             true
-        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr) && size == 4 {
+        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr)
+            && size == 4
+        {
             self.plic.write(addr - layout::PLIC_BASE, value as u32);
             true
         } else {
-            (layout::VIRTIO_BASE..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE).contains(&addr)
+            (layout::VIRTIO_BASE
+                ..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE)
+                .contains(&addr)
         }
     }
 
@@ -128,7 +147,10 @@ impl ConsoleSink<'_> {
         }
         let text = String::from_utf8_lossy(&self.line).into_owned();
         self.line.clear();
-        if let Some(rest) = text.find(STATUS_MARKER).map(|i| &text[i + STATUS_MARKER.len()..]) {
+        if let Some(rest) = text
+            .find(STATUS_MARKER)
+            .map(|i| &text[i + STATUS_MARKER.len()..])
+        {
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
             if let Ok(s) = digits.parse() {
                 self.status = Some(s);
@@ -153,16 +175,31 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         Some(k) => (k.clone(), cfg.initrd.clone()),
         None => default_guest()?,
     };
-    let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo { what: "kernel", path: kernel_path.clone(), source })?;
+    let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
+        what: "kernel",
+        path: kernel_path.clone(),
+        source,
+    })?;
     let initrd = match &initrd_path {
-        Some(p) => Some(std::fs::read(p).map_err(|source| WioError::ArtifactIo { what: "initrd", path: p.clone(), source })?),
+        Some(p) => Some(std::fs::read(p).map_err(|source| WioError::ArtifactIo {
+            what: "initrd",
+            path: p.clone(),
+            source,
+        })?),
         None => None,
     };
-    let cmdline = cfg.cmdline.clone().unwrap_or_else(|| DEFAULT_CMDLINE.to_string());
+    let cmdline = cfg
+        .cmdline
+        .clone()
+        .unwrap_or_else(|| DEFAULT_CMDLINE.to_string());
 
     let trace = match &cfg.trace {
         Some(path) => {
-            let file = std::fs::File::create(path).map_err(|source| WioError::Output { what: "trace", path: path.clone(), source })?;
+            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
+                what: "trace",
+                path: path.clone(),
+                source,
+            })?;
             Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
         }
         None => Trace::new(),
@@ -170,18 +207,35 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let mem_bytes = cfg.mem_mib << 20;
     let mut ram = Ram::new(layout::RAM_BASE, mem_bytes as usize);
-    let placement = boot::load(&mut ram, &kernel_path, &kernel, initrd_path.as_ref().zip(initrd.as_deref()))?;
+    let placement = boot::load(
+        &mut ram,
+        &kernel_path,
+        &kernel,
+        initrd_path.as_ref().zip(initrd.as_deref()),
+    )?;
     let seed = RunSeed(cfg.seed);
     let mut rng_seed = [0u8; 64];
     seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
-    let blob = fdt::build(&fdt::FdtSpec { mem_bytes, bootargs: &cmdline, initrd: placement.initrd, rng_seed: &rng_seed, virtio: &[] })?;
+    let blob = fdt::build(&fdt::FdtSpec {
+        mem_bytes,
+        bootargs: &cmdline,
+        initrd: placement.initrd,
+        rng_seed: &rng_seed,
+        virtio: &[],
+    })?;
     if blob.len() as u64 > boot::FDT_MAX || !ram.load(placement.fdt_addr, &blob) {
         return Err(WioError::Internal("device tree does not fit".into()));
     }
 
     let mut hart = Hart::new(ram, placement.entry, layout::CYCLES_PER_TICK);
     hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
-    let mut bus = RvBus { uart: Uart16550::default(), rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64), plic: Plic::default(), mmio_accesses: 0, trace };
+    let mut bus = RvBus {
+        uart: Uart16550::default(),
+        rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
+        plic: Plic::default(),
+        mmio_accesses: 0,
+        trace,
+    };
     bus.trace.event(
         0,
         "start",
@@ -200,10 +254,19 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     );
 
     let mut stdout = std::io::stdout();
-    let mut console = ConsoleSink { line: Vec::new(), digest: Sha256::new(), out: if cfg.quiet { None } else { Some(&mut stdout) }, status: None };
+    let mut console = ConsoleSink {
+        line: Vec::new(),
+        digest: Sha256::new(),
+        out: if cfg.quiet { None } else { Some(&mut stdout) },
+        status: None,
+    };
     let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut idle_ns = 0u64;
-    let limit = if cfg.max_virtual_ns == 0 { u64::MAX } else { cfg.max_virtual_ns / layout::NS_PER_CYCLE };
+    let limit = if cfg.max_virtual_ns == 0 {
+        u64::MAX
+    } else {
+        cfg.max_virtual_ns / layout::NS_PER_CYCLE
+    };
 
     let outcome: Result<u32> = loop {
         let until = hart.cycles.saturating_add(SLICE_CYCLES).min(limit);
@@ -214,7 +277,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         match stop {
             Stop::Budget => {
                 if hart.cycles >= limit {
-                    break Err(WioError::TimeLimit { limit_ns: cfg.max_virtual_ns });
+                    break Err(WioError::TimeLimit {
+                        limit_ns: cfg.max_virtual_ns,
+                    });
                 }
             }
             Stop::Wfi => {
@@ -253,11 +318,23 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     console.flush_line(now, &mut bus.trace);
     exits.insert("mmio", bus.mmio_accesses);
     match &outcome {
-        Ok(status) => bus.trace.event(now, "exit", json!({ "status": status, "instret": hart.instret })),
-        Err(e) => bus.trace.event(now, "error", json!({ "code": e.exit_code(), "message": e.to_string() })),
+        Ok(status) => bus.trace.event(
+            now,
+            "exit",
+            json!({ "status": status, "instret": hart.instret }),
+        ),
+        Err(e) => bus.trace.event(
+            now,
+            "error",
+            json!({ "code": e.exit_code(), "message": e.to_string() }),
+        ),
     }
     let outcome = match bus.trace.finish() {
-        Err(source) => Err(WioError::Output { what: "trace", path: cfg.trace.clone().unwrap_or_default(), source }),
+        Err(source) => Err(WioError::Output {
+            what: "trace",
+            path: cfg.trace.clone().unwrap_or_default(),
+            source,
+        }),
         Ok(()) => outcome,
     };
     let wall_ns = wall.elapsed().as_nanos() as u64;
@@ -302,7 +379,11 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
         *idle_ns += skipped * layout::NS_PER_CYCLE;
         hart.cycles = deadline;
         let now = hart.cycles * layout::NS_PER_CYCLE;
-        bus.trace.event(now, "wfi", json!({ "idle_ns": skipped * layout::NS_PER_CYCLE }));
+        bus.trace.event(
+            now,
+            "wfi",
+            json!({ "idle_ns": skipped * layout::NS_PER_CYCLE }),
+        );
     }
     hart.poke_interrupts();
     None
@@ -313,7 +394,9 @@ fn default_guest() -> Result<(PathBuf, Option<PathBuf>)> {
     let cache = std::env::var_os("WIO_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wio")))
-        .ok_or_else(|| WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into()))?;
+        .ok_or_else(|| {
+            WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into())
+        })?;
     let manifest = cache.join("riscv64-default-guest.env");
     let text = std::fs::read_to_string(&manifest).map_err(|_| {
         WioError::Usage(format!(
@@ -321,7 +404,16 @@ fn default_guest() -> Result<(PathBuf, Option<PathBuf>)> {
             cache.display()
         ))
     })?;
-    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix('=')).map(|v| PathBuf::from(v.trim()));
-    let kernel = get("KERNEL").ok_or_else(|| WioError::Usage(format!("{} has no KERNEL= line; rebuild with images/build-all-riscv64.sh", manifest.display())))?;
+    let get = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .map(|v| PathBuf::from(v.trim()))
+    };
+    let kernel = get("KERNEL").ok_or_else(|| {
+        WioError::Usage(format!(
+            "{} has no KERNEL= line; rebuild with images/build-all-riscv64.sh",
+            manifest.display()
+        ))
+    })?;
     Ok((kernel, get("INITRD")))
 }

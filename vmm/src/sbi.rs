@@ -77,7 +77,17 @@ pub struct SbiCall {
 fn supported(ext: u64) -> bool {
     matches!(
         ext,
-        eid::BASE | eid::TIME | eid::IPI | eid::RFENCE | eid::HSM | eid::SRST | eid::DBCN | eid::LEGACY_SET_TIMER | eid::LEGACY_PUTCHAR | eid::LEGACY_GETCHAR | eid::LEGACY_SHUTDOWN
+        eid::BASE
+            | eid::TIME
+            | eid::IPI
+            | eid::RFENCE
+            | eid::HSM
+            | eid::SRST
+            | eid::DBCN
+            | eid::LEGACY_SET_TIMER
+            | eid::LEGACY_PUTCHAR
+            | eid::LEGACY_GETCHAR
+            | eid::LEGACY_SHUTDOWN
     )
 }
 
@@ -117,7 +127,14 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
             hart.set_timecmp(a[0]);
             // Legacy calls return only a0.
             hart.x[10] = 0;
-            return (SbiCall { eid: ext, fid, error: 0 }, SbiEffect::None);
+            return (
+                SbiCall {
+                    eid: ext,
+                    fid,
+                    error: 0,
+                },
+                SbiEffect::None,
+            );
         }
         eid::IPI if fid == 0 => {
             // hart_mask a0 relative to hart_mask_base a1 (all ones = every hart).
@@ -158,7 +175,9 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
         },
         eid::SRST if fid == 0 => match (a[0] as u32, a[1] as u32) {
             (0, reason) => {
-                effect = SbiEffect::Shutdown { failure: reason == 1 };
+                effect = SbiEffect::Shutdown {
+                    failure: reason == 1,
+                };
                 err::SUCCESS
             }
             (1 | 2, _) => {
@@ -168,7 +187,14 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
             _ => err::INVALID_PARAM,
         },
         eid::LEGACY_SHUTDOWN => {
-            return (SbiCall { eid: ext, fid, error: 0 }, SbiEffect::Shutdown { failure: false });
+            return (
+                SbiCall {
+                    eid: ext,
+                    fid,
+                    error: 0,
+                },
+                SbiEffect::Shutdown { failure: false },
+            );
         }
         eid::DBCN => match fid {
             0 => {
@@ -195,17 +221,38 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
         },
         eid::LEGACY_PUTCHAR => {
             hart.x[10] = 0;
-            return (SbiCall { eid: ext, fid, error: 0 }, SbiEffect::Console(vec![a[0] as u8]));
+            return (
+                SbiCall {
+                    eid: ext,
+                    fid,
+                    error: 0,
+                },
+                SbiEffect::Console(vec![a[0] as u8]),
+            );
         }
         eid::LEGACY_GETCHAR => {
             hart.x[10] = u64::MAX;
-            return (SbiCall { eid: ext, fid, error: 0 }, SbiEffect::None);
+            return (
+                SbiCall {
+                    eid: ext,
+                    fid,
+                    error: 0,
+                },
+                SbiEffect::None,
+            );
         }
         _ => err::NOT_SUPPORTED,
     };
     hart.x[10] = error as u64;
     hart.x[11] = value;
-    (SbiCall { eid: ext, fid, error }, effect)
+    (
+        SbiCall {
+            eid: ext,
+            fid,
+            error,
+        },
+        effect,
+    )
 }
 
 #[cfg(test)]
@@ -244,8 +291,14 @@ mod tests {
         let mut h = hart();
         call(&mut h, eid::TIME, 0, &[12345]);
         assert_eq!(h.timecmp, 12345);
-        assert_eq!(call(&mut h, eid::SRST, 0, &[0, 1]), SbiEffect::Shutdown { failure: true });
-        assert_eq!(call(&mut h, eid::SRST, 0, &[0, 0]), SbiEffect::Shutdown { failure: false });
+        assert_eq!(
+            call(&mut h, eid::SRST, 0, &[0, 1]),
+            SbiEffect::Shutdown { failure: true }
+        );
+        assert_eq!(
+            call(&mut h, eid::SRST, 0, &[0, 0]),
+            SbiEffect::Shutdown { failure: false }
+        );
         assert_eq!(call(&mut h, eid::SRST, 0, &[1, 0]), SbiEffect::Reboot);
     }
 
@@ -253,7 +306,10 @@ mod tests {
     fn debug_console_reads_guest_memory() {
         let mut h = hart();
         h.ram.load(0x8000_1000, b"hello");
-        assert_eq!(call(&mut h, eid::DBCN, 0, &[5, 0x8000_1000, 0]), SbiEffect::Console(b"hello".to_vec()));
+        assert_eq!(
+            call(&mut h, eid::DBCN, 0, &[5, 0x8000_1000, 0]),
+            SbiEffect::Console(b"hello".to_vec())
+        );
         assert_eq!(h.x[11], 5);
         call(&mut h, eid::DBCN, 0, &[5, 0x10, 0]);
         assert_eq!(h.x[10] as i64, err::INVALID_PARAM);

@@ -68,7 +68,10 @@ impl Summary {
         s.push_str(&format!("interrupts    {}\n", self.interrupts));
         if let Some(n) = self.instructions {
             let secs = self.wall_ns as f64 / 1e9;
-            s.push_str(&format!("instructions  {n} ({:.1} MIPS)\n", n as f64 / secs.max(1e-9) / 1e6));
+            s.push_str(&format!(
+                "instructions  {n} ({:.1} MIPS)\n",
+                n as f64 / secs.max(1e-9) / 1e6
+            ));
         }
         s.push_str(&format!(
             "trace hash    {} ({} lines)\n",

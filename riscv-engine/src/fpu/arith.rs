@@ -69,7 +69,11 @@ fn add_exact(a: Num, b: Num, mode: RoundingMode) -> Num {
         } else {
             mode == RoundingMode::Down
         };
-        return Num { neg, exp: 0, sig: 0 };
+        return Num {
+            neg,
+            exp: 0,
+            sig: 0,
+        };
     }
     if a.sig == 0 {
         return b;

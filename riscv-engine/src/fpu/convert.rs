@@ -78,7 +78,7 @@ impl IntType {
     }
 
     /// The value of integer register contents read as this type.
-    fn from_register(self, x: u64) -> Num {
+    fn read_register(self, x: u64) -> Num {
         let (neg, mag) = match self {
             Self::W => {
                 let v = i64::from(x as u32 as i32);
@@ -128,7 +128,7 @@ pub(crate) fn int_to_float(
     mode: RoundingMode,
     fl: &mut u8,
 ) -> u64 {
-    round_pack(fmt, ty.from_register(x), mode, fl)
+    round_pack(fmt, ty.read_register(x), mode, fl)
 }
 
 /// Converts a float to integer type `ty`, returning the 64-bit register

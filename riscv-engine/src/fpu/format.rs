@@ -39,7 +39,7 @@ impl RoundingMode {
     /// largest finite number instead of infinity.
     pub(crate) fn truncates(self, neg: bool) -> bool {
         match self {
-            Self::TowardZero => false,
+            Self::TowardZero => true,
             Self::Down => !neg,
             Self::Up => neg,
             Self::NearestEven | Self::NearestMaxMagnitude => false,

@@ -4,8 +4,8 @@
 //! the host's IEEE arithmetic (round to nearest even) and against an
 //! independent exact-arithmetic oracle (every rounding mode, every flag).
 
+mod decoding;
 mod encode;
 mod oracle;
 mod random;
 mod vectors;
-mod decoding;

@@ -9,14 +9,21 @@ fn assert_illegal(insn: u32, frm: u8) {
     let mut st = state(D, &[0x3ff0_0000_0000_0000, 0x4000_0000_0000_0000, 0], frm);
     st.fflags = 0;
     let before = st.clone();
-    assert_eq!(execute(&mut st, insn, 5), Err(IllegalFp), "insn {insn:#010x} frm={frm}");
+    assert_eq!(
+        execute(&mut st, insn, 5),
+        Err(IllegalFp),
+        "insn {insn:#010x} frm={frm}"
+    );
     assert_eq!(st, before, "illegal insn {insn:#010x} changed state");
 }
 
 /// Asserts that `insn` executes.
 fn assert_legal(insn: u32, frm: u8) {
     let mut st = state(D, &[0x3ff0_0000_0000_0000, 0x4000_0000_0000_0000, 0], frm);
-    assert!(execute(&mut st, insn, 5).is_ok(), "insn {insn:#010x} frm={frm}");
+    assert!(
+        execute(&mut st, insn, 5).is_ok(),
+        "insn {insn:#010x} frm={frm}"
+    );
 }
 
 /// Every instruction that has a rounding-mode field, with that field.
@@ -104,7 +111,9 @@ fn invalid_encodings_are_illegal() {
         0x0000_0001,
     ];
     // Unassigned funct5 values of OP-FP.
-    for f5 in [0b00110, 0b00111, 0b01001, 0b01010, 0b01100, 0b10000, 0b11111, 0b11001, 0b10110] {
+    for f5 in [
+        0b00110, 0b00111, 0b01001, 0b01010, 0b01100, 0b10000, 0b11111, 0b11001, 0b10110,
+    ] {
         bad.push(r_type(f5, S, 0, RS1, 0, RD));
         bad.push(r_type(f5, D, 0, RS1, 0, RD));
     }

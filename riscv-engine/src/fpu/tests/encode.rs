@@ -8,52 +8,82 @@ pub const S: u32 = 0;
 /// fmt field of double precision.
 pub const D: u32 = 1;
 
-/// Rounding modes.
+/// Round to nearest, ties to even.
 pub const RNE: u32 = 0;
+/// Round towards zero.
 pub const RTZ: u32 = 1;
+/// Round down.
 pub const RDN: u32 = 2;
+/// Round up.
 pub const RUP: u32 = 3;
+/// Round to nearest, ties to max magnitude.
 pub const RMM: u32 = 4;
+/// Dynamic rounding mode (use frm).
 pub const DYN: u32 = 7;
 
-/// Flag bits.
+/// Invalid operation flag.
 pub const NV: u8 = 0x10;
+/// Divide-by-zero flag.
 pub const DZ: u8 = 0x08;
+/// Overflow flag.
 pub const OF: u8 = 0x04;
+/// Underflow flag.
 pub const UF: u8 = 0x02;
+/// Inexact flag.
 pub const NX: u8 = 0x01;
 
-/// Registers the harness uses.
+/// First source register.
 pub const RS1: u32 = 1;
+/// Second source register.
 pub const RS2: u32 = 2;
+/// Third source register.
 pub const RS3: u32 = 3;
+/// Destination register.
 pub const RD: u32 = 4;
 
-/// funct5 values of OP-FP.
+/// funct5 of FADD.
 pub const FADD: u32 = 0b00000;
+/// funct5 of FSUB.
 pub const FSUB: u32 = 0b00001;
+/// funct5 of FMUL.
 pub const FMUL: u32 = 0b00010;
+/// funct5 of FDIV.
 pub const FDIV: u32 = 0b00011;
+/// funct5 of FSQRT.
 pub const FSQRT: u32 = 0b01011;
+/// funct5 of FSGNJ/FSGNJN/FSGNJX.
 pub const FSGNJ: u32 = 0b00100;
+/// funct5 of FMIN/FMAX.
 pub const FMINMAX: u32 = 0b00101;
+/// funct5 of FCVT.S.D/FCVT.D.S.
 pub const FCVT_FF: u32 = 0b01000;
+/// funct5 of FEQ/FLT/FLE.
 pub const FCMP: u32 = 0b10100;
+/// funct5 of FCVT.int.fmt.
 pub const FCVT_INT_F: u32 = 0b11000;
+/// funct5 of FCVT.fmt.int.
 pub const FCVT_F_INT: u32 = 0b11010;
+/// funct5 of FMV.X.W/D and FCLASS.
 pub const FMV_X_F: u32 = 0b11100;
+/// funct5 of FMV.W/D.X.
 pub const FMV_F_X: u32 = 0b11110;
 
-/// Fused multiply-add opcodes.
+/// Opcode of FMADD.
 pub const FMADD: u32 = 0x43;
+/// Opcode of FMSUB.
 pub const FMSUB: u32 = 0x47;
+/// Opcode of FNMSUB.
 pub const FNMSUB: u32 = 0x4b;
+/// Opcode of FNMADD.
 pub const FNMADD: u32 = 0x4f;
 
-/// Integer types (rs2 of the conversions).
+/// Signed 32-bit integer type.
 pub const W: u32 = 0;
+/// Unsigned 32-bit integer type.
 pub const WU: u32 = 1;
+/// Signed 64-bit integer type.
 pub const L: u32 = 2;
+/// Unsigned 64-bit integer type.
 pub const LU: u32 = 3;
 
 /// An OP-FP R-type instruction word.

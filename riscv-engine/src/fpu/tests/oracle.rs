@@ -21,42 +21,57 @@ pub struct Fmt {
 /// binary32.
 pub const F32: Fmt = Fmt { frac: 23, ebits: 8 };
 /// binary64.
-pub const F64: Fmt = Fmt { frac: 52, ebits: 11 };
+pub const F64: Fmt = Fmt {
+    frac: 52,
+    ebits: 11,
+};
 
 impl Fmt {
+    /// The sign bit.
     pub fn sign_bit(self) -> u64 {
         1 << (self.frac + self.ebits)
     }
+    /// Positive infinity.
     pub fn inf_bits(self) -> u64 {
         ((1 << self.ebits) - 1) << self.frac
     }
+    /// The largest finite positive number.
     pub fn max_bits(self) -> u64 {
         self.inf_bits() - 1
     }
+    /// The canonical NaN.
     pub fn canonical_nan(self) -> u64 {
         self.inf_bits() | (1 << (self.frac - 1))
     }
+    /// Largest exponent (also the bias).
     pub fn emax(self) -> i32 {
         (1 << (self.ebits - 1)) - 1
     }
+    /// Smallest normal exponent.
     pub fn emin(self) -> i32 {
         1 - self.emax()
     }
+    /// Significand bits, hidden bit included.
     pub fn precision(self) -> i32 {
         self.frac as i32 + 1
     }
+    /// True for any NaN.
     pub fn is_nan(self, bits: u64) -> bool {
         bits & !self.sign_bit() > self.inf_bits()
     }
+    /// True for a signaling NaN.
     pub fn is_snan(self, bits: u64) -> bool {
         self.is_nan(bits) && bits & (1 << (self.frac - 1)) == 0
     }
+    /// True for zeros, subnormals and normals.
     pub fn is_finite(self, bits: u64) -> bool {
         bits & !self.sign_bit() < self.inf_bits()
     }
+    /// True for either zero.
     pub fn is_zero(self, bits: u64) -> bool {
         bits & !self.sign_bit() == 0
     }
+    /// True if the sign bit is set.
     pub fn is_neg(self, bits: u64) -> bool {
         bits & self.sign_bit() != 0
     }
@@ -81,12 +96,16 @@ impl Fmt {
 /// An exact dyadic rational `(-1)^neg * sig * 2^exp`.
 #[derive(Debug, Clone, Copy)]
 pub struct Val {
+    /// True if negative.
     pub neg: bool,
+    /// Integer significand.
     pub sig: u128,
+    /// Power of two of the significand's unit.
     pub exp: i32,
 }
 
 impl Val {
+    /// Zero.
     pub const ZERO: Val = Val {
         neg: false,
         sig: 0,
@@ -102,6 +121,7 @@ impl Val {
         }
     }
 
+    /// The exact product.
     pub fn mul(self, o: Val) -> Val {
         Val {
             neg: self.neg != o.neg,
@@ -110,10 +130,46 @@ impl Val {
         }
     }
 
+    /// The negation.
     pub fn negate(self) -> Val {
         Val {
             neg: !self.neg,
             ..self
+        }
+    }
+
+    /// Exact comparison of magnitudes.
+    fn cmp_mag(self, o: Val) -> Ordering {
+        match (self.sig == 0, o.sig == 0) {
+            (true, true) => return Ordering::Equal,
+            (true, false) => return Ordering::Less,
+            (false, true) => return Ordering::Greater,
+            (false, false) => {}
+        }
+        let lead = |v: Val| v.exp + 128 - v.sig.leading_zeros() as i32;
+        match lead(self).cmp(&lead(o)) {
+            Ordering::Equal => {}
+            ord => return ord,
+        }
+        // Same leading-bit position: aligning keeps both within 128 bits.
+        if self.exp >= o.exp {
+            (self.sig << (self.exp - o.exp)).cmp(&o.sig)
+        } else {
+            self.sig.cmp(&(o.sig << (o.exp - self.exp)))
+        }
+    }
+
+    /// Exact signed comparison.
+    pub fn cmp(self, o: Val) -> Ordering {
+        let sign = |v: Val| match (v.sig == 0, v.neg) {
+            (true, _) => 0,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        match sign(self).cmp(&sign(o)) {
+            Ordering::Equal if sign(self) < 0 => self.cmp_mag(o).reverse(),
+            Ordering::Equal => self.cmp_mag(o),
+            ord => ord,
         }
     }
 }
@@ -128,17 +184,27 @@ const OFFSET: i32 = 2240;
 pub struct Big([u64; LIMBS]);
 
 impl Big {
+    /// The limbs `[w, w + 3)` holding the magnitude of nonzero `v`: (w, limbs).
+    fn place(v: Val) -> (usize, [u64; 3]) {
+        let pos = v.exp + OFFSET;
+        assert!(pos >= 0, "oracle range (low)");
+        let (w, b) = ((pos / 64) as usize, (pos % 64) as u32);
+        assert!(w + 3 < LIMBS, "oracle range (high)");
+        let (s0, s1) = (v.sig as u64, (v.sig >> 64) as u64);
+        let limbs = if b == 0 {
+            [s0, s1, 0]
+        } else {
+            [s0 << b, (s1 << b) | (s0 >> (64 - b)), s1 >> (64 - b)]
+        };
+        (w, limbs)
+    }
+
+    /// The fixed-point form of `v` (which must be in range).
     pub fn from_val(v: Val) -> Big {
         let mut l = [0u64; LIMBS];
         if v.sig != 0 {
-            let pos = v.exp + OFFSET;
-            assert!(pos >= 0, "oracle range (low)");
-            let (w, b) = ((pos / 64) as usize, (pos % 64) as u32);
-            assert!(w + 3 < LIMBS, "oracle range (high)");
-            let (s0, s1) = (v.sig as u64, (v.sig >> 64) as u64);
-            l[w] = s0 << b;
-            l[w + 1] = if b == 0 { s1 } else { (s1 << b) | (s0 >> (64 - b)) };
-            l[w + 2] = if b == 0 { 0 } else { s1 >> (64 - b) };
+            let (w, limbs) = Big::place(v);
+            l[w..w + 3].copy_from_slice(&limbs);
         }
         let x = Big(l);
         if v.neg {
@@ -148,6 +214,7 @@ impl Big {
         }
     }
 
+    /// The sum (two's complement, no overflow in range).
     pub fn add(&self, o: &Big) -> Big {
         let mut r = [0u64; LIMBS];
         let mut carry = false;
@@ -160,6 +227,7 @@ impl Big {
         Big(r)
     }
 
+    /// The negation.
     pub fn neg(&self) -> Big {
         let mut r = [0u64; LIMBS];
         for (slot, &x) in r.iter_mut().zip(self.0.iter()) {
@@ -168,6 +236,38 @@ impl Big {
         let mut one = [0u64; LIMBS];
         one[0] = 1;
         Big(r).add(&Big(one))
+    }
+
+    /// True for a negative value.
+    fn is_negative(&self) -> bool {
+        (self.0[LIMBS - 1] as i64) < 0
+    }
+
+    /// Index of the highest nonzero limb (0 for zero).
+    fn top_limb(&self) -> usize {
+        self.0.iter().rposition(|&l| l != 0).unwrap_or(0)
+    }
+
+    /// Compares this nonnegative number, whose limbs above `top` are zero,
+    /// with the magnitude of `v`.
+    fn cmp_mag_val(&self, top: usize, v: Val) -> Ordering {
+        let (w, limbs) = if v.sig == 0 {
+            (0, [0; 3])
+        } else {
+            Big::place(v)
+        };
+        for i in (0..=top.max(w + 2)).rev() {
+            let vi = if (w..w + 3).contains(&i) {
+                limbs[i - w]
+            } else {
+                0
+            };
+            match self.0[i].cmp(&vi) {
+                Ordering::Equal => {}
+                ord => return ord,
+            }
+        }
+        Ordering::Equal
     }
 
     /// Signed comparison.
@@ -187,14 +287,25 @@ impl Big {
     }
 }
 
+/// Shorthand for [`Big::from_val`].
 fn big(v: Val) -> Big {
     Big::from_val(v)
 }
 
 /// An exact result the oracle can compare with floats and midpoints.
 pub enum Exact {
-    /// A value that is a finite sum of products of floats.
-    Sum(Big),
+    /// A value that is a finite sum of products of floats, also kept
+    /// as sign and magnitude for fast comparisons with single values.
+    Sum {
+        /// The value.
+        x: Box<Big>,
+        /// True if negative.
+        neg: bool,
+        /// Its absolute value.
+        mag: Box<Big>,
+        /// The highest nonzero limb of `mag`.
+        top: usize,
+    },
     /// `a / b` (b nonzero).
     Quotient(Val, Val),
     /// `sqrt(a)` (a positive).
@@ -208,15 +319,31 @@ impl Exact {
         for &t in terms {
             acc = acc.add(&big(t));
         }
-        Exact::Sum(acc)
+        let neg = acc.is_negative();
+        let mag = if neg { acc.neg() } else { acc.clone() };
+        Exact::Sum {
+            x: Box::new(acc),
+            neg,
+            top: mag.top_limb(),
+            mag: Box::new(mag),
+        }
     }
 
     /// Compares the exact value with `v`.
     pub fn cmp(&self, v: Val) -> Ordering {
         match self {
-            Exact::Sum(x) => x.cmp_signed(&big(v)),
+            Exact::Sum { neg, mag, top, .. } => {
+                let v_neg = v.neg && v.sig != 0;
+                match (*neg, v_neg) {
+                    (false, false) => mag.cmp_mag_val(*top, v),
+                    (true, true) => mag.cmp_mag_val(*top, v).reverse(),
+                    (false, true) => Ordering::Greater,
+                    // X < 0 <= v, unless both are zero (X is never -0).
+                    (true, false) => Ordering::Less,
+                }
+            }
             Exact::Quotient(a, b) => {
-                let o = big(*a).cmp_signed(&big(v.mul(*b)));
+                let o = a.cmp(v.mul(*b));
                 if b.neg {
                     o.reverse()
                 } else {
@@ -227,7 +354,7 @@ impl Exact {
                 if v.neg || v.sig == 0 {
                     Ordering::Greater
                 } else {
-                    big(*a).cmp_signed(&big(v.mul(v)))
+                    a.cmp(v.mul(v))
                 }
             }
         }
@@ -237,7 +364,7 @@ impl Exact {
     /// `Root`, `v` and `w` must not be negative).
     pub fn cmp_mid(&self, v: Val, w: Val) -> Ordering {
         match self {
-            Exact::Sum(x) => x.add(x).cmp_signed(&big(v).add(&big(w))),
+            Exact::Sum { x, .. } => x.add(x).cmp_signed(&big(v).add(&big(w))),
             Exact::Quotient(a, b) => {
                 let two_a = big(*a).add(&big(*a));
                 let o = two_a.cmp_signed(&big(v.mul(*b)).add(&big(w.mul(*b))));

@@ -16,18 +16,22 @@ use super::oracle::{self, Exact, Fmt, Val, F32, F64};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator from a seed (zero is replaced by one).
     pub fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
+    /// The next 64 random bits.
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
+    /// A random number in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
+    /// A random boolean.
     pub fn coin(&mut self) -> bool {
         self.next() & 1 == 1
     }
@@ -58,27 +62,27 @@ fn specials(f: Fmt) -> [u64; 24] {
         0,
         f.inf_bits(),
         f.canonical_nan(),
-        f.canonical_nan() | 0x15,  // quiet NaN with payload
-        f.inf_bits() | 1,          // signaling NaN
-        f.inf_bits() | 0x2a,       // signaling NaN with payload
-        1,                         // min subnormal
-        (1 << f.frac) - 1,         // max subnormal
-        1 << f.frac,               // min normal
-        f.max_bits(),              // max finite
-        one,                       // 1.0
-        one - 1,                   // just below 1
-        one + 1,                   // just above 1
-        exp_of(-1),                // 0.5
+        f.canonical_nan() | 0x15,        // quiet NaN with payload
+        f.inf_bits() | 1,                // signaling NaN
+        f.inf_bits() | 0x2a,             // signaling NaN with payload
+        1,                               // min subnormal
+        (1 << f.frac) - 1,               // max subnormal
+        1 << f.frac,                     // min normal
+        f.max_bits(),                    // max finite
+        one,                             // 1.0
+        one - 1,                         // just below 1
+        one + 1,                         // just above 1
+        exp_of(-1),                      // 0.5
         exp_of(0) | (1 << (f.frac - 1)), // 1.5
         exp_of(1) | (1 << (f.frac - 2)), // 2.5
-        exp_of(31),                // 2^31
-        exp_of(31) - 1,            // below 2^31
-        exp_of(31) + 1,            // above 2^31
-        exp_of(32),                // 2^32
+        exp_of(31),                      // 2^31
+        exp_of(31) - 1,                  // below 2^31
+        exp_of(31) + 1,                  // above 2^31
+        exp_of(32),                      // 2^32
         exp_of(32) - 1,
-        exp_of(63),                // 2^63
+        exp_of(63), // 2^63
         exp_of(63) - 1,
-        exp_of(64),                // 2^64
+        exp_of(64), // 2^64
     ]
 }
 
@@ -296,7 +300,12 @@ impl Op {
             Op::Fused(_) => {
                 let (np, nc) = self.negations();
                 let product_zero = zero(0) || zero(1);
-                sum_sign(product_zero, (neg(0) != neg(1)) != np, zero(2), neg(2) != nc)
+                sum_sign(
+                    product_zero,
+                    (neg(0) != neg(1)) != np,
+                    zero(2),
+                    neg(2) != nc,
+                )
             }
         }
     }
@@ -316,11 +325,7 @@ impl Op {
         if any_snan || (f.is_nan(host) && !any_nan) || inf_times_zero {
             flags |= NV;
         }
-        if self == Op::Div
-            && f.is_zero(ops[1])
-            && f.is_finite(ops[0])
-            && !f.is_zero(ops[0])
-        {
+        if self == Op::Div && f.is_zero(ops[1]) && f.is_finite(ops[0]) && !f.is_zero(ops[0]) {
             flags |= DZ;
         }
         let bits = if f.is_nan(host) {
@@ -362,8 +367,40 @@ fn expected(op: Op, fmt: u32, ops: &[u64], rm: u32) -> (u64, u8) {
     }
 }
 
+/// Operands aimed at the underflow boundary, where tininess after
+/// rounding and ties between subnormals decide the result: products just
+/// below 2^emin, 2^emin minus a tiny product, subnormals halved.
+fn boundary_operands(rng: &mut Rng, op: Op, f: Fmt) -> Vec<u64> {
+    let mut sign = || if rng.coin() { f.sign_bit() } else { 0 };
+    let (s1, s2, s3) = (sign(), sign(), sign());
+    let one = (f.emax() as u64) << f.frac;
+    let min_normal = 1u64 << f.frac;
+    match op {
+        Op::Div => vec![
+            s1 | rng.below(1 << 10),
+            s2 | ((f.emax() as u64 + 1 + rng.below(3)) << f.frac),
+        ],
+        Op::Fused(_) => {
+            // Product of two powers of two: 2^-(p + k) * 2^emin.
+            let k = f.precision() as u64 + rng.below(12);
+            vec![
+                s1 | (one - (k << f.frac)),
+                s2 | (min_normal + rng.below(2)),
+                s3 | (min_normal + rng.below(3)),
+            ]
+        }
+        _ => vec![
+            s1 | (one - 1 - rng.below(3)),
+            s2 | (min_normal + rng.below(3)),
+        ],
+    }
+}
+
 /// Draws operands for `op`.
 fn operands(rng: &mut Rng, op: Op, f: Fmt) -> Vec<u64> {
+    if matches!(op, Op::Mul | Op::Div | Op::Fused(_)) && rng.below(12) == 0 {
+        return boundary_operands(rng, op, f);
+    }
     let a = gen(rng, f);
     let mut v = vec![a];
     if op.arity() >= 2 {
@@ -406,7 +443,7 @@ fn arithmetic_matches_oracle_in_every_mode() {
     for fmt in [S, D] {
         let f = tfmt(fmt);
         for op in Op::ALL {
-            for _ in 0..1500 {
+            for _ in 0..4000 {
                 let ops = operands(&mut rng, op, f);
                 for rm in [RNE, RTZ, RDN, RUP, RMM] {
                     let dynamic = rng.coin();
@@ -436,7 +473,7 @@ fn nearest_even_matches_host() {
     for fmt in [S, D] {
         let f = tfmt(fmt);
         for op in Op::ALL {
-            for _ in 0..3000 {
+            for _ in 0..6000 {
                 let ops = operands(&mut rng, op, f);
                 let host = op.host(fmt, &ops);
                 let host = if f.is_nan(host) {
@@ -447,7 +484,12 @@ fn nearest_even_matches_host() {
                 let (got, _) = run_op(op, fmt, &ops, RNE, false);
                 assert_eq!(got, host, "{op:?} fmt={fmt} ops=[{}]", show(fmt, &ops));
                 let (oracle_bits, _) = expected(op, fmt, &ops, RNE);
-                assert_eq!(oracle_bits, host, "oracle: {op:?} fmt={fmt} ops=[{}]", show(fmt, &ops));
+                assert_eq!(
+                    oracle_bits,
+                    host,
+                    "oracle: {op:?} fmt={fmt} ops=[{}]",
+                    show(fmt, &ops)
+                );
             }
         }
     }
@@ -473,7 +515,7 @@ fn directed_modes_bracket_the_exact_result() {
     for fmt in [S, D] {
         let f = tfmt(fmt);
         for op in Op::ALL {
-            for _ in 0..1500 {
+            for _ in 0..3000 {
                 let ops = operands(&mut rng, op, f);
                 if !ops.iter().all(|&b| f.is_finite(b)) {
                     continue;
@@ -491,10 +533,18 @@ fn directed_modes_bracket_the_exact_result() {
                 // RDN <= exact <= RUP, checked against the exact value
                 // (infinities stand for overflow beyond the finite range).
                 if f.is_finite(rdn) {
-                    assert_ne!(exact.cmp(f.val(rdn)), Ordering::Less, "RDN above exact: {ctx}");
+                    assert_ne!(
+                        exact.cmp(f.val(rdn)),
+                        Ordering::Less,
+                        "RDN above exact: {ctx}"
+                    );
                 }
                 if f.is_finite(rup) {
-                    assert_ne!(exact.cmp(f.val(rup)), Ordering::Greater, "RUP below exact: {ctx}");
+                    assert_ne!(
+                        exact.cmp(f.val(rup)),
+                        Ordering::Greater,
+                        "RUP below exact: {ctx}"
+                    );
                 }
                 let is_exact = f.is_finite(rdn) && exact.cmp(f.val(rdn)) == Ordering::Equal;
                 if is_exact {
@@ -502,7 +552,10 @@ fn directed_modes_bracket_the_exact_result() {
                     assert!(r.iter().all(|&(_, fl)| fl & NX == 0), "exact but NX: {ctx}");
                 } else {
                     assert_eq!(kd + 1, ku, "inexact but not one ulp apart: {ctx}");
-                    assert!(r.iter().all(|&(_, fl)| fl & NX != 0), "inexact without NX: {ctx}");
+                    assert!(
+                        r.iter().all(|&(_, fl)| fl & NX != 0),
+                        "inexact without NX: {ctx}"
+                    );
                 }
                 let negative = ku < 0 || (ku == 0 && kd < 0);
                 let toward_zero = if negative { rup } else { rdn };
@@ -534,7 +587,9 @@ fn gen_int(rng: &mut Rng) -> u64 {
         (1 << 24) + 1,
     ];
     match rng.below(5) {
-        0 => limits[rng.below(limits.len() as u64) as usize].wrapping_add(rng.below(5)).wrapping_sub(2),
+        0 => limits[rng.below(limits.len() as u64) as usize]
+            .wrapping_add(rng.below(5))
+            .wrapping_sub(2),
         1 => rng.next() >> rng.below(64),
         2 => (rng.next() >> rng.below(64)).wrapping_neg(),
         3 => rng.below(1 << 12) << rng.below(52),
@@ -589,10 +644,15 @@ fn int_to_float_conversions() {
                 for rm in [RNE, RTZ, RDN, RUP, RMM] {
                     let insn = r_type(FCVT_F_INT, fmt, ty, RS1, rm, RD);
                     let got = run_f(fmt, insn, &[], 0, x);
-                    let want = oracle::round(f, rm, &Exact::sum(&[Val::int(neg, mag)])).unwrap_or((0, 0));
+                    let want =
+                        oracle::round(f, rm, &Exact::sum(&[Val::int(neg, mag)])).unwrap_or((0, 0));
                     assert_eq!(got, want, "fcvt fmt={fmt} ty={ty} rm={rm} x={x:#x}");
                     if rm == RNE {
-                        assert_eq!(got.0, host_from_int(fmt, ty, x), "host: fmt={fmt} ty={ty} x={x:#x}");
+                        assert_eq!(
+                            got.0,
+                            host_from_int(fmt, ty, x),
+                            "host: fmt={fmt} ty={ty} x={x:#x}"
+                        );
                     }
                 }
             }
@@ -628,7 +688,10 @@ fn float_to_float_conversions() {
                 let want = if ff.is_nan(a) {
                     (tf.canonical_nan(), if ff.is_snan(a) { NV } else { 0 })
                 } else if !ff.is_finite(a) {
-                    (tf.inf_bits() | if ff.is_neg(a) { tf.sign_bit() } else { 0 }, 0)
+                    (
+                        tf.inf_bits() | if ff.is_neg(a) { tf.sign_bit() } else { 0 },
+                        0,
+                    )
                 } else {
                     let zero = if ff.is_neg(a) { tf.sign_bit() } else { 0 };
                     oracle::round(tf, rm, &Exact::sum(&[ff.val(a)])).unwrap_or((zero, 0))
@@ -702,8 +765,19 @@ fn float_to_int_conversions() {
                 gen(&mut rng, f)
             } else {
                 // Values around the integer limits and small fractions.
-                let base = [0.3, 0.5, 1.5, 2.5, 2147483647.5, 2147483648.0, 4294967295.5, 4294967296.0, 9.223372036854776e18, 1.8446744073709552e19, 1e10]
-                    [rng.below(11) as usize];
+                let base = [
+                    0.3,
+                    0.5,
+                    1.5,
+                    2.5,
+                    2147483647.5,
+                    2147483648.0,
+                    4294967295.5,
+                    4294967296.0,
+                    9.223372036854776e18,
+                    1.8446744073709552e19,
+                    1e10,
+                ][rng.below(11) as usize];
                 let v = if rng.coin() { -base } else { base };
                 let bits = host_bits(fmt, v);
                 bits.wrapping_add(rng.below(5)).wrapping_sub(2)
@@ -717,7 +791,11 @@ fn float_to_int_conversions() {
                 for rm in [RNE, RTZ, RDN, RUP, RMM] {
                     let insn = r_type(FCVT_INT_F, fmt, ty, RS1, rm, RD);
                     let got = run_x(fmt, insn, &[a], 0);
-                    assert_eq!(got, model_to_int(v, ty, rm), "fcvt.int fmt={fmt} ty={ty} rm={rm} a={a:#x}");
+                    assert_eq!(
+                        got,
+                        model_to_int(v, ty, rm),
+                        "fcvt.int fmt={fmt} ty={ty} rm={rm} a={a:#x}"
+                    );
                 }
             }
         }

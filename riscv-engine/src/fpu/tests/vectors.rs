@@ -28,7 +28,10 @@ fn op(funct5: u32, fmt: u32, rm: u32, ops: &[u64]) -> (u64, u8) {
 #[test]
 fn divide_by_zero_and_invalid() {
     assert_eq!(op(FDIV, S, RNE, &[s(1.0), s(0.0)]), (S_INF, DZ));
-    assert_eq!(op(FDIV, S, RNE, &[s(-1.0), s(0.0)]), (S_INF | 0x8000_0000, DZ));
+    assert_eq!(
+        op(FDIV, S, RNE, &[s(-1.0), s(0.0)]),
+        (S_INF | 0x8000_0000, DZ)
+    );
     assert_eq!(op(FDIV, D, RNE, &[d(1.0), d(-0.0)]), (D_INF | 1 << 63, DZ));
     assert_eq!(op(FDIV, S, RNE, &[s(0.0), s(0.0)]), (S_QNAN, NV));
     assert_eq!(op(FDIV, D, RNE, &[d(0.0), d(0.0)]), (D_QNAN, NV));
@@ -50,7 +53,10 @@ fn divide_by_zero_and_invalid() {
 fn nan_operands_give_canonical_nan() {
     // Quiet NaN with a payload: canonical result, no flags.
     assert_eq!(op(FADD, S, RNE, &[0xffc0_1234, s(1.0)]), (S_QNAN, 0));
-    assert_eq!(op(FMUL, D, RNE, &[d(2.0), 0xfff8_0000_0000_0042]), (D_QNAN, 0));
+    assert_eq!(
+        op(FMUL, D, RNE, &[d(2.0), 0xfff8_0000_0000_0042]),
+        (D_QNAN, 0)
+    );
     // Signaling NaN: canonical result and NV.
     assert_eq!(op(FADD, S, RNE, &[S_SNAN, s(1.0)]), (S_QNAN, NV));
     assert_eq!(op(FDIV, D, RNE, &[d(1.0), D_SNAN]), (D_QNAN, NV));
@@ -76,7 +82,11 @@ fn overflow_result_depends_on_mode() {
     ];
     for (rm, pos, neg) in expect_s {
         assert_eq!(op(FMUL, S, rm, &[S_MAX, s(2.0)]), (pos, OF | NX), "rm={rm}");
-        assert_eq!(op(FMUL, S, rm, &[S_MAX, s(-2.0)]), (neg, OF | NX), "rm={rm}");
+        assert_eq!(
+            op(FMUL, S, rm, &[S_MAX, s(-2.0)]),
+            (neg, OF | NX),
+            "rm={rm}"
+        );
     }
     let expect_d = [
         (RNE, D_INF),
@@ -95,13 +105,19 @@ fn overflow_result_depends_on_mode() {
     assert_eq!(op(FADD, D, RNE, &[D_MAX, tiny]), (D_MAX, NX));
     assert_eq!(op(FADD, D, RUP, &[D_MAX, tiny]), (D_INF, OF | NX));
     // Exactly max + ulp/2: a tie, rounds to even = overflow.
-    assert_eq!(op(FADD, D, RNE, &[D_MAX, d(2f64.powi(970))]), (D_INF, OF | NX));
+    assert_eq!(
+        op(FADD, D, RNE, &[D_MAX, d(2f64.powi(970))]),
+        (D_INF, OF | NX)
+    );
     // Towards zero the unbounded-exponent result is max itself: no overflow.
     assert_eq!(op(FADD, D, RTZ, &[D_MAX, d(2f64.powi(970))]), (D_MAX, NX));
     // Narrowing conversion overflow.
     let mut st = state(D, &[d(1e300)], 0);
     try_run(&mut st, r_type(FCVT_FF, S, 1, RS1, RNE, RD), 0).expect("legal");
-    assert_eq!((st.f[RD as usize], st.fflags), (0xffff_ffff_0000_0000 | S_INF, OF | NX));
+    assert_eq!(
+        (st.f[RD as usize], st.fflags),
+        (0xffff_ffff_0000_0000 | S_INF, OF | NX)
+    );
 }
 
 #[test]
@@ -113,23 +129,44 @@ fn underflow_is_tininess_after_rounding() {
     assert_eq!(op(FMUL, S, RNE, &[1, s(0.5)]), (0, UF | NX));
     assert_eq!(op(FMUL, S, RUP, &[1, s(0.5)]), (1, UF | NX));
     assert_eq!(op(FMUL, S, RMM, &[1, s(0.5)]), (1, UF | NX));
-    assert_eq!(op(FMUL, S, RDN, &[1 | 0x8000_0000, s(0.5)]), (0x8000_0001, UF | NX));
-    assert_eq!(op(FMUL, S, RTZ, &[1 | 0x8000_0000, s(0.5)]), (0x8000_0000, UF | NX));
+    assert_eq!(
+        op(FMUL, S, RDN, &[1 | 0x8000_0000, s(0.5)]),
+        (0x8000_0001, UF | NX)
+    );
+    assert_eq!(
+        op(FMUL, S, RTZ, &[1 | 0x8000_0000, s(0.5)]),
+        (0x8000_0000, UF | NX)
+    );
     // (1 - 2^-24) * 2^-126 = 2^-126 - 2^-150: representable with 24 bits
     // and an unbounded exponent, so tiny; rounds (tie, to even) to the
     // smallest normal. UF is still raised.
-    assert_eq!(op(FMUL, S, RNE, &[0x3f7f_ffff, min_normal_s]), (min_normal_s, UF | NX));
+    assert_eq!(
+        op(FMUL, S, RNE, &[0x3f7f_ffff, min_normal_s]),
+        (min_normal_s, UF | NX)
+    );
     // 2^-126 - 2^-160: with an unbounded exponent it rounds to 2^-126,
     // so it is not tiny after rounding: NX only (tininess before rounding
     // would raise UF here).
     let fma = |rm, ops: &[u64]| run_f(S, fused(FMADD, S, rm), ops, 0, 0);
     let neg_2_80 = s(-(2f32.powi(-80)));
     let pos_2_80 = s(2f32.powi(-80));
-    assert_eq!(fma(RNE, &[neg_2_80, pos_2_80, min_normal_s]), (min_normal_s, NX));
-    assert_eq!(fma(RUP, &[neg_2_80, pos_2_80, min_normal_s]), (min_normal_s, NX));
+    assert_eq!(
+        fma(RNE, &[neg_2_80, pos_2_80, min_normal_s]),
+        (min_normal_s, NX)
+    );
+    assert_eq!(
+        fma(RUP, &[neg_2_80, pos_2_80, min_normal_s]),
+        (min_normal_s, NX)
+    );
     // ... but towards zero it rounds below 2^-126: tiny, UF.
-    assert_eq!(fma(RTZ, &[neg_2_80, pos_2_80, min_normal_s]), (0x007f_ffff, UF | NX));
-    assert_eq!(fma(RDN, &[neg_2_80, pos_2_80, min_normal_s]), (0x007f_ffff, UF | NX));
+    assert_eq!(
+        fma(RTZ, &[neg_2_80, pos_2_80, min_normal_s]),
+        (0x007f_ffff, UF | NX)
+    );
+    assert_eq!(
+        fma(RDN, &[neg_2_80, pos_2_80, min_normal_s]),
+        (0x007f_ffff, UF | NX)
+    );
     // Double: smallest subnormal divided by 3.
     assert_eq!(op(FDIV, D, RNE, &[1, d(3.0)]), (0, UF | NX));
     assert_eq!(op(FDIV, D, RUP, &[1, d(3.0)]), (1, UF | NX));
@@ -218,7 +255,10 @@ fn conversions_to_integer() {
     assert_eq!(cvt(S, W, RNE, S_QNAN | 0x8000_0000), (0x7fff_ffff, NV));
     assert_eq!(cvt(S, W, RTZ, s(-1e10)), (0xffff_ffff_8000_0000, NV));
     assert_eq!(cvt(S, W, RTZ, s(1e10)), (0x7fff_ffff, NV));
-    assert_eq!(cvt(S, W, RTZ, s(f32::NEG_INFINITY)), (0xffff_ffff_8000_0000, NV));
+    assert_eq!(
+        cvt(S, W, RTZ, s(f32::NEG_INFINITY)),
+        (0xffff_ffff_8000_0000, NV)
+    );
     assert_eq!(cvt(S, WU, RTZ, s(-0.5)), (0, NX));
     assert_eq!(cvt(S, WU, RNE, s(-0.5)), (0, NX));
     assert_eq!(cvt(S, WU, RDN, s(-0.5)), (0, NV));
@@ -234,15 +274,33 @@ fn conversions_to_integer() {
     assert_eq!(cvt(D, W, RNE, d(2147483647.5)), (0x7fff_ffff, NV));
     assert_eq!(cvt(D, W, RTZ, d(2147483647.5)), (0x7fff_ffff, NX));
     assert_eq!(cvt(D, W, RNE, d(-2147483648.0)), (0xffff_ffff_8000_0000, 0));
-    assert_eq!(cvt(D, W, RUP, d(-2147483648.5)), (0xffff_ffff_8000_0000, NX));
-    assert_eq!(cvt(D, W, RNE, d(-2147483648.5)), (0xffff_ffff_8000_0000, NX));
-    assert_eq!(cvt(D, W, RDN, d(-2147483648.5)), (0xffff_ffff_8000_0000, NV));
-    assert_eq!(cvt(D, L, RNE, d(9.223372036854776e18)), (i64::MAX as u64, NV));
-    assert_eq!(cvt(D, L, RNE, d(-9.223372036854776e18)), (i64::MIN as u64, 0));
+    assert_eq!(
+        cvt(D, W, RUP, d(-2147483648.5)),
+        (0xffff_ffff_8000_0000, NX)
+    );
+    assert_eq!(
+        cvt(D, W, RNE, d(-2147483648.5)),
+        (0xffff_ffff_8000_0000, NX)
+    );
+    assert_eq!(
+        cvt(D, W, RDN, d(-2147483648.5)),
+        (0xffff_ffff_8000_0000, NV)
+    );
+    assert_eq!(
+        cvt(D, L, RNE, d(9.223372036854776e18)),
+        (i64::MAX as u64, NV)
+    );
+    assert_eq!(
+        cvt(D, L, RNE, d(-9.223372036854776e18)),
+        (i64::MIN as u64, 0)
+    );
     assert_eq!(cvt(D, L, RNE, D_INF), (i64::MAX as u64, NV));
     assert_eq!(cvt(D, L, RNE, D_SNAN), (i64::MAX as u64, NV));
     assert_eq!(cvt(D, LU, RNE, d(1.8446744073709552e19)), (u64::MAX, NV));
-    assert_eq!(cvt(D, LU, RNE, d(1.8446744073709550e19)), (18446744073709549568, 0));
+    assert_eq!(
+        cvt(D, LU, RNE, 0x43ef_ffff_ffff_ffff),
+        (18446744073709549568, 0)
+    );
     assert_eq!(cvt(D, LU, RNE, d(-0.0)), (0, 0));
     assert_eq!(cvt(D, LU, RNE, D_INF | 1 << 63), (0, NV));
     assert_eq!(cvt(D, L, RNE, 1), (0, NX));
@@ -261,7 +319,10 @@ fn conversions_from_integer() {
     assert_eq!(cvt(S, L, RNE, (1 << 24) + 1), (s(16777216.0), NX));
     assert_eq!(cvt(S, L, RUP, (1 << 24) + 1), (s(16777218.0), NX));
     assert_eq!(cvt(S, L, RNE, 0), (0, 0));
-    assert_eq!(cvt(D, L, RNE, i64::MIN as u64), (d(-9.223372036854776e18), 0));
+    assert_eq!(
+        cvt(D, L, RNE, i64::MIN as u64),
+        (d(-9.223372036854776e18), 0)
+    );
     assert_eq!(cvt(D, LU, RNE, u64::MAX), (d(1.8446744073709552e19), NX));
     assert_eq!(cvt(D, LU, RTZ, u64::MAX), (0x43ef_ffff_ffff_ffff, NX));
 }
@@ -276,7 +337,10 @@ fn float_conversions_nan_rules() {
     assert_eq!((st.f[RD as usize], st.fflags), (D_QNAN, 0));
     let mut st = state(S, &[0x0000_0001], 0);
     try_run(&mut st, r_type(FCVT_FF, D, 0, RS1, RNE, RD), 0).expect("legal");
-    assert_eq!((st.f[RD as usize], st.fflags), (d(f64::from(f32::from_bits(1))), 0));
+    assert_eq!(
+        (st.f[RD as usize], st.fflags),
+        (d(f64::from(f32::from_bits(1))), 0)
+    );
     let mut st = state(D, &[d(1.0 + 2f64.powi(-30))], 0);
     try_run(&mut st, r_type(FCVT_FF, S, 1, RS1, RUP, RD), 0).expect("legal");
     assert_eq!((st.f[RD as usize], st.fflags), (0xffff_ffff_3f80_0001, NX));
@@ -284,7 +348,15 @@ fn float_conversions_nan_rules() {
 
 #[test]
 fn min_max() {
-    let mm = |fmt, max: bool, a, b| run_f(fmt, r_type(FMINMAX, fmt, RS2, RS1, u32::from(max), RD), &[a, b], 0, 0);
+    let mm = |fmt, max: bool, a, b| {
+        run_f(
+            fmt,
+            r_type(FMINMAX, fmt, RS2, RS1, u32::from(max), RD),
+            &[a, b],
+            0,
+            0,
+        )
+    };
     assert_eq!(mm(S, false, s(0.0), s(-0.0)), (s(-0.0), 0));
     assert_eq!(mm(S, false, s(-0.0), s(0.0)), (s(-0.0), 0));
     assert_eq!(mm(S, true, s(-0.0), s(0.0)), (s(0.0), 0));
@@ -296,12 +368,16 @@ fn min_max() {
     assert_eq!(mm(D, true, d(2.0), D_SNAN), (d(2.0), NV));
     assert_eq!(mm(S, false, S_SNAN, S_QNAN), (S_QNAN, NV));
     assert_eq!(mm(S, true, S_QNAN | 7, S_QNAN | 9), (S_QNAN, 0));
-    assert_eq!(mm(D, false, D_INF | 1 << 63, d(-1e300)), (D_INF | 1 << 63, 0));
+    assert_eq!(
+        mm(D, false, D_INF | 1 << 63, d(-1e300)),
+        (D_INF | 1 << 63, 0)
+    );
 }
 
 #[test]
 fn sign_injection() {
-    let sj = |fmt, funct3, a, b| run_f(fmt, r_type(FSGNJ, fmt, RS2, RS1, funct3, RD), &[a, b], 0, 0);
+    let sj =
+        |fmt, funct3, a, b| run_f(fmt, r_type(FSGNJ, fmt, RS2, RS1, funct3, RD), &[a, b], 0, 0);
     assert_eq!(sj(S, 0, s(1.5), s(-2.0)), (s(-1.5), 0));
     assert_eq!(sj(S, 1, s(1.5), s(-2.0)), (s(1.5), 0));
     assert_eq!(sj(S, 2, s(-1.5), s(-2.0)), (s(1.5), 0));
@@ -329,10 +405,19 @@ fn moves_and_classify() {
     let out = try_run(&mut st, r_type(FMV_X_F, D, 0, RS1, 0, RD), 0);
     assert_eq!(out, Ok(Some(0xdead_beef_7fff_ffff)));
     // FMV.W.X: NaN-box the low 32 bits; FMV.D.X: raw.
-    let out = try_run(&mut st, r_type(FMV_F_X, S, 0, RS1, 0, RD), 0x1234_5678_9abc_def0);
+    let out = try_run(
+        &mut st,
+        r_type(FMV_F_X, S, 0, RS1, 0, RD),
+        0x1234_5678_9abc_def0,
+    );
     assert_eq!(out, Ok(None));
     assert_eq!(st.f[RD as usize], 0xffff_ffff_9abc_def0);
-    try_run(&mut st, r_type(FMV_F_X, D, 0, RS1, 0, RD), 0x1234_5678_9abc_def0).expect("legal");
+    try_run(
+        &mut st,
+        r_type(FMV_F_X, D, 0, RS1, 0, RD),
+        0x1234_5678_9abc_def0,
+    )
+    .expect("legal");
     assert_eq!(st.f[RD as usize], 0x1234_5678_9abc_def0);
     assert_eq!(st.fflags, 0);
 

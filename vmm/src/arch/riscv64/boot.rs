@@ -22,15 +22,27 @@ pub struct ImageHeader {
 }
 
 fn bad_kernel(path: &Path, reason: String) -> WioError {
-    WioError::ArtifactFormat { what: "kernel", path: path.to_path_buf(), reason }
+    WioError::ArtifactFormat {
+        what: "kernel",
+        path: path.to_path_buf(),
+        reason,
+    }
 }
 
 /// Parses and checks the Image header.
 pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<ImageHeader> {
     if bytes.len() < HEADER_LEN {
-        return Err(bad_kernel(path, format!("is {} bytes, too short for a RISC-V Linux Image", bytes.len())));
+        return Err(bad_kernel(
+            path,
+            format!(
+                "is {} bytes, too short for a RISC-V Linux Image",
+                bytes.len()
+            ),
+        ));
     }
-    if &bytes[MAGIC_OFFSET..MAGIC_OFFSET + 8] != b"RISCV\0\0\0" || &bytes[MAGIC2_OFFSET..MAGIC2_OFFSET + 4] != b"RSC\x05" {
+    if &bytes[MAGIC_OFFSET..MAGIC_OFFSET + 8] != b"RISCV\0\0\0"
+        || &bytes[MAGIC2_OFFSET..MAGIC2_OFFSET + 4] != b"RSC\x05"
+    {
         let hint = if &bytes[..4] == b"\x7fELF" {
             "is an ELF file; wio boots riscv64 kernels in the flat Image format (arch/riscv/boot/Image)"
         } else if bytes.len() > 0x206 && &bytes[0x202..0x206] == b"HdrS" {
@@ -47,7 +59,10 @@ pub fn parse_header(path: &Path, bytes: &[u8]) -> Result<ImageHeader> {
         0 => KERNEL_DEFAULT_OFFSET,
         t => t,
     };
-    Ok(ImageHeader { text_offset, image_size: u64_at(16).max(bytes.len() as u64) })
+    Ok(ImageHeader {
+        text_offset,
+        image_size: u64_at(16).max(bytes.len() as u64),
+    })
 }
 
 /// Where things were placed.
@@ -67,7 +82,12 @@ pub struct Placement {
 pub const FDT_MAX: u64 = 64 * 1024;
 
 /// Loads the kernel and initrd and decides where the device tree goes.
-pub fn load(ram: &mut Ram, kernel_path: &Path, kernel: &[u8], initrd: Option<(&PathBuf, &[u8])>) -> Result<Placement> {
+pub fn load(
+    ram: &mut Ram,
+    kernel_path: &Path,
+    kernel: &[u8],
+    initrd: Option<(&PathBuf, &[u8])>,
+) -> Result<Placement> {
     let header = parse_header(kernel_path, kernel)?;
     let entry = RAM_BASE + header.text_offset;
     let kernel_end = entry + header.image_size;
@@ -77,13 +97,20 @@ pub fn load(ram: &mut Ram, kernel_path: &Path, kernel: &[u8], initrd: Option<(&P
     if kernel_end > fdt_addr || !ram.load(entry, kernel) {
         return Err(bad_kernel(
             kernel_path,
-            format!("needs {} MiB of RAM above its load address but the guest has {} MiB; raise --mem", header.image_size >> 20, ram.size() >> 20),
+            format!(
+                "needs {} MiB of RAM above its load address but the guest has {} MiB; raise --mem",
+                header.image_size >> 20,
+                ram.size() >> 20
+            ),
         ));
     }
     let initrd_range = match initrd {
         Some((path, bytes)) => {
             let size = bytes.len() as u64;
-            let start = fdt_addr.checked_sub(size).map(|s| s & !0xfff).filter(|&s| s >= kernel_end);
+            let start = fdt_addr
+                .checked_sub(size)
+                .map(|s| s & !0xfff)
+                .filter(|&s| s >= kernel_end);
             let Some(start) = start else {
                 return Err(WioError::ArtifactFormat {
                     what: "initrd",
@@ -98,7 +125,12 @@ pub fn load(ram: &mut Ram, kernel_path: &Path, kernel: &[u8], initrd: Option<(&P
         }
         None => None,
     };
-    Ok(Placement { entry, kernel_end, initrd: initrd_range, fdt_addr })
+    Ok(Placement {
+        entry,
+        kernel_end,
+        initrd: initrd_range,
+        fdt_addr,
+    })
 }
 
 #[cfg(test)]

@@ -21,7 +21,12 @@ pub struct GoldfishRtc {
 impl GoldfishRtc {
     /// An RTC reading `epoch_unix` seconds at virtual time 0.
     pub fn new(epoch_unix: u64) -> GoldfishRtc {
-        GoldfishRtc { epoch_ns: epoch_unix.saturating_mul(1_000_000_000), offset_ns: 0, latched_high: 0, pending_low: None }
+        GoldfishRtc {
+            epoch_ns: epoch_unix.saturating_mul(1_000_000_000),
+            offset_ns: 0,
+            latched_high: 0,
+            pending_low: None,
+        }
     }
 
     fn now(&self, virtual_ns: u64) -> u64 {
@@ -49,7 +54,8 @@ impl GoldfishRtc {
             TIME_HIGH => {
                 let low = self.pending_low.take().unwrap_or(0);
                 let wanted = (u64::from(value) << 32) | u64::from(low);
-                self.offset_ns = i128::from(wanted) - i128::from(self.epoch_ns) - i128::from(virtual_ns);
+                self.offset_ns =
+                    i128::from(wanted) - i128::from(self.epoch_ns) - i128::from(virtual_ns);
             }
             _ => {}
         }

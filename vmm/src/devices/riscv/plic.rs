@@ -74,7 +74,9 @@ impl Plic {
     /// MMIO read at `offset` from the PLIC base (32-bit registers).
     pub fn read(&mut self, offset: u64) -> u32 {
         match offset {
-            o if (PRIORITY_BASE..PRIORITY_BASE + 4 * u64::from(SOURCES)).contains(&o) => self.priority[(o / 4) as usize],
+            o if (PRIORITY_BASE..PRIORITY_BASE + 4 * u64::from(SOURCES)).contains(&o) => {
+                self.priority[(o / 4) as usize]
+            }
             PENDING_BASE => self.pending(),
             ENABLE_BASE => self.enable,
             CONTEXT_BASE => self.threshold,
@@ -96,19 +98,14 @@ impl Plic {
     /// MMIO write at `offset`.
     pub fn write(&mut self, offset: u64, value: u32) {
         match offset {
-            o if (PRIORITY_BASE..PRIORITY_BASE + 4 * u64::from(SOURCES)).contains(&o) => {
-                if o != 0 {
-                    self.priority[(o / 4) as usize] = value & 7;
-                }
+            // Source 0 does not exist: its priority stays 0.
+            o if o != 0 && (PRIORITY_BASE..PRIORITY_BASE + 4 * u64::from(SOURCES)).contains(&o) => {
+                self.priority[(o / 4) as usize] = value & 7;
             }
             ENABLE_BASE => self.enable = value & !1,
             CONTEXT_BASE => self.threshold = value & 7,
-            o if o == CONTEXT_BASE + 4 => {
-                // Complete.
-                if value < SOURCES {
-                    self.in_service &= !(1 << value);
-                }
-            }
+            // Complete.
+            o if o == CONTEXT_BASE + 4 && value < SOURCES => self.in_service &= !(1 << value),
             _ => {}
         }
     }
@@ -145,7 +142,10 @@ mod tests {
         p.pulse(5);
         assert_eq!(p.read(CONTEXT_BASE + 4), 5, "higher priority first");
         p.write(CONTEXT_BASE, 2);
-        assert!(!p.interrupt_pending(), "priority 2 is not above threshold 2");
+        assert!(
+            !p.interrupt_pending(),
+            "priority 2 is not above threshold 2"
+        );
         p.write(CONTEXT_BASE, 1);
         assert_eq!(p.read(CONTEXT_BASE + 4), 3);
     }
