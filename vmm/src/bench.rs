@@ -26,6 +26,7 @@ fn config(cmdline: String) -> RunConfig {
     RunConfig {
         seed: 1,
         kernel: None,
+        guest: None,
         initrd: None,
         cmdline: Some(cmdline),
         mem_mib: 64,

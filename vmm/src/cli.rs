@@ -42,7 +42,8 @@ Examples:
   wio run --seed 42 --trace run.jsonl --summary-json run.json
   wio run --seed 7 --kernel bzImage --initrd initrd.cpio --mem 512
   wio run --seed 7 --epoch 2030-01-01T00:00:00Z --cmdline 'status=3'
-  wio run --arch riscv64 --seed 42            # default riscv64 Linux guest (images/build-all-riscv64.sh)
+  wio run --arch riscv64 --seed 42            # small riscv64 Linux guest (images/build-all-riscv64.sh)
+  wio run --arch riscv64 --guest debian       # Debian trixie's unmodified riscv64 kernel
   wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz";
 
 /// Guest architectures.
@@ -68,6 +69,9 @@ pub struct RunArgs {
     /// Kernel image (ELF vmlinux or bzImage); default: the built-in test guest.
     #[arg(long, value_name = "FILE")]
     pub kernel: Option<PathBuf>,
+    /// A guest built by images/build-all-riscv64.sh: "small" (default) or "debian" (riscv64 only).
+    #[arg(long, value_name = "NAME")]
+    pub guest: Option<String>,
     /// Initial ramdisk to hand to the kernel.
     #[arg(long, value_name = "FILE")]
     pub initrd: Option<PathBuf>,

@@ -44,6 +44,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let cfg = vm::RunConfig {
         seed: args.seed,
         kernel: args.kernel.clone(),
+        guest: args.guest.clone(),
         initrd: args.initrd.clone(),
         cmdline: args.cmdline.clone(),
         mem_mib: args.mem,
@@ -53,6 +54,16 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         watchdog_ms: args.watchdog_ms,
         quiet: args.quiet,
     };
+    if args.guest.is_some() && args.arch != cli::Arch::Riscv64 {
+        return Err(WioError::Usage(
+            "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
+        ));
+    }
+    if args.guest.is_some() && args.kernel.is_some() {
+        return Err(WioError::Usage(
+            "--guest and --kernel both choose the guest; pass one of them".into(),
+        ));
+    }
     let result = match args.arch {
         cli::Arch::X86_64 => vm::run(&cfg)?,
         cli::Arch::Riscv64 => riscv_vm::run(&cfg)?,

@@ -10,7 +10,7 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::sbi::{self, SbiEffect};
-use crate::summary::Summary;
+use crate::summary::{Marker, Summary};
 use crate::trace::{hex, Trace};
 use crate::vm::{RunConfig, RunResult};
 use serde_json::json;
@@ -23,7 +23,17 @@ use wio_riscv::{Bus, Hart, Ram, Stop};
 use wio_scheduler::RunSeed;
 
 /// Kernel arguments used when `--cmdline` is not given.
-pub const DEFAULT_CMDLINE: &str = "console=ttyS0 earlycon=sbi norandmaps randomize_kstack_offset=off kfence.sample_interval=0 panic=-1 random.trust_cpu=off";
+/// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
+/// of the seed like every other guest-visible value.
+pub const DEFAULT_CMDLINE: &str =
+    "console=ttyS0 earlycon=sbi kfence.sample_interval=0 panic=-1 random.trust_cpu=off";
+
+/// Console lines whose first appearance the summary times (virtual and wall).
+pub const MARKERS: [&str; 3] = [
+    "Run /init as init process",
+    "wio-init: start",
+    "wio-init: done",
+];
 
 /// Cycles a run slice may last before the loop flushes the console and checks limits.
 const SLICE_CYCLES: u64 = 20_000_000;
@@ -121,6 +131,8 @@ struct ConsoleSink<'a> {
     digest: Sha256,
     out: Option<&'a mut dyn Write>,
     status: Option<u32>,
+    markers: Vec<Marker>,
+    wall: Instant,
 }
 
 impl ConsoleSink<'_> {
@@ -147,6 +159,16 @@ impl ConsoleSink<'_> {
         }
         let text = String::from_utf8_lossy(&self.line).into_owned();
         self.line.clear();
+        for m in MARKERS {
+            if text.contains(m) && !self.markers.iter().any(|k| k.line == m) {
+                let wall_ns = self.wall.elapsed().as_nanos() as u64;
+                self.markers.push(Marker {
+                    line: m.to_string(),
+                    virtual_ns: now,
+                    wall_ns,
+                });
+            }
+        }
         if let Some(rest) = text
             .find(STATUS_MARKER)
             .map(|i| &text[i + STATUS_MARKER.len()..])
@@ -173,7 +195,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     }
     let (kernel_path, initrd_path) = match &cfg.kernel {
         Some(k) => (k.clone(), cfg.initrd.clone()),
-        None => default_guest()?,
+        None => built_guest(cfg.guest.as_deref().unwrap_or("small"))?,
     };
     let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
         what: "kernel",
@@ -259,6 +281,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         digest: Sha256::new(),
         out: if cfg.quiet { None } else { Some(&mut stdout) },
         status: None,
+        markers: Vec::new(),
+        wall,
     };
     let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut idle_ns = 0u64;
@@ -346,6 +370,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         exits,
         interrupts: 0,
         instructions: Some(hart.instret),
+        markers: console.markers,
         idle_ns,
         trace_hash: bus.trace.hash_hex(),
         trace_lines: bus.trace.lines(),
@@ -389,18 +414,33 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
     None
 }
 
-/// The default riscv64 guest: the small kernel and initramfs built by `images/build-all-riscv64.sh`.
-fn default_guest() -> Result<(PathBuf, Option<PathBuf>)> {
-    let cache = std::env::var_os("WIO_CACHE")
+/// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.
+pub const GUESTS: [(&str, &str, &str); 2] = [
+    ("small", "RISCV64_SMALL_IMAGE", "RISCV64_SMALL_INITRAMFS"),
+    ("debian", "RISCV64_DEBIAN_IMAGE", "RISCV64_DEBIAN_INITRAMFS"),
+];
+
+/// The cache folder.
+fn cache_dir() -> Result<PathBuf> {
+    std::env::var_os("WIO_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wio")))
-        .ok_or_else(|| {
-            WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into())
+        .ok_or_else(|| WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into()))
+}
+
+/// Kernel and initramfs of the named built guest ("small", the default, or "debian").
+pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
+    let (_, kernel_key, initrd_key) =
+        GUESTS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
+            WioError::Usage(format!(
+                "unknown --guest {name:?}; riscv64 guests: small, debian"
+            ))
         })?;
-    let manifest = cache.join("riscv64-default-guest.env");
+    let cache = cache_dir()?;
+    let manifest = cache.join("riscv64-guests.env");
     let text = std::fs::read_to_string(&manifest).map_err(|_| {
         WioError::Usage(format!(
-            "no default riscv64 guest in {}: build it once with images/build-all-riscv64.sh (a few minutes), or pass --kernel Image [--initrd FILE]",
+            "no riscv64 guests built in {}: run images/build-all-riscv64.sh once (about 7 minutes; seconds when cached), or pass --kernel Image [--initrd FILE]",
             cache.display()
         ))
     })?;
@@ -409,11 +449,19 @@ fn default_guest() -> Result<(PathBuf, Option<PathBuf>)> {
             .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
             .map(|v| PathBuf::from(v.trim()))
     };
-    let kernel = get("KERNEL").ok_or_else(|| {
+    let stale = || {
         WioError::Usage(format!(
-            "{} has no KERNEL= line; rebuild with images/build-all-riscv64.sh",
+            "{} is incomplete; re-run images/build-all-riscv64.sh",
             manifest.display()
         ))
-    })?;
-    Ok((kernel, get("INITRD")))
+    };
+    let kernel = get(kernel_key).ok_or_else(stale)?;
+    let initrd = get(initrd_key).ok_or_else(stale)?;
+    if !kernel.exists() || !initrd.exists() {
+        return Err(WioError::Usage(format!(
+            "the cached {name} guest is gone from {}; re-run images/build-all-riscv64.sh",
+            cache.display()
+        )));
+    }
+    Ok((kernel, Some(initrd)))
 }

@@ -4,6 +4,17 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The first appearance of a console marker line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Marker {
+    /// The marker text.
+    pub line: String,
+    /// Virtual ns when its line completed.
+    pub virtual_ns: u64,
+    /// Wall ns since the run started (host time; never part of the trace).
+    pub wall_ns: u64,
+}
+
 /// Everything a run reports at its end.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -21,6 +32,8 @@ pub struct Summary {
     pub interrupts: u64,
     /// Instructions retired, where the engine counts them (the interpreter; KVM cannot).
     pub instructions: Option<u64>,
+    /// When marker lines first appeared on the console (riscv64 boots: "Run /init", ...).
+    pub markers: Vec<Marker>,
     /// Virtual ns skipped while the guest halted.
     pub idle_ns: u64,
     /// Hash of the last trace line.
@@ -84,6 +97,14 @@ impl Summary {
                 self.wio_exit_code
             )),
             (None, None) => {}
+        }
+        for m in &self.markers {
+            s.push_str(&format!(
+                "marker        {:?} at virtual {:.3} s, wall {:.3} s\n",
+                m.line,
+                m.virtual_ns as f64 / 1e9,
+                m.wall_ns as f64 / 1e9
+            ));
         }
         for w in &self.warnings {
             s.push_str(&format!("warning       {w}\n"));

@@ -28,8 +28,10 @@ pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=10
 pub struct RunConfig {
     /// The run seed.
     pub seed: u64,
-    /// Kernel file; `None` runs the built-in test guest.
+    /// Kernel file; `None` runs the built-in test guest (x86-64) or a built guest (riscv64).
     pub kernel: Option<PathBuf>,
+    /// Which built guest to run when no kernel is given (riscv64: "small" or "debian").
+    pub guest: Option<String>,
     /// Optional initrd.
     pub initrd: Option<PathBuf>,
     /// Kernel command line; `None` picks a default for the kernel.
@@ -200,6 +202,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         exits: stats.exits,
         interrupts: stats.interrupts,
         instructions: None,
+        markers: Vec::new(),
         idle_ns: stats.idle_ns,
         trace_hash: platform.trace.hash_hex(),
         trace_lines: platform.trace.lines(),
