@@ -239,6 +239,7 @@ mod tests {
         RunConfig {
             seed: 5,
             kernel,
+            guest: None,
             initrd: None,
             cmdline: Some(String::new()),
             mem_mib: 64,
