@@ -8,6 +8,7 @@ mod cli;
 mod devices;
 mod engine;
 mod error;
+mod initrd;
 mod memory;
 mod platform;
 mod riscv_vm;

@@ -203,11 +203,15 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         source,
     })?;
     let initrd = match &initrd_path {
-        Some(p) => Some(std::fs::read(p).map_err(|source| WioError::ArtifactIo {
-            what: "initrd",
-            path: p.clone(),
-            source,
-        })?),
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|source| WioError::ArtifactIo {
+                what: "initrd",
+                path: p.clone(),
+                source,
+            })?;
+            crate::initrd::check(p, &bytes)?;
+            Some(bytes)
+        }
         None => None,
     };
     let cmdline = cfg

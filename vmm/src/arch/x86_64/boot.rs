@@ -276,6 +276,7 @@ fn load_initrd(mem: &GuestMem, path: &Path, kernel_end: u64, addr_max: u64) -> R
         path: path.to_path_buf(),
         source,
     })?;
+    crate::initrd::check(path, &bytes)?;
     let size = bytes.len() as u64;
     let too_big = || WioError::ArtifactFormat {
         what: "initrd",
@@ -410,7 +411,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wio-initrd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("initrd.img");
-        std::fs::write(&path, vec![0xab; 10_000]).unwrap();
+        let mut cpio = b"070701".to_vec();
+        cpio.resize(10_000, 0xab);
+        std::fs::write(&path, cpio).unwrap();
         let mem = memory::allocate(0, 64 << 20).unwrap();
         let kernel = KernelImage {
             name: "guest".into(),
