@@ -25,6 +25,7 @@ WIO_KEY_LEN=24
 # not taken from the environment: it is not part of the cache keys.)
 export SOURCE_DATE_EPOCH=1735689600 # 2025-01-01T00:00:00Z
 export LC_ALL=C
+shopt -s inherit_errexit # a failing $(...) fails the assignment that uses it
 
 mkdir -p "$WIO_CACHE/tmp" "$WIO_CACHE/locks" "$WIO_CACHE/logs"
 
@@ -42,11 +43,11 @@ wio_sha256_stdin() { sha256sum | cut -d' ' -f1; }
 wio_hash_dir() {
   local dir="$1"
   (
-    cd "$dir"
+    cd "$dir" || exit 1
     find . -mindepth 1 -printf '%y %P\n' | sort | while read -r type path; do
       case "$type" in
-        f) if [[ -x "$path" ]]; then x=x; else x=-; fi
-           printf 'f %s %s %s\n' "$x" "$(wio_sha256_file "$path")" "$path" ;;
+        f) if [[ -x "$path" ]]; then xbit=x; else xbit=-; fi
+           printf 'f %s %s %s\n' "$xbit" "$(wio_sha256_file "$path")" "$path" ;;
         l) printf 'l %s -> %s\n' "$path" "$(readlink "$path")" ;;
         *) printf '%s %s\n' "$type" "$path" ;;
       esac
@@ -104,7 +105,8 @@ wio_lock() {
 wio_publish() {
   local tmp="$1" final="$2"
   mkdir -p "$(dirname "$final")"
-  if [[ -e "$final" ]]; then rm -rf "$tmp"; return 0; fi
+  if [[ -e "$final/inputs.txt" ]]; then rm -rf "$tmp"; return 0; fi
+  [[ -e "$final" ]] && rm -rf --one-file-system "$final" # not ours, incomplete: replace it
   chmod 755 "$tmp"
   mv -T "$tmp" "$final" 2>/dev/null || { [[ -d "$final" ]] || wio_die "cannot publish $final"; rm -rf "$tmp"; }
 }
@@ -113,9 +115,10 @@ wio_publish() {
 # (evaluated in a subshell) as a progress line, until wio_ticker_stop.
 wio_ticker() {
   local cmd="$1"
+  # (stdout goes to stderr too: a leftover `sleep` must not hold a caller's pipe open)
   (
     while sleep "${WIO_TICK:-30}"; do wio_log "$(eval "$cmd")"; done
-  ) &
+  ) >&2 &
   WIO_TICKER_PID=$!
 }
 wio_ticker_stop() {
@@ -274,43 +277,49 @@ deb_candidate_version() {
 deb_depends_matching() {
   local dep
   dep="$(wio_apt_cache show "$1=$(deb_candidate_version "$1")" |
-    awk -F': ' '/^(Pre-)?Depends:/ {print $2; exit}' | tr ',|' '\n\n' |
+    awk -F': ' '/^(Pre-)?Depends:/ {print $2; exit}' | tr '|' ','| tr ',' '\n' |
     sed -e 's/^ *//' -e 's/ .*//' | grep -E "$2" | head -n1 || true)"
   [[ -n "$dep" ]] || wio_die "no dependency of $1 matches /$2/"
   printf '%s\n' "$dep"
 }
 
-# deb_uri_info PKG: "FILENAME SHA256 SIZE URL" of PKG's candidate, from the package lists
-# (apt-get --print-uris: nothing is downloaded).
+# deb_uri_info PKG: "FILE SHA256 SIZE POOL-PATH" of PKG's candidate .deb, from the signed
+# package index (apt-cache show: no network, and faster than apt-get --print-uris).
 deb_uri_info() {
-  local line url file size hash
-  line="$(wio_apt_get --print-uris download "$1" 2>/dev/null | grep "^'" | head -n1 || true)"
-  [[ -n "$line" ]] || wio_die "apt-get --print-uris download $1 gave no URI"
-  read -r url file size hash <<<"$line"
-  url="${url//\'/}"
-  hash="${hash#SHA256:}"
-  [[ "$hash" =~ ^[0-9a-f]{64}$ ]] || wio_die "no SHA256 for $1 in: $line"
-  printf '%s %s %s %s\n' "$file" "$hash" "$size" "$url"
+  local ver rec path hash size
+  ver="$(deb_candidate_version "$1")"
+  rec="$(wio_apt_cache show "$1=$ver" | awk '/^$/ {exit} {print}')"
+  path="$(awk '/^Filename: / {print $2}' <<<"$rec")"
+  hash="$(awk '/^SHA256: / {print $2}' <<<"$rec")"
+  size="$(awk '/^Size: / {print $2}' <<<"$rec")"
+  [[ -n "$path" && "$hash" =~ ^[0-9a-f]{64}$ ]] || wio_die "no Filename/SHA256 for $1=$ver in the index"
+  printf '%s %s %s %s\n' "$(basename "$path")" "$hash" "$size" "$path"
 }
 
 # download_deb PKG: fetch PKG's candidate .deb into the content-addressed download cache
 # $WIO_CACHE/debs/<sha256>/<file>.deb (checked against the signed index) and print its path.
 download_deb() {
-  local pkg="$1" file hash size url dest tmp
-  read -r file hash size url <<<"$(deb_uri_info "$pkg")"
+  local pkg="$1" ver file hash size path dest tmp uris got
+  ver="$(deb_candidate_version "$pkg")"
+  read -r file hash size path <<<"$(deb_uri_info "$pkg")"
   dest="$WIO_CACHE/debs/$hash/$file"
   if [[ -f "$dest" ]]; then printf '%s\n' "$dest"; return 0; fi
-  wio_log "downloading $file ($((size / 1024)) KiB)"
+  # apt-get's own view of what it will fetch must agree with the index
+  uris="$(wio_apt_get --print-uris download "$pkg=$ver" 2>/dev/null | grep "^'" || true)"
+  [[ "$uris" == *" $size SHA256:$hash"* ]] ||
+    wio_die "apt-get --print-uris download $pkg=$ver disagrees with the index: $uris"
+  wio_log "downloading $file ($((size / 1024)) KiB): ${uris%%\' *}'"
   # (often run inside $(...), where no EXIT trap runs: clean up explicitly)
   tmp="$(mktemp -d "$WIO_CACHE/tmp/$WIO_PROG.deb.XXXXXX")"
-  if ! (cd "$tmp" && wio_apt_get download "$pkg" >&2); then
-    rm -rf "$tmp"; wio_die "apt-get download $pkg failed"
+  if ! (cd "$tmp" && wio_apt_get download "$pkg=$ver" >&2); then
+    rm -rf "$tmp"; wio_die "apt-get download $pkg=$ver failed"
   fi
-  if [[ ! -f "$tmp/$file" || "$(wio_sha256_file "$tmp/$file")" != "$hash" ]]; then
-    rm -rf "$tmp"; wio_die "apt-get download $pkg: $file missing or its sha256 is not $hash"
+  got="$(compgen -G "$tmp/*.deb" | head -n1 || true)"
+  if [[ -z "$got" || "$(wio_sha256_file "$got")" != "$hash" ]]; then
+    rm -rf "$tmp"; wio_die "apt-get download $pkg=$ver: no .deb, or its sha256 is not $hash"
   fi
   mkdir -p "$WIO_CACHE/debs/$hash"
-  mv -f "$tmp/$file" "$dest"
+  mv -f "$got" "$dest"
   rm -rf "$tmp"
   printf '%s\n' "$dest"
 }
@@ -318,7 +327,8 @@ download_deb() {
 # ---------------------------------------------------------------- cached artifacts
 
 # wio_cached KIND: the script defines wio_inputs (prints the text describing every input; its
-# hash is the key) and wio_build DIR (fills DIR). Sets WIO_OUT to the published directory.
+# hash is the key; it must assign $(...) results to variables before printing them, so that
+# a failed look-up fails the build instead of printing an empty field) and wio_build DIR (fills DIR). Sets WIO_OUT to the published directory.
 # Set WIO_USES_APT=1 to refresh stale package lists before building.
 wio_cached() {
   local kind="$1" inputs key tmp start

@@ -26,19 +26,23 @@ install_host_tools dpkg kmod xz-utils gzip zstd
 wio_apt_init
 
 wio_inputs() {
-  local pkg
+  local pkg meta_ver ver deb script_lines
+  script_lines="$(wio_script_inputs)"
+  meta_ver="$(deb_candidate_version "$META_PKG")"
   pkg="$(deb_depends_matching "$META_PKG" '^linux-image-[0-9]')"
-  wio_script_inputs
-  printf 'meta %s %s\n' "$META_PKG" "$(deb_candidate_version "$META_PKG")"
-  printf 'package %s %s\n' "$pkg" "$(deb_candidate_version "$pkg")"
-  printf 'deb %s\n' "$(deb_uri_info "$pkg" | cut -d' ' -f1-2)"
+  ver="$(deb_candidate_version "$pkg")"
+  deb="$(deb_uri_info "$pkg")"
+  printf '%s\n' "$script_lines"
+  printf 'meta %s %s\n' "$META_PKG" "$meta_ver"
+  printf 'package %s %s\n' "$pkg" "$ver"
+  printf 'deb %s\n' "$(cut -d' ' -f1-2 <<<"$deb")"
   printf 'modules %s\n' "${WANTED_MODULES[*]}"
 }
 
 norm() { tr '-' '_' <<<"$1"; }
 
 wio_build() {
-  local out="$1" pkg deb x boot img rel moddir
+  local out="$1" pkg deb x img rel
   pkg="$(deb_depends_matching "$META_PKG" '^linux-image-[0-9]')"
   deb="$(download_deb "$pkg")"
   wio_tmpdir x extract

@@ -16,8 +16,11 @@
 #   loads the modules of /lib/modules/$(uname -r) in modules.dep order (dependencies first);
 #   prints "wio-init: start"; runs sh /workload.sh; prints "wio-init: done status=N" (N is the
 #   workload's exit status); then "poweroff -f" (Linux shuts down through SBI SRST).
+# /bin/wio-probe: images/probe/wio-probe.c (when present), compiled with
+# riscv64-linux-gnu-gcc: it prints "probe: ..." lines (getrandom bytes, clocks, ASLR'd
+# addresses).
 # The default workload prints uname -a, 16 bytes of /dev/urandom, date -u and /proc/uptime,
-# and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
+# runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -41,7 +44,15 @@ if [[ -n "$WORKLOAD" ]]; then
   [[ -f "$WORKLOAD" ]] || wio_die "--workload $WORKLOAD: no such file"
 fi
 
+PROBE_SRC="$WIO_IMAGES_DIR/probe/wio-probe.c"
+[[ -f "$PROBE_SRC" ]] || PROBE_SRC=""
+# -mno-relax, --no-relax: its _start does not set up gp, so no gp-relative accesses
+# shellcheck disable=SC2054 # "-Wl,--no-relax" is one word
+PROBE_CFLAGS=(-Os -static -nostdlib -ffreestanding -fno-stack-protector -fno-pie -no-pie -s
+  -mno-relax -Wl,--no-relax)
+
 install_host_tools dpkg cpio gzip
+[[ -z "$PROBE_SRC" ]] || install_host_tools gcc-riscv64-linux-gnu
 wio_apt_init
 
 # ------------------------------------------------------------------ the guest's files
@@ -112,6 +123,7 @@ set -- $(od -An -tx1 -N16 /dev/urandom)
 echo "workload: urandom: $*"
 echo "workload: date: $(date -u)"
 echo "workload: uptime: $(cat /proc/uptime)"
+if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi
 busy() {
   step=0
   while [ "$step" -lt "${WIO_BUSY_STEPS:-3}" ]; do
@@ -135,19 +147,25 @@ EOF
 # ------------------------------------------------------------------ cache key and build
 
 wio_inputs() {
-  wio_script_inputs
-  printf 'package busybox-static %s\n' "$(deb_candidate_version busybox-static)"
-  printf 'deb %s\n' "$(deb_uri_info busybox-static | cut -d' ' -f1-2)"
-  if [[ -n "$WORKLOAD" ]]; then
-    printf 'workload file %s\n' "$(wio_sha256_file "$WORKLOAD")"
-  else
-    printf 'workload default\n'
+  local script_lines ver deb workload modules probe=none
+  script_lines="$(wio_script_inputs)"
+  if [[ -n "$PROBE_SRC" ]]; then
+    probe="$(wio_sha256_file "$PROBE_SRC") gcc-riscv64-linux-gnu $(wio_host_pkg_version gcc-riscv64-linux-gnu) ${PROBE_CFLAGS[*]}"
   fi
+  ver="$(deb_candidate_version busybox-static)"
+  deb="$(deb_uri_info busybox-static)"
+  if [[ -n "$WORKLOAD" ]]; then workload="file $(wio_sha256_file "$WORKLOAD")"; else workload=default; fi
   if [[ -n "$MODULES_DIR" ]]; then
-    printf 'modules %s %s\n' "$(basename "$MODULES_DIR")" "$(wio_hash_dir "$MODULES_DIR")"
+    modules="$(basename "$MODULES_DIR") $(wio_hash_dir "$MODULES_DIR")"
   else
-    printf 'modules none\n'
+    modules=none
   fi
+  printf '%s\n' "$script_lines"
+  printf 'package busybox-static %s\n' "$ver"
+  printf 'deb %s\n' "$(cut -d' ' -f1-2 <<<"$deb")"
+  printf 'workload %s\n' "$workload"
+  printf 'modules %s\n' "$modules"
+  printf 'probe %s\n' "$probe"
 }
 
 wio_build() {
@@ -162,6 +180,10 @@ wio_build() {
   write_init >"$root/init"
   if [[ -n "$WORKLOAD" ]]; then cat "$WORKLOAD" >"$root/workload.sh"; else write_default_workload >"$root/workload.sh"; fi
   chmod 755 "$root/init" "$root/workload.sh"
+  if [[ -n "$PROBE_SRC" ]]; then
+    riscv64-linux-gnu-gcc "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-probe" "$PROBE_SRC" ||
+      wio_die "cannot compile $PROBE_SRC"
+  fi
   if [[ -n "$MODULES_DIR" ]]; then
     cp -a "$MODULES_DIR" "$root/lib/modules/$(basename "$MODULES_DIR")"
     rm -f "$root/lib/modules"/*/*.bin # busybox insmod needs only the .ko files and modules.dep
@@ -178,8 +200,9 @@ wio_build() {
   (cd "$root" && find . -mindepth 1 | sort | cpio --quiet -o -H newc -R 0:0 --reproducible) |
     gzip -n -9 >"$out/initramfs.cpio.gz"
   gzip -dc "$out/initramfs.cpio.gz" | cpio --quiet -t >"$out/contents.txt"
-  grep -qx init "$out/contents.txt" && grep -qx bin/busybox "$out/contents.txt" ||
+  if ! grep -qx init "$out/contents.txt" || ! grep -qx bin/busybox "$out/contents.txt"; then
     wio_die "initramfs lacks init or bin/busybox"
+  fi
   cp "$root/init" "$out/init"
   cp "$root/workload.sh" "$out/workload.sh"
   wio_log "initramfs: $(wc -l <"$out/contents.txt") entries, $(($(stat -c %s "$out/initramfs.cpio.gz") / 1024)) KiB"

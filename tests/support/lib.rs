@@ -137,3 +137,26 @@ pub fn field(line: &str, key: &str) -> Option<u64> {
     line.split_whitespace()
         .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
 }
+
+/// The wio cache folder, as wio finds it.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("WIO_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/wio"))
+}
+
+/// True when images/build-all-riscv64.sh has built the riscv64 guests; otherwise prints a loud skip line.
+pub fn require_riscv_guests(test: &str) -> bool {
+    let manifest = cache_dir().join("riscv64-guests.env");
+    if !manifest.exists() {
+        eprintln!("SKIPPED: {test}: no riscv64 guests in {} (run images/build-all-riscv64.sh; ci/test.sh does)", cache_dir().display());
+        println!("SKIPPED: {test}: riscv64 guests not built");
+        return false;
+    }
+    true
+}
+
+/// Every line of `stdout` that starts with `prefix`.
+pub fn console_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
+    stdout.lines().filter(|l| l.starts_with(prefix)).collect()
+}

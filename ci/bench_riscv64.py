@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Side-by-side boot benchmark of riscv64 guests: wio against QEMU.
+
+For each guest (the small kernel and Debian's kernel, with their initramfs from
+images/build-all-riscv64.sh) it boots the same kernel and initramfs under
+  - wio (`wio run --arch riscv64`),
+  - qemu-system-riscv64 plain TCG,
+  - qemu-system-riscv64 deterministic mode (-icount shift=0,sleep=off -seed N -rtc ...,clock=vm),
+and prints the wall time until the console shows "Run /init", "wio-init: start" and
+"wio-init: done", plus wio's MIPS. QEMU boots through its bundled OpenSBI firmware.
+
+Usage: ci/bench_riscv64.py [--wio PATH] [--guests small,debian] [--seed N] [--json FILE]
+Needs: qemu-system-riscv64 (Debian package qemu-system-misc) for the QEMU columns.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+MARKERS = ["Run /init as init process", "wio-init: start", "wio-init: done"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def guests():
+    out = subprocess.run(["bash", os.path.join(ROOT, "images", "build-all-riscv64.sh")],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    kv = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    return {
+        "small": (kv["RISCV64_SMALL_IMAGE"], kv["RISCV64_SMALL_INITRAMFS"]),
+        "debian": (kv["RISCV64_DEBIAN_IMAGE"], kv["RISCV64_DEBIAN_INITRAMFS"]),
+    }
+
+
+def timed(cmd, timeout):
+    """Runs cmd, returns {marker: wall seconds} for the first line containing each marker."""
+    start = time.monotonic()
+    seen = {}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            now = time.monotonic() - start
+            for m in MARKERS:
+                if m in line and m not in seen:
+                    seen[m] = now
+            if "wio-init: done" in seen and time.monotonic() - start > timeout:
+                break
+            if time.monotonic() - start > timeout:
+                break
+        # QEMU keeps running after poweroff without -no-shutdown handling; give it a moment.
+        try:
+            proc.wait(timeout=max(1.0, timeout - (time.monotonic() - start)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    seen["total"] = time.monotonic() - start
+    return seen
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--wio", default=os.path.join(ROOT, "target", "release", "wio"))
+    ap.add_argument("--guests", default="small,debian")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not os.path.exists(args.wio):
+        sys.exit(f"no wio binary at {args.wio}: cargo build --release -p wio")
+    qemu = shutil.which("qemu-system-riscv64")
+    if not qemu:
+        print("SKIPPED: QEMU columns: qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
+    table = {}
+    for name in args.guests.split(","):
+        kernel, initrd = guests()[name]
+        cmdline = "console=ttyS0 kfence.sample_interval=0 panic=-1"
+        rows = {}
+        summary = f"/tmp/wio-bench-{os.getpid()}.json"
+        rows["wio"] = timed([args.wio, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
+                             "--initrd", initrd, "--summary-json", summary, "--no-summary"], args.timeout)
+        with open(summary) as f:
+            s = json.load(f)
+        os.unlink(summary)
+        rows["wio"]["mips"] = s["instructions"] / (s["wall_ns"] / 1e9) / 1e6
+        rows["wio"]["instructions"] = s["instructions"]
+        if qemu:
+            base = [qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
+                    "-kernel", kernel, "-initrd", initrd, "-append", cmdline]
+            rows["qemu-tcg"] = timed(base, args.timeout)
+            rows["qemu-icount"] = timed(base + ["-icount", "shift=0,sleep=off", "-seed", str(args.seed),
+                                                "-rtc", "base=2026-01-01T00:00:00,clock=vm"], args.timeout)
+        table[name] = rows
+        print(f"\n{name} kernel: wall seconds until each console marker")
+        print(f"  {'engine':<12} {'Run /init':>10} {'init start':>11} {'init done':>10} {'total':>8}")
+        for eng, r in rows.items():
+            cells = [r.get(m) for m in MARKERS] + [r["total"]]
+            text = " ".join(f"{c:>10.2f}" if c is not None else f"{'-':>10}" for c in cells)
+            extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions)" if "mips" in r else ""
+            print(f"  {eng:<12} {text}{extra}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(table, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+/*
+ * wio-probe: a tiny freestanding riscv64 Linux program (no libc) that prints
+ * what a guest program observes of the nondeterminism wio controls:
+ * getrandom(2) bytes, CLOCK_REALTIME / CLOCK_MONOTONIC, and the addresses
+ * ASLR chose for its stack, heap (brk) and an anonymous mmap.
+ * Built by images/riscv64-initramfs.sh with riscv64-linux-gnu-gcc.
+ */
+typedef unsigned long u64;
+typedef long i64;
+
+static i64 sys6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f) {
+    register i64 a0 __asm__("a0") = a;
+    register i64 a1 __asm__("a1") = b;
+    register i64 a2 __asm__("a2") = c;
+    register i64 a3 __asm__("a3") = d;
+    register i64 a4 __asm__("a4") = e;
+    register i64 a5 __asm__("a5") = f;
+    register i64 a7 __asm__("a7") = n;
+    __asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), "r"(a7) : "memory");
+    return a0;
+}
+
+#define SYS_write 64
+#define SYS_exit 93
+#define SYS_clock_gettime 113
+#define SYS_brk 214
+#define SYS_mmap 222
+#define SYS_getrandom 278
+
+static char out[512];
+static int len;
+
+static void put(const char *s) { while (*s && len < (int)sizeof(out) - 1) out[len++] = *s++; }
+static void hex(u64 v, int digits) {
+    for (int i = digits - 1; i >= 0; i--) { if (len < (int)sizeof(out) - 1) out[len++] = "0123456789abcdef"[(v >> (4 * i)) & 15]; }
+}
+static void dec(u64 v) {
+    char b[24]; int n = 0;
+    do { b[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) { if (len < (int)sizeof(out) - 1) out[len++] = b[--n]; }
+}
+static void flush(void) { sys6(SYS_write, 1, (i64)out, len, 0, 0, 0); len = 0; }
+
+struct timespec { i64 sec; i64 nsec; };
+
+void probe_main(void) {
+    unsigned char r[16];
+    i64 got = sys6(SYS_getrandom, (i64)r, sizeof r, 0, 0, 0, 0);
+    put("probe: getrandom:");
+    for (int i = 0; i < (int)sizeof r; i++) { put(" "); hex(r[i], 2); }
+    if (got != (i64)sizeof r) put(" (short)");
+    put("\n");
+    struct timespec rt, mono;
+    sys6(SYS_clock_gettime, 0, (i64)&rt, 0, 0, 0, 0);
+    sys6(SYS_clock_gettime, 1, (i64)&mono, 0, 0, 0, 0);
+    put("probe: realtime: "); dec((u64)rt.sec); put("."); dec((u64)rt.nsec);
+    put(" monotonic: "); dec((u64)mono.sec); put("."); dec((u64)mono.nsec); put("\n");
+    int local = 0;
+    u64 brk = (u64)sys6(SYS_brk, 0, 0, 0, 0, 0, 0);
+    u64 map = (u64)sys6(SYS_mmap, 0, 4096, 3 /* RW */, 0x22 /* PRIVATE|ANON */, -1, 0);
+    put("probe: stack: "); hex((u64)&local, 16);
+    put(" brk: "); hex(brk, 16);
+    put(" mmap: "); hex(map, 16); put("\n");
+    flush();
+}
+
+__asm__(
+    ".globl _start\n"
+    "_start:\n"
+    "  call probe_main\n"
+    "  li a0, 0\n"
+    "  li a7, 93\n"
+    "  ecall\n");
