@@ -39,6 +39,10 @@ static void dec(u64 v) {
     do { b[n++] = (char)('0' + v % 10); v /= 10; } while (v);
     while (n) { if (len < (int)sizeof(out) - 1) out[len++] = b[--n]; }
 }
+/* Nanoseconds after the decimal point: always nine digits. */
+static void nanos(u64 v) {
+    for (u64 d = 100000000; d; d /= 10) { if (len < (int)sizeof(out) - 1) out[len++] = (char)('0' + (v / d) % 10); }
+}
 static void flush(void) { sys6(SYS_write, 1, (i64)out, len, 0, 0, 0); len = 0; }
 
 struct timespec { i64 sec; i64 nsec; };
@@ -53,8 +57,8 @@ void probe_main(void) {
     struct timespec rt, mono;
     sys6(SYS_clock_gettime, 0, (i64)&rt, 0, 0, 0, 0);
     sys6(SYS_clock_gettime, 1, (i64)&mono, 0, 0, 0, 0);
-    put("probe: realtime: "); dec((u64)rt.sec); put("."); dec((u64)rt.nsec);
-    put(" monotonic: "); dec((u64)mono.sec); put("."); dec((u64)mono.nsec); put("\n");
+    put("probe: realtime: "); dec((u64)rt.sec); put("."); nanos((u64)rt.nsec);
+    put(" monotonic: "); dec((u64)mono.sec); put("."); nanos((u64)mono.nsec); put("\n");
     int local = 0;
     u64 brk = (u64)sys6(SYS_brk, 0, 0, 0, 0, 0, 0);
     u64 map = (u64)sys6(SYS_mmap, 0, 4096, 3 /* RW */, 0x22 /* PRIVATE|ANON */, -1, 0);

@@ -72,7 +72,8 @@ fn date_and_clock_gettime_follow_the_virtual_clock() {
     let realtime: f64 = words[2].parse().expect("realtime seconds");
     let monotonic: f64 = words[4].parse().expect("monotonic seconds");
     let virtual_secs = s["virtual_ns"].as_u64().unwrap() as f64 / 1e9;
-    assert!(realtime >= epoch as f64 && realtime <= epoch as f64 + virtual_secs, "realtime {realtime} outside [epoch, epoch + run]");
+    // Linux sets the system clock from the RTC's whole seconds plus half a second (rtc_hctosys).
+    assert!(realtime >= epoch as f64 && realtime <= epoch as f64 + virtual_secs + 0.5, "realtime {realtime} outside [epoch, epoch + run + 0.5]");
     assert!(monotonic > 0.0 && monotonic <= virtual_secs, "monotonic {monotonic} vs run of {virtual_secs} s");
 }
 
@@ -82,11 +83,11 @@ fn compute_bound_processes_are_preempted_identically() {
         return;
     }
     // Long enough busy loops that each worker is preempted by the timer many times.
-    let extra = ["--cmdline", "console=ttyS0 panic=-1 wio.busy_iters=20000 wio.busy_steps=4"];
+    let extra = ["--cmdline", "console=ttyS0 panic=-1 wio.busy_iters=5000 wio.busy_steps=4"];
     let (out1, s1) = boot(8, &extra);
     let (out2, s2) = boot(8, &extra);
-    let order1 = console_lines(&stdout(&out1), "workload: worker").join("\n");
-    let order2 = console_lines(&stdout(&out2), "workload: worker").join("\n");
+    let order1 = console_lines(&stdout(&out1), "workload: worker ").join("\n");
+    let order2 = console_lines(&stdout(&out2), "workload: worker ").join("\n");
     assert_eq!(order1, order2, "the interleaving of the two workers must repeat");
     assert_eq!(s1["trace_hash"], s2["trace_hash"]);
     assert_eq!(s1["instructions"], s2["instructions"]);
