@@ -7,6 +7,7 @@ use crate::csr::{cause, mstatus, Priv};
 use crate::fpu;
 use crate::hart::{Hart, Stop, Trap};
 use crate::mmu::Access;
+use crate::predecode::{Kind, Op};
 
 #[inline]
 fn rd(i: u32) -> usize {
@@ -86,15 +87,20 @@ impl Hart {
     #[inline]
     pub(crate) fn step(&mut self, bus: &mut dyn Bus) -> Option<Stop> {
         self.cycles += 1;
-        let (insn, len, raw16) = match self.decoded(bus) {
+        let d = match self.decoded(bus) {
             Ok(d) => d,
             Err(t) => {
                 self.take_trap(t.cause, t.tval);
                 return None;
             }
         };
-        let len = u64::from(len);
-        match self.execute(bus, insn, len) {
+        let (insn, raw16, len) = (d.insn, d.raw16, u64::from(d.len));
+        let result = if d.op.kind == Kind::Slow {
+            self.execute(bus, insn, len)
+        } else {
+            self.exec_fast(bus, &d.op, len)
+        };
+        match result {
             Ok(Flow::Next) => {
                 self.pc = self.pc.wrapping_add(len);
                 self.instret += 1;
@@ -122,6 +128,96 @@ impl Hart {
                 None
             }
         }
+    }
+
+    /// The fast path for pre-decoded instructions (same semantics as `execute`).
+    #[inline(always)]
+    fn exec_fast(&mut self, bus: &mut dyn Bus, op: &Op, len: u64) -> Result<Flow, Trap> {
+        let x1 = self.x[usize::from(op.rs1 & 31)];
+        let x2 = self.x[usize::from(op.rs2 & 31)];
+        let imm = op.imm as u64;
+        let rd = usize::from(op.rd & 31);
+        let v = match op.kind {
+            Kind::Slow => unreachable!("slow ops go through execute"),
+            Kind::Lui => imm,
+            Kind::Auipc => self.pc.wrapping_add(imm),
+            Kind::Jal => {
+                let target = self.pc.wrapping_add(imm);
+                self.set(rd, self.pc.wrapping_add(len));
+                self.pc = target;
+                return Ok(Flow::Jumped);
+            }
+            Kind::Jalr => {
+                let target = x1.wrapping_add(imm) & !1;
+                self.set(rd, self.pc.wrapping_add(len));
+                self.pc = target;
+                return Ok(Flow::Jumped);
+            }
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => {
+                let taken = match op.kind {
+                    Kind::Beq => x1 == x2,
+                    Kind::Bne => x1 != x2,
+                    Kind::Blt => (x1 as i64) < (x2 as i64),
+                    Kind::Bge => (x1 as i64) >= (x2 as i64),
+                    Kind::Bltu => x1 < x2,
+                    _ => x1 >= x2,
+                };
+                if taken {
+                    self.pc = self.pc.wrapping_add(imm);
+                    return Ok(Flow::Jumped);
+                }
+                return Ok(Flow::Next);
+            }
+            Kind::Lb => self.load(bus, x1.wrapping_add(imm), 1)? as i8 as i64 as u64,
+            Kind::Lh => self.load(bus, x1.wrapping_add(imm), 2)? as i16 as i64 as u64,
+            Kind::Lw => self.load(bus, x1.wrapping_add(imm), 4)? as i32 as i64 as u64,
+            Kind::Ld => self.load(bus, x1.wrapping_add(imm), 8)?,
+            Kind::Lbu => self.load(bus, x1.wrapping_add(imm), 1)?,
+            Kind::Lhu => self.load(bus, x1.wrapping_add(imm), 2)?,
+            Kind::Lwu => self.load(bus, x1.wrapping_add(imm), 4)?,
+            Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
+                let size = match op.kind {
+                    Kind::Sb => 1,
+                    Kind::Sh => 2,
+                    Kind::Sw => 4,
+                    _ => 8,
+                };
+                self.store(bus, x1.wrapping_add(imm), size, x2)?;
+                return Ok(Flow::Next);
+            }
+            Kind::Addi => x1.wrapping_add(imm),
+            Kind::Slti => u64::from((x1 as i64) < (imm as i64)),
+            Kind::Sltiu => u64::from(x1 < imm),
+            Kind::Xori => x1 ^ imm,
+            Kind::Ori => x1 | imm,
+            Kind::Andi => x1 & imm,
+            Kind::Slli => x1 << imm,
+            Kind::Srli => x1 >> imm,
+            Kind::Srai => ((x1 as i64) >> imm) as u64,
+            Kind::Addiw => sext32(x1.wrapping_add(imm)),
+            Kind::Slliw => sext32(u64::from((x1 as u32) << imm)),
+            Kind::Srliw => sext32(u64::from((x1 as u32) >> imm)),
+            Kind::Sraiw => ((x1 as i32) >> imm) as i64 as u64,
+            Kind::Add => x1.wrapping_add(x2),
+            Kind::Sub => x1.wrapping_sub(x2),
+            Kind::Sll => x1 << (x2 & 63),
+            Kind::Slt => u64::from((x1 as i64) < (x2 as i64)),
+            Kind::Sltu => u64::from(x1 < x2),
+            Kind::Xor => x1 ^ x2,
+            Kind::Srl => x1 >> (x2 & 63),
+            Kind::Sra => ((x1 as i64) >> (x2 & 63)) as u64,
+            Kind::Or => x1 | x2,
+            Kind::And => x1 & x2,
+            Kind::Addw => sext32(u64::from((x1 as u32).wrapping_add(x2 as u32))),
+            Kind::Subw => sext32(u64::from((x1 as u32).wrapping_sub(x2 as u32))),
+            Kind::Sllw => sext32(u64::from((x1 as u32) << (x2 & 31))),
+            Kind::Srlw => sext32(u64::from((x1 as u32) >> (x2 & 31))),
+            Kind::Sraw => ((x1 as i32) >> (x2 & 31)) as i64 as u64,
+            Kind::Mul => x1.wrapping_mul(x2),
+            Kind::Mulw => sext32(u64::from((x1 as u32).wrapping_mul(x2 as u32))),
+        };
+        self.set(rd, v);
+        Ok(Flow::Next)
     }
 
     #[inline]

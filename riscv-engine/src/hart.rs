@@ -123,11 +123,15 @@ const ICACHE_ENTRIES: usize = 1 << 15;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Decoded {
     pc: u64,
+    /// The cache generation this entry belongs to (see [`ICache::flush`]).
+    generation: u32,
     prv: Priv,
     /// The raw 16-bit parcel for RVC (reported in xtval when illegal), else 0.
-    raw16: u16,
+    pub(crate) raw16: u16,
     pub(crate) insn: u32,
     pub(crate) len: u8,
+    /// The fast-path form of `insn`.
+    pub(crate) op: crate::predecode::Op,
 }
 
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
@@ -138,6 +142,8 @@ pub(crate) struct Decoded {
 #[derive(Debug, Clone)]
 pub(crate) struct ICache {
     entries: Vec<Decoded>,
+    /// Entries of older generations are invalid: a flush is one increment.
+    generation: u32,
 }
 
 impl Default for ICache {
@@ -146,13 +152,16 @@ impl Default for ICache {
             entries: vec![
                 Decoded {
                     pc: u64::MAX,
+                    generation: 0,
                     prv: Priv::Machine,
                     raw16: 0,
                     insn: 0,
-                    len: 0
+                    len: 0,
+                    op: crate::predecode::Op::SLOW,
                 };
                 ICACHE_ENTRIES
             ],
+            generation: 1,
         }
     }
 }
@@ -163,10 +172,15 @@ impl ICache {
         ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
     }
 
-    /// Forgets everything.
+    /// Forgets everything (in O(1): entries of older generations never match).
     pub(crate) fn flush(&mut self) {
-        for e in self.entries.iter_mut() {
-            e.pc = u64::MAX;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // After 2^32 flushes, clear for real so no stale entry can match again.
+            for e in self.entries.iter_mut() {
+                e.pc = u64::MAX;
+            }
+            self.generation = 1;
         }
     }
 }
@@ -587,12 +601,12 @@ impl Hart {
     /// `Err` carries the fetch fault or, for an illegal RVC parcel, an
     /// illegal-instruction trap with the parcel as tval.
     #[inline]
-    pub(crate) fn decoded(&mut self, bus: &mut dyn Bus) -> Result<(u32, u8, u16), Trap> {
+    pub(crate) fn decoded(&mut self, bus: &mut dyn Bus) -> Result<Decoded, Trap> {
         let pc = self.pc;
         let slot = ICache::slot(pc);
         let e = self.icache.entries[slot];
-        if e.pc == pc && e.prv == self.prv {
-            return Ok((e.insn, e.len, e.raw16));
+        if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
+            return Ok(e);
         }
         let raw = self.fetch(bus)?;
         let (insn, len, raw16) = if raw & 3 != 3 {
@@ -603,14 +617,17 @@ impl Hart {
         } else {
             (raw, 4, 0)
         };
-        self.icache.entries[slot] = Decoded {
+        let d = Decoded {
             pc,
+            generation: self.icache.generation,
             prv: self.prv,
             raw16,
             insn,
             len,
+            op: crate::predecode::decode(insn),
         };
-        Ok((insn, len, raw16))
+        self.icache.entries[slot] = d;
+        Ok(d)
     }
 
     /// Fetches the instruction at pc: returns (32-bit instruction or expanded RVC, its length).

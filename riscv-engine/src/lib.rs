@@ -11,6 +11,7 @@ mod exec;
 pub mod fpu;
 pub mod hart;
 pub mod mmu;
+mod predecode;
 pub mod ram;
 pub mod rvc;
 

@@ -40,6 +40,8 @@ const TLB_ENTRIES: usize = 256;
 pub struct TlbEntry {
     /// Virtual page number + 1 (0 = empty).
     pub tag: u64,
+    /// The TLB generation the entry belongs to.
+    pub generation: u32,
     /// Physical address of the page.
     pub page: u64,
     /// The leaf PTE's permission and status bits.
@@ -50,12 +52,15 @@ pub struct TlbEntry {
 #[derive(Debug, Clone)]
 pub struct Tlb {
     entries: Box<[TlbEntry; TLB_ENTRIES]>,
+    /// Entries of older generations are invalid: a flush is one increment.
+    generation: u32,
 }
 
 impl Default for Tlb {
     fn default() -> Self {
         Tlb {
             entries: Box::new([TlbEntry::default(); TLB_ENTRIES]),
+            generation: 1,
         }
     }
 }
@@ -65,7 +70,7 @@ impl Tlb {
     #[inline]
     pub fn lookup(&self, vpn: u64) -> Option<&TlbEntry> {
         let e = &self.entries[(vpn as usize) & (TLB_ENTRIES - 1)];
-        (e.tag == vpn + 1).then_some(e)
+        (e.tag == vpn + 1 && e.generation == self.generation).then_some(e)
     }
 
     /// Caches a translation.
@@ -73,15 +78,20 @@ impl Tlb {
     pub fn insert(&mut self, vpn: u64, page: u64, flags: u64) {
         self.entries[(vpn as usize) & (TLB_ENTRIES - 1)] = TlbEntry {
             tag: vpn + 1,
+            generation: self.generation,
             page,
             flags,
         };
     }
 
-    /// Forgets every translation (SFENCE.VMA, satp writes).
+    /// Forgets every translation (SFENCE.VMA, satp writes) in O(1).
     pub fn flush(&mut self) {
-        for e in self.entries.iter_mut() {
-            e.tag = 0;
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            for e in self.entries.iter_mut() {
+                e.tag = 0;
+            }
+            self.generation = 1;
         }
     }
 }

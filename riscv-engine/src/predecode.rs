@@ -1,0 +1,215 @@
+//! Pre-decoding: the common RV64I/M instructions are decoded once into an
+//! [`Op`] (kind, registers, immediate) kept in the instruction cache, so the
+//! hot loop dispatches on one dense enum with operands ready. Everything else
+//! is `Kind::Slow` and goes through the general executor in `exec.rs`.
+
+/// Instruction kinds with a fast path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub(crate) enum Kind {
+    Slow,
+    Lui,
+    Auipc,
+    Jal,
+    Jalr,
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    Lb,
+    Lh,
+    Lw,
+    Ld,
+    Lbu,
+    Lhu,
+    Lwu,
+    Sb,
+    Sh,
+    Sw,
+    Sd,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Addiw,
+    Slliw,
+    Srliw,
+    Sraiw,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Mul,
+    Mulw,
+}
+
+/// A pre-decoded instruction.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Op {
+    pub(crate) kind: Kind,
+    pub(crate) rd: u8,
+    pub(crate) rs1: u8,
+    pub(crate) rs2: u8,
+    pub(crate) imm: i64,
+}
+
+impl Op {
+    /// The "no fast path" op.
+    pub(crate) const SLOW: Op = Op {
+        kind: Kind::Slow,
+        rd: 0,
+        rs1: 0,
+        rs2: 0,
+        imm: 0,
+    };
+}
+
+fn imm_i(i: u32) -> i64 {
+    i64::from((i as i32) >> 20)
+}
+fn imm_s(i: u32) -> i64 {
+    i64::from((((i as i32) >> 25) << 5) | ((i >> 7) & 31) as i32)
+}
+fn imm_b(i: u32) -> i64 {
+    i64::from(
+        (((i as i32) >> 31) << 12)
+            | (((i >> 7) & 1) << 11) as i32
+            | (((i >> 25) & 0x3f) << 5) as i32
+            | (((i >> 8) & 0xf) << 1) as i32,
+    )
+}
+fn imm_j(i: u32) -> i64 {
+    i64::from(
+        (((i as i32) >> 31) << 20)
+            | (((i >> 12) & 0xff) << 12) as i32
+            | (((i >> 20) & 1) << 11) as i32
+            | (((i >> 21) & 0x3ff) << 1) as i32,
+    )
+}
+
+/// Decodes a 32-bit (or expanded) instruction into an [`Op`].
+pub(crate) fn decode(i: u32) -> Op {
+    let rd = ((i >> 7) & 31) as u8;
+    let rs1 = ((i >> 15) & 31) as u8;
+    let rs2 = ((i >> 20) & 31) as u8;
+    let f3 = (i >> 12) & 7;
+    let f7 = i >> 25;
+    let op = |kind: Kind, imm: i64| Op {
+        kind,
+        rd,
+        rs1,
+        rs2,
+        imm,
+    };
+    match i & 0x7f {
+        0x37 => op(Kind::Lui, i64::from((i & 0xffff_f000) as i32)),
+        0x17 => op(Kind::Auipc, i64::from((i & 0xffff_f000) as i32)),
+        0x6f => op(Kind::Jal, imm_j(i)),
+        0x67 if f3 == 0 => op(Kind::Jalr, imm_i(i)),
+        0x63 => {
+            let k = match f3 {
+                0 => Kind::Beq,
+                1 => Kind::Bne,
+                4 => Kind::Blt,
+                5 => Kind::Bge,
+                6 => Kind::Bltu,
+                7 => Kind::Bgeu,
+                _ => return Op::SLOW,
+            };
+            op(k, imm_b(i))
+        }
+        0x03 => {
+            let k = match f3 {
+                0 => Kind::Lb,
+                1 => Kind::Lh,
+                2 => Kind::Lw,
+                3 => Kind::Ld,
+                4 => Kind::Lbu,
+                5 => Kind::Lhu,
+                6 => Kind::Lwu,
+                _ => return Op::SLOW,
+            };
+            op(k, imm_i(i))
+        }
+        0x23 => {
+            let k = match f3 {
+                0 => Kind::Sb,
+                1 => Kind::Sh,
+                2 => Kind::Sw,
+                3 => Kind::Sd,
+                _ => return Op::SLOW,
+            };
+            op(k, imm_s(i))
+        }
+        0x13 => {
+            let imm = imm_i(i);
+            match f3 {
+                0 => op(Kind::Addi, imm),
+                2 => op(Kind::Slti, imm),
+                3 => op(Kind::Sltiu, imm),
+                4 => op(Kind::Xori, imm),
+                6 => op(Kind::Ori, imm),
+                7 => op(Kind::Andi, imm),
+                1 if (imm >> 6) & 0x3f == 0 => op(Kind::Slli, imm & 0x3f),
+                5 if (imm >> 6) & 0x3f == 0 => op(Kind::Srli, imm & 0x3f),
+                5 if (imm >> 6) & 0x3f == 0x10 => op(Kind::Srai, imm & 0x3f),
+                _ => Op::SLOW,
+            }
+        }
+        0x1b => match (f3, f7) {
+            (0, _) => op(Kind::Addiw, imm_i(i)),
+            (1, 0) => op(Kind::Slliw, i64::from(rs2)),
+            (5, 0) => op(Kind::Srliw, i64::from(rs2)),
+            (5, 0x20) => op(Kind::Sraiw, i64::from(rs2)),
+            _ => Op::SLOW,
+        },
+        0x33 => {
+            let k = match (f7, f3) {
+                (0, 0) => Kind::Add,
+                (0x20, 0) => Kind::Sub,
+                (0, 1) => Kind::Sll,
+                (0, 2) => Kind::Slt,
+                (0, 3) => Kind::Sltu,
+                (0, 4) => Kind::Xor,
+                (0, 5) => Kind::Srl,
+                (0x20, 5) => Kind::Sra,
+                (0, 6) => Kind::Or,
+                (0, 7) => Kind::And,
+                (1, 0) => Kind::Mul,
+                _ => return Op::SLOW,
+            };
+            op(k, 0)
+        }
+        0x3b => {
+            let k = match (f7, f3) {
+                (0, 0) => Kind::Addw,
+                (0x20, 0) => Kind::Subw,
+                (0, 1) => Kind::Sllw,
+                (0, 5) => Kind::Srlw,
+                (0x20, 5) => Kind::Sraw,
+                (1, 0) => Kind::Mulw,
+                _ => return Op::SLOW,
+            };
+            op(k, 0)
+        }
+        _ => Op::SLOW,
+    }
+}
