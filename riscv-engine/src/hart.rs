@@ -293,11 +293,16 @@ impl Hart {
 
     /// The effective mip: software bits, the timer, and the external line.
     pub fn mip(&self, bus: &dyn Bus) -> u64 {
+        self.mip_with(bus.external_interrupt())
+    }
+
+    /// The effective mip given the external line's level.
+    pub fn mip_with(&self, external: bool) -> u64 {
         let mut mip = self.mip_sw;
         if self.time() >= self.timecmp {
             mip |= irq::STI;
         }
-        if bus.external_interrupt() {
+        if external {
             mip |= irq::SEI;
         }
         mip
@@ -305,7 +310,12 @@ impl Hart {
 
     /// The interrupt to take now, if any (highest priority first).
     pub fn pending_interrupt(&self, bus: &dyn Bus) -> Option<u64> {
-        let pending = self.mip(bus) & self.mie;
+        self.pending_interrupt_with(bus.external_interrupt())
+    }
+
+    /// The interrupt to take now given the external line's level, if any.
+    pub fn pending_interrupt_with(&self, external: bool) -> Option<u64> {
+        let pending = self.mip_with(external) & self.mie;
         if pending == 0 {
             return None;
         }
@@ -322,8 +332,8 @@ impl Hart {
         } else {
             0
         };
-        for (set, order) in [(m, [11u64, 3, 7, 9, 1, 5]), (s, [11, 3, 7, 9, 1, 5])] {
-            for bit in order {
+        for set in [m, s] {
+            for bit in [11u64, 3, 7, 9, 1, 5] {
                 if set & (1 << bit) != 0 {
                     return Some(bit);
                 }

@@ -12,10 +12,24 @@ fn stdout(o: &std::process::Output) -> String {
 
 fn boot(seed: u64, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let seed = seed.to_string();
-    let mut args = vec!["--arch", "riscv64", "--guest", "small", "--seed", seed.as_str(), "--no-summary"];
+    let mut args = vec![
+        "--arch",
+        "riscv64",
+        "--guest",
+        "small",
+        "--seed",
+        seed.as_str(),
+        "--no-summary",
+    ];
     args.extend_from_slice(extra);
     let (out, s) = run_with_summary(&args);
-    assert_eq!(s["exit_status"], 0, "guest failed; stderr: {}\nstdout: {}", String::from_utf8_lossy(&out.stderr), stdout(&out));
+    assert_eq!(
+        s["exit_status"],
+        0,
+        "guest failed; stderr: {}\nstdout: {}",
+        String::from_utf8_lossy(&out.stderr),
+        stdout(&out)
+    );
     (out, s)
 }
 
@@ -28,9 +42,18 @@ fn ten_boots_of_one_seed_are_identical() {
     assert!(stdout(&first_out).contains("wio-init: done status=0"));
     for i in 1..10 {
         let (out, s) = boot(11, &[]);
-        assert_eq!(s["trace_hash"], first["trace_hash"], "boot {i}: trace differs");
-        assert_eq!(s["instructions"], first["instructions"], "boot {i}: instruction count differs");
-        assert_eq!(s["virtual_ns"], first["virtual_ns"], "boot {i}: virtual time differs");
+        assert_eq!(
+            s["trace_hash"], first["trace_hash"],
+            "boot {i}: trace differs"
+        );
+        assert_eq!(
+            s["instructions"], first["instructions"],
+            "boot {i}: instruction count differs"
+        );
+        assert_eq!(
+            s["virtual_ns"], first["virtual_ns"],
+            "boot {i}: virtual time differs"
+        );
         assert_eq!(out.stdout, first_out.stdout, "boot {i}: console differs");
     }
 }
@@ -43,8 +66,16 @@ fn seeds_change_entropy_and_aslr_and_repeat_for_one_seed() {
     let observed = |seed: u64| {
         let (out, _) = boot(seed, &[]);
         let text = stdout(&out);
-        let pick = |prefix: &str| console_line(&text, prefix).unwrap_or_else(|| panic!("no {prefix} line in:\n{text}")).to_string();
-        (pick("workload: urandom:"), pick("probe: getrandom:"), pick("probe: stack:"))
+        let pick = |prefix: &str| {
+            console_line(&text, prefix)
+                .unwrap_or_else(|| panic!("no {prefix} line in:\n{text}"))
+                .to_string()
+        };
+        (
+            pick("workload: urandom:"),
+            pick("probe: getrandom:"),
+            pick("probe: stack:"),
+        )
     };
     let a = observed(1);
     let b = observed(2);
@@ -66,15 +97,24 @@ fn date_and_clock_gettime_follow_the_virtual_clock() {
     let (out, s) = boot(5, &["--epoch", "2030-05-01T12:00:00Z"]);
     let text = stdout(&out);
     let date = console_line(&text, "workload: date:").expect("date line");
-    assert!(date.contains("May  1 12:00:0") && date.contains("2030"), "{date}");
+    assert!(
+        date.contains("May  1 12:00:0") && date.contains("2030"),
+        "{date}"
+    );
     let probe = console_line(&text, "probe: realtime:").expect("probe clock line");
     let words: Vec<&str> = probe.split_whitespace().collect();
     let realtime: f64 = words[2].parse().expect("realtime seconds");
     let monotonic: f64 = words[4].parse().expect("monotonic seconds");
     let virtual_secs = s["virtual_ns"].as_u64().unwrap() as f64 / 1e9;
     // Linux sets the system clock from the RTC's whole seconds plus half a second (rtc_hctosys).
-    assert!(realtime >= epoch as f64 && realtime <= epoch as f64 + virtual_secs + 0.5, "realtime {realtime} outside [epoch, epoch + run + 0.5]");
-    assert!(monotonic > 0.0 && monotonic <= virtual_secs, "monotonic {monotonic} vs run of {virtual_secs} s");
+    assert!(
+        realtime >= epoch as f64 && realtime <= epoch as f64 + virtual_secs + 0.5,
+        "realtime {realtime} outside [epoch, epoch + run + 0.5]"
+    );
+    assert!(
+        monotonic > 0.0 && monotonic <= virtual_secs,
+        "monotonic {monotonic} vs run of {virtual_secs} s"
+    );
 }
 
 #[test]
@@ -83,19 +123,31 @@ fn compute_bound_processes_are_preempted_identically() {
         return;
     }
     // Long enough busy loops that each worker is preempted by the timer many times.
-    let extra = ["--cmdline", "console=ttyS0 panic=-1 wio.busy_iters=5000 wio.busy_steps=4"];
+    let extra = [
+        "--cmdline",
+        "console=ttyS0 panic=-1 wio.busy_iters=5000 wio.busy_steps=4",
+    ];
     let (out1, s1) = boot(8, &extra);
     let (out2, s2) = boot(8, &extra);
     let order1 = console_lines(&stdout(&out1), "workload: worker ").join("\n");
     let order2 = console_lines(&stdout(&out2), "workload: worker ").join("\n");
-    assert_eq!(order1, order2, "the interleaving of the two workers must repeat");
+    assert_eq!(
+        order1, order2,
+        "the interleaving of the two workers must repeat"
+    );
     assert_eq!(s1["trace_hash"], s2["trace_hash"]);
     assert_eq!(s1["instructions"], s2["instructions"]);
     // Both workers made progress before either finished: they were time-sliced.
     let lines: Vec<&str> = order1.lines().collect();
     assert_eq!(lines.len(), 8, "{order1}");
-    let first_b = lines.iter().position(|l| l.contains("worker B")).expect("worker B ran");
-    let last_a = lines.iter().rposition(|l| l.contains("worker A")).expect("worker A ran");
+    let first_b = lines
+        .iter()
+        .position(|l| l.contains("worker B"))
+        .expect("worker B ran");
+    let last_a = lines
+        .iter()
+        .rposition(|l| l.contains("worker A"))
+        .expect("worker A ran");
     assert!(first_b < last_a, "workers were not interleaved:\n{order1}");
 }
 
@@ -104,7 +156,15 @@ fn debian_kernel_boots_the_workload() {
     if !require_riscv_guests("debian_kernel_boots_the_workload") {
         return;
     }
-    let (out, s) = run_with_summary(&["--arch", "riscv64", "--guest", "debian", "--seed", "1", "--no-summary"]);
+    let (out, s) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--guest",
+        "debian",
+        "--seed",
+        "1",
+        "--no-summary",
+    ]);
     let text = stdout(&out);
     assert_eq!(s["exit_status"], 0, "{text}");
     assert!(text.contains("Debian"), "{text}");
@@ -117,7 +177,13 @@ fn bad_riscv_inputs_are_one_line_errors() {
     let dir = wio_e2e_tests::scratch("rv-bad");
     let junk = dir.join("Image");
     std::fs::write(&junk, vec![0u8; 4096]).unwrap();
-    let out = wio(&["run", "--arch", "riscv64", "--kernel", junk.to_str().unwrap()]);
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        junk.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(101));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no RISC-V Image header"));
     // A real-looking Image with a corrupt initramfs.
@@ -127,7 +193,15 @@ fn bad_riscv_inputs_are_one_line_errors() {
     std::fs::write(&junk, &image).unwrap();
     let initrd = dir.join("initrd.gz");
     std::fs::write(&initrd, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]).unwrap();
-    let out = wio(&["run", "--arch", "riscv64", "--kernel", junk.to_str().unwrap(), "--initrd", initrd.to_str().unwrap()]);
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        junk.to_str().unwrap(),
+        "--initrd",
+        initrd.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "{err}");
     assert!(err.contains("initrd") && err.contains("gzip"), "{err}");
@@ -135,13 +209,27 @@ fn bad_riscv_inputs_are_one_line_errors() {
     let mut bz = vec![0u8; 8192];
     bz[0x202..0x206].copy_from_slice(b"HdrS");
     std::fs::write(&junk, &bz).unwrap();
-    let out = wio(&["run", "--arch", "riscv64", "--kernel", junk.to_str().unwrap()]);
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        junk.to_str().unwrap(),
+    ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("x86 bzImage"));
     // Too little memory for the kernel.
     let mut big = image.clone();
     big.resize(20 << 20, 0);
     std::fs::write(&junk, &big).unwrap();
-    let out = wio(&["run", "--arch", "riscv64", "--kernel", junk.to_str().unwrap(), "--mem", "16"]);
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        junk.to_str().unwrap(),
+        "--mem",
+        "16",
+    ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("raise --mem"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -142,7 +142,9 @@ pub fn field(line: &str, key: &str) -> Option<u64> {
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("WIO_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/wio"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/wio")
+        })
 }
 
 /// True when images/build-all-riscv64.sh has built the riscv64 guests; otherwise prints a loud skip line.

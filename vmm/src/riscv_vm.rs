@@ -8,6 +8,8 @@ use crate::arch::riscv64::{boot, fdt, layout};
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
+use crate::engine::riscv::RiscvEngine;
+use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::sbi::{self, SbiEffect};
 use crate::summary::{Marker, Summary};
@@ -19,7 +21,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
-use wio_riscv::{Bus, Hart, Ram, Stop};
+use wio_riscv::{Hart, Ram};
 use wio_scheduler::RunSeed;
 
 /// Kernel arguments used when `--cmdline` is not given.
@@ -35,8 +37,8 @@ pub const MARKERS: [&str; 3] = [
     "wio-init: done",
 ];
 
-/// Cycles a run slice may last before the loop flushes the console and checks limits.
-const SLICE_CYCLES: u64 = 20_000_000;
+/// Virtual ns a run slice may last before the loop flushes the console and checks limits.
+const SLICE_NS: u64 = 20_000_000;
 
 /// The console line a riscv64 guest prints to report its exit status before powering off.
 pub const STATUS_MARKER: &str = "wio-init: done status=";
@@ -48,6 +50,19 @@ struct RvBus {
     plic: Plic,
     mmio_accesses: u64,
     trace: Trace,
+    /// Virtual time of the access being served (reported by the engine).
+    now_ns: u64,
+}
+
+fn in_window(addr: u64, base: u64, size: u64) -> bool {
+    (base..base + size).contains(&addr)
+}
+
+fn le(data: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = data.len().min(8);
+    b[..n].copy_from_slice(&data[..n]);
+    u64::from_le_bytes(b)
 }
 
 impl RvBus {
@@ -58,70 +73,69 @@ impl RvBus {
     }
 }
 
-impl Bus for RvBus {
-    fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64> {
-        self.mmio_accesses += 1;
-        let v = if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr)
-            && size == 4
-        {
-            u64::from(
-                self.rtc
-                    .read(addr - layout::RTC_BASE, cycles * layout::NS_PER_CYCLE),
+impl ExitHandler for RvBus {
+    fn pio_read(&mut self, _port: u16, data: &mut [u8]) {
+        data.fill(0xff); // RISC-V has no port I/O
+    }
+
+    fn pio_write(&mut self, _port: u16, _data: &[u8]) {}
+
+    fn mmio_claims(&self, addr: u64) -> bool {
+        in_window(addr, layout::RTC_BASE, layout::RTC_SIZE)
+            || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
+            || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
+            || in_window(
+                addr,
+                layout::VIRTIO_BASE,
+                u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE,
             )
-        } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+    }
+
+    fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
+        self.mmio_accesses += 1;
+        let word = data.len() == 4;
+        let v = if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
+            u64::from(self.rtc.read(addr - layout::RTC_BASE, self.now_ns))
+        } else if in_window(addr, layout::UART_BASE, 8) {
             let v = u64::from(self.uart.read((addr - layout::UART_BASE) as u8));
             self.uart_irq();
             v
-        } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
-            0
-        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr)
-            && size == 4
-        {
+        } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             u64::from(self.plic.read(addr - layout::PLIC_BASE))
-        } else if (layout::VIRTIO_BASE
-            ..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE)
-            .contains(&addr)
-        {
-            // Empty virtio-mmio slots read as zero (no magic value): no device there.
-            0
         } else {
-            return None;
+            // The rest of the UART window, odd-sized accesses, and empty virtio-mmio slots
+            // (no magic value: no device there) read as zero.
+            0
         };
-        self.trace.fold(3, addr, v, cycles);
-        Some(v)
+        let bytes = v.to_le_bytes();
+        let n = data.len().min(8);
+        data[..n].copy_from_slice(&bytes[..n]);
+        self.trace.fold(3, addr, v, self.now_ns);
     }
 
-    fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool {
+    fn mmio_write(&mut self, addr: u64, data: &[u8]) {
         self.mmio_accesses += 1;
-        self.trace.fold(4, addr, value, cycles);
-        if (layout::RTC_BASE..layout::RTC_BASE + layout::RTC_SIZE).contains(&addr) && size == 4 {
-            self.rtc.write(
-                addr - layout::RTC_BASE,
-                value as u32,
-                cycles * layout::NS_PER_CYCLE,
-            );
-            true
-        } else if (layout::UART_BASE..layout::UART_BASE + 8).contains(&addr) {
+        let value = le(data);
+        self.trace.fold(4, addr, value, self.now_ns);
+        let word = data.len() == 4;
+        if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
+            self.rtc
+                .write(addr - layout::RTC_BASE, value as u32, self.now_ns);
+        } else if in_window(addr, layout::UART_BASE, 8) {
             self.uart
                 .write((addr - layout::UART_BASE) as u8, value as u8);
             self.uart_irq();
-            true
-        } else if (layout::UART_BASE..layout::UART_BASE + layout::UART_SIZE).contains(&addr) {
-            true
-        } else if (layout::PLIC_BASE..layout::PLIC_BASE + layout::PLIC_SIZE).contains(&addr)
-            && size == 4
-        {
+        } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             self.plic.write(addr - layout::PLIC_BASE, value as u32);
-            true
-        } else {
-            (layout::VIRTIO_BASE
-                ..layout::VIRTIO_BASE + u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE)
-                .contains(&addr)
         }
     }
 
     fn external_interrupt(&self) -> bool {
         self.plic.interrupt_pending()
+    }
+
+    fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
     }
 }
 
@@ -255,12 +269,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let mut hart = Hart::new(ram, placement.entry, layout::CYCLES_PER_TICK);
     hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+    let mut engine = RiscvEngine::new(hart);
     let mut bus = RvBus {
         uart: Uart16550::default(),
         rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
         plic: Plic::default(),
         mmio_accesses: 0,
         trace,
+        now_ns: 0,
     };
     bus.trace.event(
         0,
@@ -290,41 +306,46 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut idle_ns = 0u64;
-    let limit = if cfg.max_virtual_ns == 0 {
+    let limit_ns = if cfg.max_virtual_ns == 0 {
         u64::MAX
     } else {
-        cfg.max_virtual_ns / layout::NS_PER_CYCLE
+        cfg.max_virtual_ns
     };
 
     let outcome: Result<u32> = loop {
-        let until = hart.cycles.saturating_add(SLICE_CYCLES).min(limit);
-        let stop = hart.run(&mut bus, until);
+        let until = engine.now_ns().saturating_add(SLICE_NS).min(limit_ns);
+        engine.set_deadline(until);
+        let exit = match engine.run(&mut bus) {
+            Ok(exit) => exit,
+            Err(e) => break Err(e),
+        };
+        let hart = &mut engine.hart;
         let now = hart.cycles * layout::NS_PER_CYCLE;
         let out = bus.uart.take_output();
         console.push(&out, now, &mut bus.trace);
-        match stop {
-            Stop::Budget => {
-                if hart.cycles >= limit {
+        match exit {
+            Exit::Budget => {
+                if now >= limit_ns {
                     break Err(WioError::TimeLimit {
                         limit_ns: cfg.max_virtual_ns,
                     });
                 }
             }
-            Stop::Wfi => {
+            Exit::Halt => {
                 *exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(&mut hart, &mut bus, &mut idle_ns) {
+                if let Some(e) = idle(hart, &mut bus, &mut idle_ns) {
                     break Err(e);
                 }
             }
-            Stop::SbiCall => {
+            Exit::Hypercall => {
                 *exits.entry("sbi").or_insert(0) += 1;
-                let (call, effect) = sbi::handle(&mut hart);
+                let (call, effect) = sbi::handle(hart);
                 bus.trace.fold(5, call.eid, call.fid, call.error as u64);
                 match effect {
                     SbiEffect::None => {}
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::Suspend => {
-                        if let Some(e) = idle(&mut hart, &mut bus, &mut idle_ns) {
+                        if let Some(e) = idle(hart, &mut bus, &mut idle_ns) {
                             break Err(e);
                         }
                     }
@@ -340,8 +361,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
                     }
                 }
             }
+            other => {
+                break Err(WioError::Internal(format!(
+                    "the RISC-V engine returned {other:?}"
+                )))
+            }
         }
     };
+    let hart = &engine.hart;
     let now = hart.cycles * layout::NS_PER_CYCLE;
     console.flush_line(now, &mut bus.trace);
     exits.insert("mmio", bus.mmio_accesses);
@@ -393,7 +420,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
 /// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.
 fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError> {
-    if hart.pending_interrupt(bus).is_some() || bus.plic.interrupt_pending() {
+    let external = bus.plic.interrupt_pending();
+    if hart.pending_interrupt_with(external).is_some() || external {
         return None;
     }
     let deadline = hart.timer_deadline();

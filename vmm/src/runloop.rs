@@ -103,7 +103,13 @@ fn run_inner(
         platform.clock.advance(cost.cost_ns(kind));
 
         match exit {
-            Exit::PortIo | Exit::Mmio | Exit::InterruptWindow => {}
+            Exit::PortIo | Exit::Mmio | Exit::InterruptWindow | Exit::Budget => {}
+            Exit::Hypercall => {
+                return Err(WioError::Internal(format!(
+                    "the x86-64 engine reported a hypercall near {}; x86-64 guests have none",
+                    pc_text(engine)
+                )))
+            }
             Exit::Halt => {
                 if !platform.pic.has_pending() {
                     match platform.events.peek_time() {

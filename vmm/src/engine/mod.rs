@@ -1,9 +1,10 @@
 //! CPU engines: what runs guest instructions. Every engine (x86-64 on KVM,
-//! and later the RV64GC interpreter) implements [`CpuEngine`], so the run
-//! loop, devices, clock and trace do not care which one is underneath.
+//! and the RV64GC interpreter) implements [`CpuEngine`], so the run loops,
+//! devices, clock and trace do not care which one is underneath.
 
 pub mod host;
 pub mod kvm;
+pub mod riscv;
 mod watchdog;
 
 use crate::error::Result;
@@ -18,6 +19,18 @@ pub trait ExitHandler {
     fn mmio_read(&mut self, addr: u64, data: &mut [u8]);
     /// The guest writes `data` at MMIO address `addr`.
     fn mmio_write(&mut self, addr: u64, data: &[u8]);
+    /// Whether a device answers at `addr`; an access elsewhere is an access fault on engines
+    /// that model them (RISC-V). KVM reports every unbacked access, so the default claims all.
+    fn mmio_claims(&self, _addr: u64) -> bool {
+        true
+    }
+    /// The level of the external interrupt line an engine samples itself (RISC-V: the PLIC's
+    /// supervisor context). x86 interrupts are injected by the run loop instead.
+    fn external_interrupt(&self) -> bool {
+        false
+    }
+    /// Engines that keep virtual time themselves (the interpreter) report it before each access.
+    fn set_time(&mut self, _now_ns: u64) {}
 }
 
 /// Why the engine returned to the run loop.
@@ -37,6 +50,10 @@ pub enum Exit {
     Stalled(u64),
     /// The engine stopped on something it cannot handle; the text says what.
     Crash(String),
+    /// The engine reached the deadline set with [`CpuEngine::set_deadline`] (interpreters).
+    Budget,
+    /// The guest called the hypervisor (RISC-V: an SBI ecall; the pc is already past it).
+    Hypercall,
 }
 
 /// A CPU engine: runs the guest until its next exit.
@@ -44,11 +61,21 @@ pub trait CpuEngine {
     /// Runs the guest until the next exit, forwarding I/O to `io`.
     fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit>;
     /// Whether an external interrupt can be injected right now (interrupts enabled, no shadow).
-    fn interrupt_ready(&mut self) -> bool;
+    /// Engines whose guests sample interrupt lines themselves (RISC-V) never take injections.
+    fn interrupt_ready(&mut self) -> bool {
+        false
+    }
     /// Injects external interrupt `vector`; only valid when [`CpuEngine::interrupt_ready`] holds.
-    fn inject_interrupt(&mut self, vector: u8) -> Result<()>;
+    fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
+        Err(crate::error::WioError::Internal(format!(
+            "this engine takes no injected interrupts (vector {vector})"
+        )))
+    }
     /// Asks for (or stops asking for) an exit as soon as the guest can take an interrupt.
-    fn request_interrupt_window(&mut self, wanted: bool);
+    fn request_interrupt_window(&mut self, _wanted: bool) {}
+    /// Sets the virtual time at which [`CpuEngine::run`] must return [`Exit::Budget`].
+    /// Engines that count instructions stop exactly there; KVM cannot and ignores it.
+    fn set_deadline(&mut self, _until_ns: u64) {}
     /// The guest's program counter, for error messages.
     fn program_counter(&mut self) -> Option<u64>;
 }

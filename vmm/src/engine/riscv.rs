@@ -1,0 +1,81 @@
+//! The RISC-V engine: wio's RV64GC interpreter (crate `wio-riscv`) behind the
+//! same [`CpuEngine`] trait as KVM. Its virtual time is the hart's cycle count,
+//! so [`CpuEngine::set_deadline`] stops it on an exact instruction.
+
+use super::{CpuEngine, Exit, ExitHandler};
+use crate::arch::riscv64::layout::NS_PER_CYCLE;
+use crate::error::Result;
+use wio_riscv::{Bus, Hart, Stop};
+
+/// The interpreter as an engine.
+pub struct RiscvEngine {
+    /// The hart (public: the machine serves SBI calls and idles it).
+    pub hart: Hart,
+    until_cycles: u64,
+}
+
+impl RiscvEngine {
+    /// Wraps a hart that is ready to run.
+    pub fn new(hart: Hart) -> RiscvEngine {
+        RiscvEngine {
+            hart,
+            until_cycles: 0,
+        }
+    }
+
+    /// Virtual ns now.
+    pub fn now_ns(&self) -> u64 {
+        self.hart.cycles * NS_PER_CYCLE
+    }
+}
+
+/// Presents an [`ExitHandler`] as the hart's [`Bus`].
+struct BusAdapter<'a> {
+    io: &'a mut dyn ExitHandler,
+}
+
+impl Bus for BusAdapter<'_> {
+    fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64> {
+        if !self.io.mmio_claims(addr) {
+            return None;
+        }
+        self.io.set_time(cycles * NS_PER_CYCLE);
+        let mut buf = [0u8; 8];
+        let n = usize::from(size.min(8));
+        self.io.mmio_read(addr, &mut buf[..n]);
+        Some(u64::from_le_bytes(buf))
+    }
+
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool {
+        if !self.io.mmio_claims(addr) {
+            return false;
+        }
+        self.io.set_time(cycles * NS_PER_CYCLE);
+        let n = usize::from(size.min(8));
+        self.io.mmio_write(addr, &value.to_le_bytes()[..n]);
+        true
+    }
+
+    fn external_interrupt(&self) -> bool {
+        self.io.external_interrupt()
+    }
+}
+
+impl CpuEngine for RiscvEngine {
+    fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
+        let mut bus = BusAdapter { io };
+        Ok(match self.hart.run(&mut bus, self.until_cycles) {
+            Stop::Budget => Exit::Budget,
+            Stop::Wfi => Exit::Halt,
+            Stop::SbiCall => Exit::Hypercall,
+        })
+    }
+
+    fn set_deadline(&mut self, until_ns: u64) {
+        self.until_cycles = until_ns / NS_PER_CYCLE;
+    }
+
+    fn program_counter(&mut self) -> Option<u64> {
+        Some(self.hart.pc)
+    }
+}
