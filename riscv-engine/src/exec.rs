@@ -73,7 +73,7 @@ fn mulhsu(a: i64, b: u64) -> u64 {
 }
 
 /// What an executed instruction asks of the run loop.
-enum Flow {
+pub(crate) enum Flow {
     /// Continue at pc + length.
     Next,
     /// pc was set by the instruction.
@@ -132,7 +132,7 @@ impl Hart {
 
     /// The fast path for pre-decoded instructions (same semantics as `execute`).
     #[inline(always)]
-    fn exec_fast(&mut self, bus: &mut dyn Bus, op: &Op, len: u64) -> Result<Flow, Trap> {
+    pub(crate) fn exec_fast(&mut self, bus: &mut dyn Bus, op: &Op, len: u64) -> Result<Flow, Trap> {
         let x1 = self.x[usize::from(op.rs1 & 31)];
         let x2 = self.x[usize::from(op.rs2 & 31)];
         let imm = op.imm as u64;

@@ -110,10 +110,53 @@ pub struct Hart {
     pub(crate) irq_dirty: bool,
     /// Decoded instructions by virtual pc (see [`ICache`]).
     pub(crate) icache: ICache,
-    /// Last data page translated for loads: (virtual page number + 1, RAM offset of the page).
-    load_page: (u64, usize),
-    /// Last data page translated for stores (only pages already marked dirty).
-    store_page: (u64, usize),
+    /// Recently translated RAM pages for loads.
+    load_pages: FastPages,
+    /// Recently translated RAM pages for stores (only pages already marked dirty).
+    store_pages: FastPages,
+}
+
+const FAST_PAGES: usize = 64;
+
+/// A small direct-mapped cache from virtual page to RAM offset, valid for the
+/// current privilege, mstatus and satp: the loads' and stores' shortcut past
+/// the TLB. Cleared (in O(1), by generation) whenever any of those change.
+#[derive(Debug, Clone)]
+struct FastPages {
+    /// (virtual page number + 1, generation, RAM offset of the page).
+    entries: [(u64, u32, usize); FAST_PAGES],
+    generation: u32,
+}
+
+impl Default for FastPages {
+    fn default() -> Self {
+        FastPages {
+            entries: [(0, 0, 0); FAST_PAGES],
+            generation: 1,
+        }
+    }
+}
+
+impl FastPages {
+    #[inline(always)]
+    fn get(&self, vaddr: u64) -> Option<usize> {
+        let vpn = vaddr >> 12;
+        let e = &self.entries[(vpn as usize) & (FAST_PAGES - 1)];
+        (e.0 == vpn + 1 && e.1 == self.generation).then_some(e.2)
+    }
+
+    fn insert(&mut self, vaddr: u64, off: usize) {
+        let vpn = vaddr >> 12;
+        self.entries[(vpn as usize) & (FAST_PAGES - 1)] = (vpn + 1, self.generation, off);
+    }
+
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.entries = [(0, 0, 0); FAST_PAGES];
+            self.generation = 1;
+        }
+    }
 }
 
 const ICACHE_ENTRIES: usize = 1 << 15;
@@ -223,8 +266,8 @@ impl Hart {
             reservation: None,
             irq_dirty: true,
             icache: ICache::default(),
-            load_page: (0, 0),
-            store_page: (0, 0),
+            load_pages: FastPages::default(),
+            store_pages: FastPages::default(),
         }
     }
 
@@ -232,8 +275,8 @@ impl Hart {
     /// or its permission may change (TLB flush, privilege change, mstatus write).
     #[inline]
     fn forget_data_pages(&mut self) {
-        self.load_page.0 = 0;
-        self.store_page.0 = 0;
+        self.load_pages.clear();
+        self.store_pages.clear();
     }
 
     /// Puts the hart where an SBI implementation leaves it for a supervisor
@@ -532,17 +575,23 @@ impl Hart {
     }
 
     /// Loads `size` bytes at virtual `vaddr` (misaligned accesses are supported).
-    #[inline]
+    #[inline(always)]
     pub fn load(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8) -> Result<u64, Trap> {
+        // Fast path: same page as the last load, access within the page.
         if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
-            if self.load_page.0 == (vaddr >> 12) + 1 {
-                return Ok(self
-                    .ram
-                    .read_at(self.load_page.1 + (vaddr & 0xfff) as usize, size));
+            if let Some(page) = self.load_pages.get(vaddr) {
+                return Ok(self.ram.read_at(page + (vaddr & 0xfff) as usize, size));
             }
+        }
+        self.load_slow(bus, vaddr, size)
+    }
+
+    #[inline(never)]
+    fn load_slow(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8) -> Result<u64, Trap> {
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
             let p = self.translate(vaddr, Access::Load)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                self.load_page = ((vaddr >> 12) + 1, off);
+                self.load_pages.insert(vaddr, off);
             }
             return self.read_phys(bus, p, size, Access::Load);
         }
@@ -555,7 +604,7 @@ impl Hart {
     }
 
     /// Stores the low `size` bytes of `value` at virtual `vaddr`.
-    #[inline]
+    #[inline(always)]
     pub fn store(
         &mut self,
         bus: &mut dyn Bus,
@@ -563,15 +612,29 @@ impl Hart {
         size: u8,
         value: u64,
     ) -> Result<(), Trap> {
-        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
-            if self.store_page.0 == (vaddr >> 12) + 1 && self.reservation.is_none() {
+        // Fast path: same (dirty) page as the last store, no LR reservation to break.
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 && self.reservation.is_none() {
+            if let Some(page) = self.store_pages.get(vaddr) {
                 self.ram
-                    .write_at(self.store_page.1 + (vaddr & 0xfff) as usize, size, value);
+                    .write_at(page + (vaddr & 0xfff) as usize, size, value);
                 return Ok(());
             }
+        }
+        self.store_slow(bus, vaddr, size, value)
+    }
+
+    #[inline(never)]
+    fn store_slow(
+        &mut self,
+        bus: &mut dyn Bus,
+        vaddr: u64,
+        size: u8,
+        value: u64,
+    ) -> Result<(), Trap> {
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
             let p = self.translate(vaddr, Access::Store)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                self.store_page = ((vaddr >> 12) + 1, off);
+                self.store_pages.insert(vaddr, off);
             }
             return self.write_phys(bus, p, size, value);
         }
@@ -894,6 +957,28 @@ impl Hart {
                 until_cycles
             };
             while self.cycles < chunk_end && !self.irq_dirty {
+                // Fast path: a cached, pre-decoded common instruction.
+                let pc = self.pc;
+                let e = &self.icache.entries[ICache::slot(pc)];
+                if e.pc == pc
+                    && e.generation == self.icache.generation
+                    && e.prv == self.prv
+                    && e.op.kind != crate::predecode::Kind::Slow
+                {
+                    let op = e.op;
+                    let len = u64::from(e.len);
+                    self.cycles += 1;
+                    match self.exec_fast(bus, &op, len) {
+                        Ok(crate::exec::Flow::Next) => {
+                            self.pc = pc.wrapping_add(len);
+                            self.instret += 1;
+                        }
+                        // Fast ops only continue or jump; they never stop the loop.
+                        Ok(_) => self.instret += 1,
+                        Err(t) => self.take_trap(t.cause, t.tval),
+                    }
+                    continue;
+                }
                 if let Some(stop) = self.step(bus) {
                     return stop;
                 }

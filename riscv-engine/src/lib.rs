@@ -7,7 +7,7 @@
 
 pub mod bus;
 pub mod csr;
-mod exec;
+pub(crate) mod exec;
 pub mod fpu;
 pub mod hart;
 pub mod mmu;

@@ -49,7 +49,7 @@ impl Ram {
     }
 
     /// Reads a little-endian value of `size` bytes at offset `off` (checked by [`Ram::offset`]).
-    #[inline]
+    #[inline(always)]
     pub fn read_at(&self, off: usize, size: u8) -> u64 {
         let b = &self.bytes[off..off + size as usize];
         match size {
@@ -61,7 +61,7 @@ impl Ram {
     }
 
     /// Writes the low `size` bytes of `value` at offset `off`.
-    #[inline]
+    #[inline(always)]
     pub fn write_at(&mut self, off: usize, size: u8, value: u64) {
         let le = value.to_le_bytes();
         self.bytes[off..off + size as usize].copy_from_slice(&le[..size as usize]);
