@@ -233,17 +233,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         .clone()
         .unwrap_or_else(|| DEFAULT_CMDLINE.to_string());
 
-    let trace = match &cfg.trace {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
-                what: "trace",
-                path: path.clone(),
-                source,
-            })?;
-            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
-        }
-        None => Trace::new(),
-    };
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
 
     let mem_bytes = cfg.mem_mib << 20;
     let mut ram = Ram::new(layout::RAM_BASE, mem_bytes as usize);
@@ -372,26 +362,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let now = hart.cycles * layout::NS_PER_CYCLE;
     console.flush_line(now, &mut bus.trace);
     exits.insert("mmio", bus.mmio_accesses);
-    match &outcome {
-        Ok(status) => bus.trace.event(
-            now,
-            "exit",
-            json!({ "status": status, "instret": hart.instret }),
-        ),
-        Err(e) => bus.trace.event(
-            now,
-            "error",
-            json!({ "code": e.exit_code(), "message": e.to_string() }),
-        ),
-    }
-    let outcome = match bus.trace.finish() {
-        Err(source) => Err(WioError::Output {
-            what: "trace",
-            path: cfg.trace.clone().unwrap_or_default(),
-            source,
-        }),
-        Ok(()) => outcome,
-    };
+    let outcome = crate::trace::close(
+        &mut bus.trace,
+        now,
+        outcome,
+        json!({ "instret": hart.instret }),
+        cfg.trace.as_ref(),
+    );
     let wall_ns = wall.elapsed().as_nanos() as u64;
     let summary = Summary {
         seed: cfg.seed,

@@ -118,6 +118,55 @@ impl Default for Trace {
     }
 }
 
+/// Opens the run's trace: hashing only, or also written to `path`.
+pub fn open(path: Option<&std::path::PathBuf>) -> crate::error::Result<Trace> {
+    match path {
+        Some(path) => {
+            let file =
+                std::fs::File::create(path).map_err(|source| crate::error::WioError::Output {
+                    what: "trace",
+                    path: path.clone(),
+                    source,
+                })?;
+            Ok(Trace::to_writer(Box::new(std::io::BufWriter::new(file))))
+        }
+        None => Ok(Trace::new()),
+    }
+}
+
+/// Ends the run's trace with an `exit` (with `fields`) or `error` line, flushes it,
+/// and returns the outcome, turned into an output error if the file could not be written.
+pub fn close(
+    trace: &mut Trace,
+    now_ns: u64,
+    outcome: crate::error::Result<u32>,
+    fields: Value,
+    path: Option<&std::path::PathBuf>,
+) -> crate::error::Result<u32> {
+    match &outcome {
+        Ok(status) => {
+            let mut line = json!({ "status": status });
+            if let (Value::Object(map), Value::Object(extra)) = (&mut line, fields) {
+                map.extend(extra);
+            }
+            trace.event(now_ns, "exit", line);
+        }
+        Err(e) => trace.event(
+            now_ns,
+            "error",
+            json!({ "code": e.exit_code(), "message": e.to_string() }),
+        ),
+    }
+    match trace.finish() {
+        Err(source) => Err(crate::error::WioError::Output {
+            what: "trace",
+            path: path.cloned().unwrap_or_default(),
+            source,
+        }),
+        Ok(()) => outcome,
+    }
+}
+
 /// Checks a trace file's chain; returns the final hash or the first broken line.
 pub fn verify(text: &str) -> Result<String, String> {
     let mut prev = [0u8; 32];

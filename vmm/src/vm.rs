@@ -11,7 +11,7 @@ use crate::platform::Platform;
 use crate::runloop::{self, Console, Ending, RunLimits, RunStats};
 use crate::summary::Summary;
 use crate::testguest::X86_64_TEST_GUEST;
-use crate::trace::{hex, Trace};
+use crate::trace::hex;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -95,17 +95,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let info = boot::load(&mem, &spec)?;
 
-    let trace = match &cfg.trace {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
-                what: "trace",
-                path: path.clone(),
-                source,
-            })?;
-            Trace::to_writer(Box::new(std::io::BufWriter::new(file)))
-        }
-        None => Trace::new(),
-    };
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
     let options = KvmOptions {
         watchdog: Duration::from_millis(cfg.watchdog_ms),
@@ -175,24 +165,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let outcome: Result<u32> = ending.map(|Ending::GuestStatus(s)| s);
     let now = platform.clock.now_ns();
-    match &outcome {
-        Ok(status) => platform
-            .trace
-            .event(now, "exit", json!({ "status": status })),
-        Err(e) => platform.trace.event(
-            now,
-            "error",
-            json!({ "code": e.exit_code(), "message": e.to_string() }),
-        ),
-    }
-    let outcome = match platform.trace.finish() {
-        Err(source) => Err(WioError::Output {
-            what: "trace",
-            path: cfg.trace.clone().unwrap_or_default(),
-            source,
-        }),
-        Ok(()) => outcome,
-    };
+    let outcome = crate::trace::close(
+        &mut platform.trace,
+        now,
+        outcome,
+        json!({}),
+        cfg.trace.as_ref(),
+    );
     let exit_status = outcome.as_ref().ok().copied();
     let summary = Summary {
         seed: cfg.seed,

@@ -56,7 +56,7 @@ pub fn open_kvm() -> Result<Kvm> {
     let c_path = std::ffi::CString::new(path.into_os_string().into_encoded_bytes())
         .map_err(|_| WioError::NoKvm(format!("KVM device path {shown:?} contains a NUL byte")))?;
     Kvm::new_with_path(&c_path).map_err(|e| match e.errno() {
-        libc::ENOENT => WioError::NoKvm(format!("{shown} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization")),
+        libc::ENOENT => WioError::NoKvm(format!("{shown} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization (riscv64 guests need no KVM: --arch riscv64)")),
         libc::EACCES | libc::EPERM => WioError::NoKvm(format!("permission denied opening {shown}: add your user to the 'kvm' group or run as root")),
         _ => WioError::NoKvm(format!("cannot open {shown}: {e}")),
     })
