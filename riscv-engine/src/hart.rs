@@ -61,7 +61,7 @@ pub const DEFAULT_MEDELEG: u64 = (1 << cause::INSN_MISALIGNED)
     | (1 << cause::LOAD_PAGE_FAULT)
     | (1 << cause::STORE_PAGE_FAULT);
 
-/// The hart.
+/// The hart. Cloning it copies its RAM into a new allocation.
 #[derive(Debug, Clone)]
 pub struct Hart {
     /// Integer registers (x0 is kept zero).
