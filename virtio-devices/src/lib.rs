@@ -1,14 +1,29 @@
-//! virtio-mmio transport and the virtio block, network and entropy devices of wio.
+//! virtio-mmio transport and the virtio devices of wio.
 //!
-//! This crate is a skeleton for now: the devices issue fills it. Its rule is fixed
-//! already: a device never looks at host time; it asks the scheduler *when* each
-//! request completes, so completions are a function of the run seed.
+//! Devices never look at host time: when the guest notifies a queue, the
+//! device says (from its own seeded PRNG stream) how long the request takes,
+//! the machine schedules the completion at that virtual time, and only then
+//! does the device consume the buffers and raise its interrupt. Completion
+//! order is therefore a function of the seed, identically on every engine.
+//!
+//! Devices so far: entropy (virtio-rng). Block and network come next.
+
+pub mod device;
+pub mod mmio;
+pub mod rng;
+
+pub use device::{DeviceError, GuestMem, VirtioDevice};
+pub use mmio::MmioTransport;
+pub use rng::Rng;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).
 pub const VIRTIO_MMIO_VERSION: u32 = 2;
 
 /// The magic value every virtio-mmio device reports at offset 0 ("virt").
 pub const VIRTIO_MMIO_MAGIC: u32 = 0x7472_6976;
+
+/// Feature bit: the device follows virtio 1.0+ (required by wio's modern transport).
+pub const VIRTIO_F_VERSION_1: u64 = 1 << 32;
 
 #[cfg(test)]
 mod tests {
