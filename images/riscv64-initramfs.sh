@@ -19,7 +19,7 @@
 # /bin/wio-probe: images/probe/wio-probe.c (when present), compiled with
 # riscv64-linux-gnu-gcc: it prints "probe: ..." lines (getrandom bytes, clocks, ASLR'd
 # addresses).
-# The default workload prints uname -a, 16 bytes of /dev/urandom, date -u and /proc/uptime,
+# The default workload prints uname -a, 16 bytes of /dev/urandom (and of /dev/hwrng, the virtio-rng), date -u and /proc/uptime,
 # runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
 set -euo pipefail
@@ -121,6 +121,10 @@ write_default_workload() {
 echo "workload: uname: $(uname -a)"
 set -- $(od -An -tx1 -N16 /dev/urandom)
 echo "workload: urandom: $*"
+if [ -e /dev/hwrng ]; then
+  set -- $(od -An -tx1 -N16 /dev/hwrng)
+  echo "workload: hwrng: $*"
+fi
 echo "workload: date: $(date -u)"
 echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi

@@ -10,6 +10,11 @@ pub trait Bus {
     fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool;
     /// Whether the supervisor external interrupt line (from the PLIC) is high.
     fn external_interrupt(&self) -> bool;
+    /// The hart cycle at which the machine has a device event due (u64::MAX: none);
+    /// [`crate::Hart::run`] returns there so the event fires on time.
+    fn next_event_cycle(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// A bus with no devices, for tests.

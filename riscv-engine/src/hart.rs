@@ -938,9 +938,11 @@ impl Hart {
         self.forget_data_pages();
     }
 
-    /// Runs until the clock reaches `until_cycles`, WFI idles, or an SBI call needs serving.
+    /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
+    /// WFI idles, or an SBI call needs serving.
     pub fn run(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
         loop {
+            let until_cycles = until_cycles.min(bus.next_event_cycle());
             if self.cycles >= until_cycles {
                 return Stop::Budget;
             }

@@ -21,8 +21,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
+use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
+use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
+use wio_virtio_devices::{GuestMem, MmioTransport, Rng};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -43,15 +46,29 @@ const SLICE_NS: u64 = 20_000_000;
 /// The console line a riscv64 guest prints to report its exit status before powering off.
 pub const STATUS_MARKER: &str = "wio-init: done status=";
 
+/// Mean service latency of the virtio-rng device, in virtual ns.
+const RNG_MEAN_LATENCY_NS: u64 = 20_000;
+
 /// The devices behind the hart.
 struct RvBus {
     uart: Uart16550,
     rtc: GoldfishRtc,
     plic: Plic,
+    /// virtio-mmio slots in use, by slot index (slot i raises PLIC source i + 1).
+    virtio: Vec<MmioTransport>,
+    /// Guest memory as the virtio devices see it (the hart's RAM).
+    mem: GuestMem,
+    /// Device completions: (slot, queue) at a virtual time.
+    events: EventQueue<(usize, usize)>,
     mmio_accesses: u64,
     trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
     now_ns: u64,
+}
+
+/// PLIC source of virtio slot `slot`.
+fn virtio_irq(slot: usize) -> u32 {
+    slot as u32 + 1
 }
 
 fn in_window(addr: u64, base: u64, size: u64) -> bool {
@@ -69,6 +86,44 @@ impl RvBus {
     fn uart_irq(&mut self) {
         if self.uart.take_irq() {
             self.plic.pulse(layout::UART_IRQ);
+        }
+    }
+
+    fn virtio_slot(addr: u64) -> Option<(usize, u64)> {
+        in_window(
+            addr,
+            layout::VIRTIO_BASE,
+            u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE,
+        )
+        .then(|| {
+            let rel = addr - layout::VIRTIO_BASE;
+            (
+                (rel / layout::VIRTIO_SIZE) as usize,
+                rel % layout::VIRTIO_SIZE,
+            )
+        })
+    }
+
+    fn update_virtio_line(&mut self, slot: usize) {
+        if let Some(t) = self.virtio.get(slot) {
+            self.plic.set_level(virtio_irq(slot), t.interrupt_level());
+        }
+    }
+
+    /// Serves every device completion due at `now_ns`, in (time, sequence) order.
+    fn fire_due_events(&mut self, now_ns: u64) {
+        while let Some(ev) = self.events.pop_due(now_ns) {
+            let (slot, queue) = ev.event;
+            if let Some(t) = self.virtio.get_mut(slot) {
+                t.serve(queue, &self.mem);
+                let error = t.last_error.take();
+                self.trace.event(
+                    now_ns,
+                    "virtio",
+                    json!({ "slot": slot, "queue": queue, "due": ev.time_ns, "error": error }),
+                );
+            }
+            self.update_virtio_line(slot);
         }
     }
 }
@@ -102,6 +157,13 @@ impl ExitHandler for RvBus {
             v
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             u64::from(self.plic.read(addr - layout::PLIC_BASE))
+        } else if let Some((slot, offset)) =
+            Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
+        {
+            self.virtio[slot].read(offset, data);
+            let v = le(data);
+            self.trace.fold(3, addr, v, self.now_ns);
+            return;
         } else {
             // The rest of the UART window, odd-sized accesses, and empty virtio-mmio slots
             // (no magic value: no device there) read as zero.
@@ -127,6 +189,19 @@ impl ExitHandler for RvBus {
             self.uart_irq();
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             self.plic.write(addr - layout::PLIC_BASE, value as u32);
+        } else if let Some((slot, offset)) =
+            Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
+        {
+            if let Some(queue) = self.virtio[slot].write(offset, data, &self.mem) {
+                let due = self
+                    .now_ns
+                    .saturating_add(self.virtio[slot].service_delay_ns(queue));
+                // A handful of devices with small queues: overflowing the event queue is a wio bug.
+                self.events
+                    .push(due, (slot, queue))
+                    .expect("device event queue overflow");
+            }
+            self.update_virtio_line(slot);
         }
     }
 
@@ -136,6 +211,10 @@ impl ExitHandler for RvBus {
 
     fn set_time(&mut self, now_ns: u64) {
         self.now_ns = now_ns;
+    }
+
+    fn next_event_ns(&self) -> u64 {
+        self.events.peek_time().unwrap_or(u64::MAX)
     }
 }
 
@@ -236,7 +315,21 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let trace = crate::trace::open(cfg.trace.as_ref())?;
 
     let mem_bytes = cfg.mem_mib << 20;
-    let mut ram = Ram::new(layout::RAM_BASE, mem_bytes as usize);
+    let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
+    let host = mem
+        .get_host_address(GuestAddress(layout::RAM_BASE))
+        .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
+    // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
+    // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
+    // devices access it only through raw pointers / vm-memory, never through held references.
+    let mut ram = unsafe {
+        Ram::from_raw(
+            layout::RAM_BASE,
+            host,
+            mem_bytes as usize,
+            Box::new(mem.clone()),
+        )
+    };
     let placement = boot::load(
         &mut ram,
         &kernel_path,
@@ -251,7 +344,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         bootargs: &cmdline,
         initrd: placement.initrd,
         rng_seed: &rng_seed,
-        virtio: &[],
+        virtio: &[(0, virtio_irq(0))],
     })?;
     if blob.len() as u64 > boot::FDT_MAX || !ram.load(placement.fdt_addr, &blob) {
         return Err(WioError::Internal("device tree does not fit".into()));
@@ -264,6 +357,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         uart: Uart16550::default(),
         rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
         plic: Plic::default(),
+        virtio: vec![MmioTransport::new(Box::new(Rng::new(
+            seed,
+            "virtio-rng",
+            RNG_MEAN_LATENCY_NS,
+        )))],
+        mem,
+        events: EventQueue::new(),
         mmio_accesses: 0,
         trace,
         now_ns: 0,
@@ -311,6 +411,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         };
         let hart = &mut engine.hart;
         let now = hart.cycles * layout::NS_PER_CYCLE;
+        if bus.events.peek_time().is_some_and(|t| t <= now) {
+            bus.fire_due_events(now);
+            hart.poke_interrupts();
+        }
         let out = bus.uart.take_output();
         console.push(&out, now, &mut bus.trace);
         match exit {
@@ -401,17 +505,22 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
     if hart.pending_interrupt_with(external).is_some() || external {
         return None;
     }
-    let deadline = hart.timer_deadline();
-    if deadline == u64::MAX {
+    let timer = hart.timer_deadline();
+    let device = bus
+        .events
+        .peek_time()
+        .map_or(u64::MAX, |t| t.div_ceil(layout::NS_PER_CYCLE));
+    let wake = timer.min(device);
+    if wake == u64::MAX {
         return Some(WioError::GuestCrash(format!(
             "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
             hart.pc
         )));
     }
-    if deadline > hart.cycles {
-        let skipped = deadline - hart.cycles;
+    if wake > hart.cycles {
+        let skipped = wake - hart.cycles;
         *idle_ns += skipped * layout::NS_PER_CYCLE;
-        hart.cycles = deadline;
+        hart.cycles = wake;
         let now = hart.cycles * layout::NS_PER_CYCLE;
         bus.trace.event(
             now,
@@ -419,6 +528,8 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
             json!({ "idle_ns": skipped * layout::NS_PER_CYCLE }),
         );
     }
+    let now = hart.cycles * layout::NS_PER_CYCLE;
+    bus.fire_due_events(now);
     hart.poke_interrupts();
     None
 }

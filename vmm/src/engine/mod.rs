@@ -31,6 +31,11 @@ pub trait ExitHandler {
     }
     /// Engines that keep virtual time themselves (the interpreter) report it before each access.
     fn set_time(&mut self, _now_ns: u64) {}
+    /// Virtual time of the machine's next device event (u64::MAX: none); engines that can stop
+    /// on an exact instruction return there, even if the event was scheduled during the run.
+    fn next_event_ns(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// Why the engine returned to the run loop.

@@ -59,6 +59,10 @@ impl Bus for BusAdapter<'_> {
     fn external_interrupt(&self) -> bool {
         self.io.external_interrupt()
     }
+
+    fn next_event_cycle(&self) -> u64 {
+        self.io.next_event_ns().div_ceil(NS_PER_CYCLE)
+    }
 }
 
 impl CpuEngine for RiscvEngine {
