@@ -1,6 +1,15 @@
 //! What a virtio device implements, independent of the transport.
+//!
+//! Requests are handled in two steps so that completion times and orders come
+//! from the seed: [`VirtioDevice::submit`] takes the available descriptor
+//! chains when the guest notifies and says, per request, how many virtual ns it
+//! takes (drawn from the device's PRNG); the machine schedules each one, and
+//! [`VirtioDevice::complete`] performs it at that virtual time and hands the
+//! buffer back. Two requests may therefore complete in the other order.
 
-use virtio_queue::Queue;
+use virtio_queue::desc::split::Descriptor;
+use virtio_queue::{Queue, QueueT};
+use vm_memory::GuestAddress;
 
 /// Guest memory as devices see it.
 pub type GuestMem = vm_memory::GuestMemoryMmap<()>;
@@ -17,9 +26,68 @@ impl std::fmt::Display for DeviceError {
 
 impl std::error::Error for DeviceError {}
 
+/// Most descriptors wio accepts in one chain (the queue crate also stops loops).
+pub const MAX_CHAIN: usize = 1024;
+
+/// One descriptor of a chain, copied out of guest memory at submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Guest-physical address.
+    pub addr: GuestAddress,
+    /// Length in bytes.
+    pub len: u32,
+    /// Whether the device may write it (else it is device-readable).
+    pub write: bool,
+}
+
+/// A request taken from a queue: its head index and its descriptors in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Head descriptor index, handed back in the used ring.
+    pub head: u16,
+    /// The chain's descriptors.
+    pub segments: Vec<Segment>,
+}
+
+/// A submitted request with the virtual ns it takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// Virtual ns from submission to completion.
+    pub delay_ns: u64,
+    /// What to complete.
+    pub request: Request,
+}
+
+/// Takes every available chain of `q` (at most one pass over the ring).
+pub fn take_requests(q: &mut Queue, mem: &GuestMem) -> Result<Vec<Request>, DeviceError> {
+    let mut out = Vec::new();
+    for _ in 0..q.size() {
+        let Some(chain) = q.pop_descriptor_chain(mem) else {
+            break;
+        };
+        let head = chain.head_index();
+        let mut segments = Vec::new();
+        for desc in chain {
+            let desc: Descriptor = desc;
+            if segments.len() == MAX_CHAIN {
+                return Err(DeviceError(format!(
+                    "descriptor chain {head} is longer than {MAX_CHAIN}"
+                )));
+            }
+            segments.push(Segment {
+                addr: desc.addr(),
+                len: desc.len(),
+                write: desc.is_write_only(),
+            });
+        }
+        out.push(Request { head, segments });
+    }
+    Ok(out)
+}
+
 /// A virtio device behind a transport.
 pub trait VirtioDevice {
-    /// The virtio device ID (4 = entropy).
+    /// The virtio device ID (2 = block, 4 = entropy).
     fn device_type(&self) -> u32;
     /// Maximum size of each of the device's queues.
     fn queue_max_sizes(&self) -> &[u16];
@@ -29,10 +97,21 @@ pub trait VirtioDevice {
     fn read_config(&self, _offset: u64, data: &mut [u8]) {
         data.fill(0);
     }
-    /// The guest notified `queue`: virtual ns until the device serves it (from its PRNG).
-    fn service_delay_ns(&mut self, queue: usize) -> u64;
-    /// Serves the available buffers of `queue`; returns whether used buffers were added.
-    fn serve(&mut self, queue: usize, q: &mut Queue, mem: &GuestMem) -> Result<bool, DeviceError>;
+    /// Takes the requests the guest made available on `queue` and says how long each takes.
+    fn submit(
+        &mut self,
+        queue: usize,
+        q: &mut Queue,
+        mem: &GuestMem,
+    ) -> Result<Vec<Pending>, DeviceError>;
+    /// Performs `request` now and returns the number of bytes written into its buffers
+    /// (the used length); the transport hands the chain back.
+    fn complete(
+        &mut self,
+        queue: usize,
+        request: &Request,
+        mem: &GuestMem,
+    ) -> Result<u32, DeviceError>;
     /// Forgets per-driver state (the guest reset the device).
     fn reset(&mut self) {}
 }

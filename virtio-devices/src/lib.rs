@@ -12,7 +12,7 @@ pub mod device;
 pub mod mmio;
 pub mod rng;
 
-pub use device::{DeviceError, GuestMem, VirtioDevice};
+pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
 pub use rng::Rng;
 

@@ -3,7 +3,7 @@
 //! interrupt status, and the device status machine including
 //! DEVICE_NEEDS_RESET when the guest hands the device something malformed.
 
-use crate::device::{GuestMem, VirtioDevice};
+use crate::device::{GuestMem, Pending, Request, VirtioDevice};
 use crate::{VIRTIO_F_VERSION_1, VIRTIO_MMIO_MAGIC, VIRTIO_MMIO_VERSION};
 use virtio_queue::{Queue, QueueT};
 
@@ -247,25 +247,39 @@ impl MmioTransport {
         None
     }
 
-    /// The virtual ns until the device serves notified `queue` (from the device's PRNG).
-    pub fn service_delay_ns(&mut self, queue: usize) -> u64 {
-        self.device.service_delay_ns(queue)
+    /// Takes the requests of notified `queue`; each comes back with its latency for the
+    /// machine to schedule. A malformed queue sets DEVICE_NEEDS_RESET and yields nothing.
+    pub fn submit(&mut self, queue: usize, mem: &GuestMem) -> Vec<Pending> {
+        if self.status & status::DEVICE_NEEDS_RESET != 0 {
+            return Vec::new();
+        }
+        let Some(q) = self.queues.get_mut(queue).filter(|q| q.ready()) else {
+            return Vec::new();
+        };
+        match self.device.submit(queue, q, mem) {
+            Ok(p) => p,
+            Err(e) => {
+                self.needs_reset(e.0);
+                Vec::new()
+            }
+        }
     }
 
-    /// Serves `queue` now; raises the interrupt if used buffers were added.
-    pub fn serve(&mut self, queue: usize, mem: &GuestMem) {
+    /// Completes `request` now: performs it, returns its chain in the used ring and
+    /// raises the interrupt. Errors set DEVICE_NEEDS_RESET; the run goes on.
+    pub fn complete(&mut self, queue: usize, request: &Request, mem: &GuestMem) {
         if self.status & status::DEVICE_NEEDS_RESET != 0 {
             return;
         }
+        let result = self.device.complete(queue, request, mem);
         let Some(q) = self.queues.get_mut(queue) else {
             return;
         };
-        if !q.ready() {
-            return;
-        }
-        match self.device.serve(queue, q, mem) {
-            Ok(true) => self.interrupt_status |= INT_VRING,
-            Ok(false) => {}
+        match result {
+            Ok(len) => match q.add_used(mem, request.head, len) {
+                Ok(()) => self.interrupt_status |= INT_VRING,
+                Err(e) => self.needs_reset(format!("used ring of queue {queue}: {e}")),
+            },
             Err(e) => self.needs_reset(e.0),
         }
     }
@@ -349,11 +363,13 @@ mod tests {
         vq.add_desc_chains(&descs, 0).unwrap();
         let mut t = bring_up(&m, &vq);
         assert_eq!(w(&mut t, reg::QUEUE_NOTIFY, 0, &m), Some(0));
+        let pending = t.submit(0, &m);
+        assert_eq!(pending.len(), 1);
         assert!(
             !t.interrupt_level(),
-            "nothing served before the scheduled time"
+            "nothing completes before its scheduled time"
         );
-        t.serve(0, &m);
+        t.complete(0, &pending[0].request, &m);
         assert!(t.interrupt_level());
         assert_eq!(r(&mut t, reg::INTERRUPT_STATUS), 1);
         w(&mut t, reg::INTERRUPT_ACK, 1, &m);
@@ -415,13 +431,15 @@ mod tests {
         .unwrap();
         let mut t = bring_up(&m, &vq);
         w(&mut t, reg::QUEUE_NOTIFY, 0, &m);
-        t.serve(0, &m);
+        for p in t.submit(0, &m) {
+            t.complete(0, &p.request, &m);
+        }
         assert_ne!(r(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
         assert!(t
             .last_error
             .as_deref()
             .unwrap_or("")
-            .contains("not device-writable"));
+            .contains("device-readable"));
         assert_eq!(
             w(&mut t, reg::QUEUE_NOTIFY, 0, &m),
             None,
@@ -442,7 +460,9 @@ mod tests {
         .unwrap();
         let mut t = bring_up(&m, &vq);
         w(&mut t, reg::QUEUE_NOTIFY, 0, &m);
-        t.serve(0, &m);
+        for p in t.submit(0, &m) {
+            t.complete(0, &p.request, &m);
+        }
         assert_ne!(r(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
     }
 
@@ -471,11 +491,15 @@ mod tests {
                     }
                 };
                 if let Some(q) = w(&mut t, offset, value, &m) {
-                    t.serve(q, &m);
+                    for p in t.submit(q, &m) {
+                        t.complete(q, &p.request, &m);
+                    }
                 }
                 let _ = r(&mut t, s.below(0x110) & !3);
             }
-            t.serve(0, &m);
+            for p in t.submit(0, &m) {
+                t.complete(0, &p.request, &m);
+            }
         }
     }
 }

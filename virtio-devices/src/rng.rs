@@ -1,12 +1,12 @@
 //! virtio-rng: entropy from the run seed.
 //!
 //! Every byte the guest reads comes from the device's "bytes" stream, and each
-//! request is served after a latency drawn from its "latency" stream, so both
-//! what the guest sees and when it sees it are functions of the seed.
+//! request takes a latency drawn from its "latency" stream, so both what the
+//! guest sees and when it sees it are functions of the seed.
 
-use crate::device::{DeviceError, GuestMem, VirtioDevice};
+use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
 use crate::VIRTIO_F_VERSION_1;
-use virtio_queue::{Queue, QueueT};
+use virtio_queue::Queue;
 use vm_memory::Bytes;
 use wio_scheduler::{RunSeed, Stream};
 
@@ -51,41 +51,48 @@ impl VirtioDevice for Rng {
         VIRTIO_F_VERSION_1
     }
 
-    fn service_delay_ns(&mut self, _queue: usize) -> u64 {
-        self.latency.exponential_ns(self.mean_latency_ns)
+    fn submit(
+        &mut self,
+        _queue: usize,
+        q: &mut Queue,
+        mem: &GuestMem,
+    ) -> Result<Vec<Pending>, DeviceError> {
+        let requests = take_requests(q, mem)?;
+        Ok(requests
+            .into_iter()
+            .map(|request| Pending {
+                delay_ns: self.latency.exponential_ns(self.mean_latency_ns),
+                request,
+            })
+            .collect())
     }
 
-    fn serve(&mut self, _queue: usize, q: &mut Queue, mem: &GuestMem) -> Result<bool, DeviceError> {
-        let mut used_any = false;
-        // At most one pass over the ring per service: a guest cannot keep the device busy forever.
-        for _ in 0..q.size() {
-            let Some(chain) = q.pop_descriptor_chain(mem) else {
-                break;
-            };
-            let head = chain.head_index();
-            let mut written: u32 = 0;
-            for desc in chain {
-                if !desc.is_write_only() {
-                    return Err(DeviceError(format!(
-                        "virtio-rng: descriptor {head} is not device-writable"
-                    )));
-                }
-                let len = desc.len().min(MAX_REQUEST - written);
-                let mut buf = vec![0u8; len as usize];
-                self.bytes.fill_bytes(&mut buf);
-                mem.write_slice(&buf, desc.addr()).map_err(|e| {
-                    DeviceError(format!("virtio-rng: buffer at {:#x}: {e}", desc.addr().0))
-                })?;
-                written += len;
-                if written >= MAX_REQUEST {
-                    break;
-                }
+    fn complete(
+        &mut self,
+        _queue: usize,
+        request: &Request,
+        mem: &GuestMem,
+    ) -> Result<u32, DeviceError> {
+        let mut written: u32 = 0;
+        for seg in &request.segments {
+            if !seg.write {
+                return Err(DeviceError(format!(
+                    "virtio-rng: descriptor chain {} has a device-readable buffer",
+                    request.head
+                )));
             }
-            self.served_bytes += u64::from(written);
-            q.add_used(mem, head, written)
-                .map_err(|e| DeviceError(format!("virtio-rng: used ring: {e}")))?;
-            used_any = true;
+            let len = seg.len.min(MAX_REQUEST - written);
+            let mut buf = vec![0u8; len as usize];
+            self.bytes.fill_bytes(&mut buf);
+            mem.write_slice(&buf, seg.addr).map_err(|e| {
+                DeviceError(format!("virtio-rng: buffer at {:#x}: {e}", seg.addr.0))
+            })?;
+            written += len;
+            if written >= MAX_REQUEST {
+                break;
+            }
         }
-        Ok(used_any)
+        self.served_bytes += u64::from(written);
+        Ok(written)
     }
 }

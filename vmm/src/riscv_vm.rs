@@ -25,7 +25,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::{GuestMem, MmioTransport, Rng};
+use wio_virtio_devices::{GuestMem, MmioTransport, Request, Rng};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -58,8 +58,8 @@ struct RvBus {
     virtio: Vec<MmioTransport>,
     /// Guest memory as the virtio devices see it (the hart's RAM).
     mem: GuestMem,
-    /// Device completions: (slot, queue) at a virtual time.
-    events: EventQueue<(usize, usize)>,
+    /// Device completions: (slot, queue, request) at a virtual time.
+    events: EventQueue<(usize, usize, Request)>,
     mmio_accesses: u64,
     trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
@@ -110,17 +110,17 @@ impl RvBus {
         }
     }
 
-    /// Serves every device completion due at `now_ns`, in (time, sequence) order.
+    /// Completes every device request due at `now_ns`, in (time, sequence) order.
     fn fire_due_events(&mut self, now_ns: u64) {
         while let Some(ev) = self.events.pop_due(now_ns) {
-            let (slot, queue) = ev.event;
+            let (slot, queue, request) = ev.event;
             if let Some(t) = self.virtio.get_mut(slot) {
-                t.serve(queue, &self.mem);
+                t.complete(queue, &request, &self.mem);
                 let error = t.last_error.take();
                 self.trace.event(
                     now_ns,
                     "virtio",
-                    json!({ "slot": slot, "queue": queue, "due": ev.time_ns, "error": error }),
+                    json!({ "slot": slot, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }),
                 );
             }
             self.update_virtio_line(slot);
@@ -193,13 +193,13 @@ impl ExitHandler for RvBus {
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
             if let Some(queue) = self.virtio[slot].write(offset, data, &self.mem) {
-                let due = self
-                    .now_ns
-                    .saturating_add(self.virtio[slot].service_delay_ns(queue));
-                // A handful of devices with small queues: overflowing the event queue is a wio bug.
-                self.events
-                    .push(due, (slot, queue))
-                    .expect("device event queue overflow");
+                for pending in self.virtio[slot].submit(queue, &self.mem) {
+                    let due = self.now_ns.saturating_add(pending.delay_ns);
+                    // Queues hold at most a few hundred requests: overflowing the event queue is a wio bug.
+                    self.events
+                        .push(due, (slot, queue, pending.request))
+                        .expect("device event queue overflow");
+                }
             }
             self.update_virtio_line(slot);
         }
