@@ -6,14 +6,16 @@
 //! does the device consume the buffers and raise its interrupt. Completion
 //! order is therefore a function of the seed, identically on every engine.
 //!
-//! Devices so far: entropy (virtio-rng). Block and network come next.
+//! Devices so far: block (virtio-blk) and entropy (virtio-rng). Network comes next.
 
+pub mod block;
 pub mod device;
 pub mod mmio;
 pub mod rng;
 
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
+pub use block::{Block, Disk, DiskError};
 pub use rng::Rng;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).

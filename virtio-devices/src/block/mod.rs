@@ -1,0 +1,286 @@
+//! virtio-blk on a [`Disk`]: reads, writes into the volatile cache, FLUSH
+//! (which makes them durable) and GET_ID. Each request completes after a
+//! latency drawn from the device's PRNG stream, so completion order is a
+//! function of the seed.
+
+pub mod disk;
+
+use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
+use crate::VIRTIO_F_VERSION_1;
+pub use disk::{Disk, DiskError};
+use virtio_queue::Queue;
+use vm_memory::{Bytes, GuestAddress};
+use wio_scheduler::{RunSeed, Stream};
+
+/// virtio device ID of the block device.
+pub const DEVICE_ID: u32 = 2;
+/// Queue size offered.
+pub const QUEUE_SIZE: u16 = 128;
+/// Feature bit: the device supports FLUSH.
+pub const VIRTIO_BLK_F_FLUSH: u64 = 1 << 9;
+/// Largest request wio serves (bigger ones fail with an I/O error status).
+pub const MAX_REQUEST_BYTES: u64 = 4 << 20;
+
+const T_IN: u32 = 0;
+const T_OUT: u32 = 1;
+const T_FLUSH: u32 = 4;
+const T_GET_ID: u32 = 8;
+const S_OK: u8 = 0;
+const S_IOERR: u8 = 1;
+const S_UNSUPP: u8 = 2;
+
+/// Counters of what the guest asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockStats {
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Flush requests.
+    pub flushes: u64,
+    /// Requests answered with an error status.
+    pub errors: u64,
+}
+
+/// The block device.
+pub struct Block {
+    disk: Disk,
+    latency: Stream,
+    mean_latency_ns: u64,
+    /// What the guest asked for.
+    pub stats: BlockStats,
+}
+
+impl Block {
+    /// A block device on `disk` with latencies from `seed`'s stream `name/latency`.
+    pub fn new(disk: Disk, seed: RunSeed, name: &str, mean_latency_ns: u64) -> Block {
+        Block { disk, latency: seed.stream(&format!("{name}/latency")), mean_latency_ns, stats: BlockStats::default() }
+    }
+
+    /// The disk behind the device.
+    pub fn disk(&self) -> &Disk {
+        &self.disk
+    }
+
+    fn bad(request: &Request, why: &str) -> DeviceError {
+        DeviceError(format!("virtio-blk: request {}: {why}", request.head))
+    }
+
+    /// Performs one request; returns (status, bytes written into guest buffers).
+    fn perform(&mut self, request: &Request, header: (u32, u64), data: &[Segment], mem: &GuestMem) -> Result<(u8, u32), DeviceError> {
+        let (kind, sector) = header;
+        let total: u64 = data.iter().map(|s| u64::from(s.len)).sum();
+        let Some(offset) = sector.checked_mul(disk::SECTOR) else { return Ok((S_IOERR, 0)) };
+        if total > MAX_REQUEST_BYTES {
+            return Ok((S_IOERR, 0));
+        }
+        match kind {
+            T_IN => {
+                self.stats.reads += 1;
+                let mut pos = offset;
+                for seg in data {
+                    if !seg.write {
+                        return Err(Self::bad(request, "read into a device-readable buffer"));
+                    }
+                    let mut buf = vec![0u8; seg.len as usize];
+                    if self.disk.read(pos, &mut buf).is_err() {
+                        return Ok((S_IOERR, 0));
+                    }
+                    mem.write_slice(&buf, seg.addr).map_err(|e| Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0)))?;
+                    pos += u64::from(seg.len);
+                }
+                Ok((S_OK, total as u32))
+            }
+            T_OUT => {
+                self.stats.writes += 1;
+                let mut pos = offset;
+                for seg in data {
+                    if seg.write {
+                        return Err(Self::bad(request, "write from a device-writable buffer"));
+                    }
+                    let mut buf = vec![0u8; seg.len as usize];
+                    mem.read_slice(&mut buf, seg.addr).map_err(|e| Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0)))?;
+                    if self.disk.write(pos, &buf).is_err() {
+                        return Ok((S_IOERR, 0));
+                    }
+                    pos += u64::from(seg.len);
+                }
+                Ok((S_OK, 0))
+            }
+            T_FLUSH => {
+                self.stats.flushes += 1;
+                self.disk.flush();
+                Ok((S_OK, 0))
+            }
+            T_GET_ID => {
+                let id = b"wio-virtio-blk\0\0\0\0\0\0";
+                let Some(seg) = data.first().filter(|s| s.write) else { return Ok((S_IOERR, 0)) };
+                let n = (seg.len as usize).min(id.len());
+                mem.write_slice(&id[..n], seg.addr).map_err(|e| Self::bad(request, &format!("id buffer: {e}")))?;
+                Ok((S_OK, n as u32))
+            }
+            _ => Ok((S_UNSUPP, 0)),
+        }
+    }
+}
+
+impl VirtioDevice for Block {
+    fn device_type(&self) -> u32 {
+        DEVICE_ID
+    }
+
+    fn queue_max_sizes(&self) -> &[u16] {
+        &[QUEUE_SIZE]
+    }
+
+    fn features(&self) -> u64 {
+        VIRTIO_F_VERSION_1 | VIRTIO_BLK_F_FLUSH
+    }
+
+    fn read_config(&self, offset: u64, data: &mut [u8]) {
+        // Config space: capacity (u64, in sectors) at offset 0; the rest reads as zero.
+        let mut config = [0u8; 8];
+        config.copy_from_slice(&(self.disk.capacity() / disk::SECTOR).to_le_bytes());
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = usize::try_from(offset).ok().and_then(|o| config.get(o + i)).copied().unwrap_or(0);
+        }
+    }
+
+    fn submit(&mut self, _queue: usize, q: &mut Queue, mem: &GuestMem) -> Result<Vec<Pending>, DeviceError> {
+        let requests = take_requests(q, mem)?;
+        Ok(requests
+            .into_iter()
+            .map(|request| Pending { delay_ns: self.latency.exponential_ns(self.mean_latency_ns), request })
+            .collect())
+    }
+
+    fn complete(&mut self, _queue: usize, request: &Request, mem: &GuestMem) -> Result<u32, DeviceError> {
+        let segs = &request.segments;
+        let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
+            return Err(Self::bad(request, "empty chain"));
+        };
+        if segs.len() < 2 || first.write || first.len < 16 || !last.write || last.len < 1 {
+            return Err(Self::bad(request, "not a header, data and status chain"));
+        }
+        let mut header = [0u8; 16];
+        mem.read_slice(&mut header, first.addr).map_err(|e| Self::bad(request, &format!("header: {e}")))?;
+        let kind = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let sector = u64::from_le_bytes(header[8..16].try_into().unwrap_or([0; 8]));
+        let data = &segs[1..segs.len() - 1];
+        let (status, written) = self.perform(request, (kind, sector), data, mem)?;
+        if status != S_OK {
+            self.stats.errors += 1;
+        }
+        mem.write_slice(&[status], GuestAddress(last.addr.0 + u64::from(last.len) - 1))
+            .map_err(|e| Self::bad(request, &format!("status byte: {e}")))?;
+        Ok(written + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mmio::{reg, status, MmioTransport};
+    use virtio_queue::desc::{split::Descriptor as SplitDescriptor, RawDescriptor};
+    use virtio_queue::mock::MockSplitQueue;
+
+    const NEXT: u16 = 1;
+    const WRITE: u16 = 2;
+
+    fn disk(bytes: &[u8], tag: &str) -> Disk {
+        let dir = std::env::temp_dir().join(format!("wio-blk-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("base.img");
+        std::fs::write(&p, bytes).unwrap();
+        Disk::open(&p).unwrap()
+    }
+
+    fn header(mem: &GuestMem, at: u64, kind: u32, sector: u64) {
+        let mut h = [0u8; 16];
+        h[..4].copy_from_slice(&kind.to_le_bytes());
+        h[8..].copy_from_slice(&sector.to_le_bytes());
+        mem.write_slice(&h, GuestAddress(at)).unwrap();
+    }
+
+    fn request(head: u16, segs: &[(u64, u32, bool)]) -> Request {
+        Request { head, segments: segs.iter().map(|&(a, l, w)| Segment { addr: GuestAddress(a), len: l, write: w }).collect() }
+    }
+
+    #[test]
+    fn write_read_flush_round_trip() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut blk = Block::new(disk(&[0u8; 8192], "rt"), RunSeed(1), "blk", 1000);
+        header(&mem, 0x1000, T_OUT, 2);
+        mem.write_slice(b"sector two", GuestAddress(0x2000)).unwrap();
+        let w = request(0, &[(0x1000, 16, false), (0x2000, 512, false), (0x3000, 1, true)]);
+        assert_eq!(blk.complete(0, &w, &mem).unwrap(), 1);
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
+        assert_eq!(blk.disk().volatile_chunks(), 1);
+        header(&mem, 0x1000, T_IN, 2);
+        let r = request(1, &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)]);
+        assert_eq!(blk.complete(0, &r, &mem).unwrap(), 513);
+        let mut got = [0u8; 10];
+        mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
+        assert_eq!(&got, b"sector two");
+        header(&mem, 0x1000, T_FLUSH, 0);
+        let f = request(2, &[(0x1000, 16, false), (0x3000, 1, true)]);
+        blk.complete(0, &f, &mem).unwrap();
+        assert_eq!((blk.disk().volatile_chunks(), blk.disk().durable_chunks()), (0, 1));
+        // Beyond the end: an I/O error status, not a device failure.
+        header(&mem, 0x1000, T_IN, 1000);
+        blk.complete(0, &r, &mem).unwrap();
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
+        header(&mem, 0x1000, 99, 0);
+        blk.complete(0, &r, &mem).unwrap();
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_UNSUPP);
+    }
+
+    #[test]
+    fn malformed_chains_are_device_errors() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut blk = Block::new(disk(&[0u8; 4096], "bad"), RunSeed(1), "blk", 1000);
+        assert!(blk.complete(0, &request(0, &[(0x1000, 16, false)]), &mem).is_err());
+        assert!(blk.complete(0, &request(0, &[(0x1000, 16, true), (0x3000, 1, true)]), &mem).is_err());
+        header(&mem, 0x1000, T_IN, 0);
+        let outside = request(0, &[(0x1000, 16, false), (0x7fff_0000, 512, true), (0x3000, 1, true)]);
+        assert!(blk.complete(0, &outside, &mem).is_err());
+    }
+
+    #[test]
+    fn completion_order_depends_on_the_seed() {
+        // Two requests submitted together complete in an order drawn from the seed.
+        let orders: Vec<bool> = (0..16)
+            .map(|seed| {
+                let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x20_0000)]).unwrap();
+                let vq = MockSplitQueue::new(&mem, 16);
+                let descs = [
+                    RawDescriptor::from(SplitDescriptor::new(0x10_0000, 16, NEXT, 1)),
+                    RawDescriptor::from(SplitDescriptor::new(0x10_1000, 1, WRITE, 0)),
+                    RawDescriptor::from(SplitDescriptor::new(0x10_2000, 16, NEXT, 3)),
+                    RawDescriptor::from(SplitDescriptor::new(0x10_3000, 1, WRITE, 0)),
+                ];
+                vq.add_desc_chains(&descs, 0).unwrap();
+                header(&mem, 0x10_0000, T_FLUSH, 0);
+                header(&mem, 0x10_2000, T_FLUSH, 0);
+                let blk = Block::new(disk(&[0u8; 4096], &format!("ord{seed}")), RunSeed(seed), "blk", 100_000);
+                let mut t = MmioTransport::new(Box::new(blk));
+                let w = |t: &mut MmioTransport, o: u64, v: u32| t.write(o, &v.to_le_bytes(), &mem);
+                w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER);
+                w(&mut t, reg::DRIVER_FEATURES_SEL, 1);
+                w(&mut t, reg::DRIVER_FEATURES, 1);
+                w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK);
+                w(&mut t, reg::QUEUE_NUM, 16);
+                w(&mut t, reg::QUEUE_DESC_LOW, vq.desc_table_addr().0 as u32);
+                w(&mut t, reg::QUEUE_DRIVER_LOW, vq.avail_addr().0 as u32);
+                w(&mut t, reg::QUEUE_DEVICE_LOW, vq.used_addr().0 as u32);
+                w(&mut t, reg::QUEUE_READY, 1);
+                w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK | status::DRIVER_OK);
+                assert_eq!(w(&mut t, reg::QUEUE_NOTIFY, 0), Some(0));
+                let p = t.submit(0, &mem);
+                assert_eq!(p.len(), 2);
+                p[0].delay_ns <= p[1].delay_ns
+            })
+            .collect();
+        assert!(orders.contains(&true) && orders.contains(&false), "both orders occur across seeds: {orders:?}");
+    }
+}
