@@ -9,6 +9,7 @@
 #   RISCV64_SMALL_KERNEL_RELEASE=6.12.x-wio-small       (a value, not a path)
 #   RISCV64_SMALL_IMAGE=...         the small kernel (virtio built in), uncompressed Image
 #   RISCV64_SMALL_INITRAMFS=...     busybox initramfs without modules (for the small kernel)
+#   RISCV64_ROOTFS=...              ext4 root disk with the same busybox, init and workload
 #
 # The same lines are written to $WIO_CACHE/riscv64-guests.env, where `wio run --guest`
 # finds them. Progress goes to stderr. Everything cached: about a second. Nothing cached: about 5 minutes
@@ -42,6 +43,8 @@ run "$HERE/../guest-kernel/riscv64/build-small-kernel.sh"
 small_release="$(get KERNEL_RELEASE)"; small_image="$(get IMAGE)"
 run "$HERE/riscv64-initramfs.sh"
 small_initramfs="$(get INITRAMFS)"
+run "$HERE/riscv64-rootfs.sh" "$small_initramfs"
+rootfs="$(get ROOTFS)"
 
 manifest="$(cat <<EOF
 RISCV64_DEBIAN_KERNEL_RELEASE=$deb_release
@@ -51,6 +54,7 @@ RISCV64_DEBIAN_INITRAMFS=$deb_initramfs
 RISCV64_SMALL_KERNEL_RELEASE=$small_release
 RISCV64_SMALL_IMAGE=$small_image
 RISCV64_SMALL_INITRAMFS=$small_initramfs
+RISCV64_ROOTFS=$rootfs
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

@@ -125,6 +125,21 @@ if [ -e /dev/hwrng ]; then
   set -- $(od -An -tx1 -N16 /dev/hwrng)
   echo "workload: hwrng: $*"
 fi
+if grep -q ' / ext4 ' /proc/mounts; then
+  # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight
+  # to the disk (O_DIRECT) but never flushed, then a crash: power off without syncing
+  # (wio.crash=0 on the command line skips the crash).
+  mkdir -p /data
+  echo "durable $(od -An -tx1 -N8 /dev/urandom | tr -d ' ')" >/data/durable.txt
+  sync
+  dd if=/dev/urandom of=/data/unflushed.bin bs=4096 count=16 oflag=direct 2>/dev/null
+  echo "workload: disk: $(cat /data/durable.txt) (synced); unflushed.bin written, not flushed"
+  if [ "${WIO_CRASH:-1}" = 1 ]; then
+    echo "workload: disk: crashing (power off without sync)"
+    echo "wio-init: done status=0"
+    poweroff -f -n
+  fi
+fi
 echo "workload: date: $(date -u)"
 echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi

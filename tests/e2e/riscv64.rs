@@ -4,7 +4,9 @@
 //! They need the guests built by images/build-all-riscv64.sh (ci/test.sh builds
 //! them) and skip loudly (SKIPPED: …) otherwise.
 
-use wio_e2e_tests::{console_line, console_lines, require_riscv_guests, run_with_summary, wio};
+use wio_e2e_tests::{
+    console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary, wio,
+};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -263,6 +265,171 @@ fn virtio_rng_completions_are_scheduled_and_traced() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
         s["trace_hash"].as_str().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn rootfs() -> Option<std::path::PathBuf> {
+    let p = riscv_guest_artifact("RISCV64_ROOTFS");
+    if p.is_none() {
+        eprintln!("SKIPPED: disk tests: no RISCV64_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
+    }
+    p
+}
+
+fn have(tool: &str) -> bool {
+    let ok = std::process::Command::new(tool).arg("-V").output().is_ok();
+    if !ok {
+        eprintln!("SKIPPED: part of a disk test: {tool} (e2fsprogs) is not installed");
+    }
+    ok
+}
+
+#[test]
+fn disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base() {
+    if !require_riscv_guests(
+        "disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base",
+    ) {
+        return;
+    }
+    let Some(base) = rootfs() else { return };
+    let before = std::fs::read(&base).unwrap();
+    let dir = wio_e2e_tests::scratch("rv-disk");
+    let persisted = dir.join("after.ext4");
+    let (out, s) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--seed",
+        "6",
+        "--no-summary",
+        base.to_str().unwrap(),
+        "--persist",
+        persisted.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert_eq!(s["exit_status"], 0, "{text}");
+    assert!(text.contains("EXT4-fs (vda): mounted"), "{text}");
+    let durable_line = console_line(&text, "workload: disk: durable")
+        .expect("disk workload line")
+        .to_string();
+    assert!(s["disk"]["flushes"].as_u64().unwrap() > 0);
+    assert!(s["disk"]["durable_chunks"].as_u64().unwrap() > 0);
+    assert!(
+        s["disk"]["unflushed_chunks"].as_u64().unwrap() >= 16,
+        "the O_DIRECT write was never flushed: {}",
+        s["disk"]
+    );
+    assert!(
+        std::fs::read(&base).unwrap() == before,
+        "the base image must never change"
+    );
+    if have("e2fsck") && have("debugfs") {
+        // Replay the journal as a mount would, then read the files back.
+        let fsck = std::process::Command::new("e2fsck")
+            .args(["-fy", persisted.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            matches!(fsck.status.code(), Some(0) | Some(1)),
+            "{}",
+            String::from_utf8_lossy(&fsck.stdout)
+        );
+        let cat = std::process::Command::new("debugfs")
+            .args(["-R", "cat /data/durable.txt", persisted.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let content = String::from_utf8_lossy(&cat.stdout).trim().to_string();
+        assert!(
+            durable_line.contains(&content) && content.starts_with("durable "),
+            "{content:?} vs {durable_line:?}"
+        );
+        let ls = std::process::Command::new("debugfs")
+            .args(["-R", "ls /data", persisted.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            !String::from_utf8_lossy(&ls.stdout).contains("unflushed.bin"),
+            "unflushed data must not survive the crash"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn disk_completion_order_follows_the_seed() {
+    if !require_riscv_guests("disk_completion_order_follows_the_seed") {
+        return;
+    }
+    let Some(base) = rootfs() else { return };
+    let dir = wio_e2e_tests::scratch("rv-order");
+    let order = |seed: &str, name: &str| {
+        let trace = dir.join(name);
+        let (_, s) = run_with_summary(&[
+            "--arch",
+            "riscv64",
+            "--seed",
+            seed,
+            "--no-summary",
+            "--quiet",
+            base.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(s["exit_status"], 0);
+        let heads: Vec<String> = std::fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"ev\":\"virtio\"") && l.contains("\"slot\":1"))
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                format!("{}@{}", v["head"], v["t"])
+            })
+            .collect();
+        (heads, s["trace_hash"].clone())
+    };
+    let (a1, h1) = order("1", "a1.jsonl");
+    let (a2, h2) = order("1", "a2.jsonl");
+    let (b, hb) = order("2", "b.jsonl");
+    assert!(a1.len() > 20, "the guest did disk I/O: {}", a1.len());
+    assert_eq!(a1, a2, "one seed, one completion order");
+    assert_eq!(h1, h2);
+    assert_ne!(a1, b, "another seed, another completion schedule");
+    assert_ne!(h1, hb);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_disk_images_are_one_line_errors() {
+    let dir = wio_e2e_tests::scratch("rv-baddisk");
+    let tiny = dir.join("tiny.img");
+    std::fs::write(&tiny, [0u8; 100]).unwrap();
+    for (disk, needle) in [
+        ("/nonexistent/disk.img", "No such file"),
+        (dir.to_str().unwrap(), "not a regular file"),
+        (tiny.to_str().unwrap(), "smaller than one 512-byte sector"),
+    ] {
+        let out = wio(&[
+            "run",
+            "--arch",
+            "riscv64",
+            "--kernel",
+            "/nonexistent/Image",
+            disk,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(101), "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("wio: error:")).count(),
+            1,
+            "{err}"
+        );
+    }
+    let out = wio(&["run", "--seed", "1", tiny.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(100),
+        "x86-64 has no disks yet: a usage error"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -162,3 +162,11 @@ pub fn require_riscv_guests(test: &str) -> bool {
 pub fn console_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
     stdout.lines().filter(|l| l.starts_with(prefix)).collect()
 }
+
+/// A key of the riscv64 guest manifest (for example `RISCV64_ROOTFS`).
+pub fn riscv_guest_artifact(key: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(cache_dir().join("riscv64-guests.env")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| PathBuf::from(v.trim()))
+}

@@ -114,4 +114,6 @@ pub trait VirtioDevice {
     ) -> Result<u32, DeviceError>;
     /// Forgets per-driver state (the guest reset the device).
     fn reset(&mut self) {}
+    /// The device as `Any`, so the machine can reach a device's own API (a disk to persist).
+    fn as_any(&self) -> &dyn std::any::Any;
 }

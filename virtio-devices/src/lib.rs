@@ -13,9 +13,9 @@ pub mod device;
 pub mod mmio;
 pub mod rng;
 
+pub use block::{Block, Disk, DiskError};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
-pub use block::{Block, Disk, DiskError};
 pub use rng::Rng;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).

@@ -47,6 +47,10 @@ impl VirtioDevice for Rng {
         &[QUEUE_SIZE]
     }
 
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn features(&self) -> u64 {
         VIRTIO_F_VERSION_1
     }

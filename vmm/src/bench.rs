@@ -35,6 +35,8 @@ fn config(cmdline: String) -> RunConfig {
         max_virtual_ns: 0,
         watchdog_ms: 60_000,
         quiet: true,
+        disk: None,
+        persist: None,
     }
 }
 

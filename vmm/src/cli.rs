@@ -26,7 +26,7 @@ Exit codes:
 pub enum Command {
     /// Boot a guest and run it to its end; same seed, same bits.
     #[command(after_help = RUN_EXAMPLES)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Measure the run loop: VMM overhead per exit against a bare KVM_RUN loop, and idle speed.
     Bench(BenchArgs),
     /// Check a trace file's hash chain and print its final hash.
@@ -44,7 +44,8 @@ Examples:
   wio run --seed 7 --epoch 2030-01-01T00:00:00Z --cmdline 'status=3'
   wio run --arch riscv64 --seed 42            # small riscv64 Linux guest (images/build-all-riscv64.sh)
   wio run --arch riscv64 --guest debian       # Debian trixie's unmodified riscv64 kernel
-  wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz";
+  wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz
+  wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk";
 
 /// Guest architectures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -102,6 +103,13 @@ pub struct RunArgs {
     /// Do not print the summary to stderr.
     #[arg(long)]
     pub no_summary: bool,
+    /// Disk image for a virtio-blk root disk (/dev/vda, riscv64). Opened read-only and never
+    /// modified: writes go to an overlay owned by the run.
+    #[arg(value_name = "DISK.img")]
+    pub disk: Option<PathBuf>,
+    /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.
+    #[arg(long, value_name = "FILE", requires = "disk")]
+    pub persist: Option<PathBuf>,
 }
 
 /// Options of `wio bench`.

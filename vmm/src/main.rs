@@ -54,6 +54,8 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         max_virtual_ns,
         watchdog_ms: args.watchdog_ms,
         quiet: args.quiet,
+        disk: args.disk.clone(),
+        persist: args.persist.clone(),
     };
     if args.guest.is_some() && args.arch != cli::Arch::Riscv64 {
         return Err(WioError::Usage(

@@ -12,7 +12,7 @@ use crate::engine::riscv::RiscvEngine;
 use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::sbi::{self, SbiEffect};
-use crate::summary::{Marker, Summary};
+use crate::summary::{DiskSummary, Marker, Summary};
 use crate::trace::{hex, Trace};
 use crate::vm::{RunConfig, RunResult};
 use serde_json::json;
@@ -25,7 +25,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::{GuestMem, MmioTransport, Request, Rng};
+use wio_virtio_devices::{Block, Disk, GuestMem, MmioTransport, Request, Rng};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -48,6 +48,8 @@ pub const STATUS_MARKER: &str = "wio-init: done status=";
 
 /// Mean service latency of the virtio-rng device, in virtual ns.
 const RNG_MEAN_LATENCY_NS: u64 = 20_000;
+/// Mean service latency of the virtio-blk device, in virtual ns.
+const BLK_MEAN_LATENCY_NS: u64 = 100_000;
 
 /// The devices behind the hart.
 struct RvBus {
@@ -286,9 +288,28 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             layout::MAX_MEM_MIB
         )));
     }
+    let disk = match &cfg.disk {
+        Some(path) => Some(Disk::open(path).map_err(|e| WioError::ArtifactFormat {
+            what: "disk image",
+            path: path.clone(),
+            reason: format!("{e}; pass an existing raw disk image (for example one from images/build-all-riscv64.sh)"),
+        })?),
+        None => None,
+    };
     let (kernel_path, initrd_path) = match &cfg.kernel {
         Some(k) => (k.clone(), cfg.initrd.clone()),
-        None => built_guest(cfg.guest.as_deref().unwrap_or("small"))?,
+        None => {
+            let (kernel, initrd) = built_guest(cfg.guest.as_deref().unwrap_or("small"))?;
+            // With a root disk, the built guest boots from it instead of its initramfs.
+            (
+                kernel,
+                if disk.is_some() {
+                    cfg.initrd.clone()
+                } else {
+                    initrd
+                },
+            )
+        }
     };
     let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
         what: "kernel",
@@ -307,10 +328,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         }
         None => None,
     };
-    let cmdline = cfg
-        .cmdline
-        .clone()
-        .unwrap_or_else(|| DEFAULT_CMDLINE.to_string());
+    let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
+        if disk.is_some() {
+            format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
+        } else {
+            DEFAULT_CMDLINE.to_string()
+        }
+    });
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
 
@@ -339,12 +363,15 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let seed = RunSeed(cfg.seed);
     let mut rng_seed = [0u8; 64];
     seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
+    let virtio_nodes: Vec<(u32, u32)> = (0..if disk.is_some() { 2 } else { 1 })
+        .map(|slot| (slot as u32, virtio_irq(slot)))
+        .collect();
     let blob = fdt::build(&fdt::FdtSpec {
         mem_bytes,
         bootargs: &cmdline,
         initrd: placement.initrd,
         rng_seed: &rng_seed,
-        virtio: &[(0, virtio_irq(0))],
+        virtio: &virtio_nodes,
     })?;
     if blob.len() as u64 > boot::FDT_MAX || !ram.load(placement.fdt_addr, &blob) {
         return Err(WioError::Internal("device tree does not fit".into()));
@@ -357,11 +384,22 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         uart: Uart16550::default(),
         rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
         plic: Plic::default(),
-        virtio: vec![MmioTransport::new(Box::new(Rng::new(
-            seed,
-            "virtio-rng",
-            RNG_MEAN_LATENCY_NS,
-        )))],
+        virtio: {
+            let mut v = vec![MmioTransport::new(Box::new(Rng::new(
+                seed,
+                "virtio-rng",
+                RNG_MEAN_LATENCY_NS,
+            )))];
+            if let Some(disk) = disk {
+                v.push(MmioTransport::new(Box::new(Block::new(
+                    disk,
+                    seed,
+                    "virtio-blk",
+                    BLK_MEAN_LATENCY_NS,
+                ))));
+            }
+            v
+        },
         mem,
         events: EventQueue::new(),
         mmio_accesses: 0,
@@ -474,6 +512,29 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         cfg.trace.as_ref(),
     );
     let wall_ns = wall.elapsed().as_nanos() as u64;
+    let block = bus
+        .virtio
+        .get(1)
+        .and_then(|t| t.device().as_any().downcast_ref::<Block>());
+    let disk = block.map(|b| DiskSummary {
+        reads: b.stats.reads,
+        writes: b.stats.writes,
+        flushes: b.stats.flushes,
+        errors: b.stats.errors,
+        durable_chunks: b.disk().durable_chunks(),
+        unflushed_chunks: b.disk().volatile_chunks(),
+    });
+    let outcome = match (block, &cfg.persist) {
+        (Some(b), Some(path)) => match b.disk().persist(path) {
+            Ok(()) => outcome,
+            Err(source) => Err(WioError::Output {
+                what: "persisted disk",
+                path: path.clone(),
+                source,
+            }),
+        },
+        _ => outcome,
+    };
     let summary = Summary {
         seed: cfg.seed,
         arch: "riscv64",
@@ -483,6 +544,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         interrupts: 0,
         instructions: Some(hart.instret),
         markers: console.markers,
+        disk,
         idle_ns,
         trace_hash: bus.trace.hash_hex(),
         trace_lines: bus.trace.lines(),

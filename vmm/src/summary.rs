@@ -15,6 +15,23 @@ pub struct Marker {
     pub wall_ns: u64,
 }
 
+/// What the guest did to its disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiskSummary {
+    /// Read requests.
+    pub reads: u64,
+    /// Write requests.
+    pub writes: u64,
+    /// Flush requests.
+    pub flushes: u64,
+    /// Requests that got an error status.
+    pub errors: u64,
+    /// 4 KiB chunks made durable by flushes.
+    pub durable_chunks: usize,
+    /// 4 KiB chunks written but never flushed (lost, as in a power cut).
+    pub unflushed_chunks: usize,
+}
+
 /// Everything a run reports at its end.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -34,6 +51,8 @@ pub struct Summary {
     pub instructions: Option<u64>,
     /// When marker lines first appeared on the console (riscv64 boots: "Run /init", ...).
     pub markers: Vec<Marker>,
+    /// The virtio-blk disk at the end of the run, if one was attached.
+    pub disk: Option<DiskSummary>,
     /// Virtual ns skipped while the guest halted.
     pub idle_ns: u64,
     /// Hash of the last trace line.
@@ -97,6 +116,12 @@ impl Summary {
                 self.wio_exit_code
             )),
             (None, None) => {}
+        }
+        if let Some(d) = &self.disk {
+            s.push_str(&format!(
+                "disk          {} reads, {} writes, {} flushes, {} errors; {} KiB durable, {} KiB never flushed\n",
+                d.reads, d.writes, d.flushes, d.errors, d.durable_chunks * 4, d.unflushed_chunks * 4
+            ));
         }
         for m in &self.markers {
             s.push_str(&format!(

@@ -48,6 +48,10 @@ pub struct RunConfig {
     pub watchdog_ms: u64,
     /// Do not stream the console to stdout.
     pub quiet: bool,
+    /// A disk image for a virtio-blk root disk (riscv64).
+    pub disk: Option<PathBuf>,
+    /// Where to write the durable disk at the end of the run.
+    pub persist: Option<PathBuf>,
 }
 
 /// The result of a run: its summary, and how it ended.
@@ -61,6 +65,11 @@ pub struct RunResult {
 /// Runs one x86-64 VM to its end.
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
+    if cfg.disk.is_some() {
+        return Err(WioError::Usage(
+            "disk images are attached to riscv64 guests so far (--arch riscv64); the x86-64 virtio devices come later".into(),
+        ));
+    }
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
         return Err(WioError::Usage(format!(
             "--mem {} MiB is out of range; x86-64 guests take {} to {} MiB",
@@ -182,6 +191,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         interrupts: stats.interrupts,
         instructions: None,
         markers: Vec::new(),
+        disk: None,
         idle_ns: stats.idle_ns,
         trace_hash: platform.trace.hash_hex(),
         trace_lines: platform.trace.lines(),
@@ -227,6 +237,8 @@ mod tests {
             max_virtual_ns: 60_000_000_000,
             watchdog_ms: 10_000,
             quiet: true,
+            disk: None,
+            persist: None,
         }
     }
 

@@ -57,7 +57,13 @@ impl Disk {
         if base_len < SECTOR {
             return Err(DiskError::TooSmall(base_len));
         }
-        Ok(Disk { base, base_len, capacity: base_len / SECTOR * SECTOR, durable: BTreeMap::new(), volatile: BTreeMap::new() })
+        Ok(Disk {
+            base,
+            base_len,
+            capacity: base_len / SECTOR * SECTOR,
+            durable: BTreeMap::new(),
+            volatile: BTreeMap::new(),
+        })
     }
 
     /// Capacity in bytes (whole sectors).
@@ -86,7 +92,11 @@ impl Disk {
     }
 
     fn chunk(&self, chunk: u64) -> io::Result<std::borrow::Cow<'_, [u8]>> {
-        if let Some(c) = self.volatile.get(&chunk).or_else(|| self.durable.get(&chunk)) {
+        if let Some(c) = self
+            .volatile
+            .get(&chunk)
+            .or_else(|| self.durable.get(&chunk))
+        {
             return Ok(std::borrow::Cow::Borrowed(c));
         }
         Ok(std::borrow::Cow::Owned(self.base_chunk(chunk)?.into_vec()))
@@ -95,7 +105,10 @@ impl Disk {
     fn check(&self, offset: u64, len: usize) -> io::Result<()> {
         match offset.checked_add(len as u64) {
             Some(end) if end <= self.capacity => Ok(()),
-            _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "access beyond the end of the disk")),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "access beyond the end of the disk",
+            )),
         }
     }
 
@@ -175,7 +188,8 @@ mod tests {
     use super::*;
 
     fn image(bytes: &[u8]) -> (std::path::PathBuf, Disk) {
-        let dir = std::env::temp_dir().join(format!("wio-disk-{}-{}", std::process::id(), bytes.len()));
+        let dir =
+            std::env::temp_dir().join(format!("wio-disk-{}-{}", std::process::id(), bytes.len()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("base.img");
         std::fs::write(&p, bytes).unwrap();
@@ -207,7 +221,11 @@ mod tests {
         let p = std::fs::read(&out).unwrap();
         assert_eq!(&p[100..104], b"kept");
         assert_eq!(&p[200..204], &base[200..204]);
-        assert_eq!(std::fs::read(&path).unwrap(), base, "the base image is never modified");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            base,
+            "the base image is never modified"
+        );
     }
 
     #[test]
@@ -215,8 +233,14 @@ mod tests {
         let (_, mut d) = image(&[0u8; 1024]);
         assert!(d.write(1020, b"12345").is_err());
         assert!(d.read(u64::MAX - 2, &mut [0u8; 4]).is_err());
-        assert!(matches!(Disk::open(Path::new("/")), Err(DiskError::NotAFile)));
-        assert!(matches!(Disk::open(Path::new("/nonexistent/disk.img")), Err(DiskError::Io(_))));
+        assert!(matches!(
+            Disk::open(Path::new("/")),
+            Err(DiskError::NotAFile)
+        ));
+        assert!(matches!(
+            Disk::open(Path::new("/nonexistent/disk.img")),
+            Err(DiskError::Io(_))
+        ));
         let dir = std::env::temp_dir().join(format!("wio-disk-small-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("tiny.img");

@@ -5,7 +5,9 @@
 
 pub mod disk;
 
-use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
+use crate::device::{
+    take_requests, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
+};
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError};
 use virtio_queue::Queue;
@@ -54,7 +56,12 @@ pub struct Block {
 impl Block {
     /// A block device on `disk` with latencies from `seed`'s stream `name/latency`.
     pub fn new(disk: Disk, seed: RunSeed, name: &str, mean_latency_ns: u64) -> Block {
-        Block { disk, latency: seed.stream(&format!("{name}/latency")), mean_latency_ns, stats: BlockStats::default() }
+        Block {
+            disk,
+            latency: seed.stream(&format!("{name}/latency")),
+            mean_latency_ns,
+            stats: BlockStats::default(),
+        }
     }
 
     /// The disk behind the device.
@@ -67,10 +74,18 @@ impl Block {
     }
 
     /// Performs one request; returns (status, bytes written into guest buffers).
-    fn perform(&mut self, request: &Request, header: (u32, u64), data: &[Segment], mem: &GuestMem) -> Result<(u8, u32), DeviceError> {
+    fn perform(
+        &mut self,
+        request: &Request,
+        header: (u32, u64),
+        data: &[Segment],
+        mem: &GuestMem,
+    ) -> Result<(u8, u32), DeviceError> {
         let (kind, sector) = header;
         let total: u64 = data.iter().map(|s| u64::from(s.len)).sum();
-        let Some(offset) = sector.checked_mul(disk::SECTOR) else { return Ok((S_IOERR, 0)) };
+        let Some(offset) = sector.checked_mul(disk::SECTOR) else {
+            return Ok((S_IOERR, 0));
+        };
         if total > MAX_REQUEST_BYTES {
             return Ok((S_IOERR, 0));
         }
@@ -86,7 +101,9 @@ impl Block {
                     if self.disk.read(pos, &mut buf).is_err() {
                         return Ok((S_IOERR, 0));
                     }
-                    mem.write_slice(&buf, seg.addr).map_err(|e| Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0)))?;
+                    mem.write_slice(&buf, seg.addr).map_err(|e| {
+                        Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0))
+                    })?;
                     pos += u64::from(seg.len);
                 }
                 Ok((S_OK, total as u32))
@@ -99,7 +116,9 @@ impl Block {
                         return Err(Self::bad(request, "write from a device-writable buffer"));
                     }
                     let mut buf = vec![0u8; seg.len as usize];
-                    mem.read_slice(&mut buf, seg.addr).map_err(|e| Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0)))?;
+                    mem.read_slice(&mut buf, seg.addr).map_err(|e| {
+                        Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0))
+                    })?;
                     if self.disk.write(pos, &buf).is_err() {
                         return Ok((S_IOERR, 0));
                     }
@@ -114,9 +133,12 @@ impl Block {
             }
             T_GET_ID => {
                 let id = b"wio-virtio-blk\0\0\0\0\0\0";
-                let Some(seg) = data.first().filter(|s| s.write) else { return Ok((S_IOERR, 0)) };
+                let Some(seg) = data.first().filter(|s| s.write) else {
+                    return Ok((S_IOERR, 0));
+                };
                 let n = (seg.len as usize).min(id.len());
-                mem.write_slice(&id[..n], seg.addr).map_err(|e| Self::bad(request, &format!("id buffer: {e}")))?;
+                mem.write_slice(&id[..n], seg.addr)
+                    .map_err(|e| Self::bad(request, &format!("id buffer: {e}")))?;
                 Ok((S_OK, n as u32))
             }
             _ => Ok((S_UNSUPP, 0)),
@@ -133,6 +155,10 @@ impl VirtioDevice for Block {
         &[QUEUE_SIZE]
     }
 
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn features(&self) -> u64 {
         VIRTIO_F_VERSION_1 | VIRTIO_BLK_F_FLUSH
     }
@@ -142,19 +168,36 @@ impl VirtioDevice for Block {
         let mut config = [0u8; 8];
         config.copy_from_slice(&(self.disk.capacity() / disk::SECTOR).to_le_bytes());
         for (i, b) in data.iter_mut().enumerate() {
-            *b = usize::try_from(offset).ok().and_then(|o| config.get(o + i)).copied().unwrap_or(0);
+            *b = usize::try_from(offset)
+                .ok()
+                .and_then(|o| config.get(o + i))
+                .copied()
+                .unwrap_or(0);
         }
     }
 
-    fn submit(&mut self, _queue: usize, q: &mut Queue, mem: &GuestMem) -> Result<Vec<Pending>, DeviceError> {
+    fn submit(
+        &mut self,
+        _queue: usize,
+        q: &mut Queue,
+        mem: &GuestMem,
+    ) -> Result<Vec<Pending>, DeviceError> {
         let requests = take_requests(q, mem)?;
         Ok(requests
             .into_iter()
-            .map(|request| Pending { delay_ns: self.latency.exponential_ns(self.mean_latency_ns), request })
+            .map(|request| Pending {
+                delay_ns: self.latency.exponential_ns(self.mean_latency_ns),
+                request,
+            })
             .collect())
     }
 
-    fn complete(&mut self, _queue: usize, request: &Request, mem: &GuestMem) -> Result<u32, DeviceError> {
+    fn complete(
+        &mut self,
+        _queue: usize,
+        request: &Request,
+        mem: &GuestMem,
+    ) -> Result<u32, DeviceError> {
         let segs = &request.segments;
         let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
             return Err(Self::bad(request, "empty chain"));
@@ -163,7 +206,8 @@ impl VirtioDevice for Block {
             return Err(Self::bad(request, "not a header, data and status chain"));
         }
         let mut header = [0u8; 16];
-        mem.read_slice(&mut header, first.addr).map_err(|e| Self::bad(request, &format!("header: {e}")))?;
+        mem.read_slice(&mut header, first.addr)
+            .map_err(|e| Self::bad(request, &format!("header: {e}")))?;
         let kind = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let sector = u64::from_le_bytes(header[8..16].try_into().unwrap_or([0; 8]));
         let data = &segs[1..segs.len() - 1];
@@ -171,8 +215,11 @@ impl VirtioDevice for Block {
         if status != S_OK {
             self.stats.errors += 1;
         }
-        mem.write_slice(&[status], GuestAddress(last.addr.0 + u64::from(last.len) - 1))
-            .map_err(|e| Self::bad(request, &format!("status byte: {e}")))?;
+        mem.write_slice(
+            &[status],
+            GuestAddress(last.addr.0 + u64::from(last.len) - 1),
+        )
+        .map_err(|e| Self::bad(request, &format!("status byte: {e}")))?;
         Ok(written + 1)
     }
 }
@@ -203,7 +250,17 @@ mod tests {
     }
 
     fn request(head: u16, segs: &[(u64, u32, bool)]) -> Request {
-        Request { head, segments: segs.iter().map(|&(a, l, w)| Segment { addr: GuestAddress(a), len: l, write: w }).collect() }
+        Request {
+            head,
+            segments: segs
+                .iter()
+                .map(|&(a, l, w)| Segment {
+                    addr: GuestAddress(a),
+                    len: l,
+                    write: w,
+                })
+                .collect(),
+        }
     }
 
     #[test]
@@ -211,13 +268,20 @@ mod tests {
         let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
         let mut blk = Block::new(disk(&[0u8; 8192], "rt"), RunSeed(1), "blk", 1000);
         header(&mem, 0x1000, T_OUT, 2);
-        mem.write_slice(b"sector two", GuestAddress(0x2000)).unwrap();
-        let w = request(0, &[(0x1000, 16, false), (0x2000, 512, false), (0x3000, 1, true)]);
+        mem.write_slice(b"sector two", GuestAddress(0x2000))
+            .unwrap();
+        let w = request(
+            0,
+            &[(0x1000, 16, false), (0x2000, 512, false), (0x3000, 1, true)],
+        );
         assert_eq!(blk.complete(0, &w, &mem).unwrap(), 1);
         assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
         assert_eq!(blk.disk().volatile_chunks(), 1);
         header(&mem, 0x1000, T_IN, 2);
-        let r = request(1, &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)]);
+        let r = request(
+            1,
+            &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)],
+        );
         assert_eq!(blk.complete(0, &r, &mem).unwrap(), 513);
         let mut got = [0u8; 10];
         mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
@@ -225,7 +289,10 @@ mod tests {
         header(&mem, 0x1000, T_FLUSH, 0);
         let f = request(2, &[(0x1000, 16, false), (0x3000, 1, true)]);
         blk.complete(0, &f, &mem).unwrap();
-        assert_eq!((blk.disk().volatile_chunks(), blk.disk().durable_chunks()), (0, 1));
+        assert_eq!(
+            (blk.disk().volatile_chunks(), blk.disk().durable_chunks()),
+            (0, 1)
+        );
         // Beyond the end: an I/O error status, not a device failure.
         header(&mem, 0x1000, T_IN, 1000);
         blk.complete(0, &r, &mem).unwrap();
@@ -239,10 +306,25 @@ mod tests {
     fn malformed_chains_are_device_errors() {
         let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
         let mut blk = Block::new(disk(&[0u8; 4096], "bad"), RunSeed(1), "blk", 1000);
-        assert!(blk.complete(0, &request(0, &[(0x1000, 16, false)]), &mem).is_err());
-        assert!(blk.complete(0, &request(0, &[(0x1000, 16, true), (0x3000, 1, true)]), &mem).is_err());
+        assert!(blk
+            .complete(0, &request(0, &[(0x1000, 16, false)]), &mem)
+            .is_err());
+        assert!(blk
+            .complete(
+                0,
+                &request(0, &[(0x1000, 16, true), (0x3000, 1, true)]),
+                &mem
+            )
+            .is_err());
         header(&mem, 0x1000, T_IN, 0);
-        let outside = request(0, &[(0x1000, 16, false), (0x7fff_0000, 512, true), (0x3000, 1, true)]);
+        let outside = request(
+            0,
+            &[
+                (0x1000, 16, false),
+                (0x7fff_0000, 512, true),
+                (0x3000, 1, true),
+            ],
+        );
         assert!(blk.complete(0, &outside, &mem).is_err());
     }
 
@@ -262,25 +344,41 @@ mod tests {
                 vq.add_desc_chains(&descs, 0).unwrap();
                 header(&mem, 0x10_0000, T_FLUSH, 0);
                 header(&mem, 0x10_2000, T_FLUSH, 0);
-                let blk = Block::new(disk(&[0u8; 4096], &format!("ord{seed}")), RunSeed(seed), "blk", 100_000);
+                let blk = Block::new(
+                    disk(&[0u8; 4096], &format!("ord{seed}")),
+                    RunSeed(seed),
+                    "blk",
+                    100_000,
+                );
                 let mut t = MmioTransport::new(Box::new(blk));
                 let w = |t: &mut MmioTransport, o: u64, v: u32| t.write(o, &v.to_le_bytes(), &mem);
                 w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER);
                 w(&mut t, reg::DRIVER_FEATURES_SEL, 1);
                 w(&mut t, reg::DRIVER_FEATURES, 1);
-                w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK);
+                w(
+                    &mut t,
+                    reg::STATUS,
+                    status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK,
+                );
                 w(&mut t, reg::QUEUE_NUM, 16);
                 w(&mut t, reg::QUEUE_DESC_LOW, vq.desc_table_addr().0 as u32);
                 w(&mut t, reg::QUEUE_DRIVER_LOW, vq.avail_addr().0 as u32);
                 w(&mut t, reg::QUEUE_DEVICE_LOW, vq.used_addr().0 as u32);
                 w(&mut t, reg::QUEUE_READY, 1);
-                w(&mut t, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK | status::DRIVER_OK);
+                w(
+                    &mut t,
+                    reg::STATUS,
+                    status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK | status::DRIVER_OK,
+                );
                 assert_eq!(w(&mut t, reg::QUEUE_NOTIFY, 0), Some(0));
                 let p = t.submit(0, &mem);
                 assert_eq!(p.len(), 2);
                 p[0].delay_ns <= p[1].delay_ns
             })
             .collect();
-        assert!(orders.contains(&true) && orders.contains(&false), "both orders occur across seeds: {orders:?}");
+        assert!(
+            orders.contains(&true) && orders.contains(&false),
+            "both orders occur across seeds: {orders:?}"
+        );
     }
 }
