@@ -471,8 +471,19 @@ mod tests {
         // A seeded property test: arbitrary writes and reads, then serving.
         let m = mem();
         let mut s = RunSeed(99).stream("fuzz");
-        for _ in 0..200 {
-            let mut t = MmioTransport::new(Box::new(Rng::new(RunSeed(1), "rng", 1)));
+        let dir = std::env::temp_dir().join(format!("wio-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let image = dir.join("disk.img");
+        std::fs::write(&image, vec![0u8; 64 * 1024]).unwrap();
+        for round in 0..400 {
+            // Both devices: the entropy device and the block device on a scratch disk.
+            let device: Box<dyn VirtioDevice> = if round % 2 == 0 {
+                Box::new(Rng::new(RunSeed(1), "rng", 1))
+            } else {
+                let disk = crate::block::Disk::open(&image).unwrap();
+                Box::new(crate::block::Block::new(disk, RunSeed(1), "blk", 1))
+            };
+            let mut t = MmioTransport::new(device);
             // Random bytes in the queue area, as if the guest scribbled descriptor tables.
             let mut junk = vec![0u8; 4096];
             s.fill_bytes(&mut junk);
