@@ -85,6 +85,23 @@ pub fn take_requests(q: &mut Queue, mem: &GuestMem) -> Result<Vec<Request>, Devi
     Ok(out)
 }
 
+/// Takes the available chains of `q` and gives each an exponentially distributed latency
+/// (mean `mean_ns`) drawn from `latency`, in ring order: the usual `submit` of a device.
+pub fn submit_with_latency(
+    q: &mut Queue,
+    mem: &GuestMem,
+    latency: &mut wio_scheduler::Stream,
+    mean_ns: u64,
+) -> Result<Vec<Pending>, DeviceError> {
+    Ok(take_requests(q, mem)?
+        .into_iter()
+        .map(|request| Pending {
+            delay_ns: latency.exponential_ns(mean_ns),
+            request,
+        })
+        .collect())
+}
+
 /// A virtio device behind a transport.
 pub trait VirtioDevice {
     /// The virtio device ID (2 = block, 4 = entropy).

@@ -4,7 +4,7 @@
 //! request takes a latency drawn from its "latency" stream, so both what the
 //! guest sees and when it sees it are functions of the seed.
 
-use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::device::{submit_with_latency, DeviceError, GuestMem, Pending, Request, VirtioDevice};
 use crate::VIRTIO_F_VERSION_1;
 use virtio_queue::Queue;
 use vm_memory::Bytes;
@@ -61,14 +61,7 @@ impl VirtioDevice for Rng {
         q: &mut Queue,
         mem: &GuestMem,
     ) -> Result<Vec<Pending>, DeviceError> {
-        let requests = take_requests(q, mem)?;
-        Ok(requests
-            .into_iter()
-            .map(|request| Pending {
-                delay_ns: self.latency.exponential_ns(self.mean_latency_ns),
-                request,
-            })
-            .collect())
+        submit_with_latency(q, mem, &mut self.latency, self.mean_latency_ns)
     }
 
     fn complete(

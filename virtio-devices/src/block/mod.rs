@@ -6,7 +6,7 @@
 pub mod disk;
 
 use crate::device::{
-    take_requests, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
+    submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError};
@@ -182,14 +182,7 @@ impl VirtioDevice for Block {
         q: &mut Queue,
         mem: &GuestMem,
     ) -> Result<Vec<Pending>, DeviceError> {
-        let requests = take_requests(q, mem)?;
-        Ok(requests
-            .into_iter()
-            .map(|request| Pending {
-                delay_ns: self.latency.exponential_ns(self.mean_latency_ns),
-                request,
-            })
-            .collect())
+        submit_with_latency(q, mem, &mut self.latency, self.mean_latency_ns)
     }
 
     fn complete(
