@@ -134,8 +134,13 @@ impl Summary {
         for w in &self.warnings {
             s.push_str(&format!("warning       {w}\n"));
         }
+        let arch = if self.arch == "x86_64" {
+            String::new()
+        } else {
+            format!("--arch {} ", self.arch)
+        };
         s.push_str(&format!(
-            "reproduce     wio run --seed {}  (plus the same options)\n",
+            "reproduce     wio run {arch}--seed {}  (plus the same options)\n",
             self.seed
         ));
         s
