@@ -12,6 +12,8 @@ need=()
 command -v gcc >/dev/null && command -v ld >/dev/null || need+=(gcc binutils)
 command -v qemu-riscv64 >/dev/null || need+=(qemu-user)
 command -v riscv64-linux-gnu-gcc >/dev/null || need+=(gcc-riscv64-linux-gnu)
+command -v tcpdump >/dev/null || need+=(tcpdump)
+command -v debugfs >/dev/null || need+=(e2fsprogs)
 if [ ${#need[@]} -gt 0 ]; then
   echo "ci/test.sh: installing ${need[*]} (test guest build, differential test)"
   if [ "$(id -u)" = 0 ]; then

@@ -125,6 +125,16 @@ if [ -e /dev/hwrng ]; then
   set -- $(od -An -tx1 -N16 /dev/hwrng)
   echo "workload: hwrng: $*"
 fi
+if [ -e /sys/class/net/eth0 ]; then
+  # virtio-net: the simulated link to wio's peer at 10.0.2.2 (ARP and ICMP echo answered).
+  ip link set eth0 up
+  ip addr add 10.0.2.15/24 dev eth0
+  if ping -c 3 -W 2 10.0.2.2 >/tmp/ping.txt 2>&1; then
+    echo "workload: net: $(grep -c 'bytes from' /tmp/ping.txt) replies, times $(grep 'bytes from' /tmp/ping.txt | sed 's/.*time=//' | tr '\n' ' ')"
+  else
+    echo "workload: net: ping failed: $(tr '\n' ' ' </tmp/ping.txt)"
+  fi
+fi
 if grep -q ' / ext4 ' /proc/mounts; then
   # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight
   # to the disk (O_DIRECT) but never flushed, then a crash: power off without syncing

@@ -281,7 +281,7 @@ impl Hart {
 
     /// Puts the hart where an SBI implementation leaves it for a supervisor
     /// kernel: S-mode, S-level interrupts and the usual exceptions delegated,
-    /// counters readable, FP enabled (clean).
+    /// counters readable from S and U, FP enabled (clean).
     pub fn enter_supervisor(&mut self, pc: u64, a0: u64, a1: u64) {
         self.prv = Priv::Supervisor;
         self.pc = pc;
@@ -290,6 +290,9 @@ impl Hart {
         self.medeleg = DEFAULT_MEDELEG;
         self.mideleg = irq::S_MASK;
         self.mcounteren = 0x7;
+        // OpenSBI also opens cycle/time/instret to U-mode; kernels without a PMU driver rely
+        // on it for the vDSO's rdtime.
+        self.scounteren = 0x7;
         self.mie = irq::S_MASK;
         self.mstatus = (self.mstatus & !mstatus::FS) | (1 << mstatus::FS_SHIFT);
         self.irq_dirty = true;

@@ -379,7 +379,7 @@ fn disk_completion_order_follows_the_seed() {
         let heads: Vec<String> = std::fs::read_to_string(&trace)
             .unwrap()
             .lines()
-            .filter(|l| l.contains("\"ev\":\"virtio\"") && l.contains("\"slot\":1"))
+            .filter(|l| l.contains("\"ev\":\"virtio\"") && l.contains("\"device\":2"))
             .map(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).unwrap();
                 format!("{}@{}", v["head"], v["t"])
@@ -431,5 +431,45 @@ fn bad_disk_images_are_one_line_errors() {
         Some(100),
         "x86-64 has no disks yet: a usage error"
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn network_ping_reaches_the_peer_and_the_pcap_follows_the_seed() {
+    if !require_riscv_guests("network_ping_reaches_the_peer_and_the_pcap_follows_the_seed") {
+        return;
+    }
+    let dir = wio_e2e_tests::scratch("rv-net");
+    let capture = |seed: u64, name: &str| {
+        let pcap = dir.join(name);
+        let (out, _) = boot(seed, &["--pcap", pcap.to_str().unwrap()]);
+        let text = stdout(&out);
+        let line = console_line(&text, "workload: net:")
+            .unwrap_or_else(|| panic!("no net line:\n{text}"))
+            .to_string();
+        (line, std::fs::read(&pcap).unwrap(), pcap)
+    };
+    let (line1, bytes1, pcap1) = capture(21, "a.pcap");
+    assert!(line1.contains("3 replies"), "{line1}");
+    let (_, bytes1b, _) = capture(21, "b.pcap");
+    assert_eq!(bytes1, bytes1b, "one seed, byte-identical capture");
+    let (_, bytes2, _) = capture(22, "c.pcap");
+    assert_ne!(bytes1, bytes2, "another seed, another link timing");
+    assert_eq!(
+        &bytes1[..4],
+        &0xa1b2_3c4du32.to_le_bytes(),
+        "pcap with nanosecond timestamps"
+    );
+    match std::process::Command::new("tcpdump")
+        .args(["-nn", "-r", pcap1.to_str().unwrap()])
+        .output()
+    {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("ARP, Reply 10.0.2.2 is-at"), "{text}");
+            assert_eq!(text.matches("ICMP echo reply").count(), 3, "{text}");
+        }
+        _ => eprintln!("SKIPPED: tcpdump check of the pcap: tcpdump is not installed"),
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

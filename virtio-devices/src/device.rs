@@ -121,14 +121,29 @@ pub trait VirtioDevice {
         q: &mut Queue,
         mem: &GuestMem,
     ) -> Result<Vec<Pending>, DeviceError>;
-    /// Performs `request` now and returns the number of bytes written into its buffers
-    /// (the used length); the transport hands the chain back.
+    /// Performs `request` now (virtual time `now_ns`) and returns the number of bytes written
+    /// into its buffers (the used length); the transport hands the chain back.
     fn complete(
         &mut self,
         queue: usize,
         request: &Request,
         mem: &GuestMem,
+        now_ns: u64,
     ) -> Result<u32, DeviceError>;
+    /// Timers the device wants (virtual ns from now, token), taken by the machine after each
+    /// access and completion; it calls [`VirtioDevice::timer`] at each one.
+    fn take_timers(&mut self) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
+    /// A timer fired at `now_ns`: returns chains to hand back as (queue, head, used length).
+    fn timer(
+        &mut self,
+        _token: u64,
+        _mem: &GuestMem,
+        _now_ns: u64,
+    ) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
+        Ok(Vec::new())
+    }
     /// Forgets per-driver state (the guest reset the device).
     fn reset(&mut self) {}
     /// The device as `Any`, so the machine can reach a device's own API (a disk to persist).

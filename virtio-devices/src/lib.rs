@@ -6,16 +6,19 @@
 //! does the device consume the buffers and raise its interrupt. Completion
 //! order is therefore a function of the seed, identically on every engine.
 //!
-//! Devices so far: block (virtio-blk) and entropy (virtio-rng). Network comes next.
+//! Devices: block (virtio-blk), network (virtio-net on a simulated link to a
+//! deterministic peer) and entropy (virtio-rng).
 
 pub mod block;
 pub mod device;
 pub mod mmio;
+pub mod net;
 pub mod rng;
 
 pub use block::{Block, Disk, DiskError};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
+pub use net::{Link, Net};
 pub use rng::Rng;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).

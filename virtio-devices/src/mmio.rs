@@ -267,11 +267,11 @@ impl MmioTransport {
 
     /// Completes `request` now: performs it, returns its chain in the used ring and
     /// raises the interrupt. Errors set DEVICE_NEEDS_RESET; the run goes on.
-    pub fn complete(&mut self, queue: usize, request: &Request, mem: &GuestMem) {
+    pub fn complete(&mut self, queue: usize, request: &Request, mem: &GuestMem, now_ns: u64) {
         if self.status & status::DEVICE_NEEDS_RESET != 0 {
             return;
         }
-        let result = self.device.complete(queue, request, mem);
+        let result = self.device.complete(queue, request, mem, now_ns);
         let Some(q) = self.queues.get_mut(queue) else {
             return;
         };
@@ -280,6 +280,37 @@ impl MmioTransport {
                 Ok(()) => self.interrupt_status |= INT_VRING,
                 Err(e) => self.needs_reset(format!("used ring of queue {queue}: {e}")),
             },
+            Err(e) => self.needs_reset(e.0),
+        }
+    }
+}
+
+impl MmioTransport {
+    /// Timers the device asked for since the last call: (virtual ns from now, token).
+    pub fn take_timers(&mut self) -> Vec<(u64, u64)> {
+        self.device.take_timers()
+    }
+
+    /// Fires a device timer: the chains it completes are handed back and the interrupt raised.
+    pub fn fire_timer(&mut self, token: u64, mem: &GuestMem, now_ns: u64) {
+        if self.status & status::DEVICE_NEEDS_RESET != 0 {
+            return;
+        }
+        match self.device.timer(token, mem, now_ns) {
+            Ok(done) => {
+                for (queue, head, len) in done {
+                    let Some(q) = self.queues.get_mut(queue) else {
+                        continue;
+                    };
+                    match q.add_used(mem, head, len) {
+                        Ok(()) => self.interrupt_status |= INT_VRING,
+                        Err(e) => {
+                            self.needs_reset(format!("used ring of queue {queue}: {e}"));
+                            return;
+                        }
+                    }
+                }
+            }
             Err(e) => self.needs_reset(e.0),
         }
     }
@@ -369,7 +400,7 @@ mod tests {
             !t.interrupt_level(),
             "nothing completes before its scheduled time"
         );
-        t.complete(0, &pending[0].request, &m);
+        t.complete(0, &pending[0].request, &m, 0);
         assert!(t.interrupt_level());
         assert_eq!(r(&mut t, reg::INTERRUPT_STATUS), 1);
         w(&mut t, reg::INTERRUPT_ACK, 1, &m);
@@ -432,7 +463,7 @@ mod tests {
         let mut t = bring_up(&m, &vq);
         w(&mut t, reg::QUEUE_NOTIFY, 0, &m);
         for p in t.submit(0, &m) {
-            t.complete(0, &p.request, &m);
+            t.complete(0, &p.request, &m, 0);
         }
         assert_ne!(r(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
         assert!(t
@@ -461,7 +492,7 @@ mod tests {
         let mut t = bring_up(&m, &vq);
         w(&mut t, reg::QUEUE_NOTIFY, 0, &m);
         for p in t.submit(0, &m) {
-            t.complete(0, &p.request, &m);
+            t.complete(0, &p.request, &m, 0);
         }
         assert_ne!(r(&mut t, reg::STATUS) & status::DEVICE_NEEDS_RESET, 0);
     }
@@ -503,13 +534,13 @@ mod tests {
                 };
                 if let Some(q) = w(&mut t, offset, value, &m) {
                     for p in t.submit(q, &m) {
-                        t.complete(q, &p.request, &m);
+                        t.complete(q, &p.request, &m, 0);
                     }
                 }
                 let _ = r(&mut t, s.below(0x110) & !3);
             }
             for p in t.submit(0, &m) {
-                t.complete(0, &p.request, &m);
+                t.complete(0, &p.request, &m, 0);
             }
         }
     }

@@ -69,6 +69,7 @@ impl VirtioDevice for Rng {
         _queue: usize,
         request: &Request,
         mem: &GuestMem,
+        _now_ns: u64,
     ) -> Result<u32, DeviceError> {
         let mut written: u32 = 0;
         for seg in &request.segments {

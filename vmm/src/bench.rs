@@ -37,6 +37,7 @@ fn config(cmdline: String) -> RunConfig {
         quiet: true,
         disk: None,
         persist: None,
+        pcap: None,
     }
 }
 

@@ -107,6 +107,9 @@ pub struct RunArgs {
     /// modified: writes go to an overlay owned by the run.
     #[arg(value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
+    /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap, riscv64).
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
     /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.
     #[arg(long, value_name = "FILE", requires = "disk")]
     pub persist: Option<PathBuf>,

@@ -56,6 +56,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         quiet: args.quiet,
         disk: args.disk.clone(),
         persist: args.persist.clone(),
+        pcap: args.pcap.clone(),
     };
     if args.guest.is_some() && args.arch != cli::Arch::Riscv64 {
         return Err(WioError::Usage(

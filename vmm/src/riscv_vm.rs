@@ -25,7 +25,8 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::{Block, Disk, GuestMem, MmioTransport, Request, Rng};
+use wio_virtio_devices::net::pcap::Pcap;
+use wio_virtio_devices::{Block, Disk, GuestMem, Link, MmioTransport, Net, Request, Rng};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -61,11 +62,19 @@ struct RvBus {
     /// Guest memory as the virtio devices see it (the hart's RAM).
     mem: GuestMem,
     /// Device completions: (slot, queue, request) at a virtual time.
-    events: EventQueue<(usize, usize, Request)>,
+    events: EventQueue<DeviceEvent>,
     mmio_accesses: u64,
     trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
     now_ns: u64,
+}
+
+/// A timed device event.
+enum DeviceEvent {
+    /// Complete a submitted request: (slot, queue, request).
+    Complete(usize, usize, Request),
+    /// Fire a device timer: (slot, token).
+    Timer(usize, u64),
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -115,17 +124,51 @@ impl RvBus {
     /// Completes every device request due at `now_ns`, in (time, sequence) order.
     fn fire_due_events(&mut self, now_ns: u64) {
         while let Some(ev) = self.events.pop_due(now_ns) {
-            let (slot, queue, request) = ev.event;
-            if let Some(t) = self.virtio.get_mut(slot) {
-                t.complete(queue, &request, &self.mem);
-                let error = t.last_error.take();
-                self.trace.event(
-                    now_ns,
-                    "virtio",
-                    json!({ "slot": slot, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }),
-                );
-            }
+            let slot = match ev.event {
+                DeviceEvent::Complete(slot, queue, request) => {
+                    if let Some(t) = self.virtio.get_mut(slot) {
+                        t.complete(queue, &request, &self.mem, now_ns);
+                        let error = t.last_error.take();
+                        let device = t.device().device_type();
+                        self.trace.event(
+                            now_ns,
+                            "virtio",
+                            json!({ "slot": slot, "device": device, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }),
+                        );
+                    }
+                    slot
+                }
+                DeviceEvent::Timer(slot, token) => {
+                    if let Some(t) = self.virtio.get_mut(slot) {
+                        t.fire_timer(token, &self.mem, now_ns);
+                        let error = t.last_error.take();
+                        self.trace.event(
+                            now_ns,
+                            "virtio-timer",
+                            json!({ "slot": slot, "token": token, "error": error }),
+                        );
+                    }
+                    slot
+                }
+            };
+            self.schedule_timers(slot, now_ns);
             self.update_virtio_line(slot);
+        }
+    }
+
+    /// Schedules the timers device `slot` asked for.
+    fn schedule_timers(&mut self, slot: usize, now_ns: u64) {
+        let Some(t) = self.virtio.get_mut(slot) else {
+            return;
+        };
+        for (delay, token) in t.take_timers() {
+            // Devices bound their timers (queue sizes, inbox limit): overflow is a wio bug.
+            self.events
+                .push(
+                    now_ns.saturating_add(delay),
+                    DeviceEvent::Timer(slot, token),
+                )
+                .expect("device event queue overflow");
         }
     }
 }
@@ -199,10 +242,11 @@ impl ExitHandler for RvBus {
                     let due = self.now_ns.saturating_add(pending.delay_ns);
                     // Queues hold at most a few hundred requests: overflowing the event queue is a wio bug.
                     self.events
-                        .push(due, (slot, queue, pending.request))
+                        .push(due, DeviceEvent::Complete(slot, queue, pending.request))
                         .expect("device event queue overflow");
                 }
             }
+            self.schedule_timers(slot, self.now_ns);
             self.update_virtio_line(slot);
         }
     }
@@ -338,6 +382,25 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
 
+    let pcap = match &cfg.pcap {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
+                what: "pcap",
+                path: path.clone(),
+                source,
+            })?;
+            Some(
+                Pcap::new(Box::new(std::io::BufWriter::new(file))).map_err(|source| {
+                    WioError::Output {
+                        what: "pcap",
+                        path: path.clone(),
+                        source,
+                    }
+                })?,
+            )
+        }
+        None => None,
+    };
     let mem_bytes = cfg.mem_mib << 20;
     let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
     let host = mem
@@ -363,7 +426,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let seed = RunSeed(cfg.seed);
     let mut rng_seed = [0u8; 64];
     seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
-    let virtio_nodes: Vec<(u32, u32)> = (0..if disk.is_some() { 2 } else { 1 })
+    let virtio_count = if disk.is_some() { 3 } else { 2 };
+    let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
         .map(|slot| (slot as u32, virtio_irq(slot)))
         .collect();
     let blob = fdt::build(&fdt::FdtSpec {
@@ -390,6 +454,12 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
                 "virtio-rng",
                 RNG_MEAN_LATENCY_NS,
             )))];
+            v.push(MmioTransport::new(Box::new(Net::new(
+                seed,
+                "virtio-net",
+                Link::default(),
+                pcap,
+            ))));
             if let Some(disk) = disk {
                 v.push(MmioTransport::new(Box::new(Block::new(
                     disk,
@@ -514,8 +584,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall_ns = wall.elapsed().as_nanos() as u64;
     let block = bus
         .virtio
-        .get(1)
-        .and_then(|t| t.device().as_any().downcast_ref::<Block>());
+        .iter()
+        .find_map(|t| t.device().as_any().downcast_ref::<Block>());
     let disk = block.map(|b| DiskSummary {
         reads: b.stats.reads,
         writes: b.stats.writes,

@@ -52,6 +52,8 @@ pub struct RunConfig {
     pub disk: Option<PathBuf>,
     /// Where to write the durable disk at the end of the run.
     pub persist: Option<PathBuf>,
+    /// Where to capture the simulated network's frames (riscv64).
+    pub pcap: Option<PathBuf>,
 }
 
 /// The result of a run: its summary, and how it ended.
@@ -65,7 +67,7 @@ pub struct RunResult {
 /// Runs one x86-64 VM to its end.
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
-    if cfg.disk.is_some() {
+    if cfg.disk.is_some() || cfg.pcap.is_some() {
         return Err(WioError::Usage(
             "disk images are attached to riscv64 guests so far (--arch riscv64); the x86-64 virtio devices come later".into(),
         ));
@@ -239,6 +241,7 @@ mod tests {
             quiet: true,
             disk: None,
             persist: None,
+            pcap: None,
         }
     }
 

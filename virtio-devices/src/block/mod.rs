@@ -190,6 +190,7 @@ impl VirtioDevice for Block {
         _queue: usize,
         request: &Request,
         mem: &GuestMem,
+        _now_ns: u64,
     ) -> Result<u32, DeviceError> {
         let segs = &request.segments;
         let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
@@ -267,7 +268,7 @@ mod tests {
             0,
             &[(0x1000, 16, false), (0x2000, 512, false), (0x3000, 1, true)],
         );
-        assert_eq!(blk.complete(0, &w, &mem).unwrap(), 1);
+        assert_eq!(blk.complete(0, &w, &mem, 0).unwrap(), 1);
         assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
         assert_eq!(blk.disk().volatile_chunks(), 1);
         header(&mem, 0x1000, T_IN, 2);
@@ -275,23 +276,23 @@ mod tests {
             1,
             &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)],
         );
-        assert_eq!(blk.complete(0, &r, &mem).unwrap(), 513);
+        assert_eq!(blk.complete(0, &r, &mem, 0).unwrap(), 513);
         let mut got = [0u8; 10];
         mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
         assert_eq!(&got, b"sector two");
         header(&mem, 0x1000, T_FLUSH, 0);
         let f = request(2, &[(0x1000, 16, false), (0x3000, 1, true)]);
-        blk.complete(0, &f, &mem).unwrap();
+        blk.complete(0, &f, &mem, 0).unwrap();
         assert_eq!(
             (blk.disk().volatile_chunks(), blk.disk().durable_chunks()),
             (0, 1)
         );
         // Beyond the end: an I/O error status, not a device failure.
         header(&mem, 0x1000, T_IN, 1000);
-        blk.complete(0, &r, &mem).unwrap();
+        blk.complete(0, &r, &mem, 0).unwrap();
         assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
         header(&mem, 0x1000, 99, 0);
-        blk.complete(0, &r, &mem).unwrap();
+        blk.complete(0, &r, &mem, 0).unwrap();
         assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_UNSUPP);
     }
 
@@ -300,13 +301,14 @@ mod tests {
         let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
         let mut blk = Block::new(disk(&[0u8; 4096], "bad"), RunSeed(1), "blk", 1000);
         assert!(blk
-            .complete(0, &request(0, &[(0x1000, 16, false)]), &mem)
+            .complete(0, &request(0, &[(0x1000, 16, false)]), &mem, 0)
             .is_err());
         assert!(blk
             .complete(
                 0,
                 &request(0, &[(0x1000, 16, true), (0x3000, 1, true)]),
-                &mem
+                &mem,
+                0
             )
             .is_err());
         header(&mem, 0x1000, T_IN, 0);
@@ -318,7 +320,7 @@ mod tests {
                 (0x3000, 1, true),
             ],
         );
-        assert!(blk.complete(0, &outside, &mem).is_err());
+        assert!(blk.complete(0, &outside, &mem, 0).is_err());
     }
 
     #[test]

@@ -1,0 +1,442 @@
+//! virtio-net on a simulated network: frames the guest sends go to a
+//! deterministic host-side [`peer::Peer`] over a link whose latency, jitter,
+//! loss and duplication come from the device's PRNG stream; replies come back
+//! into the guest's receive buffers at those virtual times. Every frame can be
+//! captured to pcap with its virtual timestamp.
+
+pub mod pcap;
+pub mod peer;
+
+use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::VIRTIO_F_VERSION_1;
+use pcap::Pcap;
+use peer::Peer;
+use std::collections::{BTreeMap, VecDeque};
+use virtio_queue::Queue;
+use vm_memory::Bytes;
+use wio_scheduler::{RunSeed, Stream};
+
+/// virtio device ID of the network device.
+pub const DEVICE_ID: u32 = 1;
+/// Queue size offered (receive and transmit).
+pub const QUEUE_SIZE: u16 = 256;
+/// Feature bit: the device has a MAC address in its configuration.
+pub const VIRTIO_NET_F_MAC: u64 = 1 << 5;
+/// Size of the virtio_net_hdr_v1 that precedes every frame.
+pub const NET_HDR_LEN: usize = 12;
+/// Largest frame accepted from the guest.
+pub const MAX_FRAME: usize = 65_550;
+/// The guest's MAC address.
+pub const GUEST_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56];
+const RX: usize = 0;
+const TX: usize = 1;
+/// Timer token: deliver queued frames into newly posted receive buffers.
+const DELIVER_NOW: u64 = u64::MAX;
+
+/// How the simulated link behaves; all randomness comes from the device's stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// One-way latency in virtual ns.
+    pub latency_ns: u64,
+    /// Extra latency drawn uniformly from [0, jitter_ns].
+    pub jitter_ns: u64,
+    /// Frames lost, per million.
+    pub loss_ppm: u64,
+    /// Frames duplicated, per million.
+    pub duplicate_ppm: u64,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            latency_ns: 50_000,
+            jitter_ns: 20_000,
+            loss_ppm: 0,
+            duplicate_ppm: 0,
+        }
+    }
+}
+
+/// Counters of the link.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetStats {
+    /// Frames the guest sent.
+    pub tx_frames: u64,
+    /// Frames delivered to the guest.
+    pub rx_frames: u64,
+    /// Frames the link dropped.
+    pub lost: u64,
+    /// Frames the link duplicated.
+    pub duplicated: u64,
+    /// Frames dropped because the guest had no receive buffer.
+    pub rx_overruns: u64,
+}
+
+/// The network device.
+pub struct Net {
+    link: Link,
+    stream: Stream,
+    peer: Peer,
+    rx_buffers: VecDeque<Request>,
+    inbox: VecDeque<Vec<u8>>,
+    in_flight: BTreeMap<u64, Vec<u8>>,
+    next_token: u64,
+    timers: Vec<(u64, u64)>,
+    pcap: Option<Pcap>,
+    /// Link counters.
+    pub stats: NetStats,
+}
+
+/// Most frames waiting for receive buffers before the device drops new ones.
+const MAX_INBOX: usize = 1024;
+
+impl Net {
+    /// A network device whose link draws from `seed`'s stream `name/link`.
+    pub fn new(seed: RunSeed, name: &str, link: Link, pcap: Option<Pcap>) -> Net {
+        Net {
+            link,
+            stream: seed.stream(&format!("{name}/link")),
+            peer: Peer::default(),
+            rx_buffers: VecDeque::new(),
+            inbox: VecDeque::new(),
+            in_flight: BTreeMap::new(),
+            next_token: 0,
+            timers: Vec::new(),
+            pcap,
+            stats: NetStats::default(),
+        }
+    }
+
+    /// What the peer answered.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    fn capture(&mut self, ns: u64, frame: &[u8]) {
+        if let Some(p) = self.pcap.as_mut() {
+            // A capture that cannot be written must not change the guest's run.
+            let _ = p.record(ns, frame);
+        }
+    }
+
+    /// Sends `frame` over the link towards the guest.
+    fn send_to_guest(&mut self, frame: Vec<u8>) {
+        let l = self.link;
+        // One draw each for loss, duplication and delay, always: changing a rate does not
+        // shift the rest of the stream.
+        let lost = self.stream.chance(l.loss_ppm, 1_000_000);
+        let dup = self.stream.chance(l.duplicate_ppm, 1_000_000);
+        let delay = l.latency_ns + self.stream.range_inclusive(0, l.jitter_ns);
+        let dup_delay = l.latency_ns + self.stream.range_inclusive(0, l.jitter_ns);
+        if lost {
+            self.stats.lost += 1;
+            return;
+        }
+        if dup {
+            self.stats.duplicated += 1;
+            let t = self.next_token;
+            self.next_token += 1;
+            self.in_flight.insert(t, frame.clone());
+            self.timers.push((dup_delay, t));
+        }
+        let t = self.next_token;
+        self.next_token += 1;
+        self.in_flight.insert(t, frame);
+        self.timers.push((delay, t));
+    }
+
+    /// Fills receive buffers with waiting frames.
+    fn deliver(&mut self, mem: &GuestMem) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
+        let mut done = Vec::new();
+        while !self.inbox.is_empty() {
+            let Some(buf) = self.rx_buffers.pop_front() else {
+                break;
+            };
+            let Some(frame) = self.inbox.pop_front() else {
+                break;
+            };
+            let mut data = vec![0u8; NET_HDR_LEN];
+            data[10] = 1; // num_buffers
+            data.extend_from_slice(&frame);
+            let mut written = 0usize;
+            for seg in &buf.segments {
+                if !seg.write {
+                    return Err(DeviceError(format!(
+                        "virtio-net: receive chain {} has a device-readable buffer",
+                        buf.head
+                    )));
+                }
+                if written == data.len() {
+                    break;
+                }
+                let n = (seg.len as usize).min(data.len() - written);
+                mem.write_slice(&data[written..written + n], seg.addr)
+                    .map_err(|e| {
+                        DeviceError(format!(
+                            "virtio-net: receive buffer at {:#x}: {e}",
+                            seg.addr.0
+                        ))
+                    })?;
+                written += n;
+            }
+            if written < data.len() {
+                // The buffer is too small for the frame: the frame is dropped, the buffer returned empty.
+                self.stats.rx_overruns += 1;
+                done.push((RX, buf.head, 0));
+                continue;
+            }
+            self.stats.rx_frames += 1;
+            done.push((RX, buf.head, written as u32));
+        }
+        Ok(done)
+    }
+}
+
+impl VirtioDevice for Net {
+    fn device_type(&self) -> u32 {
+        DEVICE_ID
+    }
+
+    fn queue_max_sizes(&self) -> &[u16] {
+        &[QUEUE_SIZE, QUEUE_SIZE]
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn features(&self) -> u64 {
+        VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC
+    }
+
+    fn read_config(&self, offset: u64, data: &mut [u8]) {
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = usize::try_from(offset)
+                .ok()
+                .and_then(|o| GUEST_MAC.get(o + i))
+                .copied()
+                .unwrap_or(0);
+        }
+    }
+
+    fn submit(
+        &mut self,
+        queue: usize,
+        q: &mut Queue,
+        mem: &GuestMem,
+    ) -> Result<Vec<Pending>, DeviceError> {
+        let requests = take_requests(q, mem)?;
+        if queue == RX {
+            self.rx_buffers.extend(requests);
+            if !self.inbox.is_empty() {
+                self.timers.push((0, DELIVER_NOW));
+            }
+            return Ok(Vec::new());
+        }
+        // Transmit: the device takes each frame off the ring after a short, seeded service time.
+        Ok(requests
+            .into_iter()
+            .map(|request| Pending {
+                delay_ns: 1_000 + self.stream.below(1_000),
+                request,
+            })
+            .collect())
+    }
+
+    fn complete(
+        &mut self,
+        queue: usize,
+        request: &Request,
+        mem: &GuestMem,
+        now_ns: u64,
+    ) -> Result<u32, DeviceError> {
+        if queue != TX {
+            return Err(DeviceError(
+                "virtio-net: completion on the receive queue".into(),
+            ));
+        }
+        let mut bytes = Vec::new();
+        for seg in &request.segments {
+            if seg.write {
+                return Err(DeviceError(format!(
+                    "virtio-net: transmit chain {} has a device-writable buffer",
+                    request.head
+                )));
+            }
+            if bytes.len() + seg.len as usize > MAX_FRAME + NET_HDR_LEN {
+                return Err(DeviceError(format!(
+                    "virtio-net: transmit chain {} is larger than {MAX_FRAME} bytes",
+                    request.head
+                )));
+            }
+            let mut b = vec![0u8; seg.len as usize];
+            mem.read_slice(&mut b, seg.addr).map_err(|e| {
+                DeviceError(format!(
+                    "virtio-net: transmit buffer at {:#x}: {e}",
+                    seg.addr.0
+                ))
+            })?;
+            bytes.extend_from_slice(&b);
+        }
+        if bytes.len() < NET_HDR_LEN + 14 {
+            return Err(DeviceError(format!(
+                "virtio-net: transmit chain {} holds no Ethernet frame",
+                request.head
+            )));
+        }
+        let frame = bytes.split_off(NET_HDR_LEN);
+        self.stats.tx_frames += 1;
+        self.capture(now_ns, &frame);
+        for reply in self.peer.receive(&frame) {
+            self.send_to_guest(reply);
+        }
+        Ok(0)
+    }
+
+    fn take_timers(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.timers)
+    }
+
+    fn timer(
+        &mut self,
+        token: u64,
+        mem: &GuestMem,
+        now_ns: u64,
+    ) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
+        if let Some(frame) = self.in_flight.remove(&token) {
+            self.capture(now_ns, &frame);
+            if self.inbox.len() < MAX_INBOX {
+                self.inbox.push_back(frame);
+            } else {
+                self.stats.rx_overruns += 1;
+            }
+        }
+        self.deliver(mem)
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        if let Some(p) = self.pcap.as_mut() {
+            let _ = p.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Segment;
+    use vm_memory::GuestAddress;
+
+    fn req(head: u16, segs: &[(u64, u32, bool)]) -> Request {
+        Request {
+            head,
+            segments: segs
+                .iter()
+                .map(|&(a, l, w)| Segment {
+                    addr: GuestAddress(a),
+                    len: l,
+                    write: w,
+                })
+                .collect(),
+        }
+    }
+
+    fn arp_request() -> Vec<u8> {
+        let mut f = vec![0u8; NET_HDR_LEN];
+        f.extend_from_slice(&[0xff; 6]);
+        f.extend_from_slice(&GUEST_MAC);
+        f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&GUEST_MAC);
+        f.extend_from_slice(&[10, 0, 2, 15, 0, 0, 0, 0, 0, 0]);
+        f.extend_from_slice(&peer::PEER_IP);
+        f
+    }
+
+    #[test]
+    fn arp_round_trip_through_the_link() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut net = Net::new(RunSeed(3), "net", Link::default(), None);
+        let frame = arp_request();
+        mem.write_slice(&frame, GuestAddress(0x1000)).unwrap();
+        net.rx_buffers.push_back(req(5, &[(0x8000, 2048, true)]));
+        assert_eq!(
+            net.complete(
+                TX,
+                &req(0, &[(0x1000, frame.len() as u32, false)]),
+                &mem,
+                100
+            )
+            .unwrap(),
+            0
+        );
+        let timers = net.take_timers();
+        assert_eq!(timers.len(), 1);
+        let (delay, token) = timers[0];
+        assert!((50_000..=70_000).contains(&delay));
+        let done = net.timer(token, &mem, 100 + delay).unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].0, RX);
+        assert_eq!(done[0].1, 5);
+        let mut got = vec![0u8; done[0].2 as usize];
+        mem.read_slice(&mut got, GuestAddress(0x8000)).unwrap();
+        assert_eq!(&got[NET_HDR_LEN..NET_HDR_LEN + 6], &GUEST_MAC);
+        assert_eq!(&got[NET_HDR_LEN + 28..NET_HDR_LEN + 32], &peer::PEER_IP);
+        assert_eq!(net.stats.rx_frames, 1);
+    }
+
+    #[test]
+    fn loss_and_duplication_come_from_the_seed() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let link = Link {
+            loss_ppm: 300_000,
+            duplicate_ppm: 300_000,
+            ..Link::default()
+        };
+        let run = |seed| {
+            let mut net = Net::new(RunSeed(seed), "net", link, None);
+            let frame = arp_request();
+            mem.write_slice(&frame, GuestAddress(0x1000)).unwrap();
+            for i in 0..50 {
+                net.complete(TX, &req(i, &[(0x1000, frame.len() as u32, false)]), &mem, 0)
+                    .unwrap();
+            }
+            (net.stats.lost, net.stats.duplicated, net.take_timers())
+        };
+        let a = run(1);
+        assert_eq!(a, run(1), "one seed, one link behaviour");
+        assert!(
+            a.0 > 0 && a.1 > 0,
+            "losses and duplicates happen: {:?}",
+            (a.0, a.1)
+        );
+        assert_ne!(a, run(2));
+    }
+
+    #[test]
+    fn malformed_transmit_chains_are_errors() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut net = Net::new(RunSeed(3), "net", Link::default(), None);
+        assert!(
+            net.complete(TX, &req(0, &[(0x1000, 4, false)]), &mem, 0)
+                .is_err(),
+            "too short"
+        );
+        assert!(
+            net.complete(TX, &req(0, &[(0x1000, 64, true)]), &mem, 0)
+                .is_err(),
+            "writable"
+        );
+        assert!(
+            net.complete(TX, &req(0, &[(0x7fff_0000, 64, false)]), &mem, 0)
+                .is_err(),
+            "outside memory"
+        );
+        assert!(
+            net.complete(TX, &req(0, &[(0x1000, 70_000, false)]), &mem, 0)
+                .is_err(),
+            "oversized"
+        );
+    }
+}
