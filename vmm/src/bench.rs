@@ -38,6 +38,7 @@ fn config(cmdline: String) -> RunConfig {
         disk: None,
         persist: None,
         pcap: None,
+        link: wio_virtio_devices::Link::default(),
     }
 }
 

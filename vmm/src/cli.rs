@@ -107,6 +107,18 @@ pub struct RunArgs {
     /// modified: writes go to an overlay owned by the run.
     #[arg(value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
+    /// One-way latency of the simulated network link, in virtual microseconds (riscv64).
+    #[arg(long, value_name = "US", default_value_t = 50)]
+    pub net_latency_us: u64,
+    /// Extra latency drawn per frame from [0, US] (frames can overtake each other).
+    #[arg(long, value_name = "US", default_value_t = 20)]
+    pub net_jitter_us: u64,
+    /// Frames the link loses, per million (drawn from the seed).
+    #[arg(long, value_name = "PPM", default_value_t = 0)]
+    pub net_loss_ppm: u64,
+    /// Frames the link duplicates, per million (drawn from the seed).
+    #[arg(long, value_name = "PPM", default_value_t = 0)]
+    pub net_dup_ppm: u64,
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap, riscv64).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,

@@ -39,6 +39,11 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         .max_virtual_secs
         .checked_mul(1_000_000_000)
         .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))?;
+    if args.net_loss_ppm > 1_000_000 || args.net_dup_ppm > 1_000_000 {
+        return Err(WioError::Usage(
+            "--net-loss-ppm and --net-dup-ppm are parts per million (0 to 1000000)".into(),
+        ));
+    }
     if args.watchdog_ms == 0 {
         return Err(WioError::Usage("--watchdog-ms must be at least 1".into()));
     }
@@ -57,6 +62,12 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         disk: args.disk.clone(),
         persist: args.persist.clone(),
         pcap: args.pcap.clone(),
+        link: wio_virtio_devices::Link {
+            latency_ns: args.net_latency_us.saturating_mul(1000),
+            jitter_ns: args.net_jitter_us.saturating_mul(1000),
+            loss_ppm: args.net_loss_ppm,
+            duplicate_ppm: args.net_dup_ppm,
+        },
     };
     if args.guest.is_some() && args.arch != cli::Arch::Riscv64 {
         return Err(WioError::Usage(

@@ -26,7 +26,7 @@ use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::net::pcap::Pcap;
-use wio_virtio_devices::{Block, Disk, GuestMem, Link, MmioTransport, Net, Request, Rng};
+use wio_virtio_devices::{Block, Disk, GuestMem, MmioTransport, Net, Request, Rng};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -457,7 +457,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             v.push(MmioTransport::new(Box::new(Net::new(
                 seed,
                 "virtio-net",
-                Link::default(),
+                cfg.link,
                 pcap,
             ))));
             if let Some(disk) = disk {

@@ -54,6 +54,8 @@ pub struct RunConfig {
     pub persist: Option<PathBuf>,
     /// Where to capture the simulated network's frames (riscv64).
     pub pcap: Option<PathBuf>,
+    /// The simulated link (riscv64).
+    pub link: wio_virtio_devices::Link,
 }
 
 /// The result of a run: its summary, and how it ended.
@@ -242,6 +244,7 @@ mod tests {
             disk: None,
             persist: None,
             pcap: None,
+            link: wio_virtio_devices::Link::default(),
         }
     }
 
