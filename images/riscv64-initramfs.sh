@@ -134,6 +134,8 @@ if [ -e /sys/class/net/eth0 ]; then
   else
     echo "workload: net: ping failed: $(tr '\n' ' ' </tmp/ping.txt)"
   fi
+  # TCP echo service of the peer (smoltcp) on port 7.
+  echo "workload: tcp echo: $(echo hello-over-tcp | nc -w 2 10.0.2.2 7)"
 fi
 if grep -q ' / ext4 ' /proc/mounts; then
   # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight

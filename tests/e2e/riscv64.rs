@@ -451,6 +451,13 @@ fn network_ping_reaches_the_peer_and_the_pcap_follows_the_seed() {
     };
     let (line1, bytes1, pcap1) = capture(21, "a.pcap");
     assert!(line1.contains("3 replies"), "{line1}");
+    let (out, _) = boot(21, &[]);
+    let text = stdout(&out);
+    assert_eq!(
+        console_line(&text, "workload: tcp echo:"),
+        Some("workload: tcp echo: hello-over-tcp"),
+        "TCP echo through the peer's smoltcp stack"
+    );
     let (_, bytes1b, _) = capture(21, "b.pcap");
     assert_eq!(bytes1, bytes1b, "one seed, byte-identical capture");
     let (_, bytes2, _) = capture(22, "c.pcap");
@@ -468,6 +475,10 @@ fn network_ping_reaches_the_peer_and_the_pcap_follows_the_seed() {
             let text = String::from_utf8_lossy(&out.stdout);
             assert!(text.contains("ARP, Reply 10.0.2.2 is-at"), "{text}");
             assert_eq!(text.matches("ICMP echo reply").count(), 3, "{text}");
+            assert!(
+                text.contains("10.0.2.2.7 > 10.0.2.15") && text.contains("Flags [S.]"),
+                "TCP handshake in the capture: {text}"
+            );
         }
         _ => eprintln!("SKIPPED: tcpdump check of the pcap: tcpdump is not installed"),
     }

@@ -1,16 +1,16 @@
 //! virtio-net on a simulated network: frames the guest sends go to a
-//! deterministic host-side [`peer::Peer`] over a link whose latency, jitter,
+//! deterministic host-side peer ([`stack::Stack`], smoltcp) over a link whose latency, jitter,
 //! loss and duplication come from the device's PRNG stream; replies come back
 //! into the guest's receive buffers at those virtual times. Every frame can be
 //! captured to pcap with its virtual timestamp.
 
 pub mod pcap;
-pub mod peer;
+pub mod stack;
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
 use crate::VIRTIO_F_VERSION_1;
 use pcap::Pcap;
-use peer::Peer;
+use stack::Stack;
 use std::collections::{BTreeMap, VecDeque};
 use virtio_queue::Queue;
 use vm_memory::Bytes;
@@ -32,6 +32,8 @@ const RX: usize = 0;
 const TX: usize = 1;
 /// Timer token: deliver queued frames into newly posted receive buffers.
 const DELIVER_NOW: u64 = u64::MAX;
+/// Timer token: run the peer's stack (its own timers).
+const POLL_STACK: u64 = u64::MAX - 1;
 
 /// How the simulated link behaves; all randomness comes from the device's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +78,9 @@ pub struct NetStats {
 pub struct Net {
     link: Link,
     stream: Stream,
-    peer: Peer,
+    peer: Stack,
+    /// Virtual time of the earliest armed stack poll, to avoid piling up timers.
+    poll_armed: Option<u64>,
     rx_buffers: VecDeque<Request>,
     inbox: VecDeque<Vec<u8>>,
     in_flight: BTreeMap<u64, Vec<u8>>,
@@ -93,10 +97,12 @@ const MAX_INBOX: usize = 1024;
 impl Net {
     /// A network device whose link draws from `seed`'s stream `name/link`.
     pub fn new(seed: RunSeed, name: &str, link: Link, pcap: Option<Pcap>) -> Net {
-        Net {
+        let stack_seed = seed.stream(&format!("{name}/stack")).next_u64();
+        let mut net = Net {
             link,
             stream: seed.stream(&format!("{name}/link")),
-            peer: Peer::default(),
+            peer: Stack::new(0),
+            poll_armed: None,
             rx_buffers: VecDeque::new(),
             inbox: VecDeque::new(),
             in_flight: BTreeMap::new(),
@@ -104,12 +110,28 @@ impl Net {
             timers: Vec::new(),
             pcap,
             stats: NetStats::default(),
-        }
+        };
+        net.peer = Stack::new(stack_seed);
+        net
     }
 
-    /// What the peer answered.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
+    /// What the peer's services did.
+    pub fn peer_stats(&self) -> &stack::StackStats {
+        &self.peer.stats
+    }
+
+    /// Arms a timer for the stack's next poll (retransmissions, delayed ACKs).
+    fn arm_poll(&mut self, now_ns: u64) {
+        if let Some(delay) = self.peer.next_poll_ns(now_ns) {
+            let at = now_ns.saturating_add(delay.max(1_000));
+            if self
+                .poll_armed
+                .is_none_or(|armed| at < armed || armed <= now_ns)
+            {
+                self.poll_armed = Some(at);
+                self.timers.push((at - now_ns, POLL_STACK));
+            }
+        }
     }
 
     fn capture(&mut self, ns: u64, frame: &[u8]) {
@@ -287,9 +309,10 @@ impl VirtioDevice for Net {
         let frame = bytes.split_off(NET_HDR_LEN);
         self.stats.tx_frames += 1;
         self.capture(now_ns, &frame);
-        for reply in self.peer.receive(&frame) {
+        for reply in self.peer.receive(&frame, now_ns) {
             self.send_to_guest(reply);
         }
+        self.arm_poll(now_ns);
         Ok(0)
     }
 
@@ -350,7 +373,7 @@ mod tests {
         f.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
         f.extend_from_slice(&GUEST_MAC);
         f.extend_from_slice(&[10, 0, 2, 15, 0, 0, 0, 0, 0, 0]);
-        f.extend_from_slice(&peer::PEER_IP);
+        f.extend_from_slice(&stack::PEER_IP);
         f
     }
 
@@ -382,7 +405,7 @@ mod tests {
         let mut got = vec![0u8; done[0].2 as usize];
         mem.read_slice(&mut got, GuestAddress(0x8000)).unwrap();
         assert_eq!(&got[NET_HDR_LEN..NET_HDR_LEN + 6], &GUEST_MAC);
-        assert_eq!(&got[NET_HDR_LEN + 28..NET_HDR_LEN + 32], &peer::PEER_IP);
+        assert_eq!(&got[NET_HDR_LEN + 28..NET_HDR_LEN + 32], &stack::PEER_IP);
         assert_eq!(net.stats.rx_frames, 1);
     }
 

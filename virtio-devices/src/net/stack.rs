@@ -1,0 +1,199 @@
+//! The simulated network's host-side peer: smoltcp's TCP/IP stack at
+//! 10.0.2.2, driven only by the frames the guest sends and by virtual time.
+//! It answers ARP and ICMP echo (ping), and runs echo services on TCP and UDP
+//! port 7. Its randomness (initial sequence numbers, ports) comes from a seed
+//! the device draws from the run seed, and its clock is the virtual clock, so
+//! what it sends and when is a function of the seed.
+
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
+use smoltcp::phy::{Device, DeviceCapabilities, Medium};
+use smoltcp::socket::{tcp, udp};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+use std::collections::VecDeque;
+
+/// The peer's IPv4 address (10.0.2.2, as in QEMU's user network).
+pub const PEER_IP: [u8; 4] = [10, 0, 2, 2];
+/// The peer's MAC address.
+pub const PEER_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0x12, 0x34, 0x02];
+/// Echo port (TCP and UDP).
+pub const ECHO_PORT: u16 = 7;
+/// Largest frame the stack handles.
+const MTU: usize = 1514;
+
+/// Frames between the stack and the link.
+#[derive(Default)]
+struct Pipe {
+    inbound: VecDeque<Vec<u8>>,
+    outbound: Vec<Vec<u8>>,
+}
+
+struct Rx(Vec<u8>);
+struct Tx<'a>(&'a mut Vec<Vec<u8>>);
+
+impl smoltcp::phy::RxToken for Rx {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl smoltcp::phy::TxToken for Tx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut buf = vec![0u8; len];
+        let r = f(&mut buf);
+        self.0.push(buf);
+        r
+    }
+}
+
+impl Device for Pipe {
+    type RxToken<'a> = Rx;
+    type TxToken<'a> = Tx<'a>;
+
+    fn receive(&mut self, _t: Instant) -> Option<(Rx, Tx<'_>)> {
+        let frame = self.inbound.pop_front()?;
+        Some((Rx(frame), Tx(&mut self.outbound)))
+    }
+
+    fn transmit(&mut self, _t: Instant) -> Option<Tx<'_>> {
+        Some(Tx(&mut self.outbound))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = MTU;
+        caps
+    }
+}
+
+/// Counters of the echo services.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StackStats {
+    /// TCP connections accepted.
+    pub tcp_connections: u64,
+    /// Bytes echoed over TCP.
+    pub tcp_bytes: u64,
+    /// UDP datagrams echoed.
+    pub udp_datagrams: u64,
+}
+
+/// The peer.
+pub struct Stack {
+    iface: Interface,
+    sockets: SocketSet<'static>,
+    pipe: Pipe,
+    tcp: SocketHandle,
+    udp: SocketHandle,
+    tcp_was_active: bool,
+    /// What the services did.
+    pub stats: StackStats,
+}
+
+fn instant(ns: u64) -> Instant {
+    Instant::from_micros((ns / 1_000) as i64)
+}
+
+impl Stack {
+    /// A peer whose TCP/IP randomness comes from `random_seed`.
+    pub fn new(random_seed: u64) -> Stack {
+        let mut pipe = Pipe::default();
+        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
+        config.random_seed = random_seed;
+        let mut iface = Interface::new(config, &mut pipe, instant(0));
+        iface.update_ip_addrs(|addrs| {
+            let [a, b, c, d] = PEER_IP;
+            // One address: the vector has room for it by construction.
+            let _ = addrs.push(IpCidr::new(IpAddress::v4(a, b, c, d), 24));
+        });
+        let mut sockets = SocketSet::new(Vec::new());
+        let tcp = sockets.add(tcp::Socket::new(
+            tcp::SocketBuffer::new(vec![0; 16384]),
+            tcp::SocketBuffer::new(vec![0; 16384]),
+        ));
+        let mut udp_socket = udp::Socket::new(
+            udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 16], vec![0; 16384]),
+            udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 16], vec![0; 16384]),
+        );
+        // A fresh socket always binds.
+        let _ = udp_socket.bind(ECHO_PORT);
+        let udp = sockets.add(udp_socket);
+        let mut stack = Stack {
+            iface,
+            sockets,
+            pipe,
+            tcp,
+            udp,
+            tcp_was_active: false,
+            stats: StackStats::default(),
+        };
+        stack.listen();
+        stack
+    }
+
+    fn listen(&mut self) {
+        let s = self.sockets.get_mut::<tcp::Socket>(self.tcp);
+        if !s.is_open() {
+            // Listening on a closed socket cannot fail for a fixed, non-zero port.
+            let _ = s.listen(ECHO_PORT);
+        }
+    }
+
+    /// A frame from the guest at virtual time `now_ns`: returns the frames the peer sends.
+    pub fn receive(&mut self, frame: &[u8], now_ns: u64) -> Vec<Vec<u8>> {
+        self.pipe.inbound.push_back(frame.to_vec());
+        self.poll(now_ns)
+    }
+
+    /// Runs the stack at virtual time `now_ns` (timers, services); returns frames to send.
+    pub fn poll(&mut self, now_ns: u64) -> Vec<Vec<u8>> {
+        let now = instant(now_ns);
+        for _ in 0..4 {
+            self.iface.poll(now, &mut self.pipe, &mut self.sockets);
+            if !self.services() {
+                break;
+            }
+        }
+        std::mem::take(&mut self.pipe.outbound)
+    }
+
+    /// Echo services; returns whether they queued anything.
+    fn services(&mut self) -> bool {
+        let mut busy = false;
+        let tcp = self.sockets.get_mut::<tcp::Socket>(self.tcp);
+        if tcp.is_active() && !self.tcp_was_active {
+            self.stats.tcp_connections += 1;
+        }
+        self.tcp_was_active = tcp.is_active();
+        let mut buf = [0u8; 4096];
+        while tcp.can_recv() && tcp.can_send() {
+            let n = tcp.recv_slice(&mut buf).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let sent = tcp.send_slice(&buf[..n]).unwrap_or(0);
+            self.stats.tcp_bytes += sent as u64;
+            busy = true;
+        }
+        if tcp.state() == tcp::State::CloseWait {
+            tcp.close();
+            busy = true;
+        }
+        let udp = self.sockets.get_mut::<udp::Socket>(self.udp);
+        while let Ok((n, meta)) = udp.recv_slice(&mut buf) {
+            if udp.send_slice(&buf[..n], meta.endpoint).is_ok() {
+                self.stats.udp_datagrams += 1;
+                busy = true;
+            }
+        }
+        self.listen();
+        busy
+    }
+
+    /// Virtual ns from `now_ns` until the stack next needs polling (retransmits, ACKs), if ever.
+    pub fn next_poll_ns(&mut self, now_ns: u64) -> Option<u64> {
+        self.iface
+            .poll_delay(instant(now_ns), &self.sockets)
+            .map(|d| d.total_micros().saturating_mul(1000))
+    }
+}
