@@ -137,6 +137,19 @@ if [ -e /sys/class/net/eth0 ]; then
   # TCP echo service of the peer (smoltcp) on port 7.
   echo "workload: tcp echo: $(echo hello-over-tcp | nc -w 2 10.0.2.2 7)"
 fi
+if [ -x /usr/bin/redis-server ]; then
+  # Debian's unmodified redis-server, driven from inside the guest over loopback.
+  ip link set lo up
+  redis-server --bind 127.0.0.1 --port 6379 --save '' --appendonly no --daemonize yes \
+    --logfile /tmp/redis.log --pidfile /tmp/redis.pid
+  i=0
+  while ! redis-cli ping >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  redis-cli set wio:key "$(od -An -tx1 -N4 /dev/urandom | tr -d ' ')" >/dev/null
+  redis-cli incr wio:n >/dev/null
+  echo "workload: redis: ping=$(redis-cli ping) get=$(redis-cli get wio:key) incr=$(redis-cli incr wio:n) version=$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
+  [ "$(redis-cli ping 2>/dev/null)" = PONG ] || echo "workload: redis: not answering; log: $(tail -n 5 /tmp/redis.log 2>&1 | tr '\n' ' ')"
+  redis-cli shutdown nosave >/dev/null 2>&1 || true
+fi
 if grep -q ' / ext4 ' /proc/mounts; then
   # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight
   # to the disk (O_DIRECT) but never flushed, then a crash: power off without syncing

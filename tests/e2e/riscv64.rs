@@ -484,3 +484,25 @@ fn network_ping_reaches_the_peer_and_the_pcap_follows_the_seed() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn debian_redis_server_runs_and_answers_deterministically() {
+    if !require_riscv_guests("debian_redis_server_runs_and_answers_deterministically") {
+        return;
+    }
+    let Some(disk) = riscv_guest_artifact("RISCV64_REDIS_ROOTFS") else {
+        eprintln!("SKIPPED: redis test: no RISCV64_REDIS_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
+        return;
+    };
+    let (out1, s1) = boot(12, &[disk.to_str().unwrap()]);
+    let (out2, s2) = boot(12, &[disk.to_str().unwrap()]);
+    let text = stdout(&out1);
+    let line =
+        console_line(&text, "workload: redis:").unwrap_or_else(|| panic!("no redis line:\n{text}"));
+    assert!(
+        line.contains("ping=PONG") && line.contains("incr=2"),
+        "{line}"
+    );
+    assert_eq!(out1.stdout, out2.stdout, "one seed, one console");
+    assert_eq!(s1["trace_hash"], s2["trace_hash"]);
+}
