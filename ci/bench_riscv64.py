@@ -20,7 +20,10 @@ import subprocess
 import sys
 import time
 
-MARKERS = ["Run /init as init process", "wio-init: start", "wio-init: done"]
+MARKERS = ["Run /init as init process", "wio-init: start", "wio-init: done",
+           "bench: disk start", "bench: disk done", "bench: net start", "bench: net done"]
+DISK_BENCH_MIB = 32  # the workload writes then reads 16 MiB with O_DIRECT
+PINGS = 100
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -31,6 +34,7 @@ def guests():
     return {
         "small": (kv["RISCV64_SMALL_IMAGE"], kv["RISCV64_SMALL_INITRAMFS"]),
         "debian": (kv["RISCV64_DEBIAN_IMAGE"], kv["RISCV64_DEBIAN_INITRAMFS"]),
+        "rootfs": (kv["RISCV64_SMALL_IMAGE"], kv["RISCV64_ROOTFS"]),
     }
 
 
@@ -77,7 +81,7 @@ def main():
     if not qemu:
         print("SKIPPED: QEMU columns: qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
     table = {}
-    for name in args.guests.split(","):
+    for name in [g for g in args.guests.split(",") if g]:
         kernel, initrd = guests()[name]
         cmdline = "console=ttyS0 kfence.sample_interval=0 panic=-1"
         rows = {}
@@ -103,9 +107,39 @@ def main():
             text = " ".join(f"{c:>10.2f}" if c is not None else f"{'-':>10}" for c in cells)
             extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions)" if "mips" in r else ""
             print(f"  {eng:<12} {text}{extra}")
+    io_bench(args, qemu, table)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=2)
+
+
+def io_bench(args, qemu, table):
+    """Disk (O_DIRECT dd) and network (ping) inside the small guest on an ext4 root disk,
+    under wio (virtio-blk, simulated link) and QEMU (virtio-blk, user network), wall time."""
+    import tempfile
+    kernel, rootfs = guests()["rootfs"]
+    cmdline = "console=ttyS0 panic=-1 root=/dev/vda rw rootfstype=ext4 init=/init wio.bench=1"
+    rows = {}
+    rows["wio"] = timed([args.wio, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
+                         "--cmdline", cmdline, rootfs, "--no-summary"], args.timeout)
+    if qemu:
+        with tempfile.TemporaryDirectory() as d:
+            copy = os.path.join(d, "rootfs.ext4")
+            shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
+            rows["qemu-icount"] = timed([qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
+                                         "-kernel", kernel, "-append", cmdline,
+                                         "-drive", f"file={copy},if=none,format=raw,id=d0", "-device", "virtio-blk-device,drive=d0",
+                                         "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0",
+                                         "-icount", "shift=0,sleep=off", "-seed", str(args.seed)], args.timeout)
+    table["io"] = rows
+    print("\nI/O inside the guest (wall time): disk = 16 MiB O_DIRECT write + read, net = 100 pings")
+    print(f"  {'engine':<12} {'disk MiB/s':>11} {'pings/s':>9}")
+    for eng, r in rows.items():
+        disk = r.get("bench: disk done", 0) - r.get("bench: disk start", 0)
+        net = r.get("bench: net done", 0) - r.get("bench: net start", 0)
+        d = f"{DISK_BENCH_MIB / disk:>11.1f}" if disk > 0 else f"{'-':>11}"
+        n = f"{PINGS / net:>9.0f}" if net > 0 else f"{'-':>9}"
+        print(f"  {eng:<12} {d} {n}")
 
 
 if __name__ == "__main__":

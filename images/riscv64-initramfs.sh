@@ -150,6 +150,18 @@ if [ -x /usr/bin/redis-server ]; then
   [ "$(redis-cli ping 2>/dev/null)" = PONG ] || echo "workload: redis: not answering; log: $(tail -n 5 /tmp/redis.log 2>&1 | tr '\n' ' ')"
   redis-cli shutdown nosave >/dev/null 2>&1 || true
 fi
+if [ "${WIO_BENCH:-0}" = 1 ] && grep -q ' / ext4 ' /proc/mounts; then
+  # I/O benchmark (wio.bench=1): direct-I/O writes and reads on the disk, then 100 pings;
+  # ci/bench_riscv64.py times the markers from outside (wall time).
+  echo "bench: disk start"
+  dd if=/dev/zero of=/data/bench.bin bs=65536 count=256 oflag=direct 2>&1 | tail -n 1
+  dd if=/data/bench.bin of=/dev/null bs=65536 iflag=direct 2>&1 | tail -n 1
+  echo "bench: disk done"
+  echo "bench: net start"
+  ping -c 100 -i 0.01 -q 10.0.2.2 2>&1 | tail -n 2 | tr '\n' ' '
+  echo
+  echo "bench: net done"
+fi
 if grep -q ' / ext4 ' /proc/mounts; then
   # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight
   # to the disk (O_DIRECT) but never flushed, then a crash: power off without syncing
