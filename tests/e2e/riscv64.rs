@@ -506,3 +506,34 @@ fn debian_redis_server_runs_and_answers_deterministically() {
     assert_eq!(out1.stdout, out2.stdout, "one seed, one console");
     assert_eq!(s1["trace_hash"], s2["trace_hash"]);
 }
+
+#[test]
+fn ten_runs_with_heavy_disk_and_network_io_are_identical() {
+    if !require_riscv_guests("ten_runs_with_heavy_disk_and_network_io_are_identical") {
+        return;
+    }
+    let Some(disk) = rootfs() else { return };
+    // The I/O benchmark workload: 16 MiB of O_DIRECT disk I/O and 100 pings over a lossy link.
+    let args = [
+        disk.to_str().unwrap(),
+        "--cmdline",
+        "console=ttyS0 panic=-1 root=/dev/vda rw rootfstype=ext4 init=/init wio.bench=1",
+        "--net-loss-ppm",
+        "50000",
+        "--net-dup-ppm",
+        "20000",
+    ];
+    let (first_out, first) = boot(31, &args);
+    assert!(
+        first["disk"]["writes"].as_u64().unwrap() > 200,
+        "{}",
+        first["disk"]
+    );
+    assert!(stdout(&first_out).contains("bench: net done"));
+    for i in 1..10 {
+        let (out, s) = boot(31, &args);
+        assert_eq!(s["trace_hash"], first["trace_hash"], "run {i}");
+        assert_eq!(s["instructions"], first["instructions"], "run {i}");
+        assert_eq!(out.stdout, first_out.stdout, "run {i}");
+    }
+}

@@ -83,12 +83,21 @@ pub struct Net {
     poll_armed: Option<u64>,
     rx_buffers: VecDeque<Request>,
     inbox: VecDeque<Vec<u8>>,
-    in_flight: BTreeMap<u64, Vec<u8>>,
+    in_flight: BTreeMap<u64, Flight>,
     next_token: u64,
     timers: Vec<(u64, u64)>,
     pcap: Option<Pcap>,
     /// Link counters.
     pub stats: NetStats,
+}
+
+/// A frame on the link.
+#[derive(Debug, Clone)]
+enum Flight {
+    /// From the guest, arriving at the peer.
+    ToPeer(Vec<u8>),
+    /// From the peer, arriving at the guest.
+    ToGuest(Vec<u8>),
 }
 
 /// Most frames waiting for receive buffers before the device drops new ones.
@@ -141,11 +150,12 @@ impl Net {
         }
     }
 
-    /// Sends `frame` over the link towards the guest.
-    fn send_to_guest(&mut self, frame: Vec<u8>) {
+    /// Puts a frame on the link: it may be lost or duplicated, and arrives after the
+    /// link's latency plus jitter (so frames can overtake each other).
+    fn send(&mut self, flight: Flight) {
         let l = self.link;
-        // One draw each for loss, duplication and delay, always: changing a rate does not
-        // shift the rest of the stream.
+        // One draw each for loss, duplication and both delays, always: changing a rate does
+        // not shift the rest of the stream.
         let lost = self.stream.chance(l.loss_ppm, 1_000_000);
         let dup = self.stream.chance(l.duplicate_ppm, 1_000_000);
         let delay = l.latency_ns + self.stream.range_inclusive(0, l.jitter_ns);
@@ -158,13 +168,22 @@ impl Net {
             self.stats.duplicated += 1;
             let t = self.next_token;
             self.next_token += 1;
-            self.in_flight.insert(t, frame.clone());
+            self.in_flight.insert(t, flight.clone());
             self.timers.push((dup_delay, t));
         }
         let t = self.next_token;
         self.next_token += 1;
-        self.in_flight.insert(t, frame);
+        self.in_flight.insert(t, flight);
         self.timers.push((delay, t));
+    }
+
+    /// The peer sends `frames` at `now_ns`: captured, then put on the link.
+    fn peer_sends(&mut self, frames: Vec<Vec<u8>>, now_ns: u64) {
+        for f in frames {
+            self.capture(now_ns, &f);
+            self.send(Flight::ToGuest(f));
+        }
+        self.arm_poll(now_ns);
     }
 
     /// Fills receive buffers with waiting frames.
@@ -309,10 +328,7 @@ impl VirtioDevice for Net {
         let frame = bytes.split_off(NET_HDR_LEN);
         self.stats.tx_frames += 1;
         self.capture(now_ns, &frame);
-        for reply in self.peer.receive(&frame, now_ns) {
-            self.send_to_guest(reply);
-        }
-        self.arm_poll(now_ns);
+        self.send(Flight::ToPeer(frame));
         Ok(0)
     }
 
@@ -326,12 +342,26 @@ impl VirtioDevice for Net {
         mem: &GuestMem,
         now_ns: u64,
     ) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
-        if let Some(frame) = self.in_flight.remove(&token) {
-            self.capture(now_ns, &frame);
-            if self.inbox.len() < MAX_INBOX {
-                self.inbox.push_back(frame);
-            } else {
-                self.stats.rx_overruns += 1;
+        if token == POLL_STACK {
+            if self.poll_armed.is_some_and(|at| at <= now_ns) {
+                self.poll_armed = None;
+            }
+            let frames = self.peer.poll(now_ns);
+            self.peer_sends(frames, now_ns);
+        } else {
+            match self.in_flight.remove(&token) {
+                Some(Flight::ToPeer(frame)) => {
+                    let replies = self.peer.receive(&frame, now_ns);
+                    self.peer_sends(replies, now_ns);
+                }
+                Some(Flight::ToGuest(frame)) => {
+                    if self.inbox.len() < MAX_INBOX {
+                        self.inbox.push_back(frame);
+                    } else {
+                        self.stats.rx_overruns += 1;
+                    }
+                }
+                None => {}
             }
         }
         self.deliver(mem)
@@ -394,11 +424,24 @@ mod tests {
             .unwrap(),
             0
         );
+        // Guest -> peer hop.
         let timers = net.take_timers();
         assert_eq!(timers.len(), 1);
-        let (delay, token) = timers[0];
-        assert!((50_000..=70_000).contains(&delay));
-        let done = net.timer(token, &mem, 100 + delay).unwrap();
+        let (d1, t1) = timers[0];
+        assert!((50_000..=70_000).contains(&d1));
+        assert!(
+            net.timer(t1, &mem, 100 + d1).unwrap().is_empty(),
+            "the reply is still on the link"
+        );
+        // Peer -> guest hop.
+        let timers: Vec<_> = net
+            .take_timers()
+            .into_iter()
+            .filter(|&(_, t)| t != POLL_STACK)
+            .collect();
+        assert_eq!(timers.len(), 1);
+        let (d2, t2) = timers[0];
+        let done = net.timer(t2, &mem, 100 + d1 + d2).unwrap();
         assert_eq!(done.len(), 1);
         assert_eq!(done[0].0, RX);
         assert_eq!(done[0].1, 5);
