@@ -103,7 +103,7 @@ def main():
         print(f"\n{name} kernel: wall seconds until each console marker")
         print(f"  {'engine':<12} {'Run /init':>10} {'init start':>11} {'init done':>10} {'total':>8}")
         for eng, r in rows.items():
-            cells = [r.get(m) for m in MARKERS] + [r["total"]]
+            cells = [r.get(m) for m in MARKERS[:3]] + [r["total"]]
             text = " ".join(f"{c:>10.2f}" if c is not None else f"{'-':>10}" for c in cells)
             extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions)" if "mips" in r else ""
             print(f"  {eng:<12} {text}{extra}")
