@@ -50,6 +50,7 @@ fn different_seeds_give_different_traces_and_guest_entropy() {
     let mut hashes = std::collections::BTreeSet::new();
     let mut rng_lines = std::collections::BTreeSet::new();
     let mut entropy_lines = std::collections::BTreeSet::new();
+    let mut virtio_lines = std::collections::BTreeSet::new();
     for seed in ["1", "2", "3", "4", "5"] {
         let (out, s) = run_with_summary(&["--seed", seed, "--no-summary"]);
         assert_eq!(s["exit_status"], 0);
@@ -65,6 +66,18 @@ fn different_seeds_give_different_traces_and_guest_entropy() {
                 .expect("entropy line")
                 .to_string(),
         );
+        let virtio = console_line(&text, "virtio-rng:").expect("virtio-rng line");
+        assert!(
+            virtio.contains("irqs=1"),
+            "one completion interrupt: {virtio}"
+        );
+        virtio_lines.insert(
+            virtio
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string(),
+        );
     }
     assert_eq!(hashes.len(), 5, "trace hashes: {hashes:?}");
     assert_eq!(
@@ -76,6 +89,11 @@ fn different_seeds_give_different_traces_and_guest_entropy() {
         entropy_lines.len(),
         5,
         "guest-observed paravirt entropy: {entropy_lines:?}"
+    );
+    assert_eq!(
+        virtio_lines.len(),
+        5,
+        "virtio-rng bytes (same device model as riscv64): {virtio_lines:?}"
     );
 }
 

@@ -17,15 +17,36 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use wio_clock::{VirtualClock, VirtualTsc};
 use wio_scheduler::{EventId, EventQueue, Stream};
+use wio_virtio_devices::{GuestMem, MmioTransport, Request};
 
 /// The POST diagnostic port: writes are accepted and ignored.
 pub const POST_PORT: u16 = 0x80;
 
 /// Timed events of the platform.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// PIT channel 0 reaches terminal count: raise IRQ 0.
     PitIrq,
+    /// A virtio request completes: (slot, queue, request).
+    VirtioComplete(usize, usize, Request),
+    /// A virtio device timer fires: (slot, token).
+    VirtioTimer(usize, u64),
+}
+
+/// Guest-physical base of the x86-64 virtio-mmio slots (above the largest RAM wio maps).
+pub const VIRTIO_BASE: u64 = 0xd000_0000;
+/// Size of one virtio-mmio slot.
+pub const VIRTIO_SIZE: u64 = 0x1000;
+/// PIC line of virtio slot 0 (slot i uses VIRTIO_IRQ_BASE + i).
+pub const VIRTIO_IRQ_BASE: u8 = 5;
+
+/// The kernel argument announcing virtio slot `slot` to a Linux guest.
+pub fn virtio_cmdline(slot: usize) -> String {
+    format!(
+        "virtio_mmio.device=4K@{:#x}:{}",
+        VIRTIO_BASE + slot as u64 * VIRTIO_SIZE,
+        VIRTIO_IRQ_BASE as usize + slot
+    )
 }
 
 /// Why the guest asked the run to end.
@@ -72,6 +93,12 @@ pub struct Platform {
     pub counters: IoCounters,
     console_line: Vec<u8>,
     console_digest: Sha256,
+    /// virtio-mmio devices by slot.
+    virtio: Vec<MmioTransport>,
+    /// Guest memory as the virtio devices see it.
+    mem: Option<GuestMem>,
+    /// Interrupt level of each slot, for edge detection on the PIC.
+    virtio_levels: Vec<bool>,
 }
 
 /// The trace's fold tags for high-frequency exits.
@@ -115,6 +142,48 @@ impl Platform {
             counters: IoCounters::default(),
             console_line: Vec::new(),
             console_digest: Sha256::new(),
+            virtio: Vec::new(),
+            mem: None,
+            virtio_levels: Vec::new(),
+        }
+    }
+
+    /// Attaches virtio devices (slot i at VIRTIO_BASE + i * VIRTIO_SIZE) sharing `mem`.
+    pub fn attach_virtio(&mut self, devices: Vec<MmioTransport>, mem: GuestMem) {
+        self.virtio_levels = vec![false; devices.len()];
+        self.virtio = devices;
+        self.mem = Some(mem);
+    }
+
+    fn virtio_slot(&self, addr: u64) -> Option<(usize, u64)> {
+        let rel = addr.checked_sub(VIRTIO_BASE)?;
+        let slot = (rel / VIRTIO_SIZE) as usize;
+        (slot < self.virtio.len()).then_some((slot, rel % VIRTIO_SIZE))
+    }
+
+    /// Raises the slot's PIC line on a rising edge of its interrupt level.
+    fn update_virtio_line(&mut self, slot: usize) {
+        let level = self
+            .virtio
+            .get(slot)
+            .is_some_and(MmioTransport::interrupt_level);
+        if level && !self.virtio_levels[slot] {
+            self.pic.raise(VIRTIO_IRQ_BASE + slot as u8);
+        }
+        self.virtio_levels[slot] = level;
+    }
+
+    fn schedule_virtio_timers(&mut self, slot: usize) {
+        let now = self.clock.now_ns();
+        let timers = self
+            .virtio
+            .get_mut(slot)
+            .map(MmioTransport::take_timers)
+            .unwrap_or_default();
+        for (delay, token) in timers {
+            self.events
+                .push(now.saturating_add(delay), Event::VirtioTimer(slot, token))
+                .expect("platform event queue overflow");
         }
     }
 
@@ -150,6 +219,25 @@ impl Platform {
                     self.pic.raise(0);
                     self.pit.irq0_delivered();
                     self.schedule_next_pit();
+                }
+                Event::VirtioComplete(slot, queue, request) => {
+                    let now = self.clock.now_ns();
+                    if let (Some(t), Some(mem)) = (self.virtio.get_mut(slot), self.mem.as_ref()) {
+                        t.complete(queue, &request, mem, now);
+                        let device = t.device().device_type();
+                        let error = t.last_error.take();
+                        self.trace.event(now, "virtio", json!({ "slot": slot, "device": device, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }));
+                    }
+                    self.schedule_virtio_timers(slot);
+                    self.update_virtio_line(slot);
+                }
+                Event::VirtioTimer(slot, token) => {
+                    let now = self.clock.now_ns();
+                    if let (Some(t), Some(mem)) = (self.virtio.get_mut(slot), self.mem.as_ref()) {
+                        t.fire_timer(token, mem, now);
+                    }
+                    self.schedule_virtio_timers(slot);
+                    self.update_virtio_line(slot);
                 }
             }
         }
@@ -286,15 +374,37 @@ impl ExitHandler for Platform {
     }
 
     fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
-        data.fill(0xff);
-        self.counters.unhandled_mmio += 1;
-        self.trace
-            .fold(fold::MMIO_READ, addr, le_value(data), self.clock.now_ns());
+        let now = self.clock.now_ns();
+        match self.virtio_slot(addr) {
+            Some((slot, offset)) => {
+                self.virtio[slot].read(offset, data);
+                self.update_virtio_line(slot);
+            }
+            None => {
+                data.fill(0xff);
+                self.counters.unhandled_mmio += 1;
+            }
+        }
+        self.trace.fold(fold::MMIO_READ, addr, le_value(data), now);
     }
 
     fn mmio_write(&mut self, addr: u64, data: &[u8]) {
-        self.counters.unhandled_mmio += 1;
-        self.trace
-            .fold(fold::MMIO_WRITE, addr, le_value(data), self.clock.now_ns());
+        let now = self.clock.now_ns();
+        self.trace.fold(fold::MMIO_WRITE, addr, le_value(data), now);
+        let Some((slot, offset)) = self.virtio_slot(addr) else {
+            self.counters.unhandled_mmio += 1;
+            return;
+        };
+        let Some(mem) = self.mem.as_ref() else { return };
+        if let Some(queue) = self.virtio[slot].write(offset, data, mem) {
+            for pending in self.virtio[slot].submit(queue, mem) {
+                let due = now.saturating_add(pending.delay_ns);
+                self.events
+                    .push(due, Event::VirtioComplete(slot, queue, pending.request))
+                    .expect("platform event queue overflow");
+            }
+        }
+        self.schedule_virtio_timers(slot);
+        self.update_virtio_line(slot);
     }
 }

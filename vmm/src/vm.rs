@@ -18,10 +18,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::RunSeed;
+use wio_virtio_devices::{MmioTransport, Rng};
 
 /// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
 pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
+
+/// Mean service latency of the x86-64 virtio-rng, in virtual ns.
+const X86_RNG_MEAN_LATENCY_NS: u64 = 20_000;
 
 /// Everything that defines a run (with the seed and the guest artifacts, the whole of its inputs).
 #[derive(Debug, Clone)]
@@ -91,7 +95,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let cmdline = match (&cfg.cmdline, &cfg.kernel) {
         (Some(c), _) => c.clone(),
-        (None, Some(_)) => DEFAULT_LINUX_CMDLINE.to_string(),
+        (None, Some(_)) => format!(
+            "{DEFAULT_LINUX_CMDLINE} {}",
+            crate::platform::virtio_cmdline(0)
+        ),
         (None, None) => String::new(),
     };
     let seed = RunSeed(cfg.seed);
@@ -136,6 +143,15 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         tsc,
         seed.stream("paravirt-entropy"),
         trace,
+    );
+    // virtio-rng in slot 0 (Linux finds it through virtio_mmio.device=, the test guest knows the address).
+    platform.attach_virtio(
+        vec![MmioTransport::new(Box::new(Rng::new(
+            seed,
+            "virtio-rng",
+            X86_RNG_MEAN_LATENCY_NS,
+        )))],
+        mem.clone(),
     );
     platform.trace.event(
         0,
