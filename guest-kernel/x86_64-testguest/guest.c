@@ -177,7 +177,7 @@ static void virtio_rng_test(void) {
     cli();
     u64 t0 = pv_read(PV_NS);
     VIO(0x050) = 0;                       /* notify queue 0 */
-    while (used[1] == 0) { sti_hlt(); cli(); }
+    while (used[1] == 0 || virtio_irqs == 0) { sti_hlt(); cli(); }  /* data and interrupt */
     u64 ns = pv_read(PV_NS) - t0;
     outb(PIC1_DATA, 0xfe);
     puts_("virtio-rng: ");
