@@ -17,6 +17,7 @@ mod sbi;
 mod summary;
 mod testguest;
 mod trace;
+mod virtio_setup;
 mod vm;
 
 use clap::Parser;

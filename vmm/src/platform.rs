@@ -155,6 +155,11 @@ impl Platform {
         self.mem = Some(mem);
     }
 
+    /// The attached virtio devices, in slot order.
+    pub fn virtio_devices(&self) -> &[MmioTransport] {
+        &self.virtio
+    }
+
     fn virtio_slot(&self, addr: u64) -> Option<(usize, u64)> {
         let rel = addr.checked_sub(VIRTIO_BASE)?;
         let slot = (rel / VIRTIO_SIZE) as usize;

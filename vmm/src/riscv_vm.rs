@@ -12,7 +12,7 @@ use crate::engine::riscv::RiscvEngine;
 use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::sbi::{self, SbiEffect};
-use crate::summary::{DiskSummary, Marker, Summary};
+use crate::summary::{Marker, Summary};
 use crate::trace::{hex, Trace};
 use crate::vm::{RunConfig, RunResult};
 use serde_json::json;
@@ -25,8 +25,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::net::pcap::Pcap;
-use wio_virtio_devices::{Block, Disk, GuestMem, MmioTransport, Net, Request, Rng};
+use wio_virtio_devices::{GuestMem, MmioTransport, Request};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -46,11 +45,6 @@ const SLICE_NS: u64 = 20_000_000;
 
 /// The console line a riscv64 guest prints to report its exit status before powering off.
 pub const STATUS_MARKER: &str = "wio-init: done status=";
-
-/// Mean service latency of the virtio-rng device, in virtual ns.
-const RNG_MEAN_LATENCY_NS: u64 = 20_000;
-/// Mean service latency of the virtio-blk device, in virtual ns.
-const BLK_MEAN_LATENCY_NS: u64 = 100_000;
 
 /// The devices behind the hart.
 struct RvBus {
@@ -332,14 +326,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             layout::MAX_MEM_MIB
         )));
     }
-    let disk = match &cfg.disk {
-        Some(path) => Some(Disk::open(path).map_err(|e| WioError::ArtifactFormat {
-            what: "disk image",
-            path: path.clone(),
-            reason: format!("{e}; pass an existing raw disk image (for example one from images/build-all-riscv64.sh)"),
-        })?),
-        None => None,
-    };
+    let disk = crate::virtio_setup::open_disk(cfg)?;
     let (kernel_path, initrd_path) = match &cfg.kernel {
         Some(k) => (k.clone(), cfg.initrd.clone()),
         None => {
@@ -382,25 +369,6 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
 
-    let pcap = match &cfg.pcap {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|source| WioError::Output {
-                what: "pcap",
-                path: path.clone(),
-                source,
-            })?;
-            Some(
-                Pcap::new(Box::new(std::io::BufWriter::new(file))).map_err(|source| {
-                    WioError::Output {
-                        what: "pcap",
-                        path: path.clone(),
-                        source,
-                    }
-                })?,
-            )
-        }
-        None => None,
-    };
     let mem_bytes = cfg.mem_mib << 20;
     let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
     let host = mem
@@ -448,28 +416,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         uart: Uart16550::default(),
         rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
         plic: Plic::default(),
-        virtio: {
-            let mut v = vec![MmioTransport::new(Box::new(Rng::new(
-                seed,
-                "virtio-rng",
-                RNG_MEAN_LATENCY_NS,
-            )))];
-            v.push(MmioTransport::new(Box::new(Net::new(
-                seed,
-                "virtio-net",
-                cfg.link,
-                pcap,
-            ))));
-            if let Some(disk) = disk {
-                v.push(MmioTransport::new(Box::new(Block::new(
-                    disk,
-                    seed,
-                    "virtio-blk",
-                    BLK_MEAN_LATENCY_NS,
-                ))));
-            }
-            v
-        },
+        virtio: crate::virtio_setup::devices(cfg, seed, disk)?,
         mem,
         events: EventQueue::new(),
         mmio_accesses: 0,
@@ -486,6 +433,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             "kernel_sha256": hex(&Sha256::digest(&kernel)),
             "initrd_sha256": initrd.as_ref().map(|b| hex(&Sha256::digest(b))),
             "cmdline": cmdline,
+            "disk": cfg.disk.as_ref().map(|p| json!({
+                "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+            })),
             "entry": placement.entry,
             "kernel_end": placement.kernel_end,
             "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
@@ -582,29 +533,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         cfg.trace.as_ref(),
     );
     let wall_ns = wall.elapsed().as_nanos() as u64;
-    let block = bus
-        .virtio
-        .iter()
-        .find_map(|t| t.device().as_any().downcast_ref::<Block>());
-    let disk = block.map(|b| DiskSummary {
-        reads: b.stats.reads,
-        writes: b.stats.writes,
-        flushes: b.stats.flushes,
-        errors: b.stats.errors,
-        durable_chunks: b.disk().durable_chunks(),
-        unflushed_chunks: b.disk().volatile_chunks(),
-    });
-    let outcome = match (block, &cfg.persist) {
-        (Some(b), Some(path)) => match b.disk().persist(path) {
-            Ok(()) => outcome,
-            Err(source) => Err(WioError::Output {
-                what: "persisted disk",
-                path: path.clone(),
-                source,
-            }),
-        },
-        _ => outcome,
-    };
+    let (disk, outcome) = crate::virtio_setup::finish_disk(&bus.virtio, cfg, outcome);
     let summary = Summary {
         seed: cfg.seed,
         arch: "riscv64",

@@ -18,14 +18,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::{MmioTransport, Rng};
 
 /// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
 pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
-
-/// Mean service latency of the x86-64 virtio-rng, in virtual ns.
-const X86_RNG_MEAN_LATENCY_NS: u64 = 20_000;
 
 /// Everything that defines a run (with the seed and the guest artifacts, the whole of its inputs).
 #[derive(Debug, Clone)]
@@ -73,11 +69,6 @@ pub struct RunResult {
 /// Runs one x86-64 VM to its end.
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
-    if cfg.disk.is_some() || cfg.pcap.is_some() {
-        return Err(WioError::Usage(
-            "disk images are attached to riscv64 guests so far (--arch riscv64); the x86-64 virtio devices come later".into(),
-        ));
-    }
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
         return Err(WioError::Usage(format!(
             "--mem {} MiB is out of range; x86-64 guests take {} to {} MiB",
@@ -86,6 +77,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             layout::MAX_MEM_MIB
         )));
     }
+    let disk = crate::virtio_setup::open_disk(cfg)?;
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -145,14 +137,9 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         trace,
     );
     // virtio-rng in slot 0 (Linux finds it through virtio_mmio.device=, the test guest knows the address).
-    platform.attach_virtio(
-        vec![MmioTransport::new(Box::new(Rng::new(
-            seed,
-            "virtio-rng",
-            X86_RNG_MEAN_LATENCY_NS,
-        )))],
-        mem.clone(),
-    );
+    // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
+    // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
+    platform.attach_virtio(crate::virtio_setup::devices(cfg, seed, disk)?, mem.clone());
     platform.trace.event(
         0,
         "start",
@@ -163,6 +150,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             "kernel_sha256": hex(&Sha256::digest(&kernel.bytes)),
             "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
             "cmdline": cmdline,
+            "disk": cfg.disk.as_ref().map(|p| json!({
+                "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+            })),
             "epoch": cfg.epoch_unix,
             "entry": info.entry,
             "format": format!("{:?}", info.format),
@@ -201,6 +192,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         json!({}),
         cfg.trace.as_ref(),
     );
+    let (disk, outcome) = crate::virtio_setup::finish_disk(platform.virtio_devices(), cfg, outcome);
     let exit_status = outcome.as_ref().ok().copied();
     let summary = Summary {
         seed: cfg.seed,
@@ -211,7 +203,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         interrupts: stats.interrupts,
         instructions: None,
         markers: Vec::new(),
-        disk: None,
+        disk,
         idle_ns: stats.idle_ns,
         trace_hash: platform.trace.hash_hex(),
         trace_lines: platform.trace.lines(),

@@ -1,0 +1,96 @@
+//! The virtio devices a run attaches, the same on both machines: entropy in
+//! slot 0, network in slot 1, and the disk (if one was given) in slot 2; and
+//! what the run reports about the disk at its end.
+
+use crate::error::{Result, WioError};
+use crate::summary::DiskSummary;
+use crate::vm::RunConfig;
+use wio_scheduler::RunSeed;
+use wio_virtio_devices::net::pcap::Pcap;
+use wio_virtio_devices::{Block, Disk, MmioTransport, Net, Rng};
+
+/// Mean service latency of the virtio-rng device, in virtual ns.
+const RNG_MEAN_LATENCY_NS: u64 = 20_000;
+/// Mean service latency of the virtio-blk device, in virtual ns.
+const BLK_MEAN_LATENCY_NS: u64 = 100_000;
+
+/// Opens the run's disk image (read-only), with a one-line error naming what is wrong.
+pub fn open_disk(cfg: &RunConfig) -> Result<Option<Disk>> {
+    match &cfg.disk {
+        Some(path) => Ok(Some(Disk::open(path).map_err(|e| WioError::ArtifactFormat {
+            what: "disk image",
+            path: path.clone(),
+            reason: format!("{e}; pass an existing raw disk image (for example one from images/build-all-riscv64.sh)"),
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// Creates the pcap file, if the run asked for one.
+fn open_pcap(cfg: &RunConfig) -> Result<Option<Pcap>> {
+    let Some(path) = &cfg.pcap else {
+        return Ok(None);
+    };
+    let output = |source| WioError::Output {
+        what: "pcap",
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(output)?;
+    Ok(Some(
+        Pcap::new(Box::new(std::io::BufWriter::new(file))).map_err(output)?,
+    ))
+}
+
+/// The devices in slot order: rng, net, and blk when `disk` is given.
+pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec<MmioTransport>> {
+    let mut v = vec![
+        MmioTransport::new(Box::new(Rng::new(seed, "virtio-rng", RNG_MEAN_LATENCY_NS))),
+        MmioTransport::new(Box::new(Net::new(
+            seed,
+            "virtio-net",
+            cfg.link,
+            open_pcap(cfg)?,
+        ))),
+    ];
+    if let Some(disk) = disk {
+        v.push(MmioTransport::new(Box::new(Block::new(
+            disk,
+            seed,
+            "virtio-blk",
+            BLK_MEAN_LATENCY_NS,
+        ))));
+    }
+    Ok(v)
+}
+
+/// The disk's summary, and `--persist` carried out; a failed persist becomes the run's error.
+pub fn finish_disk(
+    devices: &[MmioTransport],
+    cfg: &RunConfig,
+    outcome: Result<u32>,
+) -> (Option<DiskSummary>, Result<u32>) {
+    let block = devices
+        .iter()
+        .find_map(|t| t.device().as_any().downcast_ref::<Block>());
+    let summary = block.map(|b| DiskSummary {
+        reads: b.stats.reads,
+        writes: b.stats.writes,
+        flushes: b.stats.flushes,
+        errors: b.stats.errors,
+        durable_chunks: b.disk().durable_chunks(),
+        unflushed_chunks: b.disk().volatile_chunks(),
+    });
+    let outcome = match (block, &cfg.persist) {
+        (Some(b), Some(path)) => match b.disk().persist(path) {
+            Ok(()) => outcome,
+            Err(source) => Err(WioError::Output {
+                what: "persisted disk",
+                path: path.clone(),
+                source,
+            }),
+        },
+        _ => outcome,
+    };
+    (summary, outcome)
+}
