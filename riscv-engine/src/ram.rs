@@ -13,6 +13,7 @@ enum Backing {
     /// Allocated by [`Ram::new`]; freed on drop.
     Owned,
     /// Mapped by the machine; this value keeps the mapping alive.
+    // Never read: held only so the mapping outlives the hart (dropped with the Ram).
     External(#[allow(dead_code)] Box<dyn Any>),
 }
 

@@ -27,7 +27,6 @@ pub struct Plic {
 
 impl Plic {
     /// Sets source `irq`'s line level (level-triggered devices such as virtio-mmio).
-    #[allow(dead_code)] // the virtio devices (next issue) drive their lines through it
     pub fn set_level(&mut self, irq: u32, high: bool) {
         if irq == 0 || irq >= SOURCES {
             return;
