@@ -149,3 +149,19 @@ pub trait VirtioDevice {
     /// The device as `Any`, so the machine can reach a device's own API (a disk to persist).
     fn as_any(&self) -> &dyn std::any::Any;
 }
+
+/// Builds a request from (address, length, device-writable) triples, for tests.
+#[cfg(test)]
+pub(crate) fn test_request(head: u16, segs: &[(u64, u32, bool)]) -> Request {
+    Request {
+        head,
+        segments: segs
+            .iter()
+            .map(|&(a, l, w)| Segment {
+                addr: GuestAddress(a),
+                len: l,
+                write: w,
+            })
+            .collect(),
+    }
+}

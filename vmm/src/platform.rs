@@ -11,13 +11,14 @@ use crate::devices::legacy::{
     rtc::Rtc,
     serial::{com1_handles, Uart16550, COM1_BASE, COM1_IRQ},
 };
+use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
 use crate::trace::Trace;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use wio_clock::{VirtualClock, VirtualTsc};
 use wio_scheduler::{EventId, EventQueue, Stream};
-use wio_virtio_devices::{GuestMem, MmioTransport, Request};
+use wio_virtio_devices::{GuestMem, MmioTransport};
 
 /// The POST diagnostic port: writes are accepted and ignored.
 pub const POST_PORT: u16 = 0x80;
@@ -27,10 +28,8 @@ pub const POST_PORT: u16 = 0x80;
 pub enum Event {
     /// PIT channel 0 reaches terminal count: raise IRQ 0.
     PitIrq,
-    /// A virtio request completes: (slot, queue, request).
-    VirtioComplete(usize, usize, Request),
-    /// A virtio device timer fires: (slot, token).
-    VirtioTimer(usize, u64),
+    /// A virtio request completes or a device timer fires.
+    Virtio(VirtioEvent),
 }
 
 /// Guest-physical base of the x86-64 virtio-mmio slots (above the largest RAM wio maps).
@@ -93,10 +92,8 @@ pub struct Platform {
     pub counters: IoCounters,
     console_line: Vec<u8>,
     console_digest: Sha256,
-    /// virtio-mmio devices by slot.
-    virtio: Vec<MmioTransport>,
-    /// Guest memory as the virtio devices see it.
-    mem: Option<GuestMem>,
+    /// virtio-mmio devices by slot, once attached.
+    virtio: Option<VirtioSlots>,
     /// Interrupt level of each slot, for edge detection on the PIC.
     virtio_levels: Vec<bool>,
 }
@@ -142,8 +139,7 @@ impl Platform {
             counters: IoCounters::default(),
             console_line: Vec::new(),
             console_digest: Sha256::new(),
-            virtio: Vec::new(),
-            mem: None,
+            virtio: None,
             virtio_levels: Vec::new(),
         }
     }
@@ -151,43 +147,37 @@ impl Platform {
     /// Attaches virtio devices (slot i at VIRTIO_BASE + i * VIRTIO_SIZE) sharing `mem`.
     pub fn attach_virtio(&mut self, devices: Vec<MmioTransport>, mem: GuestMem) {
         self.virtio_levels = vec![false; devices.len()];
-        self.virtio = devices;
-        self.mem = Some(mem);
+        self.virtio = Some(VirtioSlots::new(devices, mem));
     }
 
     /// The attached virtio devices, in slot order.
     pub fn virtio_devices(&self) -> &[MmioTransport] {
-        &self.virtio
+        self.virtio.as_ref().map_or(&[], VirtioSlots::devices)
     }
 
     fn virtio_slot(&self, addr: u64) -> Option<(usize, u64)> {
         let rel = addr.checked_sub(VIRTIO_BASE)?;
         let slot = (rel / VIRTIO_SIZE) as usize;
-        (slot < self.virtio.len()).then_some((slot, rel % VIRTIO_SIZE))
+        (slot < self.virtio_levels.len()).then_some((slot, rel % VIRTIO_SIZE))
     }
 
     /// Raises the slot's PIC line on a rising edge of its interrupt level.
     fn update_virtio_line(&mut self, slot: usize) {
         let level = self
             .virtio
-            .get(slot)
-            .is_some_and(MmioTransport::interrupt_level);
+            .as_ref()
+            .is_some_and(|v| v.interrupt_level(slot));
         if level && !self.virtio_levels[slot] {
             self.pic.raise(VIRTIO_IRQ_BASE + slot as u8);
         }
         self.virtio_levels[slot] = level;
     }
 
-    fn schedule_virtio_timers(&mut self, slot: usize) {
-        let now = self.clock.now_ns();
-        let timers = self
-            .virtio
-            .get_mut(slot)
-            .map(MmioTransport::take_timers)
-            .unwrap_or_default();
-        for (delay, token) in timers {
+    fn schedule_virtio(&mut self, events: Scheduled) {
+        for (due, ev) in events {
+            // Devices bound their requests and timers: overflowing the queue is a wio bug.
             self.events
-                .push(now.saturating_add(delay), Event::VirtioTimer(slot, token))
+                .push(due, Event::Virtio(ev))
                 .expect("platform event queue overflow");
         }
     }
@@ -225,24 +215,13 @@ impl Platform {
                     self.pit.irq0_delivered();
                     self.schedule_next_pit();
                 }
-                Event::VirtioComplete(slot, queue, request) => {
+                Event::Virtio(event) => {
                     let now = self.clock.now_ns();
-                    if let (Some(t), Some(mem)) = (self.virtio.get_mut(slot), self.mem.as_ref()) {
-                        t.complete(queue, &request, mem, now);
-                        let device = t.device().device_type();
-                        let error = t.last_error.take();
-                        self.trace.event(now, "virtio", json!({ "slot": slot, "device": device, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }));
+                    if let Some(v) = self.virtio.as_mut() {
+                        let (slot, next) = v.fire(event, ev.time_ns, now, &mut self.trace);
+                        self.schedule_virtio(next);
+                        self.update_virtio_line(slot);
                     }
-                    self.schedule_virtio_timers(slot);
-                    self.update_virtio_line(slot);
-                }
-                Event::VirtioTimer(slot, token) => {
-                    let now = self.clock.now_ns();
-                    if let (Some(t), Some(mem)) = (self.virtio.get_mut(slot), self.mem.as_ref()) {
-                        t.fire_timer(token, mem, now);
-                    }
-                    self.schedule_virtio_timers(slot);
-                    self.update_virtio_line(slot);
                 }
             }
         }
@@ -380,12 +359,12 @@ impl ExitHandler for Platform {
 
     fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
         let now = self.clock.now_ns();
-        match self.virtio_slot(addr) {
-            Some((slot, offset)) => {
-                self.virtio[slot].read(offset, data);
+        match (self.virtio_slot(addr), self.virtio.as_mut()) {
+            (Some((slot, offset)), Some(v)) => {
+                v.read(slot, offset, data);
                 self.update_virtio_line(slot);
             }
-            None => {
+            _ => {
                 data.fill(0xff);
                 self.counters.unhandled_mmio += 1;
             }
@@ -396,20 +375,13 @@ impl ExitHandler for Platform {
     fn mmio_write(&mut self, addr: u64, data: &[u8]) {
         let now = self.clock.now_ns();
         self.trace.fold(fold::MMIO_WRITE, addr, le_value(data), now);
-        let Some((slot, offset)) = self.virtio_slot(addr) else {
-            self.counters.unhandled_mmio += 1;
-            return;
-        };
-        let Some(mem) = self.mem.as_ref() else { return };
-        if let Some(queue) = self.virtio[slot].write(offset, data, mem) {
-            for pending in self.virtio[slot].submit(queue, mem) {
-                let due = now.saturating_add(pending.delay_ns);
-                self.events
-                    .push(due, Event::VirtioComplete(slot, queue, pending.request))
-                    .expect("platform event queue overflow");
+        match (self.virtio_slot(addr), self.virtio.as_mut()) {
+            (Some((slot, offset)), Some(v)) => {
+                let next = v.write(slot, offset, data, now);
+                self.schedule_virtio(next);
+                self.update_virtio_line(slot);
             }
+            _ => self.counters.unhandled_mmio += 1,
         }
-        self.schedule_virtio_timers(slot);
-        self.update_virtio_line(slot);
     }
 }

@@ -8,6 +8,7 @@ use crate::arch::riscv64::{boot, fdt, layout};
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
+use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::riscv::RiscvEngine;
 use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
@@ -25,7 +26,6 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::{GuestMem, MmioTransport, Request};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -51,24 +51,14 @@ struct RvBus {
     uart: Uart16550,
     rtc: GoldfishRtc,
     plic: Plic,
-    /// virtio-mmio slots in use, by slot index (slot i raises PLIC source i + 1).
-    virtio: Vec<MmioTransport>,
-    /// Guest memory as the virtio devices see it (the hart's RAM).
-    mem: GuestMem,
-    /// Device completions: (slot, queue, request) at a virtual time.
-    events: EventQueue<DeviceEvent>,
+    /// virtio-mmio slots in use (slot i raises PLIC source i + 1).
+    virtio: VirtioSlots,
+    /// Device completions and timers at their virtual times.
+    events: EventQueue<VirtioEvent>,
     mmio_accesses: u64,
     trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
     now_ns: u64,
-}
-
-/// A timed device event.
-enum DeviceEvent {
-    /// Complete a submitted request: (slot, queue, request).
-    Complete(usize, usize, Request),
-    /// Fire a device timer: (slot, token).
-    Timer(usize, u64),
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -110,59 +100,27 @@ impl RvBus {
     }
 
     fn update_virtio_line(&mut self, slot: usize) {
-        if let Some(t) = self.virtio.get(slot) {
-            self.plic.set_level(virtio_irq(slot), t.interrupt_level());
+        self.plic
+            .set_level(virtio_irq(slot), self.virtio.interrupt_level(slot));
+    }
+
+    fn schedule(&mut self, events: Scheduled) {
+        for (due, ev) in events {
+            // Devices bound their requests and timers (queue sizes, inbox limit): overflow is a wio bug.
+            self.events
+                .push(due, ev)
+                .expect("device event queue overflow");
         }
     }
 
-    /// Completes every device request due at `now_ns`, in (time, sequence) order.
+    /// Performs every device event due at `now_ns`, in (time, sequence) order.
     fn fire_due_events(&mut self, now_ns: u64) {
         while let Some(ev) = self.events.pop_due(now_ns) {
-            let slot = match ev.event {
-                DeviceEvent::Complete(slot, queue, request) => {
-                    if let Some(t) = self.virtio.get_mut(slot) {
-                        t.complete(queue, &request, &self.mem, now_ns);
-                        let error = t.last_error.take();
-                        let device = t.device().device_type();
-                        self.trace.event(
-                            now_ns,
-                            "virtio",
-                            json!({ "slot": slot, "device": device, "queue": queue, "head": request.head, "due": ev.time_ns, "error": error }),
-                        );
-                    }
-                    slot
-                }
-                DeviceEvent::Timer(slot, token) => {
-                    if let Some(t) = self.virtio.get_mut(slot) {
-                        t.fire_timer(token, &self.mem, now_ns);
-                        let error = t.last_error.take();
-                        self.trace.event(
-                            now_ns,
-                            "virtio-timer",
-                            json!({ "slot": slot, "token": token, "error": error }),
-                        );
-                    }
-                    slot
-                }
-            };
-            self.schedule_timers(slot, now_ns);
+            let (slot, next) = self
+                .virtio
+                .fire(ev.event, ev.time_ns, now_ns, &mut self.trace);
+            self.schedule(next);
             self.update_virtio_line(slot);
-        }
-    }
-
-    /// Schedules the timers device `slot` asked for.
-    fn schedule_timers(&mut self, slot: usize, now_ns: u64) {
-        let Some(t) = self.virtio.get_mut(slot) else {
-            return;
-        };
-        for (delay, token) in t.take_timers() {
-            // Devices bound their timers (queue sizes, inbox limit): overflow is a wio bug.
-            self.events
-                .push(
-                    now_ns.saturating_add(delay),
-                    DeviceEvent::Timer(slot, token),
-                )
-                .expect("device event queue overflow");
         }
     }
 }
@@ -199,7 +157,7 @@ impl ExitHandler for RvBus {
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
-            self.virtio[slot].read(offset, data);
+            self.virtio.read(slot, offset, data);
             let v = le(data);
             self.trace.fold(3, addr, v, self.now_ns);
             return;
@@ -231,16 +189,8 @@ impl ExitHandler for RvBus {
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
-            if let Some(queue) = self.virtio[slot].write(offset, data, &self.mem) {
-                for pending in self.virtio[slot].submit(queue, &self.mem) {
-                    let due = self.now_ns.saturating_add(pending.delay_ns);
-                    // Queues hold at most a few hundred requests: overflowing the event queue is a wio bug.
-                    self.events
-                        .push(due, DeviceEvent::Complete(slot, queue, pending.request))
-                        .expect("device event queue overflow");
-                }
-            }
-            self.schedule_timers(slot, self.now_ns);
+            let next = self.virtio.write(slot, offset, data, self.now_ns);
+            self.schedule(next);
             self.update_virtio_line(slot);
         }
     }
@@ -416,8 +366,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         uart: Uart16550::default(),
         rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
         plic: Plic::default(),
-        virtio: crate::virtio_setup::devices(cfg, seed, disk)?,
-        mem,
+        virtio: VirtioSlots::new(crate::virtio_setup::devices(cfg, seed, disk)?, mem),
         events: EventQueue::new(),
         mmio_accesses: 0,
         trace,
@@ -533,7 +482,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         cfg.trace.as_ref(),
     );
     let wall_ns = wall.elapsed().as_nanos() as u64;
-    let (disk, outcome) = crate::virtio_setup::finish_disk(&bus.virtio, cfg, outcome);
+    let (disk, outcome) = crate::virtio_setup::finish_disk(bus.virtio.devices(), cfg, outcome);
     let summary = Summary {
         seed: cfg.seed,
         arch: "riscv64",

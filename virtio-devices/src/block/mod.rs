@@ -221,6 +221,7 @@ impl VirtioDevice for Block {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::test_request as request;
     use crate::mmio::{reg, status, MmioTransport};
     use virtio_queue::desc::{split::Descriptor as SplitDescriptor, RawDescriptor};
     use virtio_queue::mock::MockSplitQueue;
@@ -241,20 +242,6 @@ mod tests {
         h[..4].copy_from_slice(&kind.to_le_bytes());
         h[8..].copy_from_slice(&sector.to_le_bytes());
         mem.write_slice(&h, GuestAddress(at)).unwrap();
-    }
-
-    fn request(head: u16, segs: &[(u64, u32, bool)]) -> Request {
-        Request {
-            head,
-            segments: segs
-                .iter()
-                .map(|&(a, l, w)| Segment {
-                    addr: GuestAddress(a),
-                    len: l,
-                    write: w,
-                })
-                .collect(),
-        }
     }
 
     #[test]

@@ -379,22 +379,8 @@ impl Drop for Net {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::Segment;
+    use crate::device::test_request as req;
     use vm_memory::GuestAddress;
-
-    fn req(head: u16, segs: &[(u64, u32, bool)]) -> Request {
-        Request {
-            head,
-            segments: segs
-                .iter()
-                .map(|&(a, l, w)| Segment {
-                    addr: GuestAddress(a),
-                    len: l,
-                    write: w,
-                })
-                .collect(),
-        }
-    }
 
     fn arp_request() -> Vec<u8> {
         let mut f = vec![0u8; NET_HDR_LEN];

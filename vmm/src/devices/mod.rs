@@ -2,3 +2,4 @@
 
 pub mod legacy;
 pub mod riscv;
+pub mod virtio_slots;

@@ -1,0 +1,130 @@
+//! The virtio-mmio slots of a machine, the same on both architectures: register
+//! access, turning guest notifications into scheduled completions and device
+//! timers, and performing them when the scheduler says so. The machine owns the
+//! event queue and the interrupt controller; this owns the devices.
+
+use crate::trace::Trace;
+use serde_json::json;
+use wio_virtio_devices::{GuestMem, MmioTransport, Request};
+
+/// A timed virtio event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VirtioEvent {
+    /// A submitted request completes: (slot, queue, request).
+    Complete(usize, usize, Request),
+    /// A device timer fires: (slot, token).
+    Timer(usize, u64),
+}
+
+/// Events to schedule: (virtual ns when due, event).
+pub type Scheduled = Vec<(u64, VirtioEvent)>;
+
+/// The devices, by slot, and the guest memory they share with the CPU engine.
+pub struct VirtioSlots {
+    devices: Vec<MmioTransport>,
+    mem: GuestMem,
+}
+
+impl VirtioSlots {
+    /// Slot i holds `devices[i]`.
+    pub fn new(devices: Vec<MmioTransport>, mem: GuestMem) -> VirtioSlots {
+        VirtioSlots { devices, mem }
+    }
+
+    /// The devices in slot order.
+    pub fn devices(&self) -> &[MmioTransport] {
+        &self.devices
+    }
+
+    /// Number of occupied slots.
+    pub fn len(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Whether slot `slot`'s interrupt line is high.
+    pub fn interrupt_level(&self, slot: usize) -> bool {
+        self.devices
+            .get(slot)
+            .is_some_and(MmioTransport::interrupt_level)
+    }
+
+    /// Register read in slot `slot`.
+    pub fn read(&mut self, slot: usize, offset: u64, data: &mut [u8]) {
+        match self.devices.get_mut(slot) {
+            Some(t) => t.read(offset, data),
+            None => data.fill(0),
+        }
+    }
+
+    /// Register write in slot `slot` at virtual time `now_ns`; returns what to schedule.
+    pub fn write(&mut self, slot: usize, offset: u64, data: &[u8], now_ns: u64) -> Scheduled {
+        let Some(t) = self.devices.get_mut(slot) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Some(queue) = t.write(offset, data, &self.mem) {
+            for pending in t.submit(queue, &self.mem) {
+                out.push((
+                    now_ns.saturating_add(pending.delay_ns),
+                    VirtioEvent::Complete(slot, queue, pending.request),
+                ));
+            }
+        }
+        out.extend(self.timers(slot, now_ns));
+        out
+    }
+
+    fn timers(&mut self, slot: usize, now_ns: u64) -> Scheduled {
+        let Some(t) = self.devices.get_mut(slot) else {
+            return Vec::new();
+        };
+        t.take_timers()
+            .into_iter()
+            .map(|(delay, token)| {
+                (
+                    now_ns.saturating_add(delay),
+                    VirtioEvent::Timer(slot, token),
+                )
+            })
+            .collect()
+    }
+
+    /// Performs `event` (due at `due_ns`) at `now_ns`, traces it, and returns the slot it
+    /// touched and what the device wants scheduled next.
+    pub fn fire(
+        &mut self,
+        event: VirtioEvent,
+        due_ns: u64,
+        now_ns: u64,
+        trace: &mut Trace,
+    ) -> (usize, Scheduled) {
+        let slot = match event {
+            VirtioEvent::Complete(slot, queue, request) => {
+                if let Some(t) = self.devices.get_mut(slot) {
+                    t.complete(queue, &request, &self.mem, now_ns);
+                    let error = t.last_error.take();
+                    let device = t.device().device_type();
+                    trace.event(
+                        now_ns,
+                        "virtio",
+                        json!({ "slot": slot, "device": device, "queue": queue, "head": request.head, "due": due_ns, "error": error }),
+                    );
+                }
+                slot
+            }
+            VirtioEvent::Timer(slot, token) => {
+                if let Some(t) = self.devices.get_mut(slot) {
+                    t.fire_timer(token, &self.mem, now_ns);
+                    let error = t.last_error.take();
+                    trace.event(
+                        now_ns,
+                        "virtio-timer",
+                        json!({ "slot": slot, "token": token, "error": error }),
+                    );
+                }
+                slot
+            }
+        };
+        (slot, self.timers(slot, now_ns))
+    }
+}
