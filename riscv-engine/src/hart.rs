@@ -111,9 +111,9 @@ pub struct Hart {
     /// Decoded instructions by virtual pc (see [`ICache`]).
     pub(crate) icache: ICache,
     /// Recently translated RAM pages for loads.
-    load_pages: FastPages,
+    pub(crate) load_pages: FastPages,
     /// Recently translated RAM pages for stores (only pages already marked dirty).
-    store_pages: FastPages,
+    pub(crate) store_pages: FastPages,
 }
 
 const FAST_PAGES: usize = 64;
@@ -122,10 +122,10 @@ const FAST_PAGES: usize = 64;
 /// current privilege, mstatus and satp: the loads' and stores' shortcut past
 /// the TLB. Cleared (in O(1), by generation) whenever any of those change.
 #[derive(Debug, Clone)]
-struct FastPages {
+pub(crate) struct FastPages {
     /// (virtual page number + 1, generation, RAM offset of the page).
-    entries: [(u64, u32, usize); FAST_PAGES],
-    generation: u32,
+    pub(crate) entries: [(u64, u32, usize); FAST_PAGES],
+    pub(crate) generation: u32,
 }
 
 impl Default for FastPages {
@@ -145,7 +145,7 @@ impl FastPages {
         (e.0 == vpn + 1 && e.1 == self.generation).then_some(e.2)
     }
 
-    fn insert(&mut self, vaddr: u64, off: usize) {
+    pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
         let vpn = vaddr >> 12;
         self.entries[(vpn as usize) & (FAST_PAGES - 1)] = (vpn + 1, self.generation, off);
     }
@@ -165,10 +165,10 @@ const ICACHE_ENTRIES: usize = 1 << 15;
 /// (expanded) instruction and its length. `pc == u64::MAX` marks an empty slot.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Decoded {
-    pc: u64,
+    pub(crate) pc: u64,
     /// The cache generation this entry belongs to (see [`ICache::flush`]).
-    generation: u32,
-    prv: Priv,
+    pub(crate) generation: u32,
+    pub(crate) prv: Priv,
     /// The raw 16-bit parcel for RVC (reported in xtval when illegal), else 0.
     pub(crate) raw16: u16,
     pub(crate) insn: u32,
@@ -184,9 +184,9 @@ pub(crate) struct Decoded {
 /// guest: SFENCE.VMA, satp writes, FENCE.I (and the SBI remote fences).
 #[derive(Debug, Clone)]
 pub(crate) struct ICache {
-    entries: Vec<Decoded>,
+    pub(crate) entries: Vec<Decoded>,
     /// Entries of older generations are invalid: a flush is one increment.
-    generation: u32,
+    pub(crate) generation: u32,
 }
 
 impl Default for ICache {
@@ -211,7 +211,7 @@ impl Default for ICache {
 
 impl ICache {
     #[inline]
-    fn slot(pc: u64) -> usize {
+    pub(crate) fn slot(pc: u64) -> usize {
         ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
     }
 

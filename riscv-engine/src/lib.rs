@@ -14,10 +14,12 @@ pub mod mmu;
 mod predecode;
 pub mod ram;
 pub mod rvc;
+pub mod state;
 
 pub use bus::{Bus, NoDevices};
 pub use csr::Priv;
 pub use hart::{Hart, Stop, Trap};
 pub use ram::Ram;
+pub use state::{HartState, StateError};
 #[cfg(test)]
 mod tests;

@@ -51,9 +51,9 @@ pub struct TlbEntry {
 /// A direct-mapped TLB.
 #[derive(Debug, Clone)]
 pub struct Tlb {
-    entries: Box<[TlbEntry; TLB_ENTRIES]>,
+    pub(crate) entries: Box<[TlbEntry; TLB_ENTRIES]>,
     /// Entries of older generations are invalid: a flush is one increment.
-    generation: u32,
+    pub(crate) generation: u32,
 }
 
 impl Default for Tlb {

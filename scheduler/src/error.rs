@@ -15,4 +15,13 @@ pub enum SchedulerError {
         /// The limit that was hit (see [`MAX_EVENTS`](crate::MAX_EVENTS)).
         limit: usize,
     },
+    /// A restored queue names an event sequence number twice, or one that is
+    /// not below the restored next sequence number: the snapshot is inconsistent.
+    #[error("restored event queue is inconsistent: sequence {seq} (next sequence {next_seq})")]
+    BadRestore {
+        /// The offending sequence number.
+        seq: u64,
+        /// The next sequence number recorded with the queue.
+        next_seq: u64,
+    },
 }

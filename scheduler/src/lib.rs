@@ -20,4 +20,4 @@ pub mod streams;
 
 pub use error::SchedulerError;
 pub use queue::{EventId, EventQueue, ScheduledEvent, MAX_EVENTS};
-pub use streams::{RunSeed, Stream, StreamPosition, Streams};
+pub use streams::{RunSeed, SavedStream, Stream, StreamPosition, Streams};

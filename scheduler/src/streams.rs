@@ -36,6 +36,7 @@ impl RunSeed {
     /// that produce identical sequences.
     pub fn stream(&self, name: &str) -> Stream {
         Stream {
+            seed: *self,
             name: name.to_owned(),
             rng: ChaCha20Rng::from_seed(self.stream_key(name)),
         }
@@ -58,9 +59,22 @@ impl RunSeed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamPosition(pub u128);
 
+/// A stream as a snapshot records it (see [`Stream::save`] and [`Stream::resume`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SavedStream {
+    /// The seed it was keyed from.
+    pub seed: u64,
+    /// Its name.
+    pub name: String,
+    /// Its position in 32-bit words.
+    pub position: u128,
+}
+
 /// One named deterministic random stream (ChaCha20) derived from a [`RunSeed`].
 #[derive(Debug, Clone)]
 pub struct Stream {
+    /// The seed the key was derived from (kept for snapshots).
+    seed: RunSeed,
     /// The name the key was derived from.
     name: String,
     /// The generator; its key is never exposed.
@@ -74,6 +88,29 @@ impl Stream {
         let mut stream = seed.stream(name);
         stream.rng.set_word_pos(pos.0);
         stream
+    }
+
+    /// What a snapshot keeps of this stream: seed, name and position.
+    pub fn save(&self) -> SavedStream {
+        SavedStream {
+            seed: self.seed.0,
+            name: self.name.clone(),
+            position: self.rng.get_word_pos(),
+        }
+    }
+
+    /// Recreates a saved stream. With `reseed` naming another seed than the saved one, the
+    /// stream is re-keyed instead: the same name under the new seed, from its start, so a
+    /// branch restored with a new seed draws a different future (and the past stays shared).
+    pub fn resume(saved: &SavedStream, reseed: Option<RunSeed>) -> Stream {
+        match reseed {
+            Some(seed) if seed.0 != saved.seed => seed.stream(&saved.name),
+            _ => Stream::restore(
+                RunSeed(saved.seed),
+                &saved.name,
+                StreamPosition(saved.position),
+            ),
+        }
     }
 
     /// The stream's name, as given when it was created.
@@ -412,5 +449,24 @@ mod tests {
                 take_u64(restored.get(name), 50)
             );
         }
+    }
+
+    #[test]
+    fn saved_stream_resumes_or_rekeys() {
+        let mut a = RunSeed(7).stream("net/link");
+        a.next_u64();
+        let saved = a.save();
+        assert_eq!(saved.seed, 7);
+        let mut same = Stream::resume(&saved, None);
+        let mut same_seed = Stream::resume(&saved, Some(RunSeed(7)));
+        let expected = a.next_u64();
+        assert_eq!(same.next_u64(), expected);
+        assert_eq!(same_seed.next_u64(), expected);
+        let mut other = Stream::resume(&saved, Some(RunSeed(8)));
+        assert_eq!(other.next_u64(), RunSeed(8).stream("net/link").next_u64());
+        assert_ne!(
+            Stream::resume(&saved, Some(RunSeed(8))).next_u64(),
+            expected
+        );
     }
 }

@@ -1,0 +1,286 @@
+//! The hart's state as a snapshot records it, and putting it back.
+//!
+//! Besides the architectural registers and CSRs this keeps the hart's caches
+//! (TLB, decoded instructions, load/store page shortcuts): they are not
+//! architectural, but a guest that changes a page table or code without the
+//! fence the architecture asks for sees them, so a restored hart must hold
+//! exactly what the running one held for the two runs to stay identical.
+//! RAM is not part of it: the machine saves and maps guest memory itself.
+
+use crate::csr::Priv;
+use crate::hart::{Decoded, Hart, ICache};
+use crate::mmu::TlbEntry;
+use serde::{Deserialize, Serialize};
+
+/// Why a saved hart state cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// The state was saved from a hart with other RAM or another timebase.
+    #[error("saved hart had {what} {saved:#x}, this machine has {here:#x}")]
+    Mismatch {
+        /// Which property differs.
+        what: &'static str,
+        /// The saved value.
+        saved: u64,
+        /// This hart's value.
+        here: u64,
+    },
+    /// A field holds a value no running hart can have.
+    #[error("saved hart state is invalid: {0}")]
+    Invalid(String),
+}
+
+/// One cached decoded instruction (the decoded form is recomputed on load).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedInsn {
+    /// Virtual pc.
+    pub pc: u64,
+    /// Privilege it was fetched at (0, 1 or 3).
+    pub prv: u8,
+    /// The raw RVC parcel, or 0.
+    pub raw16: u16,
+    /// The (expanded) instruction.
+    pub insn: u32,
+    /// Its length in bytes (2 or 4).
+    pub len: u8,
+}
+
+/// Everything of a [`Hart`] but its RAM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HartState {
+    /// RAM base and size the hart ran with (checked on load).
+    pub ram_base: u64,
+    /// RAM size in bytes.
+    pub ram_size: u64,
+    /// Integer registers.
+    pub x: [u64; 32],
+    /// Program counter.
+    pub pc: u64,
+    /// Privilege level (0, 1 or 3).
+    pub prv: u8,
+    /// F registers.
+    pub f: [u64; 32],
+    /// fflags.
+    pub fflags: u8,
+    /// frm.
+    pub frm: u8,
+    /// Cycle clock.
+    pub cycles: u64,
+    /// Retired instructions.
+    pub instret: u64,
+    /// Cycles per `time` tick.
+    pub cycles_per_tick: u64,
+    /// SBI timer compare value.
+    pub timecmp: u64,
+    /// M-mode and S-mode CSRs in a fixed order (see [`Hart::save_state`]).
+    pub csrs: [u64; 20],
+    /// LR reservation.
+    pub reservation: Option<u64>,
+    /// Whether interrupts must be re-evaluated before the next instruction.
+    pub irq_dirty: bool,
+    /// Valid TLB entries: (tag, page, flags).
+    pub tlb: Vec<(u64, u64, u64)>,
+    /// Valid decoded-instruction cache entries.
+    pub icache: Vec<SavedInsn>,
+    /// Valid load shortcuts: (virtual page number + 1, RAM offset).
+    pub load_pages: Vec<(u64, u64)>,
+    /// Valid store shortcuts.
+    pub store_pages: Vec<(u64, u64)>,
+}
+
+fn priv_bits(p: Priv) -> u8 {
+    p as u8
+}
+
+fn priv_from(b: u8) -> Result<Priv, StateError> {
+    match b {
+        0 => Ok(Priv::User),
+        1 => Ok(Priv::Supervisor),
+        3 => Ok(Priv::Machine),
+        _ => Err(StateError::Invalid(format!("privilege level {b}"))),
+    }
+}
+
+impl Hart {
+    fn csr_array(&self) -> [u64; 20] {
+        [
+            self.mstatus,
+            self.medeleg,
+            self.mideleg,
+            self.mie,
+            self.mip_sw,
+            self.mtvec,
+            self.mepc,
+            self.mcause,
+            self.mtval,
+            self.mscratch,
+            self.mcounteren,
+            self.menvcfg,
+            self.stvec,
+            self.sepc,
+            self.scause,
+            self.stval,
+            self.sscratch,
+            self.scounteren,
+            self.senvcfg,
+            self.satp,
+        ]
+    }
+
+    /// The hart's state without its RAM, for a snapshot.
+    pub fn save_state(&self) -> HartState {
+        let tlb = self
+            .tlb
+            .entries
+            .iter()
+            .filter(|e| e.tag != 0 && e.generation == self.tlb.generation)
+            .map(|e| (e.tag, e.page, e.flags))
+            .collect();
+        let icache = self
+            .icache
+            .entries
+            .iter()
+            .filter(|d| d.pc != u64::MAX && d.generation == self.icache.generation)
+            .map(|d| SavedInsn {
+                pc: d.pc,
+                prv: priv_bits(d.prv),
+                raw16: d.raw16,
+                insn: d.insn,
+                len: d.len,
+            })
+            .collect();
+        let pages = |p: &crate::hart::FastPages| {
+            p.entries
+                .iter()
+                .filter(|e| e.0 != 0 && e.1 == p.generation)
+                .map(|e| (e.0, e.2 as u64))
+                .collect()
+        };
+        HartState {
+            ram_base: self.ram.base(),
+            ram_size: self.ram.size(),
+            x: self.x,
+            pc: self.pc,
+            prv: priv_bits(self.prv),
+            f: self.fp.f,
+            fflags: self.fp.fflags,
+            frm: self.fp.frm,
+            cycles: self.cycles,
+            instret: self.instret,
+            cycles_per_tick: self.cycles_per_tick,
+            timecmp: self.timecmp,
+            csrs: self.csr_array(),
+            reservation: self.reservation,
+            irq_dirty: self.irq_dirty,
+            tlb,
+            icache,
+            load_pages: pages(&self.load_pages),
+            store_pages: pages(&self.store_pages),
+        }
+    }
+
+    /// Puts a saved state into this hart (whose RAM the machine has already filled).
+    /// Checks everything it can first and changes nothing when it refuses.
+    pub fn load_state(&mut self, s: &HartState) -> Result<(), StateError> {
+        for (what, saved, here) in [
+            ("RAM base", s.ram_base, self.ram.base()),
+            ("RAM size", s.ram_size, self.ram.size()),
+            ("cycles per tick", s.cycles_per_tick, self.cycles_per_tick),
+        ] {
+            if saved != here {
+                return Err(StateError::Mismatch { what, saved, here });
+            }
+        }
+        let prv = priv_from(s.prv)?;
+        if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
+            return Err(StateError::Invalid("x0, fflags or frm out of range".into()));
+        }
+        if s.tlb.len() > self.tlb.entries.len()
+            || s.icache.len() > self.icache.entries.len()
+            || s.load_pages.len() > self.load_pages.entries.len()
+            || s.store_pages.len() > self.store_pages.entries.len()
+        {
+            return Err(StateError::Invalid("more cache entries than slots".into()));
+        }
+        let mut icache = ICache::default();
+        for d in &s.icache {
+            if d.len != 2 && d.len != 4 || d.pc == u64::MAX {
+                return Err(StateError::Invalid(format!(
+                    "decoded instruction at {:#x}",
+                    d.pc
+                )));
+            }
+            icache.entries[ICache::slot(d.pc)] = Decoded {
+                pc: d.pc,
+                generation: icache.generation,
+                prv: priv_from(d.prv)?,
+                raw16: d.raw16,
+                insn: d.insn,
+                len: d.len,
+                op: crate::predecode::decode(d.insn),
+            };
+        }
+        let ram_size = self.ram.size();
+        let mut pages = [
+            crate::hart::FastPages::default(),
+            crate::hart::FastPages::default(),
+        ];
+        for (p, saved) in pages.iter_mut().zip([&s.load_pages, &s.store_pages]) {
+            for &(tag, off) in saved.iter() {
+                if tag == 0 || off + 4096 > ram_size || off % 4096 != 0 {
+                    return Err(StateError::Invalid(format!(
+                        "page shortcut at RAM offset {off:#x}"
+                    )));
+                }
+                p.insert((tag - 1) << 12, off as usize);
+            }
+        }
+        let mut tlb = crate::mmu::Tlb::default();
+        for &(tag, page, flags) in &s.tlb {
+            if tag == 0 {
+                return Err(StateError::Invalid("empty TLB tag".into()));
+            }
+            tlb.insert(tag - 1, page, flags);
+        }
+        debug_assert!(tlb.entries.iter().all(|e: &TlbEntry| e.generation <= 1));
+
+        self.x = s.x;
+        self.pc = s.pc;
+        self.prv = prv;
+        self.fp.f = s.f;
+        self.fp.fflags = s.fflags;
+        self.fp.frm = s.frm;
+        self.cycles = s.cycles;
+        self.instret = s.instret;
+        self.timecmp = s.timecmp;
+        let c = s.csrs;
+        self.mstatus = c[0];
+        self.medeleg = c[1];
+        self.mideleg = c[2];
+        self.mie = c[3];
+        self.mip_sw = c[4];
+        self.mtvec = c[5];
+        self.mepc = c[6];
+        self.mcause = c[7];
+        self.mtval = c[8];
+        self.mscratch = c[9];
+        self.mcounteren = c[10];
+        self.menvcfg = c[11];
+        self.stvec = c[12];
+        self.sepc = c[13];
+        self.scause = c[14];
+        self.stval = c[15];
+        self.sscratch = c[16];
+        self.scounteren = c[17];
+        self.senvcfg = c[18];
+        self.satp = c[19];
+        self.reservation = s.reservation;
+        self.irq_dirty = s.irq_dirty;
+        self.tlb = tlb;
+        self.icache = icache;
+        let [load, store] = pages;
+        self.load_pages = load;
+        self.store_pages = store;
+        Ok(())
+    }
+}
