@@ -30,9 +30,10 @@ impl std::error::Error for DeviceError {}
 pub const MAX_CHAIN: usize = 1024;
 
 /// One descriptor of a chain, copied out of guest memory at submission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
     /// Guest-physical address.
+    #[serde(with = "crate::state::guest_address")]
     pub addr: GuestAddress,
     /// Length in bytes.
     pub len: u32,
@@ -41,7 +42,7 @@ pub struct Segment {
 }
 
 /// A request taken from a queue: its head index and its descriptors in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Request {
     /// Head descriptor index, handed back in the used ring.
     pub head: u16,
@@ -148,6 +149,17 @@ pub trait VirtioDevice {
     fn reset(&mut self) {}
     /// The device as `Any`, so the machine can reach a device's own API (a disk to persist).
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The device's state for a snapshot: everything that shapes what it does next
+    /// (stream positions, requests it holds, its disk overlay, its network's history).
+    fn save_state(&self) -> Result<Vec<u8>, DeviceError>;
+    /// Loads a state saved by [`VirtioDevice::save_state`] of the same kind of device,
+    /// built with the same configuration. With `reseed`, the device's random streams are
+    /// re-keyed from that seed (a branch with another seed) instead of resuming.
+    fn load_state(
+        &mut self,
+        state: &[u8],
+        reseed: Option<wio_scheduler::RunSeed>,
+    ) -> Result<(), DeviceError>;
 }
 
 /// Builds a request from (address, length, device-writable) triples, for tests.

@@ -14,6 +14,7 @@ pub mod device;
 pub mod mmio;
 pub mod net;
 pub mod rng;
+pub mod state;
 
 pub use block::{Block, Disk, DiskError};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};

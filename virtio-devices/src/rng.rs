@@ -26,6 +26,14 @@ pub struct Rng {
     pub served_bytes: u64,
 }
 
+/// What a snapshot keeps of the entropy device.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RngState {
+    bytes: wio_scheduler::SavedStream,
+    latency: wio_scheduler::SavedStream,
+    served_bytes: u64,
+}
+
 impl Rng {
     /// An entropy device whose streams are split from `seed` under `name`.
     pub fn new(seed: RunSeed, name: &str, mean_latency_ns: u64) -> Rng {
@@ -49,6 +57,22 @@ impl VirtioDevice for Rng {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+        Ok(crate::state::encode(&RngState {
+            bytes: self.bytes.save(),
+            latency: self.latency.save(),
+            served_bytes: self.served_bytes,
+        }))
+    }
+
+    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
+        let s: RngState = crate::state::decode(state, "virtio-rng")?;
+        self.bytes = Stream::resume(&s.bytes, reseed);
+        self.latency = Stream::resume(&s.latency, reseed);
+        self.served_bytes = s.served_bytes;
+        Ok(())
     }
 
     fn features(&self) -> u64 {

@@ -24,6 +24,17 @@ pub struct Disk {
     volatile: BTreeMap<u64, Box<[u8]>>,
 }
 
+/// A disk's writes as a snapshot keeps them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DiskState {
+    /// Length of the base image the writes belong on.
+    pub base_len: u64,
+    /// Flushed chunks: (chunk index, 4 KiB).
+    pub durable: Vec<(u64, Vec<u8>)>,
+    /// Chunks written but not flushed.
+    pub volatile: Vec<(u64, Vec<u8>)>,
+}
+
 /// Why a base image cannot be used.
 #[derive(Debug)]
 pub enum DiskError {
@@ -148,6 +159,40 @@ impl Disk {
             }
             done += n;
         }
+        Ok(())
+    }
+
+    /// The overlay and the cache, for a snapshot: (base length, durable chunks, volatile chunks).
+    pub fn save_state(&self) -> DiskState {
+        let list = |m: &BTreeMap<u64, Box<[u8]>>| m.iter().map(|(k, v)| (*k, v.to_vec())).collect();
+        DiskState {
+            base_len: self.base_len,
+            durable: list(&self.durable),
+            volatile: list(&self.volatile),
+        }
+    }
+
+    /// Loads a saved overlay and cache onto this base (which must have the saved length).
+    pub fn load_state(&mut self, s: DiskState) -> Result<(), String> {
+        if s.base_len != self.base_len {
+            return Err(format!(
+                "the base image is {} bytes, the snapshot's was {}",
+                self.base_len, s.base_len
+            ));
+        }
+        let chunks = self.capacity.div_ceil(CHUNK);
+        let mut maps = [BTreeMap::new(), BTreeMap::new()];
+        for (map, list) in maps.iter_mut().zip([s.durable, s.volatile]) {
+            for (k, v) in list {
+                if k >= chunks || v.len() as u64 != CHUNK {
+                    return Err(format!("saved disk chunk {k} is out of range or torn"));
+                }
+                map.insert(k, v.into_boxed_slice());
+            }
+        }
+        let [durable, volatile] = maps;
+        self.durable = durable;
+        self.volatile = volatile;
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use crate::device::{
     submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
 use crate::VIRTIO_F_VERSION_1;
-pub use disk::{Disk, DiskError};
+pub use disk::{Disk, DiskError, DiskState};
 use virtio_queue::Queue;
 use vm_memory::{Bytes, GuestAddress};
 use wio_scheduler::{RunSeed, Stream};
@@ -32,7 +32,7 @@ const S_IOERR: u8 = 1;
 const S_UNSUPP: u8 = 2;
 
 /// Counters of what the guest asked for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BlockStats {
     /// Read requests.
     pub reads: u64,
@@ -146,9 +146,35 @@ impl Block {
     }
 }
 
+/// What a snapshot keeps of the block device.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct BlockState {
+    disk: DiskState,
+    latency: wio_scheduler::SavedStream,
+    stats: BlockStats,
+}
+
 impl VirtioDevice for Block {
     fn device_type(&self) -> u32 {
         DEVICE_ID
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+        Ok(crate::state::encode(&BlockState {
+            disk: self.disk.save_state(),
+            latency: self.latency.save(),
+            stats: self.stats.clone(),
+        }))
+    }
+
+    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
+        let s: BlockState = crate::state::decode(state, "virtio-blk")?;
+        self.disk
+            .load_state(s.disk)
+            .map_err(|e| DeviceError(format!("virtio-blk: {e}")))?;
+        self.latency = Stream::resume(&s.latency, reseed);
+        self.stats = s.stats;
+        Ok(())
     }
 
     fn queue_max_sizes(&self) -> &[u16] {

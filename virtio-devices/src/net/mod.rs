@@ -60,7 +60,7 @@ impl Default for Link {
 }
 
 /// Counters of the link.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NetStats {
     /// Frames the guest sent.
     pub tx_frames: u64,
@@ -92,12 +92,28 @@ pub struct Net {
 }
 
 /// A frame on the link.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Flight {
     /// From the guest, arriving at the peer.
     ToPeer(Vec<u8>),
     /// From the peer, arriving at the guest.
     ToGuest(Vec<u8>),
+}
+
+/// What a snapshot keeps of the network device (the link's settings come from the
+/// configuration of the run that restores it).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct NetState {
+    stream: wio_scheduler::SavedStream,
+    peer_seed: u64,
+    peer_history: Vec<stack::StackInput>,
+    poll_armed: Option<u64>,
+    rx_buffers: Vec<Request>,
+    inbox: Vec<Vec<u8>>,
+    in_flight: Vec<(u64, Flight)>,
+    next_token: u64,
+    timers: Vec<(u64, u64)>,
+    stats: NetStats,
 }
 
 /// Most frames waiting for receive buffers before the device drops new ones.
@@ -236,6 +252,56 @@ impl Net {
 impl VirtioDevice for Net {
     fn device_type(&self) -> u32 {
         DEVICE_ID
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+        let (peer_seed, history) = self.peer.history().ok_or_else(|| {
+            DeviceError(format!(
+                "virtio-net: the network peer's history outgrew {} calls; a run this chatty cannot be snapshotted",
+                stack::MAX_HISTORY
+            ))
+        })?;
+        Ok(crate::state::encode(&NetState {
+            stream: self.stream.save(),
+            peer_seed,
+            peer_history: history.to_vec(),
+            poll_armed: self.poll_armed,
+            rx_buffers: self.rx_buffers.iter().cloned().collect(),
+            inbox: self.inbox.iter().cloned().collect(),
+            in_flight: self
+                .in_flight
+                .iter()
+                .map(|(k, v)| (*k, v.clone()))
+                .collect(),
+            next_token: self.next_token,
+            timers: self.timers.clone(),
+            stats: self.stats.clone(),
+        }))
+    }
+
+    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
+        let s: NetState = crate::state::decode(state, "virtio-net")?;
+        if s.peer_history.len() > stack::MAX_HISTORY
+            || s.inbox.len() > MAX_INBOX
+            || s.rx_buffers.len() > usize::from(QUEUE_SIZE)
+        {
+            return Err(DeviceError(
+                "saved virtio-net state exceeds the device's limits".into(),
+            ));
+        }
+        self.stream = Stream::resume(&s.stream, reseed);
+        // The peer's own randomness (TCP sequence numbers) is replayed with its original
+        // seed: smoltcp cannot be re-keyed, so after a re-seeded restore only the link's
+        // draws and everything downstream of them change.
+        self.peer = Stack::replay(s.peer_seed, s.peer_history);
+        self.poll_armed = s.poll_armed;
+        self.rx_buffers = s.rx_buffers.into();
+        self.inbox = s.inbox.into();
+        self.in_flight = s.in_flight.into_iter().collect();
+        self.next_token = s.next_token;
+        self.timers = s.timers;
+        self.stats = s.stats;
+        Ok(())
     }
 
     fn queue_max_sizes(&self) -> &[u16] {

@@ -78,8 +78,31 @@ pub struct StackStats {
     pub udp_datagrams: u64,
 }
 
+/// One call into the peer, as its history records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum StackInput {
+    /// A frame from the guest arrived.
+    Receive(u64, Vec<u8>),
+    /// The peer's timers ran.
+    Poll(u64),
+    /// The machine asked when to poll next (this sets the stack's clock).
+    PollDelay(u64),
+}
+
+/// Most calls a peer's history keeps; a longer history cannot be snapshotted.
+pub const MAX_HISTORY: usize = 1 << 20;
+
 /// The peer.
+///
+/// smoltcp's state cannot be copied out, so for snapshots the peer keeps its
+/// history instead: its random seed and every call made into it. Replaying that
+/// history into a new peer rebuilds the same state, because the stack is a pure
+/// function of its seed, its inputs and the virtual times they came at.
 pub struct Stack {
+    random_seed: u64,
+    history: Vec<StackInput>,
+    /// Whether the history outgrew [`MAX_HISTORY`] (recording stopped).
+    history_overflow: bool,
     iface: Interface,
     sockets: SocketSet<'static>,
     pipe: Pipe,
@@ -119,6 +142,9 @@ impl Stack {
         let _ = udp_socket.bind(ECHO_PORT);
         let udp = sockets.add(udp_socket);
         let mut stack = Stack {
+            random_seed,
+            history: Vec::new(),
+            history_overflow: false,
             iface,
             sockets,
             pipe,
@@ -139,14 +165,52 @@ impl Stack {
         }
     }
 
+    fn record(&mut self, input: StackInput) {
+        if self.history.len() < MAX_HISTORY {
+            self.history.push(input);
+        } else {
+            self.history_overflow = true;
+        }
+    }
+
+    /// The seed and history a snapshot keeps (None when the history outgrew [`MAX_HISTORY`]).
+    pub fn history(&self) -> Option<(u64, &[StackInput])> {
+        (!self.history_overflow).then_some((self.random_seed, &self.history[..]))
+    }
+
+    /// A peer in the state `history` leaves a new peer of `random_seed` in.
+    pub fn replay(random_seed: u64, history: Vec<StackInput>) -> Stack {
+        let mut stack = Stack::new(random_seed);
+        for input in history {
+            match input {
+                StackInput::Receive(now, frame) => {
+                    stack.receive(&frame, now);
+                }
+                StackInput::Poll(now) => {
+                    stack.poll(now);
+                }
+                StackInput::PollDelay(now) => {
+                    stack.next_poll_ns(now);
+                }
+            }
+        }
+        stack
+    }
+
     /// A frame from the guest at virtual time `now_ns`: returns the frames the peer sends.
     pub fn receive(&mut self, frame: &[u8], now_ns: u64) -> Vec<Vec<u8>> {
+        self.record(StackInput::Receive(now_ns, frame.to_vec()));
         self.pipe.inbound.push_back(frame.to_vec());
-        self.poll(now_ns)
+        self.run(now_ns)
     }
 
     /// Runs the stack at virtual time `now_ns` (timers, services); returns frames to send.
     pub fn poll(&mut self, now_ns: u64) -> Vec<Vec<u8>> {
+        self.record(StackInput::Poll(now_ns));
+        self.run(now_ns)
+    }
+
+    fn run(&mut self, now_ns: u64) -> Vec<Vec<u8>> {
         let now = instant(now_ns);
         for _ in 0..4 {
             self.iface.poll(now, &mut self.pipe, &mut self.sockets);
@@ -192,6 +256,7 @@ impl Stack {
 
     /// Virtual ns from `now_ns` until the stack next needs polling (retransmits, ACKs), if ever.
     pub fn next_poll_ns(&mut self, now_ns: u64) -> Option<u64> {
+        self.record(StackInput::PollDelay(now_ns));
         self.iface
             .poll_delay(instant(now_ns), &self.sockets)
             .map(|d| d.total_micros().saturating_mul(1000))
