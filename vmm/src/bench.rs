@@ -39,6 +39,9 @@ fn config(cmdline: String) -> RunConfig {
         persist: None,
         pcap: None,
         link: wio_virtio_devices::Link::default(),
+        snapshots: Default::default(),
+        from: None,
+        seed_given: true,
     }
 }
 

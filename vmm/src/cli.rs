@@ -45,7 +45,10 @@ Examples:
   wio run --arch riscv64 --seed 42            # small riscv64 Linux guest (images/build-all-riscv64.sh)
   wio run --arch riscv64 --guest debian       # Debian trixie's unmodified riscv64 kernel
   wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz
-  wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk";
+  wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk
+  wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
+  wio run --from boot.snap                     # continues exactly as the original run did
+  wio run --from boot.snap --seed 99           # same past, a different future";
 
 /// Guest architectures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -61,30 +64,54 @@ pub enum Arch {
 /// Options of `wio run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The run seed: every source of nondeterminism derives from it.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Guest architecture.
-    #[arg(long, value_enum, default_value = "x86_64")]
-    pub arch: Arch,
+    /// The run seed: every source of nondeterminism derives from it (default 0). With
+    /// --from: the snapshot's seed continues the original run exactly; another seed
+    /// re-keys every random stream from the snapshot on (same past, new future).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Guest architecture (default x86_64; with --from, the snapshot's).
+    #[arg(long, value_enum)]
+    pub arch: Option<Arch>,
     /// Kernel image (ELF vmlinux or bzImage); default: the built-in test guest.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub kernel: Option<PathBuf>,
     /// A guest built by images/build-all-riscv64.sh: "small" (default) or "debian" (riscv64 only).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "from")]
     pub guest: Option<String>,
     /// Initial ramdisk to hand to the kernel.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub initrd: Option<PathBuf>,
     /// Kernel command line (default for Linux: deterministic arguments, see README).
-    #[arg(long, value_name = "STR")]
+    #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,
     /// Guest memory in MiB.
-    #[arg(long, value_name = "MiB", default_value_t = 256)]
+    #[arg(
+        long,
+        value_name = "MiB",
+        default_value_t = 256,
+        conflicts_with = "from"
+    )]
     pub mem: u64,
     /// Wall-clock date at virtual time 0, RFC 3339 (the guest's RTC).
-    #[arg(long, value_name = "RFC3339", default_value = "2026-01-01T00:00:00Z")]
+    #[arg(
+        long,
+        value_name = "RFC3339",
+        default_value = "2026-01-01T00:00:00Z",
+        conflicts_with = "from"
+    )]
     pub epoch: String,
+    /// Restore this snapshot (written by --snapshot-at) and run on from it. The guest,
+    /// its memory, devices, disk writes and network come from the snapshot (riscv64).
+    #[arg(long, value_name = "SNAP")]
+    pub from: Option<PathBuf>,
+    /// Take a snapshot at WHEN: a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT (the
+    /// first console line containing TEXT) or guest (the guest asks: SBI extension 0x0A57494F
+    /// function 0 on riscv64). Repeat for several. The run itself goes on unchanged (riscv64).
+    #[arg(long, value_name = "WHEN")]
+    pub snapshot_at: Vec<String>,
+    /// Where to write snapshots; {seed}, {ns} (virtual time) and {n} are filled in.
+    #[arg(long, value_name = "FILE", default_value = crate::snapshot::plan::DEFAULT_OUT)]
+    pub snapshot_out: String,
     /// Write the trace (hash-chained JSON lines) to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,

@@ -14,6 +14,7 @@ mod platform;
 mod riscv_vm;
 mod runloop;
 mod sbi;
+mod snapshot;
 mod summary;
 mod testguest;
 mod trace;
@@ -48,8 +49,42 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if args.watchdog_ms == 0 {
         return Err(WioError::Usage("--watchdog-ms must be at least 1".into()));
     }
+    let mut plan = snapshot::plan::SnapshotPlan {
+        at: Vec::new(),
+        out: args.snapshot_out.clone(),
+    };
+    for when in &args.snapshot_at {
+        plan.at.push(snapshot::plan::SnapshotAt::parse(when)?);
+    }
+    let arch = match (&args.from, args.arch) {
+        (Some(from), arch) => {
+            let meta = snapshot::Snapshot::peek_meta(from)?;
+            let snap_arch = match meta.arch.as_str() {
+                "riscv64" => cli::Arch::Riscv64,
+                _ => cli::Arch::X86_64,
+            };
+            if arch.is_some_and(|a| a != snap_arch) {
+                return Err(WioError::Usage(format!(
+                    "{} is a snapshot of a {} guest; drop --arch or pass --arch {}",
+                    from.display(),
+                    meta.arch,
+                    meta.arch
+                )));
+            }
+            snap_arch
+        }
+        (None, arch) => arch.unwrap_or(cli::Arch::X86_64),
+    };
+    if arch == cli::Arch::X86_64 && (args.from.is_some() || !plan.at.is_empty()) {
+        return Err(WioError::Usage(
+            "snapshots of x86-64 guests are not implemented yet; --snapshot-at and --from work with --arch riscv64".into(),
+        ));
+    }
     let cfg = vm::RunConfig {
-        seed: args.seed,
+        seed: args.seed.unwrap_or(0),
+        seed_given: args.seed.is_some(),
+        from: args.from.clone(),
+        snapshots: plan,
         kernel: args.kernel.clone(),
         guest: args.guest.clone(),
         initrd: args.initrd.clone(),
@@ -70,7 +105,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             duplicate_ppm: args.net_dup_ppm,
         },
     };
-    if args.guest.is_some() && args.arch != cli::Arch::Riscv64 {
+    if args.guest.is_some() && arch != cli::Arch::Riscv64 {
         return Err(WioError::Usage(
             "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
         ));
@@ -80,7 +115,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "--guest and --kernel both choose the guest; pass one of them".into(),
         ));
     }
-    let result = match args.arch {
+    let result = match arch {
         cli::Arch::X86_64 => vm::run(&cfg)?,
         cli::Arch::Riscv64 => riscv_vm::run(&cfg)?,
     };

@@ -5,17 +5,22 @@
 //! jumps it to the next timer deadline, so idle time costs nothing.
 
 use crate::arch::riscv64::{boot, fdt, layout};
-use crate::devices::legacy::serial::Uart16550;
+use crate::devices::legacy::serial::{Uart16550, UartState};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::riscv::RiscvEngine;
 use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
+use crate::memory::GuestMem;
 use crate::sbi::{self, SbiEffect};
+use crate::snapshot::plan::SnapshotAt;
+use crate::snapshot::sha::ResumableSha256;
+use crate::snapshot::{file_sha256, memory_runs, DiskMeta, Meta, Snapshot};
 use crate::summary::{Marker, Summary};
-use crate::trace::{hex, Trace};
+use crate::trace::{hex, Trace, TraceState};
 use crate::vm::{RunConfig, RunResult};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -23,7 +28,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 use vm_memory::{GuestAddress, GuestMemoryBackend};
-use wio_riscv::{Hart, Ram};
+use wio_riscv::{Hart, HartState, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
 
@@ -209,22 +214,36 @@ impl ExitHandler for RvBus {
 }
 
 /// Collects console output into lines for the trace, the status marker and stdout.
-struct ConsoleSink<'a> {
+struct ConsoleSink {
     line: Vec<u8>,
-    digest: Sha256,
-    out: Option<&'a mut dyn Write>,
+    digest: ResumableSha256,
+    quiet: bool,
     status: Option<u32>,
     markers: Vec<Marker>,
     wall: Instant,
+    /// Snapshot patterns still waiting for their line.
+    watch: Vec<String>,
+    /// Patterns whose line has appeared since the loop last looked.
+    watch_hits: Vec<String>,
 }
 
-impl ConsoleSink<'_> {
+/// The console as a snapshot keeps it.
+#[derive(Serialize, Deserialize)]
+struct ConsoleState {
+    line: Vec<u8>,
+    digest: ResumableSha256,
+    status: Option<u32>,
+    markers: Vec<(String, u64, u64)>,
+}
+
+impl ConsoleSink {
     fn push(&mut self, bytes: &[u8], now: u64, trace: &mut Trace) {
         if bytes.is_empty() {
             return;
         }
         self.digest.update(bytes);
-        if let Some(out) = self.out.as_mut() {
+        if !self.quiet {
+            let mut out = std::io::stdout().lock();
             let _ = out.write_all(bytes);
             let _ = out.flush();
         }
@@ -252,6 +271,9 @@ impl ConsoleSink<'_> {
                 });
             }
         }
+        if let Some(i) = self.watch.iter().position(|w| text.contains(w.as_str())) {
+            self.watch_hits.push(self.watch.remove(i));
+        }
         if let Some(rest) = text
             .find(STATUS_MARKER)
             .map(|i| &text[i + STATUS_MARKER.len()..])
@@ -263,11 +285,68 @@ impl ConsoleSink<'_> {
         }
         trace.event(now, "console", json!({ "text": text }));
     }
+
+    fn save_state(&self) -> ConsoleState {
+        ConsoleState {
+            line: self.line.clone(),
+            digest: self.digest.clone(),
+            status: self.status,
+            markers: self
+                .markers
+                .iter()
+                .map(|m| (m.line.clone(), m.virtual_ns, m.wall_ns))
+                .collect(),
+        }
+    }
 }
 
-/// Runs one riscv64 VM to its end.
-pub fn run(cfg: &RunConfig) -> Result<RunResult> {
-    let wall = Instant::now();
+/// What one step of the run loop came to.
+enum Step {
+    /// Go on.
+    Continue,
+    /// The guest asked for a snapshot here (SBI WIO call, with its tag).
+    GuestSnapshot(u64),
+    /// The run ended.
+    End(Result<u32>),
+}
+
+/// Everything of the machine a snapshot keeps besides guest memory.
+#[derive(Serialize, Deserialize)]
+struct MachineState {
+    hart: HartState,
+    uart: UartState,
+    rtc: GoldfishRtc,
+    plic: Plic,
+    virtio: Vec<Vec<u8>>,
+    events: Vec<(u64, u64, VirtioEvent)>,
+    next_seq: u64,
+    mmio_accesses: u64,
+    trace: TraceState,
+    console: ConsoleState,
+    exits: Vec<(String, u64)>,
+    idle_ns: u64,
+}
+
+/// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
+const EXIT_KINDS: [&str; 3] = ["wfi", "sbi", "mmio"];
+
+/// One riscv64 machine: the hart on its engine, the devices, the console and the counters.
+pub struct RvMachine {
+    engine: RiscvEngine,
+    bus: RvBus,
+    console: ConsoleSink,
+    exits: BTreeMap<&'static str, u64>,
+    idle_ns: u64,
+    /// The seed the run has now (the snapshot's, or the one it was re-keyed with).
+    seed: u64,
+    /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
+    meta: Meta,
+    /// The guest memory the hart and the devices share.
+    mem: GuestMem,
+}
+
+/// Checks the memory size a configuration asks for.
+fn check_mem(cfg: &RunConfig) -> Result<()> {
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
         return Err(WioError::Usage(format!(
             "--mem {} MiB is out of range; riscv64 guests take {} to {} MiB",
@@ -276,58 +355,18 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             layout::MAX_MEM_MIB
         )));
     }
-    let disk = crate::virtio_setup::open_disk(cfg)?;
-    let (kernel_path, initrd_path) = match &cfg.kernel {
-        Some(k) => (k.clone(), cfg.initrd.clone()),
-        None => {
-            let (kernel, initrd) = built_guest(cfg.guest.as_deref().unwrap_or("small"))?;
-            // With a root disk, the built guest boots from it instead of its initramfs.
-            (
-                kernel,
-                if disk.is_some() {
-                    cfg.initrd.clone()
-                } else {
-                    initrd
-                },
-            )
-        }
-    };
-    let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
-        what: "kernel",
-        path: kernel_path.clone(),
-        source,
-    })?;
-    let initrd = match &initrd_path {
-        Some(p) => {
-            let bytes = std::fs::read(p).map_err(|source| WioError::ArtifactIo {
-                what: "initrd",
-                path: p.clone(),
-                source,
-            })?;
-            crate::initrd::check(p, &bytes)?;
-            Some(bytes)
-        }
-        None => None,
-    };
-    let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
-        if disk.is_some() {
-            format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
-        } else {
-            DEFAULT_CMDLINE.to_string()
-        }
-    });
+    Ok(())
+}
 
-    let trace = crate::trace::open(cfg.trace.as_ref())?;
-
-    let mem_bytes = cfg.mem_mib << 20;
-    let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
+/// A hart whose RAM is `mem` (which stays mapped as long as the hart lives).
+fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
     let host = mem
         .get_host_address(GuestAddress(layout::RAM_BASE))
         .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
     // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
     // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
     // devices access it only through raw pointers / vm-memory, never through held references.
-    let mut ram = unsafe {
+    let ram = unsafe {
         Ram::from_raw(
             layout::RAM_BASE,
             host,
@@ -335,89 +374,190 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             Box::new(mem.clone()),
         )
     };
-    let placement = boot::load(
-        &mut ram,
-        &kernel_path,
-        &kernel,
-        initrd_path.as_ref().zip(initrd.as_deref()),
-    )?;
-    let seed = RunSeed(cfg.seed);
-    let mut rng_seed = [0u8; 64];
-    seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
-    let virtio_count = if disk.is_some() { 3 } else { 2 };
-    let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
-        .map(|slot| (slot as u32, virtio_irq(slot)))
-        .collect();
-    let blob = fdt::build(&fdt::FdtSpec {
-        mem_bytes,
-        bootargs: &cmdline,
-        initrd: placement.initrd,
-        rng_seed: &rng_seed,
-        virtio: &virtio_nodes,
-    })?;
-    if blob.len() as u64 > boot::FDT_MAX || !ram.load(placement.fdt_addr, &blob) {
-        return Err(WioError::Internal("device tree does not fit".into()));
-    }
+    Ok(Hart::new(ram, entry, layout::CYCLES_PER_TICK))
+}
 
-    let mut hart = Hart::new(ram, placement.entry, layout::CYCLES_PER_TICK);
-    hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
-    let mut engine = RiscvEngine::new(hart);
-    let mut bus = RvBus {
-        uart: Uart16550::default(),
-        rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
-        plic: Plic::default(),
-        virtio: VirtioSlots::new(crate::virtio_setup::devices(cfg, seed, disk)?, mem),
-        events: EventQueue::new(),
-        mmio_accesses: 0,
-        trace,
-        now_ns: 0,
-    };
-    bus.trace.event(
-        0,
-        "start",
-        json!({
-            "seed": cfg.seed,
-            "arch": "riscv64",
-            "mem_mib": cfg.mem_mib,
-            "kernel_sha256": hex(&Sha256::digest(&kernel)),
-            "initrd_sha256": initrd.as_ref().map(|b| hex(&Sha256::digest(b))),
-            "cmdline": cmdline,
-            "disk": cfg.disk.as_ref().map(|p| json!({
-                "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-            })),
-            "entry": placement.entry,
-            "kernel_end": placement.kernel_end,
-            "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
-            "fdt": placement.fdt_addr,
-        }),
-    );
-
-    let mut stdout = std::io::stdout();
-    let mut console = ConsoleSink {
+fn new_console(cfg: &RunConfig, wall: Instant) -> ConsoleSink {
+    ConsoleSink {
         line: Vec::new(),
-        digest: Sha256::new(),
-        out: if cfg.quiet { None } else { Some(&mut stdout) },
+        digest: ResumableSha256::default(),
+        quiet: cfg.quiet,
         status: None,
         markers: Vec::new(),
         wall,
-    };
-    let mut exits: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut idle_ns = 0u64;
-    let limit_ns = if cfg.max_virtual_ns == 0 {
-        u64::MAX
-    } else {
-        cfg.max_virtual_ns
-    };
+        watch: cfg
+            .snapshots
+            .at
+            .iter()
+            .filter_map(|a| match a {
+                SnapshotAt::Console(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect(),
+        watch_hits: Vec::new(),
+    }
+}
 
-    let outcome: Result<u32> = loop {
-        let until = engine.now_ns().saturating_add(SLICE_NS).min(limit_ns);
-        engine.set_deadline(until);
-        let exit = match engine.run(&mut bus) {
-            Ok(exit) => exit,
-            Err(e) => break Err(e),
+fn absolute(p: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+impl RvMachine {
+    /// Builds the machine a configuration describes and boots its kernel.
+    pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
+        check_mem(cfg)?;
+        let disk = crate::virtio_setup::open_disk(cfg)?;
+        let (kernel_path, initrd_path) = match &cfg.kernel {
+            Some(k) => (k.clone(), cfg.initrd.clone()),
+            None => {
+                let (kernel, initrd) = built_guest(cfg.guest.as_deref().unwrap_or("small"))?;
+                // With a root disk, the built guest boots from it instead of its initramfs.
+                (
+                    kernel,
+                    if disk.is_some() {
+                        cfg.initrd.clone()
+                    } else {
+                        initrd
+                    },
+                )
+            }
         };
-        let hart = &mut engine.hart;
+        let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
+            what: "kernel",
+            path: kernel_path.clone(),
+            source,
+        })?;
+        let initrd = match &initrd_path {
+            Some(p) => {
+                let bytes = std::fs::read(p).map_err(|source| WioError::ArtifactIo {
+                    what: "initrd",
+                    path: p.clone(),
+                    source,
+                })?;
+                crate::initrd::check(p, &bytes)?;
+                Some(bytes)
+            }
+            None => None,
+        };
+        let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
+            if disk.is_some() {
+                format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
+            } else {
+                DEFAULT_CMDLINE.to_string()
+            }
+        });
+
+        let trace = crate::trace::open(cfg.trace.as_ref())?;
+
+        let mem_bytes = cfg.mem_mib << 20;
+        let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
+        let mut hart = hart_on(&mem, mem_bytes, 0)?;
+        let placement = boot::load(
+            &mut hart.ram,
+            &kernel_path,
+            &kernel,
+            initrd_path.as_ref().zip(initrd.as_deref()),
+        )?;
+        let seed = RunSeed(cfg.seed);
+        let mut rng_seed = [0u8; 64];
+        seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
+        let virtio_count = if disk.is_some() { 3 } else { 2 };
+        let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
+            .map(|slot| (slot as u32, virtio_irq(slot)))
+            .collect();
+        let blob = fdt::build(&fdt::FdtSpec {
+            mem_bytes,
+            bootargs: &cmdline,
+            initrd: placement.initrd,
+            rng_seed: &rng_seed,
+            virtio: &virtio_nodes,
+        })?;
+        if blob.len() as u64 > boot::FDT_MAX || !hart.ram.load(placement.fdt_addr, &blob) {
+            return Err(WioError::Internal("device tree does not fit".into()));
+        }
+        hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+        let kernel_sha256 = hex(&Sha256::digest(&kernel));
+        let initrd_sha256 = initrd.as_ref().map(|b| hex(&Sha256::digest(b)));
+        let disk_meta = cfg.disk.as_ref().map(|p| DiskMeta {
+            path: absolute(p),
+            len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+            // Hashed when a snapshot is taken (only runs that snapshot pay for it).
+            sha256: String::new(),
+        });
+        let mut bus = RvBus {
+            uart: Uart16550::default(),
+            rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
+            plic: Plic::default(),
+            virtio: VirtioSlots::new(crate::virtio_setup::devices(cfg, seed, disk)?, mem.clone()),
+            events: EventQueue::new(),
+            mmio_accesses: 0,
+            trace,
+            now_ns: 0,
+        };
+        bus.trace.event(
+            0,
+            "start",
+            json!({
+                "seed": cfg.seed,
+                "arch": "riscv64",
+                "mem_mib": cfg.mem_mib,
+                "kernel_sha256": kernel_sha256,
+                "initrd_sha256": initrd_sha256,
+                "cmdline": cmdline,
+                "disk": cfg.disk.as_ref().map(|p| json!({
+                    "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+                    "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+                })),
+                "entry": placement.entry,
+                "kernel_end": placement.kernel_end,
+                "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
+                "fdt": placement.fdt_addr,
+            }),
+        );
+        let l = cfg.link;
+        Ok(RvMachine {
+            engine: RiscvEngine::new(hart),
+            bus,
+            console: new_console(cfg, wall),
+            exits: BTreeMap::new(),
+            idle_ns: 0,
+            seed: cfg.seed,
+            meta: Meta {
+                arch: "riscv64".into(),
+                wio_version: env!("CARGO_PKG_VERSION").into(),
+                seed: cfg.seed,
+                virtual_ns: 0,
+                instructions: None,
+                reason: String::new(),
+                mem_base: layout::RAM_BASE,
+                mem_bytes,
+                kernel_sha256,
+                initrd_sha256,
+                cmdline,
+                epoch_unix: cfg.epoch_unix,
+                disk: disk_meta,
+                link: [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm],
+            },
+            mem,
+        })
+    }
+
+    /// Virtual ns now.
+    pub fn now_ns(&self) -> u64 {
+        self.engine.hart.cycles * layout::NS_PER_CYCLE
+    }
+
+    /// Runs the hart to its next exit (or `limit_ns`) and serves it.
+    fn step(&mut self, limit_ns: u64) -> Step {
+        let until = self.engine.now_ns().saturating_add(SLICE_NS).min(limit_ns);
+        self.engine.set_deadline(until);
+        let exit = match self.engine.run(&mut self.bus) {
+            Ok(exit) => exit,
+            Err(e) => return Step::End(Err(e)),
+        };
+        let bus = &mut self.bus;
+        let console = &mut self.console;
+        let hart = &mut self.engine.hart;
         let now = hart.cycles * layout::NS_PER_CYCLE;
         if bus.events.peek_time().is_some_and(|t| t <= now) {
             bus.fire_due_events(now);
@@ -428,85 +568,388 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         match exit {
             Exit::Budget => {
                 if now >= limit_ns {
-                    break Err(WioError::TimeLimit {
-                        limit_ns: cfg.max_virtual_ns,
-                    });
+                    return Step::End(Err(WioError::TimeLimit {
+                        limit_ns: if limit_ns == u64::MAX { 0 } else { limit_ns },
+                    }));
                 }
             }
             Exit::Halt => {
-                *exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(hart, &mut bus, &mut idle_ns) {
-                    break Err(e);
+                *self.exits.entry("wfi").or_insert(0) += 1;
+                if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                    return Step::End(Err(e));
                 }
             }
             Exit::Hypercall => {
-                *exits.entry("sbi").or_insert(0) += 1;
+                *self.exits.entry("sbi").or_insert(0) += 1;
                 let (call, effect) = sbi::handle(hart);
                 bus.trace.fold(5, call.eid, call.fid, call.error as u64);
                 match effect {
                     SbiEffect::None => {}
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
+                    SbiEffect::SnapshotHere(tag) => return Step::GuestSnapshot(tag),
                     SbiEffect::Suspend => {
-                        if let Some(e) = idle(hart, &mut bus, &mut idle_ns) {
-                            break Err(e);
+                        if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                            return Step::End(Err(e));
                         }
                     }
                     SbiEffect::Shutdown { failure } => {
                         console.flush_line(now, &mut bus.trace);
-                        break Ok(console.status.unwrap_or(u32::from(failure)));
+                        return Step::End(Ok(console.status.unwrap_or(u32::from(failure))));
                     }
                     SbiEffect::Reboot => {
-                        break Err(WioError::GuestCrash(format!(
+                        return Step::End(Err(WioError::GuestCrash(format!(
                             "guest requested a reboot (SBI system reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
                             hart.pc
-                        )))
+                        ))))
                     }
                 }
             }
             other => {
-                break Err(WioError::Internal(format!(
+                return Step::End(Err(WioError::Internal(format!(
                     "the RISC-V engine returned {other:?}"
-                )))
+                ))))
             }
         }
+        Step::Continue
+    }
+
+    /// The machine's state as a snapshot; `reason` says why it was taken.
+    pub fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
+        let mut virtio = Vec::new();
+        for (slot, t) in self.bus.virtio.devices().iter().enumerate() {
+            virtio.push(t.save_state().map_err(|e| {
+                WioError::Usage(format!("cannot snapshot virtio slot {slot}: {e}"))
+            })?);
+        }
+        let state = MachineState {
+            hart: self.engine.hart.save_state(),
+            uart: self.bus.uart.save_state(),
+            rtc: self.bus.rtc.clone(),
+            plic: self.bus.plic.clone(),
+            virtio,
+            events: self
+                .bus
+                .events
+                .iter()
+                .map(|(t, s, e)| (t, s, e.clone()))
+                .collect(),
+            next_seq: self.bus.events.next_seq(),
+            mmio_accesses: self.bus.mmio_accesses,
+            trace: self.bus.trace.save_state(),
+            console: self.console.save_state(),
+            exits: self
+                .exits
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            idle_ns: self.idle_ns,
+        };
+        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+            d.sha256 = file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                what: "disk image",
+                path: d.path.clone(),
+                source,
+            })?;
+        }
+        let mut meta = self.meta.clone();
+        meta.seed = self.seed;
+        meta.virtual_ns = self.now_ns();
+        meta.instructions = Some(self.engine.hart.instret);
+        meta.reason = reason;
+        Ok(Snapshot {
+            meta,
+            machine: postcard::to_stdvec(&state)
+                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+            memory: memory_runs(self.engine.hart.ram.bytes()),
+        })
+    }
+
+    /// A machine in the state `snap` recorded, run with `cfg` (its seed, outputs and
+    /// limits; the guest and its devices come from the snapshot). With a seed other than
+    /// the snapshot's, every stream is re-keyed from that seed: the past is shared, the
+    /// future differs.
+    pub fn restore(
+        snap: &Snapshot,
+        path: &std::path::Path,
+        cfg: &RunConfig,
+        wall: Instant,
+    ) -> Result<RvMachine> {
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = &snap.meta;
+        if meta.arch != "riscv64" {
+            return Err(bad(format!(
+                "is of an {} guest; run it with --arch {}",
+                meta.arch, meta.arch
+            )));
+        }
+        if meta.mem_base != layout::RAM_BASE
+            || !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&(meta.mem_bytes >> 20))
+        {
+            return Err(bad(format!(
+                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
+                meta.mem_bytes >> 20,
+                meta.mem_base
+            )));
+        }
+        let state: MachineState = postcard::from_bytes(&snap.machine)
+            .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+        let disk = restore_disk(meta, cfg)?;
+        let mem = crate::memory::from_pages(meta.mem_base, meta.mem_bytes, &snap.memory)?;
+        let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
+        hart.load_state(&state.hart)
+            .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+
+        let seed = if cfg.seed_given { cfg.seed } else { meta.seed };
+        let reseed = (seed != meta.seed).then_some(RunSeed(seed));
+        let mut dev_cfg = cfg.clone();
+        let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = meta.link;
+        dev_cfg.link = wio_virtio_devices::Link {
+            latency_ns,
+            jitter_ns,
+            loss_ppm,
+            duplicate_ppm,
+        };
+        let mut devices = crate::virtio_setup::devices(&dev_cfg, RunSeed(meta.seed), disk)?;
+        if devices.len() != state.virtio.len() {
+            return Err(bad(format!(
+                "has {} virtio devices where this machine has {}",
+                state.virtio.len(),
+                devices.len()
+            )));
+        }
+        for (slot, (t, saved)) in devices.iter_mut().zip(&state.virtio).enumerate() {
+            t.load_state(saved, reseed)
+                .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?;
+        }
+        let events = EventQueue::from_parts(state.events, state.next_seq)
+            .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
+        if events
+            .iter()
+            .any(|(_, _, ev)| !event_slot_ok(ev, devices.len()))
+        {
+            return Err(bad("has a device event for an empty slot".into()));
+        }
+        let mut trace = crate::trace::open(cfg.trace.as_ref())?;
+        trace.load_state(&state.trace);
+        if let Some(RunSeed(s)) = reseed {
+            // The branch's trace says where its future was re-keyed.
+            trace.event(
+                hart.cycles * layout::NS_PER_CYCLE,
+                "reseed",
+                json!({ "from": meta.seed, "seed": s }),
+            );
+        }
+        let uart = Uart16550::from_state(&state.uart).map_err(bad)?;
+        if !state.console.digest.is_valid() {
+            return Err(bad("has an invalid console digest".into()));
+        }
+        let mut console = new_console(cfg, wall);
+        console.line = state.console.line;
+        console.digest = state.console.digest;
+        console.status = state.console.status;
+        console.markers = state
+            .console
+            .markers
+            .into_iter()
+            .map(|(line, virtual_ns, wall_ns)| Marker {
+                line,
+                virtual_ns,
+                wall_ns,
+            })
+            .collect();
+        let mut exits = BTreeMap::new();
+        for (k, v) in state.exits {
+            let kind = EXIT_KINDS
+                .iter()
+                .find(|e| **e == k)
+                .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
+            exits.insert(*kind, v);
+        }
+        let mut m = RvMachine {
+            engine: RiscvEngine::new(hart),
+            bus: RvBus {
+                uart,
+                rtc: state.rtc,
+                plic: state.plic,
+                virtio: VirtioSlots::new(devices, mem.clone()),
+                events,
+                mmio_accesses: state.mmio_accesses,
+                trace,
+                now_ns: 0,
+            },
+            console,
+            exits,
+            idle_ns: state.idle_ns,
+            seed,
+            meta: meta.clone(),
+            mem,
+        };
+        m.bus.now_ns = m.now_ns();
+        Ok(m)
+    }
+
+    /// Ends the run: closes the trace, carries out `--persist`, and builds the summary.
+    fn finish(mut self, cfg: &RunConfig, outcome: Result<u32>, wall: Instant) -> RunResult {
+        let now = self.now_ns();
+        let hart = &self.engine.hart;
+        self.console.flush_line(now, &mut self.bus.trace);
+        let mut exits = self.exits;
+        exits.insert("mmio", self.bus.mmio_accesses);
+        let outcome = crate::trace::close(
+            &mut self.bus.trace,
+            now,
+            outcome,
+            json!({ "instret": hart.instret }),
+            cfg.trace.as_ref(),
+        );
+        let wall_ns = wall.elapsed().as_nanos() as u64;
+        let (disk, outcome) =
+            crate::virtio_setup::finish_disk(self.bus.virtio.devices(), cfg, outcome);
+        let summary = Summary {
+            seed: self.seed,
+            arch: "riscv64",
+            virtual_ns: now,
+            wall_ns,
+            exits,
+            interrupts: 0,
+            instructions: Some(hart.instret),
+            markers: self.console.markers,
+            disk,
+            idle_ns: self.idle_ns,
+            trace_hash: self.bus.trace.hash_hex(),
+            trace_lines: self.bus.trace.lines(),
+            console_sha256: hex(&self.console.digest.digest()),
+            exit_status: outcome.as_ref().ok().copied(),
+            wio_exit_code: match &outcome {
+                Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+                Err(e) => e.exit_code(),
+            },
+            error: outcome.as_ref().err().map(|e| e.to_string()),
+            host: "interpreter",
+            warnings: Vec::new(),
+        };
+        drop(self.mem);
+        RunResult { summary, outcome }
+    }
+}
+
+fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
+    match ev {
+        VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _) => *slot < slots,
+    }
+}
+
+/// The disk a restored machine runs on: the one given, or the snapshot's, checked to be
+/// the very bytes the snapshot's overlay was written on.
+fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_devices::Disk>> {
+    let Some(saved) = &meta.disk else {
+        if let Some(p) = &cfg.disk {
+            return Err(WioError::Usage(format!(
+                "the snapshot has no disk; drop {} from the command line",
+                p.display()
+            )));
+        }
+        return Ok(None);
     };
-    let hart = &engine.hart;
-    let now = hart.cycles * layout::NS_PER_CYCLE;
-    console.flush_line(now, &mut bus.trace);
-    exits.insert("mmio", bus.mmio_accesses);
-    let outcome = crate::trace::close(
-        &mut bus.trace,
-        now,
-        outcome,
-        json!({ "instret": hart.instret }),
-        cfg.trace.as_ref(),
-    );
-    let wall_ns = wall.elapsed().as_nanos() as u64;
-    let (disk, outcome) = crate::virtio_setup::finish_disk(bus.virtio.devices(), cfg, outcome);
-    let summary = Summary {
-        seed: cfg.seed,
-        arch: "riscv64",
-        virtual_ns: now,
-        wall_ns,
-        exits,
-        interrupts: 0,
-        instructions: Some(hart.instret),
-        markers: console.markers,
-        disk,
-        idle_ns,
-        trace_hash: bus.trace.hash_hex(),
-        trace_lines: bus.trace.lines(),
-        console_sha256: hex(&console.digest.clone().finalize()),
-        exit_status: outcome.as_ref().ok().copied(),
-        wio_exit_code: match &outcome {
-            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
-            Err(e) => e.exit_code(),
-        },
-        error: outcome.as_ref().err().map(|e| e.to_string()),
-        host: "interpreter",
-        warnings: Vec::new(),
+    let path = cfg.disk.clone().unwrap_or_else(|| saved.path.clone());
+    let mut c = cfg.clone();
+    c.disk = Some(path.clone());
+    let disk = crate::virtio_setup::open_disk(&c).map_err(|e| {
+        WioError::Usage(format!(
+            "{e} (the snapshot was taken on {}; pass that image as DISK.img)",
+            saved.path.display()
+        ))
+    })?;
+    let sha = file_sha256(&path).map_err(|source| WioError::ArtifactIo {
+        what: "disk image",
+        path: path.clone(),
+        source,
+    })?;
+    if sha != saved.sha256 {
+        return Err(WioError::ArtifactFormat {
+            what: "disk image",
+            path,
+            reason: format!(
+                "is not the base image the snapshot was taken on (its SHA-256 is {}, the snapshot's {}); pass the original image",
+                &sha[..16],
+                &saved.sha256[..saved.sha256.len().min(16)]
+            ),
+        });
+    }
+    Ok(disk)
+}
+
+/// Runs one riscv64 VM to its end: booted from its configuration, or restored from
+/// `cfg.from`; taking the snapshots `cfg.snapshots` asks for on the way.
+pub fn run(cfg: &RunConfig) -> Result<RunResult> {
+    let wall = Instant::now();
+    let mut m = match &cfg.from {
+        Some(path) => {
+            let snap = Snapshot::read(path)?;
+            RvMachine::restore(&snap, path, cfg, wall)?
+        }
+        None => RvMachine::boot(cfg, wall)?,
     };
-    Ok(RunResult { summary, outcome })
+    let limit_ns = if cfg.max_virtual_ns == 0 {
+        u64::MAX
+    } else {
+        cfg.max_virtual_ns
+    };
+    let mut plan = cfg.snapshots.clone();
+    let mut taken = 0usize;
+    let outcome = loop {
+        let step = m.step(limit_ns);
+        let now = m.now_ns();
+        let due: Option<String> = match &step {
+            Step::End(_) => None,
+            Step::GuestSnapshot(tag) => {
+                plan.at
+                    .iter()
+                    .position(|a| *a == SnapshotAt::Guest)
+                    .map(|i| {
+                        plan.at.remove(i);
+                        format!("guest request (tag {tag})")
+                    })
+            }
+            Step::Continue => {
+                if let Some(i) = plan
+                    .at
+                    .iter()
+                    .position(|a| matches!(a, SnapshotAt::Time(t) if now >= *t))
+                {
+                    Some(plan.at.remove(i).describe())
+                } else if !m.console.watch_hits.is_empty() {
+                    let text = m.console.watch_hits.remove(0);
+                    plan.at.retain(|a| *a != SnapshotAt::Console(text.clone()));
+                    Some(SnapshotAt::Console(text).describe())
+                } else {
+                    None
+                }
+            }
+        };
+        if let Step::End(outcome) = step {
+            break outcome;
+        }
+        if let Some(reason) = due {
+            taken += 1;
+            let path = plan.path(taken, m.seed, now);
+            let started = Instant::now();
+            let snap = m.snapshot(reason.clone())?;
+            let bytes = snap.write(&path)?;
+            eprintln!(
+                "wio: snapshot {} at {now} ns ({reason}): {} MiB in {} ms; restore with: wio run --from {}",
+                path.display(),
+                bytes >> 20,
+                started.elapsed().as_millis(),
+                path.display()
+            );
+        }
+    };
+    Ok(m.finish(cfg, outcome, wall))
 }
 
 /// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.

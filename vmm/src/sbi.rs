@@ -28,7 +28,14 @@ pub mod eid {
     pub const SRST: u64 = 0x5352_5354;
     /// Debug console.
     pub const DBCN: u64 = 0x4442_434e;
+    /// wio's own extension, in the firmware-specific range (0x0A000000-0x0AFFFFFF):
+    /// function 0 asks for a snapshot here (a0 = a tag for the report). It always
+    /// succeeds, snapshot or not, so the guest runs the same either way.
+    pub const WIO: u64 = 0x0A57_494F;
 }
+
+/// Function of the WIO extension: "snapshot here".
+pub const WIO_SNAPSHOT_HERE: u64 = 0;
 
 /// SBI error codes.
 pub mod err {
@@ -61,6 +68,8 @@ pub enum SbiEffect {
     Reboot,
     /// Retentive suspend: idle like WFI.
     Suspend,
+    /// The guest asks for a snapshot at this point (WIO extension), with its tag.
+    SnapshotHere(u64),
 }
 
 /// One served call, for the trace.
@@ -84,6 +93,7 @@ fn supported(ext: u64) -> bool {
             | eid::HSM
             | eid::SRST
             | eid::DBCN
+            | eid::WIO
             | eid::LEGACY_SET_TIMER
             | eid::LEGACY_PUTCHAR
             | eid::LEGACY_GETCHAR
@@ -119,6 +129,10 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
             4..=6 => err::SUCCESS,
             _ => err::NOT_SUPPORTED,
         },
+        eid::WIO if fid == WIO_SNAPSHOT_HERE => {
+            effect = SbiEffect::SnapshotHere(a[0]);
+            err::SUCCESS
+        }
         eid::TIME if fid == 0 => {
             hart.set_timecmp(a[0]);
             err::SUCCESS

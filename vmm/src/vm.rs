@@ -56,6 +56,12 @@ pub struct RunConfig {
     pub pcap: Option<PathBuf>,
     /// The simulated link (riscv64).
     pub link: wio_virtio_devices::Link,
+    /// Snapshots to take on the way.
+    pub snapshots: crate::snapshot::plan::SnapshotPlan,
+    /// Restore this snapshot instead of booting.
+    pub from: Option<PathBuf>,
+    /// Whether `seed` was given (a restore without one keeps the snapshot's seed).
+    pub seed_given: bool,
 }
 
 /// The result of a run: its summary, and how it ended.
@@ -253,6 +259,9 @@ mod tests {
             persist: None,
             pcap: None,
             link: wio_virtio_devices::Link::default(),
+            snapshots: Default::default(),
+            from: None,
+            seed_given: true,
         }
     }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use wio_virtio_devices::{GuestMem, MmioTransport, Request};
 
 /// A timed virtio event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum VirtioEvent {
     /// A submitted request completes: (slot, queue, request).
     Complete(usize, usize, Request),

@@ -25,6 +25,19 @@ impl Trigger for IrqRequests {
     }
 }
 
+/// A UART as a snapshot keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UartState {
+    /// DLL, DLM, IER, IIR, LCR, LSR, MCR, MSR, SCR.
+    pub regs: [u8; 9],
+    /// Receive FIFO.
+    pub in_buffer: Vec<u8>,
+    /// Transmitted bytes not yet drained.
+    pub output: Vec<u8>,
+    /// Interrupt requests not yet taken.
+    pub irq_requests: u32,
+}
+
 /// A 16550 UART with its output buffer.
 pub struct Uart16550 {
     uart: Serial<IrqRequests, vm_superio::serial::NoEvents, Vec<u8>>,
@@ -61,6 +74,55 @@ impl Uart16550 {
     /// Takes the bytes the guest transmitted since the last call.
     pub fn take_output(&mut self) -> Vec<u8> {
         std::mem::take(self.uart.writer_mut())
+    }
+
+    /// The registers and receive FIFO, for a snapshot (output is drained at every exit).
+    pub fn save_state(&self) -> UartState {
+        let s = self.uart.state();
+        UartState {
+            regs: [
+                s.baud_divisor_low,
+                s.baud_divisor_high,
+                s.interrupt_enable,
+                s.interrupt_identification,
+                s.line_control,
+                s.line_status,
+                s.modem_control,
+                s.modem_status,
+                s.scratch,
+            ],
+            in_buffer: s.in_buffer,
+            output: self.uart.writer().clone(),
+            irq_requests: self.irq.0.get(),
+        }
+    }
+
+    /// A UART in a saved state.
+    pub fn from_state(s: &UartState) -> Result<Uart16550, String> {
+        let [baud_divisor_low, baud_divisor_high, interrupt_enable, interrupt_identification, line_control, line_status, modem_control, modem_status, scratch] =
+            s.regs;
+        let state = vm_superio::serial::SerialState {
+            baud_divisor_low,
+            baud_divisor_high,
+            interrupt_enable,
+            interrupt_identification,
+            line_control,
+            line_status,
+            modem_control,
+            modem_status,
+            scratch,
+            in_buffer: s.in_buffer.clone(),
+        };
+        let irq = IrqRequests::default();
+        irq.0.set(s.irq_requests);
+        let uart = Serial::from_state(
+            &state,
+            irq.clone(),
+            vm_superio::serial::NoEvents,
+            s.output.clone(),
+        )
+        .map_err(|e| format!("saved UART state: {e:?}"))?;
+        Ok(Uart16550 { uart, irq })
     }
 
     /// Whether the UART asked for an interrupt since the last call (and clears the request).

@@ -9,7 +9,7 @@ const TIME_LOW: u64 = 0x00;
 const TIME_HIGH: u64 = 0x04;
 
 /// The RTC.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GoldfishRtc {
     epoch_ns: u64,
     /// What the guest set minus what the clock said, in ns (guest `hwclock -w`).

@@ -12,7 +12,7 @@ const ENABLE_BASE: u64 = 0x2000;
 const CONTEXT_BASE: u64 = 0x20_0000;
 
 /// The PLIC.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Plic {
     priority: [u32; SOURCES as usize],
     /// Lines currently high.

@@ -1,0 +1,472 @@
+//! Snapshot files: a versioned, checksummed image of a stopped machine.
+//!
+//! Layout (integers little-endian):
+//!
+//! ```text
+//! magic "WIOSNAP\0" | format version u32 | total length u64
+//! | meta length u64 | meta (postcard)          what the snapshot is of: arch, seed, time, artifacts
+//! | machine length u64 | machine (postcard)    engine, devices, clock, scheduler, streams, trace
+//! | run count u64 | runs: first page u64, page count u64, bytes   guest memory, zero pages left out
+//! | SHA-256 of everything before it (32 bytes)
+//! ```
+//!
+//! The file is written to a temporary name and renamed into place only once
+//! complete and synced, so a full disk or a crash never leaves a file that looks
+//! valid. Reading checks magic, version, length and checksum before decoding
+//! anything, and every decoded length is bounded, so a damaged file is a
+//! one-line error, never a panic.
+
+pub mod plan;
+pub mod sha;
+
+use crate::error::{Result, WioError};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// First bytes of every snapshot file.
+pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
+/// The format this wio writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Guest page size of the memory image.
+pub const PAGE: u64 = 4096;
+/// Largest guest memory a snapshot may describe.
+pub const MAX_MEMORY: u64 = 64 << 30;
+const HEADER: usize = 8 + 4 + 8;
+
+/// A virtio-blk base image as the snapshot saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskMeta {
+    /// Where it was (absolute when it could be made so).
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub len: u64,
+    /// SHA-256 of its contents: the overlay in the snapshot only makes sense on these bytes.
+    pub sha256: String,
+}
+
+/// What a snapshot is of: enough to check a restore against and to rebuild the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// "riscv64" or "x86_64".
+    pub arch: String,
+    /// The wio version that wrote it.
+    pub wio_version: String,
+    /// The seed the run had when the snapshot was taken.
+    pub seed: u64,
+    /// Virtual time of the snapshot.
+    pub virtual_ns: u64,
+    /// Retired instructions (riscv64).
+    pub instructions: Option<u64>,
+    /// Why it was taken ("virtual time 2000000000 ns", "console \"ready\"", "guest request 7").
+    pub reason: String,
+    /// Guest-physical base of RAM.
+    pub mem_base: u64,
+    /// RAM size in bytes.
+    pub mem_bytes: u64,
+    /// SHA-256 of the kernel the run booted.
+    pub kernel_sha256: String,
+    /// SHA-256 of its initrd.
+    pub initrd_sha256: Option<String>,
+    /// Kernel command line.
+    pub cmdline: String,
+    /// Unix seconds at virtual time 0.
+    pub epoch_unix: i64,
+    /// The root disk, if any.
+    pub disk: Option<DiskMeta>,
+    /// Simulated link: latency, jitter (ns), loss, duplication (ppm).
+    pub link: [u64; 4],
+}
+
+/// A snapshot in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// What it is of.
+    pub meta: Meta,
+    /// The engine's, devices' and run's state (architecture-specific, postcard).
+    pub machine: Vec<u8>,
+    /// Non-zero guest memory: (first page index, bytes of whole pages).
+    pub memory: Vec<(u64, Vec<u8>)>,
+}
+
+fn bad(path: &Path, reason: String) -> WioError {
+    WioError::ArtifactFormat {
+        what: "snapshot",
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Runs of non-zero pages of `ram` (whose length is a multiple of [`PAGE`]).
+pub fn memory_runs(ram: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let page = PAGE as usize;
+    let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut open: Option<(u64, usize, usize)> = None; // (first page, start, end) in bytes
+    for (i, chunk) in ram.chunks(page).enumerate() {
+        let zero = chunk.iter().all(|&b| b == 0);
+        match (&mut open, zero) {
+            (Some((_, _, end)), false) => *end += chunk.len(),
+            (None, false) => open = Some((i as u64, i * page, i * page + chunk.len())),
+            (Some(_), true) => {
+                if let Some((first, start, end)) = open.take() {
+                    runs.push((first, ram[start..end].to_vec()));
+                }
+            }
+            (None, true) => {}
+        }
+    }
+    if let Some((first, start, end)) = open {
+        runs.push((first, ram[start..end].to_vec()));
+    }
+    runs
+}
+
+impl Snapshot {
+    /// The file's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let meta = postcard::to_stdvec(&self.meta).expect("snapshot metadata encodes");
+        let mut out = Vec::with_capacity(
+            HEADER
+                + 16
+                + meta.len()
+                + self.machine.len()
+                + self.memory.iter().map(|(_, b)| b.len() + 16).sum::<usize>()
+                + 40,
+        );
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes()); // total length, filled in below
+        for section in [&meta, &self.machine] {
+            out.extend_from_slice(&(section.len() as u64).to_le_bytes());
+            out.extend_from_slice(section);
+        }
+        out.extend_from_slice(&(self.memory.len() as u64).to_le_bytes());
+        for (first, bytes) in &self.memory {
+            out.extend_from_slice(&first.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64 / PAGE).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        let total = (out.len() + 32) as u64;
+        out[12..20].copy_from_slice(&total.to_le_bytes());
+        let sum = Sha256::digest(&out);
+        out.extend_from_slice(&sum);
+        out
+    }
+
+    /// Parses a file's bytes; `path` names it in errors.
+    pub fn decode(path: &Path, bytes: &[u8]) -> Result<Snapshot> {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(bad(
+                path,
+                "is not a wio snapshot (no WIOSNAP header)".into(),
+            ));
+        }
+        if bytes.len() < HEADER {
+            return Err(bad(path, format!("is truncated ({} bytes)", bytes.len())));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(bad(
+                path,
+                format!(
+                    "is wio snapshot format version {version}; this wio ({}) reads version {FORMAT_VERSION}: restore it with the wio that wrote it",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ));
+        }
+        let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+        if (bytes.len() as u64) < total {
+            return Err(bad(
+                path,
+                format!(
+                    "is truncated: {} of {total} bytes (was it copied completely?)",
+                    bytes.len()
+                ),
+            ));
+        }
+        if bytes.len() as u64 != total || bytes.len() < HEADER + 32 {
+            return Err(bad(
+                path,
+                format!(
+                    "is corrupted: {} bytes where the header says {total}",
+                    bytes.len()
+                ),
+            ));
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 32);
+        if Sha256::digest(body).as_slice() != sum {
+            return Err(bad(
+                path,
+                "is corrupted: its checksum does not match its contents".into(),
+            ));
+        }
+        let mut r = Reader {
+            bytes: body,
+            at: HEADER,
+            path,
+        };
+        let meta_bytes = r.section("metadata")?;
+        let meta: Meta = postcard::from_bytes(meta_bytes)
+            .map_err(|e| bad(path, format!("has unreadable metadata: {e}")))?;
+        if meta.mem_bytes > MAX_MEMORY || !meta.mem_bytes.is_multiple_of(PAGE) {
+            return Err(bad(
+                path,
+                format!("describes {} bytes of guest memory", meta.mem_bytes),
+            ));
+        }
+        let machine = r.section("machine state")?.to_vec();
+        let runs = r.u64("memory run count")?;
+        let pages_total = meta.mem_bytes / PAGE;
+        let mut memory = Vec::new();
+        let mut next_free = 0u64;
+        for _ in 0..runs {
+            let first = r.u64("memory run")?;
+            let count = r.u64("memory run")?;
+            if first < next_free || count == 0 || first.saturating_add(count) > pages_total {
+                return Err(bad(
+                    path,
+                    format!("has a memory run of {count} pages at page {first} outside guest memory or out of order"),
+                ));
+            }
+            next_free = first + count;
+            memory.push((first, r.take(count * PAGE, "memory run")?.to_vec()));
+        }
+        if r.at != body.len() {
+            return Err(bad(path, "has trailing bytes after guest memory".into()));
+        }
+        Ok(Snapshot {
+            meta,
+            machine,
+            memory,
+        })
+    }
+
+    /// Reads only the metadata at the start of the file (no checksum: for choosing how to
+    /// restore it; [`Snapshot::read`] checks everything). Falls back to the full read for
+    /// its error message when the start is damaged.
+    pub fn peek_meta(path: &Path) -> Result<Meta> {
+        use std::io::Read;
+        let peek = || -> Option<Meta> {
+            let mut f = std::fs::File::open(path).ok()?;
+            let mut head = [0u8; HEADER + 8];
+            f.read_exact(&mut head).ok()?;
+            if &head[..8] != MAGIC
+                || u32::from_le_bytes(head[8..12].try_into().ok()?) != FORMAT_VERSION
+            {
+                return None;
+            }
+            let len = u64::from_le_bytes(head[HEADER..].try_into().ok()?);
+            if len > 1 << 20 {
+                return None;
+            }
+            let mut meta = vec![0u8; len as usize];
+            f.read_exact(&mut meta).ok()?;
+            postcard::from_bytes(&meta).ok()
+        };
+        match peek() {
+            Some(m) => Ok(m),
+            None => Snapshot::read(path).map(|s| s.meta),
+        }
+    }
+
+    /// Reads and checks the snapshot at `path`.
+    pub fn read(path: &Path) -> Result<Snapshot> {
+        let bytes = std::fs::read(path).map_err(|source| WioError::ArtifactIo {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Snapshot::decode(path, &bytes)
+    }
+
+    /// Writes the snapshot to `path` atomically: a temporary file in the same folder,
+    /// synced, then renamed. On failure nothing that looks like a snapshot is left behind.
+    pub fn write(&self, path: &Path) -> Result<u64> {
+        let bytes = self.encode();
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "snapshot".into());
+        let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
+        let out_err = |source| WioError::Output {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            source,
+        };
+        let result = (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(out_err(e));
+        }
+        Ok(bytes.len() as u64)
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    path: &'a Path,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: u64, what: &str) -> Result<&'a [u8]> {
+        let end = usize::try_from(n)
+            .ok()
+            .and_then(|n| self.at.checked_add(n))
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or_else(|| bad(self.path, format!("has a {what} that runs past its end")))?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64> {
+        let b = self.take(8, what)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    fn section(&mut self, what: &str) -> Result<&'a [u8]> {
+        let n = self.u64(what)?;
+        self.take(n, what)
+    }
+}
+
+/// SHA-256 of a file's contents, streamed.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h)?;
+    Ok(crate::trace::hex(&h.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Snapshot {
+        let mut ram = vec![0u8; 16 * PAGE as usize];
+        ram[5] = 1;
+        ram[3 * PAGE as usize] = 2;
+        ram[4 * PAGE as usize + 9] = 3;
+        ram[15 * PAGE as usize + 4095] = 4;
+        Snapshot {
+            meta: Meta {
+                arch: "riscv64".into(),
+                wio_version: "test".into(),
+                seed: 9,
+                virtual_ns: 123,
+                instructions: Some(123),
+                reason: "test".into(),
+                mem_base: 0x8000_0000,
+                mem_bytes: ram.len() as u64,
+                kernel_sha256: "k".into(),
+                initrd_sha256: None,
+                cmdline: "console=ttyS0".into(),
+                epoch_unix: 0,
+                disk: None,
+                link: [1, 2, 3, 4],
+            },
+            machine: vec![7; 100],
+            memory: memory_runs(&ram),
+        }
+    }
+
+    #[test]
+    fn memory_runs_skip_zero_pages() {
+        let s = sample();
+        let firsts: Vec<(u64, usize)> = s.memory.iter().map(|(f, b)| (*f, b.len())).collect();
+        assert_eq!(firsts, vec![(0, 4096), (3, 8192), (15, 4096)]);
+    }
+
+    #[test]
+    fn round_trips_and_refuses_damage_without_panicking() {
+        let s = sample();
+        let bytes = s.encode();
+        let p = Path::new("x.snap");
+        assert_eq!(Snapshot::decode(p, &bytes).unwrap(), s);
+        let msg = |b: &[u8]| Snapshot::decode(p, b).unwrap_err().to_string();
+        assert!(msg(&bytes[..bytes.len() - 1]).contains("truncated"));
+        assert!(msg(&bytes[..10]).contains("truncated"));
+        assert!(msg(b"hello").contains("not a wio snapshot"));
+        let mut flipped = bytes.clone();
+        flipped[40] ^= 1;
+        assert!(msg(&flipped).contains("checksum"));
+        let mut v2 = bytes.clone();
+        v2[8] = 2;
+        assert!(msg(&v2).contains("version 2"));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(msg(&longer).contains("corrupted"));
+        // Every truncation and every single-byte corruption is an error, never a panic.
+        for n in 0..bytes.len() {
+            assert!(Snapshot::decode(p, &bytes[..n]).is_err());
+        }
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut b = bytes.clone();
+            let i = (state % b.len() as u64) as usize;
+            b[i] ^= (state >> 32) as u8 | 1;
+            assert!(Snapshot::decode(p, &b).is_err());
+        }
+    }
+
+    #[test]
+    fn decoder_survives_well_formed_frames_around_garbage() {
+        // A valid envelope (magic, version, length, checksum) around garbage sections: the
+        // decoder must reject it through its bounds checks alone.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..3000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 200) as usize;
+            let mut body = Vec::new();
+            body.extend_from_slice(MAGIC);
+            body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+            body.extend_from_slice(&((HEADER + len + 32) as u64).to_le_bytes());
+            let mut x = state ^ round;
+            for _ in 0..len {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Small numbers now and then, so length fields sometimes fit.
+                body.push(if x >> 60 == 0 {
+                    (x >> 33) as u8 & 7
+                } else {
+                    (x >> 33) as u8
+                });
+            }
+            let sum = Sha256::digest(&body);
+            body.extend_from_slice(&sum);
+            let _ = Snapshot::decode(Path::new("fuzz"), &body);
+        }
+    }
+
+    #[test]
+    fn write_is_atomic_and_leaves_nothing_on_failure() {
+        let dir = std::env::temp_dir().join(format!("wio-snap-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("a.snap");
+        let s = sample();
+        s.write(&p).unwrap();
+        assert_eq!(Snapshot::read(&p).unwrap(), s);
+        let missing = dir.join("no-such-dir").join("b.snap");
+        assert!(s.write(&missing).is_err());
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "only the complete snapshot is there");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
