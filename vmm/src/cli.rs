@@ -150,7 +150,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.
-    #[arg(long, value_name = "FILE", requires = "disk")]
+    /// (Needs DISK.img, or a snapshot with a disk.)
+    #[arg(long, value_name = "FILE")]
     pub persist: Option<PathBuf>,
 }
 

@@ -49,6 +49,11 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if args.watchdog_ms == 0 {
         return Err(WioError::Usage("--watchdog-ms must be at least 1".into()));
     }
+    if args.persist.is_some() && args.disk.is_none() && args.from.is_none() {
+        return Err(WioError::Usage(
+            "--persist writes the disk at the end of the run; it needs a DISK.img".into(),
+        ));
+    }
     let mut plan = snapshot::plan::SnapshotPlan {
         at: Vec::new(),
         out: args.snapshot_out.clone(),

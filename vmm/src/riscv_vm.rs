@@ -847,7 +847,7 @@ fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
 /// the very bytes the snapshot's overlay was written on.
 fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_devices::Disk>> {
     let Some(saved) = &meta.disk else {
-        if let Some(p) = &cfg.disk {
+        if let Some(p) = cfg.disk.as_ref().or(cfg.persist.as_ref()) {
             return Err(WioError::Usage(format!(
                 "the snapshot has no disk; drop {} from the command line",
                 p.display()

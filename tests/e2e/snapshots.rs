@@ -1,0 +1,418 @@
+//! End-to-end tests of snapshots on riscv64 guests: a restored run continues
+//! exactly as the uninterrupted one, at several points of a Linux boot and its
+//! workload; a restore with another seed shares the past and changes the
+//! future; disk writes in a snapshot survive as a crash leaves them; the guest
+//! can ask for a snapshot itself; damaged or mismatched snapshots are one-line
+//! errors. Linux tests need the guests built by images/build-all-riscv64.sh.
+
+use std::path::{Path, PathBuf};
+use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, wio};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Snapshot files a run wrote into `dir`, in the order of their virtual times.
+fn snapshots_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_name()?.to_str()?.to_string();
+            let ns = name
+                .strip_prefix("snap-")?
+                .strip_suffix(".snap")?
+                .parse()
+                .ok()?;
+            Some((ns, p))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+fn same_end(a: &serde_json::Value, b: &serde_json::Value, what: &str) {
+    for key in [
+        "trace_hash",
+        "trace_lines",
+        "virtual_ns",
+        "instructions",
+        "console_sha256",
+        "exit_status",
+    ] {
+        assert_eq!(a[key], b[key], "{what}: {key} differs");
+    }
+}
+
+#[test]
+fn restores_at_five_points_of_a_boot_continue_exactly() {
+    if !require_riscv_guests("restores_at_five_points_of_a_boot_continue_exactly") {
+        return;
+    }
+    let dir = scratch("snap-five");
+    let out_tpl = dir.join("snap-{ns}.snap");
+    let base = [
+        "--arch",
+        "riscv64",
+        "--seed",
+        "5",
+        "--quiet",
+        "--no-summary",
+    ];
+    let (_, plain) = run_with_summary(&base);
+    let mut args = base.to_vec();
+    // Early boot, the kernel starting init, the workload starting, mid-workload, near the end.
+    for at in [
+        "30ms",
+        "console:Run /init",
+        "console:wio-init: start",
+        "1s",
+        "2s",
+    ] {
+        args.extend(["--snapshot-at", at]);
+    }
+    args.extend(["--snapshot-out", out_tpl.to_str().unwrap()]);
+    let (out, full) = run_with_summary(&args);
+    same_end(&full, &plain, "taking snapshots changed the run");
+    let snaps = snapshots_in(&dir);
+    assert_eq!(snaps.len(), 5, "{}", stderr(&out));
+    for snap in &snaps {
+        let (out, restored) =
+            run_with_summary(&["--from", snap.to_str().unwrap(), "--quiet", "--no-summary"]);
+        same_end(
+            &restored,
+            &plain,
+            &format!("restore of {} ({})", snap.display(), stderr(&out)),
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_new_seed_shares_the_past_and_changes_the_future() {
+    if !require_riscv_guests("a_new_seed_shares_the_past_and_changes_the_future") {
+        return;
+    }
+    let dir = scratch("snap-reseed");
+    let snap = dir.join("start.snap");
+    let (out, _) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--seed",
+        "3",
+        "--no-summary",
+        "--snapshot-at",
+        "console:wio-init: start",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let before = stdout(&out);
+    let from = snap.to_str().unwrap();
+    let branch = |seed: &str| run_with_summary(&["--from", from, "--seed", seed, "--no-summary"]);
+    let (a_out, a) = branch("100");
+    let (b_out, b) = branch("100");
+    let (c_out, c) = branch("101");
+    assert_eq!(a["trace_hash"], b["trace_hash"], "one seed, one future");
+    assert_eq!(a_out.stdout, b_out.stdout);
+    assert_ne!(
+        a["trace_hash"], c["trace_hash"],
+        "another seed, another future"
+    );
+    assert_eq!(a["seed"], 100);
+    // The guest sees other entropy after the branch point, and the same history before it.
+    let probe = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("probe: getrandom:"))
+            .map(str::to_string)
+    };
+    let (pa, pc, p0) = (
+        probe(&stdout(&a_out)),
+        probe(&stdout(&c_out)),
+        probe(&before),
+    );
+    assert!(pa.is_some() && pc.is_some(), "{}", stdout(&a_out));
+    assert_ne!(pa, pc, "getrandom differs between branch seeds");
+    assert_ne!(pa, p0, "and from the original run's future");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them() {
+    if !require_riscv_guests("disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them") {
+        return;
+    }
+    let Some(base) = riscv_guest_artifact("RISCV64_ROOTFS") else {
+        eprintln!("SKIPPED: disk snapshot test: no RISCV64_ROOTFS in the guest manifest");
+        return;
+    };
+    let before = std::fs::read(&base).unwrap();
+    let dir = scratch("snap-disk");
+    let snap = dir.join("written.snap");
+    let persisted_full = dir.join("full.ext4");
+    let persisted_restored = dir.join("restored.ext4");
+    // Snapshot after the synced file and the unflushed O_DIRECT write, before the crash.
+    let (out, full) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--seed",
+        "6",
+        "--no-summary",
+        base.to_str().unwrap(),
+        "--persist",
+        persisted_full.to_str().unwrap(),
+        "--snapshot-at",
+        "console:workload: disk: durable",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(full["exit_status"], 0, "{}", stderr(&out));
+    assert!(snap.exists(), "{}", stderr(&out));
+    let (out, restored) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--no-summary",
+        "--quiet",
+        "--persist",
+        persisted_restored.to_str().unwrap(),
+    ]);
+    same_end(
+        &restored,
+        &full,
+        &format!("disk restore ({})", stderr(&out)),
+    );
+    assert_eq!(restored["disk"], full["disk"]);
+    assert!(
+        full["disk"]["unflushed_chunks"].as_u64().unwrap() >= 16,
+        "the snapshot held the unflushed write and the crash dropped it: {}",
+        restored["disk"]
+    );
+    assert_eq!(
+        std::fs::read(&persisted_full).unwrap(),
+        std::fs::read(&persisted_restored).unwrap(),
+        "the restored run leaves the same durable disk"
+    );
+    assert!(
+        std::fs::read(&base).unwrap() == before,
+        "the base image must never change"
+    );
+    // A wrong base image is refused, naming the disk.
+    let other = dir.join("other.ext4");
+    let mut bytes = before.clone();
+    bytes[2048] ^= 0xff;
+    std::fs::write(&other, &bytes).unwrap();
+    let o = wio(&[
+        "run",
+        "--from",
+        snap.to_str().unwrap(),
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(101), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not the base image the snapshot was taken on"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A tiny S-mode riscv64 "kernel" (Image format) that asks wio for a snapshot
+/// through the SBI WIO extension, computes, prints through the legacy SBI console
+/// and powers off.
+fn sbi_guest() -> Vec<u8> {
+    fn i(op: u32, rd: u32, f3: u32, rs1: u32, imm: i32) -> u32 {
+        ((imm as u32 & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
+    }
+    fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
+        i(0x13, rd, 0, rs1, imm)
+    }
+    fn lui(rd: u32, imm20: u32) -> u32 {
+        (imm20 << 12) | (rd << 7) | 0x37
+    }
+    fn li(rd: u32, v: u32) -> [u32; 2] {
+        let lo = ((v & 0xfff) as i32) << 20 >> 20;
+        let hi = v.wrapping_sub(lo as u32) >> 12;
+        [lui(rd, hi), addi(rd, rd, lo)]
+    }
+    fn bne_back(rs1: u32, rs2: u32, back_bytes: i32) -> u32 {
+        let o = (-back_bytes) as u32;
+        (((o >> 12) & 1) << 31)
+            | (((o >> 5) & 0x3f) << 25)
+            | (rs2 << 20)
+            | (rs1 << 15)
+            | (1 << 12)
+            | (((o >> 1) & 0xf) << 8)
+            | (((o >> 11) & 1) << 7)
+            | 0x63
+    }
+    const ECALL: u32 = 0x73;
+    let (a0, a1, a6, a7, t0, t1) = (10, 11, 16, 17, 5, 6);
+    let mut code: Vec<u32> = Vec::new();
+    let mut putc = |code: &mut Vec<u32>, c: u8| {
+        code.extend(li(a7, 1));
+        code.push(addi(a0, 0, i32::from(c)));
+        code.push(ECALL);
+    };
+    for c in b"before\n" {
+        putc(&mut code, *c);
+    }
+    code.extend(li(a7, 0x0A57_494F));
+    code.push(addi(a6, 0, 0));
+    code.push(addi(a0, 0, 7));
+    code.push(ECALL);
+    // t0 counts 200000 iterations of t1 += t0.
+    code.extend(li(t0, 200_000));
+    code.push(addi(t1, t1, 3));
+    code.push(addi(t0, t0, -1));
+    code.push(bne_back(t0, 0, 8));
+    for c in b"after\n" {
+        putc(&mut code, *c);
+    }
+    code.extend(li(a7, 0x5352_5354)); // SRST: shutdown, no reason
+    code.push(addi(a6, 0, 0));
+    code.push(addi(a0, 0, 0));
+    code.push(addi(a1, 0, 0));
+    code.push(ECALL);
+    let mut image = vec![0u8; 64];
+    image[0..4].copy_from_slice(&0x0400_006fu32.to_le_bytes()); // j +64
+    image[8..16].copy_from_slice(&0x20_0000u64.to_le_bytes());
+    image[48..56].copy_from_slice(b"RISCV\0\0\0");
+    image[56..60].copy_from_slice(b"RSC\x05");
+    for w in code {
+        image.extend_from_slice(&w.to_le_bytes());
+    }
+    let size = image.len() as u64;
+    image[16..24].copy_from_slice(&size.to_le_bytes());
+    image
+}
+
+#[test]
+fn the_guest_asks_for_a_snapshot_through_sbi() {
+    let dir = scratch("snap-sbi");
+    let kernel = dir.join("sbi.Image");
+    std::fs::write(&kernel, sbi_guest()).unwrap();
+    let snap = dir.join("guest.snap");
+    let common = ["--no-summary", "--quiet"];
+    let (out, plain) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--mem",
+        "64",
+        common[0],
+    ]);
+    assert_eq!(plain["exit_status"], 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("before\nafter\n"), "{}", stdout(&out));
+    let (out, full) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--mem",
+        "64",
+        "--snapshot-at",
+        "guest",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+        common[0],
+        common[1],
+    ]);
+    same_end(
+        &full,
+        &plain,
+        "the guest's snapshot request changed the run",
+    );
+    assert!(
+        stderr(&out).contains("guest request (tag 7)"),
+        "{}",
+        stderr(&out)
+    );
+    let (out, restored) = run_with_summary(&["--from", snap.to_str().unwrap(), common[0]]);
+    assert_eq!(stdout(&out), "after\n", "only the future is printed again");
+    same_end(&restored, &plain, "restore of the guest's snapshot");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn damaged_or_foreign_snapshots_are_one_line_errors() {
+    let dir = scratch("snap-bad");
+    let kernel = dir.join("sbi.Image");
+    std::fs::write(&kernel, sbi_guest()).unwrap();
+    let snap = dir.join("good.snap");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--mem",
+        "64",
+        "--snapshot-at",
+        "guest",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let good = std::fs::read(&snap).unwrap();
+    let check = |name: &str, bytes: &[u8], code: i32, needle: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = wio(&["run", "--from", p.to_str().unwrap(), "--quiet"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{name}: {err}");
+        assert!(err.contains(needle), "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    };
+    check("truncated.snap", &good[..good.len() / 2], 101, "truncated");
+    let mut corrupt = good.clone();
+    let mid = corrupt.len() / 2;
+    corrupt[mid] ^= 0x55;
+    check("corrupt.snap", &corrupt, 101, "checksum");
+    let mut version = good.clone();
+    version[8] = 9;
+    check("version.snap", &version, 101, "format version 9");
+    check("empty.snap", b"", 101, "not a wio snapshot");
+    check(
+        "text.snap",
+        b"hello world, not a snapshot",
+        101,
+        "not a wio snapshot",
+    );
+    let o = wio(&["run", "--from", dir.join("missing.snap").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(101), "{}", stderr(&o));
+    let o = wio(&["run", "--from", snap.to_str().unwrap(), "--arch", "x86_64"]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("riscv64 guest"), "{}", stderr(&o));
+    let o = wio(&[
+        "run",
+        "--from",
+        snap.to_str().unwrap(),
+        "--kernel",
+        kernel.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    let o = wio(&["run", "--arch", "riscv64", "--snapshot-at", "soon"]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--snapshot-at"), "{}", stderr(&o));
+    // A snapshot directory that cannot be written is an output error and leaves nothing.
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--mem",
+        "64",
+        "--snapshot-at",
+        "guest",
+        "--snapshot-out",
+        dir.join("no/such/dir/x.snap").to_str().unwrap(),
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(o.status.code(), Some(105), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
