@@ -247,7 +247,7 @@ fn sbi_guest() -> Vec<u8> {
     const ECALL: u32 = 0x73;
     let (a0, a1, a6, a7, t0, t1) = (10, 11, 16, 17, 5, 6);
     let mut code: Vec<u32> = Vec::new();
-    let mut putc = |code: &mut Vec<u32>, c: u8| {
+    let putc = |code: &mut Vec<u32>, c: u8| {
         code.extend(li(a7, 1));
         code.push(addi(a0, 0, i32::from(c)));
         code.push(ECALL);
