@@ -42,6 +42,7 @@ fn config(cmdline: String) -> RunConfig {
         snapshots: Default::default(),
         from: None,
         seed_given: true,
+        until: None,
     }
 }
 

@@ -29,6 +29,12 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Measure the run loop: VMM overhead per exit against a bare KVM_RUN loop, and idle speed.
     Bench(BenchArgs),
+    /// Run many seeds from one snapshot as copy-on-write branches, in parallel, and report each.
+    #[command(after_help = EXPLORE_EXAMPLES)]
+    Explore(ExploreArgs),
+    /// Work with exploration reports.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Check a trace file's hash chain and print its final hash.
     VerifyTrace {
         /// The trace file written by `wio run --trace`.
@@ -49,6 +55,68 @@ Examples:
   wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
   wio run --from boot.snap                     # continues exactly as the original run did
   wio run --from boot.snap --seed 99           # same past, a different future";
+
+const EXPLORE_EXAMPLES: &str = "\
+Examples:
+  wio run --arch riscv64 --seed 1 --snapshot-at console:'wio-init: start' --snapshot-out start.snap
+  wio explore --from start.snap --seeds 0..1000 --jobs 2 --fail-on 'Kernel panic'
+  wio explore --from start.snap --seeds 0..1000 --until console:'workload: net' --match 'replies'
+  wio explore --from start.snap --seeds 0..100000 --shard $JOB_COMPLETION_INDEX/8 --report shard-$JOB_COMPLETION_INDEX.json
+  wio report merge shard-*.json --out all.json
+
+A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
+status, or a --fail-on text on the console. Each failing seed is listed with the command that
+reproduces it; the JSON report has every seed.";
+
+/// `wio report` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Join the shard reports of one exploration into one report and print its table.
+    Merge {
+        /// Shard reports written by `wio explore --shard`.
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+        /// Where to write the merged report.
+        #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
+        out: PathBuf,
+    },
+}
+
+/// Options of `wio explore`.
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The snapshot to branch from (written by `wio run --snapshot-at`).
+    #[arg(long, value_name = "SNAP")]
+    pub from: PathBuf,
+    /// Seeds to explore: A..B (B excluded), A..=B (B included) or one seed.
+    #[arg(long, value_name = "A..B")]
+    pub seeds: String,
+    /// Branches run at once (default: the host's cores).
+    #[arg(long, value_name = "J")]
+    pub jobs: Option<usize>,
+    /// Stop each branch at the first console line containing TEXT (console:TEXT); by default
+    /// a branch runs until the guest powers off.
+    #[arg(long, value_name = "console:TEXT")]
+    pub until: Option<String>,
+    /// Report whether a console line containing TEXT appeared (repeatable).
+    #[arg(long = "match", value_name = "TEXT")]
+    pub matches: Vec<String>,
+    /// A seed whose console shows TEXT fails (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub fail_on: Vec<String>,
+    /// Explore only seeds whose offset in the range is i modulo N (0 <= i < N).
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<String>,
+    /// Where to write the JSON report.
+    #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
+    pub report: PathBuf,
+    /// Stop a branch after this many virtual seconds since boot (0 = no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 3600)]
+    pub max_virtual_secs: u64,
+    /// The snapshot's base disk image, if it is no longer where the snapshot says.
+    #[arg(long, value_name = "DISK.img")]
+    pub disk: Option<PathBuf>,
+}
 
 /// Guest architectures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -109,6 +177,10 @@ pub struct RunArgs {
     /// function 0 on riscv64). Repeat for several. The run itself goes on unchanged (riscv64).
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Vec<String>,
+    /// Stop the run at the first console line containing TEXT, given as console:TEXT
+    /// (riscv64; the summary then has no guest status and wio exits 0).
+    #[arg(long, value_name = "console:TEXT")]
+    pub until: Option<String>,
     /// Where to write snapshots; {seed}, {ns} (virtual time) and {n} are filled in.
     #[arg(long, value_name = "FILE", default_value = crate::snapshot::plan::DEFAULT_OUT)]
     pub snapshot_out: String,

@@ -8,6 +8,7 @@ mod cli;
 mod devices;
 mod engine;
 mod error;
+mod explore;
 mod initrd;
 mod memory;
 mod platform;
@@ -22,8 +23,18 @@ mod virtio_setup;
 mod vm;
 
 use clap::Parser;
-use cli::{Cli, Command, RunArgs};
+use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs};
 use error::{exit_code, WioError};
+
+/// `console:TEXT` (the only kind of --until so far) to TEXT.
+fn parse_until(s: &str) -> Result<String, WioError> {
+    match s.strip_prefix("console:") {
+        Some(t) if !t.is_empty() => Ok(t.to_string()),
+        _ => Err(WioError::Usage(format!(
+            "--until {s:?}: expected console:TEXT (stop at the first console line containing TEXT)"
+        ))),
+    }
+}
 
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
@@ -85,7 +96,12 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "snapshots of x86-64 guests are not implemented yet; --snapshot-at and --from work with --arch riscv64".into(),
         ));
     }
+    let until = args.until.as_deref().map(parse_until).transpose()?;
+    if until.is_some() && arch != cli::Arch::Riscv64 {
+        return Err(WioError::Usage("--until works with --arch riscv64".into()));
+    }
     let cfg = vm::RunConfig {
+        until,
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
         from: args.from.clone(),
@@ -151,6 +167,51 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     }
 }
 
+/// Exit code of an exploration: 0 when every seed passed, 1 when some failed, 130 when
+/// interrupted (the report still has the finished seeds).
+fn exit_for(r: &explore::Report) -> i32 {
+    if !r.complete {
+        130
+    } else if r.results.iter().any(|s| s.failed) {
+        1
+    } else {
+        0
+    }
+}
+
+fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
+    let seeds = explore::SeedRange::parse(&args.seeds)?;
+    let shard = match &args.shard {
+        Some(s) => explore::parse_shard(s)?,
+        None => (0, 1),
+    };
+    let jobs = match args.jobs {
+        Some(0) => return Err(WioError::Usage("--jobs must be at least 1".into())),
+        Some(j) => j,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let max_virtual_ns = args
+        .max_virtual_secs
+        .checked_mul(1_000_000_000)
+        .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))?;
+    let x = explore::Explore {
+        from: args.from.clone(),
+        disk: args.disk.clone(),
+        seeds,
+        shard,
+        jobs,
+        until: args.until.as_deref().map(parse_until).transpose()?,
+        matches: args.matches.clone(),
+        fail_on: args.fail_on.clone(),
+        max_virtual_ns,
+        report: args.report.clone(),
+    };
+    let report = explore::explore(&x)?;
+    explore::print_table(&report);
+    eprintln!("wio: report written to {}", args.report.display());
+    Ok(exit_for(&report))
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -166,6 +227,15 @@ fn main() {
     let result = match &cli.command {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),
+        Command::Explore(args) => explore_command(args),
+        Command::Report(ReportCommand::Merge { reports, out }) => {
+            explore::merge(reports).and_then(|r| {
+                explore::write_report(&r, out)?;
+                explore::print_table(&r);
+                eprintln!("wio: merged report written to {}", out.display());
+                Ok(exit_for(&r))
+            })
+        }
         Command::VerifyTrace { file } => std::fs::read_to_string(file)
             .map_err(|e| WioError::Usage(format!("cannot read trace {}: {e}", file.display())))
             .and_then(|text| {

@@ -21,14 +21,6 @@ pub fn allocate(base: u64, size: u64) -> Result<GuestMem> {
     })
 }
 
-/// Guest memory for a restored machine: a memfd holding the snapshot's pages,
-/// mapped privately, so the pages are the kernel's copy-on-write pages of the memfd
-/// (branches mapping the same memfd share every page they do not write).
-pub fn from_pages(base: u64, size: u64, runs: &[(u64, Vec<u8>)]) -> Result<GuestMem> {
-    let file = snapshot_memfd(size, runs)?;
-    map_private(base, size, &file)
-}
-
 /// A memfd of `size` bytes holding `runs` (first page, bytes) and zeros elsewhere.
 pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::File> {
     use std::os::fd::FromRawFd;

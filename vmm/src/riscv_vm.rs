@@ -228,7 +228,7 @@ struct ConsoleSink {
 }
 
 /// The console as a snapshot keeps it.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct ConsoleState {
     line: Vec<u8>,
     digest: ResumableSha256,
@@ -271,8 +271,13 @@ impl ConsoleSink {
                 });
             }
         }
-        if let Some(i) = self.watch.iter().position(|w| text.contains(w.as_str())) {
-            self.watch_hits.push(self.watch.remove(i));
+        let mut i = 0;
+        while i < self.watch.len() {
+            if text.contains(self.watch[i].as_str()) {
+                self.watch_hits.push(self.watch.remove(i));
+            } else {
+                i += 1;
+            }
         }
         if let Some(rest) = text
             .find(STATUS_MARKER)
@@ -311,7 +316,7 @@ enum Step {
 }
 
 /// Everything of the machine a snapshot keeps besides guest memory.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct MachineState {
     hart: HartState,
     uart: UartState,
@@ -661,44 +666,34 @@ impl RvMachine {
             machine: postcard::to_stdvec(&state)
                 .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
             memory: memory_runs(self.engine.hart.ram.bytes()),
+            sha256: String::new(),
         })
     }
 
-    /// A machine in the state `snap` recorded, run with `cfg` (its seed, outputs and
+    /// A machine in the state `l` recorded, run with `cfg` (its seed, outputs and
     /// limits; the guest and its devices come from the snapshot). With a seed other than
     /// the snapshot's, every stream is re-keyed from that seed: the past is shared, the
-    /// future differs.
-    pub fn restore(
-        snap: &Snapshot,
-        path: &std::path::Path,
-        cfg: &RunConfig,
-        wall: Instant,
-    ) -> Result<RvMachine> {
+    /// future differs. Guest memory is a private copy-on-write mapping of the loaded
+    /// snapshot's pages, so a restore costs what the run then writes.
+    pub fn restore(l: &LoadedSnapshot, cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
         let bad = |reason: String| WioError::ArtifactFormat {
             what: "snapshot",
-            path: path.to_path_buf(),
+            path: l.path.clone(),
             reason,
         };
-        let meta = &snap.meta;
-        if meta.arch != "riscv64" {
-            return Err(bad(format!(
-                "is of an {} guest; run it with --arch {}",
-                meta.arch, meta.arch
-            )));
-        }
-        if meta.mem_base != layout::RAM_BASE
-            || !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&(meta.mem_bytes >> 20))
-        {
-            return Err(bad(format!(
-                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
-                meta.mem_bytes >> 20,
-                meta.mem_base
-            )));
-        }
-        let state: MachineState = postcard::from_bytes(&snap.machine)
-            .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
-        let disk = restore_disk(meta, cfg)?;
-        let mem = crate::memory::from_pages(meta.mem_base, meta.mem_bytes, &snap.memory)?;
+        let meta = &l.meta;
+        let state = l.state.clone();
+        let disk = match &l.disk {
+            Some(path) => Some(wio_virtio_devices::Disk::open(path).map_err(|e| {
+                WioError::ArtifactFormat {
+                    what: "disk image",
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }
+            })?),
+            None => None,
+        };
+        let mem = crate::memory::map_private(meta.mem_base, meta.mem_bytes, &l.memfd)?;
         let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
         hart.load_state(&state.hart)
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
@@ -793,19 +788,43 @@ impl RvMachine {
     }
 
     /// Ends the run: closes the trace, carries out `--persist`, and builds the summary.
-    fn finish(mut self, cfg: &RunConfig, outcome: Result<u32>, wall: Instant) -> RunResult {
+    /// With `until`, the run stopped at that console text (no guest status; exit code 0).
+    fn finish(
+        mut self,
+        cfg: &RunConfig,
+        outcome: Result<u32>,
+        wall: Instant,
+        until: Option<&str>,
+    ) -> RunResult {
         let now = self.now_ns();
         let hart = &self.engine.hart;
         self.console.flush_line(now, &mut self.bus.trace);
         let mut exits = self.exits;
         exits.insert("mmio", self.bus.mmio_accesses);
-        let outcome = crate::trace::close(
-            &mut self.bus.trace,
-            now,
-            outcome,
-            json!({ "instret": hart.instret }),
-            cfg.trace.as_ref(),
-        );
+        let outcome = match until {
+            Some(text) => {
+                self.bus.trace.event(
+                    now,
+                    "until",
+                    json!({ "text": text, "instret": hart.instret }),
+                );
+                match self.bus.trace.finish() {
+                    Ok(()) => outcome,
+                    Err(source) => Err(WioError::Output {
+                        what: "trace",
+                        path: cfg.trace.clone().unwrap_or_default(),
+                        source,
+                    }),
+                }
+            }
+            None => crate::trace::close(
+                &mut self.bus.trace,
+                now,
+                outcome,
+                json!({ "instret": hart.instret }),
+                cfg.trace.as_ref(),
+            ),
+        };
         let wall_ns = wall.elapsed().as_nanos() as u64;
         let (disk, outcome) =
             crate::virtio_setup::finish_disk(self.bus.virtio.devices(), cfg, outcome);
@@ -823,7 +842,8 @@ impl RvMachine {
             trace_hash: self.bus.trace.hash_hex(),
             trace_lines: self.bus.trace.lines(),
             console_sha256: hex(&self.console.digest.digest()),
-            exit_status: outcome.as_ref().ok().copied(),
+            exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
+            stopped_at: until.map(str::to_string),
             wio_exit_code: match &outcome {
                 Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
                 Err(e) => e.exit_code(),
@@ -837,6 +857,62 @@ impl RvMachine {
     }
 }
 
+/// A snapshot read, checked and ready to restore any number of times: its state
+/// decoded, its guest memory in a memfd that every restore maps copy-on-write, its
+/// disk (if any) checked once to be the image the snapshot was taken on.
+pub struct LoadedSnapshot {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// What it is of.
+    pub meta: Meta,
+    state: MachineState,
+    memfd: std::fs::File,
+    /// The verified base disk image.
+    disk: Option<PathBuf>,
+    /// The file's checksum (names the snapshot in reports).
+    pub sha256: String,
+}
+
+impl LoadedSnapshot {
+    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn load(path: &std::path::Path, cfg: &RunConfig) -> Result<LoadedSnapshot> {
+        let snap = Snapshot::read(path)?;
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = snap.meta;
+        if meta.arch != "riscv64" {
+            return Err(bad(format!(
+                "is of an {} guest; run it with --arch {}",
+                meta.arch, meta.arch
+            )));
+        }
+        if meta.mem_base != layout::RAM_BASE
+            || !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&(meta.mem_bytes >> 20))
+        {
+            return Err(bad(format!(
+                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
+                meta.mem_bytes >> 20,
+                meta.mem_base
+            )));
+        }
+        let state: MachineState = postcard::from_bytes(&snap.machine)
+            .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+        let disk = restore_disk(&meta, cfg)?;
+        let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        Ok(LoadedSnapshot {
+            path: path.to_path_buf(),
+            meta,
+            state,
+            memfd,
+            disk,
+            sha256: snap.sha256,
+        })
+    }
+}
+
 fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
     match ev {
         VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _) => *slot < slots,
@@ -845,7 +921,7 @@ fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
 
 /// The disk a restored machine runs on: the one given, or the snapshot's, checked to be
 /// the very bytes the snapshot's overlay was written on.
-fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_devices::Disk>> {
+fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<PathBuf>> {
     let Some(saved) = &meta.disk else {
         if let Some(p) = cfg.disk.as_ref().or(cfg.persist.as_ref()) {
             return Err(WioError::Usage(format!(
@@ -858,7 +934,7 @@ fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_device
     let path = cfg.disk.clone().unwrap_or_else(|| saved.path.clone());
     let mut c = cfg.clone();
     c.disk = Some(path.clone());
-    let disk = crate::virtio_setup::open_disk(&c).map_err(|e| {
+    crate::virtio_setup::open_disk(&c).map_err(|e| {
         WioError::Usage(format!(
             "{e} (the snapshot was taken on {}; pass that image as DISK.img)",
             saved.path.display()
@@ -880,7 +956,7 @@ fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_device
             ),
         });
     }
-    Ok(disk)
+    Ok(Some(path))
 }
 
 /// Runs one riscv64 VM to its end: booted from its configuration, or restored from
@@ -888,10 +964,7 @@ fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<wio_virtio_device
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
     let mut m = match &cfg.from {
-        Some(path) => {
-            let snap = Snapshot::read(path)?;
-            RvMachine::restore(&snap, path, cfg, wall)?
-        }
+        Some(path) => RvMachine::restore(&LoadedSnapshot::load(path, cfg)?, cfg, wall)?,
         None => RvMachine::boot(cfg, wall)?,
     };
     let limit_ns = if cfg.max_virtual_ns == 0 {
@@ -901,8 +974,19 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let mut plan = cfg.snapshots.clone();
     let mut taken = 0usize;
+    if let Some(u) = &cfg.until {
+        m.console.watch.push(u.clone());
+    }
+    let mut until_hit = None;
     let outcome = loop {
         let step = m.step(limit_ns);
+        if let Some(u) = cfg.until.as_deref() {
+            if let Some(i) = m.console.watch_hits.iter().position(|h| h == u) {
+                m.console.watch_hits.remove(i);
+                until_hit = Some(u);
+                break Ok(0);
+            }
+        }
         let now = m.now_ns();
         let due: Option<String> = match &step {
             Step::End(_) => None,
@@ -949,7 +1033,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             );
         }
     };
-    Ok(m.finish(cfg, outcome, wall))
+    Ok(m.finish(cfg, outcome, wall, until_hit))
 }
 
 /// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.
@@ -985,6 +1069,84 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
     bus.fire_due_events(now);
     hart.poke_interrupts();
     None
+}
+
+/// How one branch of an exploration ended.
+pub struct BranchEnd {
+    /// The run's summary (trace hash, virtual time, status or error).
+    pub summary: Summary,
+    /// The console texts (of those watched) that appeared, in order.
+    pub matched: Vec<String>,
+    /// Whether the branch stopped at its `until` text rather than at its end.
+    pub stopped_at_until: bool,
+}
+
+/// Runs one branch: restores `l` with `seed` (hash-only trace, no console, no outputs) and
+/// runs it to its end, to `until` (a console text), or to `limit_ns` of virtual time.
+/// `watch` are console texts to report; `cancel` abandons the branch (None is returned).
+pub fn run_branch(
+    l: &LoadedSnapshot,
+    seed: u64,
+    until: Option<&str>,
+    watch: &[String],
+    limit_ns: u64,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<BranchEnd>> {
+    let wall = Instant::now();
+    let cfg = RunConfig {
+        seed,
+        seed_given: true,
+        kernel: None,
+        guest: None,
+        initrd: None,
+        cmdline: None,
+        mem_mib: l.meta.mem_bytes >> 20,
+        epoch_unix: l.meta.epoch_unix,
+        trace: None,
+        max_virtual_ns: limit_ns,
+        watchdog_ms: 0,
+        quiet: true,
+        disk: None,
+        persist: None,
+        pcap: None,
+        link: wio_virtio_devices::Link::default(),
+        snapshots: Default::default(),
+        from: Some(l.path.clone()),
+        until: until.map(str::to_string),
+    };
+    let mut m = RvMachine::restore(l, &cfg, wall)?;
+    m.console.watch = watch.to_vec();
+    if let Some(u) = until {
+        m.console.watch.push(u.to_string());
+    }
+    let limit = if limit_ns == 0 { u64::MAX } else { limit_ns };
+    let mut stopped_at_until = false;
+    let outcome = loop {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(None);
+        }
+        if let Step::End(outcome) = m.step(limit) {
+            break outcome;
+        }
+        if until.is_some_and(|u| m.console.watch_hits.iter().any(|h| h == u)) {
+            stopped_at_until = true;
+            break Ok(0);
+        }
+    };
+    let mut matched: Vec<String> = m
+        .console
+        .watch_hits
+        .iter()
+        .filter(|h| watch.contains(h))
+        .cloned()
+        .collect();
+    matched.dedup();
+    let end = m.finish(&cfg, outcome, wall, until.filter(|_| stopped_at_until));
+    Ok(Some(BranchEnd {
+        summary: end.summary,
+        matched,
+        stopped_at_until,
+    }))
 }
 
 /// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.

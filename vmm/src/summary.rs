@@ -61,8 +61,11 @@ pub struct Summary {
     pub trace_lines: u64,
     /// SHA-256 of everything the guest printed.
     pub console_sha256: String,
-    /// The guest's exit status, or null if the run ended with an error.
+    /// The guest's exit status, or null if the run ended with an error or at --until.
     pub exit_status: Option<u32>,
+    /// The console text the run stopped at (--until), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<String>,
     /// wio's own process exit code.
     pub wio_exit_code: i32,
     /// The error that ended the run, if any.
@@ -116,6 +119,11 @@ impl Summary {
                 self.wio_exit_code
             )),
             (None, None) => {}
+        }
+        if let Some(t) = &self.stopped_at {
+            s.push_str(&format!(
+                "stopped at    console line containing {t:?} (--until)\n"
+            ));
         }
         if let Some(d) = &self.disk {
             s.push_str(&format!(

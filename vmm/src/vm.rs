@@ -62,6 +62,8 @@ pub struct RunConfig {
     pub from: Option<PathBuf>,
     /// Whether `seed` was given (a restore without one keeps the snapshot's seed).
     pub seed_given: bool,
+    /// Stop the run at the first console line containing this text (riscv64).
+    pub until: Option<String>,
 }
 
 /// The result of a run: its summary, and how it ended.
@@ -215,6 +217,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         trace_lines: platform.trace.lines(),
         console_sha256: platform.console_sha256(),
         exit_status,
+        stopped_at: None,
         wio_exit_code: match &outcome {
             Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
             Err(e) => e.exit_code(),
@@ -262,6 +265,7 @@ mod tests {
             snapshots: Default::default(),
             from: None,
             seed_given: true,
+            until: None,
         }
     }
 

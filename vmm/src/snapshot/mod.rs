@@ -88,6 +88,8 @@ pub struct Snapshot {
     pub machine: Vec<u8>,
     /// Non-zero guest memory: (first page index, bytes of whole pages).
     pub memory: Vec<(u64, Vec<u8>)>,
+    /// The file's checksum (hex), once read or written; names the snapshot in reports.
+    pub sha256: String,
 }
 
 fn bad(path: &Path, reason: String) -> WioError {
@@ -152,6 +154,12 @@ impl Snapshot {
         let sum = Sha256::digest(&out);
         out.extend_from_slice(&sum);
         out
+    }
+
+    /// The checksum an encoded snapshot ends with.
+    #[cfg(test)]
+    pub fn checksum_of(encoded: &[u8]) -> String {
+        crate::trace::hex(&encoded[encoded.len().saturating_sub(32)..])
     }
 
     /// Parses a file's bytes; `path` names it in errors.
@@ -239,6 +247,7 @@ impl Snapshot {
             meta,
             machine,
             memory,
+            sha256: crate::trace::hex(sum),
         })
     }
 
@@ -378,6 +387,7 @@ mod tests {
             },
             machine: vec![7; 100],
             memory: memory_runs(&ram),
+            sha256: String::new(),
         }
     }
 
@@ -390,8 +400,9 @@ mod tests {
 
     #[test]
     fn round_trips_and_refuses_damage_without_panicking() {
-        let s = sample();
+        let mut s = sample();
         let bytes = s.encode();
+        s.sha256 = Snapshot::checksum_of(&bytes);
         let p = Path::new("x.snap");
         assert_eq!(Snapshot::decode(p, &bytes).unwrap(), s);
         let msg = |b: &[u8]| Snapshot::decode(p, b).unwrap_err().to_string();
@@ -460,8 +471,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wio-snap-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("a.snap");
-        let s = sample();
+        let mut s = sample();
         s.write(&p).unwrap();
+        s.sha256 = Snapshot::checksum_of(&std::fs::read(&p).unwrap());
         assert_eq!(Snapshot::read(&p).unwrap(), s);
         let missing = dir.join("no-such-dir").join("b.snap");
         assert!(s.write(&missing).is_err());

@@ -1,0 +1,606 @@
+//! `wio explore`: many futures of one snapshot. Each seed of a range is a
+//! branch restored from the same loaded snapshot (guest memory shared
+//! copy-on-write), run on a pool of worker threads, and reported with its
+//! status, the console texts it matched, its virtual time and its trace hash.
+//! Every failing seed comes with the one-line command that reproduces it.
+//!
+//! `--shard i/N` keeps seeds whose offset in the range is i modulo N, so a batch
+//! system can spread one exploration over machines; `wio report merge` joins the
+//! shard reports. Ctrl-C stops the workers and keeps the finished seeds' report.
+
+use crate::error::{Result, WioError};
+use crate::riscv_vm::{run_branch, BranchEnd, LoadedSnapshot};
+use crate::vm::RunConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Set by the SIGINT handler: stop taking seeds and abandon running branches.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Most seeds one exploration (or shard) may cover.
+pub const MAX_SEEDS: u64 = 100_000_000;
+
+/// A seed range: `A..B` (B excluded), `A..=B` (B included) or one seed `A`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedRange {
+    /// First seed.
+    pub start: u64,
+    /// One past the last seed.
+    pub end: u64,
+}
+
+impl SeedRange {
+    /// Parses the `--seeds` syntax.
+    pub fn parse(s: &str) -> Result<SeedRange> {
+        let bad = || {
+            WioError::Usage(format!(
+                "--seeds {s:?}: expected A..B (B excluded), A..=B (B included) or one seed"
+            ))
+        };
+        let num = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
+        let (start, end) = if let Some((a, b)) = s.split_once("..=") {
+            (num(a)?, num(b)?.checked_add(1).ok_or_else(bad)?)
+        } else if let Some((a, b)) = s.split_once("..") {
+            (num(a)?, num(b)?)
+        } else {
+            let a = num(s)?;
+            (a, a.checked_add(1).ok_or_else(bad)?)
+        };
+        if end <= start {
+            return Err(WioError::Usage(format!("--seeds {s:?} is empty")));
+        }
+        if end - start > MAX_SEEDS {
+            return Err(WioError::Usage(format!(
+                "--seeds {s:?} has more than {MAX_SEEDS} seeds; split it with --shard"
+            )));
+        }
+        Ok(SeedRange { start, end })
+    }
+
+    /// The seeds of shard `index` of `count`.
+    pub fn shard(&self, index: u64, count: u64) -> impl Iterator<Item = u64> + '_ {
+        (self.start..self.end).filter(move |s| (s - self.start) % count == index)
+    }
+}
+
+/// Parses `i/N` (0 <= i < N).
+pub fn parse_shard(s: &str) -> Result<(u64, u64)> {
+    let bad = || {
+        WioError::Usage(format!(
+            "--shard {s:?}: expected i/N with 0 <= i < N, e.g. 0/4 ... 3/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)"
+        ))
+    };
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// One seed's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedResult {
+    /// The seed.
+    pub seed: u64,
+    /// "exit" (the guest powered off), "until" (the --until text appeared) or "error".
+    pub ended: String,
+    /// The guest's exit status, when it exited.
+    pub exit_status: Option<u32>,
+    /// wio's error, when the branch ended with one.
+    pub error: Option<String>,
+    /// Console texts (of --match and --fail-on) that appeared.
+    pub matched: Vec<String>,
+    /// Virtual ns at the end of the branch.
+    pub virtual_ns: u64,
+    /// The branch's trace hash.
+    pub trace_hash: String,
+    /// Whether the seed failed (error, non-zero status, or a --fail-on text).
+    pub failed: bool,
+    /// The command that reruns this branch alone.
+    pub reproduce: String,
+}
+
+/// What an exploration was asked to do (shards of one exploration agree on it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Question {
+    /// The snapshot file as given.
+    pub snapshot: PathBuf,
+    /// Its checksum: shards must explore the same snapshot.
+    pub snapshot_sha256: String,
+    /// The seed range.
+    pub seeds: SeedRange,
+    /// The branches' stop text (--until console:TEXT), if any.
+    pub until: Option<String>,
+    /// Texts reported when they appear.
+    pub matches: Vec<String>,
+    /// Texts that fail a seed.
+    pub fail_on: Vec<String>,
+    /// Virtual-time limit (ns since boot; 0 = none).
+    pub max_virtual_ns: u64,
+}
+
+/// A report: the question, which shards it covers, and the results by seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Report format version.
+    pub format: u32,
+    /// What was explored.
+    pub question: Question,
+    /// Shard count of the exploration and the shard indexes this report covers.
+    pub shards: (u64, Vec<u64>),
+    /// Whether every seed of those shards finished (false after Ctrl-C or a failure to start).
+    pub complete: bool,
+    /// Results in seed order.
+    pub results: Vec<SeedResult>,
+}
+
+/// Format version of reports.
+pub const REPORT_FORMAT: u32 = 1;
+
+/// Options of one exploration.
+pub struct Explore {
+    /// The snapshot.
+    pub from: PathBuf,
+    /// Base disk image, when it moved since the snapshot.
+    pub disk: Option<PathBuf>,
+    /// Seeds.
+    pub seeds: SeedRange,
+    /// Shard (index, count).
+    pub shard: (u64, u64),
+    /// Worker threads.
+    pub jobs: usize,
+    /// Stop text.
+    pub until: Option<String>,
+    /// Texts to report.
+    pub matches: Vec<String>,
+    /// Texts that fail a seed.
+    pub fail_on: Vec<String>,
+    /// Virtual-time limit (ns since boot; 0 = none).
+    pub max_virtual_ns: u64,
+    /// Where the JSON report goes.
+    pub report: PathBuf,
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
+    let s = end.summary;
+    let ended = if end.stopped_at_until {
+        "until"
+    } else if s.error.is_some() {
+        "error"
+    } else {
+        "exit"
+    };
+    let failed = s.error.is_some()
+        || s.exit_status.is_some_and(|st| st != 0)
+        || end.matched.iter().any(|m| x.fail_on.contains(m));
+    let mut reproduce = format!(
+        "wio run --from {} --seed {seed}",
+        shell_quote(&x.from.to_string_lossy())
+    );
+    if let Some(d) = &x.disk {
+        reproduce.push(' ');
+        reproduce.push_str(&shell_quote(&d.to_string_lossy()));
+    }
+    if let Some(u) = &x.until {
+        reproduce.push_str(&format!(
+            " --until {}",
+            shell_quote(&format!("console:{u}"))
+        ));
+    }
+    if x.max_virtual_ns > 0 && x.max_virtual_ns != 3600 * 1_000_000_000 {
+        reproduce.push_str(&format!(
+            " --max-virtual-secs {}",
+            x.max_virtual_ns / 1_000_000_000
+        ));
+    }
+    SeedResult {
+        seed,
+        ended: ended.into(),
+        exit_status: s.exit_status,
+        error: s.error,
+        matched: end.matched,
+        virtual_ns: s.virtual_ns,
+        trace_hash: s.trace_hash,
+        failed,
+        reproduce,
+    }
+}
+
+/// Prints progress to stderr: rewritten in place on a terminal, a line every few seconds otherwise.
+struct Progress {
+    started: Instant,
+    last: Instant,
+    tty: bool,
+    total: u64,
+}
+
+impl Progress {
+    fn show(&mut self, done: u64, failing: u64, force: bool) {
+        let every = if self.tty { 0.2 } else { 5.0 };
+        if !force && self.last.elapsed().as_secs_f64() < every {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = self.started.elapsed().as_secs_f64();
+        let rate = done as f64 / secs.max(1e-9);
+        let eta = if done > 0 {
+            format!("{:.0}s", (self.total - done) as f64 / rate)
+        } else {
+            "?".into()
+        };
+        let width = 30usize;
+        let filled = (done as usize * width) / (self.total.max(1) as usize);
+        let bar: String = "#".repeat(filled) + &"-".repeat(width - filled);
+        let line = format!(
+            "explore [{bar}] {done}/{} seeds, {failing} failing, {:.1} branches/s, ETA {eta}",
+            self.total, rate
+        );
+        if self.tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Writes `report` as JSON to `path` (atomically).
+pub fn write_report(report: &Report, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(report)
+        .map_err(|e| WioError::Internal(format!("report JSON: {e}")))?;
+    let tmp = path.with_extension("json.partial");
+    let out = |source| WioError::Output {
+        what: "report",
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::write(&tmp, text + "\n").map_err(out)?;
+    std::fs::rename(&tmp, path).map_err(out)
+}
+
+/// Prints the results table to stdout: every seed when there are few, else the failing ones.
+pub fn print_table(report: &Report) {
+    let failing: Vec<&SeedResult> = report.results.iter().filter(|r| r.failed).collect();
+    let shown: Vec<&SeedResult> = if report.results.len() <= 50 {
+        report.results.iter().collect()
+    } else {
+        failing.clone()
+    };
+    if !shown.is_empty() {
+        println!(
+            "{:>12}  {:<6} {:>6}  {:>14}  {:<16}  matched",
+            "seed", "ended", "status", "virtual s", "trace hash"
+        );
+    }
+    for r in &shown {
+        println!(
+            "{:>12}  {:<6} {:>6}  {:>14.9}  {:<16}  {}{}",
+            r.seed,
+            r.ended,
+            r.exit_status
+                .map_or_else(|| "-".to_string(), |s| s.to_string()),
+            r.virtual_ns as f64 / 1e9,
+            &r.trace_hash[..r.trace_hash.len().min(16)],
+            r.matched.join(", "),
+            if r.failed { "  FAILED" } else { "" }
+        );
+    }
+    let distinct: std::collections::BTreeSet<&str> = report
+        .results
+        .iter()
+        .map(|r| r.trace_hash.as_str())
+        .collect();
+    println!(
+        "{} seeds, {} failing, {} distinct traces{}",
+        report.results.len(),
+        failing.len(),
+        distinct.len(),
+        if report.complete { "" } else { " (incomplete)" }
+    );
+    for r in failing.iter().take(20) {
+        println!("reproduce seed {}: {}", r.seed, r.reproduce);
+    }
+    if failing.len() > 20 {
+        println!(
+            "... {} more failing seeds in the report",
+            failing.len() - 20
+        );
+    }
+}
+
+/// Runs the exploration; returns the report (also written to `x.report`).
+pub fn explore(x: &Explore) -> Result<Report> {
+    let load_cfg = RunConfig {
+        seed: 0,
+        kernel: None,
+        guest: None,
+        initrd: None,
+        cmdline: None,
+        mem_mib: 0,
+        epoch_unix: 0,
+        trace: None,
+        max_virtual_ns: 0,
+        watchdog_ms: 0,
+        quiet: true,
+        disk: x.disk.clone(),
+        persist: None,
+        pcap: None,
+        link: wio_virtio_devices::Link::default(),
+        snapshots: Default::default(),
+        from: Some(x.from.clone()),
+        seed_given: false,
+        until: None,
+    };
+    let loaded = LoadedSnapshot::load(&x.from, &load_cfg)?;
+    let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
+    let question = Question {
+        snapshot: x.from.clone(),
+        snapshot_sha256: loaded.sha256.clone(),
+        seeds: x.seeds,
+        until: x.until.clone(),
+        matches: x.matches.clone(),
+        fail_on: x.fail_on.clone(),
+        max_virtual_ns: x.max_virtual_ns,
+    };
+    let mut watch: Vec<String> = x.matches.clone();
+    for f in &x.fail_on {
+        if !watch.contains(f) {
+            watch.push(f.clone());
+        }
+    }
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; the previous
+    // disposition is put back below.
+    let previous =
+        unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+    eprintln!(
+        "wio: exploring {} seeds of {} from {} (snapshot at {} ns, seed {}) on {} workers",
+        seeds.len(),
+        if x.shard.1 > 1 {
+            format!("shard {}/{}", x.shard.0, x.shard.1)
+        } else {
+            "the range".into()
+        },
+        x.from.display(),
+        loaded.meta.virtual_ns,
+        loaded.meta.seed,
+        x.jobs
+    );
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let failing = AtomicU64::new(0);
+    let results: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());
+    let first_error: Mutex<Option<WioError>> = Mutex::new(None);
+    let mut progress = Progress {
+        started: Instant::now(),
+        last: Instant::now(),
+        tty: std::io::stderr().is_terminal(),
+        total: seeds.len() as u64,
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..x.jobs.max(1) {
+            scope.spawn(|| loop {
+                if INTERRUPTED.load(Ordering::Relaxed) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = seeds.get(i) else { return };
+                match run_branch(
+                    &loaded,
+                    seed,
+                    x.until.as_deref(),
+                    &watch,
+                    x.max_virtual_ns,
+                    &INTERRUPTED,
+                ) {
+                    Ok(Some(end)) => {
+                        let r = result_of(x, seed, end);
+                        if r.failed {
+                            failing.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if let Ok(mut m) = results.lock() {
+                            m.insert(seed, r);
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        // A branch that cannot even start (not a guest failure): stop everything.
+                        if let Ok(mut f) = first_error.lock() {
+                            f.get_or_insert(e);
+                        }
+                        INTERRUPTED.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                }
+            });
+        }
+        while done.load(Ordering::Relaxed) < seeds.len() as u64
+            && !INTERRUPTED.load(Ordering::Relaxed)
+        {
+            progress.show(
+                done.load(Ordering::Relaxed),
+                failing.load(Ordering::Relaxed),
+                false,
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    progress.show(
+        done.load(Ordering::Relaxed),
+        failing.load(Ordering::Relaxed),
+        true,
+    );
+    if progress.tty {
+        eprintln!();
+    }
+    // SAFETY: restores the disposition saved above.
+    unsafe { libc::signal(libc::SIGINT, previous) };
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let results: Vec<SeedResult> = results
+        .into_inner()
+        .unwrap_or_default()
+        .into_values()
+        .collect();
+    let report = Report {
+        format: REPORT_FORMAT,
+        question,
+        shards: (x.shard.1, vec![x.shard.0]),
+        complete: !interrupted && results.len() == seeds.len(),
+        results,
+    };
+    write_report(&report, &x.report)?;
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if interrupted {
+        eprintln!(
+            "wio: interrupted; the {} finished seeds are in {}",
+            report.results.len(),
+            x.report.display()
+        );
+    }
+    Ok(report)
+}
+
+/// Reads a report file.
+pub fn read_report(path: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
+        what: "report",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let r: Report = serde_json::from_str(&text).map_err(|e| WioError::ArtifactFormat {
+        what: "report",
+        path: path.to_path_buf(),
+        reason: format!("is not a wio explore report: {e}"),
+    })?;
+    if r.format != REPORT_FORMAT {
+        return Err(WioError::ArtifactFormat {
+            what: "report",
+            path: path.to_path_buf(),
+            reason: format!(
+                "is report format {}; this wio reads {REPORT_FORMAT}",
+                r.format
+            ),
+        });
+    }
+    Ok(r)
+}
+
+/// Joins shard reports of one exploration. Refuses reports of other explorations and
+/// shards that disagree about a seed (which would mean a determinism failure).
+pub fn merge(paths: &[PathBuf]) -> Result<Report> {
+    let mut merged: Option<Report> = None;
+    let mut by_seed: BTreeMap<u64, SeedResult> = BTreeMap::new();
+    for p in paths {
+        let r = read_report(p)?;
+        match &mut merged {
+            None => merged = Some(r.clone()),
+            Some(m) => {
+                if m.question != r.question || m.shards.0 != r.shards.0 {
+                    return Err(WioError::Usage(format!(
+                        "{} is a report of another exploration (snapshot, seeds, --until, --match, --fail-on or shard count differ)",
+                        p.display()
+                    )));
+                }
+                m.shards.1.extend(r.shards.1.iter().copied());
+                m.complete &= r.complete;
+            }
+        }
+        for res in r.results {
+            if let Some(prev) = by_seed.get(&res.seed) {
+                if prev.trace_hash != res.trace_hash {
+                    return Err(WioError::Nondeterminism(format!(
+                        "seed {} has two different trace hashes in the reports ({} and {})",
+                        res.seed, prev.trace_hash, res.trace_hash
+                    )));
+                }
+            }
+            by_seed.insert(res.seed, res);
+        }
+    }
+    let mut m = merged.ok_or_else(|| WioError::Usage("no reports to merge".into()))?;
+    m.shards.1.sort_unstable();
+    m.shards.1.dedup();
+    let expected: u64 = m.question.seeds.end - m.question.seeds.start;
+    m.complete &= m.shards.1.len() as u64 == m.shards.0 && by_seed.len() as u64 == expected;
+    m.results = by_seed.into_values().collect();
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_and_shards() {
+        assert_eq!(
+            SeedRange::parse("1..5").unwrap(),
+            SeedRange { start: 1, end: 5 }
+        );
+        assert_eq!(
+            SeedRange::parse("1..=5").unwrap(),
+            SeedRange { start: 1, end: 6 }
+        );
+        assert_eq!(
+            SeedRange::parse("7").unwrap(),
+            SeedRange { start: 7, end: 8 }
+        );
+        for bad in [
+            "",
+            "5..5",
+            "5..1",
+            "a..b",
+            "1..2..3",
+            "18446744073709551615..=18446744073709551615",
+        ] {
+            assert!(SeedRange::parse(bad).is_err(), "{bad}");
+        }
+        let r = SeedRange::parse("10..20").unwrap();
+        let mut all: Vec<u64> = (0..3)
+            .flat_map(|i| r.shard(i, 3).collect::<Vec<_>>())
+            .collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            (10..20).collect::<Vec<_>>(),
+            "shards cover the range once"
+        );
+        assert_eq!(r.shard(1, 3).collect::<Vec<_>>(), vec![11, 14, 17]);
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["4/4", "1/0", "x", "1/2/3", "-1/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quoting_keeps_commands_pasteable() {
+        assert_eq!(shell_quote("a.snap"), "a.snap");
+        assert_eq!(shell_quote("my snap"), "'my snap'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}
