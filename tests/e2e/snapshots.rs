@@ -600,7 +600,7 @@ fn an_interrupted_exploration_keeps_the_finished_seeds() {
     let dir = scratch("explore-ctrlc");
     let snap = late_snapshot(&dir);
     let rep = dir.join("partial.json");
-    let mut child = std::process::Command::new(wio_e2e_tests::wio_bin())
+    let child = std::process::Command::new(wio_e2e_tests::wio_bin())
         .args([
             "explore",
             "--from",
