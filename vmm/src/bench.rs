@@ -148,7 +148,18 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         "riscv64 interpreter        {:>12.1} MIPS on a compute loop (goal >= 300)",
         median(mips.clone())
     );
+    let snapshot_doc = if args.snapshots {
+        Some(snapshot_figures()?)
+    } else {
+        None
+    };
     if args.riscv_only {
+        if let (Some(path), Some(doc)) = (&args.json, &snapshot_doc) {
+            write_json(
+                path,
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": doc }),
+            )?;
+        }
         return Ok(());
     }
     if args.rounds == 0 || args.exits == 0 {
@@ -194,13 +205,68 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let doc = json!({
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
-            "riscv_compute_mips": median(mips),
+            "riscv_compute_mips": median(mips), "snapshots": snapshot_doc,
         });
-        std::fs::write(path, doc.to_string()).map_err(|source| WioError::Output {
-            what: "bench json",
-            path: path.clone(),
-            source,
-        })?;
+        write_json(path, &doc)?;
     }
     Ok(())
+}
+
+fn write_json(path: &std::path::Path, doc: &serde_json::Value) -> Result<()> {
+    std::fs::write(path, doc.to_string()).map_err(|source| WioError::Output {
+        what: "bench json",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Snapshot figures, printed and returned as JSON.
+fn snapshot_figures() -> Result<serde_json::Value> {
+    let dir = std::env::temp_dir().join(format!("wio-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    eprintln!("bench: snapshots of the small riscv64 guest ({jobs} worker threads)…");
+    let f = crate::riscv_vm::bench_snapshots(&dir, jobs, 60, 200);
+    let _ = std::fs::remove_dir_all(&dir);
+    let f = f?;
+    let pct = |p: f64| f.restore_us[((f.restore_us.len() - 1) as f64 * p) as usize];
+    println!(
+        "snapshot capture           {:>12.1} ms ({} MiB guest; state and memory scan)",
+        f.capture_ms, f.mem_mib
+    );
+    println!(
+        "snapshot write             {:>12.1} ms, {:.1} MiB file (non-zero pages, checksummed, fsynced)",
+        f.write_ms,
+        f.file_bytes as f64 / (1 << 20) as f64
+    );
+    println!(
+        "snapshot load              {:>12.1} ms (read, verify, memfd)",
+        f.load_ms
+    );
+    println!(
+        "branch creation            {:>12.0} us median, {:.0} us p90 ({} MiB guest, goal <= 1000 us)",
+        pct(0.5),
+        pct(0.9),
+        f.mem_mib
+    );
+    println!(
+        "branches, idle-heavy       {:>12.0} per minute on {jobs} threads ({} instructions each, goal >= 2000)",
+        f.idle.0, f.idle.1
+    );
+    println!(
+        "branches, compute-heavy    {:>12.0} per minute on {jobs} threads ({} instructions each)",
+        f.compute.0, f.compute.1
+    );
+    Ok(json!({
+        "mem_mib": f.mem_mib, "capture_ms": f.capture_ms, "write_ms": f.write_ms,
+        "file_bytes": f.file_bytes, "load_ms": f.load_ms,
+        "restore_us_median": pct(0.5), "restore_us_p90": pct(0.9),
+        "idle_branches_per_min": f.idle.0, "idle_branch_instructions": f.idle.1,
+        "compute_branches_per_min": f.compute.0, "compute_branch_instructions": f.compute.1,
+        "threads": jobs,
+    }))
 }

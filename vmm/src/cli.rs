@@ -242,6 +242,10 @@ pub struct BenchArgs {
     /// Only the RISC-V interpreter figures (no KVM needed).
     #[arg(long)]
     pub riscv_only: bool,
+    /// Also measure snapshots on the small riscv64 guest: write time and size, branch
+    /// creation latency, branches per minute (needs images/build-all-riscv64.sh).
+    #[arg(long)]
+    pub snapshots: bool,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -348,6 +348,8 @@ pub struct RvMachine {
     meta: Meta,
     /// The guest memory the hart and the devices share.
     mem: GuestMem,
+    /// The snapshot this machine was restored from.
+    restored_from: Option<crate::summary::RestoredFrom>,
 }
 
 /// Checks the memory size a configuration asks for.
@@ -544,6 +546,7 @@ impl RvMachine {
                 link: [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm],
             },
             mem,
+            restored_from: None,
         })
     }
 
@@ -782,6 +785,12 @@ impl RvMachine {
             seed,
             meta: meta.clone(),
             mem,
+            restored_from: Some(crate::summary::RestoredFrom {
+                path: l.path.display().to_string(),
+                virtual_ns: meta.virtual_ns,
+                instructions: meta.instructions,
+                seed: meta.seed,
+            }),
         };
         m.bus.now_ns = m.now_ns();
         Ok(m)
@@ -844,6 +853,7 @@ impl RvMachine {
             console_sha256: hex(&self.console.digest.digest()),
             exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
             stopped_at: until.map(str::to_string),
+            restored_from: self.restored_from,
             wio_exit_code: match &outcome {
                 Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
                 Err(e) => e.exit_code(),
@@ -1199,4 +1209,168 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         )));
     }
     Ok((kernel, Some(initrd)))
+}
+
+/// Figures of `wio bench --snapshots` (see [`bench_snapshots`]).
+pub struct SnapshotFigures {
+    /// Guest RAM in MiB.
+    pub mem_mib: u64,
+    /// Capturing the machine state and scanning memory, ms (median of the two snapshots).
+    pub capture_ms: f64,
+    /// Writing the file (encode, checksum, write, fsync, rename), ms.
+    pub write_ms: f64,
+    /// File size in bytes.
+    pub file_bytes: u64,
+    /// Reading, checking and preparing a snapshot for restores, ms.
+    pub load_ms: f64,
+    /// Branch creation (restore from a loaded snapshot) latencies in µs, sorted.
+    pub restore_us: Vec<f64>,
+    /// (branches per minute, instructions per branch) for the idle-heavy branch.
+    pub idle: (f64, u64),
+    /// The same for the compute-heavy branch.
+    pub compute: (f64, u64),
+}
+
+/// Measures snapshots on the small guest: two snapshots taken during its workload
+/// (before its pings, which are mostly idle, and before its busy loops, which compute),
+/// their write time and size, branch creation latency, and branches per minute on
+/// `jobs` threads for a short branch of each (`branches` branches each).
+pub fn bench_snapshots(
+    dir: &std::path::Path,
+    jobs: usize,
+    branches: usize,
+    restores: usize,
+) -> Result<SnapshotFigures> {
+    const IDLE_FROM: &str = "workload: hwrng";
+    const IDLE_UNTIL: &str = "workload: net:";
+    const COMPUTE_FROM: &str = "workload: date";
+    const COMPUTE_UNTIL: &str = "workload: worker B step 1";
+    let wall = Instant::now();
+    let mut cfg = crate::vm::RunConfig {
+        seed: 1,
+        kernel: None,
+        guest: Some("small".into()),
+        initrd: None,
+        cmdline: None,
+        mem_mib: 256,
+        epoch_unix: 1_767_225_600,
+        trace: None,
+        max_virtual_ns: 0,
+        watchdog_ms: 0,
+        quiet: true,
+        disk: None,
+        persist: None,
+        pcap: None,
+        link: wio_virtio_devices::Link::default(),
+        snapshots: Default::default(),
+        from: None,
+        seed_given: true,
+        until: None,
+    };
+    let mut m = RvMachine::boot(&cfg, wall)?;
+    m.console.watch = vec![IDLE_FROM.into(), COMPUTE_FROM.into()];
+    let mut capture = Vec::new();
+    let mut write = Vec::new();
+    let mut file_bytes = 0;
+    let mut paths = Vec::new();
+    while paths.len() < 2 {
+        if let Step::End(outcome) = m.step(u64::MAX) {
+            return Err(WioError::Internal(format!(
+                "the bench guest ended before its snapshot points: {outcome:?}"
+            )));
+        }
+        while let Some(hit) = m.console.watch_hits.pop() {
+            let t = Instant::now();
+            let snap = m.snapshot(hit.clone())?;
+            capture.push(t.elapsed().as_secs_f64() * 1e3);
+            let path = dir.join(format!("bench-{}.snap", paths.len()));
+            let t = Instant::now();
+            file_bytes = snap.write(&path)?;
+            write.push(t.elapsed().as_secs_f64() * 1e3);
+            paths.push(path);
+        }
+    }
+    drop(m);
+    let t = Instant::now();
+    let idle_snap = LoadedSnapshot::load(&paths[0], &cfg)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let compute_snap = LoadedSnapshot::load(&paths[1], &cfg)?;
+
+    cfg.from = Some(paths[0].clone());
+    let mut restore_us = Vec::new();
+    for i in 0..restores {
+        cfg.seed = i as u64;
+        let t = Instant::now();
+        let m = RvMachine::restore(&idle_snap, &cfg, wall)?;
+        restore_us.push(t.elapsed().as_secs_f64() * 1e6);
+        drop(m);
+    }
+    restore_us.sort_by(f64::total_cmp);
+
+    let throughput = |l: &LoadedSnapshot, until: &str| -> Result<(f64, u64)> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        let instructions = std::sync::atomic::AtomicU64::new(0);
+        let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..jobs.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= branches {
+                        return;
+                    }
+                    match run_branch(l, 1000 + i as u64, Some(until), &[], 0, &cancel) {
+                        Ok(Some(end)) if end.stopped_at_until => {
+                            let n = end.summary.instructions.unwrap_or(0)
+                                - l.meta.instructions.unwrap_or(0);
+                            instructions.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Ok(other) => {
+                            let why = other.map_or("cancelled".into(), |e| {
+                                format!("{:?} {:?}", e.summary.exit_status, e.summary.error)
+                            });
+                            if let Ok(mut f) = failure.lock() {
+                                f.get_or_insert(WioError::Internal(format!(
+                                    "bench branch did not reach {until:?}: {why}"
+                                )));
+                            }
+                            return;
+                        }
+                        Err(e) => {
+                            if let Ok(mut f) = failure.lock() {
+                                f.get_or_insert(e);
+                            }
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failure.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let secs = t.elapsed().as_secs_f64();
+        Ok((
+            branches as f64 / secs * 60.0,
+            instructions.load(std::sync::atomic::Ordering::Relaxed) / branches.max(1) as u64,
+        ))
+    };
+    let idle = throughput(&idle_snap, IDLE_UNTIL)?;
+    let compute = throughput(&compute_snap, COMPUTE_UNTIL)?;
+    for p in &paths {
+        let _ = std::fs::remove_file(p);
+    }
+    capture.sort_by(f64::total_cmp);
+    write.sort_by(f64::total_cmp);
+    Ok(SnapshotFigures {
+        mem_mib: cfg.mem_mib,
+        capture_ms: capture[capture.len() / 2],
+        write_ms: write[write.len() / 2],
+        file_bytes,
+        load_ms,
+        restore_us,
+        idle,
+        compute,
+    })
 }

@@ -15,6 +15,19 @@ pub struct Marker {
     pub wall_ns: u64,
 }
 
+/// Where a restored run started.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestoredFrom {
+    /// The snapshot file.
+    pub path: String,
+    /// Its virtual time.
+    pub virtual_ns: u64,
+    /// Instructions retired before it (riscv64).
+    pub instructions: Option<u64>,
+    /// The seed of the run that took it.
+    pub seed: u64,
+}
+
 /// What the guest did to its disk.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiskSummary {
@@ -63,6 +76,9 @@ pub struct Summary {
     pub console_sha256: String,
     /// The guest's exit status, or null if the run ended with an error or at --until.
     pub exit_status: Option<u32>,
+    /// The snapshot the run was restored from, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<RestoredFrom>,
     /// The console text the run stopped at (--until), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_at: Option<String>,
@@ -103,9 +119,16 @@ impl Summary {
         s.push_str(&format!("interrupts    {}\n", self.interrupts));
         if let Some(n) = self.instructions {
             let secs = self.wall_ns as f64 / 1e9;
+            // A restored run executed only the instructions after its snapshot.
+            let before = self
+                .restored_from
+                .as_ref()
+                .and_then(|r| r.instructions)
+                .unwrap_or(0);
             s.push_str(&format!(
-                "instructions  {n} ({:.1} MIPS)\n",
-                n as f64 / secs.max(1e-9) / 1e6
+                "instructions  {n} ({} in this run, {:.1} MIPS)\n",
+                n.saturating_sub(before),
+                n.saturating_sub(before) as f64 / secs.max(1e-9) / 1e6
             ));
         }
         s.push_str(&format!(
@@ -147,10 +170,16 @@ impl Summary {
         } else {
             format!("--arch {} ", self.arch)
         };
-        s.push_str(&format!(
-            "reproduce     wio run {arch}--seed {}  (plus the same options)\n",
-            self.seed
-        ));
+        match &self.restored_from {
+            Some(from) => s.push_str(&format!(
+                "restored from {} (snapshot at {:.9} s, seed {})\nreproduce     wio run --from {} --seed {}  (plus the same options)\n",
+                from.path, from.virtual_ns as f64 / 1e9, from.seed, from.path, self.seed
+            )),
+            None => s.push_str(&format!(
+                "reproduce     wio run {arch}--seed {}  (plus the same options)\n",
+                self.seed
+            )),
+        }
         s
     }
 }

@@ -218,6 +218,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         console_sha256: platform.console_sha256(),
         exit_status,
         stopped_at: None,
+        restored_from: None,
         wio_exit_code: match &outcome {
             Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
             Err(e) => e.exit_code(),
