@@ -12,7 +12,7 @@ pub const NS_PER_SEC: u64 = 1_000_000_000;
 /// This is the single source of guest-visible time. It never reads the host
 /// clock; it only moves forward when the VMM explicitly advances it, so two
 /// runs with the same seed observe exactly the same times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct VirtualClock {
     now_ns: u64,
 }

@@ -10,7 +10,8 @@
  * Command line (from boot_params): "bench=N" runs N port writes and exits,
  * "idle=S" sleeps S virtual seconds and exits, "spin" loops without exits
  * (to prove wio's watchdog), "fault" triple-faults on purpose, "status=N"
- * exits with status N after the normal tests.
+ * exits with status N after the normal tests, "snap" asks wio for a snapshot
+ * (paravirt selector 4) after the CPUID report.
  */
 #include <stdint.h>
 
@@ -31,6 +32,7 @@
 #define PV_TSC 1
 #define PV_TSC_HZ 2
 #define PV_ENTROPY 3
+#define PV_SNAPSHOT_HERE 4
 #define POST_PORT 0x80
 #define PIT_HZ 1193182ULL
 #define IRQ_BASE 32
@@ -320,6 +322,11 @@ void guest_main(const u8 *bp) {
     rng_seed_report(bp);
     virtio_rng_test();
     cpuid_report();
+    if (has_word("snap", 0)) {
+        /* Ask wio for a snapshot here (--snapshot-at guest); the latched value is always 0. */
+        puts_("snapshot here\n");
+        pv_read(PV_SNAPSHOT_HERE);
+    }
     u64 e = pv_read(PV_ENTROPY);
     puts_("entropy: "); puthex(e, 16); putc_('\n'); mix(e);
     u64 hz = pv_read(PV_TSC_HZ);

@@ -24,6 +24,11 @@ pub const MAX_EVENTS: usize = 1 << 20;
 pub struct EventId(u64);
 
 impl EventId {
+    /// The id of the event pushed with sequence number `seq` (for ids kept in snapshots).
+    pub fn from_seq(seq: u64) -> EventId {
+        EventId(seq)
+    }
+
     /// The sequence number this id stands for (its push order).
     pub fn seq(&self) -> u64 {
         self.0

@@ -169,12 +169,13 @@ pub struct RunArgs {
     )]
     pub epoch: String,
     /// Restore this snapshot (written by --snapshot-at) and run on from it. The guest,
-    /// its memory, devices, disk writes and network come from the snapshot (riscv64).
+    /// its memory, devices, disk writes and network come from the snapshot.
     #[arg(long, value_name = "SNAP")]
     pub from: Option<PathBuf>,
     /// Take a snapshot at WHEN: a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT (the
-    /// first console line containing TEXT) or guest (the guest asks: SBI extension 0x0A57494F
-    /// function 0 on riscv64). Repeat for several. The run itself goes on unchanged (riscv64).
+    /// first console line containing TEXT; riscv64) or guest (the guest asks: SBI extension
+    /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64).
+    /// Repeat for several. The run itself goes on unchanged.
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Vec<String>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT

@@ -91,9 +91,14 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         }
         (None, arch) => arch.unwrap_or(cli::Arch::X86_64),
     };
-    if arch == cli::Arch::X86_64 && (args.from.is_some() || !plan.at.is_empty()) {
+    if arch == cli::Arch::X86_64
+        && plan
+            .at
+            .iter()
+            .any(|a| matches!(a, snapshot::plan::SnapshotAt::Console(_)))
+    {
         return Err(WioError::Usage(
-            "snapshots of x86-64 guests are not implemented yet; --snapshot-at and --from work with --arch riscv64".into(),
+            "--snapshot-at console:TEXT works with --arch riscv64; on x86-64 use a virtual time or guest".into(),
         ));
     }
     let until = args.until.as_deref().map(parse_until).transpose()?;

@@ -13,9 +13,9 @@ use crate::devices::legacy::{
 };
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
+use crate::snapshot::sha::ResumableSha256;
 use crate::trace::Trace;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use wio_clock::{VirtualClock, VirtualTsc};
 use wio_scheduler::{EventId, EventQueue, Stream};
 use wio_virtio_devices::{GuestMem, MmioTransport};
@@ -24,7 +24,7 @@ use wio_virtio_devices::{GuestMem, MmioTransport};
 pub const POST_PORT: u16 = 0x80;
 
 /// Timed events of the platform.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Event {
     /// PIT channel 0 reaches terminal count: raise IRQ 0.
     PitIrq,
@@ -58,7 +58,7 @@ pub enum GuestStop {
 }
 
 /// Counters of what the guest did, for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IoCounters {
     /// Accesses to ports no device claims.
     pub unhandled_pio: u64,
@@ -91,10 +91,34 @@ pub struct Platform {
     /// What the guest did that no device handles.
     pub counters: IoCounters,
     console_line: Vec<u8>,
-    console_digest: Sha256,
+    console_digest: ResumableSha256,
+    /// The guest asked for a snapshot (paravirt selector "snapshot here") since the loop last looked.
+    pub snapshot_request: bool,
     /// virtio-mmio devices by slot, once attached.
     virtio: Option<VirtioSlots>,
     /// Interrupt level of each slot, for edge detection on the PIC.
+    virtio_levels: Vec<bool>,
+}
+
+/// The platform as a snapshot keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct PlatformState {
+    pic: PicPair,
+    pit: Pit,
+    rtc: crate::devices::legacy::rtc::RtcState,
+    com1: crate::devices::legacy::serial::UartState,
+    i8042: I8042,
+    paravirt: Paravirt,
+    entropy: wio_scheduler::SavedStream,
+    clock: VirtualClock,
+    events: Vec<(u64, u64, Event)>,
+    next_seq: u64,
+    pit_event: Option<u64>,
+    trace: crate::trace::TraceState,
+    counters: IoCounters,
+    console_line: Vec<u8>,
+    console_digest: ResumableSha256,
+    virtio: Vec<Vec<u8>>,
     virtio_levels: Vec<bool>,
 }
 
@@ -138,7 +162,8 @@ impl Platform {
             stop: None,
             counters: IoCounters::default(),
             console_line: Vec::new(),
-            console_digest: Sha256::new(),
+            console_digest: ResumableSha256::default(),
+            snapshot_request: false,
             virtio: None,
             virtio_levels: Vec::new(),
         }
@@ -248,7 +273,88 @@ impl Platform {
 
     /// SHA-256 of everything the guest printed so far.
     pub fn console_sha256(&self) -> String {
-        crate::trace::hex(&self.console_digest.clone().finalize())
+        crate::trace::hex(&self.console_digest.digest())
+    }
+
+    /// The platform's state for a snapshot (the virtio devices included).
+    pub fn save_state(&self) -> Result<PlatformState, String> {
+        let mut virtio = Vec::new();
+        for (slot, t) in self.virtio_devices().iter().enumerate() {
+            virtio.push(
+                t.save_state()
+                    .map_err(|e| format!("virtio slot {slot}: {e}"))?,
+            );
+        }
+        Ok(PlatformState {
+            pic: self.pic.clone(),
+            pit: self.pit.clone(),
+            rtc: self.rtc.save_state(),
+            com1: self.com1.save_state(),
+            i8042: self.i8042.clone(),
+            paravirt: self.paravirt.clone(),
+            entropy: self.entropy.save(),
+            clock: self.clock,
+            events: self
+                .events
+                .iter()
+                .map(|(t, s, e)| (t, s, e.clone()))
+                .collect(),
+            next_seq: self.events.next_seq(),
+            pit_event: self.pit_event.map(|id| id.seq()),
+            trace: self.trace.save_state(),
+            counters: self.counters.clone(),
+            console_line: self.console_line.clone(),
+            console_digest: self.console_digest.clone(),
+            virtio,
+            virtio_levels: self.virtio_levels.clone(),
+        })
+    }
+
+    /// Loads a saved state into this platform, built with the same devices attached.
+    /// `reseed` re-keys every random stream (a branch with another seed).
+    pub fn load_state(
+        &mut self,
+        s: PlatformState,
+        reseed: Option<wio_scheduler::RunSeed>,
+    ) -> Result<(), String> {
+        let events = EventQueue::from_parts(s.events, s.next_seq).map_err(|e| e.to_string())?;
+        let slots = self.virtio_levels.len();
+        if s.virtio.len() != slots || s.virtio_levels.len() != slots {
+            return Err(format!(
+                "{} virtio devices saved, {slots} attached here",
+                s.virtio.len()
+            ));
+        }
+        if events.iter().any(|(_, _, e)| match e {
+            Event::Virtio(VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _)) => {
+                *slot >= slots
+            }
+            Event::PitIrq => false,
+        }) {
+            return Err("a device event names an empty virtio slot".into());
+        }
+        if let Some(v) = self.virtio.as_mut() {
+            v.load_states(&s.virtio, reseed)?;
+        }
+        if !s.console_digest.is_valid() {
+            return Err("invalid console digest".into());
+        }
+        self.rtc = Rtc::from_state(&s.rtc).ok_or("RTC RAM is not 128 bytes")?;
+        self.com1 = Uart16550::from_state(&s.com1)?;
+        self.pic = s.pic;
+        self.pit = s.pit;
+        self.i8042 = s.i8042;
+        self.paravirt = s.paravirt;
+        self.entropy = Stream::resume(&s.entropy, reseed);
+        self.clock = s.clock;
+        self.events = events;
+        self.pit_event = s.pit_event.map(EventId::from_seq);
+        self.trace.load_state(&s.trace);
+        self.counters = s.counters;
+        self.console_line = s.console_line;
+        self.console_digest = s.console_digest;
+        self.virtio_levels = s.virtio_levels;
+        Ok(())
     }
 
     /// Writes a partial console line to the trace (at the end of the run).
@@ -343,6 +449,10 @@ impl ExitHandler for Platform {
                 Some(Selector::VirtualTsc) => self.tsc.ticks_at(now),
                 Some(Selector::TscHz) => self.tsc.freq_hz(),
                 Some(Selector::Entropy) => self.entropy.next_u64(),
+                Some(Selector::SnapshotHere) => {
+                    self.snapshot_request = true;
+                    0
+                }
                 None => u64::MAX,
             };
             self.paravirt.latch(value);

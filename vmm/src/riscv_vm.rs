@@ -931,7 +931,7 @@ fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
 
 /// The disk a restored machine runs on: the one given, or the snapshot's, checked to be
 /// the very bytes the snapshot's overlay was written on.
-fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<PathBuf>> {
+pub(crate) fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<PathBuf>> {
     let Some(saved) = &meta.disk else {
         if let Some(p) = cfg.disk.as_ref().or(cfg.persist.as_ref()) {
             return Err(WioError::Usage(format!(

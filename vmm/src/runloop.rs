@@ -44,6 +44,10 @@ pub enum Console<'a> {
     Quiet,
 }
 
+/// Called at the end of every iteration of the loop, where the machine is between two
+/// exits and nothing is half done: snapshots are taken there.
+pub type Hook<'a> = dyn FnMut(&mut dyn CpuEngine, &mut Platform, &RunStats) -> Result<()> + 'a;
+
 /// Runs `engine` on `platform` until the guest stops or an error ends the run.
 pub fn run(
     engine: &mut dyn CpuEngine,
@@ -52,8 +56,9 @@ pub fn run(
     limits: RunLimits,
     console: &mut Console,
     stats: &mut RunStats,
+    hook: &mut Hook,
 ) -> Result<Ending> {
-    let result = run_inner(engine, platform, cost, limits, console, stats);
+    let result = run_inner(engine, platform, cost, limits, console, stats, hook);
     let out = platform.drain_console();
     if let Console::Stream(w) = console {
         let _ = w.write_all(&out);
@@ -70,6 +75,7 @@ fn run_inner(
     limits: RunLimits,
     console: &mut Console,
     stats: &mut RunStats,
+    hook: &mut Hook,
 ) -> Result<Ending> {
     loop {
         // Deliver a pending interrupt at a point the guest's execution defines.
@@ -167,6 +173,7 @@ fn run_inner(
                 limit_ns: limits.max_virtual_ns,
             });
         }
+        hook(engine, platform, stats)?;
     }
 }
 
@@ -294,6 +301,7 @@ mod tests {
             limits,
             &mut Console::Quiet,
             &mut stats,
+            &mut |_, _, _| Ok(()),
         );
         (guest, platform, stats, r)
     }

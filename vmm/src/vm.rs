@@ -4,11 +4,17 @@
 use crate::arch::x86_64::boot::{self, BootSpec, KernelImage, RNG_SEED_LEN};
 use crate::arch::x86_64::{cpuid, layout};
 use crate::engine::host::HostVirt;
-use crate::engine::kvm::{KvmEngine, KvmOptions};
+use crate::engine::kvm::{KvmEngine, KvmOptions, VcpuState};
+use crate::engine::CpuEngine;
 use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::memory;
+use crate::memory::GuestMem;
 use crate::platform::Platform;
+use crate::platform::PlatformState;
 use crate::runloop::{self, Console, Ending, RunLimits, RunStats};
+use crate::snapshot::plan::SnapshotAt;
+use crate::snapshot::{memory_runs, DiskMeta, Meta, Snapshot};
+use crate::summary::RestoredFrom;
 use crate::summary::Summary;
 use crate::testguest::X86_64_TEST_GUEST;
 use crate::trace::hex;
@@ -16,6 +22,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::RunSeed;
 
@@ -74,17 +81,70 @@ pub struct RunResult {
     pub outcome: Result<u32>,
 }
 
-/// Runs one x86-64 VM to its end.
-pub fn run(cfg: &RunConfig) -> Result<RunResult> {
-    let wall = Instant::now();
-    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
+/// One x86-64 machine, booted or restored, ready for the run loop.
+struct X86Machine {
+    engine: KvmEngine,
+    platform: Platform,
+    stats: RunStats,
+    /// What snapshots of this machine say it is.
+    meta: Meta,
+    mem: GuestMem,
+    host: HostVirt,
+    warnings: Vec<String>,
+    /// The seed the run has now.
+    seed: u64,
+    restored_from: Option<RestoredFrom>,
+}
+
+/// Everything of an x86-64 machine a snapshot keeps besides guest memory.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct X86State {
+    vcpu: Vec<u8>,
+    platform: PlatformState,
+    exits: Vec<(String, u64)>,
+    interrupts: u64,
+    idle_ns: u64,
+}
+
+fn check_mem(mem_mib: u64) -> Result<()> {
+    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&mem_mib) {
         return Err(WioError::Usage(format!(
-            "--mem {} MiB is out of range; x86-64 guests take {} to {} MiB",
-            cfg.mem_mib,
+            "--mem {mem_mib} MiB is out of range; x86-64 guests take {} to {} MiB",
             layout::MIN_MEM_MIB,
             layout::MAX_MEM_MIB
         )));
     }
+    Ok(())
+}
+
+/// The host's KVM flavour and what it means for this run, for the summary.
+fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let leaked = cpuid::exposed_hidden_features(&engine.cpuid_readback);
+    if !leaked.is_empty() {
+        warnings.push(format!(
+            "KVM's CPUID table exposes {} despite wio's profile",
+            leaked.join(", ")
+        ));
+    }
+    if !host.enforces_cpuid() {
+        warnings.push(format!(
+            "host KVM is {}: the guest's CPUID shows host bits whatever KVM_SET_CPUID2 sets, so CPUID-dependent guest behaviour may differ on another host",
+            host.name()
+        ));
+    }
+    warnings
+}
+
+fn kvm_options(cfg: &RunConfig) -> KvmOptions {
+    KvmOptions {
+        watchdog: Duration::from_millis(cfg.watchdog_ms),
+    }
+}
+
+/// Builds the machine a configuration describes and loads its kernel.
+fn boot(cfg: &RunConfig) -> Result<X86Machine> {
+    check_mem(cfg.mem_mib)?;
     let disk = crate::virtio_setup::open_disk(cfg)?;
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
@@ -117,24 +177,8 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
-    let options = KvmOptions {
-        watchdog: Duration::from_millis(cfg.watchdog_ms),
-    };
-    let mut engine = KvmEngine::new(&mem, info.entry, options)?;
-    let mut warnings = Vec::new();
-    let leaked = cpuid::exposed_hidden_features(&engine.cpuid_readback);
-    if !leaked.is_empty() {
-        warnings.push(format!(
-            "KVM's CPUID table exposes {} despite wio's profile",
-            leaked.join(", ")
-        ));
-    }
-    if !host.enforces_cpuid() {
-        warnings.push(format!(
-            "host KVM is {}: the guest's CPUID shows host bits whatever KVM_SET_CPUID2 sets, so CPUID-dependent guest behaviour may differ on another host",
-            host.name()
-        ));
-    }
+    let engine = KvmEngine::new(&mem, info.entry, kvm_options(cfg))?;
+    let warnings = host_warnings(&engine, &host);
 
     let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
     let mut platform = Platform::new(
@@ -144,10 +188,10 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         seed.stream("paravirt-entropy"),
         trace,
     );
-    // virtio-rng in slot 0 (Linux finds it through virtio_mmio.device=, the test guest knows the address).
     // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
     // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
     platform.attach_virtio(crate::virtio_setup::devices(cfg, seed, disk)?, mem.clone());
+    let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
     platform.trace.event(
         0,
         "start",
@@ -155,7 +199,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             "seed": cfg.seed,
             "arch": "x86_64",
             "mem_mib": cfg.mem_mib,
-            "kernel_sha256": hex(&Sha256::digest(&kernel.bytes)),
+            "kernel_sha256": kernel_sha256,
             "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
             "cmdline": cmdline,
             "disk": cfg.disk.as_ref().map(|p| json!({
@@ -169,28 +213,271 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
             "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
         }),
     );
+    let initrd_sha256 = match &cfg.initrd {
+        Some(p) => {
+            Some(
+                crate::snapshot::file_sha256(p).map_err(|source| WioError::ArtifactIo {
+                    what: "initrd",
+                    path: p.clone(),
+                    source,
+                })?,
+            )
+        }
+        None => None,
+    };
+    let l = cfg.link;
+    Ok(X86Machine {
+        engine,
+        platform,
+        stats: RunStats::default(),
+        meta: Meta {
+            arch: "x86_64".into(),
+            wio_version: env!("CARGO_PKG_VERSION").into(),
+            seed: cfg.seed,
+            virtual_ns: 0,
+            instructions: None,
+            reason: String::new(),
+            mem_base: 0,
+            mem_bytes,
+            kernel_sha256,
+            initrd_sha256,
+            cmdline,
+            epoch_unix: cfg.epoch_unix,
+            disk: cfg.disk.as_ref().map(|p| DiskMeta {
+                path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+                len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+                sha256: String::new(),
+            }),
+            link: [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm],
+        },
+        mem,
+        host,
+        warnings,
+        seed: cfg.seed,
+        restored_from: None,
+    })
+}
 
+/// A machine in the state the snapshot at `path` recorded, run with `cfg`'s seed,
+/// outputs and limits (see `riscv_vm::RvMachine::restore` for the seed rules).
+fn restore(path: &std::path::Path, cfg: &RunConfig) -> Result<X86Machine> {
+    let snap = Snapshot::read(path)?;
+    let bad = |reason: String| WioError::ArtifactFormat {
+        what: "snapshot",
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = snap.meta;
+    if meta.arch != "x86_64" {
+        return Err(bad(format!(
+            "is of an {} guest; run it with --arch {}",
+            meta.arch, meta.arch
+        )));
+    }
+    if meta.mem_base != 0 || check_mem(meta.mem_bytes >> 20).is_err() {
+        return Err(bad(format!(
+            "describes {} MiB of RAM at {:#x}, which this machine cannot have",
+            meta.mem_bytes >> 20,
+            meta.mem_base
+        )));
+    }
+    let state: X86State = postcard::from_bytes(&snap.machine)
+        .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+    let vcpu: VcpuState = postcard::from_bytes(&state.vcpu)
+        .map_err(|e| bad(format!("has unreadable vCPU state: {e}")))?;
+    let disk = match crate::riscv_vm::restore_disk(&meta, cfg)? {
+        Some(p) => {
+            let mut c = cfg.clone();
+            c.disk = Some(p);
+            crate::virtio_setup::open_disk(&c)?
+        }
+        None => None,
+    };
+    let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+    let mem = memory::map_private(0, meta.mem_bytes, &memfd)?;
+    let host = HostVirt::detect();
+    let engine = KvmEngine::restore(&mem, &vcpu, kvm_options(cfg))?;
+    let warnings = host_warnings(&engine, &host);
+    let seed = if cfg.seed_given { cfg.seed } else { meta.seed };
+    let reseed = (seed != meta.seed).then_some(RunSeed(seed));
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
+    let mut platform = Platform::new(
+        meta.epoch_unix,
+        meta.mem_bytes,
+        VirtualTsc::new(DEFAULT_TSC_HZ),
+        RunSeed(meta.seed).stream("paravirt-entropy"),
+        trace,
+    );
+    let mut dev_cfg = cfg.clone();
+    let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = meta.link;
+    dev_cfg.link = wio_virtio_devices::Link {
+        latency_ns,
+        jitter_ns,
+        loss_ppm,
+        duplicate_ppm,
+    };
+    platform.attach_virtio(
+        crate::virtio_setup::devices(&dev_cfg, RunSeed(meta.seed), disk)?,
+        mem.clone(),
+    );
+    platform
+        .load_state(state.platform, reseed)
+        .map_err(|e| bad(format!("has a platform state this machine refuses: {e}")))?;
+    if let Some(RunSeed(s)) = reseed {
+        let now = platform.clock.now_ns();
+        platform
+            .trace
+            .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
+    let mut exits = std::collections::BTreeMap::new();
+    for (k, v) in state.exits {
+        let kind = wio_clock::ExitCost::ALL
+            .iter()
+            .map(|c| c.name())
+            .find(|n| *n == k)
+            .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
+        exits.insert(kind, v);
+    }
+    Ok(X86Machine {
+        engine,
+        platform,
+        stats: RunStats {
+            exits,
+            interrupts: state.interrupts,
+            idle_ns: state.idle_ns,
+        },
+        restored_from: Some(RestoredFrom {
+            path: path.display().to_string(),
+            virtual_ns: meta.virtual_ns,
+            instructions: None,
+            seed: meta.seed,
+        }),
+        meta,
+        mem,
+        host,
+        warnings,
+        seed,
+    })
+}
+
+/// The machine's state as a snapshot (between two exits).
+fn snapshot(
+    engine: &mut dyn CpuEngine,
+    platform: &mut Platform,
+    stats: &RunStats,
+    meta: &mut Meta,
+    seed: u64,
+    mem: &GuestMem,
+    reason: String,
+) -> Result<Snapshot> {
+    let vcpu = engine.save_state()?;
+    let platform_state = platform
+        .save_state()
+        .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+    let state = X86State {
+        vcpu,
+        platform: platform_state,
+        exits: stats
+            .exits
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        interrupts: stats.interrupts,
+        idle_ns: stats.idle_ns,
+    };
+    if let Some(d) = meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+        d.sha256 =
+            crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                what: "disk image",
+                path: d.path.clone(),
+                source,
+            })?;
+    }
+    let host = mem
+        .get_host_address(GuestAddress(0))
+        .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+    // SAFETY: `host` is the start of the single mapping of `mem_bytes` bytes `mem` owns; the
+    // vCPU is stopped (this runs between two KVM_RUNs on this thread) and the devices run on
+    // this thread too, so nothing writes guest memory while it is read.
+    let bytes = unsafe { std::slice::from_raw_parts(host, meta.mem_bytes as usize) };
+    let mut m = meta.clone();
+    m.seed = seed;
+    m.virtual_ns = platform.clock.now_ns();
+    m.reason = reason;
+    Ok(Snapshot {
+        meta: m,
+        machine: postcard::to_stdvec(&state)
+            .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+        memory: memory_runs(bytes),
+        sha256: String::new(),
+    })
+}
+
+/// Runs one x86-64 VM to its end: booted from its configuration or restored from
+/// `cfg.from`, taking the snapshots `cfg.snapshots` asks for on the way.
+pub fn run(cfg: &RunConfig) -> Result<RunResult> {
+    let wall = Instant::now();
+    let mut m = match &cfg.from {
+        Some(path) => restore(path, cfg)?,
+        None => boot(cfg)?,
+    };
     let cost = CostModel::default();
     let limits = RunLimits {
         max_virtual_ns: cfg.max_virtual_ns,
         watchdog_ms: cfg.watchdog_ms,
     };
-    let mut stats = RunStats::default();
     let mut stdout = std::io::stdout();
     let mut console = if cfg.quiet {
         Console::Quiet
     } else {
         Console::Stream(&mut stdout)
     };
+    let mut plan = cfg.snapshots.clone();
+    let mut taken = 0usize;
+    let (meta, seed, mem) = (&mut m.meta, m.seed, &m.mem);
+    let mut hook = |engine: &mut dyn CpuEngine, platform: &mut Platform, stats: &RunStats| {
+        let now = platform.clock.now_ns();
+        let guest = std::mem::take(&mut platform.snapshot_request);
+        let due = if guest {
+            plan.at
+                .iter()
+                .position(|a| *a == SnapshotAt::Guest)
+                .map(|i| plan.at.remove(i).describe())
+        } else {
+            None
+        };
+        let due = due.or_else(|| {
+            plan.at
+                .iter()
+                .position(|a| matches!(a, SnapshotAt::Time(t) if now >= *t))
+                .map(|i| plan.at.remove(i).describe())
+        });
+        let Some(reason) = due else { return Ok(()) };
+        taken += 1;
+        let path = plan.path(taken, seed, now);
+        let started = Instant::now();
+        let snap = snapshot(engine, platform, stats, meta, seed, mem, reason.clone())?;
+        let bytes = snap.write(&path)?;
+        eprintln!(
+            "wio: snapshot {} at {now} ns ({reason}): {} MiB in {} ms; restore with: wio run --from {}",
+            path.display(),
+            bytes >> 20,
+            started.elapsed().as_millis(),
+            path.display()
+        );
+        Ok(())
+    };
     let ending = runloop::run(
-        &mut engine,
-        &mut platform,
+        &mut m.engine,
+        &mut m.platform,
         &cost,
         limits,
         &mut console,
-        &mut stats,
+        &mut m.stats,
+        &mut hook,
     );
 
+    let platform = &mut m.platform;
     let outcome: Result<u32> = ending.map(|Ending::GuestStatus(s)| s);
     let now = platform.clock.now_ns();
     let outcome = crate::trace::close(
@@ -203,29 +490,29 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let (disk, outcome) = crate::virtio_setup::finish_disk(platform.virtio_devices(), cfg, outcome);
     let exit_status = outcome.as_ref().ok().copied();
     let summary = Summary {
-        seed: cfg.seed,
+        seed: m.seed,
         arch: "x86_64",
         virtual_ns: now,
         wall_ns: wall.elapsed().as_nanos() as u64,
-        exits: stats.exits,
-        interrupts: stats.interrupts,
+        exits: m.stats.exits,
+        interrupts: m.stats.interrupts,
         instructions: None,
         markers: Vec::new(),
         disk,
-        idle_ns: stats.idle_ns,
+        idle_ns: m.stats.idle_ns,
         trace_hash: platform.trace.hash_hex(),
         trace_lines: platform.trace.lines(),
         console_sha256: platform.console_sha256(),
         exit_status,
         stopped_at: None,
-        restored_from: None,
+        restored_from: m.restored_from,
         wio_exit_code: match &outcome {
             Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
             Err(e) => e.exit_code(),
         },
         error: outcome.as_ref().err().map(|e| e.to_string()),
-        host: host.name(),
-        warnings,
+        host: m.host.name(),
+        warnings: m.warnings,
     };
     Ok(RunResult { summary, outcome })
 }

@@ -36,6 +36,26 @@ impl VirtioSlots {
         &self.devices
     }
 
+    /// Loads saved transport states, slot by slot (see [`MmioTransport::load_state`]).
+    pub fn load_states(
+        &mut self,
+        states: &[Vec<u8>],
+        reseed: Option<wio_scheduler::RunSeed>,
+    ) -> Result<(), String> {
+        if states.len() != self.devices.len() {
+            return Err(format!(
+                "{} virtio devices saved, {} here",
+                states.len(),
+                self.devices.len()
+            ));
+        }
+        for (slot, (t, s)) in self.devices.iter_mut().zip(states).enumerate() {
+            t.load_state(s, reseed)
+                .map_err(|e| format!("virtio slot {slot}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Number of occupied slots.
     pub fn len(&self) -> usize {
         self.devices.len()

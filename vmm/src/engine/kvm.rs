@@ -21,6 +21,33 @@ ioctl_iow_nr!(KVM_INTERRUPT, KVMIO, 0x86, kvm_interrupt);
 /// Where KVM may put its TSS pages on Intel hosts (below 4 GiB, outside guest RAM).
 const TSS_ADDRESS: usize = 0xfffb_d000;
 
+/// The x87/SSE state of `KVM_GET_FPU` as a snapshot keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FpuState {
+    fpr: Vec<[u8; 16]>,
+    fcw: u16,
+    fsw: u16,
+    ftwx: u8,
+    last_opcode: u16,
+    last_ip: u64,
+    last_dp: u64,
+    xmm: Vec<[u8; 16]>,
+    mxcsr: u32,
+}
+
+/// A vCPU's state for a snapshot: registers, segments and control registers, FPU,
+/// pending events (interrupt shadow, injected or pending interrupts and exceptions),
+/// the MSRs wio sets at boot, and XCR0.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct VcpuState {
+    regs: kvm_bindings::kvm_regs,
+    sregs: kvm_bindings::kvm_sregs,
+    fpu: FpuState,
+    events: kvm_bindings::kvm_vcpu_events,
+    msrs: Vec<kvm_bindings::kvm_msr_entry>,
+    xcrs: Option<kvm_bindings::kvm_xcrs>,
+}
+
 /// Options of the KVM engine.
 #[derive(Debug, Clone, Copy)]
 pub struct KvmOptions {
@@ -65,6 +92,116 @@ pub fn open_kvm() -> Result<Kvm> {
 impl KvmEngine {
     /// Creates the VM, maps `mem`, and sets the boot CPU state for 64-bit entry at `entry`.
     pub fn new(mem: &GuestMem, entry: u64, options: KvmOptions) -> Result<KvmEngine> {
+        let engine = Self::create(mem, options)?;
+        let vcpu = &engine.vcpu;
+        let sregs = vcpu
+            .get_sregs()
+            .map_err(|e| kvm_error("KVM_GET_SREGS", e))?;
+        vcpu.set_sregs(&regs::long_mode_sregs(sregs))
+            .map_err(|e| kvm_error("KVM_SET_SREGS", e))?;
+        vcpu.set_regs(&regs::boot_regs(entry))
+            .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
+        vcpu.set_fpu(&regs::boot_fpu())
+            .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
+        let msrs = Msrs::from_entries(&regs::boot_msrs())
+            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        // Some backends refuse some MSRs; what they accept is reset, the rest keep KVM's reset values.
+        let _ = vcpu.set_msrs(&msrs);
+        Ok(engine)
+    }
+
+    /// A VM on `mem` whose vCPU continues from a saved state.
+    pub fn restore(mem: &GuestMem, state: &VcpuState, options: KvmOptions) -> Result<KvmEngine> {
+        let mut engine = Self::create(mem, options)?;
+        let vcpu = &engine.vcpu;
+        vcpu.set_sregs(&state.sregs)
+            .map_err(|e| kvm_error("KVM_SET_SREGS", e))?;
+        vcpu.set_regs(&state.regs)
+            .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
+        let f = &state.fpu;
+        if f.fpr.len() != 8 || f.xmm.len() != 16 {
+            return Err(WioError::Internal(
+                "saved FPU state has the wrong shape".into(),
+            ));
+        }
+        let mut fpu = kvm_bindings::kvm_fpu {
+            fcw: f.fcw,
+            fsw: f.fsw,
+            ftwx: f.ftwx,
+            last_opcode: f.last_opcode,
+            last_ip: f.last_ip,
+            last_dp: f.last_dp,
+            mxcsr: f.mxcsr,
+            ..Default::default()
+        };
+        fpu.fpr.copy_from_slice(&f.fpr);
+        fpu.xmm.copy_from_slice(&f.xmm);
+        vcpu.set_fpu(&fpu)
+            .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
+        if let Some(xcrs) = &state.xcrs {
+            // Hosts without XSAVE support refuse it; such a host also could not have saved one.
+            let _ = vcpu.set_xcrs(xcrs);
+        }
+        let msrs = Msrs::from_entries(&state.msrs)
+            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let _ = vcpu.set_msrs(&msrs);
+        vcpu.set_vcpu_events(&state.events)
+            .map_err(|e| kvm_error("KVM_SET_VCPU_EVENTS", e))?;
+        engine.settle()?;
+        Ok(engine)
+    }
+
+    /// Runs KVM_RUN with immediate_exit set: KVM finishes any I/O instruction the last exit
+    /// left pending and refreshes the run area (interrupt readiness) without running guest
+    /// code. Done before saving and after restoring, so a restored vCPU and the one it was
+    /// saved from present the run loop the same state.
+    fn settle(&mut self) -> Result<()> {
+        self.vcpu.set_kvm_immediate_exit(1);
+        let r = self.vcpu.run().map(|exit| format!("{exit:?}"));
+        self.vcpu.set_kvm_immediate_exit(0);
+        match r {
+            Err(e) if e.errno() == libc::EINTR => Ok(()),
+            Err(e) => Err(kvm_error("KVM_RUN (immediate exit)", e)),
+            Ok(exit) => Err(WioError::Internal(format!(
+                "KVM_RUN with immediate_exit ran the guest ({exit:?})"
+            ))),
+        }
+    }
+
+    /// The vCPU's state for a snapshot (pending I/O completed first).
+    pub fn save_vcpu(&mut self) -> Result<VcpuState> {
+        self.settle()?;
+        let vcpu = &self.vcpu;
+        let fpu = vcpu.get_fpu().map_err(|e| kvm_error("KVM_GET_FPU", e))?;
+        let mut msrs = Msrs::from_entries(&regs::boot_msrs())
+            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let n = vcpu.get_msrs(&mut msrs).unwrap_or(0);
+        Ok(VcpuState {
+            regs: vcpu.get_regs().map_err(|e| kvm_error("KVM_GET_REGS", e))?,
+            sregs: vcpu
+                .get_sregs()
+                .map_err(|e| kvm_error("KVM_GET_SREGS", e))?,
+            fpu: FpuState {
+                fpr: fpu.fpr.to_vec(),
+                fcw: fpu.fcw,
+                fsw: fpu.fsw,
+                ftwx: fpu.ftwx,
+                last_opcode: fpu.last_opcode,
+                last_ip: fpu.last_ip,
+                last_dp: fpu.last_dp,
+                xmm: fpu.xmm.to_vec(),
+                mxcsr: fpu.mxcsr,
+            },
+            events: vcpu
+                .get_vcpu_events()
+                .map_err(|e| kvm_error("KVM_GET_VCPU_EVENTS", e))?,
+            msrs: msrs.as_slice()[..n].to_vec(),
+            xcrs: vcpu.get_xcrs().ok(),
+        })
+    }
+
+    /// The VM, its memory, its vCPU with wio's CPUID profile, and the watchdog.
+    fn create(mem: &GuestMem, options: KvmOptions) -> Result<KvmEngine> {
         let kvm = open_kvm()?;
         let vm = kvm
             .create_vm()
@@ -98,19 +235,6 @@ impl KvmEngine {
             .map_err(|e| kvm_error("KVM_GET_CPUID2", e))?
             .as_slice()
             .to_vec();
-        let sregs = vcpu
-            .get_sregs()
-            .map_err(|e| kvm_error("KVM_GET_SREGS", e))?;
-        vcpu.set_sregs(&regs::long_mode_sregs(sregs))
-            .map_err(|e| kvm_error("KVM_SET_SREGS", e))?;
-        vcpu.set_regs(&regs::boot_regs(entry))
-            .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
-        vcpu.set_fpu(&regs::boot_fpu())
-            .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
-        let msrs = Msrs::from_entries(&regs::boot_msrs())
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
-        // Some backends refuse some MSRs; what they accept is reset, the rest keep KVM's reset values.
-        let _ = vcpu.set_msrs(&msrs);
         let watchdog = Watchdog::start(options.watchdog)
             .map_err(|e| WioError::Internal(format!("starting the watchdog: {e}")))?;
         Ok(KvmEngine {
@@ -220,5 +344,10 @@ impl CpuEngine for KvmEngine {
 
     fn program_counter(&mut self) -> Option<u64> {
         self.vcpu.get_regs().ok().map(|r| r.rip)
+    }
+
+    fn save_state(&mut self) -> Result<Vec<u8>> {
+        let state = self.save_vcpu()?;
+        postcard::to_stdvec(&state).map_err(|e| WioError::Internal(format!("vCPU state: {e}")))
     }
 }

@@ -9,7 +9,7 @@ pub const COMMAND_PORT: u16 = 0x64;
 const CMD_RESET_CPU: u8 = 0xfe;
 
 /// The i8042 controller.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct I8042 {
     reset_requested: bool,
 }

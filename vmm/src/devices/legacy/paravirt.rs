@@ -23,6 +23,9 @@ pub enum Selector {
     TscHz,
     /// 64 bits from the seed's "paravirt-entropy" stream.
     Entropy,
+    /// "Snapshot here": the guest asks for a snapshot at this point (`--snapshot-at guest`).
+    /// Latches 0 whether or not a snapshot is taken, so the guest runs the same either way.
+    SnapshotHere,
 }
 
 impl Selector {
@@ -33,13 +36,14 @@ impl Selector {
             1 => Some(Selector::VirtualTsc),
             2 => Some(Selector::TscHz),
             3 => Some(Selector::Entropy),
+            4 => Some(Selector::SnapshotHere),
             _ => None,
         }
     }
 }
 
 /// The latch behind the three ports.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Paravirt {
     latched: u64,
 }

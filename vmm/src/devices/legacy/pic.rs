@@ -6,7 +6,7 @@
 //! accepted and ignored: neither Linux nor the test guest relies on them.
 
 /// One 8259A.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pic8259 {
     irr: u8,
     isr: u8,
@@ -110,7 +110,7 @@ impl Pic8259 {
 }
 
 /// The master/slave pair at ports 0x20-0x21 and 0xa0-0xa1, slave on master IRQ 2.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PicPair {
     master: Pic8259,
     slave: Pic8259,

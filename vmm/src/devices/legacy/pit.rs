@@ -22,7 +22,7 @@ pub fn ticks_in(ns: u64) -> u64 {
     (u128::from(ns) * u128::from(PIT_HZ) / 1_000_000_000) as u64
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Access {
     #[default]
     LoHi,
@@ -30,7 +30,7 @@ enum Access {
     Hi,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Channel {
     mode: u8,
     access: Access,
@@ -133,7 +133,7 @@ impl Channel {
 }
 
 /// The three-channel 8254 at ports 0x40-0x43, plus port 0x61 (channel 2 gate/output).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pit {
     channels: [Channel; 3],
     /// Port 0x61 bits 0 (channel 2 gate) and 1 (speaker enable).

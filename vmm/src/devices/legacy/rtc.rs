@@ -133,7 +133,33 @@ pub struct Rtc {
     ram: [u8; 128],
 }
 
+/// The RTC as a snapshot keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RtcState {
+    epoch_unix: i64,
+    index: u8,
+    ram: Vec<u8>,
+}
+
 impl Rtc {
+    /// Its state for a snapshot.
+    pub fn save_state(&self) -> RtcState {
+        RtcState {
+            epoch_unix: self.epoch_unix,
+            index: self.index,
+            ram: self.ram.to_vec(),
+        }
+    }
+
+    /// An RTC in a saved state.
+    pub fn from_state(s: &RtcState) -> Option<Rtc> {
+        Some(Rtc {
+            epoch_unix: s.epoch_unix,
+            index: s.index,
+            ram: s.ram.as_slice().try_into().ok()?,
+        })
+    }
+
     /// An RTC whose virtual time 0 is `epoch_unix`, reporting `mem_bytes` of RAM in CMOS.
     pub fn new(epoch_unix: i64, mem_bytes: u64) -> Rtc {
         let mut ram = [0u8; 128];
