@@ -634,3 +634,84 @@ fn an_interrupted_exploration_keeps_the_finished_seeds() {
     assert!(n < 100_000);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly() {
+    if !wio_e2e_tests::require_kvm("x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly")
+    {
+        return;
+    }
+    let dir = scratch("snap-x86");
+    let tpl = dir.join("snap-{ns}.snap");
+    let base = ["--seed", "4", "--cmdline", "snap", "--no-summary"];
+    let (out, plain) = run_with_summary(&base);
+    assert_eq!(plain["exit_status"], 0, "{}", stdout(&out));
+    let mut args = base.to_vec();
+    // The guest asks right after its CPUID report; 5 s is inside its 10-second PIT sleep.
+    args.extend([
+        "--snapshot-at",
+        "guest",
+        "--snapshot-at",
+        "5s",
+        "--snapshot-out",
+        tpl.to_str().unwrap(),
+    ]);
+    let (out, full) = run_with_summary(&args);
+    for key in [
+        "trace_hash",
+        "virtual_ns",
+        "console_sha256",
+        "exit_status",
+        "exits",
+    ] {
+        assert_eq!(full[key], plain[key], "taking snapshots changed {key}");
+    }
+    let before_entropy = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("entropy: "))
+            .map(str::to_string)
+    };
+    let original_entropy = before_entropy(&stdout(&out));
+    let snaps = snapshots_in(&dir);
+    assert_eq!(snaps.len(), 2, "{}", stderr(&out));
+    for snap in &snaps {
+        let (out, restored) = run_with_summary(&["--from", snap.to_str().unwrap(), "--no-summary"]);
+        for key in [
+            "trace_hash",
+            "virtual_ns",
+            "console_sha256",
+            "exit_status",
+            "exits",
+        ] {
+            assert_eq!(
+                restored[key],
+                plain[key],
+                "restore of {}: {key} differs ({})",
+                snap.display(),
+                stderr(&out)
+            );
+        }
+    }
+    // Another seed from the guest's snapshot: the paravirt entropy after it differs.
+    let (out, branch) = run_with_summary(&[
+        "--from",
+        snaps[0].to_str().unwrap(),
+        "--seed",
+        "9",
+        "--no-summary",
+    ]);
+    assert_eq!(branch["exit_status"], 0);
+    assert_ne!(branch["trace_hash"], plain["trace_hash"]);
+    assert_ne!(before_entropy(&stdout(&out)), original_entropy);
+    // An x86-64 snapshot is refused by the riscv64 machine, naming the architecture.
+    let o = wio(&[
+        "run",
+        "--from",
+        snaps[0].to_str().unwrap(),
+        "--arch",
+        "riscv64",
+    ]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("x86_64 guest"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
