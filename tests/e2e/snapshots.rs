@@ -375,6 +375,46 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
     version[8] = 9;
     check("version.snap", &version, 101, "format version 9");
     check("empty.snap", b"", 101, "not a wio snapshot");
+    // Valid envelopes around damaged machine state (checksum recomputed): the restore refuses
+    // or runs (a damaged hart may well loop forever: each try gets 2 wall seconds), but never
+    // panics.
+    let meta_len = u64::from_le_bytes(good[20..28].try_into().unwrap()) as usize;
+    let machine_at = 28 + meta_len + 8;
+    let machine_len =
+        u64::from_le_bytes(good[28 + meta_len..machine_at].try_into().unwrap()) as usize;
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut codes = Vec::new();
+    for round in 0..24 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut b = good.clone();
+        for k in 0..1 + round % 4 {
+            let at = machine_at + ((x >> (8 * k)) as usize % machine_len.min(4096));
+            b[at] ^= (x >> 40) as u8 | 1;
+        }
+        let n = b.len();
+        let sum: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&b[..n - 32]).into();
+        b[n - 32..].copy_from_slice(&sum);
+        let p = dir.join("mutated.snap");
+        std::fs::write(&p, &b).unwrap();
+        let o = std::process::Command::new("timeout")
+            .arg("2")
+            .arg(wio_e2e_tests::wio_bin())
+            .args([
+                "run",
+                "--from",
+                p.to_str().unwrap(),
+                "--quiet",
+                "--no-summary",
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "round {round}: {err}");
+        codes.push(o.status.code());
+    }
+    eprintln!("exit codes of restores of damaged machine states: {codes:?}");
     check(
         "text.snap",
         b"hello world, not a snapshot",

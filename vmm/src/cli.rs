@@ -35,6 +35,9 @@ pub enum Command {
     /// Work with exploration reports.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Inspect snapshot files (take them with `wio run --snapshot-at`).
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
     /// Check a trace file's hash chain and print its final hash.
     VerifyTrace {
         /// The trace file written by `wio run --trace`.
@@ -67,6 +70,19 @@ Examples:
 A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
 status, or a --fail-on text on the console. Each failing seed is listed with the command that
 reproduces it; the JSON report has every seed.";
+
+/// `wio snapshot` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Check a snapshot (format, checksum) and print what it holds.
+    Info {
+        /// The snapshot file.
+        file: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 /// `wio report` subcommands.
 #[derive(Debug, Subcommand)]

@@ -23,7 +23,7 @@ mod virtio_setup;
 mod vm;
 
 use clap::Parser;
-use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs};
+use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
 use error::{exit_code, WioError};
 
 /// `console:TEXT` (the only kind of --until so far) to TEXT.
@@ -217,6 +217,74 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
     Ok(exit_for(&report))
 }
 
+/// `wio snapshot info`.
+fn snapshot_info(
+    path: &std::path::Path,
+    s: &snapshot::Snapshot,
+    as_json: bool,
+) -> Result<i32, WioError> {
+    let pages: u64 = s
+        .memory
+        .iter()
+        .map(|(_, b)| b.len() as u64 / snapshot::PAGE)
+        .sum();
+    let m = &s.meta;
+    if as_json {
+        let doc = serde_json::json!({
+            "meta": m, "sha256": s.sha256, "memory_pages": pages,
+            "machine_state_bytes": s.machine.len(),
+        });
+        println!("{doc:#}");
+        return Ok(0);
+    }
+    println!("snapshot      {}", path.display());
+    println!(
+        "format        version {} (wio {})",
+        snapshot::FORMAT_VERSION,
+        m.wio_version
+    );
+    println!("checksum      {} (verified)", s.sha256);
+    println!(
+        "guest         {} with {} MiB RAM at {:#x}",
+        m.arch,
+        m.mem_bytes >> 20,
+        m.mem_base
+    );
+    println!(
+        "taken at      {:.9} virtual s ({}), seed {}",
+        m.virtual_ns as f64 / 1e9,
+        m.reason,
+        m.seed
+    );
+    if let Some(n) = m.instructions {
+        println!("instructions  {n}");
+    }
+    println!(
+        "memory        {pages} non-zero pages ({:.1} MiB); machine state {} bytes",
+        (pages * snapshot::PAGE) as f64 / (1 << 20) as f64,
+        s.machine.len()
+    );
+    println!("kernel        sha256 {}", m.kernel_sha256);
+    if let Some(i) = &m.initrd_sha256 {
+        println!("initrd        sha256 {i}");
+    }
+    println!("cmdline       {}", m.cmdline);
+    if let Some(d) = &m.disk {
+        println!(
+            "disk          {} ({} bytes, sha256 {})",
+            d.path.display(),
+            d.len,
+            d.sha256
+        );
+    }
+    println!(
+        "network link  latency {} ns, jitter {} ns, loss {} ppm, duplication {} ppm",
+        m.link[0], m.link[1], m.link[2], m.link[3]
+    );
+    println!("restore       wio run --from {} [--seed S]", path.display());
+    Ok(0)
+}
+
 fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -233,6 +301,9 @@ fn main() {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),
         Command::Explore(args) => explore_command(args),
+        Command::Snapshot(SnapshotCommand::Info { file, json }) => {
+            snapshot::Snapshot::read(file).and_then(|s| snapshot_info(file, &s, *json))
+        }
         Command::Report(ReportCommand::Merge { reports, out }) => {
             explore::merge(reports).and_then(|r| {
                 explore::write_report(&r, out)?;
