@@ -199,6 +199,32 @@ fn disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them() {
         std::fs::read(&base).unwrap() == before,
         "the base image must never change"
     );
+    // Branches of the disk snapshot share its overlay copy-on-write; each matches its rerun.
+    let rep = dir.join("disk-explore.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "2",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    let third = &r["results"][2];
+    let (_, alone) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        "2",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(alone["trace_hash"], third["trace_hash"]);
     // A wrong base image is refused, naming the disk.
     let other = dir.join("other.ext4");
     let mut bytes = before.clone();

@@ -149,6 +149,8 @@ pub trait VirtioDevice {
     fn reset(&mut self) {}
     /// The device as `Any`, so the machine can reach a device's own API (a disk to persist).
     fn as_any(&self) -> &dyn std::any::Any;
+    /// The device as mutable `Any` (a restored disk takes its shared overlay this way).
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     /// The device's state for a snapshot: everything that shapes what it does next
     /// (stream positions, requests it holds, its disk overlay, its network's history).
     fn save_state(&self) -> Result<Vec<u8>, DeviceError>;

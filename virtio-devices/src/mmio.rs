@@ -97,6 +97,25 @@ impl MmioTransport {
         self.device.as_ref()
     }
 
+    /// The device behind the transport, to change.
+    pub fn device_mut(&mut self) -> &mut dyn VirtioDevice {
+        self.device.as_mut()
+    }
+
+    /// For a saved transport of a block device: the state without the disk's chunks, and
+    /// the chunks as a shared overlay (None for other devices). See [`crate::block::Overlay`].
+    pub fn split_block_overlay(
+        state: &[u8],
+    ) -> Result<Option<(Vec<u8>, crate::block::Overlay)>, DeviceError> {
+        let mut s: TransportState = crate::state::decode(state, "virtio-mmio transport")?;
+        if s.device_type != crate::block::DEVICE_ID {
+            return Ok(None);
+        }
+        let (device, overlay) = crate::block::split_state(&s.device)?;
+        s.device = device;
+        Ok(Some((crate::state::encode(&s), overlay)))
+    }
+
     /// Whether the interrupt line is high.
     pub fn interrupt_level(&self) -> bool {
         self.interrupt_status != 0

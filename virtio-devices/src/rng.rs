@@ -59,6 +59,10 @@ impl VirtioDevice for Rng {
         self
     }
 
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
     fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
         Ok(crate::state::encode(&RngState {
             bytes: self.bytes.save(),

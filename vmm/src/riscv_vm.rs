@@ -31,6 +31,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, HartState, Ram};
 use wio_scheduler::EventQueue;
 use wio_scheduler::RunSeed;
+use wio_virtio_devices::Block;
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -723,6 +724,17 @@ impl RvMachine {
             t.load_state(saved, reseed)
                 .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?;
         }
+        for (slot, overlay) in &l.overlays {
+            let block = devices
+                .get_mut(*slot)
+                .and_then(|t| t.device_mut().as_any_mut().downcast_mut::<Block>())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "has a disk overlay for slot {slot}, which holds no disk"
+                    ))
+                })?;
+            block.disk_mut().set_overlay(overlay.clone());
+        }
         let events = EventQueue::from_parts(state.events, state.next_seq)
             .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
         if events
@@ -879,6 +891,8 @@ pub struct LoadedSnapshot {
     memfd: std::fs::File,
     /// The verified base disk image.
     disk: Option<PathBuf>,
+    /// Disk overlays by virtio slot, shared by every restore (copy-on-write per chunk).
+    overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
     /// The file's checksum (names the snapshot in reports).
     pub sha256: String,
 }
@@ -908,8 +922,18 @@ impl LoadedSnapshot {
                 meta.mem_base
             )));
         }
-        let state: MachineState = postcard::from_bytes(&snap.machine)
+        let mut state: MachineState = postcard::from_bytes(&snap.machine)
             .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+        let mut overlays = Vec::new();
+        for (slot, saved) in state.virtio.iter_mut().enumerate() {
+            if let Some((stripped, overlay)) =
+                wio_virtio_devices::MmioTransport::split_block_overlay(saved)
+                    .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?
+            {
+                *saved = stripped;
+                overlays.push((slot, overlay));
+            }
+        }
         let disk = restore_disk(&meta, cfg)?;
         let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(LoadedSnapshot {
@@ -918,6 +942,7 @@ impl LoadedSnapshot {
             state,
             memfd,
             disk,
+            overlays,
             sha256: snap.sha256,
         })
     }

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Bytes per sector.
 pub const SECTOR: u64 = 512;
@@ -20,8 +21,29 @@ pub struct Disk {
     base: File,
     base_len: u64,
     capacity: u64,
-    durable: BTreeMap<u64, Box<[u8]>>,
-    volatile: BTreeMap<u64, Box<[u8]>>,
+    durable: BTreeMap<u64, Chunk>,
+    volatile: BTreeMap<u64, Chunk>,
+}
+
+/// One 4 KiB chunk of the overlay. Shared between a snapshot's branches until one of
+/// them writes it (then that branch gets its own copy): a branch costs what it writes.
+pub type Chunk = Arc<[u8]>;
+
+/// A disk's writes, shared: (durable chunks, volatile chunks) by chunk index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overlay {
+    /// Flushed chunks.
+    pub durable: BTreeMap<u64, Chunk>,
+    /// Written, not flushed.
+    pub volatile: BTreeMap<u64, Chunk>,
+}
+
+/// The chunk's bytes for writing, copied first if another branch shares them.
+fn make_mut(c: &mut Chunk) -> &mut [u8] {
+    if Arc::get_mut(c).is_none() {
+        *c = Arc::from(&c[..]);
+    }
+    Arc::get_mut(c).expect("a chunk just copied is not shared")
 }
 
 /// A disk's writes as a snapshot keeps them.
@@ -33,6 +55,25 @@ pub struct DiskState {
     pub durable: Vec<(u64, Vec<u8>)>,
     /// Chunks written but not flushed.
     pub volatile: Vec<(u64, Vec<u8>)>,
+}
+
+impl DiskState {
+    /// The chunks as a shared overlay, checked against the saved base length.
+    pub fn into_overlay(self) -> Result<Overlay, String> {
+        let capacity = self.base_len / SECTOR * SECTOR;
+        let chunks = capacity.div_ceil(CHUNK);
+        let mut maps = [BTreeMap::new(), BTreeMap::new()];
+        for (map, list) in maps.iter_mut().zip([self.durable, self.volatile]) {
+            for (k, v) in list {
+                if k >= chunks || v.len() as u64 != CHUNK {
+                    return Err(format!("saved disk chunk {k} is out of range or torn"));
+                }
+                map.insert(k, Chunk::from(v));
+            }
+        }
+        let [durable, volatile] = maps;
+        Ok(Overlay { durable, volatile })
+    }
 }
 
 /// Why a base image cannot be used.
@@ -92,8 +133,8 @@ impl Disk {
         self.volatile.len()
     }
 
-    fn base_chunk(&self, chunk: u64) -> io::Result<Box<[u8]>> {
-        let mut buf = vec![0u8; CHUNK as usize].into_boxed_slice();
+    fn base_chunk(&self, chunk: u64) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; CHUNK as usize];
         let start = chunk * CHUNK;
         if start < self.base_len {
             let n = (self.base_len - start).min(CHUNK) as usize;
@@ -110,7 +151,7 @@ impl Disk {
         {
             return Ok(std::borrow::Cow::Borrowed(c));
         }
-        Ok(std::borrow::Cow::Owned(self.base_chunk(chunk)?.into_vec()))
+        Ok(std::borrow::Cow::Owned(self.base_chunk(chunk)?))
     }
 
     fn check(&self, offset: u64, len: usize) -> io::Result<()> {
@@ -150,12 +191,12 @@ impl Disk {
             if !self.volatile.contains_key(&chunk) {
                 let current = match self.durable.get(&chunk) {
                     Some(c) => c.clone(),
-                    None => self.base_chunk(chunk)?,
+                    None => Chunk::from(self.base_chunk(chunk)?),
                 };
                 self.volatile.insert(chunk, current);
             }
             if let Some(c) = self.volatile.get_mut(&chunk) {
-                c[within..within + n].copy_from_slice(&data[done..done + n]);
+                make_mut(c)[within..within + n].copy_from_slice(&data[done..done + n]);
             }
             done += n;
         }
@@ -164,7 +205,7 @@ impl Disk {
 
     /// The overlay and the cache, for a snapshot: (base length, durable chunks, volatile chunks).
     pub fn save_state(&self) -> DiskState {
-        let list = |m: &BTreeMap<u64, Box<[u8]>>| m.iter().map(|(k, v)| (*k, v.to_vec())).collect();
+        let list = |m: &BTreeMap<u64, Chunk>| m.iter().map(|(k, v)| (*k, v.to_vec())).collect();
         DiskState {
             base_len: self.base_len,
             durable: list(&self.durable),
@@ -180,20 +221,24 @@ impl Disk {
                 self.base_len, s.base_len
             ));
         }
-        let chunks = self.capacity.div_ceil(CHUNK);
-        let mut maps = [BTreeMap::new(), BTreeMap::new()];
-        for (map, list) in maps.iter_mut().zip([s.durable, s.volatile]) {
-            for (k, v) in list {
-                if k >= chunks || v.len() as u64 != CHUNK {
-                    return Err(format!("saved disk chunk {k} is out of range or torn"));
-                }
-                map.insert(k, v.into_boxed_slice());
-            }
-        }
-        let [durable, volatile] = maps;
-        self.durable = durable;
-        self.volatile = volatile;
+        let overlay = s.into_overlay()?;
+        self.durable = overlay.durable;
+        self.volatile = overlay.volatile;
         Ok(())
+    }
+
+    /// The overlay and cache, sharing every chunk (cheap: pointers are copied, not bytes).
+    pub fn overlay(&self) -> Overlay {
+        Overlay {
+            durable: self.durable.clone(),
+            volatile: self.volatile.clone(),
+        }
+    }
+
+    /// Puts a shared overlay and cache on this disk; chunks are copied only when written.
+    pub fn set_overlay(&mut self, overlay: Overlay) {
+        self.durable = overlay.durable;
+        self.volatile = overlay.volatile;
     }
 
     /// Makes every cached write durable.
@@ -216,7 +261,7 @@ impl Disk {
             while chunk * CHUNK < self.capacity {
                 let data = match self.durable.get(&chunk) {
                     Some(c) => std::borrow::Cow::Borrowed(&c[..]),
-                    None => std::borrow::Cow::Owned(self.base_chunk(chunk)?.into_vec()),
+                    None => std::borrow::Cow::Owned(self.base_chunk(chunk)?),
                 };
                 let n = (self.capacity - chunk * CHUNK).min(CHUNK) as usize;
                 out.write_all(&data[..n])?;
@@ -291,5 +336,42 @@ mod tests {
         let p = dir.join("tiny.img");
         std::fs::write(&p, [1u8; 100]).unwrap();
         assert!(matches!(Disk::open(&p), Err(DiskError::TooSmall(100))));
+    }
+
+    #[test]
+    fn branches_share_the_overlay_until_they_write() {
+        let (p, mut template) = image(&vec![7u8; 5 * 4096 + 512]);
+        template.write(0, &[1; 4096]).unwrap();
+        template.flush();
+        template.write(4096, &[2; 10]).unwrap();
+        let overlay = template.overlay();
+        let mut a = Disk::open(&p).unwrap();
+        let mut b = Disk::open(&p).unwrap();
+        a.set_overlay(overlay.clone());
+        b.set_overlay(overlay.clone());
+        // Untouched chunks are the same allocation in every branch.
+        assert!(Arc::ptr_eq(&a.durable[&0], &overlay.durable[&0]));
+        a.write(0, &[9; 4]).unwrap();
+        a.write(4096, &[8; 4]).unwrap();
+        let mut buf = [0u8; 4];
+        b.read(0, &mut buf).unwrap();
+        assert_eq!(buf, [1; 4], "a's write is not b's");
+        b.read(4096, &mut buf).unwrap();
+        assert_eq!(buf, [2; 4]);
+        a.read(4096, &mut buf).unwrap();
+        assert_eq!(buf, [8; 4]);
+        assert_eq!(
+            &overlay.durable[&0][..4],
+            &[1; 4],
+            "the template never changes"
+        );
+        assert_eq!(&overlay.volatile[&1][..4], &[2; 4]);
+        assert!(Arc::ptr_eq(&b.volatile[&1], &overlay.volatile[&1]));
+        b.crash();
+        b.read(4096, &mut buf).unwrap();
+        assert_eq!(buf, [7; 4], "b's crash drops its unflushed chunk only");
+        a.read(4096, &mut buf).unwrap();
+        assert_eq!(buf, [8; 4]);
+        let _ = std::fs::remove_file(p);
     }
 }

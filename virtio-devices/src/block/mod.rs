@@ -9,7 +9,27 @@ use crate::device::{
     submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
 use crate::VIRTIO_F_VERSION_1;
-pub use disk::{Disk, DiskError, DiskState};
+pub use disk::{Disk, DiskError, DiskState, Overlay};
+
+/// Splits a saved block device state into the state without its disk chunks and the
+/// chunks as a shared overlay: a snapshot loaded once hands the overlay to every branch
+/// (see [`Disk::set_overlay`]) instead of decoding a copy per branch.
+pub(crate) fn split_state(bytes: &[u8]) -> Result<(Vec<u8>, Overlay), DeviceError> {
+    let mut s: BlockState = crate::state::decode(bytes, "virtio-blk")?;
+    let base_len = s.disk.base_len;
+    let disk = std::mem::replace(
+        &mut s.disk,
+        DiskState {
+            base_len,
+            durable: Vec::new(),
+            volatile: Vec::new(),
+        },
+    );
+    let overlay = disk
+        .into_overlay()
+        .map_err(|e| DeviceError(format!("virtio-blk: {e}")))?;
+    Ok((crate::state::encode(&s), overlay))
+}
 use virtio_queue::Queue;
 use vm_memory::{Bytes, GuestAddress};
 use wio_scheduler::{RunSeed, Stream};
@@ -67,6 +87,11 @@ impl Block {
     /// The disk behind the device.
     pub fn disk(&self) -> &Disk {
         &self.disk
+    }
+
+    /// The disk behind the device, to change (a restore hands it a shared overlay).
+    pub fn disk_mut(&mut self) -> &mut Disk {
+        &mut self.disk
     }
 
     fn bad(request: &Request, why: &str) -> DeviceError {
@@ -182,6 +207,10 @@ impl VirtioDevice for Block {
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
 

@@ -312,6 +312,10 @@ impl VirtioDevice for Net {
         self
     }
 
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
     fn features(&self) -> u64 {
         VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC
     }
