@@ -22,6 +22,7 @@
 # The default workload prints uname -a, 16 bytes of /dev/urandom (and of /dev/hwrng, the virtio-rng), date -u and /proc/uptime,
 # runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
+# wio.idle=S adds an idle phase (sleep S) after the hwrng line.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -124,6 +125,12 @@ echo "workload: urandom: $*"
 if [ -e /dev/hwrng ]; then
   set -- $(od -An -tx1 -N16 /dev/hwrng)
   echo "workload: hwrng: $*"
+fi
+if [ -n "${WIO_IDLE:-}" ]; then
+  # An idle phase (wio.idle=SECONDS): the guest only sleeps (wio bench --snapshots branches here).
+  echo "workload: idle start"
+  sleep "$WIO_IDLE"
+  echo "workload: idle done"
 fi
 if [ -e /sys/class/net/eth0 ]; then
   # virtio-net: the simulated link to wio's peer at 10.0.2.2 (ARP and ICMP echo answered).

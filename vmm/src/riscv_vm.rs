@@ -1240,43 +1240,56 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
 pub struct SnapshotFigures {
     /// Guest RAM in MiB.
     pub mem_mib: u64,
-    /// Capturing the machine state and scanning memory, ms (median of the two snapshots).
+    /// Capturing the machine state and scanning memory, ms (median of the snapshots).
     pub capture_ms: f64,
-    /// Writing the file (encode, checksum, write, fsync, rename), ms.
+    /// Writing the file (encode, checksum, write, fsync, rename), ms (median).
     pub write_ms: f64,
-    /// File size in bytes.
+    /// File size in bytes (median).
     pub file_bytes: u64,
     /// Reading, checking and preparing a snapshot for restores, ms.
     pub load_ms: f64,
     /// Branch creation (restore from a loaded snapshot) latencies in µs, sorted.
     pub restore_us: Vec<f64>,
-    /// (branches per minute, instructions per branch) for the idle-heavy branch.
-    pub idle: (f64, u64),
-    /// The same for the compute-heavy branch.
-    pub compute: (f64, u64),
+    /// Per branch kind: (name, branches per minute, instructions per branch, virtual ns per branch).
+    pub branches: Vec<(&'static str, f64, u64, u64)>,
 }
 
-/// Measures snapshots on the small guest: two snapshots taken during its workload
-/// (before its pings, which are mostly idle, and before its busy loops, which compute),
-/// their write time and size, branch creation latency, and branches per minute on
-/// `jobs` threads for a short branch of each (`branches` branches each).
+/// The branches `wio bench --snapshots` times: (name, snapshot at, branch until).
+/// The guest boots with `wio.idle=1`, which adds a one-second sleep to its workload.
+pub const BENCH_BRANCHES: [(&str, &str, &str); 3] = [
+    (
+        "idle-heavy (sleep 1 s)",
+        "workload: idle start",
+        "workload: idle done",
+    ),
+    (
+        "network (3 pings, 1 s apart)",
+        "workload: idle done",
+        "workload: net:",
+    ),
+    (
+        "compute-heavy (busy loops)",
+        "workload: date",
+        "workload: worker B step 1",
+    ),
+];
+
+/// Measures snapshots on the small guest: snapshots taken during its workload (see
+/// [`BENCH_BRANCHES`]), their capture and write time and size, branch creation latency
+/// (`restores` restores), and branches per minute on `jobs` threads (`branches` each).
 pub fn bench_snapshots(
     dir: &std::path::Path,
     jobs: usize,
     branches: usize,
     restores: usize,
 ) -> Result<SnapshotFigures> {
-    const IDLE_FROM: &str = "workload: hwrng";
-    const IDLE_UNTIL: &str = "workload: net:";
-    const COMPUTE_FROM: &str = "workload: date";
-    const COMPUTE_UNTIL: &str = "workload: worker B step 1";
     let wall = Instant::now();
     let mut cfg = crate::vm::RunConfig {
         seed: 1,
         kernel: None,
         guest: Some("small".into()),
         initrd: None,
-        cmdline: None,
+        cmdline: Some(format!("{DEFAULT_CMDLINE} wio.idle=1")),
         mem_mib: 256,
         epoch_unix: 1_767_225_600,
         trace: None,
@@ -1293,15 +1306,15 @@ pub fn bench_snapshots(
         until: None,
     };
     let mut m = RvMachine::boot(&cfg, wall)?;
-    m.console.watch = vec![IDLE_FROM.into(), COMPUTE_FROM.into()];
+    m.console.watch = BENCH_BRANCHES.iter().map(|b| b.1.to_string()).collect();
     let mut capture = Vec::new();
     let mut write = Vec::new();
-    let mut file_bytes = 0;
-    let mut paths = Vec::new();
-    while paths.len() < 2 {
+    let mut sizes = Vec::new();
+    let mut paths: BTreeMap<String, PathBuf> = BTreeMap::new();
+    while paths.len() < BENCH_BRANCHES.len() {
         if let Step::End(outcome) = m.step(u64::MAX) {
             return Err(WioError::Internal(format!(
-                "the bench guest ended before its snapshot points: {outcome:?}"
+                "the bench guest ended before its snapshot points (is the initramfs older than wio.idle?): {outcome:?}"
             )));
         }
         while let Some(hit) = m.console.watch_hits.pop() {
@@ -1310,38 +1323,43 @@ pub fn bench_snapshots(
             capture.push(t.elapsed().as_secs_f64() * 1e3);
             let path = dir.join(format!("bench-{}.snap", paths.len()));
             let t = Instant::now();
-            file_bytes = snap.write(&path)?;
+            sizes.push(snap.write(&path)?);
             write.push(t.elapsed().as_secs_f64() * 1e3);
-            paths.push(path);
+            paths.insert(hit, path);
         }
     }
     drop(m);
-    let t = Instant::now();
-    let idle_snap = LoadedSnapshot::load(&paths[0], &cfg)?;
-    let load_ms = t.elapsed().as_secs_f64() * 1e3;
-    let compute_snap = LoadedSnapshot::load(&paths[1], &cfg)?;
+    let mut loaded = Vec::new();
+    let mut load_ms = 0.0;
+    for (_, from, _) in BENCH_BRANCHES {
+        let t = Instant::now();
+        loaded.push(LoadedSnapshot::load(&paths[from], &cfg)?);
+        load_ms = t.elapsed().as_secs_f64() * 1e3;
+    }
 
-    cfg.from = Some(paths[0].clone());
+    cfg.from = Some(paths[BENCH_BRANCHES[0].1].clone());
     let mut restore_us = Vec::new();
     for i in 0..restores {
         cfg.seed = i as u64;
         let t = Instant::now();
-        let m = RvMachine::restore(&idle_snap, &cfg, wall)?;
+        let m = RvMachine::restore(&loaded[0], &cfg, wall)?;
         restore_us.push(t.elapsed().as_secs_f64() * 1e6);
         drop(m);
     }
     restore_us.sort_by(f64::total_cmp);
 
-    let throughput = |l: &LoadedSnapshot, until: &str| -> Result<(f64, u64)> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let cancel = std::sync::atomic::AtomicBool::new(false);
-        let instructions = std::sync::atomic::AtomicU64::new(0);
+    let throughput = |l: &LoadedSnapshot, until: &str| -> Result<(f64, u64, u64)> {
+        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let cancel = AtomicBool::new(false);
+        let instructions = AtomicU64::new(0);
+        let virtual_ns = AtomicU64::new(0);
         let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
         let t = Instant::now();
         std::thread::scope(|s| {
             for _ in 0..jobs.max(1) {
                 s.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= branches {
                         return;
                     }
@@ -1349,7 +1367,11 @@ pub fn bench_snapshots(
                         Ok(Some(end)) if end.stopped_at_until => {
                             let n = end.summary.instructions.unwrap_or(0)
                                 - l.meta.instructions.unwrap_or(0);
-                            instructions.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                            instructions.fetch_add(n, Ordering::Relaxed);
+                            virtual_ns.fetch_add(
+                                end.summary.virtual_ns - l.meta.virtual_ns,
+                                Ordering::Relaxed,
+                            );
                         }
                         Ok(other) => {
                             let why = other.map_or("cancelled".into(), |e| {
@@ -1376,26 +1398,31 @@ pub fn bench_snapshots(
             return Err(e);
         }
         let secs = t.elapsed().as_secs_f64();
+        let n = branches.max(1) as u64;
         Ok((
             branches as f64 / secs * 60.0,
-            instructions.load(std::sync::atomic::Ordering::Relaxed) / branches.max(1) as u64,
+            instructions.load(Ordering::Relaxed) / n,
+            virtual_ns.load(Ordering::Relaxed) / n,
         ))
     };
-    let idle = throughput(&idle_snap, IDLE_UNTIL)?;
-    let compute = throughput(&compute_snap, COMPUTE_UNTIL)?;
-    for p in &paths {
+    let mut results = Vec::new();
+    for (l, (name, _, until)) in loaded.iter().zip(BENCH_BRANCHES) {
+        let (per_min, insns, ns) = throughput(l, until)?;
+        results.push((name, per_min, insns, ns));
+    }
+    for p in paths.values() {
         let _ = std::fs::remove_file(p);
     }
     capture.sort_by(f64::total_cmp);
     write.sort_by(f64::total_cmp);
+    sizes.sort_unstable();
     Ok(SnapshotFigures {
         mem_mib: cfg.mem_mib,
         capture_ms: capture[capture.len() / 2],
         write_ms: write[write.len() / 2],
-        file_bytes,
+        file_bytes: sizes[sizes.len() / 2],
         load_ms,
         restore_us,
-        idle,
-        compute,
+        branches: results,
     })
 }
