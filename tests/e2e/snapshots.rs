@@ -769,6 +769,37 @@ fn x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly() {
     assert_eq!(branch["exit_status"], 0);
     assert_ne!(branch["trace_hash"], plain["trace_hash"]);
     assert_ne!(before_entropy(&stdout(&out)), original_entropy);
+    // Exploring the guest's snapshot: the original seed's branch is the original run, and a
+    // branch equals its rerun.
+    let rep = dir.join("x86-explore.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snaps[0].to_str().unwrap(),
+        "--seeds",
+        "3..=5",
+        "--jobs",
+        "2",
+        "--match",
+        "test guest: ok",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    assert_eq!(r["results"][1]["seed"], 4);
+    assert_eq!(r["results"][1]["trace_hash"], plain["trace_hash"]);
+    assert_eq!(r["results"][0]["matched"][0], "test guest: ok");
+    let (_, alone) = run_with_summary(&[
+        "--from",
+        snaps[0].to_str().unwrap(),
+        "--seed",
+        "5",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(alone["trace_hash"], r["results"][2]["trace_hash"]);
     // An x86-64 snapshot is refused by the riscv64 machine, naming the architecture.
     let o = wio(&[
         "run",

@@ -9,8 +9,10 @@
 //! shard reports. Ctrl-C stops the workers and keeps the finished seeds' report.
 
 use crate::error::{Result, WioError};
-use crate::riscv_vm::{run_branch, BranchEnd, LoadedSnapshot};
+use crate::riscv_vm::{BranchEnd, LoadedSnapshot};
+use crate::snapshot::{Meta, Snapshot};
 use crate::vm::RunConfig;
+use crate::vm::X86Loaded;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -331,6 +333,44 @@ pub fn print_table(report: &Report) {
     }
 }
 
+/// A loaded snapshot of either machine.
+enum Loaded {
+    Riscv(LoadedSnapshot),
+    X86(X86Loaded),
+}
+
+impl Loaded {
+    fn meta(&self) -> &Meta {
+        match self {
+            Loaded::Riscv(l) => &l.meta,
+            Loaded::X86(l) => &l.meta,
+        }
+    }
+
+    fn sha256(&self) -> &str {
+        match self {
+            Loaded::Riscv(l) => &l.sha256,
+            Loaded::X86(l) => &l.sha256,
+        }
+    }
+
+    fn branch(
+        &self,
+        seed: u64,
+        until: Option<&str>,
+        watch: &[String],
+        limit_ns: u64,
+        cancel: &AtomicBool,
+    ) -> Result<Option<BranchEnd>> {
+        match self {
+            Loaded::Riscv(l) => {
+                crate::riscv_vm::run_branch(l, seed, until, watch, limit_ns, cancel)
+            }
+            Loaded::X86(l) => crate::vm::run_branch(l, seed, watch, limit_ns, cancel),
+        }
+    }
+}
+
 /// Runs the exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore) -> Result<Report> {
     let load_cfg = RunConfig {
@@ -354,11 +394,21 @@ pub fn explore(x: &Explore) -> Result<Report> {
         seed_given: false,
         until: None,
     };
-    let loaded = LoadedSnapshot::load(&x.from, &load_cfg)?;
+    let loaded = if Snapshot::peek_meta(&x.from)?.arch == "x86_64" {
+        if x.until.is_some() {
+            return Err(WioError::Usage(
+                "--until works with riscv64 snapshots; x86-64 branches run to the guest's exit"
+                    .into(),
+            ));
+        }
+        Loaded::X86(X86Loaded::load(&x.from, &load_cfg)?)
+    } else {
+        Loaded::Riscv(LoadedSnapshot::load(&x.from, &load_cfg)?)
+    };
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
         snapshot: x.from.clone(),
-        snapshot_sha256: loaded.sha256.clone(),
+        snapshot_sha256: loaded.sha256().to_string(),
         seeds: x.seeds,
         until: x.until.clone(),
         matches: x.matches.clone(),
@@ -385,8 +435,8 @@ pub fn explore(x: &Explore) -> Result<Report> {
             "the range".into()
         },
         x.from.display(),
-        loaded.meta.virtual_ns,
-        loaded.meta.seed,
+        loaded.meta().virtual_ns,
+        loaded.meta().seed,
         x.jobs
     );
     let next = AtomicUsize::new(0);
@@ -408,8 +458,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
-                match run_branch(
-                    &loaded,
+                match loaded.branch(
                     seed,
                     x.until.as_deref(),
                     &watch,

@@ -260,41 +260,77 @@ fn boot(cfg: &RunConfig) -> Result<X86Machine> {
 
 /// A machine in the state the snapshot at `path` recorded, run with `cfg`'s seed,
 /// outputs and limits (see `riscv_vm::RvMachine::restore` for the seed rules).
-fn restore(path: &std::path::Path, cfg: &RunConfig) -> Result<X86Machine> {
-    let snap = Snapshot::read(path)?;
+/// An x86-64 snapshot read, checked and ready to restore any number of times (guest
+/// memory in a memfd each restore maps copy-on-write; the disk checked once).
+pub struct X86Loaded {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// What it is of.
+    pub meta: Meta,
+    machine: Vec<u8>,
+    memfd: std::fs::File,
+    disk: Option<PathBuf>,
+    /// The file's checksum.
+    pub sha256: String,
+}
+
+impl X86Loaded {
+    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn load(path: &std::path::Path, cfg: &RunConfig) -> Result<X86Loaded> {
+        let snap = Snapshot::read(path)?;
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = snap.meta;
+        if meta.arch != "x86_64" {
+            return Err(bad(format!(
+                "is of an {} guest; run it with --arch {}",
+                meta.arch, meta.arch
+            )));
+        }
+        if meta.mem_base != 0 || check_mem(meta.mem_bytes >> 20).is_err() {
+            return Err(bad(format!(
+                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
+                meta.mem_bytes >> 20,
+                meta.mem_base
+            )));
+        }
+        let disk = crate::riscv_vm::restore_disk(&meta, cfg)?;
+        let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        Ok(X86Loaded {
+            path: path.to_path_buf(),
+            meta,
+            machine: snap.machine,
+            memfd,
+            disk,
+            sha256: snap.sha256,
+        })
+    }
+}
+
+fn restore(l: &X86Loaded, cfg: &RunConfig) -> Result<X86Machine> {
+    let path = &l.path;
     let bad = |reason: String| WioError::ArtifactFormat {
         what: "snapshot",
         path: path.to_path_buf(),
         reason,
     };
-    let meta = snap.meta;
-    if meta.arch != "x86_64" {
-        return Err(bad(format!(
-            "is of an {} guest; run it with --arch {}",
-            meta.arch, meta.arch
-        )));
-    }
-    if meta.mem_base != 0 || check_mem(meta.mem_bytes >> 20).is_err() {
-        return Err(bad(format!(
-            "describes {} MiB of RAM at {:#x}, which this machine cannot have",
-            meta.mem_bytes >> 20,
-            meta.mem_base
-        )));
-    }
-    let state: X86State = postcard::from_bytes(&snap.machine)
+    let meta = l.meta.clone();
+    let state: X86State = postcard::from_bytes(&l.machine)
         .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
     let vcpu: VcpuState = postcard::from_bytes(&state.vcpu)
         .map_err(|e| bad(format!("has unreadable vCPU state: {e}")))?;
-    let disk = match crate::riscv_vm::restore_disk(&meta, cfg)? {
+    let disk = match &l.disk {
         Some(p) => {
             let mut c = cfg.clone();
-            c.disk = Some(p);
+            c.disk = Some(p.clone());
             crate::virtio_setup::open_disk(&c)?
         }
         None => None,
     };
-    let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
-    let mem = memory::map_private(0, meta.mem_bytes, &memfd)?;
+    let mem = memory::map_private(0, meta.mem_bytes, &l.memfd)?;
     let host = HostVirt::detect();
     let engine = KvmEngine::restore(&mem, &vcpu, kvm_options(cfg))?;
     let warnings = host_warnings(&engine, &host);
@@ -418,7 +454,7 @@ fn snapshot(
 pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     let wall = Instant::now();
     let mut m = match &cfg.from {
-        Some(path) => restore(path, cfg)?,
+        Some(path) => restore(&X86Loaded::load(path, cfg)?, cfg)?,
         None => boot(cfg)?,
     };
     let cost = CostModel::default();
@@ -515,6 +551,110 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         warnings: m.warnings,
     };
     Ok(RunResult { summary, outcome })
+}
+
+/// Runs one branch of an x86-64 snapshot with `seed` (no outputs; console kept in memory
+/// to look for `watch` texts) to its end or `limit_ns`; `cancel` abandons it (None).
+pub fn run_branch(
+    l: &X86Loaded,
+    seed: u64,
+    watch: &[String],
+    limit_ns: u64,
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Option<crate::riscv_vm::BranchEnd>> {
+    let wall = Instant::now();
+    let cfg = RunConfig {
+        seed,
+        seed_given: true,
+        kernel: None,
+        guest: None,
+        initrd: None,
+        cmdline: None,
+        mem_mib: l.meta.mem_bytes >> 20,
+        epoch_unix: l.meta.epoch_unix,
+        trace: None,
+        max_virtual_ns: limit_ns,
+        watchdog_ms: 5000,
+        quiet: true,
+        disk: None,
+        persist: None,
+        pcap: None,
+        link: wio_virtio_devices::Link::default(),
+        snapshots: Default::default(),
+        from: Some(l.path.clone()),
+        until: None,
+    };
+    let mut m = restore(l, &cfg)?;
+    let mut console_bytes: Vec<u8> = Vec::new();
+    let mut console = Console::Stream(&mut console_bytes);
+    let mut cancelled = false;
+    let mut hook = |_: &mut dyn CpuEngine, _: &mut Platform, _: &RunStats| {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            cancelled = true;
+            return Err(WioError::Internal("branch cancelled".into()));
+        }
+        Ok(())
+    };
+    let ending = runloop::run(
+        &mut m.engine,
+        &mut m.platform,
+        &CostModel::default(),
+        RunLimits {
+            max_virtual_ns: limit_ns,
+            watchdog_ms: cfg.watchdog_ms,
+        },
+        &mut console,
+        &mut m.stats,
+        &mut hook,
+    );
+    if cancelled {
+        return Ok(None);
+    }
+    let platform = &mut m.platform;
+    let now = platform.clock.now_ns();
+    let outcome = crate::trace::close(
+        &mut platform.trace,
+        now,
+        ending.map(|Ending::GuestStatus(s)| s),
+        json!({}),
+        None,
+    );
+    let text = String::from_utf8_lossy(&console_bytes);
+    let matched = watch
+        .iter()
+        .filter(|w| text.lines().any(|line| line.contains(w.as_str())))
+        .cloned()
+        .collect();
+    let summary = Summary {
+        seed,
+        arch: "x86_64",
+        virtual_ns: now,
+        wall_ns: wall.elapsed().as_nanos() as u64,
+        exits: m.stats.exits,
+        interrupts: m.stats.interrupts,
+        instructions: None,
+        markers: Vec::new(),
+        disk: None,
+        idle_ns: m.stats.idle_ns,
+        trace_hash: platform.trace.hash_hex(),
+        trace_lines: platform.trace.lines(),
+        console_sha256: platform.console_sha256(),
+        exit_status: outcome.as_ref().ok().copied(),
+        stopped_at: None,
+        restored_from: m.restored_from,
+        wio_exit_code: match &outcome {
+            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+            Err(e) => e.exit_code(),
+        },
+        error: outcome.as_ref().err().map(|e| e.to_string()),
+        host: m.host.name(),
+        warnings: m.warnings,
+    };
+    Ok(Some(crate::riscv_vm::BranchEnd {
+        summary,
+        matched,
+        stopped_at_until: false,
+    }))
 }
 
 #[cfg(test)]
