@@ -335,8 +335,8 @@ pub fn print_table(report: &Report) {
 
 /// A loaded snapshot of either machine.
 enum Loaded {
-    Riscv(LoadedSnapshot),
-    X86(X86Loaded),
+    Riscv(Box<LoadedSnapshot>),
+    X86(Box<X86Loaded>),
 }
 
 impl Loaded {
@@ -401,9 +401,9 @@ pub fn explore(x: &Explore) -> Result<Report> {
                     .into(),
             ));
         }
-        Loaded::X86(X86Loaded::load(&x.from, &load_cfg)?)
+        Loaded::X86(Box::new(X86Loaded::load(&x.from, &load_cfg)?))
     } else {
-        Loaded::Riscv(LoadedSnapshot::load(&x.from, &load_cfg)?)
+        Loaded::Riscv(Box::new(LoadedSnapshot::load(&x.from, &load_cfg)?))
     };
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
