@@ -483,6 +483,41 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_snapshot_that_cannot_be_written_leaves_no_file_behind() {
+    let dir = scratch("snap-full");
+    let kernel = dir.join("sbi.Image");
+    std::fs::write(&kernel, sbi_guest()).unwrap();
+    let out = dir.join("full.snap");
+    // A file-size limit of 4 KiB makes the write fail part-way, as a full disk does.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 8; exec '{}' run --arch riscv64 --kernel '{}' --mem 64 --snapshot-at guest --snapshot-out '{}' --quiet --no-summary",
+            wio_e2e_tests::wio_bin().display(),
+            kernel.display(),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(105), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write snapshot"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "sbi.Image")
+        .collect();
+    assert!(
+        left.is_empty(),
+        "nothing that looks like a snapshot is left: {left:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
 fn late_snapshot(dir: &Path) -> PathBuf {
     let snap = dir.join("late.snap");

@@ -286,6 +286,10 @@ fn snapshot_info(
 }
 
 fn main() {
+    // A file-size limit (ulimit -f) should make a write fail with EFBIG, which wio reports
+    // and cleans up after (a snapshot's partial file is removed), not kill the process.
+    // SAFETY: setting a signal's disposition to "ignore" has no handler to be unsafe in.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
