@@ -29,7 +29,7 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Measure the run loop: VMM overhead per exit against a bare KVM_RUN loop, and idle speed.
     Bench(BenchArgs),
-    /// Run many seeds from one snapshot as copy-on-write branches, in parallel, and report each.
+    /// Run many seeds from one snapshot (riscv64 or x86-64) as copy-on-write branches, in parallel, and report each.
     #[command(after_help = EXPLORE_EXAMPLES)]
     Explore(ExploreArgs),
     /// Work with exploration reports.
