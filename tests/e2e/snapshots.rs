@@ -737,9 +737,10 @@ fn an_interrupted_exploration_keeps_the_finished_seeds() {
 }
 
 #[test]
-fn x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly() {
-    if !wio_e2e_tests::require_kvm("x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly")
-    {
+fn x86_64_snapshots_at_a_guest_request_a_console_line_and_a_time_restore_exactly() {
+    if !wio_e2e_tests::require_kvm(
+        "x86_64_snapshots_at_a_guest_request_a_console_line_and_a_time_restore_exactly",
+    ) {
         return;
     }
     let dir = scratch("snap-x86");
@@ -748,10 +749,13 @@ fn x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly() {
     let (out, plain) = run_with_summary(&base);
     assert_eq!(plain["exit_status"], 0, "{}", stdout(&out));
     let mut args = base.to_vec();
-    // The guest asks right after its CPUID report; 5 s is inside its 10-second PIT sleep.
+    // The guest asks right after its CPUID report; then a console line; 5 s is inside its
+    // 10-second PIT sleep.
     args.extend([
         "--snapshot-at",
         "guest",
+        "--snapshot-at",
+        "console:pit-mode3",
         "--snapshot-at",
         "5s",
         "--snapshot-out",
@@ -774,7 +778,7 @@ fn x86_64_snapshots_at_a_guest_request_and_a_time_restore_exactly() {
     };
     let original_entropy = before_entropy(&stdout(&out));
     let snaps = snapshots_in(&dir);
-    assert_eq!(snaps.len(), 2, "{}", stderr(&out));
+    assert_eq!(snaps.len(), 3, "{}", stderr(&out));
     for snap in &snaps {
         let (out, restored) = run_with_summary(&["--from", snap.to_str().unwrap(), "--no-summary"]);
         for key in [

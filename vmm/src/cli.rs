@@ -189,7 +189,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SNAP")]
     pub from: Option<PathBuf>,
     /// Take a snapshot at WHEN: a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT (the
-    /// first console line containing TEXT; riscv64) or guest (the guest asks: SBI extension
+    /// first console line containing TEXT) or guest (the guest asks: SBI extension
     /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64).
     /// Repeat for several. The run itself goes on unchanged.
     #[arg(long, value_name = "WHEN")]

@@ -91,16 +91,6 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         }
         (None, arch) => arch.unwrap_or(cli::Arch::X86_64),
     };
-    if arch == cli::Arch::X86_64
-        && plan
-            .at
-            .iter()
-            .any(|a| matches!(a, snapshot::plan::SnapshotAt::Console(_)))
-    {
-        return Err(WioError::Usage(
-            "--snapshot-at console:TEXT works with --arch riscv64; on x86-64 use a virtual time or guest".into(),
-        ));
-    }
     let until = args.until.as_deref().map(parse_until).transpose()?;
     if until.is_some() && arch != cli::Arch::Riscv64 {
         return Err(WioError::Usage("--until works with --arch riscv64".into()));

@@ -94,6 +94,10 @@ pub struct Platform {
     console_digest: ResumableSha256,
     /// The guest asked for a snapshot (paravirt selector "snapshot here") since the loop last looked.
     pub snapshot_request: bool,
+    /// Console texts to watch for (`--snapshot-at console:TEXT`), until they appear.
+    pub watch: Vec<String>,
+    /// Watched texts whose line appeared since the loop last looked.
+    pub watch_hits: Vec<String>,
     /// virtio-mmio devices by slot, once attached.
     virtio: Option<VirtioSlots>,
     /// Interrupt level of each slot, for edge detection on the PIC.
@@ -164,6 +168,8 @@ impl Platform {
             console_line: Vec::new(),
             console_digest: ResumableSha256::default(),
             snapshot_request: false,
+            watch: Vec::new(),
+            watch_hits: Vec::new(),
             virtio: None,
             virtio_levels: Vec::new(),
         }
@@ -364,6 +370,14 @@ impl Platform {
         }
         let text = String::from_utf8_lossy(&self.console_line).into_owned();
         self.console_line.clear();
+        let mut i = 0;
+        while i < self.watch.len() {
+            if text.contains(self.watch[i].as_str()) {
+                self.watch_hits.push(self.watch.remove(i));
+            } else {
+                i += 1;
+            }
+        }
         let now = self.clock.now_ns();
         self.trace.event(now, "console", json!({ "text": text }));
     }

@@ -470,6 +470,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
     };
     let mut plan = cfg.snapshots.clone();
     let mut taken = 0usize;
+    m.platform.watch = plan
+        .at
+        .iter()
+        .filter_map(|a| match a {
+            SnapshotAt::Console(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
     let (meta, seed, mem) = (&mut m.meta, m.seed, &m.mem);
     let mut hook = |engine: &mut dyn CpuEngine, platform: &mut Platform, stats: &RunStats| {
         let now = platform.clock.now_ns();
@@ -487,6 +495,14 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
                 .iter()
                 .position(|a| matches!(a, SnapshotAt::Time(t) if now >= *t))
                 .map(|i| plan.at.remove(i).describe())
+        });
+        let due = due.or_else(|| {
+            if platform.watch_hits.is_empty() {
+                return None;
+            }
+            let text = platform.watch_hits.remove(0);
+            plan.at.retain(|a| *a != SnapshotAt::Console(text.clone()));
+            Some(SnapshotAt::Console(text).describe())
         });
         let Some(reason) = due else { return Ok(()) };
         taken += 1;
