@@ -187,6 +187,41 @@ pub(crate) struct ICache {
     pub(crate) entries: Vec<Decoded>,
     /// Entries of older generations are invalid: a flush is one increment.
     pub(crate) generation: u32,
+    /// Straight-line runs of fast instructions, by start pc (same generation rules).
+    pub(crate) blocks: Vec<Option<Box<Block>>>,
+}
+
+/// Most instructions in one [`Block`].
+pub(crate) const BLOCK_MAX: usize = 32;
+const BLOCK_ENTRIES: usize = 1 << 12;
+
+/// A run of fast-path instructions within one page, ending after a jump or branch,
+/// before an instruction without a fast path, or at [`BLOCK_MAX`]. Executing it skips the
+/// per-instruction cache lookup; cycles, instret and pc still advance per instruction, and
+/// it is entered only when it fits before the next deadline, so every instruction retires
+/// at the same cycle as it would one by one.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    pub(crate) pc: u64,
+    pub(crate) generation: u32,
+    pub(crate) prv: Priv,
+    /// (decoded op, length, raw instruction) per instruction.
+    pub(crate) ops: Vec<(crate::predecode::Op, u8, u32)>,
+    /// Times pc was reached before the block was built ([`BUILT`] once built): only code
+    /// that runs repeatedly is worth a block.
+    pub(crate) hits: u8,
+}
+
+/// [`Block::hits`] of a built block.
+pub(crate) const BUILT: u8 = u8::MAX;
+/// Visits of a pc before a block is built there.
+const BLOCK_HOT: u8 = 8;
+
+impl Block {
+    #[inline]
+    pub(crate) fn slot(pc: u64) -> usize {
+        ((pc >> 1) as usize) & (BLOCK_ENTRIES - 1)
+    }
 }
 
 impl Default for ICache {
@@ -205,6 +240,7 @@ impl Default for ICache {
                 ICACHE_ENTRIES
             ],
             generation: 1,
+            blocks: vec![None; BLOCK_ENTRIES],
         }
     }
 }
@@ -223,6 +259,7 @@ impl ICache {
             for e in self.entries.iter_mut() {
                 e.pc = u64::MAX;
             }
+            self.blocks.iter_mut().for_each(|b| *b = None);
             self.generation = 1;
         }
     }
@@ -941,6 +978,86 @@ impl Hart {
         self.forget_data_pages();
     }
 
+    /// Executes a block (see [`Block`]): stops early at a trap, a taken jump (its last
+    /// instruction anyway) or when an instruction may have changed which interrupt is
+    /// deliverable (an MMIO access).
+    #[inline]
+    fn exec_block(&mut self, bus: &mut dyn Bus, b: &Block) {
+        for (op, len, _) in b.ops.iter() {
+            let pc = self.pc;
+            let len = u64::from(*len);
+            self.cycles += 1;
+            match self.exec_fast(bus, op, len) {
+                Ok(crate::exec::Flow::Next) => {
+                    self.pc = pc.wrapping_add(len);
+                    self.instret += 1;
+                }
+                Ok(_) => {
+                    self.instret += 1;
+                    return;
+                }
+                Err(t) => {
+                    self.take_trap(t.cause, t.tval);
+                    return;
+                }
+            }
+            if self.irq_dirty {
+                return;
+            }
+        }
+    }
+
+    /// Builds the block starting at pc into `slot` from the decoded-instruction cache
+    /// (fetching what it lacks, within pc's page). Nothing is built when the first
+    /// instruction has no fast path or cannot be fetched; a fetch problem further on just
+    /// ends the block (the instruction will fault when it is reached).
+    #[inline(never)]
+    fn build_block(&mut self, bus: &mut dyn Bus, slot: usize) {
+        use crate::predecode::Kind;
+        let start = self.pc;
+        // Reuse the slot's allocation: blocks are rebuilt after every cache flush.
+        let mut block = self.icache.blocks[slot].take().unwrap_or_else(|| {
+            Box::new(Block {
+                pc: 0,
+                generation: 0,
+                prv: Priv::Machine,
+                ops: Vec::with_capacity(BLOCK_MAX),
+                hits: 0,
+            })
+        });
+        let ops = &mut block.ops;
+        ops.clear();
+        let mut pc = start;
+        while ops.len() < BLOCK_MAX && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
+            self.pc = pc;
+            let Ok(d) = self.decoded(bus) else { break };
+            if d.op.kind == Kind::Slow {
+                break;
+            }
+            ops.push((d.op, d.len, d.insn));
+            pc = pc.wrapping_add(u64::from(d.len));
+            if matches!(
+                d.op.kind,
+                Kind::Jal
+                    | Kind::Jalr
+                    | Kind::Beq
+                    | Kind::Bne
+                    | Kind::Blt
+                    | Kind::Bge
+                    | Kind::Bltu
+                    | Kind::Bgeu
+            ) {
+                break;
+            }
+        }
+        self.pc = start;
+        block.pc = start;
+        block.generation = self.icache.generation;
+        block.prv = self.prv;
+        block.hits = BUILT;
+        self.icache.blocks[slot] = Some(block);
+    }
+
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
     /// WFI idles, or an SBI call needs serving.
     pub fn run(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
@@ -962,8 +1079,49 @@ impl Hart {
                 until_cycles
             };
             while self.cycles < chunk_end && !self.irq_dirty {
-                // Fast path: a cached, pre-decoded common instruction.
                 let pc = self.pc;
+                // Fastest path: a block of pre-decoded instructions starting here.
+                let bslot = Block::slot(pc);
+                if let Some(mut b) = self.icache.blocks[bslot].take() {
+                    let valid =
+                        b.pc == pc && b.generation == self.icache.generation && b.prv == self.prv;
+                    // A built block with no instructions remembers that none starts here.
+                    if valid
+                        && b.hits == BUILT
+                        && !b.ops.is_empty()
+                        && self.cycles + b.ops.len() as u64 <= chunk_end
+                    {
+                        self.exec_block(bus, &b);
+                        self.icache.blocks[bslot] = Some(b);
+                        continue;
+                    }
+                    let build = if !valid {
+                        b.pc = pc;
+                        b.generation = self.icache.generation;
+                        b.prv = self.prv;
+                        b.ops.clear();
+                        b.hits = 1;
+                        false
+                    } else if b.hits < BLOCK_HOT {
+                        b.hits += 1;
+                        false
+                    } else {
+                        b.hits != BUILT
+                    };
+                    self.icache.blocks[bslot] = Some(b);
+                    if build {
+                        self.build_block(bus, bslot);
+                    }
+                } else {
+                    self.icache.blocks[bslot] = Some(Box::new(Block {
+                        pc,
+                        generation: self.icache.generation,
+                        prv: self.prv,
+                        ops: Vec::with_capacity(BLOCK_MAX),
+                        hits: 1,
+                    }));
+                }
+                // Fast path: a cached, pre-decoded common instruction.
                 let e = &self.icache.entries[ICache::slot(pc)];
                 if e.pc == pc
                     && e.generation == self.icache.generation

@@ -45,6 +45,20 @@ pub struct SavedInsn {
     pub len: u8,
 }
 
+/// One block of the block cache: where it starts, how often it was reached before being
+/// built (or 255 once built), and its instructions (decoded again on load).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedBlock {
+    /// Start pc.
+    pub pc: u64,
+    /// Privilege (0, 1 or 3).
+    pub prv: u8,
+    /// Visits counted, or 255 once built.
+    pub hits: u8,
+    /// (instruction, length) of each instruction.
+    pub insns: Vec<(u32, u8)>,
+}
+
 /// Everything of a [`Hart`] but its RAM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HartState {
@@ -82,6 +96,9 @@ pub struct HartState {
     pub tlb: Vec<(u64, u64, u64)>,
     /// Valid decoded-instruction cache entries.
     pub icache: Vec<SavedInsn>,
+    /// Valid block-cache entries (building a block touches the TLB and the instruction
+    /// cache, so when blocks get built is part of what the hart does).
+    pub blocks: Vec<SavedBlock>,
     /// Valid load shortcuts: (virtual page number + 1, RAM offset).
     pub load_pages: Vec<(u64, u64)>,
     /// Valid store shortcuts.
@@ -149,6 +166,19 @@ impl Hart {
                 len: d.len,
             })
             .collect();
+        let blocks = self
+            .icache
+            .blocks
+            .iter()
+            .flatten()
+            .filter(|b| b.generation == self.icache.generation)
+            .map(|b| SavedBlock {
+                pc: b.pc,
+                prv: priv_bits(b.prv),
+                hits: b.hits,
+                insns: b.ops.iter().map(|(_, len, insn)| (*insn, *len)).collect(),
+            })
+            .collect();
         let pages = |p: &crate::hart::FastPages| {
             p.entries
                 .iter()
@@ -174,6 +204,7 @@ impl Hart {
             irq_dirty: self.irq_dirty,
             tlb,
             icache,
+            blocks,
             load_pages: pages(&self.load_pages),
             store_pages: pages(&self.store_pages),
         }
@@ -219,6 +250,28 @@ impl Hart {
                 len: d.len,
                 op: crate::predecode::decode(d.insn),
             };
+        }
+        for b in &s.blocks {
+            if b.insns.len() > crate::hart::BLOCK_MAX
+                || b.insns.iter().any(|&(insn, len)| {
+                    len != 2 && len != 4
+                        || crate::predecode::decode(insn).kind == crate::predecode::Kind::Slow
+                })
+            {
+                return Err(StateError::Invalid(format!("block at {:#x}", b.pc)));
+            }
+            let slot = crate::hart::Block::slot(b.pc);
+            icache.blocks[slot] = Some(Box::new(crate::hart::Block {
+                pc: b.pc,
+                generation: icache.generation,
+                prv: priv_from(b.prv)?,
+                hits: b.hits,
+                ops: b
+                    .insns
+                    .iter()
+                    .map(|&(insn, len)| (crate::predecode::decode(insn), len, insn))
+                    .collect(),
+            }));
         }
         let ram_size = self.ram.size();
         let mut pages = [

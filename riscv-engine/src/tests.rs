@@ -355,3 +355,58 @@ fn saved_state_is_refused_by_another_machine() {
     assert!(same.load_state(&bad).is_err());
     assert_eq!(same.save_state(), saved, "a refused state changes nothing");
 }
+
+#[test]
+fn blocks_retire_exactly_as_single_steps_do() {
+    // A loop of loads, stores and arithmetic (hot enough to be run as a block), a timer
+    // interrupt every 7 ticks whose handler counts and re-arms it via a store the loop
+    // reads, run once in big slices and once one instruction at a time (where no block
+    // fits): every register, CSR and byte of RAM must agree.
+    const SRET: u32 = 0x1020_0073;
+    let mut prog = vec![
+        ld(2, 1, 0),
+        addi(2, 2, 1),
+        sd(2, 1, 0),
+        addi(3, 3, 3),
+        r(0x33, 4, 0, 4, 3, 0), // add x4, x4, x3
+        jal(0, -20),
+    ];
+    prog.resize(0x400 / 4, NOP);
+    // Handler at +0x400: x5 += 1; sret (the timer is re-armed from outside below).
+    prog.push(addi(5, 5, 1));
+    prog.push(SRET);
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x400;
+        h.mstatus |= mstatus::SIE;
+        h.x[1] = BASE + 0x8000;
+        h.set_timecmp(7);
+        h
+    };
+    let (mut big, mut small) = (make(), make());
+    for round in 0..40u64 {
+        run(&mut big, 1000);
+        for _ in 0..1000 {
+            run(&mut small, 1);
+        }
+        for h in [&mut big, &mut small] {
+            // Re-arm the timer and clear the pending bit, as an SBI set_timer would.
+            h.set_timecmp(h.time() + 7 + round % 3);
+        }
+        assert_eq!(big.save_state().x, small.save_state().x, "round {round}");
+    }
+    let (a, b) = (big.save_state(), small.save_state());
+    assert_eq!(
+        (a.pc, a.cycles, a.instret, a.csrs),
+        (b.pc, b.cycles, b.instret, b.csrs)
+    );
+    assert_eq!(big.ram.bytes(), small.ram.bytes());
+    assert!(a.x[5] > 10, "the timer interrupted the loop: {}", a.x[5]);
+    assert!(
+        a.blocks
+            .iter()
+            .any(|b| b.hits == u8::MAX && b.insns.len() >= 5),
+        "the loop ran as a block"
+    );
+}
