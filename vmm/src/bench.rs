@@ -24,25 +24,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn config(cmdline: String) -> RunConfig {
     RunConfig {
-        seed: 1,
-        kernel: None,
-        guest: None,
-        initrd: None,
         cmdline: Some(cmdline),
         mem_mib: 64,
-        epoch_unix: 0,
-        trace: None,
-        max_virtual_ns: 0,
         watchdog_ms: 60_000,
-        quiet: true,
-        disk: None,
-        persist: None,
-        pcap: None,
-        link: wio_virtio_devices::Link::default(),
-        snapshots: Default::default(),
-        from: None,
-        seed_given: true,
-        until: None,
+        ..RunConfig::with_seed(1)
     }
 }
 

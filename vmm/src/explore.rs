@@ -374,25 +374,10 @@ impl Loaded {
 /// Runs the exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore) -> Result<Report> {
     let load_cfg = RunConfig {
-        seed: 0,
-        kernel: None,
-        guest: None,
-        initrd: None,
-        cmdline: None,
-        mem_mib: 0,
-        epoch_unix: 0,
-        trace: None,
-        max_virtual_ns: 0,
-        watchdog_ms: 0,
-        quiet: true,
         disk: x.disk.clone(),
-        persist: None,
-        pcap: None,
-        link: wio_virtio_devices::Link::default(),
-        snapshots: Default::default(),
         from: Some(x.from.clone()),
         seed_given: false,
-        until: None,
+        ..RunConfig::with_seed(0)
     };
     let loaded = if Snapshot::peek_meta(&x.from)?.arch == "x86_64" {
         if x.until.is_some() {

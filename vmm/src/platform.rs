@@ -370,14 +370,7 @@ impl Platform {
         }
         let text = String::from_utf8_lossy(&self.console_line).into_owned();
         self.console_line.clear();
-        let mut i = 0;
-        while i < self.watch.len() {
-            if text.contains(self.watch[i].as_str()) {
-                self.watch_hits.push(self.watch.remove(i));
-            } else {
-                i += 1;
-            }
-        }
+        crate::snapshot::plan::take_matches(&mut self.watch, &mut self.watch_hits, &text);
         let now = self.clock.now_ns();
         self.trace.event(now, "console", json!({ "text": text }));
     }

@@ -272,14 +272,7 @@ impl ConsoleSink {
                 });
             }
         }
-        let mut i = 0;
-        while i < self.watch.len() {
-            if text.contains(self.watch[i].as_str()) {
-                self.watch_hits.push(self.watch.remove(i));
-            } else {
-                i += 1;
-            }
-        }
+        crate::snapshot::plan::take_matches(&mut self.watch, &mut self.watch_hits, &text);
         if let Some(rest) = text
             .find(STATUS_MARKER)
             .map(|i| &text[i + STATUS_MARKER.len()..])
@@ -907,21 +900,13 @@ impl LoadedSnapshot {
             reason,
         };
         let meta = snap.meta;
-        if meta.arch != "riscv64" {
-            return Err(bad(format!(
-                "is of an {} guest; run it with --arch {}",
-                meta.arch, meta.arch
-            )));
-        }
-        if meta.mem_base != layout::RAM_BASE
-            || !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&(meta.mem_bytes >> 20))
-        {
-            return Err(bad(format!(
-                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
-                meta.mem_bytes >> 20,
-                meta.mem_base
-            )));
-        }
+        crate::snapshot::check_machine(
+            &meta,
+            path,
+            "riscv64",
+            layout::RAM_BASE,
+            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
+        )?;
         let mut state: MachineState = postcard::from_bytes(&snap.machine)
             .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
         let mut overlays = Vec::new();
@@ -1129,25 +1114,13 @@ pub fn run_branch(
 ) -> Result<Option<BranchEnd>> {
     let wall = Instant::now();
     let cfg = RunConfig {
-        seed,
-        seed_given: true,
-        kernel: None,
-        guest: None,
-        initrd: None,
-        cmdline: None,
         mem_mib: l.meta.mem_bytes >> 20,
         epoch_unix: l.meta.epoch_unix,
-        trace: None,
         max_virtual_ns: limit_ns,
         watchdog_ms: 0,
-        quiet: true,
-        disk: None,
-        persist: None,
-        pcap: None,
-        link: wio_virtio_devices::Link::default(),
-        snapshots: Default::default(),
         from: Some(l.path.clone()),
         until: until.map(str::to_string),
+        ..RunConfig::with_seed(seed)
     };
     let mut m = RvMachine::restore(l, &cfg, wall)?;
     m.console.watch = watch.to_vec();
@@ -1285,25 +1258,11 @@ pub fn bench_snapshots(
 ) -> Result<SnapshotFigures> {
     let wall = Instant::now();
     let mut cfg = crate::vm::RunConfig {
-        seed: 1,
-        kernel: None,
         guest: Some("small".into()),
-        initrd: None,
         cmdline: Some(format!("{DEFAULT_CMDLINE} wio.idle=1")),
-        mem_mib: 256,
         epoch_unix: 1_767_225_600,
-        trace: None,
-        max_virtual_ns: 0,
         watchdog_ms: 0,
-        quiet: true,
-        disk: None,
-        persist: None,
-        pcap: None,
-        link: wio_virtio_devices::Link::default(),
-        snapshots: Default::default(),
-        from: None,
-        seed_given: true,
-        until: None,
+        ..crate::vm::RunConfig::with_seed(1)
     };
     let mut m = RvMachine::boot(&cfg, wall)?;
     m.console.watch = BENCH_BRANCHES.iter().map(|b| b.1.to_string()).collect();

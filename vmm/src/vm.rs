@@ -73,6 +73,34 @@ pub struct RunConfig {
     pub until: Option<String>,
 }
 
+impl RunConfig {
+    /// A configuration with nothing but `seed` set: the default guest, 256 MiB, epoch 0,
+    /// no outputs, no console, no limits, the default link. Tools and branches start here.
+    pub fn with_seed(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            kernel: None,
+            guest: None,
+            initrd: None,
+            cmdline: None,
+            mem_mib: 256,
+            epoch_unix: 0,
+            trace: None,
+            max_virtual_ns: 0,
+            watchdog_ms: 5000,
+            quiet: true,
+            disk: None,
+            persist: None,
+            pcap: None,
+            link: wio_virtio_devices::Link::default(),
+            snapshots: Default::default(),
+            from: None,
+            seed_given: true,
+            until: None,
+        }
+    }
+}
+
 /// The result of a run: its summary, and how it ended.
 pub struct RunResult {
     /// The summary (always produced, even when the run failed).
@@ -278,25 +306,14 @@ impl X86Loaded {
     /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
     pub fn load(path: &std::path::Path, cfg: &RunConfig) -> Result<X86Loaded> {
         let snap = Snapshot::read(path)?;
-        let bad = |reason: String| WioError::ArtifactFormat {
-            what: "snapshot",
-            path: path.to_path_buf(),
-            reason,
-        };
         let meta = snap.meta;
-        if meta.arch != "x86_64" {
-            return Err(bad(format!(
-                "is of an {} guest; run it with --arch {}",
-                meta.arch, meta.arch
-            )));
-        }
-        if meta.mem_base != 0 || check_mem(meta.mem_bytes >> 20).is_err() {
-            return Err(bad(format!(
-                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
-                meta.mem_bytes >> 20,
-                meta.mem_base
-            )));
-        }
+        crate::snapshot::check_machine(
+            &meta,
+            path,
+            "x86_64",
+            0,
+            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
+        )?;
         let disk = crate::riscv_vm::restore_disk(&meta, cfg)?;
         let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(X86Loaded {
@@ -529,6 +546,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         &mut hook,
     );
 
+    Ok(finish(m, cfg, ending, wall))
+}
+
+/// Ends a run: closes the trace, carries out `--persist`, and builds the summary.
+fn finish(mut m: X86Machine, cfg: &RunConfig, ending: Result<Ending>, wall: Instant) -> RunResult {
     let platform = &mut m.platform;
     let outcome: Result<u32> = ending.map(|Ending::GuestStatus(s)| s);
     let now = platform.clock.now_ns();
@@ -566,7 +588,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunResult> {
         host: m.host.name(),
         warnings: m.warnings,
     };
-    Ok(RunResult { summary, outcome })
+    RunResult { summary, outcome }
 }
 
 /// Runs one branch of an x86-64 snapshot with `seed` (no outputs; console kept in memory
@@ -580,25 +602,11 @@ pub fn run_branch(
 ) -> Result<Option<crate::riscv_vm::BranchEnd>> {
     let wall = Instant::now();
     let cfg = RunConfig {
-        seed,
-        seed_given: true,
-        kernel: None,
-        guest: None,
-        initrd: None,
-        cmdline: None,
         mem_mib: l.meta.mem_bytes >> 20,
         epoch_unix: l.meta.epoch_unix,
-        trace: None,
         max_virtual_ns: limit_ns,
-        watchdog_ms: 5000,
-        quiet: true,
-        disk: None,
-        persist: None,
-        pcap: None,
-        link: wio_virtio_devices::Link::default(),
-        snapshots: Default::default(),
         from: Some(l.path.clone()),
-        until: None,
+        ..RunConfig::with_seed(seed)
     };
     let mut m = restore(l, &cfg)?;
     let mut console_bytes: Vec<u8> = Vec::new();
@@ -626,46 +634,13 @@ pub fn run_branch(
     if cancelled {
         return Ok(None);
     }
-    let platform = &mut m.platform;
-    let now = platform.clock.now_ns();
-    let outcome = crate::trace::close(
-        &mut platform.trace,
-        now,
-        ending.map(|Ending::GuestStatus(s)| s),
-        json!({}),
-        None,
-    );
     let text = String::from_utf8_lossy(&console_bytes);
     let matched = watch
         .iter()
         .filter(|w| text.lines().any(|line| line.contains(w.as_str())))
         .cloned()
         .collect();
-    let summary = Summary {
-        seed,
-        arch: "x86_64",
-        virtual_ns: now,
-        wall_ns: wall.elapsed().as_nanos() as u64,
-        exits: m.stats.exits,
-        interrupts: m.stats.interrupts,
-        instructions: None,
-        markers: Vec::new(),
-        disk: None,
-        idle_ns: m.stats.idle_ns,
-        trace_hash: platform.trace.hash_hex(),
-        trace_lines: platform.trace.lines(),
-        console_sha256: platform.console_sha256(),
-        exit_status: outcome.as_ref().ok().copied(),
-        stopped_at: None,
-        restored_from: m.restored_from,
-        wio_exit_code: match &outcome {
-            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
-            Err(e) => e.exit_code(),
-        },
-        error: outcome.as_ref().err().map(|e| e.to_string()),
-        host: m.host.name(),
-        warnings: m.warnings,
-    };
+    let summary = finish(m, &cfg, ending, wall).summary;
     Ok(Some(crate::riscv_vm::BranchEnd {
         summary,
         matched,

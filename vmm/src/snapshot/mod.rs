@@ -350,6 +350,37 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Checks that a snapshot's machine is one this machine can be: the architecture, the RAM
+/// base, and a RAM size within `mib` MiB.
+pub fn check_machine(
+    meta: &Meta,
+    path: &Path,
+    arch: &str,
+    mem_base: u64,
+    mib: std::ops::RangeInclusive<u64>,
+) -> Result<()> {
+    if meta.arch != arch {
+        return Err(bad(
+            path,
+            format!(
+                "is of an {} guest; run it with --arch {}",
+                meta.arch, meta.arch
+            ),
+        ));
+    }
+    if meta.mem_base != mem_base || !mib.contains(&(meta.mem_bytes >> 20)) {
+        return Err(bad(
+            path,
+            format!(
+                "describes {} MiB of RAM at {:#x}, which this machine cannot have",
+                meta.mem_bytes >> 20,
+                meta.mem_base
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// SHA-256 of a file's contents, streamed.
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(path)?;

@@ -52,6 +52,19 @@ impl SnapshotAt {
     }
 }
 
+/// Moves every text of `watch` that `line` contains to `hits` (console watches: snapshot
+/// points, `--until`, `--match`).
+pub fn take_matches(watch: &mut Vec<String>, hits: &mut Vec<String>, line: &str) {
+    let mut i = 0;
+    while i < watch.len() {
+        if line.contains(watch[i].as_str()) {
+            hits.push(watch.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+}
+
 /// `1.5s`, `20ms`, `7us`, `100ns` or a plain number of ns.
 pub fn parse_duration_ns(s: &str) -> Option<u64> {
     let (num, scale) = if let Some(n) = s.strip_suffix("ns") {
