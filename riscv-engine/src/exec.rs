@@ -494,7 +494,12 @@ impl Hart {
                     {
                         return Err(illegal(i));
                     }
-                    self.flush_tlb();
+                    // Without ASIDs (satp has none), rs2 does not narrow the fence.
+                    if rs1(i) != 0 {
+                        self.flush_tlb_page(self.x[rs1(i)]);
+                    } else {
+                        self.flush_tlb();
+                    }
                     return Ok(Flow::Next);
                 }
                 _ => return Err(illegal(i)),

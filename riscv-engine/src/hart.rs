@@ -114,7 +114,14 @@ pub struct Hart {
     pub(crate) load_pages: FastPages,
     /// Recently translated RAM pages for stores (only pages already marked dirty).
     pub(crate) store_pages: FastPages,
+    /// Superpage regions (virtual base, size) cached since the last full flush.
+    pub(crate) superpages: Vec<(u64, u64)>,
+    /// More superpages were cached than [`MAX_SUPERPAGES`]: single-page fences flush all.
+    pub(crate) superpages_overflow: bool,
 }
+
+/// Superpage regions tracked for single-page SFENCE.VMA.
+pub(crate) const MAX_SUPERPAGES: usize = 64;
 
 const FAST_PAGES: usize = 64;
 
@@ -148,6 +155,15 @@ impl FastPages {
     pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
         let vpn = vaddr >> 12;
         self.entries[(vpn as usize) & (FAST_PAGES - 1)] = (vpn + 1, self.generation, off);
+    }
+
+    /// Forgets the shortcut for `vaddr`'s page.
+    fn forget(&mut self, vaddr: u64) {
+        let vpn = vaddr >> 12;
+        let e = &mut self.entries[(vpn as usize) & (FAST_PAGES - 1)];
+        if e.0 == vpn + 1 {
+            e.0 = 0;
+        }
     }
 
     fn clear(&mut self) {
@@ -305,6 +321,8 @@ impl Hart {
             icache: ICache::default(),
             load_pages: FastPages::default(),
             store_pages: FastPages::default(),
+            superpages: Vec::new(),
+            superpages_overflow: false,
         }
     }
 
@@ -372,6 +390,62 @@ impl Hart {
         self.tlb.flush();
         self.icache.flush();
         self.forget_data_pages();
+        self.superpages.clear();
+        self.superpages_overflow = false;
+    }
+
+    /// Remembers that a superpage translation covering [base, base + size) was cached
+    /// (its 4 KiB pieces may sit anywhere in the caches).
+    fn note_superpage(&mut self, base: u64, size: u64) {
+        if self.superpages.iter().any(|&(b, s)| b == base && s == size) {
+            return;
+        }
+        if self.superpages.len() < MAX_SUPERPAGES {
+            self.superpages.push((base, size));
+        } else {
+            self.superpages_overflow = true;
+        }
+    }
+
+    /// SFENCE.VMA for one virtual address: forgets what the caches hold for its page (TLB
+    /// entry, decoded instructions and blocks in it, the instruction that ends in it, the
+    /// load/store shortcuts). When a cached superpage covers the address, its pieces could be
+    /// anywhere, so everything is flushed instead.
+    pub fn flush_tlb_page(&mut self, vaddr: u64) {
+        if self.superpages_overflow
+            || self
+                .superpages
+                .iter()
+                .any(|&(b, s)| vaddr.wrapping_sub(b) < s)
+        {
+            self.flush_tlb();
+            return;
+        }
+        let page = vaddr & !0xfff;
+        self.tlb.invalidate(vaddr >> 12);
+        let first = ICache::slot(page);
+        for k in 0..2048 {
+            let e = &mut self.icache.entries[(first + k) & (ICACHE_ENTRIES - 1)];
+            if e.pc >> 12 == page >> 12 {
+                e.pc = u64::MAX;
+            }
+        }
+        // A 4-byte instruction starting 2 bytes before the page was fetched through it too.
+        let before = page.wrapping_sub(2);
+        let e = &mut self.icache.entries[ICache::slot(before)];
+        if e.pc == before {
+            e.pc = u64::MAX;
+        }
+        let first = Block::slot(page);
+        for k in 0..2048 {
+            if let Some(b) = self.icache.blocks[(first + k) & (BLOCK_ENTRIES - 1)].as_mut() {
+                if b.pc >> 12 == page >> 12 {
+                    b.pc = u64::MAX;
+                }
+            }
+        }
+        self.load_pages.forget(vaddr);
+        self.store_pages.forget(vaddr);
     }
 
     /// The effective mip: software bits, the timer, and the external line.
@@ -569,6 +643,9 @@ impl Hart {
             let phys_page = ((ppn << 12) & !page_mask) | (vaddr & page_mask & !0xfff);
             // A clean page is cached without D so the first store walks again and sets it.
             self.tlb.insert(vaddr >> 12, phys_page, entry);
+            if level > 0 {
+                self.note_superpage(vaddr & !page_mask, page_mask + 1);
+            }
             return Ok(phys_page | (vaddr & 0xfff));
         }
         Err(Self::page_fault(access, vaddr))

@@ -84,6 +84,14 @@ impl Tlb {
         };
     }
 
+    /// Forgets the translation of virtual page `vpn`, if cached.
+    pub fn invalidate(&mut self, vpn: u64) {
+        let e = &mut self.entries[(vpn as usize) & (TLB_ENTRIES - 1)];
+        if e.tag == vpn + 1 {
+            e.tag = 0;
+        }
+    }
+
     /// Forgets every translation (SFENCE.VMA, satp writes) in O(1).
     pub fn flush(&mut self) {
         self.generation = self.generation.wrapping_add(1);

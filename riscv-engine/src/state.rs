@@ -99,6 +99,8 @@ pub struct HartState {
     /// Valid block-cache entries (building a block touches the TLB and the instruction
     /// cache, so when blocks get built is part of what the hart does).
     pub blocks: Vec<SavedBlock>,
+    /// Superpage regions cached since the last full flush, and whether they overflowed.
+    pub superpages: (Vec<(u64, u64)>, bool),
     /// Valid load shortcuts: (virtual page number + 1, RAM offset).
     pub load_pages: Vec<(u64, u64)>,
     /// Valid store shortcuts.
@@ -205,6 +207,7 @@ impl Hart {
             tlb,
             icache,
             blocks,
+            superpages: (self.superpages.clone(), self.superpages_overflow),
             load_pages: pages(&self.load_pages),
             store_pages: pages(&self.store_pages),
         }
@@ -273,6 +276,9 @@ impl Hart {
                     .collect(),
             }));
         }
+        if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
+            return Err(StateError::Invalid("too many superpage regions".into()));
+        }
         let ram_size = self.ram.size();
         let mut pages = [
             crate::hart::FastPages::default(),
@@ -334,6 +340,8 @@ impl Hart {
         let [load, store] = pages;
         self.load_pages = load;
         self.store_pages = store;
+        self.superpages = s.superpages.0.clone();
+        self.superpages_overflow = s.superpages.1;
         Ok(())
     }
 }

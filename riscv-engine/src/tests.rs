@@ -410,3 +410,43 @@ fn blocks_retire_exactly_as_single_steps_do() {
         "the loop ran as a block"
     );
 }
+
+#[test]
+fn sfence_of_one_page_forgets_that_page_only() {
+    // ld x2,(x1); [the leaf PTE is changed here]; ld x3,(x1) (stale: no fence yet);
+    // sfence.vma x1; ld x4,(x1) (the new mapping); sfence.vma x5 (inside the code's
+    // 1 GiB superpage: everything is flushed).
+    let sfence = |rs1: u32| 0x1200_0073 | (rs1 << 15);
+    let mut h = hart_with(&[ld(2, 1, 0), ld(3, 1, 0), sfence(1), ld(4, 1, 0), sfence(5)]);
+    h.enter_supervisor(BASE, 0, 0);
+    sv39(&mut h, pte::V | pte::R | pte::W | pte::A | pte::D);
+    h.x[1] = 0x4000_0000;
+    h.x[5] = BASE + 0x100;
+    assert!(h.ram.load(BASE + 0x10000, &11u64.to_le_bytes()));
+    assert!(h.ram.load(BASE + 0x30000, &33u64.to_le_bytes()));
+    run(&mut h, 1);
+    let leaf = (((BASE + 0x30000) >> 12) << 10) | pte::V | pte::R | pte::W | pte::A | pte::D;
+    assert!(h.ram.load(BASE + 0x20_2000, &leaf.to_le_bytes()));
+    run(&mut h, 1);
+    assert_eq!(
+        (h.x[2], h.x[3]),
+        (11, 11),
+        "without a fence the old translation stays"
+    );
+    let generation = h.icache.generation;
+    run(&mut h, 2);
+    assert_eq!(h.x[4], 33, "the fenced page is walked again");
+    assert_eq!(
+        h.icache.generation, generation,
+        "a fence of a 4 KiB page keeps the decoded code of other pages"
+    );
+    assert!(
+        !h.superpages.is_empty(),
+        "the code runs through a superpage"
+    );
+    run(&mut h, 1);
+    assert_ne!(
+        h.icache.generation, generation,
+        "a fence inside a cached superpage flushes everything"
+    );
+}
