@@ -191,6 +191,10 @@ pub(crate) struct Decoded {
     pub(crate) len: u8,
     /// The fast-path form of `insn`.
     pub(crate) op: crate::predecode::Op,
+    /// The start pc of the block that copied this entry (u64::MAX: none), and whether more
+    /// than one did: replacing the entry must drop those blocks.
+    pub(crate) owner: u64,
+    pub(crate) shared: bool,
 }
 
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
@@ -204,7 +208,7 @@ pub(crate) struct ICache {
     /// Entries of older generations are invalid: a flush is one increment.
     pub(crate) generation: u32,
     /// Straight-line runs of fast instructions, by start pc (same generation rules).
-    pub(crate) blocks: Vec<Option<Box<Block>>>,
+    pub(crate) blocks: Vec<Block>,
 }
 
 /// Most instructions in one [`Block`].
@@ -234,6 +238,15 @@ pub(crate) const BUILT: u8 = u8::MAX;
 const BLOCK_HOT: u8 = 8;
 
 impl Block {
+    /// A slot that holds nothing (its instruction list allocates on first use).
+    pub(crate) const EMPTY: Block = Block {
+        pc: u64::MAX,
+        generation: 0,
+        prv: Priv::Machine,
+        ops: Vec::new(),
+        hits: 0,
+    };
+
     #[inline]
     pub(crate) fn slot(pc: u64) -> usize {
         ((pc >> 1) as usize) & (BLOCK_ENTRIES - 1)
@@ -252,11 +265,13 @@ impl Default for ICache {
                     insn: 0,
                     len: 0,
                     op: crate::predecode::Op::SLOW,
+                    owner: u64::MAX,
+                    shared: false,
                 };
                 ICACHE_ENTRIES
             ],
             generation: 1,
-            blocks: vec![None; BLOCK_ENTRIES],
+            blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
         }
     }
 }
@@ -275,7 +290,7 @@ impl ICache {
             for e in self.entries.iter_mut() {
                 e.pc = u64::MAX;
             }
-            self.blocks.iter_mut().for_each(|b| *b = None);
+            self.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
             self.generation = 1;
         }
     }
@@ -438,10 +453,9 @@ impl Hart {
         }
         let first = Block::slot(page);
         for k in 0..2048 {
-            if let Some(b) = self.icache.blocks[(first + k) & (BLOCK_ENTRIES - 1)].as_mut() {
-                if b.pc >> 12 == page >> 12 {
-                    b.pc = u64::MAX;
-                }
+            let b = &mut self.icache.blocks[(first + k) & (BLOCK_ENTRIES - 1)];
+            if b.pc >> 12 == page >> 12 {
+                b.pc = u64::MAX;
             }
         }
         self.load_pages.forget(vaddr);
@@ -815,7 +829,22 @@ impl Hart {
             insn,
             len,
             op: crate::predecode::decode(insn),
+            owner: u64::MAX,
+            shared: false,
         };
+        // The entry being replaced may back blocks: they must not outlive it (the next
+        // fetch of that pc reads memory again, and a block would not).
+        let old = self.icache.entries[slot];
+        if old.owner != u64::MAX && old.generation == self.icache.generation {
+            if old.shared {
+                self.forget_blocks_covering(old.pc);
+            } else {
+                let b = &mut self.icache.blocks[Block::slot(old.owner)];
+                if b.pc == old.owner {
+                    b.pc = u64::MAX;
+                }
+            }
+        }
         self.icache.entries[slot] = d;
         Ok(d)
     }
@@ -1055,12 +1084,27 @@ impl Hart {
         self.forget_data_pages();
     }
 
+    /// Drops the blocks that may hold a copy of the instruction at `pc` (those starting up to
+    /// a block's length before it): its cache entry is being replaced.
+    #[inline]
+    fn forget_blocks_covering(&mut self, pc: u64) {
+        let span = (BLOCK_MAX as u64) * 4;
+        let mut start = pc.saturating_sub(span - 2);
+        while start <= pc {
+            let b = &mut self.icache.blocks[Block::slot(start)];
+            if b.pc == start {
+                b.pc = u64::MAX;
+            }
+            start += 2;
+        }
+    }
+
     /// Executes a block (see [`Block`]): stops early at a trap, a taken jump (its last
     /// instruction anyway) or when an instruction may have changed which interrupt is
     /// deliverable (an MMIO access).
     #[inline]
-    fn exec_block(&mut self, bus: &mut dyn Bus, b: &Block) {
-        for (op, len, _) in b.ops.iter() {
+    fn exec_block(&mut self, bus: &mut dyn Bus, ops: &[(crate::predecode::Op, u8, u32)]) {
+        for (op, len, _) in ops.iter() {
             let pc = self.pc;
             let len = u64::from(*len);
             self.cycles += 1;
@@ -1084,33 +1128,41 @@ impl Hart {
         }
     }
 
-    /// Builds the block starting at pc into `slot` from the decoded-instruction cache
-    /// (fetching what it lacks, within pc's page). Nothing is built when the first
-    /// instruction has no fast path or cannot be fetched; a fetch problem further on just
-    /// ends the block (the instruction will fault when it is reached).
+    /// Builds the block starting at pc into `slot` from what the decoded-instruction cache
+    /// holds (within pc's page); the block ends at the first instruction it lacks. Blocks are
+    /// a pure copy of cache entries (replacing an entry a block copied drops that block, see
+    /// [`Hart::decoded`]), so they change nothing the guest can observe and snapshots need
+    /// not keep them.
     #[inline(never)]
-    fn build_block(&mut self, bus: &mut dyn Bus, slot: usize) {
+    fn build_block(&mut self, slot: usize) {
         use crate::predecode::Kind;
         let start = self.pc;
-        // Reuse the slot's allocation: blocks are rebuilt after every cache flush.
-        let mut block = self.icache.blocks[slot].take().unwrap_or_else(|| {
-            Box::new(Block {
-                pc: 0,
-                generation: 0,
-                prv: Priv::Machine,
-                ops: Vec::with_capacity(BLOCK_MAX),
-                hits: 0,
-            })
-        });
+        let ICache {
+            entries,
+            blocks,
+            generation,
+        } = &mut self.icache;
+        let block = &mut blocks[slot];
+        // The slot's instruction list keeps its allocation from build to build.
         let ops = &mut block.ops;
         ops.clear();
         let mut pc = start;
         while ops.len() < BLOCK_MAX && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
-            self.pc = pc;
-            let Ok(d) = self.decoded(bus) else { break };
-            if d.op.kind == Kind::Slow {
+            // Only instructions the decoded-instruction cache holds now: building a block
+            // fetches nothing, so it leaves the TLB, the cache and memory as they were.
+            let e = &mut entries[ICache::slot(pc)];
+            if e.pc != pc
+                || e.generation != *generation
+                || e.prv != self.prv
+                || e.op.kind == Kind::Slow
+            {
                 break;
             }
+            if e.owner != u64::MAX && e.owner != start {
+                e.shared = true;
+            }
+            e.owner = start;
+            let d = *e;
             ops.push((d.op, d.len, d.insn));
             pc = pc.wrapping_add(u64::from(d.len));
             if matches!(
@@ -1127,12 +1179,10 @@ impl Hart {
                 break;
             }
         }
-        self.pc = start;
         block.pc = start;
-        block.generation = self.icache.generation;
+        block.generation = *generation;
         block.prv = self.prv;
         block.hits = BUILT;
-        self.icache.blocks[slot] = Some(block);
     }
 
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
@@ -1159,44 +1209,30 @@ impl Hart {
                 let pc = self.pc;
                 // Fastest path: a block of pre-decoded instructions starting here.
                 let bslot = Block::slot(pc);
-                if let Some(mut b) = self.icache.blocks[bslot].take() {
-                    let valid =
-                        b.pc == pc && b.generation == self.icache.generation && b.prv == self.prv;
+                let generation = self.icache.generation;
+                let b = &mut self.icache.blocks[bslot];
+                if b.pc == pc && b.generation == generation && b.prv == self.prv {
                     // A built block with no instructions remembers that none starts here.
-                    if valid
-                        && b.hits == BUILT
-                        && !b.ops.is_empty()
-                        && self.cycles + b.ops.len() as u64 <= chunk_end
-                    {
-                        self.exec_block(bus, &b);
-                        self.icache.blocks[bslot] = Some(b);
-                        continue;
-                    }
-                    let build = if !valid {
-                        b.pc = pc;
-                        b.generation = self.icache.generation;
-                        b.prv = self.prv;
-                        b.ops.clear();
-                        b.hits = 1;
-                        false
-                    } else if b.hits < BLOCK_HOT {
-                        b.hits += 1;
-                        false
+                    if b.hits == BUILT {
+                        if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
+                            let ops: *const [(crate::predecode::Op, u8, u32)] = b.ops.as_slice();
+                            // SAFETY: `ops` points into the block cache, which only slow
+                            // instructions, traps' callers and cache fills change; a block
+                            // holds fast instructions only and ends at a trap, so the list
+                            // stays alive and unchanged while it runs.
+                            self.exec_block(bus, unsafe { &*ops });
+                            continue;
+                        }
+                    } else if b.hits + 1 >= BLOCK_HOT {
+                        self.build_block(bslot);
                     } else {
-                        b.hits != BUILT
-                    };
-                    self.icache.blocks[bslot] = Some(b);
-                    if build {
-                        self.build_block(bus, bslot);
+                        b.hits += 1;
                     }
                 } else {
-                    self.icache.blocks[bslot] = Some(Box::new(Block {
-                        pc,
-                        generation: self.icache.generation,
-                        prv: self.prv,
-                        ops: Vec::with_capacity(BLOCK_MAX),
-                        hits: 1,
-                    }));
+                    b.pc = pc;
+                    b.generation = generation;
+                    b.prv = self.prv;
+                    b.hits = 1;
                 }
                 // Fast path: a cached, pre-decoded common instruction.
                 let e = &self.icache.entries[ICache::slot(pc)];

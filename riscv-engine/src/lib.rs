@@ -20,6 +20,6 @@ pub use bus::{Bus, NoDevices};
 pub use csr::Priv;
 pub use hart::{Hart, Stop, Trap};
 pub use ram::Ram;
-pub use state::{HartState, StateError};
+pub use state::{HartState, PreparedHart, StateError};
 #[cfg(test)]
 mod tests;

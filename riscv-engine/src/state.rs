@@ -45,20 +45,6 @@ pub struct SavedInsn {
     pub len: u8,
 }
 
-/// One block of the block cache: where it starts, how often it was reached before being
-/// built (or 255 once built), and its instructions (decoded again on load).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedBlock {
-    /// Start pc.
-    pub pc: u64,
-    /// Privilege (0, 1 or 3).
-    pub prv: u8,
-    /// Visits counted, or 255 once built.
-    pub hits: u8,
-    /// (instruction, length) of each instruction.
-    pub insns: Vec<(u32, u8)>,
-}
-
 /// Everything of a [`Hart`] but its RAM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HartState {
@@ -96,9 +82,6 @@ pub struct HartState {
     pub tlb: Vec<(u64, u64, u64)>,
     /// Valid decoded-instruction cache entries.
     pub icache: Vec<SavedInsn>,
-    /// Valid block-cache entries (building a block touches the TLB and the instruction
-    /// cache, so when blocks get built is part of what the hart does).
-    pub blocks: Vec<SavedBlock>,
     /// Superpage regions cached since the last full flush, and whether they overflowed.
     pub superpages: (Vec<(u64, u64)>, bool),
     /// Valid load shortcuts: (virtual page number + 1, RAM offset).
@@ -168,19 +151,6 @@ impl Hart {
                 len: d.len,
             })
             .collect();
-        let blocks = self
-            .icache
-            .blocks
-            .iter()
-            .flatten()
-            .filter(|b| b.generation == self.icache.generation)
-            .map(|b| SavedBlock {
-                pc: b.pc,
-                prv: priv_bits(b.prv),
-                hits: b.hits,
-                insns: b.ops.iter().map(|(_, len, insn)| (*insn, *len)).collect(),
-            })
-            .collect();
         let pages = |p: &crate::hart::FastPages| {
             p.entries
                 .iter()
@@ -206,7 +176,6 @@ impl Hart {
             irq_dirty: self.irq_dirty,
             tlb,
             icache,
-            blocks,
             superpages: (self.superpages.clone(), self.superpages_overflow),
             load_pages: pages(&self.load_pages),
             store_pages: pages(&self.store_pages),
@@ -216,6 +185,14 @@ impl Hart {
     /// Puts a saved state into this hart (whose RAM the machine has already filled).
     /// Checks everything it can first and changes nothing when it refuses.
     pub fn load_state(&mut self, s: &HartState) -> Result<(), StateError> {
+        let prepared = s.prepare()?;
+        self.load_prepared(&prepared)
+    }
+
+    /// Puts a prepared state into this hart: the cheap half of [`Hart::load_state`], for
+    /// restoring one snapshot many times (the caches are copied, not rebuilt).
+    pub fn load_prepared(&mut self, p: &PreparedHart) -> Result<(), StateError> {
+        let s = &p.state;
         for (what, saved, here) in [
             ("RAM base", s.ram_base, self.ram.base()),
             ("RAM size", s.ram_size, self.ram.size()),
@@ -225,87 +202,9 @@ impl Hart {
                 return Err(StateError::Mismatch { what, saved, here });
             }
         }
-        let prv = priv_from(s.prv)?;
-        if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
-            return Err(StateError::Invalid("x0, fflags or frm out of range".into()));
-        }
-        if s.tlb.len() > self.tlb.entries.len()
-            || s.icache.len() > self.icache.entries.len()
-            || s.load_pages.len() > self.load_pages.entries.len()
-            || s.store_pages.len() > self.store_pages.entries.len()
-        {
-            return Err(StateError::Invalid("more cache entries than slots".into()));
-        }
-        let mut icache = ICache::default();
-        for d in &s.icache {
-            if d.len != 2 && d.len != 4 || d.pc == u64::MAX {
-                return Err(StateError::Invalid(format!(
-                    "decoded instruction at {:#x}",
-                    d.pc
-                )));
-            }
-            icache.entries[ICache::slot(d.pc)] = Decoded {
-                pc: d.pc,
-                generation: icache.generation,
-                prv: priv_from(d.prv)?,
-                raw16: d.raw16,
-                insn: d.insn,
-                len: d.len,
-                op: crate::predecode::decode(d.insn),
-            };
-        }
-        for b in &s.blocks {
-            if b.insns.len() > crate::hart::BLOCK_MAX
-                || b.insns.iter().any(|&(insn, len)| {
-                    len != 2 && len != 4
-                        || crate::predecode::decode(insn).kind == crate::predecode::Kind::Slow
-                })
-            {
-                return Err(StateError::Invalid(format!("block at {:#x}", b.pc)));
-            }
-            let slot = crate::hart::Block::slot(b.pc);
-            icache.blocks[slot] = Some(Box::new(crate::hart::Block {
-                pc: b.pc,
-                generation: icache.generation,
-                prv: priv_from(b.prv)?,
-                hits: b.hits,
-                ops: b
-                    .insns
-                    .iter()
-                    .map(|&(insn, len)| (crate::predecode::decode(insn), len, insn))
-                    .collect(),
-            }));
-        }
-        if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
-            return Err(StateError::Invalid("too many superpage regions".into()));
-        }
-        let ram_size = self.ram.size();
-        let mut pages = [
-            crate::hart::FastPages::default(),
-            crate::hart::FastPages::default(),
-        ];
-        for (p, saved) in pages.iter_mut().zip([&s.load_pages, &s.store_pages]) {
-            for &(tag, off) in saved.iter() {
-                if tag == 0 || off + 4096 > ram_size || off % 4096 != 0 {
-                    return Err(StateError::Invalid(format!(
-                        "page shortcut at RAM offset {off:#x}"
-                    )));
-                }
-                p.insert((tag - 1) << 12, off as usize);
-            }
-        }
-        let mut tlb = crate::mmu::Tlb::default();
-        for &(tag, page, flags) in &s.tlb {
-            if tag == 0 {
-                return Err(StateError::Invalid("empty TLB tag".into()));
-            }
-            tlb.insert(tag - 1, page, flags);
-        }
-        debug_assert!(tlb.entries.iter().all(|e: &TlbEntry| e.generation <= 1));
-
         self.x = s.x;
         self.pc = s.pc;
-        self.prv = prv;
+        self.prv = p.prv;
         self.fp.f = s.f;
         self.fp.fflags = s.fflags;
         self.fp.frm = s.frm;
@@ -335,13 +234,102 @@ impl Hart {
         self.satp = c[19];
         self.reservation = s.reservation;
         self.irq_dirty = s.irq_dirty;
-        self.tlb = tlb;
-        self.icache = icache;
-        let [load, store] = pages;
-        self.load_pages = load;
-        self.store_pages = store;
+        self.tlb = p.tlb.clone();
+        // Into the existing allocation (a fresh hart's cache is already mapped and zeroed);
+        // blocks are not state (see `Hart::build_block`): none survive a load.
+        self.icache.entries.clone_from(&p.icache.entries);
+        self.icache.generation = p.icache.generation;
+        self.icache.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
+        self.load_pages = p.load_pages.clone();
+        self.store_pages = p.store_pages.clone();
         self.superpages = s.superpages.0.clone();
         self.superpages_overflow = s.superpages.1;
         Ok(())
+    }
+}
+
+/// A saved hart state, checked and with its caches built: restoring it into a hart
+/// ([`Hart::load_prepared`]) copies them instead of decoding every cached instruction again.
+#[derive(Debug, Clone)]
+pub struct PreparedHart {
+    state: HartState,
+    prv: Priv,
+    icache: ICache,
+    tlb: crate::mmu::Tlb,
+    load_pages: crate::hart::FastPages,
+    store_pages: crate::hart::FastPages,
+}
+
+impl HartState {
+    /// Checks the state and builds its caches (everything but the RAM checks, which need
+    /// the hart).
+    pub fn prepare(&self) -> Result<PreparedHart, StateError> {
+        let s = self;
+        let prv = priv_from(s.prv)?;
+        if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
+            return Err(StateError::Invalid("x0, fflags or frm out of range".into()));
+        }
+        let mut icache = ICache::default();
+        let tlb_slots = crate::mmu::Tlb::default().entries.len();
+        if s.tlb.len() > tlb_slots
+            || s.icache.len() > icache.entries.len()
+            || s.load_pages.len() > crate::hart::FastPages::default().entries.len()
+            || s.store_pages.len() > crate::hart::FastPages::default().entries.len()
+        {
+            return Err(StateError::Invalid("more cache entries than slots".into()));
+        }
+        for d in &s.icache {
+            if d.len != 2 && d.len != 4 || d.pc == u64::MAX {
+                return Err(StateError::Invalid(format!(
+                    "decoded instruction at {:#x}",
+                    d.pc
+                )));
+            }
+            icache.entries[ICache::slot(d.pc)] = Decoded {
+                pc: d.pc,
+                generation: icache.generation,
+                prv: priv_from(d.prv)?,
+                raw16: d.raw16,
+                insn: d.insn,
+                len: d.len,
+                op: crate::predecode::decode(d.insn),
+                owner: u64::MAX,
+                shared: false,
+            };
+        }
+        if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
+            return Err(StateError::Invalid("too many superpage regions".into()));
+        }
+        let mut pages = [
+            crate::hart::FastPages::default(),
+            crate::hart::FastPages::default(),
+        ];
+        for (p, saved) in pages.iter_mut().zip([&s.load_pages, &s.store_pages]) {
+            for &(tag, off) in saved.iter() {
+                if tag == 0 || off.saturating_add(4096) > s.ram_size || off % 4096 != 0 {
+                    return Err(StateError::Invalid(format!(
+                        "page shortcut at RAM offset {off:#x}"
+                    )));
+                }
+                p.insert((tag - 1) << 12, off as usize);
+            }
+        }
+        let mut tlb = crate::mmu::Tlb::default();
+        for &(tag, page, flags) in &s.tlb {
+            if tag == 0 {
+                return Err(StateError::Invalid("empty TLB tag".into()));
+            }
+            tlb.insert(tag - 1, page, flags);
+        }
+        debug_assert!(tlb.entries.iter().all(|e: &TlbEntry| e.generation <= 1));
+        let [load_pages, store_pages] = pages;
+        Ok(PreparedHart {
+            state: s.clone(),
+            prv,
+            icache,
+            tlb,
+            load_pages,
+            store_pages,
+        })
     }
 }

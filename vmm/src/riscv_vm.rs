@@ -679,7 +679,8 @@ impl RvMachine {
             reason,
         };
         let meta = &l.meta;
-        let state = l.state.clone();
+        // Borrowed: a branch copies only the small parts it owns (restores must be cheap).
+        let state = &l.state;
         let disk = match &l.disk {
             Some(path) => Some(wio_virtio_devices::Disk::open(path).map_err(|e| {
                 WioError::ArtifactFormat {
@@ -692,7 +693,7 @@ impl RvMachine {
         };
         let mem = crate::memory::map_private(meta.mem_base, meta.mem_bytes, &l.memfd)?;
         let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
-        hart.load_state(&state.hart)
+        hart.load_prepared(&l.hart)
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
 
         let seed = if cfg.seed_given { cfg.seed } else { meta.seed };
@@ -728,7 +729,7 @@ impl RvMachine {
                 })?;
             block.disk_mut().set_overlay(overlay.clone());
         }
-        let events = EventQueue::from_parts(state.events, state.next_seq)
+        let events = EventQueue::from_parts(state.events.clone(), state.next_seq)
             .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
         if events
             .iter()
@@ -751,33 +752,33 @@ impl RvMachine {
             return Err(bad("has an invalid console digest".into()));
         }
         let mut console = new_console(cfg, wall);
-        console.line = state.console.line;
-        console.digest = state.console.digest;
+        console.line = state.console.line.clone();
+        console.digest = state.console.digest.clone();
         console.status = state.console.status;
         console.markers = state
             .console
             .markers
-            .into_iter()
+            .iter()
             .map(|(line, virtual_ns, wall_ns)| Marker {
-                line,
-                virtual_ns,
-                wall_ns,
+                line: line.clone(),
+                virtual_ns: *virtual_ns,
+                wall_ns: *wall_ns,
             })
             .collect();
         let mut exits = BTreeMap::new();
-        for (k, v) in state.exits {
+        for (k, v) in &state.exits {
             let kind = EXIT_KINDS
                 .iter()
                 .find(|e| **e == k)
                 .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
-            exits.insert(*kind, v);
+            exits.insert(*kind, *v);
         }
         let mut m = RvMachine {
             engine: RiscvEngine::new(hart),
             bus: RvBus {
                 uart,
-                rtc: state.rtc,
-                plic: state.plic,
+                rtc: state.rtc.clone(),
+                plic: state.plic.clone(),
                 virtio: VirtioSlots::new(devices, mem.clone()),
                 events,
                 mmio_accesses: state.mmio_accesses,
@@ -886,6 +887,8 @@ pub struct LoadedSnapshot {
     disk: Option<PathBuf>,
     /// Disk overlays by virtio slot, shared by every restore (copy-on-write per chunk).
     overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
+    /// The hart state checked and its caches built once.
+    hart: wio_riscv::PreparedHart,
     /// The file's checksum (names the snapshot in reports).
     pub sha256: String,
 }
@@ -919,9 +922,14 @@ impl LoadedSnapshot {
                 overlays.push((slot, overlay));
             }
         }
+        let hart = state
+            .hart
+            .prepare()
+            .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
         let disk = restore_disk(&meta, cfg)?;
         let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(LoadedSnapshot {
+            hart,
             path: path.to_path_buf(),
             meta,
             state,

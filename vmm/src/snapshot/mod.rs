@@ -105,8 +105,10 @@ pub fn memory_runs(ram: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let page = PAGE as usize;
     let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut open: Option<(u64, usize, usize)> = None; // (first page, start, end) in bytes
+    static ZERO: [u8; PAGE as usize] = [0; PAGE as usize];
     for (i, chunk) in ram.chunks(page).enumerate() {
-        let zero = chunk.iter().all(|&b| b == 0);
+        // A slice comparison is a memcmp: vectorized, unlike a byte loop.
+        let zero = chunk == &ZERO[..chunk.len()];
         match (&mut open, zero) {
             (Some((_, _, end)), false) => *end += chunk.len(),
             (None, false) => open = Some((i as u64, i * page, i * page + chunk.len())),
