@@ -209,6 +209,29 @@ pub(crate) struct ICache {
     pub(crate) generation: u32,
     /// Straight-line runs of fast instructions, by start pc (same generation rules).
     pub(crate) blocks: Vec<Block>,
+    /// Pages (hashed by page number) that may hold decoded instructions of the current
+    /// generation: a single-page fence of any other page has nothing to forget here.
+    pub(crate) code_pages: Vec<u32>,
+}
+
+/// Slots of [`ICache::code_pages`].
+const CODE_PAGES: usize = 1 << 12;
+
+impl ICache {
+    /// Notes that an instruction fetched at `pc` (`len` bytes) depends on its page(s).
+    #[inline]
+    pub(crate) fn note_code(&mut self, pc: u64, len: u8) {
+        let generation = self.generation;
+        self.code_pages[((pc >> 12) as usize) & (CODE_PAGES - 1)] = generation;
+        let last = pc.wrapping_add(u64::from(len) - 1);
+        self.code_pages[((last >> 12) as usize) & (CODE_PAGES - 1)] = generation;
+    }
+
+    /// Whether decoded instructions may depend on the page of `vaddr`.
+    #[inline]
+    fn may_hold_code(&self, vaddr: u64) -> bool {
+        self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.generation
+    }
 }
 
 /// Most instructions in one [`Block`].
@@ -272,6 +295,7 @@ impl Default for ICache {
             ],
             generation: 1,
             blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
+            code_pages: vec![0; CODE_PAGES],
         }
     }
 }
@@ -291,6 +315,7 @@ impl ICache {
                 e.pc = u64::MAX;
             }
             self.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
+            self.code_pages.iter_mut().for_each(|g| *g = 0);
             self.generation = 1;
         }
     }
@@ -438,6 +463,12 @@ impl Hart {
         }
         let page = vaddr & !0xfff;
         self.tlb.invalidate(vaddr >> 12);
+        self.load_pages.forget(vaddr);
+        self.store_pages.forget(vaddr);
+        if !self.icache.may_hold_code(vaddr) {
+            // Most single-page fences follow a page fault on data: no decoded code to forget.
+            return;
+        }
         let first = ICache::slot(page);
         for k in 0..2048 {
             let e = &mut self.icache.entries[(first + k) & (ICACHE_ENTRIES - 1)];
@@ -458,8 +489,6 @@ impl Hart {
                 b.pc = u64::MAX;
             }
         }
-        self.load_pages.forget(vaddr);
-        self.store_pages.forget(vaddr);
     }
 
     /// The effective mip: software bits, the timer, and the external line.
@@ -846,6 +875,7 @@ impl Hart {
             }
         }
         self.icache.entries[slot] = d;
+        self.icache.note_code(pc, len);
         Ok(d)
     }
 
@@ -1141,6 +1171,7 @@ impl Hart {
             entries,
             blocks,
             generation,
+            ..
         } = &mut self.icache;
         let block = &mut blocks[slot];
         // The slot's instruction list keeps its allocation from build to build.

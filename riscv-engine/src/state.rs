@@ -238,6 +238,7 @@ impl Hart {
         // Into the existing allocation (a fresh hart's cache is already mapped and zeroed);
         // blocks are not state (see `Hart::build_block`): none survive a load.
         self.icache.entries.clone_from(&p.icache.entries);
+        self.icache.code_pages.clone_from(&p.icache.code_pages);
         self.icache.generation = p.icache.generation;
         self.icache.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
         self.load_pages = p.load_pages.clone();
@@ -296,6 +297,7 @@ impl HartState {
                 owner: u64::MAX,
                 shared: false,
             };
+            icache.note_code(d.pc, d.len);
         }
         if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
             return Err(StateError::Invalid("too many superpage regions".into()));
