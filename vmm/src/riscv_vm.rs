@@ -505,10 +505,7 @@ impl RvMachine {
                 "kernel_sha256": kernel_sha256,
                 "initrd_sha256": initrd_sha256,
                 "cmdline": cmdline,
-                "disk": cfg.disk.as_ref().map(|p| json!({
-                    "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
-                    "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-                })),
+                "disk": crate::virtio_setup::disk_json(cfg),
                 "entry": placement.entry,
                 "kernel_end": placement.kernel_end,
                 "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),

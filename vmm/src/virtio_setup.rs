@@ -26,6 +26,17 @@ pub fn open_disk(cfg: &RunConfig) -> Result<Option<Disk>> {
     }
 }
 
+/// The run's disk as the trace's start line names it: file name and size (no path, so
+/// traces do not depend on where the image lives).
+pub fn disk_json(cfg: &RunConfig) -> Option<serde_json::Value> {
+    cfg.disk.as_ref().map(|p| {
+        serde_json::json!({
+            "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+        })
+    })
+}
+
 /// Creates the pcap file, if the run asked for one.
 fn open_pcap(cfg: &RunConfig) -> Result<Option<Pcap>> {
     let Some(path) = &cfg.pcap else {

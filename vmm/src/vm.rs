@@ -230,10 +230,7 @@ fn boot(cfg: &RunConfig) -> Result<X86Machine> {
             "kernel_sha256": kernel_sha256,
             "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
             "cmdline": cmdline,
-            "disk": cfg.disk.as_ref().map(|p| json!({
-                "name": p.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "bytes": std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-            })),
+            "disk": crate::virtio_setup::disk_json(cfg),
             "epoch": cfg.epoch_unix,
             "entry": info.entry,
             "format": format!("{:?}", info.format),
@@ -666,25 +663,12 @@ mod tests {
 
     fn config(kernel: Option<PathBuf>) -> RunConfig {
         RunConfig {
-            seed: 5,
             kernel,
-            guest: None,
-            initrd: None,
             cmdline: Some(String::new()),
             mem_mib: 64,
-            epoch_unix: 0,
-            trace: None,
             max_virtual_ns: 60_000_000_000,
             watchdog_ms: 10_000,
-            quiet: true,
-            disk: None,
-            persist: None,
-            pcap: None,
-            link: wio_virtio_devices::Link::default(),
-            snapshots: Default::default(),
-            from: None,
-            seed_given: true,
-            until: None,
+            ..RunConfig::with_seed(5)
         }
     }
 
