@@ -359,13 +359,9 @@ fn the_guest_asks_for_a_snapshot_through_sbi() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn damaged_or_foreign_snapshots_are_one_line_errors() {
-    let dir = scratch("snap-bad");
-    let kernel = dir.join("sbi.Image");
-    std::fs::write(&kernel, sbi_guest()).unwrap();
-    let snap = dir.join("good.snap");
-    let o = wio(&[
+/// Runs the SBI guest with `--snapshot-at guest`, writing the snapshot to `out`.
+fn snapshot_sbi_guest(kernel: &Path, out: &Path) -> std::process::Output {
+    wio(&[
         "run",
         "--arch",
         "riscv64",
@@ -376,10 +372,19 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
         "--snapshot-at",
         "guest",
         "--snapshot-out",
-        snap.to_str().unwrap(),
+        out.to_str().unwrap(),
         "--quiet",
         "--no-summary",
-    ]);
+    ])
+}
+
+#[test]
+fn damaged_or_foreign_snapshots_are_one_line_errors() {
+    let dir = scratch("snap-bad");
+    let kernel = dir.join("sbi.Image");
+    std::fs::write(&kernel, sbi_guest()).unwrap();
+    let snap = dir.join("good.snap");
+    let o = snapshot_sbi_guest(&kernel, &snap);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let good = std::fs::read(&snap).unwrap();
     let check = |name: &str, bytes: &[u8], code: i32, needle: &str| {
@@ -464,21 +469,7 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
     assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
     assert!(stderr(&o).contains("--snapshot-at"), "{}", stderr(&o));
     // A snapshot directory that cannot be written is an output error and leaves nothing.
-    let o = wio(&[
-        "run",
-        "--arch",
-        "riscv64",
-        "--kernel",
-        kernel.to_str().unwrap(),
-        "--mem",
-        "64",
-        "--snapshot-at",
-        "guest",
-        "--snapshot-out",
-        dir.join("no/such/dir/x.snap").to_str().unwrap(),
-        "--quiet",
-        "--no-summary",
-    ]);
+    let o = snapshot_sbi_guest(&kernel, &dir.join("no/such/dir/x.snap"));
     assert_eq!(o.status.code(), Some(105), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(dir);
 }
