@@ -512,7 +512,6 @@ impl RvMachine {
                 "fdt": placement.fdt_addr,
             }),
         );
-        let l = cfg.link;
         Ok(RvMachine {
             engine: RiscvEngine::new(hart),
             bus,
@@ -534,7 +533,7 @@ impl RvMachine {
                 cmdline,
                 epoch_unix: cfg.epoch_unix,
                 disk: disk_meta,
-                link: [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm],
+                link: Meta::link_fields(&cfg.link),
             },
             mem,
             restored_from: None,
@@ -693,17 +692,9 @@ impl RvMachine {
         hart.load_prepared(&l.hart)
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
 
-        let seed = if cfg.seed_given { cfg.seed } else { meta.seed };
-        let reseed = (seed != meta.seed).then_some(RunSeed(seed));
-        let mut dev_cfg = cfg.clone();
-        let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = meta.link;
-        dev_cfg.link = wio_virtio_devices::Link {
-            latency_ns,
-            jitter_ns,
-            loss_ppm,
-            duplicate_ppm,
-        };
-        let mut devices = crate::virtio_setup::devices(&dev_cfg, RunSeed(meta.seed), disk)?;
+        let (seed, reseed) = meta.restore_seed(cfg);
+        let mut devices =
+            crate::virtio_setup::devices(&meta.device_config(cfg), RunSeed(meta.seed), disk)?;
         if devices.len() != state.virtio.len() {
             return Err(bad(format!(
                 "has {} virtio devices where this machine has {}",

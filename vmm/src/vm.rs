@@ -250,7 +250,6 @@ fn boot(cfg: &RunConfig) -> Result<X86Machine> {
         }
         None => None,
     };
-    let l = cfg.link;
     Ok(X86Machine {
         engine,
         platform,
@@ -273,7 +272,7 @@ fn boot(cfg: &RunConfig) -> Result<X86Machine> {
                 len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
                 sha256: String::new(),
             }),
-            link: [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm],
+            link: Meta::link_fields(&cfg.link),
         },
         mem,
         host,
@@ -348,8 +347,7 @@ fn restore(l: &X86Loaded, cfg: &RunConfig) -> Result<X86Machine> {
     let host = HostVirt::detect();
     let engine = KvmEngine::restore(&mem, &vcpu, kvm_options(cfg))?;
     let warnings = host_warnings(&engine, &host);
-    let seed = if cfg.seed_given { cfg.seed } else { meta.seed };
-    let reseed = (seed != meta.seed).then_some(RunSeed(seed));
+    let (seed, reseed) = meta.restore_seed(cfg);
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let mut platform = Platform::new(
         meta.epoch_unix,
@@ -358,16 +356,8 @@ fn restore(l: &X86Loaded, cfg: &RunConfig) -> Result<X86Machine> {
         RunSeed(meta.seed).stream("paravirt-entropy"),
         trace,
     );
-    let mut dev_cfg = cfg.clone();
-    let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = meta.link;
-    dev_cfg.link = wio_virtio_devices::Link {
-        latency_ns,
-        jitter_ns,
-        loss_ppm,
-        duplicate_ppm,
-    };
     platform.attach_virtio(
-        crate::virtio_setup::devices(&dev_cfg, RunSeed(meta.seed), disk)?,
+        crate::virtio_setup::devices(&meta.device_config(cfg), RunSeed(meta.seed), disk)?,
         mem.clone(),
     );
     platform

@@ -79,6 +79,40 @@ pub struct Meta {
     pub link: [u64; 4],
 }
 
+impl Meta {
+    /// The link fields as `Meta::link` records them.
+    pub fn link_fields(l: &wio_virtio_devices::Link) -> [u64; 4] {
+        [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm]
+    }
+
+    /// The seed a restore with `cfg` runs with, and the seed to re-key every stream from
+    /// when it is not the snapshot's (no `--seed` keeps the snapshot's seed).
+    pub fn restore_seed(
+        &self,
+        cfg: &crate::vm::RunConfig,
+    ) -> (u64, Option<wio_scheduler::RunSeed>) {
+        let seed = if cfg.seed_given { cfg.seed } else { self.seed };
+        (
+            seed,
+            (seed != self.seed).then_some(wio_scheduler::RunSeed(seed)),
+        )
+    }
+
+    /// `cfg` with the snapshot's link: a restore rebuilds the devices as the snapshot had them.
+    pub fn device_config(&self, cfg: &crate::vm::RunConfig) -> crate::vm::RunConfig {
+        let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = self.link;
+        crate::vm::RunConfig {
+            link: wio_virtio_devices::Link {
+                latency_ns,
+                jitter_ns,
+                loss_ppm,
+                duplicate_ppm,
+            },
+            ..cfg.clone()
+        }
+    }
+}
+
 /// A snapshot in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
