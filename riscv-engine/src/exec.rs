@@ -554,20 +554,20 @@ impl Hart {
                 }
                 let off = self.amo_address(x1, size, Access::Load)?;
                 let v = extend(self.ram.read_at(off, size));
-                self.reservation = Some(self.ram.base() + off as u64);
+                self.reservation = self.ram.base() + off as u64;
                 self.set(rd(i), v);
             }
             0x03 => {
                 // SC
                 let off = self.amo_address(x1, size, Access::Store)?;
                 let paddr = self.ram.base() + off as u64;
-                if self.reservation == Some(paddr) {
+                if self.reservation == paddr {
                     self.ram.write_at(off, size, x2);
                     self.set(rd(i), 0);
                 } else {
                     self.set(rd(i), 1);
                 }
-                self.reservation = None;
+                self.reservation = crate::hart::NO_RESERVATION;
             }
             _ => {
                 let off = self.amo_address(x1, size, Access::Store)?;
@@ -586,11 +586,10 @@ impl Hart {
                     _ => return Err(illegal(i)),
                 };
                 self.ram.write_at(off, size, new);
-                if self
-                    .reservation
-                    .is_some_and(|r| r >> 3 == (self.ram.base() + off as u64) >> 3)
+                if self.reservation != crate::hart::NO_RESERVATION
+                    && self.reservation >> 3 == (self.ram.base() + off as u64) >> 3
                 {
-                    self.reservation = None;
+                    self.reservation = crate::hart::NO_RESERVATION;
                 }
                 self.set(rd(i), old);
             }

@@ -104,8 +104,9 @@ pub struct Hart {
     pub(crate) senvcfg: u64,
     pub(crate) satp: u64,
     pub(crate) tlb: Tlb,
-    /// LR reservation (physical address).
-    pub(crate) reservation: Option<u64>,
+    /// LR reservation (physical address), or [`NO_RESERVATION`]. A plain integer so
+    /// compiled blocks can test it.
+    pub(crate) reservation: u64,
     /// Set when something may have changed which interrupt is deliverable.
     pub(crate) irq_dirty: bool,
     /// Decoded instructions by virtual pc (see [`ICache`]).
@@ -120,25 +121,41 @@ pub struct Hart {
     pub(crate) superpages_overflow: bool,
 }
 
+/// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
+pub(crate) const NO_RESERVATION: u64 = u64::MAX;
+
 /// Superpage regions tracked for single-page SFENCE.VMA.
 pub(crate) const MAX_SUPERPAGES: usize = 64;
 
-const FAST_PAGES: usize = 64;
+pub(crate) const FAST_PAGES: usize = 64;
 
 /// A small direct-mapped cache from virtual page to RAM offset, valid for the
 /// current privilege, mstatus and satp: the loads' and stores' shortcut past
 /// the TLB. Cleared (in O(1), by generation) whenever any of those change.
 #[derive(Debug, Clone)]
 pub(crate) struct FastPages {
-    /// (virtual page number + 1, generation, RAM offset of the page).
-    pub(crate) entries: [(u64, u32, usize); FAST_PAGES],
+    pub(crate) entries: [FastPage; FAST_PAGES],
     pub(crate) generation: u32,
+}
+
+/// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled blocks read it directly
+/// (see `jit`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub(crate) struct FastPage {
+    /// Virtual page number + 1 (0 = empty).
+    pub(crate) tag: u64,
+    /// The [`FastPages::generation`] the entry belongs to.
+    pub(crate) generation: u32,
+    /// RAM offset of the page.
+    pub(crate) off: usize,
+    _pad: u64,
 }
 
 impl Default for FastPages {
     fn default() -> Self {
         FastPages {
-            entries: [(0, 0, 0); FAST_PAGES],
+            entries: [FastPage::default(); FAST_PAGES],
             generation: 1,
         }
     }
@@ -149,27 +166,32 @@ impl FastPages {
     fn get(&self, vaddr: u64) -> Option<usize> {
         let vpn = vaddr >> 12;
         let e = &self.entries[(vpn as usize) & (FAST_PAGES - 1)];
-        (e.0 == vpn + 1 && e.1 == self.generation).then_some(e.2)
+        (e.tag == vpn + 1 && e.generation == self.generation).then_some(e.off)
     }
 
     pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
         let vpn = vaddr >> 12;
-        self.entries[(vpn as usize) & (FAST_PAGES - 1)] = (vpn + 1, self.generation, off);
+        self.entries[(vpn as usize) & (FAST_PAGES - 1)] = FastPage {
+            tag: vpn + 1,
+            generation: self.generation,
+            off,
+            _pad: 0,
+        };
     }
 
     /// Forgets the shortcut for `vaddr`'s page.
     fn forget(&mut self, vaddr: u64) {
         let vpn = vaddr >> 12;
         let e = &mut self.entries[(vpn as usize) & (FAST_PAGES - 1)];
-        if e.0 == vpn + 1 {
-            e.0 = 0;
+        if e.tag == vpn + 1 {
+            e.tag = 0;
         }
     }
 
     fn clear(&mut self) {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.entries = [(0, 0, 0); FAST_PAGES];
+            self.entries = [FastPage::default(); FAST_PAGES];
             self.generation = 1;
         }
     }
@@ -212,6 +234,8 @@ pub(crate) struct ICache {
     /// Pages (hashed by page number) that may hold decoded instructions of the current
     /// generation: a single-page fence of any other page has nothing to forget here.
     pub(crate) code_pages: Vec<u32>,
+    /// Executable memory for compiled blocks (see `jit`).
+    pub(crate) jit: crate::jit::CodeBuffer,
 }
 
 /// Slots of [`ICache::code_pages`].
@@ -253,6 +277,13 @@ pub(crate) struct Block {
     /// Times pc was reached before the block was built ([`BUILT`] once built): only code
     /// that runs repeatedly is worth a block.
     pub(crate) hits: u8,
+    /// Times the built block ran interpreted (up to [`crate::jit::JIT_HOT`], then it is
+    /// compiled).
+    pub(crate) runs: u8,
+    /// The block's compiled code (0: none), valid while `code_epoch` is the code buffer's
+    /// epoch; a block whose `code_epoch` matches with no code could not be compiled.
+    pub(crate) code: usize,
+    pub(crate) code_epoch: u64,
 }
 
 /// [`Block::hits`] of a built block.
@@ -268,6 +299,9 @@ impl Block {
         prv: Priv::Machine,
         ops: Vec::new(),
         hits: 0,
+        runs: 0,
+        code: 0,
+        code_epoch: 0,
     };
 
     #[inline]
@@ -296,6 +330,7 @@ impl Default for ICache {
             generation: 1,
             blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
             code_pages: vec![0; CODE_PAGES],
+            jit: crate::jit::CodeBuffer::default(),
         }
     }
 }
@@ -356,7 +391,7 @@ impl Hart {
             senvcfg: 0,
             satp: 0,
             tlb: Tlb::default(),
-            reservation: None,
+            reservation: NO_RESERVATION,
             irq_dirty: true,
             icache: ICache::default(),
             load_pages: FastPages::default(),
@@ -721,8 +756,8 @@ impl Hart {
     ) -> Result<(), Trap> {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
             self.ram.write_at(off, size, value);
-            if self.reservation.is_some_and(|r| r >> 3 == paddr >> 3) {
-                self.reservation = None;
+            if self.reservation != NO_RESERVATION && self.reservation >> 3 == paddr >> 3 {
+                self.reservation = NO_RESERVATION;
             }
             return Ok(());
         }
@@ -773,7 +808,7 @@ impl Hart {
         value: u64,
     ) -> Result<(), Trap> {
         // Fast path: same (dirty) page as the last store, no LR reservation to break.
-        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 && self.reservation.is_none() {
+        if (vaddr & 0xfff) + u64::from(size) <= 0x1000 && self.reservation == NO_RESERVATION {
             if let Some(page) = self.store_pages.get(vaddr) {
                 self.ram
                     .write_at(page + (vaddr & 0xfff) as usize, size, value);
@@ -1158,6 +1193,25 @@ impl Hart {
         }
     }
 
+    /// Runs a compiled block (see `jit`): the same effect as [`Hart::exec_block`] on the
+    /// block's instructions.
+    #[inline]
+    fn run_compiled(&mut self, bus: &mut dyn Bus, code: usize) {
+        let hart: *mut Hart = self;
+        let mut ctx = crate::jit::Ctx {
+            hart,
+            bus: bus as *mut dyn Bus,
+        };
+        // SAFETY: `code` is the entry of a block compiled into this hart's code buffer
+        // under its current epoch (so still mapped and unchanged), generated for the
+        // `extern "sysv64" fn(*mut Hart, *mut Ctx)` signature; it accesses the hart only
+        // through `hart` and the bus through `ctx` while we hold both exclusively.
+        unsafe {
+            let f: crate::jit::BlockFn = std::mem::transmute::<usize, crate::jit::BlockFn>(code);
+            f(hart, &mut ctx);
+        }
+    }
+
     /// Builds the block starting at pc into `slot` from what the decoded-instruction cache
     /// holds (within pc's page); the block ends at the first instruction it lacks. Blocks are
     /// a pure copy of cache entries (replacing an entry a block copied drops that block, see
@@ -1214,6 +1268,9 @@ impl Hart {
         block.generation = *generation;
         block.prv = self.prv;
         block.hits = BUILT;
+        block.runs = 0;
+        block.code = 0;
+        block.code_epoch = 0;
     }
 
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
@@ -1246,6 +1303,25 @@ impl Hart {
                     // A built block with no instructions remembers that none starts here.
                     if b.hits == BUILT {
                         if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
+                            let epoch = self.icache.jit.epoch;
+                            if b.code_epoch == epoch {
+                                if b.code != 0 {
+                                    let code = b.code;
+                                    self.run_compiled(bus, code);
+                                    continue;
+                                }
+                            } else if b.runs < crate::jit::JIT_HOT {
+                                b.runs += 1;
+                            } else {
+                                let ICache { blocks, jit, .. } = &mut self.icache;
+                                let b = &mut blocks[bslot];
+                                b.code = crate::jit::compile(jit, pc, &b.ops).unwrap_or(0);
+                                b.code_epoch = jit.epoch;
+                                if b.code != 0 {
+                                    continue;
+                                }
+                            }
+                            let b = &self.icache.blocks[bslot];
                             let ops: *const [(crate::predecode::Op, u8, u32)] = b.ops.as_slice();
                             // SAFETY: `ops` points into the block cache, which only slow
                             // instructions, traps' callers and cache fills change; a block

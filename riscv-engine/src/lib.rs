@@ -10,6 +10,7 @@ pub mod csr;
 pub(crate) mod exec;
 pub mod fpu;
 pub mod hart;
+mod jit;
 pub mod mmu;
 mod predecode;
 pub mod ram;

@@ -55,6 +55,9 @@ impl Clone for Ram {
 }
 
 impl Ram {
+    /// Where the pointer to the bytes lies in a `Ram` (compiled blocks read it).
+    pub(crate) const PTR_OFFSET: usize = std::mem::offset_of!(Ram, ptr);
+
     /// Zeroed RAM of `size` bytes at physical `base`, owned by this value.
     pub fn new(base: u64, size: usize) -> Ram {
         let boxed: Box<[u8]> = vec![0u8; size].into_boxed_slice();

@@ -154,8 +154,8 @@ impl Hart {
         let pages = |p: &crate::hart::FastPages| {
             p.entries
                 .iter()
-                .filter(|e| e.0 != 0 && e.1 == p.generation)
-                .map(|e| (e.0, e.2 as u64))
+                .filter(|e| e.tag != 0 && e.generation == p.generation)
+                .map(|e| (e.tag, e.off as u64))
                 .collect()
         };
         HartState {
@@ -172,7 +172,8 @@ impl Hart {
             cycles_per_tick: self.cycles_per_tick,
             timecmp: self.timecmp,
             csrs: self.csr_array(),
-            reservation: self.reservation,
+            reservation: (self.reservation != crate::hart::NO_RESERVATION)
+                .then_some(self.reservation),
             irq_dirty: self.irq_dirty,
             tlb,
             icache,
@@ -232,7 +233,7 @@ impl Hart {
         self.scounteren = c[17];
         self.senvcfg = c[18];
         self.satp = c[19];
-        self.reservation = s.reservation;
+        self.reservation = s.reservation.unwrap_or(crate::hart::NO_RESERVATION);
         self.irq_dirty = s.irq_dirty;
         self.tlb = p.tlb.clone();
         // Into the existing allocation (a fresh hart's cache is already mapped and zeroed);

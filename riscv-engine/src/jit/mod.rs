@@ -1,0 +1,560 @@
+//! The block compiler: hot blocks (see `hart::Block`) become x86-64 machine code.
+//!
+//! A compiled block does exactly what `Hart::exec_block` does with the same
+//! instructions, minus the per-instruction dispatch: registers live in
+//! `Hart::x` and are loaded and stored per instruction, loads and stores take
+//! the same page shortcuts (`Hart::load_pages` / `store_pages`) inline and
+//! call back into the interpreter's own `load` / `store` for everything else
+//! (page walks, MMIO, faults, the LR reservation). The instruction count is
+//! untouched: a block is entered only when all of it fits before the next
+//! deadline (as interpreted blocks are), it adds its length to `cycles` and
+//! `instret` when it completes, and a call-back that traps or touches a device
+//! settles the counters, pc and the destination register at that instruction and
+//! leaves the block, as the interpreter does. So whether a block ran compiled
+//! or interpreted is invisible to the guest, to the trace and to snapshots
+//! (compiled code is never saved; it is rebuilt from the decoded-instruction
+//! cache, which is).
+//!
+//! Only x86-64 hosts compile; elsewhere every block is interpreted.
+
+pub(crate) mod asm;
+
+use crate::bus::Bus;
+use crate::hart::{FastPage, Hart};
+use crate::predecode::{Kind, Op};
+use asm::{Alu, Asm, Cc, Label, Shift, M, R};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes of executable memory per hart; when full, all compiled code is dropped and
+/// compiling starts over (blocks fall back to the interpreter until recompiled).
+const CODE_BYTES: usize = 16 << 20;
+/// Largest code one block may take (32 instructions of at most ~120 bytes, plus framing).
+const MAX_BLOCK_CODE: usize = 8 << 10;
+
+/// Times a built block runs interpreted before it is compiled: compiling costs about
+/// as much as interpreting a block a few dozen times, and most blocks of a boot run
+/// only a few times.
+pub(crate) const JIT_HOT: u8 = 16;
+
+/// Identifies one filling of one code buffer: a block's compiled code is valid only
+/// while its epoch is the buffer's (a clone of a hart, or a buffer that filled up
+/// and started over, gets a new epoch). Never guest-visible.
+static EPOCHS: AtomicU64 = AtomicU64::new(1);
+
+fn next_epoch() -> u64 {
+    EPOCHS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a compiled block receives besides the hart: the bus for call-backs.
+#[repr(C)]
+pub(crate) struct Ctx<'a> {
+    pub(crate) hart: *mut Hart,
+    pub(crate) bus: *mut (dyn Bus + 'a),
+}
+
+/// A compiled block: `f(hart, ctx)`.
+pub(crate) type BlockFn = unsafe extern "sysv64" fn(*mut Hart, *mut Ctx<'_>);
+
+/// The executable memory of one hart and the bump allocator over it.
+#[derive(Debug)]
+pub(crate) struct CodeBuffer {
+    base: *mut u8,
+    used: usize,
+    /// The current epoch (see [`EPOCHS`]).
+    pub(crate) epoch: u64,
+    /// Compiling is on (an x86-64 host, not turned off, and the buffer could be mapped).
+    pub(crate) enabled: bool,
+}
+
+// SAFETY: the buffer is owned by one hart; its memory is written only through `&mut`
+// (install) and run only by that hart, so moving or sharing the handle is sound.
+unsafe impl Send for CodeBuffer {}
+// SAFETY: as above: `&CodeBuffer` gives no access to the memory.
+unsafe impl Sync for CodeBuffer {}
+
+impl Default for CodeBuffer {
+    fn default() -> Self {
+        CodeBuffer {
+            base: std::ptr::null_mut(),
+            used: 0,
+            epoch: next_epoch(),
+            enabled: cfg!(all(target_arch = "x86_64", target_os = "linux")),
+        }
+    }
+}
+
+impl Clone for CodeBuffer {
+    /// An empty buffer with a new epoch: code compiled for one hart is never run by
+    /// another (blocks copied with the hart keep their old epoch and recompile).
+    fn clone(&self) -> Self {
+        CodeBuffer {
+            enabled: self.enabled,
+            ..CodeBuffer::default()
+        }
+    }
+}
+
+impl Drop for CodeBuffer {
+    fn drop(&mut self) {
+        if !self.base.is_null() {
+            // SAFETY: `base` was returned by mmap for CODE_BYTES bytes and is unmapped once.
+            unsafe { libc::munmap(self.base.cast(), CODE_BYTES) };
+        }
+    }
+}
+
+impl CodeBuffer {
+    /// Copies `code` into executable memory, or `None` when compiling is off or the
+    /// memory cannot be mapped (then compiling stays off for this hart). A full buffer
+    /// starts over under a new epoch, which invalidates everything compiled before.
+    fn install(&mut self, code: &[u8]) -> Option<usize> {
+        if !self.enabled || code.len() > MAX_BLOCK_CODE {
+            return None;
+        }
+        if self.base.is_null() {
+            // SAFETY: an anonymous private mapping; no existing memory is affected.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    CODE_BYTES,
+                    libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                self.enabled = false;
+                return None;
+            }
+            self.base = p.cast();
+        }
+        if self.used + code.len() > CODE_BYTES {
+            self.used = 0;
+            self.epoch = next_epoch();
+        }
+        // SAFETY: `used + len <= CODE_BYTES` (checked above), the mapping is writable,
+        // and no compiled code of the current epoch lies in the bytes written (they are
+        // past `used`, or the epoch just changed).
+        let at = unsafe {
+            let at = self.base.add(self.used);
+            std::ptr::copy_nonoverlapping(code.as_ptr(), at, code.len());
+            at
+        };
+        self.used = (self.used + code.len() + 15) & !15;
+        Some(at as usize)
+    }
+}
+
+/// Field offsets in [`Hart`] the generated code addresses (as displacements from rbx).
+struct Layout {
+    x: i32,
+    pc: i32,
+    cycles: i32,
+    instret: i32,
+    ram_ptr: i32,
+    reservation: i32,
+    load_entries: i32,
+    load_generation: i32,
+    store_entries: i32,
+    store_generation: i32,
+}
+
+fn layout() -> Layout {
+    use std::mem::offset_of;
+    let off = |v: usize| i32::try_from(v).expect("Hart fields lie within 2 GiB");
+    let pages = offset_of!(crate::hart::FastPages, entries);
+    let generation = offset_of!(crate::hart::FastPages, generation);
+    Layout {
+        x: off(offset_of!(Hart, x)),
+        pc: off(offset_of!(Hart, pc)),
+        cycles: off(offset_of!(Hart, cycles)),
+        instret: off(offset_of!(Hart, instret)),
+        ram_ptr: off(offset_of!(Hart, ram) + crate::ram::Ram::PTR_OFFSET),
+        reservation: off(offset_of!(Hart, reservation)),
+        load_entries: off(offset_of!(Hart, load_pages) + pages),
+        load_generation: off(offset_of!(Hart, load_pages) + generation),
+        store_entries: off(offset_of!(Hart, store_pages) + pages),
+        store_generation: off(offset_of!(Hart, store_pages) + generation),
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<FastPage>() == 32);
+const _: () = assert!(std::mem::offset_of!(FastPage, tag) == 0);
+const _: () = assert!(std::mem::offset_of!(FastPage, generation) == 8);
+const _: () = assert!(std::mem::offset_of!(FastPage, off) == 16);
+const _: () = assert!(crate::hart::FAST_PAGES == 64);
+
+/// The call-backs' result (returned in rax:rdx): the loaded value, and whether the
+/// block must stop here (a trap was taken, or a device was touched so an interrupt
+/// may have become deliverable; the hart's pc and counters are already settled).
+#[repr(C)]
+struct Ret {
+    value: u64,
+    exit: u64,
+}
+
+/// The call-backs' description of the instruction (`meta`): index in its block,
+/// access size, sign extension, destination register, instruction length.
+fn meta(index: usize, size: u8, signed: bool, rd: u8, len: u8) -> u64 {
+    index as u64
+        | (u64::from(size) << 8)
+        | (u64::from(signed) << 12)
+        | (u64::from(rd) << 16)
+        | (u64::from(len) << 24)
+}
+
+/// The slow path of a compiled load: `Hart::load` with the hart's counters and pc as
+/// the interpreter would have them at this instruction.
+extern "sysv64" fn load_slow(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> Ret {
+    // SAFETY: `ctx` is the context `Hart::run_compiled` passed to the block, whose hart
+    // and bus pointers are exclusively ours for the duration of the block.
+    let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
+    let before = (meta & 0xff) + 1;
+    let size = ((meta >> 8) & 0xf) as u8;
+    let signed = (meta >> 12) & 1 != 0;
+    let rd = ((meta >> 16) & 31) as usize;
+    let len = (meta >> 24) & 7;
+    hart.cycles += before;
+    hart.instret += before - 1;
+    hart.pc = pc;
+    match hart.load(bus, vaddr, size) {
+        Ok(v) => {
+            let v = if signed {
+                let shift = 64 - 8 * u32::from(size);
+                (((v << shift) as i64) >> shift) as u64
+            } else {
+                v
+            };
+            if hart.irq_dirty {
+                if rd != 0 {
+                    hart.x[rd] = v;
+                }
+                hart.pc = pc.wrapping_add(len);
+                hart.instret += 1;
+                return Ret { value: v, exit: 1 };
+            }
+            hart.cycles -= before;
+            hart.instret -= before - 1;
+            Ret { value: v, exit: 0 }
+        }
+        Err(t) => {
+            hart.take_trap(t.cause, t.tval);
+            Ret { value: 0, exit: 1 }
+        }
+    }
+}
+
+/// The slow path of a compiled store (see [`load_slow`]).
+extern "sysv64" fn store_slow(
+    ctx: *mut Ctx<'_>,
+    vaddr: u64,
+    value: u64,
+    meta: u64,
+    pc: u64,
+) -> Ret {
+    // SAFETY: as in load_slow.
+    let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
+    let before = (meta & 0xff) + 1;
+    let size = ((meta >> 8) & 0xf) as u8;
+    let len = (meta >> 24) & 7;
+    hart.cycles += before;
+    hart.instret += before - 1;
+    hart.pc = pc;
+    match hart.store(bus, vaddr, size, value) {
+        Ok(()) => {
+            if hart.irq_dirty {
+                hart.pc = pc.wrapping_add(len);
+                hart.instret += 1;
+                return Ret { value: 0, exit: 1 };
+            }
+            hart.cycles -= before;
+            hart.instret -= before - 1;
+            Ret { value: 0, exit: 0 }
+        }
+        Err(t) => {
+            hart.take_trap(t.cause, t.tval);
+            Ret { value: 0, exit: 1 }
+        }
+    }
+}
+
+/// Generates one block's code (see the module documentation), or `None` for an empty
+/// block.
+pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
+    if ops.is_empty() || ops.len() > crate::hart::BLOCK_MAX {
+        return None;
+    }
+    let l = layout();
+    let x = |r: u8| M::Base(R::Rbx, l.x + 8 * i32::from(r & 31));
+    let mut a = Asm::default();
+    let mut exit = a.label();
+    // Entry: rsp is 8 mod 16; three pushes leave it 16-aligned for the call-backs.
+    a.push(R::Rbx);
+    a.push(R::R12);
+    a.push(R::Rbp);
+    a.mov_rr(R::Rbx, R::Rdi);
+    a.mov_rr(R::R12, R::Rsi);
+    let mut pc = start;
+    let mut next_pc = None;
+    for (i, (op, len, _)) in ops.iter().enumerate() {
+        let len = *len;
+        let fall = pc.wrapping_add(u64::from(len));
+        let imm = op.imm;
+        let imm32 = i32::try_from(imm).ok();
+        let rd = op.rd & 31;
+        match op.kind {
+            Kind::Slow => return None,
+            Kind::Lui | Kind::Auipc => {
+                if rd != 0 {
+                    let v = if op.kind == Kind::Lui {
+                        imm as u64
+                    } else {
+                        pc.wrapping_add(imm as u64)
+                    };
+                    a.mov_imm(R::Rax, v);
+                    a.store64(x(rd), R::Rax);
+                }
+            }
+            Kind::Jal => {
+                if rd != 0 {
+                    a.mov_imm(R::Rax, fall);
+                    a.store64(x(rd), R::Rax);
+                }
+                next_pc = Some(Err(pc.wrapping_add(imm as u64)));
+            }
+            Kind::Jalr => {
+                a.load64(R::Rcx, x(op.rs1));
+                a.alu_ri(Alu::Add, R::Rcx, imm32?, true);
+                a.alu_ri(Alu::And, R::Rcx, -2, true);
+                if rd != 0 {
+                    a.mov_imm(R::Rax, fall);
+                    a.store64(x(rd), R::Rax);
+                }
+                a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+                next_pc = Some(Ok(()));
+            }
+            Kind::Beq | Kind::Bne | Kind::Blt | Kind::Bge | Kind::Bltu | Kind::Bgeu => {
+                let cc = match op.kind {
+                    Kind::Beq => Cc::E,
+                    Kind::Bne => Cc::Ne,
+                    Kind::Blt => Cc::L,
+                    Kind::Bge => Cc::Ge,
+                    Kind::Bltu => Cc::B,
+                    _ => Cc::Ae,
+                };
+                a.load64(R::Rax, x(op.rs1));
+                a.mov_imm(R::Rcx, fall);
+                a.mov_imm(R::Rdx, pc.wrapping_add(imm as u64));
+                a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
+                a.cmov(cc, R::Rcx, R::Rdx);
+                a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+                next_pc = Some(Ok(()));
+            }
+            Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => {
+                let (size, signed) = match op.kind {
+                    Kind::Lb => (1, true),
+                    Kind::Lh => (2, true),
+                    Kind::Lw => (4, true),
+                    Kind::Ld => (8, false),
+                    Kind::Lbu => (1, false),
+                    Kind::Lhu => (2, false),
+                    _ => (4, false),
+                };
+                let mut slow = a.label();
+                let mut done = a.label();
+                address(&mut a, &l, x(op.rs1), imm32?);
+                page_lookup(&mut a, l.load_entries, l.load_generation, size, &mut slow);
+                a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, l.load_entries + 16));
+                a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
+                a.alu_ri(Alu::And, R::Rax, 0xfff, false);
+                let m = M::Index1(R::Rsi, R::Rax);
+                match (size, signed) {
+                    (1, s) => a.load8(R::Rax, m, s),
+                    (2, s) => a.load16(R::Rax, m, s),
+                    (4, true) => a.load32s(R::Rax, m),
+                    (4, false) => a.load32(R::Rax, m),
+                    _ => a.load64(R::Rax, m),
+                }
+                a.jmp(&mut done);
+                a.bind(slow);
+                a.mov_rr(R::Rsi, R::Rax);
+                a.mov_rr(R::Rdi, R::R12);
+                a.mov_imm(R::Rdx, meta(i, size, signed, rd, len));
+                a.mov_imm(R::Rcx, pc);
+                a.mov_imm(R::R11, load_slow as *const () as u64);
+                a.call_r(R::R11);
+                a.test_rr(R::Rdx, R::Rdx);
+                a.jcc(Cc::Ne, &mut exit);
+                a.bind(done);
+                if rd != 0 {
+                    a.store64(x(rd), R::Rax);
+                }
+            }
+            Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
+                let size = match op.kind {
+                    Kind::Sb => 1,
+                    Kind::Sh => 2,
+                    Kind::Sw => 4,
+                    _ => 8,
+                };
+                let mut slow = a.label();
+                let mut done = a.label();
+                address(&mut a, &l, x(op.rs1), imm32?);
+                a.alu_mi(Alu::Cmp, M::Base(R::Rbx, l.reservation), -1);
+                a.jcc(Cc::Ne, &mut slow);
+                page_lookup(&mut a, l.store_entries, l.store_generation, size, &mut slow);
+                a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, l.store_entries + 16));
+                a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
+                a.alu_ri(Alu::And, R::Rax, 0xfff, false);
+                a.load64(R::Rcx, x(op.rs2));
+                a.store_sized(M::Index1(R::Rsi, R::Rax), R::Rcx, size);
+                a.jmp(&mut done);
+                a.bind(slow);
+                a.mov_rr(R::Rsi, R::Rax);
+                a.mov_rr(R::Rdi, R::R12);
+                a.load64(R::Rdx, x(op.rs2));
+                a.mov_imm(R::Rcx, meta(i, size, false, 0, len));
+                a.mov_imm(R::R8, pc);
+                a.mov_imm(R::R11, store_slow as *const () as u64);
+                a.call_r(R::R11);
+                a.test_rr(R::Rdx, R::Rdx);
+                a.jcc(Cc::Ne, &mut exit);
+                a.bind(done);
+            }
+            _ if rd == 0 => {} // arithmetic into x0 has no effect
+            _ => alu(&mut a, op, imm32?, &x)?,
+        }
+        pc = fall;
+    }
+    let n = i32::try_from(ops.len()).ok()?;
+    a.alu_mi(Alu::Add, M::Base(R::Rbx, l.cycles), n);
+    a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), n);
+    match next_pc {
+        Some(Ok(())) => {} // stored by the branch
+        Some(Err(target)) => {
+            a.mov_imm(R::Rax, target);
+            a.store64(M::Base(R::Rbx, l.pc), R::Rax);
+        }
+        None => {
+            a.mov_imm(R::Rax, pc);
+            a.store64(M::Base(R::Rbx, l.pc), R::Rax);
+        }
+    }
+    a.bind(exit);
+    a.pop(R::Rbp);
+    a.pop(R::R12);
+    a.pop(R::Rbx);
+    a.ret();
+    Some(a.code)
+}
+
+/// rax = x[rs1] + imm (the virtual address of a load or store).
+fn address(a: &mut Asm, _l: &Layout, rs1: M, imm: i32) {
+    a.load64(R::Rax, rs1);
+    if imm != 0 {
+        a.alu_ri(Alu::Add, R::Rax, imm, true);
+    }
+}
+
+/// Looks rax's page up in a [`crate::hart::FastPages`] at `entries`/`generation`
+/// and jumps to `slow` on a miss or an access crossing the page; on a hit rdx holds the
+/// slot index × 4 (so `[rbx + rdx*8 + entries]` is the slot).
+fn page_lookup(a: &mut Asm, entries: i32, generation: i32, size: u8, slow: &mut Label) {
+    a.mov_rr(R::Rcx, R::Rax);
+    a.shift_ri(Shift::Shr, R::Rcx, 12, true);
+    a.mov_rr(R::Rdx, R::Rcx);
+    a.alu_ri(Alu::And, R::Rdx, 63, false);
+    a.shift_ri(Shift::Shl, R::Rdx, 2, false);
+    a.lea(R::Rsi, M::Base(R::Rcx, 1));
+    a.alu_rm(Alu::Cmp, R::Rsi, M::Index8(R::Rbx, R::Rdx, entries), true);
+    a.jcc(Cc::Ne, slow);
+    a.load32(R::Rsi, M::Base(R::Rbx, generation));
+    a.alu_rm(
+        Alu::Cmp,
+        R::Rsi,
+        M::Index8(R::Rbx, R::Rdx, entries + 8),
+        false,
+    );
+    a.jcc(Cc::Ne, slow);
+    if size > 1 {
+        a.mov_rr(R::Rsi, R::Rax);
+        a.alu_ri(Alu::And, R::Rsi, 0xfff, false);
+        a.alu_ri(Alu::Cmp, R::Rsi, 0x1000 - i32::from(size), false);
+        a.jcc(Cc::A, slow);
+    }
+}
+
+/// Register-register and register-immediate arithmetic into rd (not x0).
+fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M) -> Option<()> {
+    let shamt = (imm & 63) as u8;
+    a.load64(R::Rax, x(op.rs1));
+    match op.kind {
+        Kind::Addi => a.alu_ri(Alu::Add, R::Rax, imm, true),
+        Kind::Xori => a.alu_ri(Alu::Xor, R::Rax, imm, true),
+        Kind::Ori => a.alu_ri(Alu::Or, R::Rax, imm, true),
+        Kind::Andi => a.alu_ri(Alu::And, R::Rax, imm, true),
+        Kind::Slti | Kind::Sltiu => {
+            a.alu_ri(Alu::Cmp, R::Rax, imm, true);
+            a.setcc(if op.kind == Kind::Slti { Cc::L } else { Cc::B }, R::Rax);
+        }
+        Kind::Slli => a.shift_ri(Shift::Shl, R::Rax, shamt, true),
+        Kind::Srli => a.shift_ri(Shift::Shr, R::Rax, shamt, true),
+        Kind::Srai => a.shift_ri(Shift::Sar, R::Rax, shamt, true),
+        Kind::Addiw => {
+            a.alu_ri(Alu::Add, R::Rax, imm, false);
+            a.movsxd(R::Rax, R::Rax);
+        }
+        Kind::Slliw | Kind::Srliw | Kind::Sraiw => {
+            let s = match op.kind {
+                Kind::Slliw => Shift::Shl,
+                Kind::Srliw => Shift::Shr,
+                _ => Shift::Sar,
+            };
+            a.shift_ri(s, R::Rax, shamt & 31, false);
+            a.movsxd(R::Rax, R::Rax);
+        }
+        _ => {
+            a.load64(R::Rcx, x(op.rs2));
+            match op.kind {
+                Kind::Add => a.alu_rr(Alu::Add, R::Rax, R::Rcx, true),
+                Kind::Sub => a.alu_rr(Alu::Sub, R::Rax, R::Rcx, true),
+                Kind::Xor => a.alu_rr(Alu::Xor, R::Rax, R::Rcx, true),
+                Kind::Or => a.alu_rr(Alu::Or, R::Rax, R::Rcx, true),
+                Kind::And => a.alu_rr(Alu::And, R::Rax, R::Rcx, true),
+                Kind::Sll => a.shift_rcl(Shift::Shl, R::Rax, true),
+                Kind::Srl => a.shift_rcl(Shift::Shr, R::Rax, true),
+                Kind::Sra => a.shift_rcl(Shift::Sar, R::Rax, true),
+                Kind::Slt | Kind::Sltu => {
+                    a.alu_rr(Alu::Cmp, R::Rax, R::Rcx, true);
+                    a.setcc(if op.kind == Kind::Slt { Cc::L } else { Cc::B }, R::Rax);
+                }
+                Kind::Addw | Kind::Subw | Kind::Sllw | Kind::Srlw | Kind::Sraw | Kind::Mulw => {
+                    match op.kind {
+                        Kind::Addw => a.alu_rr(Alu::Add, R::Rax, R::Rcx, false),
+                        Kind::Subw => a.alu_rr(Alu::Sub, R::Rax, R::Rcx, false),
+                        Kind::Sllw => a.shift_rcl(Shift::Shl, R::Rax, false),
+                        Kind::Srlw => a.shift_rcl(Shift::Shr, R::Rax, false),
+                        Kind::Sraw => a.shift_rcl(Shift::Sar, R::Rax, false),
+                        _ => a.imul_rr(R::Rax, R::Rcx, false),
+                    }
+                    a.movsxd(R::Rax, R::Rax);
+                }
+                Kind::Mul => a.imul_rr(R::Rax, R::Rcx, true),
+                _ => return None, // not arithmetic: the block stays interpreted
+            }
+        }
+    }
+    a.store64(x(op.rd), R::Rax);
+    Some(())
+}
+
+/// Compiles a block into `buf`; `None` when compiling is off or the block has nothing
+/// to compile.
+pub(crate) fn compile(buf: &mut CodeBuffer, start: u64, ops: &[(Op, u8, u32)]) -> Option<usize> {
+    if !buf.enabled {
+        return None;
+    }
+    let code = assemble(start, ops)?;
+    buf.install(&code)
+}
