@@ -606,7 +606,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                     | (rd << 7)
                     | if (v >> 62) & 1 == 0 { 0x37 } else { 0x17 },
             ),
-            6 | 7 | 8 => {
+            6..=8 => {
                 let f3 = [0, 1, 2, 3, 4, 5, 6][(v >> 40) as usize % 7];
                 push(&mut out, i(0x03, rd, f3, 30, imm));
             }
