@@ -1,7 +1,8 @@
 //! Control and status register numbers and bit fields used by the hart.
 
-/// Privilege levels.
+/// Privilege levels (one byte: compiled blocks compare it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 pub enum Priv {
     /// User mode.
     User = 0,

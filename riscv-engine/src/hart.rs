@@ -260,7 +260,7 @@ impl ICache {
 
 /// Most instructions in one [`Block`].
 pub(crate) const BLOCK_MAX: usize = 32;
-const BLOCK_ENTRIES: usize = 1 << 12;
+pub(crate) const BLOCK_ENTRIES: usize = 1 << 12;
 
 /// A run of fast-path instructions within one page, ending after a jump or branch,
 /// before an instruction without a fast path, or at [`BLOCK_MAX`]. Executing it skips the
@@ -284,6 +284,8 @@ pub(crate) struct Block {
     /// epoch; a block whose `code_epoch` matches with no code could not be compiled.
     pub(crate) code: usize,
     pub(crate) code_epoch: u64,
+    /// `ops.len()`, where compiled code can read it.
+    pub(crate) len: u32,
 }
 
 /// [`Block::hits`] of a built block.
@@ -302,6 +304,7 @@ impl Block {
         runs: 0,
         code: 0,
         code_epoch: 0,
+        len: 0,
     };
 
     #[inline]
@@ -1194,13 +1197,17 @@ impl Hart {
     }
 
     /// Runs a compiled block (see `jit`): the same effect as [`Hart::exec_block`] on the
-    /// block's instructions.
+    /// block's instructions, followed by as many compiled blocks as this loop would run
+    /// next before `chunk_end` (compiled blocks chain to their successors).
     #[inline]
-    fn run_compiled(&mut self, bus: &mut dyn Bus, code: usize) {
+    fn run_compiled(&mut self, bus: &mut dyn Bus, code: usize, chunk_end: u64) {
+        let blocks = self.icache.blocks.as_ptr();
         let hart: *mut Hart = self;
         let mut ctx = crate::jit::Ctx {
             hart,
             bus: bus as *mut dyn Bus,
+            blocks,
+            chunk_end,
         };
         // SAFETY: `code` is the entry of a block compiled into this hart's code buffer
         // under its current epoch (so still mapped and unchanged), generated for the
@@ -1271,6 +1278,7 @@ impl Hart {
         block.runs = 0;
         block.code = 0;
         block.code_epoch = 0;
+        block.len = block.ops.len() as u32;
     }
 
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
@@ -1307,7 +1315,7 @@ impl Hart {
                             if b.code_epoch == epoch {
                                 if b.code != 0 {
                                     let code = b.code;
-                                    self.run_compiled(bus, code);
+                                    self.run_compiled(bus, code, chunk_end);
                                     continue;
                                 }
                             } else if b.runs < crate::jit::JIT_HOT {
@@ -1340,6 +1348,10 @@ impl Hart {
                     b.generation = generation;
                     b.prv = self.prv;
                     b.hits = 1;
+                    // The slot's old code belongs to another pc: compiled blocks chain by
+                    // slot (see `jit`), so it must not stay reachable.
+                    b.code = 0;
+                    b.code_epoch = 0;
                 }
                 // Fast path: a cached, pre-decoded common instruction.
                 let e = &self.icache.entries[ICache::slot(pc)];

@@ -738,6 +738,11 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
         };
         let (mut jit, mut interp) = (make(), make());
         interp.icache.jit.enabled = false;
+        if case % 4 >= 2 {
+            // A code buffer that fills up every few blocks: code of older epochs must
+            // never run (chained jumps check the epoch too).
+            jit.icache.jit.capacity = 4096;
+        }
         let (mut bus_j, mut bus_i) = (LoggingDevice::default(), LoggingDevice::default());
         let mut slices = seed;
         for round in 0..300 {
@@ -768,4 +773,70 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
         );
     }
     assert!(compiled_runs >= 64, "blocks were compiled: {compiled_runs}");
+}
+
+#[test]
+fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
+    // T (BASE+0x100) and T2 (BASE+0x2100) share a block slot and have blocks of the same
+    // shape. Phase 1 loops in T2 until it is compiled; phase 2 loops A -> T, where A's
+    // compiled code chains to T's slot while it still holds T2's compiled block. Running
+    // T2's code there would bump x6 instead of x8 and branch elsewhere.
+    let mut prog = vec![NOP; 0x2200 / 4];
+    let at = |prog: &mut Vec<u32>, addr: u64, words: &[u32]| {
+        for (k, w) in words.iter().enumerate() {
+            prog[(addr / 4) as usize + k] = *w;
+        }
+    };
+    at(&mut prog, 0x000, &[addi(5, 0, 30), jal(0, 0x2100 - 4)]);
+    // T2: x6 += 1; x5 -= 1; bne x5, x0, T2; then x5 = 30; jal A.
+    at(
+        &mut prog,
+        0x2100,
+        &[
+            addi(6, 6, 1),
+            addi(5, 5, -1),
+            branch(1, 5, 0, -8),
+            addi(5, 0, 30),
+            jal(0, 0x200 - 0x2110),
+        ],
+    );
+    // A: x7 += 1; jal T.
+    at(&mut prog, 0x200, &[addi(7, 7, 1), jal(0, 0x100 - 0x204)]);
+    // T: x8 += 3; x5 -= 1; bne x5, x0, A; then jal start.
+    at(
+        &mut prog,
+        0x100,
+        &[
+            addi(8, 8, 3),
+            addi(5, 5, -1),
+            branch(1, 5, 0, 0x200 - 0x108),
+            jal(0, -0x10c),
+        ],
+    );
+    assert_eq!(
+        crate::hart::Block::slot(BASE + 0x100),
+        crate::hart::Block::slot(BASE + 0x2100)
+    );
+    let (mut jit, mut interp) = (hart_with(&prog), hart_with(&prog));
+    interp.icache.jit.enabled = false;
+    for round in 0..50 {
+        run(&mut jit, 997);
+        run(&mut interp, 997);
+        assert_eq!(
+            (jit.x, jit.pc, jit.instret),
+            (interp.x, interp.pc, interp.instret),
+            "round {round}"
+        );
+    }
+    let epoch = jit.icache.jit.epoch;
+    let compiled = |pc: u64| {
+        let b = &jit.icache.blocks[crate::hart::Block::slot(pc)];
+        b.pc == pc && b.code != 0 && b.code_epoch == epoch
+    };
+    assert!(compiled(BASE + 0x200), "A is compiled");
+    assert!(
+        jit.x[8] > 1000 && jit.x[6] > 1000,
+        "both loops ran: {:?}",
+        &jit.x[5..9]
+    );
 }

@@ -252,6 +252,17 @@ impl Asm {
         self.op_r(w, &[0x0f, 0xaf], dst as u8, src);
     }
 
+    /// `imul dst, src, imm32` (64-bit).
+    pub(crate) fn imul_rri(&mut self, dst: R, src: R, imm: i32) {
+        self.op_r(true, &[0x69], dst as u8, src);
+        self.d32(imm);
+    }
+
+    /// `jmp r`.
+    pub(crate) fn jmp_r(&mut self, r: R) {
+        self.op_r(false, &[0xff], 4, r);
+    }
+
     /// `movsxd dst, src32`.
     pub(crate) fn movsxd(&mut self, dst: R, src: R) {
         self.op_r(true, &[0x63], dst as u8, src);
@@ -450,6 +461,18 @@ mod tests {
             ),
             // mov r8, rcx
             (Box::new(|a| a.mov_rr(R::R8, R::Rcx)), &[0x49, 0x89, 0xc8]),
+            // imul rdx, rdx, 72
+            (
+                Box::new(|a| a.imul_rri(R::Rdx, R::Rdx, 72)),
+                &[0x48, 0x69, 0xd2, 72, 0, 0, 0],
+            ),
+            // jmp rax
+            (Box::new(|a| a.jmp_r(R::Rax)), &[0xff, 0xe0]),
+            // cmp rsi, [r12+0x18]
+            (
+                Box::new(|a| a.alu_rm(Alu::Cmp, R::Rsi, M::Base(R::R12, 0x18), true)),
+                &[0x49, 0x3b, 0xb4, 0x24, 0x18, 0, 0, 0],
+            ),
             // push r12; pop r12; call r11
             (Box::new(|a| a.push(R::R12)), &[0x41, 0x54]),
             (Box::new(|a| a.pop(R::R12)), &[0x41, 0x5c]),

@@ -20,7 +20,7 @@
 pub(crate) mod asm;
 
 use crate::bus::Bus;
-use crate::hart::{FastPage, Hart};
+use crate::hart::{Block, FastPage, Hart, ICache};
 use crate::predecode::{Kind, Op};
 use asm::{Alu, Asm, Cc, Label, Shift, M, R};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,12 +45,19 @@ fn next_epoch() -> u64 {
     EPOCHS.fetch_add(1, Ordering::Relaxed)
 }
 
-/// What a compiled block receives besides the hart: the bus for call-backs.
+/// What a compiled block receives besides the hart: the bus for call-backs, and what
+/// chaining to the next block needs (the block table and the end of the current chunk).
 #[repr(C)]
 pub(crate) struct Ctx<'a> {
     pub(crate) hart: *mut Hart,
     pub(crate) bus: *mut (dyn Bus + 'a),
+    pub(crate) blocks: *const Block,
+    pub(crate) chunk_end: u64,
 }
+
+/// Bytes of the fixed block prologue (pushes and the two register moves): a chained
+/// jump enters the next block right after it.
+const PROLOGUE: usize = 10;
 
 /// A compiled block: `f(hart, ctx)`.
 pub(crate) type BlockFn = unsafe extern "sysv64" fn(*mut Hart, *mut Ctx<'_>);
@@ -60,6 +67,8 @@ pub(crate) type BlockFn = unsafe extern "sysv64" fn(*mut Hart, *mut Ctx<'_>);
 pub(crate) struct CodeBuffer {
     base: *mut u8,
     used: usize,
+    /// Bytes used before starting over ([`CODE_BYTES`]; tests make it small).
+    pub(crate) capacity: usize,
     /// The current epoch (see [`EPOCHS`]).
     pub(crate) epoch: u64,
     /// Compiling is on (an x86-64 host, not turned off, and the buffer could be mapped).
@@ -77,6 +86,7 @@ impl Default for CodeBuffer {
         CodeBuffer {
             base: std::ptr::null_mut(),
             used: 0,
+            capacity: CODE_BYTES,
             epoch: next_epoch(),
             enabled: cfg!(all(target_arch = "x86_64", target_os = "linux")),
         }
@@ -89,6 +99,7 @@ impl Clone for CodeBuffer {
     fn clone(&self) -> Self {
         CodeBuffer {
             enabled: self.enabled,
+            capacity: self.capacity,
             ..CodeBuffer::default()
         }
     }
@@ -129,11 +140,11 @@ impl CodeBuffer {
             }
             self.base = p.cast();
         }
-        if self.used + code.len() > CODE_BYTES {
+        if self.used + code.len() > self.capacity.min(CODE_BYTES) {
             self.used = 0;
             self.epoch = next_epoch();
         }
-        // SAFETY: `used + len <= CODE_BYTES` (checked above), the mapping is writable,
+        // SAFETY: `used + len <= CODE_BYTES` (checked above; `used` starts at 0), the mapping is writable,
         // and no compiled code of the current epoch lies in the bytes written (they are
         // past `used`, or the epoch just changed).
         let at = unsafe {
@@ -158,6 +169,9 @@ struct Layout {
     load_generation: i32,
     store_entries: i32,
     store_generation: i32,
+    prv: i32,
+    icache_generation: i32,
+    epoch: i32,
 }
 
 fn layout() -> Layout {
@@ -176,6 +190,11 @@ fn layout() -> Layout {
         load_generation: off(offset_of!(Hart, load_pages) + generation),
         store_entries: off(offset_of!(Hart, store_pages) + pages),
         store_generation: off(offset_of!(Hart, store_pages) + generation),
+        prv: off(offset_of!(Hart, prv)),
+        icache_generation: off(offset_of!(Hart, icache) + offset_of!(ICache, generation)),
+        epoch: off(offset_of!(Hart, icache)
+            + offset_of!(ICache, jit)
+            + offset_of!(CodeBuffer, epoch)),
     }
 }
 
@@ -295,6 +314,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     a.push(R::Rbp);
     a.mov_rr(R::Rbx, R::Rdi);
     a.mov_rr(R::R12, R::Rsi);
+    debug_assert_eq!(a.code.len(), PROLOGUE);
     let mut pc = start;
     let mut next_pc = None;
     for (i, (op, len, _)) in ops.iter().enumerate() {
@@ -431,22 +451,90 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     a.alu_mi(Alu::Add, M::Base(R::Rbx, l.cycles), n);
     a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), n);
     match next_pc {
-        Some(Ok(())) => {} // stored by the branch
+        Some(Ok(())) => a.load64(R::Rcx, M::Base(R::Rbx, l.pc)), // stored by the branch
         Some(Err(target)) => {
-            a.mov_imm(R::Rax, target);
-            a.store64(M::Base(R::Rbx, l.pc), R::Rax);
+            a.mov_imm(R::Rcx, target);
+            a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
         }
         None => {
-            a.mov_imm(R::Rax, pc);
-            a.store64(M::Base(R::Rbx, l.pc), R::Rax);
+            a.mov_imm(R::Rcx, pc);
+            a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
         }
     }
+    chain(&mut a, &l, &mut exit);
     a.bind(exit);
     a.pop(R::Rbp);
     a.pop(R::R12);
     a.pop(R::Rbx);
     a.ret();
     Some(a.code)
+}
+
+/// Continues with the block at pc (in rcx) when `Hart::run` would run it compiled next:
+/// its slot holds a built block for this pc, cache generation and privilege, compiled
+/// under the current epoch, that fits before the chunk's end. Anything else returns to
+/// `Hart::run`, which decides as it always does. Jumping instead of returning lets each
+/// block's exit predict its own successors.
+fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
+    use std::mem::{offset_of, size_of};
+    let field = |v: usize| i32::try_from(v).expect("Block is small");
+    let slots = i32::try_from(crate::hart::BLOCK_ENTRIES - 1).expect("few slots");
+    a.mov_rr(R::Rdx, R::Rcx);
+    a.shift_ri(Shift::Shr, R::Rdx, 1, true);
+    a.alu_ri(Alu::And, R::Rdx, slots, false);
+    a.imul_rri(R::Rdx, R::Rdx, field(size_of::<Block>()));
+    a.alu_rm(
+        Alu::Add,
+        R::Rdx,
+        M::Base(R::R12, field(offset_of!(Ctx<'_>, blocks))),
+        true,
+    );
+    a.alu_rm(
+        Alu::Cmp,
+        R::Rcx,
+        M::Base(R::Rdx, field(offset_of!(Block, pc))),
+        true,
+    );
+    a.jcc(Cc::Ne, exit);
+    a.load32(
+        R::Rax,
+        M::Base(R::Rdx, field(offset_of!(Block, generation))),
+    );
+    a.alu_rm(
+        Alu::Cmp,
+        R::Rax,
+        M::Base(R::Rbx, l.icache_generation),
+        false,
+    );
+    a.jcc(Cc::Ne, exit);
+    a.load8(
+        R::Rax,
+        M::Base(R::Rdx, field(offset_of!(Block, prv))),
+        false,
+    );
+    a.load8(R::Rsi, M::Base(R::Rbx, l.prv), false);
+    a.alu_rr(Alu::Cmp, R::Rax, R::Rsi, false);
+    a.jcc(Cc::Ne, exit);
+    a.load64(
+        R::Rax,
+        M::Base(R::Rdx, field(offset_of!(Block, code_epoch))),
+    );
+    a.alu_rm(Alu::Cmp, R::Rax, M::Base(R::Rbx, l.epoch), true);
+    a.jcc(Cc::Ne, exit);
+    a.load32(R::Rsi, M::Base(R::Rdx, field(offset_of!(Block, len))));
+    a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.cycles), true);
+    a.alu_rm(
+        Alu::Cmp,
+        R::Rsi,
+        M::Base(R::R12, field(offset_of!(Ctx<'_>, chunk_end))),
+        true,
+    );
+    a.jcc(Cc::A, exit);
+    a.load64(R::Rax, M::Base(R::Rdx, field(offset_of!(Block, code))));
+    a.test_rr(R::Rax, R::Rax);
+    a.jcc(Cc::E, exit);
+    a.alu_ri(Alu::Add, R::Rax, PROLOGUE as i32, true);
+    a.jmp_r(R::Rax);
 }
 
 /// rax = x[rs1] + imm (the virtual address of a load or store).
