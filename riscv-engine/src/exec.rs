@@ -399,8 +399,8 @@ impl Hart {
                 self.set(rd(i), v);
             }
             0x0f => match funct3(i) {
-                0 => {}                   // FENCE: one hart, in-order memory
-                1 => self.icache.flush(), // FENCE.I: stores become visible to fetch
+                0 => {}                     // FENCE: one hart, in-order memory
+                1 => self.icache.fence_i(), // FENCE.I: stores become visible to fetch
                 _ => return Err(illegal(i)),
             },
             0x73 => return self.system(bus, i),

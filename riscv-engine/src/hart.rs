@@ -217,18 +217,28 @@ pub(crate) struct Decoded {
     /// than one did: replacing the entry must drop those blocks.
     pub(crate) owner: u64,
     pub(crate) shared: bool,
+    /// The [`ICache::fence`] at which the entry was fetched or last found unchanged: an
+    /// entry of an older one must be checked against memory before it is used again.
+    pub(crate) checked: u32,
 }
 
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
 ///
 /// It caches translations and instruction bytes together, so it is flushed
 /// exactly when either may change as far as the architecture promises to the
-/// guest: SFENCE.VMA, satp writes, FENCE.I (and the SBI remote fences).
+/// guest: SFENCE.VMA, satp writes and the SBI remote fences. FENCE.I (which Linux
+/// executes for every executable page it maps) only promises new instruction bytes,
+/// so it invalidates no entry outright: each is fetched again on its next use, exactly
+/// when a flushed cache would fetch it, and kept if the bytes are unchanged (see
+/// [`Hart::decoded`]). The guest sees the same fetches, faults and instructions as
+/// with a flush; only the decoding and block building is saved.
 #[derive(Debug, Clone)]
 pub(crate) struct ICache {
     pub(crate) entries: Vec<Decoded>,
     /// Entries of older generations are invalid: a flush is one increment.
     pub(crate) generation: u32,
+    /// FENCE.I count (never 0): entries and blocks of older ones are unchecked.
+    pub(crate) fence: u32,
     /// Straight-line runs of fast instructions, by start pc (same generation rules).
     pub(crate) blocks: Vec<Block>,
     /// Pages (hashed by page number) that may hold decoded instructions of the current
@@ -236,6 +246,8 @@ pub(crate) struct ICache {
     pub(crate) code_pages: Vec<u32>,
     /// Executable memory for compiled blocks (see `jit`).
     pub(crate) jit: crate::jit::CodeBuffer,
+    /// Where [`Hart::build_block`] collects a block before comparing it with the slot's.
+    pub(crate) scratch: Vec<(crate::predecode::Op, u8, u32)>,
 }
 
 /// Slots of [`ICache::code_pages`].
@@ -286,6 +298,12 @@ pub(crate) struct Block {
     pub(crate) code_epoch: u64,
     /// `ops.len()`, where compiled code can read it.
     pub(crate) len: u32,
+    /// The [`ICache::fence`] the block was built under (0: not runnable): a FENCE.I makes
+    /// it stale until rebuilt from checked entries.
+    pub(crate) fence: u32,
+    /// The pc `code` was compiled for: a rebuilt block with the same pc and instructions
+    /// keeps its code.
+    pub(crate) code_pc: u64,
 }
 
 /// [`Block::hits`] of a built block.
@@ -305,6 +323,8 @@ impl Block {
         code: 0,
         code_epoch: 0,
         len: 0,
+        fence: 0,
+        code_pc: u64::MAX,
     };
 
     #[inline]
@@ -327,13 +347,16 @@ impl Default for ICache {
                     op: crate::predecode::Op::SLOW,
                     owner: u64::MAX,
                     shared: false,
+                    checked: 0,
                 };
                 ICACHE_ENTRIES
             ],
             generation: 1,
+            fence: 1,
             blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
             code_pages: vec![0; CODE_PAGES],
             jit: crate::jit::CodeBuffer::default(),
+            scratch: Vec::with_capacity(BLOCK_MAX),
         }
     }
 }
@@ -342,6 +365,16 @@ impl ICache {
     #[inline]
     pub(crate) fn slot(pc: u64) -> usize {
         ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
+    }
+
+    /// FENCE.I: every entry and block must be checked against memory before its next use.
+    pub(crate) fn fence_i(&mut self) {
+        self.fence = self.fence.wrapping_add(1);
+        if self.fence == 0 {
+            // After 2^32 fences old `checked` values could match again: flush instead.
+            self.flush();
+            self.fence = 1;
+        }
     }
 
     /// Forgets everything (in O(1): entries of older generations never match).
@@ -876,10 +909,27 @@ impl Hart {
         let pc = self.pc;
         let slot = ICache::slot(pc);
         let e = self.icache.entries[slot];
-        if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
-            return Ok(e);
-        }
-        let raw = self.fetch(bus)?;
+        let fence = self.icache.fence;
+        let raw = if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
+            if e.checked == fence {
+                return Ok(e);
+            }
+            // Unchecked since a FENCE.I: fetch exactly as a flushed cache would (same
+            // translation, same faults) and keep the entry if the bytes are the same.
+            let raw = self.fetch(bus)?;
+            let same = if raw & 3 != 3 {
+                e.len == 2 && e.raw16 == raw as u16
+            } else {
+                e.len == 4 && e.insn == raw
+            };
+            if same {
+                self.icache.entries[slot].checked = fence;
+                return Ok(self.icache.entries[slot]);
+            }
+            raw
+        } else {
+            self.fetch(bus)?
+        };
         let (insn, len, raw16) = if raw & 3 != 3 {
             match crate::rvc::expand(raw as u16) {
                 Some(i) => (i, 2, raw as u16),
@@ -898,6 +948,7 @@ impl Hart {
             op: crate::predecode::decode(insn),
             owner: u64::MAX,
             shared: false,
+            checked: fence,
         };
         // The entry being replaced may back blocks: they must not outlive it (the next
         // fetch of that pc reads memory again, and a block would not).
@@ -1232,20 +1283,23 @@ impl Hart {
             entries,
             blocks,
             generation,
+            fence,
+            jit,
+            scratch,
             ..
         } = &mut self.icache;
-        let block = &mut blocks[slot];
-        // The slot's instruction list keeps its allocation from build to build.
-        let ops = &mut block.ops;
+        let ops = scratch;
         ops.clear();
         let mut pc = start;
         while ops.len() < BLOCK_MAX && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
-            // Only instructions the decoded-instruction cache holds now: building a block
-            // fetches nothing, so it leaves the TLB, the cache and memory as they were.
+            // Only instructions the decoded-instruction cache holds now, checked since the
+            // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
+            // cache and memory as they were.
             let e = &mut entries[ICache::slot(pc)];
             if e.pc != pc
                 || e.generation != *generation
                 || e.prv != self.prv
+                || e.checked != *fence
                 || e.op.kind == Kind::Slow
             {
                 break;
@@ -1271,14 +1325,27 @@ impl Hart {
                 break;
             }
         }
+        let block = &mut blocks[slot];
+        // Compiled code depends only on the start pc and the instructions: a block rebuilt
+        // with the same ones (after a FENCE.I or a flush that changed neither) keeps it.
+        let keep = block.code != 0
+            && block.code_epoch == jit.epoch
+            && block.code_pc == start
+            && block.ops == *ops;
+        // The slot's instruction list keeps its allocation from build to build.
+        std::mem::swap(&mut block.ops, ops);
         block.pc = start;
         block.generation = *generation;
         block.prv = self.prv;
         block.hits = BUILT;
-        block.runs = 0;
-        block.code = 0;
-        block.code_epoch = 0;
+        block.fence = *fence;
         block.len = block.ops.len() as u32;
+        if !keep {
+            block.runs = 0;
+            block.code = 0;
+            block.code_epoch = 0;
+            block.code_pc = u64::MAX;
+        }
     }
 
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
@@ -1306,10 +1373,11 @@ impl Hart {
                 // Fastest path: a block of pre-decoded instructions starting here.
                 let bslot = Block::slot(pc);
                 let generation = self.icache.generation;
+                let fence = self.icache.fence;
                 let b = &mut self.icache.blocks[bslot];
                 if b.pc == pc && b.generation == generation && b.prv == self.prv {
                     // A built block with no instructions remembers that none starts here.
-                    if b.hits == BUILT {
+                    if b.hits == BUILT && b.fence == fence {
                         if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
                             let epoch = self.icache.jit.epoch;
                             if b.code_epoch == epoch {
@@ -1325,6 +1393,7 @@ impl Hart {
                                 let b = &mut blocks[bslot];
                                 b.code = crate::jit::compile(jit, pc, &b.ops).unwrap_or(0);
                                 b.code_epoch = jit.epoch;
+                                b.code_pc = pc;
                                 if b.code != 0 {
                                     continue;
                                 }
@@ -1338,6 +1407,11 @@ impl Hart {
                             self.exec_block(bus, unsafe { &*ops });
                             continue;
                         }
+                    } else if b.hits == BUILT {
+                        // Stale after a FENCE.I: this visit checks its instructions one
+                        // by one, the next rebuilds it (keeping its code if they are
+                        // unchanged): it was hot before.
+                        b.hits = BLOCK_HOT - 1;
                     } else if b.hits + 1 >= BLOCK_HOT {
                         self.build_block(bslot);
                     } else {
@@ -1348,16 +1422,16 @@ impl Hart {
                     b.generation = generation;
                     b.prv = self.prv;
                     b.hits = 1;
-                    // The slot's old code belongs to another pc: compiled blocks chain by
-                    // slot (see `jit`), so it must not stay reachable.
-                    b.code = 0;
-                    b.code_epoch = 0;
+                    // Not runnable (nor reachable by chained jumps) until built; the old
+                    // code stays only for `build_block` to reuse if pc and instructions match.
+                    b.fence = 0;
                 }
                 // Fast path: a cached, pre-decoded common instruction.
                 let e = &self.icache.entries[ICache::slot(pc)];
                 if e.pc == pc
                     && e.generation == self.icache.generation
                     && e.prv == self.prv
+                    && e.checked == self.icache.fence
                     && e.op.kind != crate::predecode::Kind::Slow
                 {
                     let op = e.op;

@@ -62,7 +62,7 @@ pub(crate) enum Kind {
 }
 
 /// A pre-decoded instruction.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Op {
     pub(crate) kind: Kind,
     pub(crate) rd: u8,

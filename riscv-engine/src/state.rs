@@ -142,7 +142,11 @@ impl Hart {
             .icache
             .entries
             .iter()
-            .filter(|d| d.pc != u64::MAX && d.generation == self.icache.generation)
+            .filter(|d| {
+                d.pc != u64::MAX
+                    && d.generation == self.icache.generation
+                    && d.checked == self.icache.fence
+            })
             .map(|d| SavedInsn {
                 pc: d.pc,
                 prv: priv_bits(d.prv),
@@ -241,6 +245,7 @@ impl Hart {
         self.icache.entries.clone_from(&p.icache.entries);
         self.icache.code_pages.clone_from(&p.icache.code_pages);
         self.icache.generation = p.icache.generation;
+        self.icache.fence = p.icache.fence;
         self.icache.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
         self.load_pages = p.load_pages.clone();
         self.store_pages = p.store_pages.clone();
@@ -297,6 +302,7 @@ impl HartState {
                 op: crate::predecode::decode(d.insn),
                 owner: u64::MAX,
                 shared: false,
+                checked: icache.fence,
             };
             icache.note_code(d.pc, d.len);
         }

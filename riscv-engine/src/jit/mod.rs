@@ -171,6 +171,7 @@ struct Layout {
     store_generation: i32,
     prv: i32,
     icache_generation: i32,
+    icache_fence: i32,
     epoch: i32,
 }
 
@@ -192,6 +193,7 @@ fn layout() -> Layout {
         store_generation: off(offset_of!(Hart, store_pages) + generation),
         prv: off(offset_of!(Hart, prv)),
         icache_generation: off(offset_of!(Hart, icache) + offset_of!(ICache, generation)),
+        icache_fence: off(offset_of!(Hart, icache) + offset_of!(ICache, fence)),
         epoch: off(offset_of!(Hart, icache)
             + offset_of!(ICache, jit)
             + offset_of!(CodeBuffer, epoch)),
@@ -471,7 +473,8 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
 }
 
 /// Continues with the block at pc (in rcx) when `Hart::run` would run it compiled next:
-/// its slot holds a built block for this pc, cache generation and privilege, compiled
+/// its slot holds a block built for this pc, cache generation, FENCE.I count (so
+/// checked since the last FENCE.I) and privilege, compiled
 /// under the current epoch, that fits before the chunk's end. Anything else returns to
 /// `Hart::run`, which decides as it always does. Jumping instead of returning lets each
 /// block's exit predict its own successors.
@@ -506,6 +509,9 @@ fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
         M::Base(R::Rbx, l.icache_generation),
         false,
     );
+    a.jcc(Cc::Ne, exit);
+    a.load32(R::Rax, M::Base(R::Rdx, field(offset_of!(Block, fence))));
+    a.alu_rm(Alu::Cmp, R::Rax, M::Base(R::Rbx, l.icache_fence), false);
     a.jcc(Cc::Ne, exit);
     a.load8(
         R::Rax,
