@@ -197,7 +197,7 @@ impl FastPages {
     }
 }
 
-const ICACHE_ENTRIES: usize = 1 << 15;
+pub(crate) const ICACHE_ENTRIES: usize = 1 << 16;
 
 /// One decoded instruction: virtual pc, privilege it was fetched at, the
 /// (expanded) instruction and its length. `pc == u64::MAX` marks an empty slot.
@@ -272,7 +272,7 @@ impl ICache {
 
 /// Most instructions in one [`Block`].
 pub(crate) const BLOCK_MAX: usize = 32;
-pub(crate) const BLOCK_ENTRIES: usize = 1 << 12;
+pub(crate) const BLOCK_ENTRIES: usize = 1 << 15;
 
 /// A run of fast-path instructions within one page, ending after a jump or branch,
 /// before an instruction without a fast path, or at [`BLOCK_MAX`]. Executing it skips the
@@ -333,8 +333,30 @@ impl Block {
     }
 }
 
+thread_local! {
+    /// Caches of harts dropped on this thread, for the next hart it creates: allocating
+    /// and initialising a cache (several MiB) dominated the cost of a branch. A reused
+    /// cache starts a new generation, so none of its entries or blocks can match; the only
+    /// thing carried over is compiled code, which a block reuses only for the same pc and
+    /// instructions (see `Hart::build_block`). So which cache a hart gets changes nothing
+    /// it computes.
+    static SPARE_CACHES: std::cell::RefCell<Vec<ICache>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most caches kept per thread.
+const SPARE_CACHES_MAX: usize = 2;
+
 impl Default for ICache {
     fn default() -> Self {
+        let spare = SPARE_CACHES
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+            .ok()
+            .flatten();
+        if let Some(mut c) = spare {
+            c.flush();
+            return c;
+        }
         ICache {
             entries: vec![
                 Decoded {
@@ -358,6 +380,31 @@ impl Default for ICache {
             jit: crate::jit::CodeBuffer::default(),
             scratch: Vec::with_capacity(BLOCK_MAX),
         }
+    }
+}
+
+impl Drop for ICache {
+    /// Keeps the cache for the thread's next hart (see [`SPARE_CACHES`]) when there is room.
+    fn drop(&mut self) {
+        if self.entries.len() != ICACHE_ENTRIES || self.blocks.len() != BLOCK_ENTRIES {
+            return; // the empty stand-in left behind below
+        }
+        let _ = SPARE_CACHES.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < SPARE_CACHES_MAX {
+                    let empty = ICache {
+                        entries: Vec::new(),
+                        generation: 1,
+                        fence: 1,
+                        blocks: Vec::new(),
+                        code_pages: Vec::new(),
+                        jit: crate::jit::CodeBuffer::default(),
+                        scratch: Vec::new(),
+                    };
+                    s.push(std::mem::replace(self, empty));
+                }
+            }
+        });
     }
 }
 

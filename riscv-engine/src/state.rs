@@ -240,13 +240,22 @@ impl Hart {
         self.reservation = s.reservation.unwrap_or(crate::hart::NO_RESERVATION);
         self.irq_dirty = s.irq_dirty;
         self.tlb = p.tlb.clone();
-        // Into the existing allocation (a fresh hart's cache is already mapped and zeroed);
-        // blocks are not state (see `Hart::build_block`): none survive a load.
-        self.icache.entries.clone_from(&p.icache.entries);
-        self.icache.code_pages.clone_from(&p.icache.code_pages);
-        self.icache.generation = p.icache.generation;
-        self.icache.fence = p.icache.fence;
-        self.icache.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
+        // A new cache generation drops every entry, block and code page this hart held
+        // (in O(1)); then only the saved entries are written, so a restore costs what the
+        // snapshot cached, not the cache's size. Blocks are not state (see
+        // `Hart::build_block`): none survive a load.
+        let icache = &mut self.icache;
+        icache.flush();
+        let (generation, fence) = (icache.generation, icache.fence);
+        for d in &p.insns {
+            let slot = ICache::slot(d.pc);
+            icache.entries[slot] = Decoded {
+                generation,
+                checked: fence,
+                ..*d
+            };
+            icache.note_code(d.pc, d.len);
+        }
         self.load_pages = p.load_pages.clone();
         self.store_pages = p.store_pages.clone();
         self.superpages = s.superpages.0.clone();
@@ -261,7 +270,8 @@ impl Hart {
 pub struct PreparedHart {
     state: HartState,
     prv: Priv,
-    icache: ICache,
+    /// The decoded instructions, one per cache slot.
+    insns: Vec<Decoded>,
     tlb: crate::mmu::Tlb,
     load_pages: crate::hart::FastPages,
     store_pages: crate::hart::FastPages,
@@ -276,15 +286,17 @@ impl HartState {
         if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
             return Err(StateError::Invalid("x0, fflags or frm out of range".into()));
         }
-        let mut icache = ICache::default();
         let tlb_slots = crate::mmu::Tlb::default().entries.len();
         if s.tlb.len() > tlb_slots
-            || s.icache.len() > icache.entries.len()
+            || s.icache.len() > crate::hart::ICACHE_ENTRIES
             || s.load_pages.len() > crate::hart::FastPages::default().entries.len()
             || s.store_pages.len() > crate::hart::FastPages::default().entries.len()
         {
             return Err(StateError::Invalid("more cache entries than slots".into()));
         }
+        // By slot, as the cache would hold them (a later entry for a slot replaces one
+        // before it); generation and FENCE.I count are set when loaded into a hart.
+        let mut by_slot = std::collections::BTreeMap::new();
         for d in &s.icache {
             if d.len != 2 && d.len != 4 || d.pc == u64::MAX {
                 return Err(StateError::Invalid(format!(
@@ -292,9 +304,9 @@ impl HartState {
                     d.pc
                 )));
             }
-            icache.entries[ICache::slot(d.pc)] = Decoded {
+            let entry = Decoded {
                 pc: d.pc,
-                generation: icache.generation,
+                generation: 0,
                 prv: priv_from(d.prv)?,
                 raw16: d.raw16,
                 insn: d.insn,
@@ -302,10 +314,11 @@ impl HartState {
                 op: crate::predecode::decode(d.insn),
                 owner: u64::MAX,
                 shared: false,
-                checked: icache.fence,
+                checked: 0,
             };
-            icache.note_code(d.pc, d.len);
+            by_slot.insert(ICache::slot(d.pc), entry);
         }
+        let insns = by_slot.into_values().collect();
         if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
             return Err(StateError::Invalid("too many superpage regions".into()));
         }
@@ -335,7 +348,7 @@ impl HartState {
         Ok(PreparedHart {
             state: s.clone(),
             prv,
-            icache,
+            insns,
             tlb,
             load_pages,
             store_pages,

@@ -468,17 +468,19 @@ fn a_block_never_outlives_the_cached_instructions_it_copied() {
         | (((o >> 1) & 0xf) << 8)
         | (((o >> 11) & 1) << 7)
         | 0x63;
+    // The instruction cache's period in bytes (two per slot).
+    let alias = 2 * crate::hart::ICACHE_ENTRIES as i32;
     let mut prog = vec![
         addi(3, 3, 1),
         addi(4, 4, 1),
         bne_x3_x5_back_8,
-        jal(0, 0x10004 - 12),
+        jal(0, alias + 4 - 12),
     ];
-    // 64 KiB on: the same instruction-cache slots as the loop's second and third
+    // One period on: the same instruction-cache slots as the loop's second and third
     // instructions (not its first, whose block slot running there would reset anyway).
-    prog.resize(0x10004 / 4, NOP);
+    prog.resize((alias + 4) as usize / 4, NOP);
     prog.push(addi(5, 3, 5)); // a new bound, 5 iterations on
-    prog.push(jal(0, -0x10008)); // back to the loop
+    prog.push(jal(0, -(alias + 8))); // back to the loop
     let make = || {
         let mut h = hart_with(&prog);
         h.enter_supervisor(BASE, 0, 0);
@@ -491,7 +493,7 @@ fn a_block_never_outlives_the_cached_instructions_it_copied() {
     for _ in 0..40 * 3 + 2 {
         run(&mut small, 1);
     }
-    assert_eq!(big.pc, BASE + 0x10008, "at the aliasing code");
+    assert_eq!(big.pc, BASE + alias as u64 + 8, "at the aliasing code");
     for h in [&mut big, &mut small] {
         assert!(h.ram.load(BASE + 4, &patched));
     }
@@ -777,27 +779,29 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
 
 #[test]
 fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
-    // T (BASE+0x100) and T2 (BASE+0x2100) share a block slot and have blocks of the same
+    // T (BASE+0x100) and T2 (one block-table period on) share a block slot and have blocks
+    // of the same
     // shape. Phase 1 loops in T2 until it is compiled; phase 2 loops A -> T, where A's
     // compiled code chains to T's slot while it still holds T2's compiled block. Running
     // T2's code there would bump x6 instead of x8 and branch elsewhere.
-    let mut prog = vec![NOP; 0x2200 / 4];
+    let t2 = 0x100 + 2 * crate::hart::BLOCK_ENTRIES as u64;
+    let mut prog = vec![NOP; (t2 as usize + 0x100) / 4];
     let at = |prog: &mut Vec<u32>, addr: u64, words: &[u32]| {
         for (k, w) in words.iter().enumerate() {
             prog[(addr / 4) as usize + k] = *w;
         }
     };
-    at(&mut prog, 0x000, &[addi(5, 0, 30), jal(0, 0x2100 - 4)]);
+    at(&mut prog, 0x000, &[addi(5, 0, 30), jal(0, t2 as i32 - 4)]);
     // T2: x6 += 1; x5 -= 1; bne x5, x0, T2; then x5 = 30; jal A.
     at(
         &mut prog,
-        0x2100,
+        t2,
         &[
             addi(6, 6, 1),
             addi(5, 5, -1),
             branch(1, 5, 0, -8),
             addi(5, 0, 30),
-            jal(0, 0x200 - 0x2110),
+            jal(0, 0x200 - (t2 as i32 + 0x10)),
         ],
     );
     // A: x7 += 1; jal T.
@@ -815,7 +819,7 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
     );
     assert_eq!(
         crate::hart::Block::slot(BASE + 0x100),
-        crate::hart::Block::slot(BASE + 0x2100)
+        crate::hart::Block::slot(BASE + t2)
     );
     let (mut jit, mut interp) = (hart_with(&prog), hart_with(&prog));
     interp.icache.jit.enabled = false;
