@@ -62,6 +62,72 @@ fn illegal(insn: u32) -> Trap {
     Trap::new(cause::ILLEGAL_INSN, u64::from(insn))
 }
 
+/// The M extension's multiply-high, divide and remainder by funct3 (1-3: MULH, MULHSU,
+/// MULHU; 4-7: DIV, DIVU, REM, REMU), `word` for the 32-bit forms (4-7 only), with
+/// RISC-V's results for division by zero and overflow. The one definition the
+/// interpreter, its fast path and compiled blocks all use.
+pub(crate) fn muldiv(f3: u32, word: bool, x1: u64, x2: u64) -> u64 {
+    if word {
+        let (a, b) = (x1 as u32, x2 as u32);
+        return match f3 {
+            4 => {
+                let (a, b) = (a as i32, b as i32);
+                if b == 0 {
+                    u64::MAX
+                } else {
+                    a.wrapping_div(b) as i64 as u64
+                }
+            }
+            5 => a.checked_div(b).map_or(u64::MAX, |q| sext32(u64::from(q))),
+            6 => {
+                let (a, b) = (a as i32, b as i32);
+                if b == 0 {
+                    a as i64 as u64
+                } else {
+                    a.wrapping_rem(b) as i64 as u64
+                }
+            }
+            _ => {
+                if b == 0 {
+                    sext32(u64::from(a))
+                } else {
+                    sext32(u64::from(a % b))
+                }
+            }
+        };
+    }
+    match f3 {
+        0 => x1.wrapping_mul(x2),
+        1 => mulh(x1 as i64, x2 as i64),
+        2 => mulhsu(x1 as i64, x2),
+        3 => mulhu(x1, x2),
+        4 => {
+            let (a, b) = (x1 as i64, x2 as i64);
+            if b == 0 {
+                u64::MAX
+            } else {
+                a.wrapping_div(b) as u64
+            }
+        }
+        5 => x1.checked_div(x2).unwrap_or(u64::MAX),
+        6 => {
+            let (a, b) = (x1 as i64, x2 as i64);
+            if b == 0 {
+                x1
+            } else {
+                a.wrapping_rem(b) as u64
+            }
+        }
+        _ => {
+            if x2 == 0 {
+                x1
+            } else {
+                x1 % x2
+            }
+        }
+    }
+}
+
 fn mulh(a: i64, b: i64) -> u64 {
     ((i128::from(a) * i128::from(b)) >> 64) as u64
 }
@@ -215,6 +281,9 @@ impl Hart {
             Kind::Sraw => ((x1 as i32) >> (x2 & 31)) as i64 as u64,
             Kind::Mul => x1.wrapping_mul(x2),
             Kind::Mulw => sext32(u64::from((x1 as u32).wrapping_mul(x2 as u32))),
+            Kind::MulDiv => muldiv(op.imm as u32 & 7, false, x1, x2),
+            Kind::DivW => muldiv(op.imm as u32 & 7, true, x1, x2),
+            Kind::Fence => return Ok(Flow::Next),
         };
         self.set(rd, v);
         Ok(Flow::Next)
@@ -330,33 +399,7 @@ impl Hart {
                     (0, 6) => x1 | x2,
                     (0, 7) => x1 & x2,
                     (1, 0) => x1.wrapping_mul(x2),
-                    (1, 1) => mulh(x1 as i64, x2 as i64),
-                    (1, 2) => mulhsu(x1 as i64, x2),
-                    (1, 3) => mulhu(x1, x2),
-                    (1, 4) => {
-                        let (a, b) = (x1 as i64, x2 as i64);
-                        if b == 0 {
-                            u64::MAX
-                        } else {
-                            a.wrapping_div(b) as u64
-                        }
-                    }
-                    (1, 5) => x1.checked_div(x2).unwrap_or(u64::MAX),
-                    (1, 6) => {
-                        let (a, b) = (x1 as i64, x2 as i64);
-                        if b == 0 {
-                            x1
-                        } else {
-                            a.wrapping_rem(b) as u64
-                        }
-                    }
-                    (1, 7) => {
-                        if x2 == 0 {
-                            x1
-                        } else {
-                            x1 % x2
-                        }
-                    }
+                    (1, f3) => muldiv(f3, false, x1, x2),
                     _ => return Err(illegal(i)),
                 };
                 self.set(rd(i), v);
@@ -370,37 +413,14 @@ impl Hart {
                     (0, 5) => sext32(u64::from(a >> (b & 31))),
                     (0x20, 5) => ((a as i32) >> (b & 31)) as i64 as u64,
                     (1, 0) => sext32(u64::from(a.wrapping_mul(b))),
-                    (1, 4) => {
-                        let (a, b) = (a as i32, b as i32);
-                        if b == 0 {
-                            u64::MAX
-                        } else {
-                            a.wrapping_div(b) as i64 as u64
-                        }
-                    }
-                    (1, 5) => a.checked_div(b).map_or(u64::MAX, |q| sext32(u64::from(q))),
-                    (1, 6) => {
-                        let (a, b) = (a as i32, b as i32);
-                        if b == 0 {
-                            a as i64 as u64
-                        } else {
-                            a.wrapping_rem(b) as i64 as u64
-                        }
-                    }
-                    (1, 7) => {
-                        if b == 0 {
-                            sext32(u64::from(a))
-                        } else {
-                            sext32(u64::from(a % b))
-                        }
-                    }
+                    (1, f3 @ 4..=7) => muldiv(f3, true, x1, x2),
                     _ => return Err(illegal(i)),
                 };
                 self.set(rd(i), v);
             }
             0x0f => match funct3(i) {
-                0 => {}                     // FENCE: one hart, in-order memory
-                1 => self.icache.fence_i(), // FENCE.I: stores become visible to fetch
+                0 => {}                         // FENCE: one hart, in-order memory
+                1 => self.icache.uncheck_all(), // FENCE.I: stores become visible to fetch
                 _ => return Err(illegal(i)),
             },
             0x73 => return self.system(bus, i),

@@ -224,25 +224,30 @@ pub(crate) struct Decoded {
 
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
 ///
-/// It caches translations and instruction bytes together, so it is flushed
-/// exactly when either may change as far as the architecture promises to the
-/// guest: SFENCE.VMA, satp writes and the SBI remote fences. FENCE.I (which Linux
-/// executes for every executable page it maps) only promises new instruction bytes,
-/// so it invalidates no entry outright: each is fetched again on its next use, exactly
-/// when a flushed cache would fetch it, and kept if the bytes are unchanged (see
-/// [`Hart::decoded`]). The guest sees the same fetches, faults and instructions as
-/// with a flush; only the decoding and block building is saved.
+/// It caches translations and instruction bytes together, so it must forget them
+/// exactly when either may change as far as the architecture promises to the guest:
+/// FENCE.I, SFENCE.VMA, satp writes and the SBI remote fences. Linux runs FENCE.I for
+/// every executable page it maps and, without ASIDs, flushes everything at every
+/// context switch, so forgetting is lazy: all entries become unchecked (one counter
+/// increment) and each is fetched again at its next use, exactly when an emptied
+/// cache would fetch it (same translation, page walk and faults), and kept if its
+/// bytes are unchanged (see [`Hart::decoded`]). The guest sees the same fetches,
+/// faults and instructions as with an emptied cache; only decoding, block building
+/// and compiling are saved. Single-page fences drop that page's entries outright.
 #[derive(Debug, Clone)]
 pub(crate) struct ICache {
     pub(crate) entries: Vec<Decoded>,
     /// Entries of older generations are invalid: a flush is one increment.
     pub(crate) generation: u32,
-    /// FENCE.I count (never 0): entries and blocks of older ones are unchecked.
+    /// Count of FENCE.I and full flushes (never 0): entries and blocks of older ones are
+    /// unchecked.
     pub(crate) fence: u32,
     /// Straight-line runs of fast instructions, by start pc (same generation rules).
     pub(crate) blocks: Vec<Block>,
-    /// Pages (hashed by page number) that may hold decoded instructions of the current
-    /// generation: a single-page fence of any other page has nothing to forget here.
+    /// Pages (hashed by page number) that may hold decoded instructions checked since the
+    /// last FENCE.I or full flush (tagged with [`ICache::fence`]): a single-page fence of
+    /// any other page has nothing to forget here (unchecked entries are fetched again at
+    /// their next use anyway).
     pub(crate) code_pages: Vec<u32>,
     /// Executable memory for compiled blocks (see `jit`).
     pub(crate) jit: crate::jit::CodeBuffer,
@@ -257,16 +262,16 @@ impl ICache {
     /// Notes that an instruction fetched at `pc` (`len` bytes) depends on its page(s).
     #[inline]
     pub(crate) fn note_code(&mut self, pc: u64, len: u8) {
-        let generation = self.generation;
-        self.code_pages[((pc >> 12) as usize) & (CODE_PAGES - 1)] = generation;
+        let fence = self.fence;
+        self.code_pages[((pc >> 12) as usize) & (CODE_PAGES - 1)] = fence;
         let last = pc.wrapping_add(u64::from(len) - 1);
-        self.code_pages[((last >> 12) as usize) & (CODE_PAGES - 1)] = generation;
+        self.code_pages[((last >> 12) as usize) & (CODE_PAGES - 1)] = fence;
     }
 
     /// Whether decoded instructions may depend on the page of `vaddr`.
     #[inline]
     fn may_hold_code(&self, vaddr: u64) -> bool {
-        self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.generation
+        self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.fence
     }
 }
 
@@ -414,8 +419,9 @@ impl ICache {
         ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
     }
 
-    /// FENCE.I: every entry and block must be checked against memory before its next use.
-    pub(crate) fn fence_i(&mut self) {
+    /// FENCE.I or a full flush: every entry and block must be checked against memory
+    /// (fetched again) before its next use.
+    pub(crate) fn uncheck_all(&mut self) {
         self.fence = self.fence.wrapping_add(1);
         if self.fence == 0 {
             // After 2^32 fences old `checked` values could match again: flush instead.
@@ -544,9 +550,11 @@ impl Hart {
     }
 
     /// Flushes cached translations and decoded instructions (SBI remote fences to self).
+    /// Decoded instructions are only unchecked (see [`ICache`]): each is fetched again,
+    /// through a fresh page walk, at its next use, and kept if its bytes are unchanged.
     pub fn flush_tlb(&mut self) {
         self.tlb.flush();
-        self.icache.flush();
+        self.icache.uncheck_all();
         self.forget_data_pages();
         self.superpages.clear();
         self.superpages_overflow = false;
@@ -971,6 +979,7 @@ impl Hart {
             };
             if same {
                 self.icache.entries[slot].checked = fence;
+                self.icache.note_code(pc, e.len);
                 return Ok(self.icache.entries[slot]);
             }
             raw
@@ -1000,7 +1009,8 @@ impl Hart {
         // The entry being replaced may back blocks: they must not outlive it (the next
         // fetch of that pc reads memory again, and a block would not).
         let old = self.icache.entries[slot];
-        if old.owner != u64::MAX && old.generation == self.icache.generation {
+        // (An entry a single-page fence emptied had its page's blocks dropped with it.)
+        if old.owner != u64::MAX && old.generation == self.icache.generation && old.pc != u64::MAX {
             if old.shared {
                 self.forget_blocks_covering(old.pc);
             } else {
@@ -1253,13 +1263,16 @@ impl Hart {
     /// Drops the blocks that may hold a copy of the instruction at `pc` (those starting up to
     /// a block's length before it): its cache entry is being replaced.
     #[inline]
-    fn forget_blocks_covering(&mut self, pc: u64) {
+    pub(crate) fn forget_blocks_covering(&mut self, pc: u64) {
         let span = (BLOCK_MAX as u64) * 4;
         let mut start = pc.saturating_sub(span - 2);
-        while start <= pc {
+        loop {
             let b = &mut self.icache.blocks[Block::slot(start)];
             if b.pc == start {
                 b.pc = u64::MAX;
+            }
+            if start >= pc {
+                break; // (checked before stepping: no wrap-around near u64::MAX)
             }
             start += 2;
         }
@@ -1292,6 +1305,63 @@ impl Hart {
                 return;
             }
         }
+    }
+
+    /// Brings a block that went stale (FENCE.I or a full flush) back: its page is
+    /// translated for execution as the fetch of its first instruction would (same walk,
+    /// same accessed bit), and if that succeeds and every instruction's bytes in memory
+    /// are still those cached, the block and its cache entries count as fetched again.
+    /// Otherwise nothing changes (no trap is taken here): this visit runs the
+    /// instructions one by one, checking each, and the next rebuilds the block. The instructions are thus fetched together when the
+    /// block is entered rather than one by one as they run; the two differ only for code
+    /// that rewrites a later instruction of its own block, or the page tables of its own
+    /// code, without a fence, where the architecture leaves the outcome open.
+    #[inline(never)]
+    fn recheck_block(&mut self, slot: usize) {
+        let start = self.icache.blocks[slot].pc;
+        let fence = self.icache.fence;
+        let Ok(paddr) = self.translate(start, Access::Exec) else {
+            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
+            return;
+        };
+        let Some(page) = self.ram.offset(paddr & !0xfff, 0x1000) else {
+            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
+            return;
+        };
+        let ICache {
+            entries,
+            blocks,
+            generation,
+            ..
+        } = &mut self.icache;
+        let block = &mut blocks[slot];
+        let mut pc = start;
+        for &(_, len, _) in block.ops.iter() {
+            let e = &entries[ICache::slot(pc)];
+            let at = page + (pc & 0xfff) as usize;
+            let same = e.pc == pc
+                && e.generation == *generation
+                && e.prv == self.prv
+                && e.len == len
+                && if len == 2 {
+                    self.ram.read_at(at, 2) as u16 == e.raw16
+                } else {
+                    self.ram.read_at(at, 4) as u32 == e.insn
+                };
+            if !same {
+                // Run one by one this time (checking each), rebuild on the next visit.
+                block.hits = BLOCK_HOT - 2;
+                return;
+            }
+            pc = pc.wrapping_add(u64::from(len));
+        }
+        block.fence = fence;
+        let mut pc = start;
+        for &(_, len, _) in block.ops.iter() {
+            entries[ICache::slot(pc)].checked = fence;
+            pc = pc.wrapping_add(u64::from(len));
+        }
+        self.icache.note_code(start, 2);
     }
 
     /// Runs a compiled block (see `jit`): the same effect as [`Hart::exec_block`] on the
@@ -1421,8 +1491,13 @@ impl Hart {
                 let bslot = Block::slot(pc);
                 let generation = self.icache.generation;
                 let fence = self.icache.fence;
-                let b = &mut self.icache.blocks[bslot];
+                let mut b = &mut self.icache.blocks[bslot];
                 if b.pc == pc && b.generation == generation && b.prv == self.prv {
+                    if b.hits == BUILT && b.fence != fence && !b.ops.is_empty() {
+                        // Stale after a FENCE.I or full flush: fetch it again as a whole.
+                        self.recheck_block(bslot);
+                        b = &mut self.icache.blocks[bslot];
+                    }
                     // A built block with no instructions remembers that none starts here.
                     if b.hits == BUILT && b.fence == fence {
                         if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {

@@ -59,6 +59,12 @@ pub(crate) enum Kind {
     Sraw,
     Mul,
     Mulw,
+    /// MULH/MULHSU/MULHU/DIV/DIVU/REM/REMU; `imm` holds funct3.
+    MulDiv,
+    /// DIVW/DIVUW/REMW/REMUW; `imm` holds funct3.
+    DivW,
+    /// FENCE (not FENCE.I): no effect on one in-order hart.
+    Fence,
 }
 
 /// A pre-decoded instruction.
@@ -194,6 +200,7 @@ pub(crate) fn decode(i: u32) -> Op {
                 (0, 6) => Kind::Or,
                 (0, 7) => Kind::And,
                 (1, 0) => Kind::Mul,
+                (1, f3) => return op(Kind::MulDiv, i64::from(f3)),
                 _ => return Op::SLOW,
             };
             op(k, 0)
@@ -206,10 +213,13 @@ pub(crate) fn decode(i: u32) -> Op {
                 (0, 5) => Kind::Srlw,
                 (0x20, 5) => Kind::Sraw,
                 (1, 0) => Kind::Mulw,
+                (1, f3 @ 4..=7) => return op(Kind::DivW, i64::from(f3)),
                 _ => return Op::SLOW,
             };
             op(k, 0)
         }
+        // FENCE (any predecessor/successor sets, and FENCE.TSO); FENCE.I is funct3 1.
+        0x0f if f3 == 0 => op(Kind::Fence, 0),
         _ => Op::SLOW,
     }
 }

@@ -434,11 +434,11 @@ fn sfence_of_one_page_forgets_that_page_only() {
         (11, 11),
         "without a fence the old translation stays"
     );
-    let generation = h.icache.generation;
+    let fence = h.icache.fence;
     run(&mut h, 2);
     assert_eq!(h.x[4], 33, "the fenced page is walked again");
     assert_eq!(
-        h.icache.generation, generation,
+        h.icache.fence, fence,
         "a fence of a 4 KiB page keeps the decoded code of other pages"
     );
     assert!(
@@ -447,7 +447,7 @@ fn sfence_of_one_page_forgets_that_page_only() {
     );
     run(&mut h, 1);
     assert_ne!(
-        h.icache.generation, generation,
+        h.icache.fence, fence,
         "a fence inside a cached superpage flushes everything"
     );
 }
@@ -558,7 +558,8 @@ fn branch(f3: u32, rs1: u32, rs2: u32, offset: i32) -> u32 {
 /// x1..x25, loads and stores around a page boundary (misaligned and page-crossing ones
 /// included) through x30, device accesses through x27, faulting accesses through x26,
 /// short forward branches and jumps, RVC arithmetic, and the odd slow instruction
-/// (rdcycle, div) that ends a block. x31 counts the loop; x9 may point at the device.
+/// (rdcycle) that ends a block, multiply/divide with the values they treat specially.
+/// x31 counts the loop; x9 may point at the device.
 fn random_body(seed: &mut u64) -> Vec<u8> {
     let mut out: Vec<u8> = Vec::new();
     let n = 1 + splitmix(seed) % 40;
@@ -569,7 +570,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
         let rs1 = (v >> 16) as u32 % 26;
         let rs2 = (v >> 24) as u32 % 26;
         let imm = ((v >> 32) as i32) >> 20; // -2048..=2047
-        match v % 20 {
+        match v % 22 {
             0 => {
                 let f3 = [0, 2, 3, 4, 6, 7][(v >> 40) as usize % 6];
                 push(&mut out, i(0x13, rd, f3, rs1, imm));
@@ -673,8 +674,23 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                 out.extend_from_slice(&c.to_le_bytes());
             }
             17 => push(&mut out, i(0x73, rd, 2, 0, 0xc00)), // rdcycle: slow, reads the clock
-            18 => push(&mut out, r(0x33, rd, 4, rs1, rs2, 1)), // div: slow
-            _ => push(&mut out, r(0x33, rd, 0, rs1, rs2, 1)), // mul
+            18..=20 => {
+                // The M extension (all of it) and FENCE.
+                let f3 = (v >> 40) as u32 % 8;
+                match (v >> 44) % 3 {
+                    0 => push(&mut out, r(0x33, rd, f3, rs1, rs2, 1)),
+                    1 => push(&mut out, r(0x3b, rd, 4 + f3 % 4, rs1, rs2, 1)),
+                    _ => push(&mut out, 0x0ff0_000f), // fence iorw, iorw
+                }
+            }
+            _ => {
+                // Values division and multiplication treat specially: 0, 1, -1, i64::MIN.
+                let k = (v >> 40) % 4;
+                push(&mut out, addi(rd, 0, [0, 1, -1, 1][k as usize]));
+                if k == 3 {
+                    push(&mut out, i(0x13, rd, 1, rd, 63));
+                }
+            }
         }
     }
     out
@@ -842,5 +858,78 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
         jit.x[8] > 1000 && jit.x[6] > 1000,
         "both loops ran: {:?}",
         &jit.x[5..9]
+    );
+}
+
+#[test]
+fn forgetting_blocks_near_the_top_of_the_address_space_terminates() {
+    // An emptied cache entry has pc u64::MAX; stepping past it used to wrap around.
+    let mut h = hart_with(&[NOP]);
+    for pc in [u64::MAX, u64::MAX - 1, u64::MAX - 2, 0, 1] {
+        h.forget_blocks_covering(pc);
+    }
+}
+
+#[test]
+fn full_flushes_and_fence_i_refetch_changed_code_and_keep_unchanged_code() {
+    // A hot loop (compiled) whose second instruction is rewritten: without a fence the
+    // cached instruction keeps running; after FENCE.I, or after a satp write (a full
+    // flush), the new bytes run. Compiled and interpreted harts agree throughout.
+    const FENCE_I: u32 = 0x0000_100f;
+    let prog = [
+        addi(3, 3, 1),
+        addi(4, 4, 1),
+        branch(1, 3, 5, -8),
+        FENCE_I,
+        addi(5, 5, 50),
+        jal(0, -20),
+    ];
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.x[5] = 50;
+        h
+    };
+    let (mut jit, mut interp) = (make(), make());
+    interp.icache.jit.enabled = false;
+    let both = |jit: &mut Hart, interp: &mut Hart, n: u64| {
+        run(jit, n);
+        run(interp, n);
+        assert_eq!(
+            (jit.x, jit.pc, jit.instret),
+            (interp.x, interp.pc, interp.instret)
+        );
+    };
+    both(&mut jit, &mut interp, 40 * 3);
+    let patched = addi(4, 4, 100).to_le_bytes();
+    for h in [&mut jit, &mut interp] {
+        assert!(h.ram.load(BASE + 4, &patched));
+    }
+    // The rest of the first 50 iterations still runs the cached instruction.
+    let x4 = jit.x[4];
+    both(&mut jit, &mut interp, 10 * 3);
+    assert_eq!(
+        jit.x[4],
+        x4 + 10,
+        "no fence yet: the cached instruction runs"
+    );
+    // FENCE.I, bound += 50, and 50 more iterations with the new instruction.
+    both(&mut jit, &mut interp, 2 + 1 + 50 * 3);
+    assert_eq!(
+        jit.x[4],
+        x4 + 10 + 50 * 100,
+        "after FENCE.I the new bytes run"
+    );
+    // Rewrite back and flush through satp (bare mode stays bare): new bytes again.
+    let original = addi(4, 4, 1).to_le_bytes();
+    for h in [&mut jit, &mut interp] {
+        assert!(h.ram.load(BASE + 4, &original));
+        h.csr_write(addr::SATP, 0).unwrap();
+    }
+    let x4 = jit.x[4];
+    both(&mut jit, &mut interp, 2 + 1 + 50 * 3);
+    assert_eq!(jit.x[4], x4 + 50, "after a full flush the new bytes run");
+    assert!(
+        jit.icache.blocks.iter().any(|b| b.code != 0),
+        "the loop was compiled"
     );
 }

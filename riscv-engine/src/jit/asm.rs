@@ -263,6 +263,11 @@ impl Asm {
         self.op_r(false, &[0xff], 4, r);
     }
 
+    /// `mul src` (unsigned rdx:rax = rax * src) or, `signed`, `imul src`.
+    pub(crate) fn mul_wide(&mut self, src: R, signed: bool) {
+        self.op_r(true, &[0xf7], if signed { 5 } else { 4 }, src);
+    }
+
     /// `movsxd dst, src32`.
     pub(crate) fn movsxd(&mut self, dst: R, src: R) {
         self.op_r(true, &[0x63], dst as u8, src);
@@ -466,6 +471,9 @@ mod tests {
                 Box::new(|a| a.imul_rri(R::Rdx, R::Rdx, 72)),
                 &[0x48, 0x69, 0xd2, 72, 0, 0, 0],
             ),
+            // mul rcx; imul rcx
+            (Box::new(|a| a.mul_wide(R::Rcx, false)), &[0x48, 0xf7, 0xe1]),
+            (Box::new(|a| a.mul_wide(R::Rcx, true)), &[0x48, 0xf7, 0xe9]),
             // jmp rax
             (Box::new(|a| a.jmp_r(R::Rax)), &[0xff, 0xe0]),
             // cmp rsi, [r12+0x18]

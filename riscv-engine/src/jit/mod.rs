@@ -300,6 +300,12 @@ extern "sysv64" fn store_slow(
     }
 }
 
+/// Compiled blocks' call for the M extension's rarer operations (see
+/// [`crate::exec::muldiv`]): `how` is funct3, plus 8 for the 32-bit forms.
+extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
+    crate::exec::muldiv((how & 7) as u32, how & 8 != 0, x1, x2)
+}
+
 /// Generates one block's code (see the module documentation), or `None` for an empty
 /// block.
 pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
@@ -444,6 +450,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.jcc(Cc::Ne, &mut exit);
                 a.bind(done);
             }
+            Kind::Fence => {}  // no effect on one in-order hart
             _ if rd == 0 => {} // arithmetic into x0 has no effect
             _ => alu(&mut a, op, imm32?, &x)?,
         }
@@ -635,6 +642,21 @@ fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M) -> Option<()> {
                     a.movsxd(R::Rax, R::Rax);
                 }
                 Kind::Mul => a.imul_rr(R::Rax, R::Rcx, true),
+                Kind::MulDiv if imm == 3 || imm == 1 => {
+                    // MULHU / MULH: the high half of rax * rcx lands in rdx.
+                    a.mul_wide(R::Rcx, imm == 1);
+                    a.mov_rr(R::Rax, R::Rdx);
+                }
+                Kind::MulDiv | Kind::DivW => {
+                    // The rest (MULHSU, division and remainder with RISC-V's results for
+                    // zero and overflow) call the interpreter's definition.
+                    a.mov_rr(R::Rsi, R::Rax);
+                    a.mov_rr(R::Rdx, R::Rcx);
+                    let word = u64::from(op.kind == Kind::DivW) << 3;
+                    a.mov_imm(R::Rdi, (imm as u64 & 7) | word);
+                    a.mov_imm(R::R11, muldiv as *const () as u64);
+                    a.call_r(R::R11);
+                }
                 _ => return None, // not arithmetic: the block stays interpreted
             }
         }
