@@ -1529,6 +1529,9 @@ impl Hart {
                             self.exec_block(bus, unsafe { &*ops });
                             continue;
                         }
+                    } else if b.hits == BUILT && b.ops.is_empty() {
+                        // "No block starts here" copied nothing, so it cannot go stale.
+                        b.fence = fence;
                     } else if b.hits == BUILT {
                         // Stale after a FENCE.I: this visit checks its instructions one
                         // by one, the next rebuilds it (keeping its code if they are
