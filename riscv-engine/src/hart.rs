@@ -279,8 +279,9 @@ impl ICache {
 pub(crate) const BLOCK_MAX: usize = 32;
 pub(crate) const BLOCK_ENTRIES: usize = 1 << 15;
 
-/// A run of fast-path instructions within one page, ending after a jump or branch,
-/// before an instruction without a fast path, or at [`BLOCK_MAX`]. Executing it skips the
+/// A run of fast-path instructions within one page, ending after a jump, before an
+/// instruction without a fast path, or at [`BLOCK_MAX`]; a taken conditional branch
+/// leaves it early. Executing it skips the
 /// per-instruction cache lookup; cycles, instret and pc still advance per instruction, and
 /// it is entered only when it fits before the next deadline, so every instruction retires
 /// at the same cycle as it would one by one.
@@ -1428,17 +1429,8 @@ impl Hart {
             let d = *e;
             ops.push((d.op, d.len, d.insn));
             pc = pc.wrapping_add(u64::from(d.len));
-            if matches!(
-                d.op.kind,
-                Kind::Jal
-                    | Kind::Jalr
-                    | Kind::Beq
-                    | Kind::Bne
-                    | Kind::Blt
-                    | Kind::Bge
-                    | Kind::Bltu
-                    | Kind::Bgeu
-            ) {
+            // Conditional branches do not end a block: a taken one leaves it early.
+            if matches!(d.op.kind, Kind::Jal | Kind::Jalr) {
                 break;
             }
         }

@@ -339,6 +339,13 @@ impl Asm {
         self.d32(0);
     }
 
+    /// `jmp` to an earlier position of the code.
+    pub(crate) fn jmp_back(&mut self, to: usize) {
+        self.byte(0xe9);
+        let rel = to as i64 - (self.code.len() as i64 + 4);
+        self.d32(i32::try_from(rel).expect("blocks are small"));
+    }
+
     /// Binds `l` here: every jump to it lands at the current position.
     pub(crate) fn bind(&mut self, l: Label) {
         let here = self.code.len();
@@ -504,6 +511,14 @@ mod tests {
             emit(&mut a);
             assert_eq!(a.code, *want, "case {i}");
         }
+    }
+
+    #[test]
+    fn backward_jumps_land_on_their_target() {
+        let mut a = Asm::default();
+        a.ret();
+        a.jmp_back(0);
+        assert_eq!(a.code, [0xc3, 0xe9, 0xfa, 0xff, 0xff, 0xff]);
     }
 
     #[test]

@@ -316,6 +316,8 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     let x = |r: u8| M::Base(R::Rbx, l.x + 8 * i32::from(r & 31));
     let mut a = Asm::default();
     let mut exit = a.label();
+    // Taken branches inside the block: (their stub's label, instructions run, target).
+    let mut side_exits: Vec<(Label, usize, u64)> = Vec::new();
     // Entry: rsp is 8 mod 16; three pushes leave it 16-aligned for the call-backs.
     a.push(R::Rbx);
     a.push(R::R12);
@@ -371,13 +373,24 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                     Kind::Bltu => Cc::B,
                     _ => Cc::Ae,
                 };
-                a.load64(R::Rax, x(op.rs1));
-                a.mov_imm(R::Rcx, fall);
-                a.mov_imm(R::Rdx, pc.wrapping_add(imm as u64));
-                a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
-                a.cmov(cc, R::Rcx, R::Rdx);
-                a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
-                next_pc = Some(Ok(()));
+                let target = pc.wrapping_add(imm as u64);
+                if i + 1 < ops.len() {
+                    // Inside the block: a taken branch leaves it through a stub that
+                    // settles the counters for the i + 1 instructions run.
+                    a.load64(R::Rax, x(op.rs1));
+                    a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
+                    let mut taken = a.label();
+                    a.jcc(cc, &mut taken);
+                    side_exits.push((taken, i + 1, target));
+                } else {
+                    a.load64(R::Rax, x(op.rs1));
+                    a.mov_imm(R::Rcx, fall);
+                    a.mov_imm(R::Rdx, target);
+                    a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
+                    a.cmov(cc, R::Rcx, R::Rdx);
+                    a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+                    next_pc = Some(Ok(()));
+                }
             }
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => {
                 let (size, signed) = match op.kind {
@@ -470,7 +483,17 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
         }
     }
+    let chain_at = a.code.len();
     chain(&mut a, &l, &mut exit);
+    for (label, run, target) in side_exits {
+        a.bind(label);
+        let run = i32::try_from(run).ok()?;
+        a.alu_mi(Alu::Add, M::Base(R::Rbx, l.cycles), run);
+        a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), run);
+        a.mov_imm(R::Rcx, target);
+        a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+        a.jmp_back(chain_at);
+    }
     a.bind(exit);
     a.pop(R::Rbp);
     a.pop(R::R12);
