@@ -315,7 +315,7 @@ pub(crate) struct Block {
 /// [`Block::hits`] of a built block.
 pub(crate) const BUILT: u8 = u8::MAX;
 /// Visits of a pc before a block is built there.
-const BLOCK_HOT: u8 = 8;
+const BLOCK_HOT: u8 = 24;
 
 impl Block {
     /// A slot that holds nothing (its instruction list allocates on first use).
