@@ -447,6 +447,22 @@ impl ICache {
 }
 
 impl Hart {
+    /// Turns the block compiler on (the default on x86-64 hosts) or off. Either way the
+    /// hart computes exactly the same thing; off, every block is interpreted (for
+    /// comparisons, and as an escape hatch). Dropping compiled code is immediate.
+    pub fn set_compiling(&mut self, on: bool) {
+        let jit = &mut self.icache.jit;
+        jit.enabled = on && cfg!(all(target_arch = "x86_64", target_os = "linux"));
+        if !jit.enabled {
+            jit.drop_code();
+        }
+    }
+
+    /// Whether hot blocks are being compiled.
+    pub fn compiling(&self) -> bool {
+        self.icache.jit.enabled
+    }
+
     /// A hart in M-mode at `pc` with `ram`; the clock ticks `time` every `cycles_per_tick` cycles.
     pub fn new(ram: Ram, pc: u64, cycles_per_tick: u64) -> Hart {
         assert!(cycles_per_tick > 0, "the timebase must divide the clock");

@@ -1,6 +1,8 @@
 //! `wio-riscv`: a deterministic RV64IMAFDC (RV64GC) interpreter with M/S/U
 //! modes and Sv39, the RISC-V CPU engine of wio. Its clock is its retired
-//! instruction count, so interrupts land on exact instruction boundaries.
+//! instruction count, so interrupts land on exact instruction boundaries. Hot
+//! blocks are compiled to x86-64 code that behaves exactly like the interpreter
+//! (see `jit`).
 //!
 //! The crate knows nothing of devices beyond the [`Bus`] trait: the machine
 //! around it (UART, PLIC, virtio, SBI) lives in the `wio` binary.

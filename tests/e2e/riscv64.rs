@@ -1,6 +1,7 @@
 //! End-to-end tests of riscv64 Linux guests on wio's interpreter: determinism
 //! of whole boots, seeded entropy and ASLR, the virtual clock, preemption of
-//! compute-bound processes, and Debian's unmodified kernel.
+//! compute-bound processes, Debian's unmodified kernel, and the block compiler's
+//! invisibility (a compiled and an interpreted boot are identical).
 //! They need the guests built by images/build-all-riscv64.sh (ci/test.sh builds
 //! them) and skip loudly (SKIPPED: …) otherwise.
 
@@ -537,5 +538,41 @@ fn ten_runs_with_heavy_disk_and_network_io_are_identical() {
         assert_eq!(s["trace_hash"], first["trace_hash"], "run {i}");
         assert_eq!(s["instructions"], first["instructions"], "run {i}");
         assert_eq!(out.stdout, first_out.stdout, "run {i}");
+    }
+}
+
+#[test]
+fn compiled_and_interpreted_boots_are_identical() {
+    // The block compiler must be invisible: a boot with it and one interpreting every
+    // block (WIO_NO_JIT=1) give the same trace, console and instruction count.
+    if !require_riscv_guests("compiled_and_interpreted_boots_are_identical") {
+        return;
+    }
+    let dir = wio_e2e_tests::scratch("nojit");
+    let mut sums = Vec::new();
+    for (i, no_jit) in ["0", "1"].iter().enumerate() {
+        let path = dir.join(format!("s{i}.json"));
+        let args = [
+            "run",
+            "--arch",
+            "riscv64",
+            "--guest",
+            "small",
+            "--seed",
+            "5",
+            "--no-summary",
+            "--summary-json",
+            path.to_str().expect("utf-8 path"),
+        ];
+        let out = wio_e2e_tests::wio_env(&args, "WIO_NO_JIT", no_jit);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("no summary ({e}): {}", String::from_utf8_lossy(&out.stderr))
+        });
+        let s: serde_json::Value = serde_json::from_str(&text).expect("summary is JSON");
+        assert_eq!(s["exit_status"], 0, "{}", stdout(&out));
+        sums.push(s);
+    }
+    for key in ["trace_hash", "console_sha256", "instructions", "virtual_ns"] {
+        assert_eq!(sums[0][key], sums[1][key], "{key}");
     }
 }

@@ -375,7 +375,13 @@ fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
             Box::new(mem.clone()),
         )
     };
-    Ok(Hart::new(ram, entry, layout::CYCLES_PER_TICK))
+    let mut hart = Hart::new(ram, entry, layout::CYCLES_PER_TICK);
+    // WIO_NO_JIT=1 interprets every block (same results, slower): for comparisons and as
+    // an escape hatch should the block compiler be suspected.
+    if std::env::var_os("WIO_NO_JIT").is_some_and(|v| !v.is_empty() && v != "0") {
+        hart.set_compiling(false);
+    }
+    Ok(hart)
 }
 
 fn new_console(cfg: &RunConfig, wall: Instant) -> ConsoleSink {

@@ -115,6 +115,12 @@ impl Drop for CodeBuffer {
 }
 
 impl CodeBuffer {
+    /// Makes all compiled code unreachable (a new epoch) and reuses the memory.
+    pub(crate) fn drop_code(&mut self) {
+        self.used = 0;
+        self.epoch = next_epoch();
+    }
+
     /// Copies `code` into executable memory, or `None` when compiling is off or the
     /// memory cannot be mapped (then compiling stays off for this hart). A full buffer
     /// starts over under a new epoch, which invalidates everything compiled before.
