@@ -31,10 +31,10 @@ const CODE_BYTES: usize = 16 << 20;
 /// Largest code one block may take (32 instructions of at most ~120 bytes, plus framing).
 const MAX_BLOCK_CODE: usize = 8 << 10;
 
-/// Times a built block runs interpreted before it is compiled: compiling costs about
-/// as much as interpreting a block a few dozen times, and most blocks of a boot run
-/// only a few times.
-pub(crate) const JIT_HOT: u8 = 16;
+/// Times a built block runs interpreted before it is compiled. Blocks are built only
+/// where execution arrived often (see `hart::BLOCK_HOT`), so most built blocks are worth
+/// compiling soon: warming up after a restore or in a short-lived process dominated.
+pub(crate) const JIT_HOT: u8 = 2;
 
 /// Identifies one filling of one code buffer: a block's compiled code is valid only
 /// while its epoch is the buffer's (a clone of a hart, or a buffer that filled up
