@@ -333,7 +333,13 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     debug_assert_eq!(a.code.len(), PROLOGUE);
     let mut pc = start;
     let mut next_pc = None;
+    // The register rax holds a copy of (never x0): the next instruction reading it as
+    // rs1 skips the load. Every path that changes rax without storing it to that
+    // register sets this back to None.
+    let mut rax_is: Option<u8> = None;
     for (i, (op, len, _)) in ops.iter().enumerate() {
+        let cached = rax_is.take();
+        let rs1_in_rax = cached.is_some() && cached == Some(op.rs1 & 31);
         let len = *len;
         let fall = pc.wrapping_add(u64::from(len));
         let imm = op.imm;
@@ -350,6 +356,9 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                     };
                     a.mov_imm(R::Rax, v);
                     a.store64(x(rd), R::Rax);
+                    rax_is = Some(rd);
+                } else {
+                    rax_is = cached;
                 }
             }
             Kind::Jal => {
@@ -383,11 +392,16 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 if i + 1 < ops.len() {
                     // Inside the block: a taken branch leaves it through a stub that
                     // settles the counters for the i + 1 instructions run.
-                    a.load64(R::Rax, x(op.rs1));
+                    if !rs1_in_rax {
+                        a.load64(R::Rax, x(op.rs1));
+                    }
                     a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
                     let mut taken = a.label();
                     a.jcc(cc, &mut taken);
                     side_exits.push((taken, i + 1, target));
+                    if op.rs1 & 31 != 0 {
+                        rax_is = Some(op.rs1 & 31);
+                    }
                 } else {
                     a.load64(R::Rax, x(op.rs1));
                     a.mov_imm(R::Rcx, fall);
@@ -410,7 +424,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 };
                 let mut slow = a.label();
                 let mut done = a.label();
-                address(&mut a, &l, x(op.rs1), imm32?);
+                address(&mut a, x(op.rs1), imm32?, rs1_in_rax);
                 page_lookup(&mut a, l.load_entries, l.load_generation, size, &mut slow);
                 a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, l.load_entries + 16));
                 a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
@@ -436,6 +450,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.bind(done);
                 if rd != 0 {
                     a.store64(x(rd), R::Rax);
+                    rax_is = Some(rd);
                 }
             }
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
@@ -447,7 +462,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 };
                 let mut slow = a.label();
                 let mut done = a.label();
-                address(&mut a, &l, x(op.rs1), imm32?);
+                address(&mut a, x(op.rs1), imm32?, rs1_in_rax);
                 a.alu_mi(Alu::Cmp, M::Base(R::Rbx, l.reservation), -1);
                 a.jcc(Cc::Ne, &mut slow);
                 page_lookup(&mut a, l.store_entries, l.store_generation, size, &mut slow);
@@ -469,9 +484,14 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.jcc(Cc::Ne, &mut exit);
                 a.bind(done);
             }
-            Kind::Fence => {}  // no effect on one in-order hart
-            _ if rd == 0 => {} // arithmetic into x0 has no effect
-            _ => alu(&mut a, op, imm32?, &x)?,
+            // No effect on one in-order hart; arithmetic into x0 has no effect. No code,
+            // so rax keeps what it held.
+            Kind::Fence => rax_is = cached,
+            _ if rd == 0 => rax_is = cached,
+            _ => {
+                alu(&mut a, op, imm32?, &x, rs1_in_rax)?;
+                rax_is = Some(rd);
+            }
         }
         pc = fall;
     }
@@ -579,9 +599,12 @@ fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
     a.jmp_r(R::Rax);
 }
 
-/// rax = x[rs1] + imm (the virtual address of a load or store).
-fn address(a: &mut Asm, _l: &Layout, rs1: M, imm: i32) {
-    a.load64(R::Rax, rs1);
+/// rax = x[rs1] + imm (the virtual address of a load or store); `in_rax`: rax already
+/// holds x[rs1].
+fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
+    if !in_rax {
+        a.load64(R::Rax, rs1);
+    }
     if imm != 0 {
         a.alu_ri(Alu::Add, R::Rax, imm, true);
     }
@@ -615,10 +638,13 @@ fn page_lookup(a: &mut Asm, entries: i32, generation: i32, size: u8, slow: &mut 
     }
 }
 
-/// Register-register and register-immediate arithmetic into rd (not x0).
-fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M) -> Option<()> {
+/// Register-register and register-immediate arithmetic into rd (not x0), leaving the
+/// result in rax too; `in_rax`: rax already holds x[rs1].
+fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M, in_rax: bool) -> Option<()> {
     let shamt = (imm & 63) as u8;
-    a.load64(R::Rax, x(op.rs1));
+    if !in_rax {
+        a.load64(R::Rax, x(op.rs1));
+    }
     match op.kind {
         Kind::Addi => a.alu_ri(Alu::Add, R::Rax, imm, true),
         Kind::Xori => a.alu_ri(Alu::Xor, R::Rax, imm, true),
