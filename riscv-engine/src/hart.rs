@@ -1493,72 +1493,80 @@ impl Hart {
             } else {
                 until_cycles
             };
+            // Set after a single fast instruction that fell through: the next pc is the
+            // middle of a run of instructions, not where a block would start, so the block
+            // table (visit counts) is not consulted for it.
+            let mut sequential = false;
             while self.cycles < chunk_end && !self.irq_dirty {
                 let pc = self.pc;
                 // Fastest path: a block of pre-decoded instructions starting here.
-                let bslot = Block::slot(pc);
-                let generation = self.icache.generation;
-                let fence = self.icache.fence;
-                let mut b = &mut self.icache.blocks[bslot];
-                if b.pc == pc && b.generation == generation && b.prv == self.prv {
-                    if b.hits == BUILT && b.fence != fence && !b.ops.is_empty() {
-                        // Stale after a FENCE.I or full flush: fetch it again as a whole.
-                        self.recheck_block(bslot);
-                        b = &mut self.icache.blocks[bslot];
-                    }
-                    // A built block with no instructions remembers that none starts here.
-                    if b.hits == BUILT && b.fence == fence {
-                        if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
-                            let epoch = self.icache.jit.epoch;
-                            if b.code_epoch == epoch {
-                                if b.code != 0 {
-                                    let code = b.code;
-                                    self.run_compiled(bus, code, chunk_end);
-                                    continue;
-                                }
-                            } else if b.runs < crate::jit::JIT_HOT {
-                                b.runs += 1;
-                            } else {
-                                let ICache { blocks, jit, .. } = &mut self.icache;
-                                let b = &mut blocks[bslot];
-                                b.code = crate::jit::compile(jit, pc, &b.ops).unwrap_or(0);
-                                b.code_epoch = jit.epoch;
-                                b.code_pc = pc;
-                                if b.code != 0 {
-                                    continue;
-                                }
-                            }
-                            let b = &self.icache.blocks[bslot];
-                            let ops: *const [(crate::predecode::Op, u8, u32)] = b.ops.as_slice();
-                            // SAFETY: `ops` points into the block cache, which only slow
-                            // instructions, traps' callers and cache fills change; a block
-                            // holds fast instructions only and ends at a trap, so the list
-                            // stays alive and unchanged while it runs.
-                            self.exec_block(bus, unsafe { &*ops });
-                            continue;
+                if !sequential {
+                    let bslot = Block::slot(pc);
+                    let generation = self.icache.generation;
+                    let fence = self.icache.fence;
+                    let mut b = &mut self.icache.blocks[bslot];
+                    if b.pc == pc && b.generation == generation && b.prv == self.prv {
+                        if b.hits == BUILT && b.fence != fence && !b.ops.is_empty() {
+                            // Stale after a FENCE.I or full flush: fetch it again as a whole.
+                            self.recheck_block(bslot);
+                            b = &mut self.icache.blocks[bslot];
                         }
-                    } else if b.hits == BUILT && b.ops.is_empty() {
-                        // "No block starts here" copied nothing, so it cannot go stale.
-                        b.fence = fence;
-                    } else if b.hits == BUILT {
-                        // Stale after a FENCE.I: this visit checks its instructions one
-                        // by one, the next rebuilds it (keeping its code if they are
-                        // unchanged): it was hot before.
-                        b.hits = BLOCK_HOT - 1;
-                    } else if b.hits + 1 >= BLOCK_HOT {
-                        self.build_block(bslot);
+                        // A built block with no instructions remembers that none starts here.
+                        if b.hits == BUILT && b.fence == fence {
+                            if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
+                                let epoch = self.icache.jit.epoch;
+                                if b.code_epoch == epoch {
+                                    if b.code != 0 {
+                                        let code = b.code;
+                                        self.run_compiled(bus, code, chunk_end);
+                                        continue;
+                                    }
+                                } else if b.runs < crate::jit::JIT_HOT {
+                                    b.runs += 1;
+                                } else {
+                                    let ICache { blocks, jit, .. } = &mut self.icache;
+                                    let b = &mut blocks[bslot];
+                                    b.code = crate::jit::compile(jit, pc, &b.ops).unwrap_or(0);
+                                    b.code_epoch = jit.epoch;
+                                    b.code_pc = pc;
+                                    if b.code != 0 {
+                                        continue;
+                                    }
+                                }
+                                let b = &self.icache.blocks[bslot];
+                                let ops: *const [(crate::predecode::Op, u8, u32)] =
+                                    b.ops.as_slice();
+                                // SAFETY: `ops` points into the block cache, which only slow
+                                // instructions, traps' callers and cache fills change; a block
+                                // holds fast instructions only and ends at a trap, so the list
+                                // stays alive and unchanged while it runs.
+                                self.exec_block(bus, unsafe { &*ops });
+                                continue;
+                            }
+                        } else if b.hits == BUILT && b.ops.is_empty() {
+                            // "No block starts here" copied nothing, so it cannot go stale.
+                            b.fence = fence;
+                        } else if b.hits == BUILT {
+                            // Stale after a FENCE.I: this visit checks its instructions one
+                            // by one, the next rebuilds it (keeping its code if they are
+                            // unchanged): it was hot before.
+                            b.hits = BLOCK_HOT - 1;
+                        } else if b.hits + 1 >= BLOCK_HOT {
+                            self.build_block(bslot);
+                        } else {
+                            b.hits += 1;
+                        }
                     } else {
-                        b.hits += 1;
+                        b.pc = pc;
+                        b.generation = generation;
+                        b.prv = self.prv;
+                        b.hits = 1;
+                        // Not runnable (nor reachable by chained jumps) until built; the old
+                        // code stays only for `build_block` to reuse if pc and instructions match.
+                        b.fence = 0;
                     }
-                } else {
-                    b.pc = pc;
-                    b.generation = generation;
-                    b.prv = self.prv;
-                    b.hits = 1;
-                    // Not runnable (nor reachable by chained jumps) until built; the old
-                    // code stays only for `build_block` to reuse if pc and instructions match.
-                    b.fence = 0;
                 }
+                sequential = false;
                 // Fast path: a cached, pre-decoded common instruction.
                 let e = &self.icache.entries[ICache::slot(pc)];
                 if e.pc == pc
@@ -1574,6 +1582,7 @@ impl Hart {
                         Ok(crate::exec::Flow::Next) => {
                             self.pc = pc.wrapping_add(len);
                             self.instret += 1;
+                            sequential = true;
                         }
                         // Fast ops only continue or jump; they never stop the loop.
                         Ok(_) => self.instret += 1,
