@@ -242,12 +242,7 @@ impl Hart {
             Kind::Lhu => self.load(bus, x1.wrapping_add(imm), 2)?,
             Kind::Lwu => self.load(bus, x1.wrapping_add(imm), 4)?,
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
-                let size = match op.kind {
-                    Kind::Sb => 1,
-                    Kind::Sh => 2,
-                    Kind::Sw => 4,
-                    _ => 8,
-                };
+                let size = op.kind.store_size().unwrap_or(8);
                 self.store(bus, x1.wrapping_add(imm), size, x2)?;
                 return Ok(Flow::Next);
             }

@@ -67,6 +67,33 @@ pub(crate) enum Kind {
     Fence,
 }
 
+impl Kind {
+    /// Access size in bytes and sign extension of a load kind.
+    pub(crate) fn load_shape(self) -> Option<(u8, bool)> {
+        Some(match self {
+            Kind::Lb => (1, true),
+            Kind::Lh => (2, true),
+            Kind::Lw => (4, true),
+            Kind::Ld => (8, false),
+            Kind::Lbu => (1, false),
+            Kind::Lhu => (2, false),
+            Kind::Lwu => (4, false),
+            _ => return None,
+        })
+    }
+
+    /// Access size in bytes of a store kind.
+    pub(crate) fn store_size(self) -> Option<u8> {
+        Some(match self {
+            Kind::Sb => 1,
+            Kind::Sh => 2,
+            Kind::Sw => 4,
+            Kind::Sd => 8,
+            _ => return None,
+        })
+    }
+}
+
 /// A pre-decoded instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Op {

@@ -240,8 +240,8 @@ impl Hart {
         self.reservation = s.reservation.unwrap_or(crate::hart::NO_RESERVATION);
         self.irq_dirty = s.irq_dirty;
         self.tlb = p.tlb.clone();
-        // A new cache generation drops every entry, block and code page this hart held
-        // (in O(1)); then only the saved entries are written, so a restore costs what the
+        // A new cache generation drops every entry and block this hart held (in O(1));
+        // then only the saved entries are written, so a restore costs what the
         // snapshot cached, not the cache's size. Blocks are not state (see
         // `Hart::build_block`): none survive a load.
         let icache = &mut self.icache;

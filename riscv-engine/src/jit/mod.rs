@@ -413,22 +413,18 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 }
             }
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => {
-                let (size, signed) = match op.kind {
-                    Kind::Lb => (1, true),
-                    Kind::Lh => (2, true),
-                    Kind::Lw => (4, true),
-                    Kind::Ld => (8, false),
-                    Kind::Lbu => (1, false),
-                    Kind::Lhu => (2, false),
-                    _ => (4, false),
-                };
+                let (size, signed) = op.kind.load_shape()?;
                 let mut slow = a.label();
                 let mut done = a.label();
                 address(&mut a, x(op.rs1), imm32?, rs1_in_rax);
-                page_lookup(&mut a, l.load_entries, l.load_generation, size, &mut slow);
-                a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, l.load_entries + 16));
-                a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
-                a.alu_ri(Alu::And, R::Rax, 0xfff, false);
+                page_lookup(
+                    &mut a,
+                    &l,
+                    l.load_entries,
+                    l.load_generation,
+                    size,
+                    &mut slow,
+                );
                 let m = M::Index1(R::Rsi, R::Rax);
                 match (size, signed) {
                     (1, s) => a.load8(R::Rax, m, s),
@@ -454,21 +450,20 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 }
             }
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
-                let size = match op.kind {
-                    Kind::Sb => 1,
-                    Kind::Sh => 2,
-                    Kind::Sw => 4,
-                    _ => 8,
-                };
+                let size = op.kind.store_size()?;
                 let mut slow = a.label();
                 let mut done = a.label();
                 address(&mut a, x(op.rs1), imm32?, rs1_in_rax);
                 a.alu_mi(Alu::Cmp, M::Base(R::Rbx, l.reservation), -1);
                 a.jcc(Cc::Ne, &mut slow);
-                page_lookup(&mut a, l.store_entries, l.store_generation, size, &mut slow);
-                a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, l.store_entries + 16));
-                a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
-                a.alu_ri(Alu::And, R::Rax, 0xfff, false);
+                page_lookup(
+                    &mut a,
+                    &l,
+                    l.store_entries,
+                    l.store_generation,
+                    size,
+                    &mut slow,
+                );
                 a.load64(R::Rcx, x(op.rs2));
                 a.store_sized(M::Index1(R::Rsi, R::Rax), R::Rcx, size);
                 a.jmp(&mut done);
@@ -611,9 +606,9 @@ fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
 }
 
 /// Looks rax's page up in a [`crate::hart::FastPages`] at `entries`/`generation`
-/// and jumps to `slow` on a miss or an access crossing the page; on a hit rdx holds the
-/// slot index × 4 (so `[rbx + rdx*8 + entries]` is the slot).
-fn page_lookup(a: &mut Asm, entries: i32, generation: i32, size: u8, slow: &mut Label) {
+/// and jumps to `slow` (rax unchanged) on a miss or an access crossing the page; on a hit
+/// the access goes to `[rsi + rax]` (rsi: the page's host address, rax: the offset in it).
+fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, generation: i32, size: u8, slow: &mut Label) {
     a.mov_rr(R::Rcx, R::Rax);
     a.shift_ri(Shift::Shr, R::Rcx, 12, true);
     a.mov_rr(R::Rdx, R::Rcx);
@@ -636,6 +631,10 @@ fn page_lookup(a: &mut Asm, entries: i32, generation: i32, size: u8, slow: &mut 
         a.alu_ri(Alu::Cmp, R::Rsi, 0x1000 - i32::from(size), false);
         a.jcc(Cc::A, slow);
     }
+    // rdx is the slot index × 4, so `[rbx + rdx*8 + entries]` is the slot.
+    a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, entries + 16));
+    a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
+    a.alu_ri(Alu::And, R::Rax, 0xfff, false);
 }
 
 /// Register-register and register-immediate arithmetic into rd (not x0), leaving the
