@@ -1506,10 +1506,16 @@ impl Hart {
                     let fence = self.icache.fence;
                     let mut b = &mut self.icache.blocks[bslot];
                     if b.pc == pc && b.generation == generation && b.prv == self.prv {
-                        if b.hits == BUILT && b.fence != fence && !b.ops.is_empty() {
-                            // Stale after a FENCE.I or full flush: fetch it again as a whole.
-                            self.recheck_block(bslot);
-                            b = &mut self.icache.blocks[bslot];
+                        if b.hits == BUILT && b.fence != fence {
+                            if b.ops.is_empty() {
+                                // "No block starts here" copied nothing: it cannot go stale.
+                                b.fence = fence;
+                            } else {
+                                // Stale after a FENCE.I or full flush: fetch it again as a
+                                // whole (or count visits again, see `recheck_block`).
+                                self.recheck_block(bslot);
+                                b = &mut self.icache.blocks[bslot];
+                            }
                         }
                         // A built block with no instructions remembers that none starts here.
                         if b.hits == BUILT && b.fence == fence {
@@ -1543,15 +1549,7 @@ impl Hart {
                                 self.exec_block(bus, unsafe { &*ops });
                                 continue;
                             }
-                        } else if b.hits == BUILT && b.ops.is_empty() {
-                            // "No block starts here" copied nothing, so it cannot go stale.
-                            b.fence = fence;
-                        } else if b.hits == BUILT {
-                            // Stale after a FENCE.I: this visit checks its instructions one
-                            // by one, the next rebuilds it (keeping its code if they are
-                            // unchanged): it was hot before.
-                            b.hits = BLOCK_HOT - 1;
-                        } else if b.hits + 1 >= BLOCK_HOT {
+                        } else if b.hits.saturating_add(1) >= BLOCK_HOT {
                             self.build_block(bslot);
                         } else {
                             b.hits += 1;
