@@ -439,10 +439,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.mov_rr(R::Rdi, R::R12);
                 a.mov_imm(R::Rdx, meta(i, size, signed, rd, len));
                 a.mov_imm(R::Rcx, pc);
-                a.mov_imm(R::R11, load_slow as *const () as u64);
-                a.call_r(R::R11);
-                a.test_rr(R::Rdx, R::Rdx);
-                a.jcc(Cc::Ne, &mut exit);
+                call_back(&mut a, load_slow as *const () as u64, &mut exit);
                 a.bind(done);
                 if rd != 0 {
                     a.store64(x(rd), R::Rax);
@@ -473,10 +470,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.load64(R::Rdx, x(op.rs2));
                 a.mov_imm(R::Rcx, meta(i, size, false, 0, len));
                 a.mov_imm(R::R8, pc);
-                a.mov_imm(R::R11, store_slow as *const () as u64);
-                a.call_r(R::R11);
-                a.test_rr(R::Rdx, R::Rdx);
-                a.jcc(Cc::Ne, &mut exit);
+                call_back(&mut a, store_slow as *const () as u64, &mut exit);
                 a.bind(done);
             }
             // No effect on one in-order hart; arithmetic into x0 has no effect. No code,
@@ -594,6 +588,20 @@ fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
     a.jmp_r(R::Rax);
 }
 
+/// Calls the function at `f` (its arguments already in place).
+fn call(a: &mut Asm, f: u64) {
+    a.mov_imm(R::R11, f);
+    a.call_r(R::R11);
+}
+
+/// Calls a memory call-back (see [`Ret`]) and leaves the block when it says so (the hart
+/// is already settled); otherwise the loaded value is in rax.
+fn call_back(a: &mut Asm, f: u64, exit: &mut Label) {
+    call(a, f);
+    a.test_rr(R::Rdx, R::Rdx);
+    a.jcc(Cc::Ne, exit);
+}
+
 /// rax = x[rs1] + imm (the virtual address of a load or store); `in_rax`: rax already
 /// holds x[rs1].
 fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
@@ -708,8 +716,7 @@ fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M, in_rax: bool) -> Opt
                     a.mov_rr(R::Rdx, R::Rcx);
                     let word = u64::from(op.kind == Kind::DivW) << 3;
                     a.mov_imm(R::Rdi, (imm as u64 & 7) | word);
-                    a.mov_imm(R::R11, muldiv as *const () as u64);
-                    a.call_r(R::R11);
+                    call(a, muldiv as *const () as u64);
                 }
                 _ => return None, // not arithmetic: the block stays interpreted
             }
