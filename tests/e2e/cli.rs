@@ -1,6 +1,8 @@
 //! End-to-end tests of wio's command line and bad-input handling that need no KVM:
 //! every failure is one line naming the problem, with a documented exit code.
 
+#![forbid(unsafe_code)]
+
 use wio_e2e_tests::{scratch, wio, wio_env};
 
 fn stderr(o: &std::process::Output) -> String {

@@ -5,6 +5,8 @@
 //! They need the guests built by images/build-all-riscv64.sh (ci/test.sh builds
 //! them) and skip loudly (SKIPPED: …) otherwise.
 
+#![forbid(unsafe_code)]
+
 use wio_e2e_tests::{
     console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary, wio,
 };

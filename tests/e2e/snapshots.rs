@@ -5,6 +5,8 @@
 //! can ask for a snapshot itself; damaged or mismatched snapshots are one-line
 //! errors. Linux tests need the guests built by images/build-all-riscv64.sh.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, wio};
 

@@ -1,6 +1,8 @@
 //! End-to-end tests of `wio run` with the built-in x86-64 test guest on KVM.
 //! Each test skips loudly (SKIPPED: …) where /dev/kvm cannot be used.
 
+#![forbid(unsafe_code)]
+
 use wio_e2e_tests::{
     console_line, field, kvm_host, require_kvm, run_with_summary, scratch, wio, KvmHost,
 };

@@ -1,6 +1,8 @@
 //! Helpers for the end-to-end tests: find (or build) the `wio` binary, run it,
 //! read its JSON summary, and tell whether this host can run KVM guests.
 
+#![forbid(unsafe_code)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -9,6 +9,8 @@
 //! Devices: block (virtio-blk), network (virtio-net on a simulated link to a
 //! deterministic peer) and entropy (virtio-rng).
 
+#![forbid(unsafe_code)]
+
 pub mod block;
 pub mod device;
 pub mod mmio;
