@@ -10,15 +10,18 @@
 //! Modules:
 //! - [`time`]: the [`VirtualClock`], [`Deadline`] and [`NS_PER_SEC`].
 //! - [`tsc`]: the [`VirtualTsc`], converting virtual ns to TSC ticks and back.
+//! - [`instructions`]: the [`InstructionClock`], time from a retired-instruction count.
 //! - [`cost`]: the [`CostModel`] that prices each kind of VM exit.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod cost;
+pub mod instructions;
 pub mod time;
 pub mod tsc;
 
 pub use cost::{CostModel, CostModelError, ExitCost};
-pub use time::{Deadline, VirtualClock, NS_PER_SEC};
+pub use instructions::InstructionClock;
+pub use time::{Deadline, VirtualClock, VirtualTime, NS_PER_SEC};
 pub use tsc::{VirtualTsc, DEFAULT_TSC_HZ};

@@ -64,6 +64,72 @@ impl VirtualClock {
     }
 }
 
+/// A point in a machine's virtual time: nanoseconds since the run's epoch.
+///
+/// Both machines speak it: the x86-64 machine reads it off its [`VirtualClock`], the
+/// riscv64 machine derives it from its retired-instruction count through an
+/// [`crate::InstructionClock`]. Wherever a machine is told how far to run or says where it
+/// is, it is this type, so a nanosecond is never confused with a cycle or a tick.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct VirtualTime(u64);
+
+impl VirtualTime {
+    /// The run's epoch.
+    pub const ZERO: VirtualTime = VirtualTime(0);
+    /// The end of time: "no limit".
+    pub const MAX: VirtualTime = VirtualTime(u64::MAX);
+
+    /// The time `ns` nanoseconds after the epoch.
+    pub const fn from_ns(ns: u64) -> VirtualTime {
+        VirtualTime(ns)
+    }
+
+    /// Nanoseconds since the epoch.
+    pub const fn as_ns(self) -> u64 {
+        self.0
+    }
+
+    /// `ns` nanoseconds later, saturating at [`VirtualTime::MAX`].
+    pub const fn saturating_add_ns(self, ns: u64) -> VirtualTime {
+        VirtualTime(self.0.saturating_add(ns))
+    }
+
+    /// A limit of `ns` nanoseconds where 0 means "none" (the command line's convention).
+    pub const fn limit_or_max(ns: u64) -> VirtualTime {
+        if ns == 0 {
+            VirtualTime::MAX
+        } else {
+            VirtualTime(ns)
+        }
+    }
+}
+
+impl std::fmt::Display for VirtualTime {
+    /// Seconds with nanosecond digits, computed in integers (no floating point).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:09} s", self.0 / NS_PER_SEC, self.0 % NS_PER_SEC)
+    }
+}
+
+impl VirtualClock {
+    /// The current virtual time.
+    pub fn time(&self) -> VirtualTime {
+        VirtualTime(self.now_ns)
+    }
+}
+
 /// An absolute point in virtual time (nanoseconds since the run's epoch).
 ///
 /// Timers and timeouts are expressed as deadlines so that "is it time yet?"
@@ -162,6 +228,18 @@ mod tests {
     fn deadline_after_saturates() {
         assert_eq!(Deadline::after(10, 5), Deadline(15));
         assert_eq!(Deadline::after(u64::MAX - 1, 5), Deadline(u64::MAX));
+    }
+
+    #[test]
+    fn virtual_time_limits_and_display() {
+        assert_eq!(VirtualTime::limit_or_max(0), VirtualTime::MAX);
+        assert_eq!(VirtualTime::limit_or_max(7).as_ns(), 7);
+        assert_eq!(VirtualTime::MAX.saturating_add_ns(1), VirtualTime::MAX);
+        assert_eq!(
+            VirtualTime::from_ns(1_500_000_000).to_string(),
+            "1.500000000 s"
+        );
+        assert_eq!(VirtualClock::at(9).time(), VirtualTime::from_ns(9));
     }
 
     #[test]
