@@ -8,7 +8,7 @@ use crate::device::{submit_with_latency, DeviceError, GuestMem, Pending, Request
 use crate::VIRTIO_F_VERSION_1;
 use virtio_queue::Queue;
 use vm_memory::Bytes;
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the entropy device.
 pub const DEVICE_ID: u32 = 4;
@@ -37,11 +37,12 @@ struct RngState {
 }
 
 impl Rng {
-    /// An entropy device whose streams are split from `seed` under `name`.
+    /// An entropy device whose streams are split from `seed` under `name`: `name/bytes`
+    /// and `name/latency` (see [`wio_scheduler::stream_names`]).
     pub fn new(seed: RunSeed, name: &str, mean_latency_ns: u64) -> Rng {
         Rng {
-            bytes: seed.stream(&format!("{name}/bytes")),
-            latency: seed.stream(&format!("{name}/latency")),
+            bytes: seed.stream(&stream_names::sub(name, stream_names::BYTES)),
+            latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
             served_bytes: 0,
         }

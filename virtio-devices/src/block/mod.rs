@@ -77,7 +77,7 @@ pub(crate) fn split_state(bytes: &[u8]) -> Result<(Vec<u8>, Overlay), DeviceErro
 }
 use virtio_queue::Queue;
 use vm_memory::{Bytes, GuestAddress};
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the block device.
 pub const DEVICE_ID: u32 = 2;
@@ -121,11 +121,12 @@ pub struct Block {
 }
 
 impl Block {
-    /// A block device on `disk` with latencies from `seed`'s stream `name/latency`.
+    /// A block device on `disk` with latencies from `seed`'s stream `name/latency` (see
+    /// [`wio_scheduler::stream_names`]).
     pub fn new(disk: Disk, seed: RunSeed, name: &str, mean_latency_ns: u64) -> Block {
         Block {
             disk,
-            latency: seed.stream(&format!("{name}/latency")),
+            latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
             stats: BlockStats::default(),
         }

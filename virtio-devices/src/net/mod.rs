@@ -14,7 +14,7 @@ use stack::Stack;
 use std::collections::{BTreeMap, VecDeque};
 use virtio_queue::Queue;
 use vm_memory::Bytes;
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the network device.
 pub const DEVICE_ID: u32 = 1;
@@ -122,12 +122,15 @@ struct NetState {
 const MAX_INBOX: usize = 1024;
 
 impl Net {
-    /// A network device whose link draws from `seed`'s stream `name/link`.
+    /// A network device whose link draws from `seed`'s stream `name/link`, its peer's stack
+    /// seeded from the first value of `name/stack` (see [`wio_scheduler::stream_names`]).
     pub fn new(seed: RunSeed, name: &str, link: Link, pcap: Option<Pcap>) -> Net {
-        let stack_seed = seed.stream(&format!("{name}/stack")).next_u64();
+        let stack_seed = seed
+            .stream(&stream_names::sub(name, stream_names::STACK))
+            .next_u64();
         let mut net = Net {
             link,
-            stream: seed.stream(&format!("{name}/link")),
+            stream: seed.stream(&stream_names::sub(name, stream_names::LINK)),
             peer: Stack::new(0),
             poll_armed: None,
             rx_buffers: VecDeque::new(),
