@@ -8,7 +8,9 @@ use crate::{VIRTIO_F_VERSION_1, VIRTIO_MMIO_MAGIC, VIRTIO_MMIO_VERSION};
 use virtio_queue::{Queue, QueueT};
 use wio_scheduler::RunSeed;
 
-/// Register offsets.
+/// Register offsets, named after the virtio-mmio registers of the virtio spec (so
+/// `QUEUE_NUM_MAX` is the spec's QueueNumMax register, not a limit: wio's own limits are
+/// spelled `MAX_*`).
 #[allow(missing_docs)]
 pub mod reg {
     pub const MAGIC: u64 = 0x000;
