@@ -8,6 +8,7 @@
 //!   insertion sequence, so simultaneous events always fire in the same order.
 //! - [`streams`]: named ChaCha20 random [`Stream`]s derived from the
 //!   [`RunSeed`], so that adding or consuming one stream never perturbs another.
+//! - [`stream_names`]: the name of every stream wio derives, in one place.
 //!
 //! It contains no `std::time`, no thread-local RNGs and no hash-map iteration.
 
@@ -16,6 +17,7 @@
 
 pub mod error;
 pub mod queue;
+pub mod stream_names;
 pub mod streams;
 
 pub use error::SchedulerError;

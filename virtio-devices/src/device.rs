@@ -14,17 +14,145 @@ use vm_memory::GuestAddress;
 /// Guest memory as devices see it.
 pub type GuestMem = vm_memory::GuestMemoryMmap<()>;
 
-/// A device could not serve a queue: the guest gave it something malformed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeviceError(pub String);
-
-impl std::fmt::Display for DeviceError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A device could not serve a queue (the guest gave it something malformed), or a
+/// device's saved state does not fit the device.
+///
+/// The message of an error met while serving the guest becomes the transport's
+/// [`last_error`](crate::MmioTransport::last_error), which the machine writes into the
+/// hash-chained trace: the texts are part of the determinism contract and must not change.
+/// For the same reason the lower-level error a variant wraps (`error` fields) is part of its
+/// message, and is not also returned by [`std::error::Error::source`].
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// A descriptor chain has more than [`MAX_CHAIN`] descriptors.
+    #[error("descriptor chain {head} is longer than {max}")]
+    ChainTooLong {
+        /// Head descriptor index of the chain.
+        head: u16,
+        /// The limit ([`MAX_CHAIN`]).
+        max: usize,
+    },
+    /// A chain has a buffer whose direction does not suit the request: the device would
+    /// have to write a device-readable buffer or read a device-writable one.
+    #[error(
+        "{device}: {chain} {head} has a device-{} buffer",
+        if *.writable { "writable" } else { "readable" }
+    )]
+    BufferDirection {
+        /// The device ("virtio-rng", "virtio-net").
+        device: &'static str,
+        /// What the chain is ("descriptor chain", "receive chain", "transmit chain").
+        chain: &'static str,
+        /// Head descriptor index of the chain.
+        head: u16,
+        /// Whether the offending buffer is device-writable (else device-readable).
+        writable: bool,
+    },
+    /// A buffer of a chain is not (entirely) in guest memory.
+    #[error("{device}: {buffer} at {addr:#x}: {error}")]
+    GuestMemory {
+        /// The device ("virtio-rng", "virtio-net").
+        device: &'static str,
+        /// Which buffer ("buffer", "receive buffer", "transmit buffer").
+        buffer: &'static str,
+        /// Guest-physical address of the buffer.
+        addr: u64,
+        /// What guest memory said.
+        error: vm_memory::GuestMemoryError,
+    },
+    /// A virtio-blk request is malformed.
+    #[error("virtio-blk: request {head}: {problem}")]
+    BlockRequest {
+        /// Head descriptor index of the request.
+        head: u16,
+        /// What is wrong with it.
+        problem: crate::block::RequestError,
+    },
+    /// The guest completed a request on virtio-net's receive queue (only transmit
+    /// requests complete; receive buffers are filled by the link).
+    #[error("virtio-net: completion on the receive queue")]
+    NetReceiveCompletion,
+    /// A virtio-net transmit chain is larger than the largest frame plus its header.
+    #[error("virtio-net: transmit chain {head} is larger than {max} bytes")]
+    FrameTooLarge {
+        /// Head descriptor index of the chain.
+        head: u16,
+        /// The largest frame accepted ([`crate::net::MAX_FRAME`]).
+        max: usize,
+    },
+    /// A virtio-net transmit chain is too short to hold the header and an Ethernet header.
+    #[error("virtio-net: transmit chain {head} holds no Ethernet frame")]
+    NoFrame {
+        /// Head descriptor index of the chain.
+        head: u16,
+    },
+    /// The network peer's input history outgrew its limit, so the device cannot be saved.
+    #[error(
+        "virtio-net: the network peer's history outgrew {max} calls; a run this chatty cannot be snapshotted"
+    )]
+    HistoryOverflow {
+        /// The limit ([`crate::net::stack::MAX_HISTORY`]).
+        max: usize,
+    },
+    /// Saved state bytes do not decode.
+    #[error("saved {what} state does not decode: {error}")]
+    StateDecode {
+        /// Whose state ("virtio-rng", "virtio-mmio transport", ...).
+        what: &'static str,
+        /// What the decoder said.
+        error: postcard::Error,
+    },
+    /// A saved state holds more of something than the device ever does.
+    #[error("saved {device} state exceeds the device's limits: {len} {what}, at most {max}")]
+    StateLimit {
+        /// The device ("virtio-net").
+        device: &'static str,
+        /// What is too long ("peer history calls", "waiting frames", "receive buffers").
+        what: &'static str,
+        /// How many the state holds.
+        len: usize,
+        /// The device's limit.
+        max: usize,
+    },
+    /// The saved transport is of another device type or has another number of queues.
+    #[error(
+        "the snapshot has virtio device type {saved_type} with {saved_queues} queues where this machine has type {here_type} with {here_queues}"
+    )]
+    DeviceMismatch {
+        /// Device type in the snapshot.
+        saved_type: u32,
+        /// Number of queues in the snapshot.
+        saved_queues: usize,
+        /// Device type of this machine's device.
+        here_type: u32,
+        /// Number of queues of this machine's device.
+        here_queues: usize,
+    },
+    /// A saved queue has another maximum size than this machine's.
+    #[error("saved queue {queue} has another maximum size ({saved}, here {here})")]
+    QueueSizeMismatch {
+        /// Queue index.
+        queue: usize,
+        /// Maximum size in the snapshot.
+        saved: u16,
+        /// Maximum size here.
+        here: u16,
+    },
+    /// A saved queue cannot be rebuilt.
+    #[error("saved queue {queue}: {error}")]
+    SavedQueue {
+        /// Queue index.
+        queue: usize,
+        /// What the queue crate said.
+        error: virtio_queue::Error,
+    },
+    /// A saved virtio-blk disk overlay does not fit the disk.
+    #[error("virtio-blk: {error}")]
+    DiskState {
+        /// What is wrong with it.
+        error: crate::block::DiskStateError,
+    },
 }
-
-impl std::error::Error for DeviceError {}
 
 /// Most descriptors wio accepts in one chain (the queue crate also stops loops).
 pub const MAX_CHAIN: usize = 1024;
@@ -71,9 +199,10 @@ pub fn take_requests(q: &mut Queue, mem: &GuestMem) -> Result<Vec<Request>, Devi
         for desc in chain {
             let desc: Descriptor = desc;
             if segments.len() == MAX_CHAIN {
-                return Err(DeviceError(format!(
-                    "descriptor chain {head} is longer than {MAX_CHAIN}"
-                )));
+                return Err(DeviceError::ChainTooLong {
+                    head,
+                    max: MAX_CHAIN,
+                });
             }
             segments.push(Segment {
                 addr: desc.addr(),
@@ -177,5 +306,124 @@ pub(crate) fn test_request(head: u16, segs: &[(u64, u32, bool)]) -> Request {
                 write: w,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::{DiskStateError, RequestError};
+
+    fn mem_error() -> vm_memory::GuestMemoryError {
+        vm_memory::GuestMemoryError::InvalidGuestAddress(GuestAddress(0x7fff_0000))
+    }
+
+    /// The messages of errors met while serving the guest go into the trace: they are
+    /// pinned here as the `format!` strings they replaced spelled them.
+    #[test]
+    fn guest_facing_messages_are_unchanged() {
+        let m = mem_error().to_string();
+        let cases = [
+            (
+                DeviceError::ChainTooLong {
+                    head: 3,
+                    max: MAX_CHAIN,
+                },
+                "descriptor chain 3 is longer than 1024".to_string(),
+            ),
+            (
+                DeviceError::BufferDirection {
+                    device: "virtio-rng",
+                    chain: "descriptor chain",
+                    head: 4,
+                    writable: false,
+                },
+                "virtio-rng: descriptor chain 4 has a device-readable buffer".to_string(),
+            ),
+            (
+                DeviceError::BufferDirection {
+                    device: "virtio-net",
+                    chain: "transmit chain",
+                    head: 5,
+                    writable: true,
+                },
+                "virtio-net: transmit chain 5 has a device-writable buffer".to_string(),
+            ),
+            (
+                DeviceError::GuestMemory {
+                    device: "virtio-net",
+                    buffer: "receive buffer",
+                    addr: 0x7fff_0000,
+                    error: mem_error(),
+                },
+                format!("virtio-net: receive buffer at 0x7fff0000: {m}"),
+            ),
+            (
+                DeviceError::BlockRequest {
+                    head: 6,
+                    problem: RequestError::Buffer {
+                        addr: 0x7fff_0000,
+                        error: mem_error(),
+                    },
+                },
+                format!("virtio-blk: request 6: buffer at 0x7fff0000: {m}"),
+            ),
+            (
+                DeviceError::BlockRequest {
+                    head: 7,
+                    problem: RequestError::StatusByte { error: mem_error() },
+                },
+                format!("virtio-blk: request 7: status byte: {m}"),
+            ),
+            (
+                DeviceError::BlockRequest {
+                    head: 8,
+                    problem: RequestError::NotHeaderDataStatus,
+                },
+                "virtio-blk: request 8: not a header, data and status chain".to_string(),
+            ),
+            (
+                DeviceError::NetReceiveCompletion,
+                "virtio-net: completion on the receive queue".to_string(),
+            ),
+            (
+                DeviceError::FrameTooLarge {
+                    head: 9,
+                    max: crate::net::MAX_FRAME,
+                },
+                "virtio-net: transmit chain 9 is larger than 65550 bytes".to_string(),
+            ),
+            (
+                DeviceError::NoFrame { head: 10 },
+                "virtio-net: transmit chain 10 holds no Ethernet frame".to_string(),
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn state_messages_name_what_is_wrong() {
+        let e = DeviceError::DiskState {
+            error: DiskStateError::BaseLength {
+                here: 1024,
+                saved: 2048,
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "virtio-blk: the base image is 1024 bytes, the snapshot's was 2048"
+        );
+        let e = DeviceError::StateLimit {
+            device: "virtio-net",
+            what: "waiting frames",
+            len: 2000,
+            max: 1024,
+        };
+        assert_eq!(
+            e.to_string(),
+            "saved virtio-net state exceeds the device's limits: 2000 waiting frames, at most 1024"
+        );
     }
 }

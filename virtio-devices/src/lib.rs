@@ -18,7 +18,7 @@ pub mod net;
 pub mod rng;
 pub mod state;
 
-pub use block::{Block, Disk, DiskError};
+pub use block::{Block, Disk, DiskError, DiskStateError};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
 pub use net::{Link, Net};

@@ -8,7 +8,9 @@ use crate::{VIRTIO_F_VERSION_1, VIRTIO_MMIO_MAGIC, VIRTIO_MMIO_VERSION};
 use virtio_queue::{Queue, QueueT};
 use wio_scheduler::RunSeed;
 
-/// Register offsets.
+/// Register offsets, named after the virtio-mmio registers of the virtio spec (so
+/// `QUEUE_NUM_MAX` is the spec's QueueNumMax register, not a limit: wio's own limits are
+/// spelled `MAX_*`).
 #[allow(missing_docs)]
 pub mod reg {
     pub const MAGIC: u64 = 0x000;
@@ -279,7 +281,7 @@ impl MmioTransport {
         match self.device.submit(queue, q, mem) {
             Ok(p) => p,
             Err(e) => {
-                self.needs_reset(e.0);
+                self.needs_reset(e.to_string());
                 Vec::new()
             }
         }
@@ -300,7 +302,7 @@ impl MmioTransport {
                 Ok(()) => self.interrupt_status |= INT_VRING,
                 Err(e) => self.needs_reset(format!("used ring of queue {queue}: {e}")),
             },
-            Err(e) => self.needs_reset(e.0),
+            Err(e) => self.needs_reset(e.to_string()),
         }
     }
 }
@@ -375,22 +377,24 @@ impl MmioTransport {
         let s: TransportState = crate::state::decode(state, "virtio-mmio transport")?;
         let here = self.device.device_type();
         if s.device_type != here || s.queues.len() != self.queues.len() {
-            return Err(DeviceError(format!(
-                "the snapshot has virtio device type {} with {} queues where this machine has type {here} with {}",
-                s.device_type,
-                s.queues.len(),
-                self.queues.len()
-            )));
+            return Err(DeviceError::DeviceMismatch {
+                saved_type: s.device_type,
+                saved_queues: s.queues.len(),
+                here_type: here,
+                here_queues: self.queues.len(),
+            });
         }
         let mut queues = Vec::with_capacity(s.queues.len());
         for (i, (saved, current)) in s.queues.iter().zip(&self.queues).enumerate() {
             if saved.max_size != current.max_size() {
-                return Err(DeviceError(format!(
-                    "saved queue {i} has another maximum size"
-                )));
+                return Err(DeviceError::QueueSizeMismatch {
+                    queue: i,
+                    saved: saved.max_size,
+                    here: current.max_size(),
+                });
             }
             let mut q = Queue::new(saved.max_size)
-                .map_err(|e| DeviceError(format!("saved queue {i}: {e}")))?;
+                .map_err(|error| DeviceError::SavedQueue { queue: i, error })?;
             // Addresses and sizes go back exactly as the guest wrote them (the transport
             // validates them when the guest sets QUEUE_READY, as it did before the snapshot).
             q.set_size(saved.size);
@@ -449,7 +453,7 @@ impl MmioTransport {
                     }
                 }
             }
-            Err(e) => self.needs_reset(e.0),
+            Err(e) => self.needs_reset(e.to_string()),
         }
     }
 }

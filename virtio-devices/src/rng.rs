@@ -8,10 +8,12 @@ use crate::device::{submit_with_latency, DeviceError, GuestMem, Pending, Request
 use crate::VIRTIO_F_VERSION_1;
 use virtio_queue::Queue;
 use vm_memory::Bytes;
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the entropy device.
 pub const DEVICE_ID: u32 = 4;
+/// The device's name in errors.
+const DEVICE: &str = "virtio-rng";
 /// Queue size offered.
 pub const QUEUE_SIZE: u16 = 256;
 /// Most bytes served per request (a guest asking for more gets this many).
@@ -35,11 +37,12 @@ struct RngState {
 }
 
 impl Rng {
-    /// An entropy device whose streams are split from `seed` under `name`.
+    /// An entropy device whose streams are split from `seed` under `name`: `name/bytes`
+    /// and `name/latency` (see [`wio_scheduler::stream_names`]).
     pub fn new(seed: RunSeed, name: &str, mean_latency_ns: u64) -> Rng {
         Rng {
-            bytes: seed.stream(&format!("{name}/bytes")),
-            latency: seed.stream(&format!("{name}/latency")),
+            bytes: seed.stream(&stream_names::sub(name, stream_names::BYTES)),
+            latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
             served_bytes: 0,
         }
@@ -72,7 +75,7 @@ impl VirtioDevice for Rng {
     }
 
     fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: RngState = crate::state::decode(state, "virtio-rng")?;
+        let s: RngState = crate::state::decode(state, DEVICE)?;
         self.bytes = Stream::resume(&s.bytes, reseed);
         self.latency = Stream::resume(&s.latency, reseed);
         self.served_bytes = s.served_bytes;
@@ -102,17 +105,23 @@ impl VirtioDevice for Rng {
         let mut written: u32 = 0;
         for seg in &request.segments {
             if !seg.write {
-                return Err(DeviceError(format!(
-                    "virtio-rng: descriptor chain {} has a device-readable buffer",
-                    request.head
-                )));
+                return Err(DeviceError::BufferDirection {
+                    device: DEVICE,
+                    chain: "descriptor chain",
+                    head: request.head,
+                    writable: false,
+                });
             }
             let len = seg.len.min(MAX_REQUEST - written);
             let mut buf = vec![0u8; len as usize];
             self.bytes.fill_bytes(&mut buf);
-            mem.write_slice(&buf, seg.addr).map_err(|e| {
-                DeviceError(format!("virtio-rng: buffer at {:#x}: {e}", seg.addr.0))
-            })?;
+            mem.write_slice(&buf, seg.addr)
+                .map_err(|error| DeviceError::GuestMemory {
+                    device: DEVICE,
+                    buffer: "buffer",
+                    addr: seg.addr.0,
+                    error,
+                })?;
             written += len;
             if written >= MAX_REQUEST {
                 break;

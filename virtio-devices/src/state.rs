@@ -13,9 +13,8 @@ pub fn encode<T: Serialize>(state: &T) -> Vec<u8> {
 }
 
 /// Decodes a device's saved state; `what` names the device in the error.
-pub fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, DeviceError> {
-    postcard::from_bytes(bytes)
-        .map_err(|e| DeviceError(format!("saved {what} state does not decode: {e}")))
+pub fn decode<T: DeserializeOwned>(bytes: &[u8], what: &'static str) -> Result<T, DeviceError> {
+    postcard::from_bytes(bytes).map_err(|error| DeviceError::StateDecode { what, error })
 }
 
 /// serde for `vm_memory::GuestAddress` (a guest-physical address as a u64).

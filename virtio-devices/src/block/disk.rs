@@ -59,14 +59,20 @@ pub struct DiskState {
 
 impl DiskState {
     /// The chunks as a shared overlay, checked against the saved base length.
-    pub fn into_overlay(self) -> Result<Overlay, String> {
+    pub fn into_overlay(self) -> Result<Overlay, DiskStateError> {
         let capacity = self.base_len / SECTOR * SECTOR;
         let chunks = capacity.div_ceil(CHUNK);
         let mut maps = [BTreeMap::new(), BTreeMap::new()];
         for (map, list) in maps.iter_mut().zip([self.durable, self.volatile]) {
             for (k, v) in list {
-                if k >= chunks || v.len() as u64 != CHUNK {
-                    return Err(format!("saved disk chunk {k} is out of range or torn"));
+                if k >= chunks {
+                    return Err(DiskStateError::ChunkOutOfRange { index: k, chunks });
+                }
+                if v.len() as u64 != CHUNK {
+                    return Err(DiskStateError::TornChunk {
+                        index: k,
+                        len: v.len(),
+                    });
                 }
                 map.insert(k, Chunk::from(v));
             }
@@ -76,25 +82,48 @@ impl DiskState {
     }
 }
 
-/// Why a base image cannot be used.
-#[derive(Debug)]
+/// Why a base image cannot be used. The messages follow the image's path ("disk.img is
+/// not a regular file").
+#[derive(Debug, thiserror::Error)]
 pub enum DiskError {
     /// The file could not be opened or examined.
+    #[error(transparent)]
     Io(io::Error),
     /// Not a regular file.
+    #[error("is not a regular file")]
     NotAFile,
-    /// Smaller than one sector.
+    /// Smaller than one sector: the length in bytes.
+    #[error("is {0} bytes, smaller than one {SECTOR}-byte sector")]
     TooSmall(u64),
 }
 
-impl std::fmt::Display for DiskError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DiskError::Io(e) => write!(f, "{e}"),
-            DiskError::NotAFile => f.write_str("is not a regular file"),
-            DiskError::TooSmall(n) => write!(f, "is {n} bytes, smaller than one 512-byte sector"),
-        }
-    }
+/// Why a saved overlay does not fit a disk.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DiskStateError {
+    /// The base image has another length than the one the overlay was saved on.
+    #[error("the base image is {here} bytes, the snapshot's was {saved}")]
+    BaseLength {
+        /// Length of this base image.
+        here: u64,
+        /// Length of the base image in the snapshot.
+        saved: u64,
+    },
+    /// A saved chunk lies beyond the end of the disk.
+    #[error("saved disk chunk {index} is out of range (the disk has {chunks} chunks)")]
+    ChunkOutOfRange {
+        /// Chunk index.
+        index: u64,
+        /// Chunks the disk has.
+        chunks: u64,
+    },
+    /// A saved chunk is not [`CHUNK`] bytes long.
+    #[error("saved disk chunk {index} is torn ({len} bytes, not {CHUNK})")]
+    TornChunk {
+        /// Chunk index.
+        index: u64,
+        /// Its length in bytes.
+        len: usize,
+    },
 }
 
 impl Disk {
@@ -214,12 +243,12 @@ impl Disk {
     }
 
     /// Loads a saved overlay and cache onto this base (which must have the saved length).
-    pub fn load_state(&mut self, s: DiskState) -> Result<(), String> {
+    pub fn load_state(&mut self, s: DiskState) -> Result<(), DiskStateError> {
         if s.base_len != self.base_len {
-            return Err(format!(
-                "the base image is {} bytes, the snapshot's was {}",
-                self.base_len, s.base_len
-            ));
+            return Err(DiskStateError::BaseLength {
+                here: self.base_len,
+                saved: s.base_len,
+            });
         }
         let overlay = s.into_overlay()?;
         self.durable = overlay.durable;
@@ -336,6 +365,43 @@ mod tests {
         let p = dir.join("tiny.img");
         std::fs::write(&p, [1u8; 100]).unwrap();
         assert!(matches!(Disk::open(&p), Err(DiskError::TooSmall(100))));
+        assert_eq!(
+            DiskError::TooSmall(100).to_string(),
+            "is 100 bytes, smaller than one 512-byte sector"
+        );
+    }
+
+    #[test]
+    fn refuses_saved_overlays_that_do_not_fit() {
+        let (_, mut d) = image(&[0u8; 3 * 4096]);
+        let state = |base_len, durable: Vec<(u64, Vec<u8>)>| DiskState {
+            base_len,
+            durable,
+            volatile: Vec::new(),
+        };
+        assert_eq!(
+            d.load_state(state(4096, Vec::new())),
+            Err(DiskStateError::BaseLength {
+                here: 3 * 4096,
+                saved: 4096
+            })
+        );
+        assert_eq!(
+            d.load_state(state(3 * 4096, vec![(3, vec![0; 4096])])),
+            Err(DiskStateError::ChunkOutOfRange {
+                index: 3,
+                chunks: 3
+            })
+        );
+        let torn = state(3 * 4096, vec![(1, vec![0; 10])]).into_overlay();
+        assert_eq!(torn, Err(DiskStateError::TornChunk { index: 1, len: 10 }));
+        assert_eq!(
+            torn.unwrap_err().to_string(),
+            "saved disk chunk 1 is torn (10 bytes, not 4096)"
+        );
+        d.load_state(state(3 * 4096, vec![(2, vec![5; 4096])]))
+            .unwrap();
+        assert_eq!(d.durable_chunks(), 1);
     }
 
     #[test]

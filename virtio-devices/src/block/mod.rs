@@ -9,13 +9,58 @@ use crate::device::{
     submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
 use crate::VIRTIO_F_VERSION_1;
-pub use disk::{Disk, DiskError, DiskState, Overlay};
+pub use disk::{Disk, DiskError, DiskState, DiskStateError, Overlay};
+
+/// What is wrong with a virtio-blk request (see [`DeviceError::BlockRequest`], which
+/// names the request).
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The chain has no descriptors.
+    #[error("empty chain")]
+    EmptyChain,
+    /// The chain is not a device-readable header of at least 16 bytes, data buffers and a
+    /// device-writable status byte.
+    #[error("not a header, data and status chain")]
+    NotHeaderDataStatus,
+    /// A read request has a device-readable data buffer.
+    #[error("read into a device-readable buffer")]
+    ReadIntoReadable,
+    /// A write request has a device-writable data buffer.
+    #[error("write from a device-writable buffer")]
+    WriteFromWritable,
+    /// The request header is not in guest memory.
+    #[error("header: {error}")]
+    Header {
+        /// What guest memory said.
+        error: vm_memory::GuestMemoryError,
+    },
+    /// A data buffer is not in guest memory.
+    #[error("buffer at {addr:#x}: {error}")]
+    Buffer {
+        /// Guest-physical address of the buffer.
+        addr: u64,
+        /// What guest memory said.
+        error: vm_memory::GuestMemoryError,
+    },
+    /// The GET_ID buffer is not in guest memory.
+    #[error("id buffer: {error}")]
+    IdBuffer {
+        /// What guest memory said.
+        error: vm_memory::GuestMemoryError,
+    },
+    /// The status byte is not in guest memory.
+    #[error("status byte: {error}")]
+    StatusByte {
+        /// What guest memory said.
+        error: vm_memory::GuestMemoryError,
+    },
+}
 
 /// Splits a saved block device state into the state without its disk chunks and the
 /// chunks as a shared overlay: a snapshot loaded once hands the overlay to every branch
 /// (see [`Disk::set_overlay`]) instead of decoding a copy per branch.
 pub(crate) fn split_state(bytes: &[u8]) -> Result<(Vec<u8>, Overlay), DeviceError> {
-    let mut s: BlockState = crate::state::decode(bytes, "virtio-blk")?;
+    let mut s: BlockState = crate::state::decode(bytes, DEVICE)?;
     let base_len = s.disk.base_len;
     let disk = std::mem::replace(
         &mut s.disk,
@@ -27,15 +72,17 @@ pub(crate) fn split_state(bytes: &[u8]) -> Result<(Vec<u8>, Overlay), DeviceErro
     );
     let overlay = disk
         .into_overlay()
-        .map_err(|e| DeviceError(format!("virtio-blk: {e}")))?;
+        .map_err(|error| DeviceError::DiskState { error })?;
     Ok((crate::state::encode(&s), overlay))
 }
 use virtio_queue::Queue;
 use vm_memory::{Bytes, GuestAddress};
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the block device.
 pub const DEVICE_ID: u32 = 2;
+/// The device's name in errors.
+const DEVICE: &str = "virtio-blk";
 /// Queue size offered.
 pub const QUEUE_SIZE: u16 = 128;
 /// Feature bit: the device supports FLUSH.
@@ -74,11 +121,12 @@ pub struct Block {
 }
 
 impl Block {
-    /// A block device on `disk` with latencies from `seed`'s stream `name/latency`.
+    /// A block device on `disk` with latencies from `seed`'s stream `name/latency` (see
+    /// [`wio_scheduler::stream_names`]).
     pub fn new(disk: Disk, seed: RunSeed, name: &str, mean_latency_ns: u64) -> Block {
         Block {
             disk,
-            latency: seed.stream(&format!("{name}/latency")),
+            latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
             stats: BlockStats::default(),
         }
@@ -94,8 +142,11 @@ impl Block {
         &mut self.disk
     }
 
-    fn bad(request: &Request, why: &str) -> DeviceError {
-        DeviceError(format!("virtio-blk: request {}: {why}", request.head))
+    fn bad(request: &Request, problem: RequestError) -> DeviceError {
+        DeviceError::BlockRequest {
+            head: request.head,
+            problem,
+        }
     }
 
     /// Performs one request; returns (status, bytes written into guest buffers).
@@ -120,14 +171,20 @@ impl Block {
                 let mut pos = offset;
                 for seg in data {
                     if !seg.write {
-                        return Err(Self::bad(request, "read into a device-readable buffer"));
+                        return Err(Self::bad(request, RequestError::ReadIntoReadable));
                     }
                     let mut buf = vec![0u8; seg.len as usize];
                     if self.disk.read(pos, &mut buf).is_err() {
                         return Ok((S_IOERR, 0));
                     }
-                    mem.write_slice(&buf, seg.addr).map_err(|e| {
-                        Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0))
+                    mem.write_slice(&buf, seg.addr).map_err(|error| {
+                        Self::bad(
+                            request,
+                            RequestError::Buffer {
+                                addr: seg.addr.0,
+                                error,
+                            },
+                        )
                     })?;
                     pos += u64::from(seg.len);
                 }
@@ -138,11 +195,17 @@ impl Block {
                 let mut pos = offset;
                 for seg in data {
                     if seg.write {
-                        return Err(Self::bad(request, "write from a device-writable buffer"));
+                        return Err(Self::bad(request, RequestError::WriteFromWritable));
                     }
                     let mut buf = vec![0u8; seg.len as usize];
-                    mem.read_slice(&mut buf, seg.addr).map_err(|e| {
-                        Self::bad(request, &format!("buffer at {:#x}: {e}", seg.addr.0))
+                    mem.read_slice(&mut buf, seg.addr).map_err(|error| {
+                        Self::bad(
+                            request,
+                            RequestError::Buffer {
+                                addr: seg.addr.0,
+                                error,
+                            },
+                        )
                     })?;
                     if self.disk.write(pos, &buf).is_err() {
                         return Ok((S_IOERR, 0));
@@ -163,7 +226,7 @@ impl Block {
                 };
                 let n = (seg.len as usize).min(id.len());
                 mem.write_slice(&id[..n], seg.addr)
-                    .map_err(|e| Self::bad(request, &format!("id buffer: {e}")))?;
+                    .map_err(|error| Self::bad(request, RequestError::IdBuffer { error }))?;
                 Ok((S_OK, n as u32))
             }
             _ => Ok((S_UNSUPP, 0)),
@@ -193,10 +256,10 @@ impl VirtioDevice for Block {
     }
 
     fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: BlockState = crate::state::decode(state, "virtio-blk")?;
+        let s: BlockState = crate::state::decode(state, DEVICE)?;
         self.disk
             .load_state(s.disk)
-            .map_err(|e| DeviceError(format!("virtio-blk: {e}")))?;
+            .map_err(|error| DeviceError::DiskState { error })?;
         self.latency = Stream::resume(&s.latency, reseed);
         self.stats = s.stats;
         Ok(())
@@ -249,14 +312,14 @@ impl VirtioDevice for Block {
     ) -> Result<u32, DeviceError> {
         let segs = &request.segments;
         let (Some(first), Some(last)) = (segs.first(), segs.last()) else {
-            return Err(Self::bad(request, "empty chain"));
+            return Err(Self::bad(request, RequestError::EmptyChain));
         };
         if segs.len() < 2 || first.write || first.len < 16 || !last.write || last.len < 1 {
-            return Err(Self::bad(request, "not a header, data and status chain"));
+            return Err(Self::bad(request, RequestError::NotHeaderDataStatus));
         }
         let mut header = [0u8; 16];
         mem.read_slice(&mut header, first.addr)
-            .map_err(|e| Self::bad(request, &format!("header: {e}")))?;
+            .map_err(|error| Self::bad(request, RequestError::Header { error }))?;
         let kind = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let sector = u64::from_le_bytes(header[8..16].try_into().unwrap_or([0; 8]));
         let data = &segs[1..segs.len() - 1];
@@ -268,7 +331,7 @@ impl VirtioDevice for Block {
             &[status],
             GuestAddress(last.addr.0 + u64::from(last.len) - 1),
         )
-        .map_err(|e| Self::bad(request, &format!("status byte: {e}")))?;
+        .map_err(|error| Self::bad(request, RequestError::StatusByte { error }))?;
         Ok(written + 1)
     }
 }
@@ -342,17 +405,25 @@ mod tests {
     fn malformed_chains_are_device_errors() {
         let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
         let mut blk = Block::new(disk(&[0u8; 4096], "bad"), RunSeed(1), "blk", 1000);
-        assert!(blk
-            .complete(0, &request(0, &[(0x1000, 16, false)]), &mem, 0)
-            .is_err());
-        assert!(blk
-            .complete(
+        assert!(matches!(
+            blk.complete(0, &request(0, &[(0x1000, 16, false)]), &mem, 0),
+            Err(DeviceError::BlockRequest {
+                head: 0,
+                problem: RequestError::NotHeaderDataStatus
+            })
+        ));
+        assert!(matches!(
+            blk.complete(
                 0,
                 &request(0, &[(0x1000, 16, true), (0x3000, 1, true)]),
                 &mem,
                 0
-            )
-            .is_err());
+            ),
+            Err(DeviceError::BlockRequest {
+                problem: RequestError::NotHeaderDataStatus,
+                ..
+            })
+        ));
         header(&mem, 0x1000, T_IN, 0);
         let outside = request(
             0,
@@ -362,7 +433,16 @@ mod tests {
                 (0x3000, 1, true),
             ],
         );
-        assert!(blk.complete(0, &outside, &mem, 0).is_err());
+        assert!(matches!(
+            blk.complete(0, &outside, &mem, 0),
+            Err(DeviceError::BlockRequest {
+                problem: RequestError::Buffer {
+                    addr: 0x7fff_0000,
+                    ..
+                },
+                ..
+            })
+        ));
     }
 
     #[test]

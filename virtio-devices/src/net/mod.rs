@@ -14,10 +14,12 @@ use stack::Stack;
 use std::collections::{BTreeMap, VecDeque};
 use virtio_queue::Queue;
 use vm_memory::Bytes;
-use wio_scheduler::{RunSeed, Stream};
+use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// virtio device ID of the network device.
 pub const DEVICE_ID: u32 = 1;
+/// The device's name in errors.
+const DEVICE: &str = "virtio-net";
 /// Queue size offered (receive and transmit).
 pub const QUEUE_SIZE: u16 = 256;
 /// Feature bit: the device has a MAC address in its configuration.
@@ -120,12 +122,15 @@ struct NetState {
 const MAX_INBOX: usize = 1024;
 
 impl Net {
-    /// A network device whose link draws from `seed`'s stream `name/link`.
+    /// A network device whose link draws from `seed`'s stream `name/link`, its peer's stack
+    /// seeded from the first value of `name/stack` (see [`wio_scheduler::stream_names`]).
     pub fn new(seed: RunSeed, name: &str, link: Link, pcap: Option<Pcap>) -> Net {
-        let stack_seed = seed.stream(&format!("{name}/stack")).next_u64();
+        let stack_seed = seed
+            .stream(&stream_names::sub(name, stream_names::STACK))
+            .next_u64();
         let mut net = Net {
             link,
-            stream: seed.stream(&format!("{name}/link")),
+            stream: seed.stream(&stream_names::sub(name, stream_names::LINK)),
             peer: Stack::new(0),
             poll_armed: None,
             rx_buffers: VecDeque::new(),
@@ -218,21 +223,23 @@ impl Net {
             let mut written = 0usize;
             for seg in &buf.segments {
                 if !seg.write {
-                    return Err(DeviceError(format!(
-                        "virtio-net: receive chain {} has a device-readable buffer",
-                        buf.head
-                    )));
+                    return Err(DeviceError::BufferDirection {
+                        device: DEVICE,
+                        chain: "receive chain",
+                        head: buf.head,
+                        writable: false,
+                    });
                 }
                 if written == data.len() {
                     break;
                 }
                 let n = (seg.len as usize).min(data.len() - written);
                 mem.write_slice(&data[written..written + n], seg.addr)
-                    .map_err(|e| {
-                        DeviceError(format!(
-                            "virtio-net: receive buffer at {:#x}: {e}",
-                            seg.addr.0
-                        ))
+                    .map_err(|error| DeviceError::GuestMemory {
+                        device: DEVICE,
+                        buffer: "receive buffer",
+                        addr: seg.addr.0,
+                        error,
                     })?;
                 written += n;
             }
@@ -255,11 +262,8 @@ impl VirtioDevice for Net {
     }
 
     fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
-        let (peer_seed, history) = self.peer.history().ok_or_else(|| {
-            DeviceError(format!(
-                "virtio-net: the network peer's history outgrew {} calls; a run this chatty cannot be snapshotted",
-                stack::MAX_HISTORY
-            ))
+        let (peer_seed, history) = self.peer.history().ok_or(DeviceError::HistoryOverflow {
+            max: stack::MAX_HISTORY,
         })?;
         Ok(crate::state::encode(&NetState {
             stream: self.stream.save(),
@@ -280,14 +284,28 @@ impl VirtioDevice for Net {
     }
 
     fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: NetState = crate::state::decode(state, "virtio-net")?;
-        if s.peer_history.len() > stack::MAX_HISTORY
-            || s.inbox.len() > MAX_INBOX
-            || s.rx_buffers.len() > usize::from(QUEUE_SIZE)
-        {
-            return Err(DeviceError(
-                "saved virtio-net state exceeds the device's limits".into(),
-            ));
+        let s: NetState = crate::state::decode(state, DEVICE)?;
+        for (what, len, max) in [
+            (
+                "peer history calls",
+                s.peer_history.len(),
+                stack::MAX_HISTORY,
+            ),
+            ("waiting frames", s.inbox.len(), MAX_INBOX),
+            (
+                "receive buffers",
+                s.rx_buffers.len(),
+                usize::from(QUEUE_SIZE),
+            ),
+        ] {
+            if len > max {
+                return Err(DeviceError::StateLimit {
+                    device: DEVICE,
+                    what,
+                    len,
+                    max,
+                });
+            }
         }
         self.stream = Stream::resume(&s.stream, reseed);
         // The peer's own randomness (TCP sequence numbers) is replayed with its original
@@ -362,38 +380,36 @@ impl VirtioDevice for Net {
         now_ns: u64,
     ) -> Result<u32, DeviceError> {
         if queue != TX {
-            return Err(DeviceError(
-                "virtio-net: completion on the receive queue".into(),
-            ));
+            return Err(DeviceError::NetReceiveCompletion);
         }
         let mut bytes = Vec::new();
         for seg in &request.segments {
             if seg.write {
-                return Err(DeviceError(format!(
-                    "virtio-net: transmit chain {} has a device-writable buffer",
-                    request.head
-                )));
+                return Err(DeviceError::BufferDirection {
+                    device: DEVICE,
+                    chain: "transmit chain",
+                    head: request.head,
+                    writable: true,
+                });
             }
             if bytes.len() + seg.len as usize > MAX_FRAME + NET_HDR_LEN {
-                return Err(DeviceError(format!(
-                    "virtio-net: transmit chain {} is larger than {MAX_FRAME} bytes",
-                    request.head
-                )));
+                return Err(DeviceError::FrameTooLarge {
+                    head: request.head,
+                    max: MAX_FRAME,
+                });
             }
             let mut b = vec![0u8; seg.len as usize];
-            mem.read_slice(&mut b, seg.addr).map_err(|e| {
-                DeviceError(format!(
-                    "virtio-net: transmit buffer at {:#x}: {e}",
-                    seg.addr.0
-                ))
-            })?;
+            mem.read_slice(&mut b, seg.addr)
+                .map_err(|error| DeviceError::GuestMemory {
+                    device: DEVICE,
+                    buffer: "transmit buffer",
+                    addr: seg.addr.0,
+                    error,
+                })?;
             bytes.extend_from_slice(&b);
         }
         if bytes.len() < NET_HDR_LEN + 14 {
-            return Err(DeviceError(format!(
-                "virtio-net: transmit chain {} holds no Ethernet frame",
-                request.head
-            )));
+            return Err(DeviceError::NoFrame { head: request.head });
         }
         let frame = bytes.split_off(NET_HDR_LEN);
         self.stats.tx_frames += 1;
@@ -541,24 +557,46 @@ mod tests {
         let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
         let mut net = Net::new(RunSeed(3), "net", Link::default(), None);
         assert!(
-            net.complete(TX, &req(0, &[(0x1000, 4, false)]), &mem, 0)
-                .is_err(),
+            matches!(
+                net.complete(TX, &req(0, &[(0x1000, 4, false)]), &mem, 0),
+                Err(DeviceError::NoFrame { head: 0 })
+            ),
             "too short"
         );
         assert!(
-            net.complete(TX, &req(0, &[(0x1000, 64, true)]), &mem, 0)
-                .is_err(),
+            matches!(
+                net.complete(TX, &req(1, &[(0x1000, 64, true)]), &mem, 0),
+                Err(DeviceError::BufferDirection {
+                    head: 1,
+                    writable: true,
+                    ..
+                })
+            ),
             "writable"
         );
         assert!(
-            net.complete(TX, &req(0, &[(0x7fff_0000, 64, false)]), &mem, 0)
-                .is_err(),
+            matches!(
+                net.complete(TX, &req(2, &[(0x7fff_0000, 64, false)]), &mem, 0),
+                Err(DeviceError::GuestMemory {
+                    addr: 0x7fff_0000,
+                    ..
+                })
+            ),
             "outside memory"
         );
         assert!(
-            net.complete(TX, &req(0, &[(0x1000, 70_000, false)]), &mem, 0)
-                .is_err(),
+            matches!(
+                net.complete(TX, &req(3, &[(0x1000, 70_000, false)]), &mem, 0),
+                Err(DeviceError::FrameTooLarge { head: 3, .. })
+            ),
             "oversized"
+        );
+        assert!(
+            matches!(
+                net.complete(RX, &req(4, &[(0x1000, 64, true)]), &mem, 0),
+                Err(DeviceError::NetReceiveCompletion)
+            ),
+            "receive queue"
         );
     }
 }

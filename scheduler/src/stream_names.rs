@@ -1,0 +1,101 @@
+//! The names of every random stream wio splits from the run seed.
+//!
+//! A stream's values are a function of the run seed and its name alone (see
+//! [`crate::streams`]), so the rule is: **one name per subsystem and per kind of
+//! fault or decision**. Then adding or removing a draw in one stream never shifts
+//! the values of another: a new fault kind gets a new name instead of drawing from an
+//! existing stream, and a device that starts drawing one value more per request
+//! changes only what that device does.
+//!
+//! The names are part of the determinism contract: changing a string here (or how
+//! [`sub`] joins a device and a part) changes the values of that stream, and so the
+//! guest's run and its trace, for every existing seed. Add names; do not edit them.
+//!
+//! A virtio device is built with its device name (say [`VIRTIO_NET`]) and splits its
+//! own streams from it with [`sub`], one per part (`"virtio-net/link"`,
+//! `"virtio-net/stack"`), so two devices of one kind under different names never
+//! share a stream.
+
+// Streams the machine draws from directly.
+
+/// The x86-64 kernel's RNG seed (the `SETUP_RNG_SEED` setup_data entry of the boot protocol).
+pub const X86_BOOT_RNG_SEED: &str = "x86-boot-rng-seed";
+/// The riscv64 device tree's `/chosen/rng-seed`.
+pub const RISCV_FDT_RNG_SEED: &str = "riscv-fdt-rng-seed";
+/// The values the x86-64 paravirtual port hands a guest that selects its entropy register.
+pub const PARAVIRT_ENTROPY: &str = "paravirt-entropy";
+
+// Device names: what the machine passes to each virtio device as its `name`.
+
+/// The virtio entropy device (slot 0).
+pub const VIRTIO_RNG: &str = "virtio-rng";
+/// The virtio network device (slot 1).
+pub const VIRTIO_NET: &str = "virtio-net";
+/// The virtio block device (slot 2, when the run has a disk).
+pub const VIRTIO_BLK: &str = "virtio-blk";
+
+// Parts: the per-device streams, joined to a device name with [`sub`].
+
+/// The bytes a device hands the guest (virtio-rng's entropy).
+pub const BYTES: &str = "bytes";
+/// Per-request service latencies (virtio-rng, virtio-blk).
+pub const LATENCY: &str = "latency";
+/// The link's behaviour: loss, duplication, delays and transmit service times (virtio-net).
+pub const LINK: &str = "link";
+/// The one value that seeds the network peer's TCP/IP stack (virtio-net).
+pub const STACK: &str = "stack";
+
+/// Every top-level name above (streams and device names), for checks.
+pub const ALL: &[&str] = &[
+    X86_BOOT_RNG_SEED,
+    RISCV_FDT_RNG_SEED,
+    PARAVIRT_ENTROPY,
+    VIRTIO_RNG,
+    VIRTIO_NET,
+    VIRTIO_BLK,
+];
+
+/// Every part above, for checks.
+pub const ALL_PARTS: &[&str] = &[BYTES, LATENCY, LINK, STACK];
+
+/// The name of `device`'s stream `part`: `"{device}/{part}"` (for example
+/// `sub(VIRTIO_NET, LINK)` is `"virtio-net/link"`).
+pub fn sub(device: &str, part: &str) -> String {
+    format!("{device}/{part}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn all_names_are_distinct() {
+        let top: BTreeSet<&str> = ALL.iter().copied().collect();
+        assert_eq!(top.len(), ALL.len(), "a top-level name is used twice");
+        let parts: BTreeSet<&str> = ALL_PARTS.iter().copied().collect();
+        assert_eq!(parts.len(), ALL_PARTS.len(), "a part is used twice");
+        // Neither may contain the separator, so every derived name is unambiguous and
+        // cannot collide with a top-level name.
+        for name in ALL.iter().chain(ALL_PARTS) {
+            assert!(!name.is_empty() && !name.contains('/'), "{name:?}");
+        }
+        let mut every: BTreeSet<String> = top.iter().map(|s| s.to_string()).collect();
+        for device in [VIRTIO_RNG, VIRTIO_NET, VIRTIO_BLK] {
+            for part in ALL_PARTS {
+                assert!(every.insert(sub(device, part)), "{device}/{part}");
+            }
+        }
+    }
+
+    /// The strings are the determinism contract: these are the names runs used before
+    /// the constants existed.
+    #[test]
+    fn derived_names_are_pinned() {
+        assert_eq!(sub(VIRTIO_RNG, BYTES), "virtio-rng/bytes");
+        assert_eq!(sub(VIRTIO_RNG, LATENCY), "virtio-rng/latency");
+        assert_eq!(sub(VIRTIO_NET, LINK), "virtio-net/link");
+        assert_eq!(sub(VIRTIO_NET, STACK), "virtio-net/stack");
+        assert_eq!(sub(VIRTIO_BLK, LATENCY), "virtio-blk/latency");
+    }
+}
