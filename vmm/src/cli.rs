@@ -1,6 +1,7 @@
 //! The `wio` command line.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::machine::Arch;
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// wio: a deterministic hypervisor. Every run is a function of its seed.
@@ -132,17 +133,6 @@ pub struct ExploreArgs {
     /// The snapshot's base disk image, if it is no longer where the snapshot says.
     #[arg(long, value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
-}
-
-/// Guest architectures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Arch {
-    /// x86-64 on KVM.
-    #[value(name = "x86_64", alias = "x86-64", alias = "amd64")]
-    X86_64,
-    /// riscv64 (RV64GC) on wio's deterministic interpreter.
-    #[value(name = "riscv64", alias = "riscv")]
-    Riscv64,
 }
 
 /// Options of `wio run`.

@@ -9,10 +9,7 @@
 //! shard reports. Ctrl-C stops the workers and keeps the finished seeds' report.
 
 use crate::error::{Result, WioError};
-use crate::riscv_vm::{BranchEnd, LoadedSnapshot};
-use crate::snapshot::{Meta, Snapshot};
-use crate::vm::RunConfig;
-use crate::vm::X86Loaded;
+use crate::machine::{driver, BranchEnd, RunConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -333,44 +330,6 @@ pub fn print_table(report: &Report) {
     }
 }
 
-/// A loaded snapshot of either machine.
-enum Loaded {
-    Riscv(Box<LoadedSnapshot>),
-    X86(Box<X86Loaded>),
-}
-
-impl Loaded {
-    fn meta(&self) -> &Meta {
-        match self {
-            Loaded::Riscv(l) => &l.meta,
-            Loaded::X86(l) => &l.meta,
-        }
-    }
-
-    fn sha256(&self) -> &str {
-        match self {
-            Loaded::Riscv(l) => &l.sha256,
-            Loaded::X86(l) => &l.sha256,
-        }
-    }
-
-    fn branch(
-        &self,
-        seed: u64,
-        until: Option<&str>,
-        watch: &[String],
-        limit_ns: u64,
-        cancel: &AtomicBool,
-    ) -> Result<Option<BranchEnd>> {
-        match self {
-            Loaded::Riscv(l) => {
-                crate::riscv_vm::run_branch(l, seed, until, watch, limit_ns, cancel)
-            }
-            Loaded::X86(l) => crate::vm::run_branch(l, seed, watch, limit_ns, cancel),
-        }
-    }
-}
-
 /// Runs the exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore) -> Result<Report> {
     let load_cfg = RunConfig {
@@ -379,17 +338,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         seed_given: false,
         ..RunConfig::with_seed(0)
     };
-    let loaded = if Snapshot::peek_meta(&x.from)?.arch == "x86_64" {
-        if x.until.is_some() {
-            return Err(WioError::Usage(
-                "--until works with riscv64 snapshots; x86-64 branches run to the guest's exit"
-                    .into(),
-            ));
-        }
-        Loaded::X86(Box::new(X86Loaded::load(&x.from, &load_cfg)?))
-    } else {
-        Loaded::Riscv(Box::new(LoadedSnapshot::load(&x.from, &load_cfg)?))
-    };
+    let loaded = crate::builder::load(&x.from, &load_cfg)?;
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
         snapshot: x.from.clone(),
@@ -443,7 +392,8 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
-                match loaded.branch(
+                match driver::run_branch(
+                    loaded.as_ref(),
                     seed,
                     x.until.as_deref(),
                     &watch,

@@ -4,27 +4,24 @@
 
 mod arch;
 mod bench;
+mod builder;
 mod cli;
 mod devices;
 mod engine;
 mod error;
 mod explore;
 mod initrd;
+mod machine;
 mod memory;
-mod platform;
-mod riscv_vm;
-mod runloop;
-mod sbi;
 mod snapshot;
 mod summary;
-mod testguest;
 mod trace;
-mod virtio_setup;
-mod vm;
 
 use clap::Parser;
 use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
 use error::{exit_code, WioError};
+use machine::{Arch, RunConfig};
+use std::time::Instant;
 
 /// `console:TEXT` (the only kind of --until so far) to TEXT.
 fn parse_until(s: &str) -> Result<String, WioError> {
@@ -74,28 +71,21 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     }
     let arch = match (&args.from, args.arch) {
         (Some(from), arch) => {
-            let meta = snapshot::Snapshot::peek_meta(from)?;
-            let snap_arch = match meta.arch.as_str() {
-                "riscv64" => cli::Arch::Riscv64,
-                _ => cli::Arch::X86_64,
-            };
+            let snap_arch = builder::snapshot_arch(from)?;
             if arch.is_some_and(|a| a != snap_arch) {
                 return Err(WioError::Usage(format!(
                     "{} is a snapshot of a {} guest; drop --arch or pass --arch {}",
                     from.display(),
-                    meta.arch,
-                    meta.arch
+                    snap_arch.name(),
+                    snap_arch.name()
                 )));
             }
             snap_arch
         }
-        (None, arch) => arch.unwrap_or(cli::Arch::X86_64),
+        (None, arch) => arch.unwrap_or(Arch::X86_64),
     };
     let until = args.until.as_deref().map(parse_until).transpose()?;
-    if until.is_some() && arch != cli::Arch::Riscv64 {
-        return Err(WioError::Usage("--until works with --arch riscv64".into()));
-    }
-    let cfg = vm::RunConfig {
+    let cfg = RunConfig {
         until,
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
@@ -121,7 +111,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             duplicate_ppm: args.net_dup_ppm,
         },
     };
-    if args.guest.is_some() && arch != cli::Arch::Riscv64 {
+    if args.guest.is_some() && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
         ));
@@ -131,10 +121,9 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "--guest and --kernel both choose the guest; pass one of them".into(),
         ));
     }
-    let result = match arch {
-        cli::Arch::X86_64 => vm::run(&cfg)?,
-        cli::Arch::Riscv64 => riscv_vm::run(&cfg)?,
-    };
+    let wall = Instant::now();
+    let machine = builder::start(arch, &cfg, wall)?;
+    let result = machine::driver::run(machine, &cfg, wall);
     if !args.no_summary {
         eprint!("{}", result.summary.human());
     }

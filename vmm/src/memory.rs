@@ -3,6 +3,9 @@
 use crate::error::{Result, WioError};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
 
+/// Guest page size: the unit of snapshot memory images.
+pub const PAGE: u64 = 4096;
+
 /// The guest memory type every part of wio uses.
 pub type GuestMem = GuestMemoryMmap<()>;
 
@@ -44,8 +47,7 @@ pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::Fil
     };
     file.set_len(size).map_err(io)?;
     for (first, bytes) in runs {
-        file.write_all_at(bytes, first * crate::snapshot::PAGE)
-            .map_err(io)?;
+        file.write_all_at(bytes, first * PAGE).map_err(io)?;
     }
     Ok(file)
 }

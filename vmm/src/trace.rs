@@ -15,6 +15,21 @@ use std::io::Write;
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// The kind tags of exits folded into the trace's digest ([`Trace::fold`]); part of the
+/// trace format, the same on both machines.
+pub mod fold {
+    /// A port read (x86-64).
+    pub const PIO_READ: u8 = 1;
+    /// A port write (x86-64).
+    pub const PIO_WRITE: u8 = 2;
+    /// An MMIO read.
+    pub const MMIO_READ: u8 = 3;
+    /// An MMIO write.
+    pub const MMIO_WRITE: u8 = 4;
+    /// An SBI call (riscv64): extension, function, error.
+    pub const SBI_CALL: u8 = 5;
+}
+
 /// Hex of a hash.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -188,6 +203,16 @@ pub fn close(
             json!({ "code": e.exit_code(), "message": e.to_string() }),
         ),
     }
+    finish(trace, outcome, path)
+}
+
+/// Flushes the trace and returns the outcome, turned into an output error if the file
+/// could not be written.
+pub fn finish(
+    trace: &mut Trace,
+    outcome: crate::error::Result<u32>,
+    path: Option<&std::path::PathBuf>,
+) -> crate::error::Result<u32> {
     match trace.finish() {
         Err(source) => Err(crate::error::WioError::Output {
             what: "trace",

@@ -1,5 +1,5 @@
-//! Architecture-specific machine set-up: memory layout, boot protocol and
-//! initial CPU state for each guest architecture wio runs.
+//! The two machines wio builds, one folder each; neither imports the other. Both
+//! implement `crate::machine::Machine`.
 
 pub mod riscv64;
 pub mod x86_64;

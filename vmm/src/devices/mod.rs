@@ -1,5 +1,51 @@
 //! Platform devices wio emulates in userspace, driven by the virtual clock.
+//!
+//! `legacy/` holds the PC devices of x86-64 (and the 16550 UART both machines use),
+//! `riscv/` the PLIC and Goldfish RTC of the riscv64 machine, `virtio_slots` the
+//! virtio-mmio slots both machines share.
 
 pub mod legacy;
 pub mod riscv;
 pub mod virtio_slots;
+
+/// Why a saved device state cannot be loaded into this machine's devices (a damaged or
+/// foreign snapshot), or a device's state cannot be saved.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The snapshot has another number of virtio devices than this machine.
+    #[error("{saved} virtio devices saved, {here} attached here")]
+    SlotCount {
+        /// Devices in the snapshot.
+        saved: usize,
+        /// Devices of this machine.
+        here: usize,
+    },
+    /// One virtio device refused its state, or could not save it.
+    #[error("virtio slot {slot}: {source}")]
+    Slot {
+        /// The slot.
+        slot: usize,
+        /// What the device said.
+        source: wio_virtio_devices::DeviceError,
+    },
+    /// A timed device event names a slot that holds no device.
+    #[error("a device event names an empty virtio slot")]
+    EmptySlot,
+    /// The saved event queue is inconsistent.
+    #[error("bad device event queue: {0}")]
+    Events(#[from] wio_scheduler::SchedulerError),
+    /// The CMOS RTC's saved RAM has the wrong size.
+    #[error("RTC RAM is {len} bytes, not 128")]
+    RtcRam {
+        /// Saved length.
+        len: usize,
+    },
+    /// The UART's saved receive FIFO is longer than the 16550's.
+    #[error("saved UART receive FIFO holds {len} bytes; a 16550 holds at most {max}")]
+    UartFifo {
+        /// Saved length.
+        len: usize,
+        /// The FIFO's size.
+        max: usize,
+    },
+}

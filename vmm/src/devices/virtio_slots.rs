@@ -3,6 +3,7 @@
 //! timers, and performing them when the scheduler says so. The machine owns the
 //! event queue and the interrupt controller; this owns the devices.
 
+use super::StateError;
 use crate::trace::Trace;
 use serde_json::json;
 use wio_virtio_devices::{GuestMem, MmioTransport, Request};
@@ -36,22 +37,33 @@ impl VirtioSlots {
         &self.devices
     }
 
+    /// Every transport's state, slot by slot (see [`MmioTransport::save_state`]).
+    pub fn save_states(&self) -> Result<Vec<Vec<u8>>, StateError> {
+        self.devices
+            .iter()
+            .enumerate()
+            .map(|(slot, t)| {
+                t.save_state()
+                    .map_err(|source| StateError::Slot { slot, source })
+            })
+            .collect()
+    }
+
     /// Loads saved transport states, slot by slot (see [`MmioTransport::load_state`]).
     pub fn load_states(
         &mut self,
         states: &[Vec<u8>],
         reseed: Option<wio_scheduler::RunSeed>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StateError> {
         if states.len() != self.devices.len() {
-            return Err(format!(
-                "{} virtio devices saved, {} here",
-                states.len(),
-                self.devices.len()
-            ));
+            return Err(StateError::SlotCount {
+                saved: states.len(),
+                here: self.devices.len(),
+            });
         }
         for (slot, (t, s)) in self.devices.iter_mut().zip(states).enumerate() {
             t.load_state(s, reseed)
-                .map_err(|e| format!("virtio slot {slot}: {e}"))?;
+                .map_err(|source| StateError::Slot { slot, source })?;
         }
         Ok(())
     }

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod sha;
 
 use crate::error::{Result, WioError};
+pub use crate::memory::PAGE;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -29,8 +30,6 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
 /// The format this wio writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
-/// Guest page size of the memory image.
-pub const PAGE: u64 = 4096;
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
 const HEADER: usize = 8 + 4 + 8;
@@ -85,30 +84,24 @@ impl Meta {
         [l.latency_ns, l.jitter_ns, l.loss_ppm, l.duplicate_ppm]
     }
 
-    /// The seed a restore with `cfg` runs with, and the seed to re-key every stream from
-    /// when it is not the snapshot's (no `--seed` keeps the snapshot's seed).
-    pub fn restore_seed(
-        &self,
-        cfg: &crate::vm::RunConfig,
-    ) -> (u64, Option<wio_scheduler::RunSeed>) {
-        let seed = if cfg.seed_given { cfg.seed } else { self.seed };
+    /// The seed a restore runs with (`seed` when the command line gave one, else the
+    /// snapshot's), and the seed to re-key every stream from when it is not the snapshot's.
+    pub fn restore_seed(&self, seed: Option<u64>) -> (u64, Option<wio_scheduler::RunSeed>) {
+        let seed = seed.unwrap_or(self.seed);
         (
             seed,
             (seed != self.seed).then_some(wio_scheduler::RunSeed(seed)),
         )
     }
 
-    /// `cfg` with the snapshot's link: a restore rebuilds the devices as the snapshot had them.
-    pub fn device_config(&self, cfg: &crate::vm::RunConfig) -> crate::vm::RunConfig {
+    /// The simulated link the snapshot's devices were built with (a restore rebuilds them so).
+    pub fn link(&self) -> wio_virtio_devices::Link {
         let [latency_ns, jitter_ns, loss_ppm, duplicate_ppm] = self.link;
-        crate::vm::RunConfig {
-            link: wio_virtio_devices::Link {
-                latency_ns,
-                jitter_ns,
-                loss_ppm,
-                duplicate_ppm,
-            },
-            ..cfg.clone()
+        wio_virtio_devices::Link {
+            latency_ns,
+            jitter_ns,
+            loss_ppm,
+            duplicate_ppm,
         }
     }
 }

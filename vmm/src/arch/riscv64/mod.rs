@@ -1,7 +1,16 @@
-//! RISC-V (riscv64) machine set-up: the memory map, the device tree, and
-//! loading a Linux `Image` with its initrd, as a supervisor binary interface
-//! (SBI) implementation would hand them to the kernel.
+//! The riscv64 machine on wio's interpreter: its memory map, device tree and kernel
+//! loading (as an SBI implementation would hand them to the kernel), the hart's engine
+//! and clock, the bus of devices, SBI, the run loop and snapshots.
 
 pub mod boot;
+pub mod bus;
+pub mod clock;
+pub mod engine;
 pub mod fdt;
 pub mod layout;
+pub mod machine;
+pub mod sbi;
+pub mod snapshot;
+
+pub use machine::{RvMachine, DEFAULT_CMDLINE};
+pub use snapshot::RvLoaded;

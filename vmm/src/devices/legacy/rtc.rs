@@ -152,11 +152,15 @@ impl Rtc {
     }
 
     /// An RTC in a saved state.
-    pub fn from_state(s: &RtcState) -> Option<Rtc> {
-        Some(Rtc {
+    pub fn from_state(s: &RtcState) -> Result<Rtc, crate::devices::StateError> {
+        Ok(Rtc {
             epoch_unix: s.epoch_unix,
             index: s.index,
-            ram: s.ram.as_slice().try_into().ok()?,
+            ram: s
+                .ram
+                .as_slice()
+                .try_into()
+                .map_err(|_| crate::devices::StateError::RtcRam { len: s.ram.len() })?,
         })
     }
 

@@ -8,6 +8,9 @@ use std::cell::Cell;
 use std::rc::Rc;
 use vm_superio::{Serial, Trigger};
 
+/// Size of the 16550's receive FIFO (vm-superio's, which refuses a longer saved one).
+pub const MAX_FIFO_BYTES: usize = 64;
+
 /// First port of COM1.
 pub const COM1_BASE: u16 = 0x3f8;
 /// COM1's interrupt line.
@@ -98,7 +101,7 @@ impl Uart16550 {
     }
 
     /// A UART in a saved state.
-    pub fn from_state(s: &UartState) -> Result<Uart16550, String> {
+    pub fn from_state(s: &UartState) -> Result<Uart16550, crate::devices::StateError> {
         let [baud_divisor_low, baud_divisor_high, interrupt_enable, interrupt_identification, line_control, line_status, modem_control, modem_status, scratch] =
             s.regs;
         let state = vm_superio::serial::SerialState {
@@ -121,7 +124,11 @@ impl Uart16550 {
             vm_superio::serial::NoEvents,
             s.output.clone(),
         )
-        .map_err(|e| format!("saved UART state: {e:?}"))?;
+        // Loading checks one thing only: the receive FIFO fits.
+        .map_err(|_| crate::devices::StateError::UartFifo {
+            len: s.in_buffer.len(),
+            max: MAX_FIFO_BYTES,
+        })?;
         Ok(Uart16550 { uart, irq })
     }
 

@@ -2,9 +2,10 @@
 //! same [`CpuEngine`] trait as KVM. Its virtual time is the hart's cycle count,
 //! so [`CpuEngine::set_deadline`] stops it on an exact instruction.
 
-use super::{CpuEngine, Exit, ExitHandler};
-use crate::arch::riscv64::layout::NS_PER_CYCLE;
+use super::clock::{self, CLOCK};
+use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::Result;
+use wio_clock::VirtualTime;
 use wio_riscv::{Bus, Hart, Stop};
 
 /// The interpreter as an engine.
@@ -23,9 +24,9 @@ impl RiscvEngine {
         }
     }
 
-    /// Virtual ns now.
-    pub fn now_ns(&self) -> u64 {
-        self.hart.cycles * NS_PER_CYCLE
+    /// Virtual time now.
+    pub fn now(&self) -> VirtualTime {
+        clock::now(&self.hart)
     }
 }
 
@@ -39,7 +40,7 @@ impl Bus for BusAdapter<'_> {
         if !self.io.mmio_claims(addr) {
             return None;
         }
-        self.io.set_time(cycles * NS_PER_CYCLE);
+        self.io.set_time(CLOCK.time_at(cycles).as_ns());
         let mut buf = [0u8; 8];
         let n = usize::from(size.min(8));
         self.io.mmio_read(addr, &mut buf[..n]);
@@ -50,7 +51,7 @@ impl Bus for BusAdapter<'_> {
         if !self.io.mmio_claims(addr) {
             return false;
         }
-        self.io.set_time(cycles * NS_PER_CYCLE);
+        self.io.set_time(CLOCK.time_at(cycles).as_ns());
         let n = usize::from(size.min(8));
         self.io.mmio_write(addr, &value.to_le_bytes()[..n]);
         true
@@ -61,7 +62,7 @@ impl Bus for BusAdapter<'_> {
     }
 
     fn next_event_cycle(&self) -> u64 {
-        self.io.next_event_ns().div_ceil(NS_PER_CYCLE)
+        CLOCK.count_at_or_after(VirtualTime::from_ns(self.io.next_event_ns()))
     }
 }
 
@@ -76,7 +77,7 @@ impl CpuEngine for RiscvEngine {
     }
 
     fn set_deadline(&mut self, until_ns: u64) {
-        self.until_cycles = until_ns / NS_PER_CYCLE;
+        self.until_cycles = CLOCK.count_before(VirtualTime::from_ns(until_ns));
     }
 
     fn program_counter(&mut self) -> Option<u64> {

@@ -6,14 +6,16 @@
 //! - Idle speed: the test guest sleeps S virtual seconds with HLT (`idle=S`);
 //!   virtual seconds per wall second shows what clock jumps buy.
 
+mod snapshots;
+
 use crate::arch::x86_64::boot::{self, BootSpec, KernelImage};
+use crate::arch::x86_64::kvm::{KvmEngine, KvmOptions};
+use crate::arch::x86_64::testguest::X86_64_TEST_GUEST;
 use crate::cli::BenchArgs;
 use crate::devices::legacy::debug_exit::DEBUG_EXIT_PORT;
-use crate::engine::kvm::{KvmEngine, KvmOptions};
 use crate::error::{Result, WioError};
+use crate::machine::{driver, Arch, RunConfig};
 use crate::memory;
-use crate::testguest::X86_64_TEST_GUEST;
-use crate::vm::{self, RunConfig};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -34,7 +36,12 @@ fn config(cmdline: String) -> RunConfig {
 /// Full run loop: (exits, wall seconds).
 fn full_run(cmdline: &str) -> Result<(u64, f64, u64)> {
     let start = Instant::now();
-    let r = vm::run(&config(cmdline.to_string()))?;
+    let cfg = config(cmdline.to_string());
+    let r = driver::run(
+        crate::builder::boot(Arch::X86_64, &cfg, start)?,
+        &cfg,
+        start,
+    );
     let wall = start.elapsed().as_secs_f64();
     r.outcome?;
     Ok((r.summary.exits.values().sum(), wall, r.summary.virtual_ns))
@@ -94,7 +101,7 @@ fn riscv_compute_mips(instructions: u64) -> f64 {
     let start = Instant::now();
     hart.run(&mut NoDevices, instructions);
     let secs = start.elapsed().as_secs_f64();
-    hart.instret as f64 / secs / 1e6
+    hart.instret() as f64 / secs / 1e6
 }
 
 /// Scheduler events per wall second: push events at seeded times, then pop them all in order.
@@ -134,7 +141,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         median(mips.clone())
     );
     let snapshot_doc = if args.snapshots {
-        Some(snapshot_figures()?)
+        Some(snapshots::figures()?)
     } else {
         None
     };
@@ -203,55 +210,4 @@ fn write_json(path: &std::path::Path, doc: &serde_json::Value) -> Result<()> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Snapshot figures, printed and returned as JSON.
-fn snapshot_figures() -> Result<serde_json::Value> {
-    let dir = std::env::temp_dir().join(format!("wio-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    eprintln!("bench: snapshots of the small riscv64 guest ({jobs} worker threads)…");
-    let f = crate::riscv_vm::bench_snapshots(&dir, jobs, 60, 200);
-    let _ = std::fs::remove_dir_all(&dir);
-    let f = f?;
-    let pct = |p: f64| f.restore_us[((f.restore_us.len() - 1) as f64 * p) as usize];
-    println!(
-        "snapshot capture           {:>12.1} ms ({} MiB guest; state and memory scan)",
-        f.capture_ms, f.mem_mib
-    );
-    println!(
-        "snapshot write             {:>12.1} ms, {:.1} MiB file (non-zero pages, checksummed, fsynced)",
-        f.write_ms,
-        f.file_bytes as f64 / (1 << 20) as f64
-    );
-    println!(
-        "snapshot load              {:>12.1} ms (read, verify, memfd)",
-        f.load_ms
-    );
-    println!(
-        "branch creation            {:>12.0} us median, {:.0} us p90 ({} MiB guest, goal <= 1000 us)",
-        pct(0.5),
-        pct(0.9),
-        f.mem_mib
-    );
-    let mut kinds = Vec::new();
-    for (i, (name, per_min, insns, ns)) in f.branches.iter().enumerate() {
-        println!(
-            "branches per minute        {:>12.0} on {jobs} threads: {name}, {insns} instructions and {:.3} virtual s each{}",
-            per_min,
-            *ns as f64 / 1e9,
-            if i == 0 { " (goal >= 2000)" } else { "" }
-        );
-        kinds.push(json!({ "branch": name, "per_minute": per_min, "instructions": insns, "virtual_ns": ns }));
-    }
-    Ok(json!({
-        "mem_mib": f.mem_mib, "capture_ms": f.capture_ms, "write_ms": f.write_ms,
-        "file_bytes": f.file_bytes, "load_ms": f.load_ms,
-        "restore_us_median": pct(0.5), "restore_us_p90": pct(0.9),
-        "branches": kinds, "threads": jobs,
-    }))
 }

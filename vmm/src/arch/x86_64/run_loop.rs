@@ -1,29 +1,15 @@
-//! The run loop: engine exit → device handling → clock charge → due events →
-//! interrupt injection → repeat. Halting jumps the clock to the next event.
+//! The x86-64 run loop, one step at a time: engine exit → device handling → clock
+//! charge → due events → console → interrupt injection at the next step. Halting jumps
+//! the clock to the next event. The machine calls [`step`] until it says the run ended;
+//! between two steps nothing is half done, so snapshots are taken there.
 
+use super::platform::{GuestStop, Platform};
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
-use crate::platform::{GuestStop, Platform};
+use crate::machine::console::Console;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::Write;
 use wio_clock::{CostModel, ExitCost};
-
-/// Limits and options of one run.
-#[derive(Debug, Clone, Copy)]
-pub struct RunLimits {
-    /// Virtual ns after which the run stops with [`WioError::TimeLimit`]; 0 = none.
-    pub max_virtual_ns: u64,
-    /// Wall milliseconds of the watchdog, for messages.
-    pub watchdog_ms: u64,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    /// The guest wrote a status to the debug-exit port.
-    GuestStatus(u32),
-}
 
 /// What the loop counted.
 #[derive(Debug, Clone, Default)]
@@ -36,144 +22,127 @@ pub struct RunStats {
     pub idle_ns: u64,
 }
 
-/// Where console output goes while the guest runs.
-pub enum Console<'a> {
-    /// Stream it to this writer as it arrives.
-    Stream(&'a mut dyn Write),
-    /// Keep it only in the trace.
-    Quiet,
+/// What one step came to.
+#[derive(Debug)]
+pub enum Step {
+    /// The guest runs on.
+    Continue,
+    /// The run ended: the status the guest wrote to the debug-exit port, or why it failed.
+    End(Result<u32>),
 }
 
-/// Called at the end of every iteration of the loop, where the machine is between two
-/// exits and nothing is half done: snapshots are taken there.
-pub type Hook<'a> = dyn FnMut(&mut dyn CpuEngine, &mut Platform, &RunStats) -> Result<()> + 'a;
-
-/// Runs `engine` on `platform` until the guest stops or an error ends the run.
-pub fn run(
+/// Runs `engine` on `platform` to its next exit and serves it. `watchdog_ms` is the
+/// engine's wall-time limit without an exit, for the message when it fires.
+pub fn step(
     engine: &mut dyn CpuEngine,
     platform: &mut Platform,
-    cost: &CostModel,
-    limits: RunLimits,
     console: &mut Console,
     stats: &mut RunStats,
-    hook: &mut Hook,
-) -> Result<Ending> {
-    let result = run_inner(engine, platform, cost, limits, console, stats, hook);
-    let out = platform.drain_console();
-    if let Console::Stream(w) = console {
-        let _ = w.write_all(&out);
-        let _ = w.flush();
+    cost: &CostModel,
+    watchdog_ms: u64,
+) -> Step {
+    match step_inner(engine, platform, console, stats, cost, watchdog_ms) {
+        Ok(None) => Step::Continue,
+        Ok(Some(status)) => Step::End(Ok(status)),
+        Err(e) => Step::End(Err(e)),
     }
-    platform.flush_console_line();
-    result
 }
 
-fn run_inner(
+/// Moves the guest's console output to `console` (raising COM1's interrupt as the UART asks).
+pub fn drain_console(platform: &mut Platform, console: &mut Console) {
+    let out = platform.take_console_output();
+    let now = platform.clock.now_ns();
+    console.push(&out, now, &mut platform.trace);
+}
+
+fn step_inner(
     engine: &mut dyn CpuEngine,
     platform: &mut Platform,
-    cost: &CostModel,
-    limits: RunLimits,
     console: &mut Console,
     stats: &mut RunStats,
-    hook: &mut Hook,
-) -> Result<Ending> {
-    loop {
-        // Deliver a pending interrupt at a point the guest's execution defines.
-        if platform.pic.has_pending() {
-            if engine.interrupt_ready() {
-                if let Some(vector) = platform.pic.acknowledge() {
-                    engine.inject_interrupt(vector)?;
-                    stats.interrupts += 1;
-                    let now = platform.clock.now_ns();
-                    platform
-                        .trace
-                        .event(now, "irq", json!({ "vector": vector }));
-                }
-                engine.request_interrupt_window(false);
-            } else {
-                engine.request_interrupt_window(true);
+    cost: &CostModel,
+    watchdog_ms: u64,
+) -> Result<Option<u32>> {
+    // Deliver a pending interrupt at a point the guest's execution defines.
+    if platform.pic.has_pending() {
+        if engine.interrupt_ready() {
+            if let Some(vector) = platform.pic.acknowledge() {
+                engine.inject_interrupt(vector)?;
+                stats.interrupts += 1;
+                let now = platform.clock.now_ns();
+                platform
+                    .trace
+                    .event(now, "irq", json!({ "vector": vector }));
             }
-        } else {
             engine.request_interrupt_window(false);
+        } else {
+            engine.request_interrupt_window(true);
         }
+    } else {
+        engine.request_interrupt_window(false);
+    }
 
-        let exit = engine.run(platform)?;
-        let kind = match &exit {
-            Exit::PortIo => ExitCost::PortIo,
-            Exit::Mmio => ExitCost::Mmio,
-            Exit::Halt => ExitCost::Halt,
-            Exit::InterruptWindow => ExitCost::InterruptWindow,
-            _ => ExitCost::Other,
-        };
-        *stats.exits.entry(kind.name()).or_insert(0) += 1;
-        platform.clock.advance(cost.cost_ns(kind));
+    let exit = engine.run(platform)?;
+    let kind = match &exit {
+        Exit::PortIo => ExitCost::PortIo,
+        Exit::Mmio => ExitCost::Mmio,
+        Exit::Halt => ExitCost::Halt,
+        Exit::InterruptWindow => ExitCost::InterruptWindow,
+        _ => ExitCost::Other,
+    };
+    *stats.exits.entry(kind.name()).or_insert(0) += 1;
+    platform.clock.advance(cost.cost_ns(kind));
 
-        match exit {
-            Exit::PortIo | Exit::Mmio | Exit::InterruptWindow | Exit::Budget => {}
-            Exit::Hypercall => {
-                return Err(WioError::Internal(format!(
-                    "the x86-64 engine reported a hypercall near {}; x86-64 guests have none",
-                    pc_text(engine)
-                )))
-            }
-            Exit::Halt => {
-                if !platform.pic.has_pending() {
-                    match platform.events.peek_time() {
-                        Some(t) => {
-                            let skipped = platform.clock.advance_to(t);
-                            stats.idle_ns += skipped;
-                            let now = platform.clock.now_ns();
-                            platform.trace.event(now, "hlt", json!({ "idle_ns": skipped }));
-                        }
-                        None => {
-                            let rip = pc_text(engine);
-                            return Err(WioError::GuestCrash(format!(
-                                "guest halted at {rip} with no timer armed and no interrupt pending: it can never wake up"
-                            )));
-                        }
+    match exit {
+        Exit::PortIo | Exit::Mmio | Exit::InterruptWindow | Exit::Budget => {}
+        Exit::Hypercall => {
+            return Err(WioError::Internal(format!(
+                "the x86-64 engine reported a hypercall near {}; x86-64 guests have none",
+                pc_text(engine)
+            )))
+        }
+        Exit::Halt => {
+            if !platform.pic.has_pending() {
+                match platform.events.peek_time() {
+                    Some(t) => {
+                        let skipped = platform.clock.advance_to(t);
+                        stats.idle_ns += skipped;
+                        let now = platform.clock.now_ns();
+                        platform.trace.event(now, "hlt", json!({ "idle_ns": skipped }));
+                    }
+                    None => {
+                        let rip = pc_text(engine);
+                        return Err(WioError::GuestCrash(format!(
+                            "guest halted at {rip} with no timer armed and no interrupt pending: it can never wake up"
+                        )));
                     }
                 }
             }
-            Exit::Shutdown => {
-                return Err(WioError::GuestCrash(format!(
-                    "triple fault (shutdown) near {}; the guest hit an exception it could not handle",
-                    pc_text(engine)
-                )))
-            }
-            Exit::Stalled(_) => {
-                return Err(WioError::Nondeterminism(format!(
-                    "guest ran more than {} ms of wall time without a VM exit, at {}; on KVM wio can preempt a guest only at exits, so kicking it would make the run depend on host timing. Make the guest halt or do I/O in its loops; raise --watchdog-ms if the host is just slow",
-                    limits.watchdog_ms,
-                    pc_text(engine)
-                )))
-            }
-            Exit::Crash(why) => return Err(WioError::GuestCrash(format!("{why} near {}", pc_text(engine)))),
         }
+        Exit::Shutdown => {
+            return Err(WioError::GuestCrash(format!(
+                "triple fault (shutdown) near {}; the guest hit an exception it could not handle",
+                pc_text(engine)
+            )))
+        }
+        Exit::Stalled(_) => {
+            return Err(WioError::Nondeterminism(format!(
+                "guest ran more than {watchdog_ms} ms of wall time without a VM exit, at {}; on KVM wio can preempt a guest only at exits, so kicking it would make the run depend on host timing. Make the guest halt or do I/O in its loops; raise --watchdog-ms if the host is just slow",
+                pc_text(engine)
+            )))
+        }
+        Exit::Crash(why) => return Err(WioError::GuestCrash(format!("{why} near {}", pc_text(engine)))),
+    }
 
-        platform.fire_due_events();
-        let out = platform.drain_console();
-        if !out.is_empty() {
-            if let Console::Stream(w) = console {
-                let _ = w.write_all(&out);
-                let _ = w.flush();
-            }
-        }
-        match platform.stop {
-            Some(GuestStop::Status(s)) => return Ok(Ending::GuestStatus(s)),
-            Some(GuestStop::Reset) => {
-                return Err(WioError::GuestCrash(format!(
-                    "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
-                    pc_text(engine)
-                )))
-            }
-            None => {}
-        }
-        if limits.max_virtual_ns != 0 && platform.clock.now_ns() >= limits.max_virtual_ns {
-            return Err(WioError::TimeLimit {
-                limit_ns: limits.max_virtual_ns,
-            });
-        }
-        hook(engine, platform, stats)?;
+    platform.fire_due_events();
+    drain_console(platform, console);
+    match platform.stop {
+        Some(GuestStop::Status(s)) => Ok(Some(s)),
+        Some(GuestStop::Reset) => Err(WioError::GuestCrash(format!(
+            "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
+            pc_text(engine)
+        ))),
+        None => Ok(None),
     }
 }
 
@@ -188,6 +157,7 @@ fn pc_text(engine: &mut dyn CpuEngine) -> String {
 mod tests {
     use super::*;
     use crate::engine::ExitHandler;
+    use crate::machine::console::Echo;
     use crate::trace::Trace;
     use wio_clock::VirtualTsc;
     use wio_scheduler::RunSeed;
@@ -280,7 +250,7 @@ mod tests {
         ]
     }
 
-    fn run_script(script: Vec<Step>) -> (ScriptedGuest, Platform, RunStats, Result<Ending>) {
+    fn run_script(script: Vec<Step>) -> (ScriptedGuest, Platform, RunStats, Result<u32>) {
         let mut guest = ScriptedGuest::new(script);
         let mut platform = Platform::new(
             0,
@@ -290,19 +260,20 @@ mod tests {
             Trace::new(),
         );
         let mut stats = RunStats::default();
-        let limits = RunLimits {
-            max_virtual_ns: 60_000_000_000,
-            watchdog_ms: 1,
+        let mut console = Console::new(Echo::Quiet, std::time::Instant::now());
+        let r = loop {
+            match step(
+                &mut guest,
+                &mut platform,
+                &mut console,
+                &mut stats,
+                &CostModel::default(),
+                1,
+            ) {
+                super::Step::Continue => {}
+                super::Step::End(r) => break r,
+            }
         };
-        let r = run(
-            &mut guest,
-            &mut platform,
-            &CostModel::default(),
-            limits,
-            &mut Console::Quiet,
-            &mut stats,
-            &mut |_, _, _| Ok(()),
-        );
         (guest, platform, stats, r)
     }
 
@@ -317,7 +288,7 @@ mod tests {
         script.extend([Step::Hlt; 5]);
         script.push(Step::Exit(0));
         let (guest, platform, stats, r) = run_script(script);
-        assert_eq!(r.unwrap(), Ending::GuestStatus(0));
+        assert_eq!(r.unwrap(), 0);
         assert_eq!(guest.taken.len(), 5);
         assert!(guest.taken.iter().all(|&(v, _)| v == 0x20));
         assert_eq!(stats.interrupts, 5);
@@ -343,7 +314,7 @@ mod tests {
         script.push(Step::Sti);
         script.push(Step::Exit(7));
         let (guest, _, stats, r) = run_script(script);
-        assert_eq!(r.unwrap(), Ending::GuestStatus(7));
+        assert_eq!(r.unwrap(), 7);
         assert_eq!(
             guest.windows_requested, 1,
             "the loop asked for an interrupt window"

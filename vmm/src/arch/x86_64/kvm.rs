@@ -4,8 +4,8 @@
 //! otherwise through an interrupt-window exit.
 
 use super::watchdog::Watchdog;
-use super::{CpuEngine, Exit, ExitHandler};
-use crate::arch::x86_64::{cpuid, regs};
+use super::{cpuid, regs};
+use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::{Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};

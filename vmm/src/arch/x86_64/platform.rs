@@ -12,9 +12,9 @@ use crate::devices::legacy::{
     serial::{com1_handles, Uart16550, COM1_BASE, COM1_IRQ},
 };
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
+use crate::devices::StateError;
 use crate::engine::ExitHandler;
-use crate::snapshot::sha::ResumableSha256;
-use crate::trace::Trace;
+use crate::trace::{fold, Trace};
 use serde_json::json;
 use wio_clock::{VirtualClock, VirtualTsc};
 use wio_scheduler::{EventId, EventQueue, Stream};
@@ -90,14 +90,8 @@ pub struct Platform {
     pub stop: Option<GuestStop>,
     /// What the guest did that no device handles.
     pub counters: IoCounters,
-    console_line: Vec<u8>,
-    console_digest: ResumableSha256,
     /// The guest asked for a snapshot (paravirt selector "snapshot here") since the loop last looked.
     pub snapshot_request: bool,
-    /// Console texts to watch for (`--snapshot-at console:TEXT`), until they appear.
-    pub watch: Vec<String>,
-    /// Watched texts whose line appeared since the loop last looked.
-    pub watch_hits: Vec<String>,
     /// virtio-mmio devices by slot, once attached.
     virtio: Option<VirtioSlots>,
     /// Interrupt level of each slot, for edge detection on the PIC.
@@ -120,18 +114,8 @@ pub struct PlatformState {
     pit_event: Option<u64>,
     trace: crate::trace::TraceState,
     counters: IoCounters,
-    console_line: Vec<u8>,
-    console_digest: ResumableSha256,
     virtio: Vec<Vec<u8>>,
     virtio_levels: Vec<bool>,
-}
-
-/// The trace's fold tags for high-frequency exits.
-mod fold {
-    pub const PIO_READ: u8 = 1;
-    pub const PIO_WRITE: u8 = 2;
-    pub const MMIO_READ: u8 = 3;
-    pub const MMIO_WRITE: u8 = 4;
 }
 
 fn le_value(data: &[u8]) -> u64 {
@@ -165,11 +149,7 @@ impl Platform {
             trace,
             stop: None,
             counters: IoCounters::default(),
-            console_line: Vec::new(),
-            console_digest: ResumableSha256::default(),
             snapshot_request: false,
-            watch: Vec::new(),
-            watch_hits: Vec::new(),
             virtio: None,
             virtio_levels: Vec::new(),
         }
@@ -258,39 +238,22 @@ impl Platform {
         }
     }
 
-    /// Moves console output into the trace (one line per guest line) and returns it for display.
-    pub fn drain_console(&mut self) -> Vec<u8> {
+    /// What the guest wrote to COM1 since the last call (and COM1's interrupt, if the UART
+    /// asks for one).
+    pub fn take_console_output(&mut self) -> Vec<u8> {
         let out = self.com1.take_output();
         if self.com1.take_irq() {
             self.pic.raise(COM1_IRQ);
         }
-        if out.is_empty() {
-            return out;
-        }
-        self.console_digest.update(&out);
-        for &b in &out {
-            self.console_line.push(b);
-            if b == b'\n' || self.console_line.len() >= 4096 {
-                self.flush_console_line();
-            }
-        }
         out
     }
 
-    /// SHA-256 of everything the guest printed so far.
-    pub fn console_sha256(&self) -> String {
-        crate::trace::hex(&self.console_digest.digest())
-    }
-
     /// The platform's state for a snapshot (the virtio devices included).
-    pub fn save_state(&self) -> Result<PlatformState, String> {
-        let mut virtio = Vec::new();
-        for (slot, t) in self.virtio_devices().iter().enumerate() {
-            virtio.push(
-                t.save_state()
-                    .map_err(|e| format!("virtio slot {slot}: {e}"))?,
-            );
-        }
+    pub fn save_state(&self) -> Result<PlatformState, StateError> {
+        let virtio = match &self.virtio {
+            Some(v) => v.save_states()?,
+            None => Vec::new(),
+        };
         Ok(PlatformState {
             pic: self.pic.clone(),
             pit: self.pit.clone(),
@@ -309,8 +272,6 @@ impl Platform {
             pit_event: self.pit_event.map(|id| id.seq()),
             trace: self.trace.save_state(),
             counters: self.counters.clone(),
-            console_line: self.console_line.clone(),
-            console_digest: self.console_digest.clone(),
             virtio,
             virtio_levels: self.virtio_levels.clone(),
         })
@@ -322,14 +283,14 @@ impl Platform {
         &mut self,
         s: PlatformState,
         reseed: Option<wio_scheduler::RunSeed>,
-    ) -> Result<(), String> {
-        let events = EventQueue::from_parts(s.events, s.next_seq).map_err(|e| e.to_string())?;
+    ) -> Result<(), StateError> {
+        let events = EventQueue::from_parts(s.events, s.next_seq)?;
         let slots = self.virtio_levels.len();
         if s.virtio.len() != slots || s.virtio_levels.len() != slots {
-            return Err(format!(
-                "{} virtio devices saved, {slots} attached here",
-                s.virtio.len()
-            ));
+            return Err(StateError::SlotCount {
+                saved: s.virtio.len(),
+                here: slots,
+            });
         }
         if events.iter().any(|(_, _, e)| match e {
             Event::Virtio(VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _)) => {
@@ -337,15 +298,12 @@ impl Platform {
             }
             Event::PitIrq => false,
         }) {
-            return Err("a device event names an empty virtio slot".into());
+            return Err(StateError::EmptySlot);
         }
         if let Some(v) = self.virtio.as_mut() {
             v.load_states(&s.virtio, reseed)?;
         }
-        if !s.console_digest.is_valid() {
-            return Err("invalid console digest".into());
-        }
-        self.rtc = Rtc::from_state(&s.rtc).ok_or("RTC RAM is not 128 bytes")?;
+        self.rtc = Rtc::from_state(&s.rtc)?;
         self.com1 = Uart16550::from_state(&s.com1)?;
         self.pic = s.pic;
         self.pit = s.pit;
@@ -357,22 +315,8 @@ impl Platform {
         self.pit_event = s.pit_event.map(EventId::from_seq);
         self.trace.load_state(&s.trace);
         self.counters = s.counters;
-        self.console_line = s.console_line;
-        self.console_digest = s.console_digest;
         self.virtio_levels = s.virtio_levels;
         Ok(())
-    }
-
-    /// Writes a partial console line to the trace (at the end of the run).
-    pub fn flush_console_line(&mut self) {
-        if self.console_line.is_empty() {
-            return;
-        }
-        let text = String::from_utf8_lossy(&self.console_line).into_owned();
-        self.console_line.clear();
-        crate::snapshot::plan::take_matches(&mut self.watch, &mut self.watch_hits, &text);
-        let now = self.clock.now_ns();
-        self.trace.event(now, "console", json!({ "text": text }));
     }
 
     fn pio_read_byte(&mut self, port: u16, now: u64) -> Option<u8> {

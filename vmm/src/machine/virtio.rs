@@ -2,9 +2,11 @@
 //! slot 0, network in slot 1, and the disk (if one was given) in slot 2; and
 //! what the run reports about the disk at its end.
 
+use super::RunConfig;
 use crate::error::{Result, WioError};
+use crate::snapshot::Meta;
 use crate::summary::DiskSummary;
-use crate::vm::RunConfig;
+use std::path::PathBuf;
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::net::pcap::Pcap;
 use wio_virtio_devices::{Block, Disk, MmioTransport, Net, Rng};
@@ -104,4 +106,44 @@ pub fn finish_disk(
         _ => outcome,
     };
     (summary, outcome)
+}
+
+/// The disk a restored machine runs on: the one given, or the snapshot's, checked to be
+/// the very bytes the snapshot's overlay was written on.
+pub fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<PathBuf>> {
+    let Some(saved) = &meta.disk else {
+        if let Some(p) = cfg.disk.as_ref().or(cfg.persist.as_ref()) {
+            return Err(WioError::Usage(format!(
+                "the snapshot has no disk; drop {} from the command line",
+                p.display()
+            )));
+        }
+        return Ok(None);
+    };
+    let path = cfg.disk.clone().unwrap_or_else(|| saved.path.clone());
+    let mut c = cfg.clone();
+    c.disk = Some(path.clone());
+    open_disk(&c).map_err(|e| {
+        WioError::Usage(format!(
+            "{e} (the snapshot was taken on {}; pass that image as DISK.img)",
+            saved.path.display()
+        ))
+    })?;
+    let sha = crate::snapshot::file_sha256(&path).map_err(|source| WioError::ArtifactIo {
+        what: "disk image",
+        path: path.clone(),
+        source,
+    })?;
+    if sha != saved.sha256 {
+        return Err(WioError::ArtifactFormat {
+            what: "disk image",
+            path,
+            reason: format!(
+                "is not the base image the snapshot was taken on (its SHA-256 is {}, the snapshot's {}); pass the original image",
+                &sha[..16],
+                &saved.sha256[..saved.sha256.len().min(16)]
+            ),
+        });
+    }
+    Ok(Some(path))
 }

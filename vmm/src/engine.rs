@@ -1,11 +1,6 @@
-//! CPU engines: what runs guest instructions. Every engine (x86-64 on KVM,
-//! and the RV64GC interpreter) implements [`CpuEngine`], so the run loops,
-//! devices, clock and trace do not care which one is underneath.
-
-pub mod host;
-pub mod kvm;
-pub mod riscv;
-mod watchdog;
+//! CPU engines: what runs guest instructions. Both engines (x86-64 on KVM in
+//! `arch/x86_64/kvm.rs`, the RV64GC interpreter in `arch/riscv64/engine.rs`) implement
+//! [`CpuEngine`] and forward guest I/O to an [`ExitHandler`] (the machine's devices).
 
 use crate::error::Result;
 

@@ -1,0 +1,175 @@
+//! The riscv64 machine's bus: the devices behind the hart (NS16550 UART, Goldfish RTC,
+//! PLIC, virtio-mmio slots), their MMIO windows, and the device event queue that times
+//! virtio completions and timers. The hart reaches it through the engine's
+//! [`ExitHandler`] at each MMIO access, with the virtual time of that instruction.
+
+use super::layout;
+use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
+use crate::devices::riscv::plic::Plic;
+use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
+use crate::engine::ExitHandler;
+use crate::trace::{fold, Trace};
+use wio_scheduler::EventQueue;
+
+/// The devices behind the hart.
+pub struct RvBus {
+    pub uart: Uart16550,
+    pub rtc: GoldfishRtc,
+    pub plic: Plic,
+    /// virtio-mmio slots in use (slot i raises PLIC source i + 1).
+    pub virtio: VirtioSlots,
+    /// Device completions and timers at their virtual times.
+    pub events: EventQueue<VirtioEvent>,
+    pub mmio_accesses: u64,
+    pub trace: Trace,
+    /// Virtual time of the access being served (reported by the engine).
+    pub now_ns: u64,
+}
+
+/// PLIC source of virtio slot `slot`.
+pub fn virtio_irq(slot: usize) -> u32 {
+    slot as u32 + 1
+}
+
+fn in_window(addr: u64, base: u64, size: u64) -> bool {
+    (base..base + size).contains(&addr)
+}
+
+fn le(data: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = data.len().min(8);
+    b[..n].copy_from_slice(&data[..n]);
+    u64::from_le_bytes(b)
+}
+
+impl RvBus {
+    fn uart_irq(&mut self) {
+        if self.uart.take_irq() {
+            self.plic.pulse(layout::UART_IRQ);
+        }
+    }
+
+    fn virtio_slot(addr: u64) -> Option<(usize, u64)> {
+        in_window(
+            addr,
+            layout::VIRTIO_BASE,
+            u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE,
+        )
+        .then(|| {
+            let rel = addr - layout::VIRTIO_BASE;
+            (
+                (rel / layout::VIRTIO_SIZE) as usize,
+                rel % layout::VIRTIO_SIZE,
+            )
+        })
+    }
+
+    fn update_virtio_line(&mut self, slot: usize) {
+        self.plic
+            .set_level(virtio_irq(slot), self.virtio.interrupt_level(slot));
+    }
+
+    fn schedule(&mut self, events: Scheduled) {
+        for (due, ev) in events {
+            // Devices bound their requests and timers (queue sizes, inbox limit): overflow is a wio bug.
+            self.events
+                .push(due, ev)
+                .expect("device event queue overflow");
+        }
+    }
+
+    /// Performs every device event due at `now_ns`, in (time, sequence) order.
+    pub fn fire_due_events(&mut self, now_ns: u64) {
+        while let Some(ev) = self.events.pop_due(now_ns) {
+            let (slot, next) = self
+                .virtio
+                .fire(ev.event, ev.time_ns, now_ns, &mut self.trace);
+            self.schedule(next);
+            self.update_virtio_line(slot);
+        }
+    }
+}
+
+impl ExitHandler for RvBus {
+    fn pio_read(&mut self, _port: u16, data: &mut [u8]) {
+        data.fill(0xff); // RISC-V has no port I/O
+    }
+
+    fn pio_write(&mut self, _port: u16, _data: &[u8]) {}
+
+    fn mmio_claims(&self, addr: u64) -> bool {
+        in_window(addr, layout::RTC_BASE, layout::RTC_SIZE)
+            || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
+            || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
+            || in_window(
+                addr,
+                layout::VIRTIO_BASE,
+                u64::from(layout::VIRTIO_SLOTS) * layout::VIRTIO_SIZE,
+            )
+    }
+
+    fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
+        self.mmio_accesses += 1;
+        let word = data.len() == 4;
+        let v = if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
+            u64::from(self.rtc.read(addr - layout::RTC_BASE, self.now_ns))
+        } else if in_window(addr, layout::UART_BASE, 8) {
+            let v = u64::from(self.uart.read((addr - layout::UART_BASE) as u8));
+            self.uart_irq();
+            v
+        } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
+            u64::from(self.plic.read(addr - layout::PLIC_BASE))
+        } else if let Some((slot, offset)) =
+            Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
+        {
+            self.virtio.read(slot, offset, data);
+            let v = le(data);
+            self.trace.fold(fold::MMIO_READ, addr, v, self.now_ns);
+            return;
+        } else {
+            // The rest of the UART window, odd-sized accesses, and empty virtio-mmio slots
+            // (no magic value: no device there) read as zero.
+            0
+        };
+        let bytes = v.to_le_bytes();
+        let n = data.len().min(8);
+        data[..n].copy_from_slice(&bytes[..n]);
+        self.trace.fold(fold::MMIO_READ, addr, v, self.now_ns);
+    }
+
+    fn mmio_write(&mut self, addr: u64, data: &[u8]) {
+        self.mmio_accesses += 1;
+        let value = le(data);
+        self.trace.fold(fold::MMIO_WRITE, addr, value, self.now_ns);
+        let word = data.len() == 4;
+        if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
+            self.rtc
+                .write(addr - layout::RTC_BASE, value as u32, self.now_ns);
+        } else if in_window(addr, layout::UART_BASE, 8) {
+            self.uart
+                .write((addr - layout::UART_BASE) as u8, value as u8);
+            self.uart_irq();
+        } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
+            self.plic.write(addr - layout::PLIC_BASE, value as u32);
+        } else if let Some((slot, offset)) =
+            Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
+        {
+            let next = self.virtio.write(slot, offset, data, self.now_ns);
+            self.schedule(next);
+            self.update_virtio_line(slot);
+        }
+    }
+
+    fn external_interrupt(&self) -> bool {
+        self.plic.interrupt_pending()
+    }
+
+    fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
+    }
+
+    fn next_event_ns(&self) -> u64 {
+        self.events.peek_time().unwrap_or(u64::MAX)
+    }
+}

@@ -1,0 +1,471 @@
+//! One riscv64 machine on wio's interpreter: RAM, the device tree, kernel and initrd,
+//! the hart on its engine, the bus of devices, SBI, and the run loop, behind the
+//! [`Machine`] interface.
+//!
+//! Time is the hart's cycle count (see `clock`); WFI jumps it to the next timer
+//! deadline or device event, so idle time costs nothing.
+
+use super::bus::{virtio_irq, RvBus};
+use super::clock::{self, CLOCK};
+use super::engine::RiscvEngine;
+use super::sbi::{self, SbiEffect};
+use super::snapshot::MachineState;
+use super::{boot, fdt, layout};
+use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
+use crate::devices::riscv::plic::Plic;
+use crate::devices::virtio_slots::VirtioSlots;
+use crate::engine::{CpuEngine, Exit};
+use crate::error::{Result, WioError, MAX_GUEST_STATUS};
+use crate::machine::console::{Console, Echo};
+use crate::machine::{guests, virtio, Arch, Machine, RunConfig, RunResult, Stop};
+use crate::memory::GuestMem;
+use crate::snapshot::{memory_runs, DiskMeta, Meta, Snapshot};
+use crate::summary::{RestoredFrom, Summary};
+use crate::trace::{fold, hex};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::time::Instant;
+use vm_memory::{GuestAddress, GuestMemoryBackend};
+use wio_clock::VirtualTime;
+use wio_riscv::{Hart, Ram};
+use wio_scheduler::{EventQueue, RunSeed};
+
+/// Kernel arguments used when `--cmdline` is not given.
+/// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
+/// of the seed like every other guest-visible value.
+pub const DEFAULT_CMDLINE: &str =
+    "console=ttyS0 earlycon=sbi kfence.sample_interval=0 panic=-1 random.trust_cpu=off";
+
+/// Virtual ns a run slice may last before the machine yields to the driver (console
+/// watches, snapshot points, limits).
+const SLICE_NS: u64 = 20_000_000;
+
+/// One riscv64 machine: the hart on its engine, the devices, the console and the counters.
+pub struct RvMachine {
+    pub(super) engine: RiscvEngine,
+    pub(super) bus: RvBus,
+    pub(super) console: Console,
+    pub(super) exits: BTreeMap<&'static str, u64>,
+    pub(super) idle_ns: u64,
+    /// The seed the run has now (the snapshot's, or the one it was re-keyed with).
+    pub(super) seed: u64,
+    /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
+    pub(super) meta: Meta,
+    /// The guest memory the hart and the devices share.
+    pub(super) mem: GuestMem,
+    /// The snapshot this machine was restored from.
+    pub(super) restored_from: Option<RestoredFrom>,
+}
+
+/// Checks the memory size a configuration asks for.
+fn check_mem(cfg: &RunConfig) -> Result<()> {
+    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
+        return Err(WioError::Usage(format!(
+            "--mem {} MiB is out of range; riscv64 guests take {} to {} MiB",
+            cfg.mem_mib,
+            layout::MIN_MEM_MIB,
+            layout::MAX_MEM_MIB
+        )));
+    }
+    Ok(())
+}
+
+/// A hart whose RAM is `mem` (which stays mapped as long as the hart lives).
+pub(super) fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
+    let host = mem
+        .get_host_address(GuestAddress(layout::RAM_BASE))
+        .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
+    // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
+    // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
+    // devices access it only through raw pointers / vm-memory, never through held references.
+    let ram = unsafe {
+        Ram::from_raw(
+            layout::RAM_BASE,
+            host,
+            mem_bytes as usize,
+            Box::new(mem.clone()),
+        )
+    };
+    let mut hart = Hart::new(ram, entry, layout::CYCLES_PER_TICK);
+    // WIO_NO_JIT=1 interprets every block (same results, slower): for comparisons and as
+    // an escape hatch should the block compiler be suspected.
+    if std::env::var_os("WIO_NO_JIT").is_some_and(|v| !v.is_empty() && v != "0") {
+        hart.set_compiling(false);
+    }
+    Ok(hart)
+}
+
+pub(super) fn echo(cfg: &RunConfig) -> Echo {
+    if cfg.quiet {
+        Echo::Quiet
+    } else {
+        Echo::Stdout
+    }
+}
+
+impl RvMachine {
+    /// Builds the machine a configuration describes and boots its kernel.
+    pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
+        check_mem(cfg)?;
+        let disk = virtio::open_disk(cfg)?;
+        let (kernel_path, initrd_path) = match &cfg.kernel {
+            Some(k) => (k.clone(), cfg.initrd.clone()),
+            None => {
+                let (kernel, initrd) =
+                    guests::built_guest(cfg.guest.as_deref().unwrap_or("small"))?;
+                // With a root disk, the built guest boots from it instead of its initramfs.
+                (
+                    kernel,
+                    if disk.is_some() {
+                        cfg.initrd.clone()
+                    } else {
+                        initrd
+                    },
+                )
+            }
+        };
+        let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
+            what: "kernel",
+            path: kernel_path.clone(),
+            source,
+        })?;
+        let initrd = match &initrd_path {
+            Some(p) => {
+                let bytes = std::fs::read(p).map_err(|source| WioError::ArtifactIo {
+                    what: "initrd",
+                    path: p.clone(),
+                    source,
+                })?;
+                crate::initrd::check(p, &bytes)?;
+                Some(bytes)
+            }
+            None => None,
+        };
+        let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
+            if disk.is_some() {
+                format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
+            } else {
+                DEFAULT_CMDLINE.to_string()
+            }
+        });
+
+        let trace = crate::trace::open(cfg.trace.as_ref())?;
+
+        let mem_bytes = cfg.mem_mib << 20;
+        let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
+        let mut hart = hart_on(&mem, mem_bytes, 0)?;
+        let placement = boot::load(
+            &mut hart.ram,
+            &kernel_path,
+            &kernel,
+            initrd_path.as_ref().zip(initrd.as_deref()),
+        )?;
+        let seed = RunSeed(cfg.seed);
+        let mut rng_seed = [0u8; 64];
+        seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
+        let virtio_count = if disk.is_some() { 3 } else { 2 };
+        let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
+            .map(|slot| (slot as u32, virtio_irq(slot)))
+            .collect();
+        let blob = fdt::build(&fdt::FdtSpec {
+            mem_bytes,
+            bootargs: &cmdline,
+            initrd: placement.initrd,
+            rng_seed: &rng_seed,
+            virtio: &virtio_nodes,
+        })?;
+        if blob.len() as u64 > boot::FDT_MAX || !hart.ram.load(placement.fdt_addr, &blob) {
+            return Err(WioError::Internal("device tree does not fit".into()));
+        }
+        hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+        let kernel_sha256 = hex(&Sha256::digest(&kernel));
+        let initrd_sha256 = initrd.as_ref().map(|b| hex(&Sha256::digest(b)));
+        let disk_meta = cfg.disk.as_ref().map(|p| DiskMeta {
+            path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+            len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+            // Hashed when a snapshot is taken (only runs that snapshot pay for it).
+            sha256: String::new(),
+        });
+        let mut bus = RvBus {
+            uart: Uart16550::default(),
+            rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
+            plic: Plic::default(),
+            virtio: VirtioSlots::new(virtio::devices(cfg, seed, disk)?, mem.clone()),
+            events: EventQueue::new(),
+            mmio_accesses: 0,
+            trace,
+            now_ns: 0,
+        };
+        bus.trace.event(
+            0,
+            "start",
+            json!({
+                "seed": cfg.seed,
+                "arch": "riscv64",
+                "mem_mib": cfg.mem_mib,
+                "kernel_sha256": kernel_sha256,
+                "initrd_sha256": initrd_sha256,
+                "cmdline": cmdline,
+                "disk": virtio::disk_json(cfg),
+                "entry": placement.entry,
+                "kernel_end": placement.kernel_end,
+                "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
+                "fdt": placement.fdt_addr,
+            }),
+        );
+        Ok(RvMachine {
+            engine: RiscvEngine::new(hart),
+            bus,
+            console: Console::new(echo(cfg), wall),
+            exits: BTreeMap::new(),
+            idle_ns: 0,
+            seed: cfg.seed,
+            meta: Meta {
+                arch: Arch::Riscv64.name().into(),
+                wio_version: env!("CARGO_PKG_VERSION").into(),
+                seed: cfg.seed,
+                virtual_ns: 0,
+                instructions: None,
+                reason: String::new(),
+                mem_base: layout::RAM_BASE,
+                mem_bytes,
+                kernel_sha256,
+                initrd_sha256,
+                cmdline,
+                epoch_unix: cfg.epoch_unix,
+                disk: disk_meta,
+                link: Meta::link_fields(&cfg.link),
+            },
+            mem,
+            restored_from: None,
+        })
+    }
+
+    /// Runs the hart to its next exit, at most [`SLICE_NS`] and never past `limit`, and
+    /// serves the exit.
+    fn step(&mut self, limit: VirtualTime) -> Stop {
+        let until = self.engine.now().saturating_add_ns(SLICE_NS).min(limit);
+        self.engine.set_deadline(until.as_ns());
+        let exit = match self.engine.run(&mut self.bus) {
+            Ok(exit) => exit,
+            Err(e) => return Stop::End(Err(e)),
+        };
+        let bus = &mut self.bus;
+        let console = &mut self.console;
+        let hart = &mut self.engine.hart;
+        let now = clock::now(hart).as_ns();
+        if bus.events.peek_time().is_some_and(|t| t <= now) {
+            bus.fire_due_events(now);
+            hart.poke_interrupts();
+        }
+        let out = bus.uart.take_output();
+        console.push(&out, now, &mut bus.trace);
+        match exit {
+            Exit::Budget => {
+                if now >= limit.as_ns() {
+                    return Stop::Limit;
+                }
+            }
+            Exit::Halt => {
+                *self.exits.entry("wfi").or_insert(0) += 1;
+                if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                    return Stop::End(Err(e));
+                }
+            }
+            Exit::Hypercall => {
+                *self.exits.entry("sbi").or_insert(0) += 1;
+                let (call, effect) = sbi::handle(hart);
+                bus.trace
+                    .fold(fold::SBI_CALL, call.eid, call.fid, call.error as u64);
+                match effect {
+                    SbiEffect::None => {}
+                    SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
+                    SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
+                    SbiEffect::Suspend => {
+                        if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                            return Stop::End(Err(e));
+                        }
+                    }
+                    SbiEffect::Shutdown { failure } => {
+                        console.flush_line(now, &mut bus.trace);
+                        return Stop::End(Ok(console.status.unwrap_or(u32::from(failure))));
+                    }
+                    SbiEffect::Reboot => {
+                        return Stop::End(Err(WioError::GuestCrash(format!(
+                            "guest requested a reboot (SBI system reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
+                            hart.pc
+                        ))))
+                    }
+                }
+            }
+            other => {
+                return Stop::End(Err(WioError::Internal(format!(
+                    "the RISC-V engine returned {other:?}"
+                ))))
+            }
+        }
+        Stop::Yield
+    }
+}
+
+impl Machine for RvMachine {
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.engine.now()
+    }
+
+    fn run_until(&mut self, limit: VirtualTime) -> Stop {
+        self.step(limit)
+    }
+
+    fn console(&mut self) -> &mut Console {
+        &mut self.console
+    }
+
+    /// The machine's state as a snapshot; `reason` says why it was taken.
+    fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
+        let virtio = self
+            .bus
+            .virtio
+            .save_states()
+            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+        let state = MachineState {
+            hart: self.engine.hart.save_state(),
+            uart: self.bus.uart.save_state(),
+            rtc: self.bus.rtc.clone(),
+            plic: self.bus.plic.clone(),
+            virtio,
+            events: self
+                .bus
+                .events
+                .iter()
+                .map(|(t, s, e)| (t, s, e.clone()))
+                .collect(),
+            next_seq: self.bus.events.next_seq(),
+            mmio_accesses: self.bus.mmio_accesses,
+            trace: self.bus.trace.save_state(),
+            console: self.console.save_state(),
+            exits: self
+                .exits
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            idle_ns: self.idle_ns,
+        };
+        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+            d.sha256 =
+                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                    what: "disk image",
+                    path: d.path.clone(),
+                    source,
+                })?;
+        }
+        let mut meta = self.meta.clone();
+        meta.seed = self.seed;
+        meta.virtual_ns = self.now().as_ns();
+        meta.instructions = Some(self.engine.hart.instret());
+        meta.reason = reason;
+        Ok(Snapshot {
+            meta,
+            machine: postcard::to_stdvec(&state)
+                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+            memory: memory_runs(self.engine.hart.ram.bytes()),
+            sha256: String::new(),
+        })
+    }
+
+    fn finish(
+        self: Box<Self>,
+        cfg: &RunConfig,
+        outcome: Result<u32>,
+        wall: Instant,
+        until: Option<&str>,
+    ) -> RunResult {
+        let mut m = *self;
+        let now = m.now().as_ns();
+        let hart = &m.engine.hart;
+        m.console.flush_line(now, &mut m.bus.trace);
+        let mut exits = m.exits;
+        exits.insert("mmio", m.bus.mmio_accesses);
+        let outcome = match until {
+            Some(text) => {
+                m.bus.trace.event(
+                    now,
+                    "until",
+                    json!({ "text": text, "instret": hart.instret() }),
+                );
+                crate::trace::finish(&mut m.bus.trace, outcome, cfg.trace.as_ref())
+            }
+            None => crate::trace::close(
+                &mut m.bus.trace,
+                now,
+                outcome,
+                json!({ "instret": hart.instret() }),
+                cfg.trace.as_ref(),
+            ),
+        };
+        let wall_ns = wall.elapsed().as_nanos() as u64;
+        let (disk, outcome) = virtio::finish_disk(m.bus.virtio.devices(), cfg, outcome);
+        let summary = Summary {
+            seed: m.seed,
+            arch: Arch::Riscv64.name(),
+            virtual_ns: now,
+            wall_ns,
+            exits,
+            interrupts: 0,
+            instructions: Some(hart.instret()),
+            markers: m.console.markers.clone(),
+            disk,
+            idle_ns: m.idle_ns,
+            trace_hash: m.bus.trace.hash_hex(),
+            trace_lines: m.bus.trace.lines(),
+            console_sha256: m.console.sha256(),
+            exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
+            stopped_at: until.map(str::to_string),
+            restored_from: m.restored_from,
+            wio_exit_code: match &outcome {
+                Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+                Err(e) => e.exit_code(),
+            },
+            error: outcome.as_ref().err().map(|e| e.to_string()),
+            host: "interpreter",
+            warnings: Vec::new(),
+        };
+        drop(m.mem);
+        RunResult { summary, outcome }
+    }
+}
+
+/// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.
+fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError> {
+    let external = bus.plic.interrupt_pending();
+    if hart.pending_interrupt_with(external).is_some() || external {
+        return None;
+    }
+    let timer = CLOCK.time_at(hart.timer_deadline());
+    let device = bus
+        .events
+        .peek_time()
+        .map_or(VirtualTime::MAX, VirtualTime::from_ns);
+    let wake = timer.min(device);
+    if wake == VirtualTime::MAX {
+        return Some(WioError::GuestCrash(format!(
+            "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
+            hart.pc
+        )));
+    }
+    let skipped = clock::idle_until(hart, wake);
+    let now = clock::now(hart).as_ns();
+    if skipped > 0 {
+        *idle_ns += skipped;
+        bus.trace.event(now, "wfi", json!({ "idle_ns": skipped }));
+    }
+    bus.fire_due_events(now);
+    hart.poke_interrupts();
+    None
+}

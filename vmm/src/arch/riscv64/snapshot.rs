@@ -1,0 +1,258 @@
+//! riscv64 snapshots: the machine state a snapshot keeps besides guest memory, loading
+//! a snapshot once (state decoded and checked, hart caches built, guest memory in a
+//! memfd, disk overlays shared), and restoring it any number of times as a machine.
+
+use super::bus::RvBus;
+use super::clock;
+use super::engine::RiscvEngine;
+use super::layout;
+use super::machine::{echo, hart_on, RvMachine};
+use crate::devices::legacy::serial::{Uart16550, UartState};
+use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
+use crate::devices::riscv::plic::Plic;
+use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
+use crate::error::{Result, WioError};
+use crate::machine::console::{Console, ConsoleState};
+use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig};
+use crate::snapshot::{Meta, Snapshot};
+use crate::summary::RestoredFrom;
+use crate::trace::TraceState;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use wio_riscv::HartState;
+use wio_scheduler::{EventQueue, RunSeed};
+use wio_virtio_devices::Block;
+
+/// Everything of the machine a snapshot keeps besides guest memory.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct MachineState {
+    pub(super) hart: HartState,
+    pub(super) uart: UartState,
+    pub(super) rtc: GoldfishRtc,
+    pub(super) plic: Plic,
+    pub(super) virtio: Vec<Vec<u8>>,
+    pub(super) events: Vec<(u64, u64, VirtioEvent)>,
+    pub(super) next_seq: u64,
+    pub(super) mmio_accesses: u64,
+    pub(super) trace: TraceState,
+    pub(super) console: ConsoleState,
+    pub(super) exits: Vec<(String, u64)>,
+    pub(super) idle_ns: u64,
+}
+
+/// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
+pub(super) const EXIT_KINDS: [&str; 3] = ["wfi", "sbi", "mmio"];
+
+/// A snapshot read, checked and ready to restore any number of times: its state
+/// decoded, its guest memory in a memfd that every restore maps copy-on-write, its
+/// disk (if any) checked once to be the image the snapshot was taken on.
+pub struct RvLoaded {
+    /// Where it was read from.
+    path: PathBuf,
+    /// What it is of.
+    meta: Meta,
+    state: MachineState,
+    memfd: std::fs::File,
+    /// The verified base disk image.
+    disk: Option<PathBuf>,
+    /// Disk overlays by virtio slot, shared by every restore (copy-on-write per chunk).
+    overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
+    /// The hart state checked and its caches built once.
+    hart: wio_riscv::PreparedHart,
+    /// The file's checksum (names the snapshot in reports).
+    sha256: String,
+}
+
+impl RvLoaded {
+    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn load(path: &Path, cfg: &RunConfig) -> Result<RvLoaded> {
+        let snap = Snapshot::read(path)?;
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = snap.meta;
+        crate::snapshot::check_machine(
+            &meta,
+            path,
+            Arch::Riscv64.name(),
+            layout::RAM_BASE,
+            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
+        )?;
+        let mut state: MachineState = postcard::from_bytes(&snap.machine)
+            .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+        let mut overlays = Vec::new();
+        for (slot, saved) in state.virtio.iter_mut().enumerate() {
+            if let Some((stripped, overlay)) =
+                wio_virtio_devices::MmioTransport::split_block_overlay(saved)
+                    .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?
+            {
+                *saved = stripped;
+                overlays.push((slot, overlay));
+            }
+        }
+        let hart = state
+            .hart
+            .prepare()
+            .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+        let disk = virtio::restore_disk(&meta, cfg)?;
+        let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        Ok(RvLoaded {
+            hart,
+            path: path.to_path_buf(),
+            meta,
+            state,
+            memfd,
+            disk,
+            overlays,
+            sha256: snap.sha256,
+        })
+    }
+}
+
+impl LoadedSnapshot for RvLoaded {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
+        Ok(Box::new(restore(self, cfg, wall)?))
+    }
+}
+
+fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
+    match ev {
+        VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _) => *slot < slots,
+    }
+}
+
+/// A machine in the state `l` recorded, run with `cfg` (its seed, outputs and
+/// limits; the guest and its devices come from the snapshot). With a seed other than
+/// the snapshot's, every stream is re-keyed from that seed: the past is shared, the
+/// future differs. Guest memory is a private copy-on-write mapping of the loaded
+/// snapshot's pages, so a restore costs what the run then writes.
+pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
+    let bad = |reason: String| WioError::ArtifactFormat {
+        what: "snapshot",
+        path: l.path.clone(),
+        reason,
+    };
+    let meta = &l.meta;
+    // Borrowed: a branch copies only the small parts it owns (restores must be cheap).
+    let state = &l.state;
+    let disk =
+        match &l.disk {
+            Some(path) => Some(wio_virtio_devices::Disk::open(path).map_err(|e| {
+                WioError::ArtifactFormat {
+                    what: "disk image",
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }
+            })?),
+            None => None,
+        };
+    let mem = crate::memory::map_private(meta.mem_base, meta.mem_bytes, &l.memfd)?;
+    let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
+    hart.load_prepared(&l.hart)
+        .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+
+    let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
+    let device_cfg = RunConfig {
+        link: meta.link(),
+        ..cfg.clone()
+    };
+    let mut devices = virtio::devices(&device_cfg, RunSeed(meta.seed), disk)?;
+    if devices.len() != state.virtio.len() {
+        return Err(bad(format!(
+            "has {} virtio devices where this machine has {}",
+            state.virtio.len(),
+            devices.len()
+        )));
+    }
+    for (slot, (t, saved)) in devices.iter_mut().zip(&state.virtio).enumerate() {
+        t.load_state(saved, reseed)
+            .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?;
+    }
+    for (slot, overlay) in &l.overlays {
+        let block = devices
+            .get_mut(*slot)
+            .and_then(|t| t.device_mut().as_any_mut().downcast_mut::<Block>())
+            .ok_or_else(|| {
+                bad(format!(
+                    "has a disk overlay for slot {slot}, which holds no disk"
+                ))
+            })?;
+        block.disk_mut().set_overlay(overlay.clone());
+    }
+    let events = EventQueue::from_parts(state.events.clone(), state.next_seq)
+        .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
+    if events
+        .iter()
+        .any(|(_, _, ev)| !event_slot_ok(ev, devices.len()))
+    {
+        return Err(bad("has a device event for an empty slot".into()));
+    }
+    let mut trace = crate::trace::open(cfg.trace.as_ref())?;
+    trace.load_state(&state.trace);
+    if let Some(RunSeed(s)) = reseed {
+        // The branch's trace says where its future was re-keyed.
+        trace.event(
+            clock::now(&hart).as_ns(),
+            "reseed",
+            json!({ "from": meta.seed, "seed": s }),
+        );
+    }
+    let uart = Uart16550::from_state(&state.uart).map_err(|e| bad(e.to_string()))?;
+    if !state.console.is_valid() {
+        return Err(bad("has an invalid console digest".into()));
+    }
+    let mut console = Console::new(echo(cfg), wall);
+    console.load_state(&state.console);
+    let mut exits = BTreeMap::new();
+    for (k, v) in &state.exits {
+        let kind = EXIT_KINDS
+            .iter()
+            .find(|e| **e == k)
+            .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
+        exits.insert(*kind, *v);
+    }
+    let mut m = RvMachine {
+        engine: RiscvEngine::new(hart),
+        bus: RvBus {
+            uart,
+            rtc: state.rtc.clone(),
+            plic: state.plic.clone(),
+            virtio: VirtioSlots::new(devices, mem.clone()),
+            events,
+            mmio_accesses: state.mmio_accesses,
+            trace,
+            now_ns: 0,
+        },
+        console,
+        exits,
+        idle_ns: state.idle_ns,
+        seed,
+        meta: meta.clone(),
+        mem,
+        restored_from: Some(RestoredFrom {
+            path: l.path.display().to_string(),
+            virtual_ns: meta.virtual_ns,
+            instructions: meta.instructions,
+            seed: meta.seed,
+        }),
+    };
+    m.bus.now_ns = m.engine.now().as_ns();
+    Ok(m)
+}

@@ -1,0 +1,552 @@
+//! One x86-64 machine on KVM: built from a run configuration (memory, kernel loading,
+//! the KVM vCPU, the PC platform, the virtio devices, the trace) or restored from a
+//! snapshot, and run step by step behind the [`Machine`] interface.
+
+use super::boot::{self, BootSpec, KernelImage, RNG_SEED_LEN};
+use super::host::HostVirt;
+use super::kvm::{KvmEngine, KvmOptions, VcpuState};
+use super::platform::{Platform, PlatformState};
+use super::run_loop::{self, RunStats, Step};
+use super::testguest::X86_64_TEST_GUEST;
+use super::{cpuid, layout};
+use crate::engine::CpuEngine;
+use crate::error::{Result, WioError, MAX_GUEST_STATUS};
+use crate::machine::console::{Console, ConsoleState, Echo};
+use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
+use crate::memory::{self, GuestMem};
+use crate::snapshot::{memory_runs, DiskMeta, Meta, Snapshot};
+use crate::summary::{RestoredFrom, Summary};
+use crate::trace::hex;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use vm_memory::{GuestAddress, GuestMemoryBackend};
+use wio_clock::{CostModel, VirtualTime, VirtualTsc, DEFAULT_TSC_HZ};
+use wio_scheduler::RunSeed;
+
+/// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
+/// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
+pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
+
+/// One x86-64 machine, booted or restored, ready for the run loop.
+pub struct X86Machine {
+    engine: KvmEngine,
+    platform: Platform,
+    console: Console,
+    stats: RunStats,
+    cost: CostModel,
+    watchdog_ms: u64,
+    /// What snapshots of this machine say it is.
+    meta: Meta,
+    mem: GuestMem,
+    host: HostVirt,
+    warnings: Vec<String>,
+    /// The seed the run has now.
+    seed: u64,
+    restored_from: Option<RestoredFrom>,
+}
+
+/// Everything of an x86-64 machine a snapshot keeps besides guest memory.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct X86State {
+    vcpu: Vec<u8>,
+    platform: PlatformState,
+    console: ConsoleState,
+    exits: Vec<(String, u64)>,
+    interrupts: u64,
+    idle_ns: u64,
+}
+
+fn check_mem(mem_mib: u64) -> Result<()> {
+    if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&mem_mib) {
+        return Err(WioError::Usage(format!(
+            "--mem {mem_mib} MiB is out of range; x86-64 guests take {} to {} MiB",
+            layout::MIN_MEM_MIB,
+            layout::MAX_MEM_MIB
+        )));
+    }
+    Ok(())
+}
+
+/// The host's KVM flavour and what it means for this run, for the summary.
+fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let leaked = cpuid::exposed_hidden_features(&engine.cpuid_readback);
+    if !leaked.is_empty() {
+        warnings.push(format!(
+            "KVM's CPUID table exposes {} despite wio's profile",
+            leaked.join(", ")
+        ));
+    }
+    if !host.enforces_cpuid() {
+        warnings.push(format!(
+            "host KVM is {}: the guest's CPUID shows host bits whatever KVM_SET_CPUID2 sets, so CPUID-dependent guest behaviour may differ on another host",
+            host.name()
+        ));
+    }
+    warnings
+}
+
+fn kvm_options(cfg: &RunConfig) -> KvmOptions {
+    KvmOptions {
+        watchdog: Duration::from_millis(cfg.watchdog_ms),
+    }
+}
+
+/// Builds the machine a configuration describes and loads its kernel.
+pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
+    check_mem(cfg.mem_mib)?;
+    let disk = virtio::open_disk(cfg)?;
+    let kernel = match &cfg.kernel {
+        Some(path) => KernelImage::from_file(path)?,
+        None => KernelImage {
+            name: "built-in test guest".into(),
+            bytes: X86_64_TEST_GUEST.to_vec(),
+        },
+    };
+    let cmdline = match (&cfg.cmdline, &cfg.kernel) {
+        (Some(c), _) => c.clone(),
+        (None, Some(_)) => format!(
+            "{DEFAULT_LINUX_CMDLINE} {}",
+            super::platform::virtio_cmdline(0)
+        ),
+        (None, None) => String::new(),
+    };
+    let seed = RunSeed(cfg.seed);
+    let mut rng_seed = [0u8; RNG_SEED_LEN];
+    seed.stream("x86-boot-rng-seed").fill_bytes(&mut rng_seed);
+
+    let mem_bytes = cfg.mem_mib << 20;
+    let mem = memory::allocate(0, mem_bytes)?;
+    let spec = BootSpec {
+        kernel: &kernel,
+        initrd: cfg.initrd.as_deref(),
+        cmdline: &cmdline,
+        rng_seed,
+    };
+    let info = boot::load(&mem, &spec)?;
+
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
+    let host = HostVirt::detect();
+    let engine = KvmEngine::new(&mem, info.entry, kvm_options(cfg))?;
+    let warnings = host_warnings(&engine, &host);
+
+    let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
+    let mut platform = Platform::new(
+        cfg.epoch_unix,
+        mem_bytes,
+        tsc,
+        seed.stream("paravirt-entropy"),
+        trace,
+    );
+    // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
+    // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
+    platform.attach_virtio(virtio::devices(cfg, seed, disk)?, mem.clone());
+    let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
+    platform.trace.event(
+        0,
+        "start",
+        json!({
+            "seed": cfg.seed,
+            "arch": "x86_64",
+            "mem_mib": cfg.mem_mib,
+            "kernel_sha256": kernel_sha256,
+            "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
+            "cmdline": cmdline,
+            "disk": virtio::disk_json(cfg),
+            "epoch": cfg.epoch_unix,
+            "entry": info.entry,
+            "format": format!("{:?}", info.format),
+            "kernel_end": info.kernel_end,
+            "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
+        }),
+    );
+    let initrd_sha256 = match &cfg.initrd {
+        Some(p) => {
+            Some(
+                crate::snapshot::file_sha256(p).map_err(|source| WioError::ArtifactIo {
+                    what: "initrd",
+                    path: p.clone(),
+                    source,
+                })?,
+            )
+        }
+        None => None,
+    };
+    Ok(X86Machine {
+        engine,
+        platform,
+        console: Console::new(echo(cfg), wall),
+        stats: RunStats::default(),
+        cost: CostModel::default(),
+        watchdog_ms: cfg.watchdog_ms,
+        meta: Meta {
+            arch: Arch::X86_64.name().into(),
+            wio_version: env!("CARGO_PKG_VERSION").into(),
+            seed: cfg.seed,
+            virtual_ns: 0,
+            instructions: None,
+            reason: String::new(),
+            mem_base: 0,
+            mem_bytes,
+            kernel_sha256,
+            initrd_sha256,
+            cmdline,
+            epoch_unix: cfg.epoch_unix,
+            disk: cfg.disk.as_ref().map(|p| DiskMeta {
+                path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+                len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+                sha256: String::new(),
+            }),
+            link: Meta::link_fields(&cfg.link),
+        },
+        mem,
+        host,
+        warnings,
+        seed: cfg.seed,
+        restored_from: None,
+    })
+}
+
+fn echo(cfg: &RunConfig) -> Echo {
+    if cfg.quiet {
+        Echo::Quiet
+    } else {
+        Echo::Stdout
+    }
+}
+
+/// An x86-64 snapshot read, checked and ready to restore any number of times (guest
+/// memory in a memfd each restore maps copy-on-write; the disk checked once).
+pub struct X86Loaded {
+    path: PathBuf,
+    meta: Meta,
+    machine: Vec<u8>,
+    memfd: std::fs::File,
+    disk: Option<PathBuf>,
+    sha256: String,
+}
+
+impl X86Loaded {
+    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn load(path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
+        let snap = Snapshot::read(path)?;
+        let meta = snap.meta;
+        crate::snapshot::check_machine(
+            &meta,
+            path,
+            Arch::X86_64.name(),
+            0,
+            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
+        )?;
+        let disk = virtio::restore_disk(&meta, cfg)?;
+        let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        Ok(X86Loaded {
+            path: path.to_path_buf(),
+            meta,
+            machine: snap.machine,
+            memfd,
+            disk,
+            sha256: snap.sha256,
+        })
+    }
+}
+
+impl LoadedSnapshot for X86Loaded {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
+        Ok(Box::new(restore(self, cfg, wall)?))
+    }
+}
+
+/// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
+pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
+    let path = &l.path;
+    let bad = |reason: String| WioError::ArtifactFormat {
+        what: "snapshot",
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = l.meta.clone();
+    let state: X86State = postcard::from_bytes(&l.machine)
+        .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+    let vcpu: VcpuState = postcard::from_bytes(&state.vcpu)
+        .map_err(|e| bad(format!("has unreadable vCPU state: {e}")))?;
+    let disk = match &l.disk {
+        Some(p) => virtio::open_disk(&RunConfig {
+            disk: Some(p.clone()),
+            ..cfg.clone()
+        })?,
+        None => None,
+    };
+    let mem = memory::map_private(0, meta.mem_bytes, &l.memfd)?;
+    let host = HostVirt::detect();
+    let engine = KvmEngine::restore(&mem, &vcpu, kvm_options(cfg))?;
+    let warnings = host_warnings(&engine, &host);
+    let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
+    let mut platform = Platform::new(
+        meta.epoch_unix,
+        meta.mem_bytes,
+        VirtualTsc::new(DEFAULT_TSC_HZ),
+        RunSeed(meta.seed).stream("paravirt-entropy"),
+        trace,
+    );
+    let device_cfg = RunConfig {
+        link: meta.link(),
+        ..cfg.clone()
+    };
+    platform.attach_virtio(
+        virtio::devices(&device_cfg, RunSeed(meta.seed), disk)?,
+        mem.clone(),
+    );
+    platform
+        .load_state(state.platform, reseed)
+        .map_err(|e| bad(format!("has a platform state this machine refuses: {e}")))?;
+    if let Some(RunSeed(s)) = reseed {
+        let now = platform.clock.now_ns();
+        platform
+            .trace
+            .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
+    if !state.console.is_valid() {
+        return Err(bad("has an invalid console digest".into()));
+    }
+    let mut console = Console::new(echo(cfg), wall);
+    console.load_state(&state.console);
+    let mut exits = std::collections::BTreeMap::new();
+    for (k, v) in state.exits {
+        let kind = wio_clock::ExitCost::ALL
+            .iter()
+            .map(|c| c.name())
+            .find(|n| *n == k)
+            .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
+        exits.insert(kind, v);
+    }
+    Ok(X86Machine {
+        engine,
+        platform,
+        console,
+        stats: RunStats {
+            exits,
+            interrupts: state.interrupts,
+            idle_ns: state.idle_ns,
+        },
+        cost: CostModel::default(),
+        watchdog_ms: cfg.watchdog_ms,
+        restored_from: Some(RestoredFrom {
+            path: path.display().to_string(),
+            virtual_ns: meta.virtual_ns,
+            instructions: None,
+            seed: meta.seed,
+        }),
+        meta,
+        mem,
+        host,
+        warnings,
+        seed,
+    })
+}
+
+impl Machine for X86Machine {
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.platform.clock.time()
+    }
+
+    fn run_until(&mut self, limit: VirtualTime) -> Stop {
+        let step = run_loop::step(
+            &mut self.engine,
+            &mut self.platform,
+            &mut self.console,
+            &mut self.stats,
+            &self.cost,
+            self.watchdog_ms,
+        );
+        if let Step::End(outcome) = step {
+            return Stop::End(outcome);
+        }
+        // KVM cannot stop on an exact instruction: the limit is noticed at the first exit
+        // at or after it.
+        if self.now() >= limit {
+            return Stop::Limit;
+        }
+        if std::mem::take(&mut self.platform.snapshot_request) {
+            return Stop::GuestSnapshot(None);
+        }
+        Stop::Yield
+    }
+
+    fn console(&mut self) -> &mut Console {
+        &mut self.console
+    }
+
+    fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
+        let vcpu = self.engine.save_state()?;
+        let platform_state = self
+            .platform
+            .save_state()
+            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+        let stats = &self.stats;
+        let state = X86State {
+            vcpu,
+            platform: platform_state,
+            console: self.console.save_state(),
+            exits: stats
+                .exits
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            interrupts: stats.interrupts,
+            idle_ns: stats.idle_ns,
+        };
+        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+            d.sha256 =
+                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                    what: "disk image",
+                    path: d.path.clone(),
+                    source,
+                })?;
+        }
+        let host = self
+            .mem
+            .get_host_address(GuestAddress(0))
+            .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+        // SAFETY: `host` is the start of the single mapping of `mem_bytes` bytes `mem` owns;
+        // the vCPU is stopped (this runs between two KVM_RUNs on this thread) and the devices
+        // run on this thread too, so nothing writes guest memory while it is read.
+        let bytes = unsafe { std::slice::from_raw_parts(host, self.meta.mem_bytes as usize) };
+        let mut m = self.meta.clone();
+        m.seed = self.seed;
+        m.virtual_ns = self.platform.clock.now_ns();
+        m.reason = reason;
+        Ok(Snapshot {
+            meta: m,
+            machine: postcard::to_stdvec(&state)
+                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+            memory: memory_runs(bytes),
+            sha256: String::new(),
+        })
+    }
+
+    fn finish(
+        self: Box<Self>,
+        cfg: &RunConfig,
+        outcome: Result<u32>,
+        wall: Instant,
+        until: Option<&str>,
+    ) -> RunResult {
+        let mut m = *self;
+        let platform = &mut m.platform;
+        run_loop::drain_console(platform, &mut m.console);
+        let now = platform.clock.now_ns();
+        m.console.flush_line(now, &mut platform.trace);
+        let outcome = match until {
+            Some(text) => {
+                platform.trace.event(now, "until", json!({ "text": text }));
+                crate::trace::finish(&mut platform.trace, outcome, cfg.trace.as_ref())
+            }
+            None => crate::trace::close(
+                &mut platform.trace,
+                now,
+                outcome,
+                json!({}),
+                cfg.trace.as_ref(),
+            ),
+        };
+        let (disk, outcome) = virtio::finish_disk(platform.virtio_devices(), cfg, outcome);
+        let summary = Summary {
+            seed: m.seed,
+            arch: Arch::X86_64.name(),
+            virtual_ns: now,
+            wall_ns: wall.elapsed().as_nanos() as u64,
+            exits: m.stats.exits,
+            interrupts: m.stats.interrupts,
+            instructions: None,
+            markers: m.console.markers.clone(),
+            disk,
+            idle_ns: m.stats.idle_ns,
+            trace_hash: platform.trace.hash_hex(),
+            trace_lines: platform.trace.lines(),
+            console_sha256: m.console.sha256(),
+            exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
+            stopped_at: until.map(str::to_string),
+            restored_from: m.restored_from,
+            wio_exit_code: match &outcome {
+                Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+                Err(e) => e.exit_code(),
+            },
+            error: outcome.as_ref().err().map(|e| e.to_string()),
+            host: m.host.name(),
+            warnings: m.warnings,
+        };
+        RunResult { summary, outcome }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kvm_usable() -> bool {
+        let ok = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/kvm")
+            .is_ok();
+        if !ok {
+            eprintln!("SKIPPED: vm tests: /dev/kvm cannot be opened read-write on this host");
+        }
+        ok
+    }
+
+    fn run(cfg: &RunConfig) -> RunResult {
+        let wall = Instant::now();
+        let m = boot(cfg, wall).unwrap();
+        crate::machine::driver::run(Box::new(m), cfg, wall)
+    }
+
+    fn config(kernel: Option<PathBuf>) -> RunConfig {
+        RunConfig {
+            kernel,
+            cmdline: Some(String::new()),
+            mem_mib: 64,
+            max_virtual_ns: 60_000_000_000,
+            watchdog_ms: 10_000,
+            ..RunConfig::with_seed(5)
+        }
+    }
+
+    #[test]
+    fn bzimage_and_elf_of_the_test_guest_behave_identically() {
+        if !kvm_usable() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("wio-vm-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bz = dir.join("bzImage");
+        std::fs::write(&bz, super::super::testguest::X86_64_TEST_GUEST_BZIMAGE).unwrap();
+        let elf = run(&config(None));
+        let bzimage = run(&config(Some(bz)));
+        assert_eq!(elf.outcome.unwrap(), 0);
+        assert_eq!(bzimage.outcome.unwrap(), 0);
+        assert_eq!(elf.summary.console_sha256, bzimage.summary.console_sha256);
+        assert_eq!(elf.summary.virtual_ns, bzimage.summary.virtual_ns);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

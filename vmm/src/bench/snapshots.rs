@@ -1,0 +1,241 @@
+//! `wio bench --snapshots`: snapshots of the small riscv64 guest taken during its
+//! workload, their capture and write time and size, branch creation latency, and
+//! branches per minute for three kinds of branch (idle-heavy, network, compute-heavy).
+
+use crate::arch::riscv64::DEFAULT_CMDLINE;
+use crate::builder;
+use crate::error::{Result, WioError};
+use crate::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+use wio_clock::VirtualTime;
+
+/// Snapshot figures, printed and returned as JSON.
+pub fn figures() -> Result<serde_json::Value> {
+    let dir = std::env::temp_dir().join(format!("wio-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    eprintln!("bench: snapshots of the small riscv64 guest ({jobs} worker threads)…");
+    let f = measure(&dir, jobs, 60, 200);
+    let _ = std::fs::remove_dir_all(&dir);
+    let f = f?;
+    let pct = |p: f64| f.restore_us[((f.restore_us.len() - 1) as f64 * p) as usize];
+    println!(
+        "snapshot capture           {:>12.1} ms ({} MiB guest; state and memory scan)",
+        f.capture_ms, f.mem_mib
+    );
+    println!(
+        "snapshot write             {:>12.1} ms, {:.1} MiB file (non-zero pages, checksummed, fsynced)",
+        f.write_ms,
+        f.file_bytes as f64 / (1 << 20) as f64
+    );
+    println!(
+        "snapshot load              {:>12.1} ms (read, verify, memfd)",
+        f.load_ms
+    );
+    println!(
+        "branch creation            {:>12.0} us median, {:.0} us p90 ({} MiB guest, goal <= 1000 us)",
+        pct(0.5),
+        pct(0.9),
+        f.mem_mib
+    );
+    let mut kinds = Vec::new();
+    for (i, (name, per_min, insns, ns)) in f.branches.iter().enumerate() {
+        println!(
+            "branches per minute        {:>12.0} on {jobs} threads: {name}, {insns} instructions and {:.3} virtual s each{}",
+            per_min,
+            *ns as f64 / 1e9,
+            if i == 0 { " (goal >= 2000)" } else { "" }
+        );
+        kinds.push(json!({ "branch": name, "per_minute": per_min, "instructions": insns, "virtual_ns": ns }));
+    }
+    Ok(json!({
+        "mem_mib": f.mem_mib, "capture_ms": f.capture_ms, "write_ms": f.write_ms,
+        "file_bytes": f.file_bytes, "load_ms": f.load_ms,
+        "restore_us_median": pct(0.5), "restore_us_p90": pct(0.9),
+        "branches": kinds, "threads": jobs,
+    }))
+}
+
+/// Figures of `wio bench --snapshots` (see [`bench_snapshots`]).
+pub struct SnapshotFigures {
+    /// Guest RAM in MiB.
+    pub mem_mib: u64,
+    /// Capturing the machine state and scanning memory, ms (median of the snapshots).
+    pub capture_ms: f64,
+    /// Writing the file (encode, checksum, write, fsync, rename), ms (median).
+    pub write_ms: f64,
+    /// File size in bytes (median).
+    pub file_bytes: u64,
+    /// Reading, checking and preparing a snapshot for restores, ms.
+    pub load_ms: f64,
+    /// Branch creation (restore from a loaded snapshot) latencies in µs, sorted.
+    pub restore_us: Vec<f64>,
+    /// Per branch kind: (name, branches per minute, instructions per branch, virtual ns per branch).
+    pub branches: Vec<(&'static str, f64, u64, u64)>,
+}
+
+/// The branches `wio bench --snapshots` times: (name, snapshot at, branch until).
+/// The guest boots with `wio.idle=1`, which adds a one-second sleep to its workload.
+pub const BENCH_BRANCHES: [(&str, &str, &str); 3] = [
+    (
+        "idle-heavy (sleep 1 s)",
+        "workload: idle start",
+        "workload: idle done",
+    ),
+    (
+        "network (3 pings, 1 s apart)",
+        "workload: idle done",
+        "workload: net:",
+    ),
+    (
+        "compute-heavy (busy loops)",
+        "workload: date",
+        "workload: worker B step 1",
+    ),
+];
+
+/// Measures snapshots on the small guest: snapshots taken during its workload (see
+/// [`BENCH_BRANCHES`]), their capture and write time and size, branch creation latency
+/// (`restores` restores), and branches per minute on `jobs` threads (`branches` each).
+fn measure(
+    dir: &std::path::Path,
+    jobs: usize,
+    branches: usize,
+    restores: usize,
+) -> Result<SnapshotFigures> {
+    let wall = Instant::now();
+    let mut cfg = RunConfig {
+        guest: Some("small".into()),
+        cmdline: Some(format!("{DEFAULT_CMDLINE} wio.idle=1")),
+        epoch_unix: 1_767_225_600,
+        watchdog_ms: 0,
+        ..RunConfig::with_seed(1)
+    };
+    let mut m = builder::boot(Arch::Riscv64, &cfg, wall)?;
+    m.console().watch = BENCH_BRANCHES.iter().map(|b| b.1.to_string()).collect();
+    let mut capture = Vec::new();
+    let mut write = Vec::new();
+    let mut sizes = Vec::new();
+    let mut paths: BTreeMap<String, PathBuf> = BTreeMap::new();
+    while paths.len() < BENCH_BRANCHES.len() {
+        if let Stop::End(outcome) = m.run_until(VirtualTime::MAX) {
+            return Err(WioError::Internal(format!(
+                "the bench guest ended before its snapshot points (is the initramfs older than wio.idle?): {outcome:?}"
+            )));
+        }
+        while let Some(hit) = m.console().watch_hits.pop() {
+            let t = Instant::now();
+            let snap = m.snapshot(hit.clone())?;
+            capture.push(t.elapsed().as_secs_f64() * 1e3);
+            let path = dir.join(format!("bench-{}.snap", paths.len()));
+            let t = Instant::now();
+            sizes.push(snap.write(&path)?);
+            write.push(t.elapsed().as_secs_f64() * 1e3);
+            paths.insert(hit, path);
+        }
+    }
+    drop(m);
+    let mut loaded = Vec::new();
+    let mut load_ms = 0.0;
+    for (_, from, _) in BENCH_BRANCHES {
+        let t = Instant::now();
+        loaded.push(builder::load(&paths[from], &cfg)?);
+        load_ms = t.elapsed().as_secs_f64() * 1e3;
+    }
+
+    cfg.from = Some(paths[BENCH_BRANCHES[0].1].clone());
+    let mut restore_us = Vec::new();
+    for i in 0..restores {
+        cfg.seed = i as u64;
+        let t = Instant::now();
+        let m = loaded[0].restore(&cfg, wall)?;
+        restore_us.push(t.elapsed().as_secs_f64() * 1e6);
+        drop(m);
+    }
+    restore_us.sort_by(f64::total_cmp);
+
+    let throughput = |l: &dyn LoadedSnapshot, until: &str| -> Result<(f64, u64, u64)> {
+        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let cancel = AtomicBool::new(false);
+        let instructions = AtomicU64::new(0);
+        let virtual_ns = AtomicU64::new(0);
+        let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..jobs.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= branches {
+                        return;
+                    }
+                    match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, &cancel) {
+                        Ok(Some(end)) if end.stopped_at_until => {
+                            let n = end.summary.instructions.unwrap_or(0)
+                                - l.meta().instructions.unwrap_or(0);
+                            instructions.fetch_add(n, Ordering::Relaxed);
+                            virtual_ns.fetch_add(
+                                end.summary.virtual_ns - l.meta().virtual_ns,
+                                Ordering::Relaxed,
+                            );
+                        }
+                        Ok(other) => {
+                            let why = other.map_or("cancelled".into(), |e| {
+                                format!("{:?} {:?}", e.summary.exit_status, e.summary.error)
+                            });
+                            if let Ok(mut f) = failure.lock() {
+                                f.get_or_insert(WioError::Internal(format!(
+                                    "bench branch did not reach {until:?}: {why}"
+                                )));
+                            }
+                            return;
+                        }
+                        Err(e) => {
+                            if let Ok(mut f) = failure.lock() {
+                                f.get_or_insert(e);
+                            }
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failure.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let n = branches.max(1) as u64;
+        Ok((
+            branches as f64 / secs * 60.0,
+            instructions.load(Ordering::Relaxed) / n,
+            virtual_ns.load(Ordering::Relaxed) / n,
+        ))
+    };
+    let mut results = Vec::new();
+    for (l, (name, _, until)) in loaded.iter().zip(BENCH_BRANCHES) {
+        let (per_min, insns, ns) = throughput(l.as_ref(), until)?;
+        results.push((name, per_min, insns, ns));
+    }
+    for p in paths.values() {
+        let _ = std::fs::remove_file(p);
+    }
+    capture.sort_by(f64::total_cmp);
+    write.sort_by(f64::total_cmp);
+    sizes.sort_unstable();
+    Ok(SnapshotFigures {
+        mem_mib: cfg.mem_mib,
+        capture_ms: capture[capture.len() / 2],
+        write_ms: write[write.len() / 2],
+        file_bytes: sizes[sizes.len() / 2],
+        load_ms,
+        restore_us,
+        branches: results,
+    })
+}

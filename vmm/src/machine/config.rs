@@ -1,0 +1,86 @@
+//! What defines a run: its configuration (with the seed and the guest artifacts, the whole
+//! of its inputs) and what it produces (its summary and outcome).
+
+use crate::error::Result;
+use crate::snapshot::plan::SnapshotPlan;
+use crate::summary::Summary;
+use std::path::PathBuf;
+
+/// Everything that defines a run (with the seed and the guest artifacts, the whole of its inputs).
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The run seed.
+    pub seed: u64,
+    /// Kernel file; `None` runs the built-in test guest (x86-64) or a built guest (riscv64).
+    pub kernel: Option<PathBuf>,
+    /// Which built guest to run when no kernel is given (riscv64: "small" or "debian").
+    pub guest: Option<String>,
+    /// Optional initrd.
+    pub initrd: Option<PathBuf>,
+    /// Kernel command line; `None` picks a default for the kernel.
+    pub cmdline: Option<String>,
+    /// Guest memory in MiB.
+    pub mem_mib: u64,
+    /// Unix seconds at virtual time 0 (the RTC's date).
+    pub epoch_unix: i64,
+    /// Where to write the trace, if anywhere.
+    pub trace: Option<PathBuf>,
+    /// Virtual-time limit in ns (0 = none).
+    pub max_virtual_ns: u64,
+    /// Watchdog limit in wall ms.
+    pub watchdog_ms: u64,
+    /// Do not stream the console to stdout.
+    pub quiet: bool,
+    /// A disk image for a virtio-blk root disk (riscv64).
+    pub disk: Option<PathBuf>,
+    /// Where to write the durable disk at the end of the run.
+    pub persist: Option<PathBuf>,
+    /// Where to capture the simulated network's frames (riscv64).
+    pub pcap: Option<PathBuf>,
+    /// The simulated link (riscv64).
+    pub link: wio_virtio_devices::Link,
+    /// Snapshots to take on the way.
+    pub snapshots: SnapshotPlan,
+    /// Restore this snapshot instead of booting.
+    pub from: Option<PathBuf>,
+    /// Whether `seed` was given (a restore without one keeps the snapshot's seed).
+    pub seed_given: bool,
+    /// Stop the run at the first console line containing this text (riscv64).
+    pub until: Option<String>,
+}
+
+impl RunConfig {
+    /// A configuration with nothing but `seed` set: the default guest, 256 MiB, epoch 0,
+    /// no outputs, no console, no limits, the default link. Tools and branches start here.
+    pub fn with_seed(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            kernel: None,
+            guest: None,
+            initrd: None,
+            cmdline: None,
+            mem_mib: 256,
+            epoch_unix: 0,
+            trace: None,
+            max_virtual_ns: 0,
+            watchdog_ms: 5000,
+            quiet: true,
+            disk: None,
+            persist: None,
+            pcap: None,
+            link: wio_virtio_devices::Link::default(),
+            snapshots: Default::default(),
+            from: None,
+            seed_given: true,
+            until: None,
+        }
+    }
+}
+
+/// The result of a run: its summary, and how it ended.
+pub struct RunResult {
+    /// The summary (always produced, even when the run failed).
+    pub summary: Summary,
+    /// The guest's status, or the error that ended the run.
+    pub outcome: Result<u32>,
+}

@@ -1,0 +1,123 @@
+//! What every machine shares, whatever its architecture: the run configuration and
+//! result, the console, the virtio devices and disk, the built-guest lookup, and the
+//! [`Machine`] interface the run driver, `wio explore` and the benchmarks speak to.
+//!
+//! The architectures (`arch/x86_64`, `arch/riscv64`) implement [`Machine`] and
+//! [`LoadedSnapshot`]; `builder` picks one; `driver` runs any of them. Nothing here
+//! knows an architecture.
+
+pub mod config;
+pub mod console;
+pub mod driver;
+pub mod guests;
+pub mod virtio;
+
+pub use config::{RunConfig, RunResult};
+
+use crate::error::Result;
+use crate::snapshot::{Meta, Snapshot};
+use crate::summary::Summary;
+use console::Console;
+use std::path::Path;
+use std::time::Instant;
+use wio_clock::VirtualTime;
+
+/// A guest architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Arch {
+    /// x86-64 on KVM.
+    #[value(name = "x86_64", alias = "x86-64", alias = "amd64")]
+    X86_64,
+    /// riscv64 (RV64GC) on wio's deterministic interpreter.
+    #[value(name = "riscv64", alias = "riscv")]
+    Riscv64,
+}
+
+impl Arch {
+    /// The name snapshots, traces and summaries use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Riscv64 => "riscv64",
+        }
+    }
+
+    /// The architecture a snapshot's metadata names.
+    pub fn from_name(name: &str) -> Option<Arch> {
+        match name {
+            "x86_64" => Some(Arch::X86_64),
+            "riscv64" => Some(Arch::Riscv64),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`Machine::run_until`] returned.
+#[derive(Debug)]
+pub enum Stop {
+    /// The machine reached one of its step boundaries (x86-64: every exit; riscv64: every
+    /// exit and at least every 20 ms of virtual time) before the limit. Nothing is half
+    /// done: the driver may look at the console or take a snapshot, then call again.
+    Yield,
+    /// Virtual time reached the limit (x86-64 notices it at the first exit at or after it;
+    /// riscv64 stops on the exact instruction).
+    Limit,
+    /// The guest asked for a snapshot here (riscv64: SBI call with its tag; x86-64: the
+    /// paravirt port, no tag).
+    GuestSnapshot(Option<u64>),
+    /// The run ended: the guest's exit status, or the error that ended it.
+    End(Result<u32>),
+}
+
+/// One virtual machine, booted or restored, of either architecture.
+///
+/// Every method is called between two steps of the machine's run loop, where no exit
+/// is half handled. A machine is a function of (seed, configuration, guest artifacts):
+/// nothing a method does depends on host time or thread scheduling.
+pub trait Machine {
+    /// The seed it runs with now (the snapshot's, or the one a restore re-keyed it with).
+    fn seed(&self) -> u64;
+    /// Its virtual time.
+    fn now(&self) -> VirtualTime;
+    /// Runs the guest until the next step boundary, the limit, a guest request or the end.
+    fn run_until(&mut self, limit: VirtualTime) -> Stop;
+    /// Its console: the watched texts and the lines that matched them.
+    fn console(&mut self) -> &mut Console;
+    /// Its whole state as a snapshot; `reason` says why it was taken.
+    fn snapshot(&mut self, reason: String) -> Result<Snapshot>;
+    /// Ends the run: flushes the console, closes the trace (noting `until`, the console
+    /// text the run stopped at, if it did), carries out `--persist`, and builds the summary.
+    fn finish(
+        self: Box<Self>,
+        cfg: &RunConfig,
+        outcome: Result<u32>,
+        wall: Instant,
+        until: Option<&str>,
+    ) -> RunResult;
+}
+
+/// A snapshot read and checked once, ready to be restored any number of times (guest
+/// memory in a memfd that every restore maps copy-on-write). Shared by the worker
+/// threads of an exploration.
+pub trait LoadedSnapshot: Send + Sync {
+    /// Where it was read from.
+    fn path(&self) -> &Path;
+    /// What it is of.
+    fn meta(&self) -> &Meta;
+    /// The file's checksum (names the snapshot in reports).
+    fn sha256(&self) -> &str;
+    /// A machine in the recorded state, run with `cfg`'s seed, outputs and limits (the
+    /// guest and its devices come from the snapshot). With a seed other than the
+    /// snapshot's, every stream is re-keyed from it: the past is shared, the future differs.
+    fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>>;
+}
+
+/// How one branch of an exploration ended.
+pub struct BranchEnd {
+    /// The run's summary (trace hash, virtual time, status or error).
+    pub summary: Summary,
+    /// The console texts (of those watched) that appeared, in order.
+    pub matched: Vec<String>,
+    /// Whether the branch stopped at its `until` text rather than at its end.
+    pub stopped_at_until: bool,
+}
