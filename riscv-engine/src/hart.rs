@@ -74,10 +74,12 @@ pub struct Hart {
     pub fp: FpState,
     /// Guest RAM.
     pub ram: Ram,
-    /// The hart's clock in cycles: one per retired instruction, plus idle jumps.
-    pub cycles: u64,
-    /// Retired instructions.
-    pub instret: u64,
+    /// The hart's clock in cycles: one per retired instruction, plus idle jumps. Read it
+    /// with [`Hart::cycles`], move it forward with [`Hart::skip_to`]; inside the crate it is a
+    /// plain field because the run loop and compiled blocks (by offset) advance it.
+    pub(crate) cycles: u64,
+    /// Retired instructions (see [`Hart::instret`]).
+    pub(crate) instret: u64,
     /// Cycles per `time` tick (the timebase divides the cycle clock).
     pub cycles_per_tick: u64,
     /// SBI timer compare value in `time` ticks (u64::MAX = off).
@@ -532,6 +534,30 @@ impl Hart {
         self.mie = irq::S_MASK;
         self.mstatus = (self.mstatus & !mstatus::FS) | (1 << mstatus::FS_SHIFT);
         self.irq_dirty = true;
+    }
+
+    /// The hart's clock: cycles so far (one per retired instruction, plus idle jumps).
+    #[inline]
+    pub fn cycles(&self) -> u64 {
+        self.cycles
+    }
+
+    /// Instructions retired so far.
+    #[inline]
+    pub fn instret(&self) -> u64 {
+        self.instret
+    }
+
+    /// Moves the clock forward to `cycle` (an idle hart jumping to its next event) and
+    /// returns how many cycles were skipped. Time never moves backwards: a `cycle` that is
+    /// not in the future changes nothing and returns 0.
+    pub fn skip_to(&mut self, cycle: u64) -> u64 {
+        if cycle <= self.cycles {
+            return 0;
+        }
+        let skipped = cycle - self.cycles;
+        self.cycles = cycle;
+        skipped
     }
 
     /// The `time` CSR: ticks of the timebase.

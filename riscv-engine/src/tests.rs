@@ -45,7 +45,7 @@ fn hart_with(program: &[u32]) -> Hart {
 
 /// Runs until `n` instructions retired (or a stop).
 fn run(h: &mut Hart, n: u64) -> Stop {
-    let until = h.cycles + n;
+    let until = h.cycles() + n;
     h.run(&mut NoDevices, until)
 }
 
@@ -77,7 +77,7 @@ fn integer_and_m_extension_corner_cases() {
     assert_eq!(h.x[11], 0);
     assert_eq!(h.x[12], u64::MAX - 1);
     assert_eq!(h.x[0], 0);
-    assert_eq!(h.instret, prog.len() as u64);
+    assert_eq!(h.instret(), prog.len() as u64);
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn illegal_instruction_is_delegated_to_s_mode() {
     assert_eq!(h.scause, cause::ILLEGAL_INSN);
     assert_eq!(h.stval, 0xffff_ffff);
     assert_eq!(h.sepc, BASE);
-    assert_eq!(h.instret, 0, "a trapping instruction does not retire");
+    assert_eq!(h.instret(), 0, "a trapping instruction does not retire");
     // Not delegated: goes to M.
     let mut h = hart_with(&[0xffff_ffff]);
     h.enter_supervisor(BASE, 0, 0);
@@ -765,7 +765,7 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
         let mut slices = seed;
         for round in 0..300 {
             let n = 1 + splitmix(&mut slices) % 400;
-            let until = jit.cycles + n;
+            let until = jit.cycles() + n;
             let a = jit.run(&mut bus_j, until);
             let b = interp.run(&mut bus_i, until);
             assert_eq!(a, b, "case {case} round {round}: stop");
@@ -843,8 +843,8 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
         run(&mut jit, 997);
         run(&mut interp, 997);
         assert_eq!(
-            (jit.x, jit.pc, jit.instret),
-            (interp.x, interp.pc, interp.instret),
+            (jit.x, jit.pc, jit.instret()),
+            (interp.x, interp.pc, interp.instret()),
             "round {round}"
         );
     }
@@ -895,8 +895,8 @@ fn full_flushes_and_fence_i_refetch_changed_code_and_keep_unchanged_code() {
         run(jit, n);
         run(interp, n);
         assert_eq!(
-            (jit.x, jit.pc, jit.instret),
-            (interp.x, interp.pc, interp.instret)
+            (jit.x, jit.pc, jit.instret()),
+            (interp.x, interp.pc, interp.instret())
         );
     };
     both(&mut jit, &mut interp, 40 * 3);
