@@ -1,8 +1,9 @@
 //! Unit tests of the hart: programs built with a tiny encoder, run on RAM.
 
 use crate::csr::{addr, cause, irq, mstatus, Priv};
-use crate::hart::{Hart, Stop};
+use crate::hart::Hart;
 use crate::mmu::pte;
+use crate::trap::Stop;
 use crate::{NoDevices, Ram};
 
 const BASE: u64 = 0x8000_0000;
@@ -407,7 +408,7 @@ fn blocks_retire_exactly_as_single_steps_do() {
         big.icache
             .blocks
             .iter()
-            .any(|b| b.hits == crate::hart::BUILT && b.ops.len() >= 5),
+            .any(|b| b.hits == crate::icache::BUILT && b.ops.len() >= 5),
         "the loop ran as a block"
     );
 }
@@ -469,7 +470,7 @@ fn a_block_never_outlives_the_cached_instructions_it_copied() {
         | (((o >> 11) & 1) << 7)
         | 0x63;
     // The instruction cache's period in bytes (two per slot).
-    let alias = 2 * crate::hart::ICACHE_ENTRIES as i32;
+    let alias = 2 * crate::icache::ICACHE_ENTRIES as i32;
     let mut prog = vec![
         addi(3, 3, 1),
         addi(4, 4, 1),
@@ -800,7 +801,7 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
     // shape. Phase 1 loops in T2 until it is compiled; phase 2 loops A -> T, where A's
     // compiled code chains to T's slot while it still holds T2's compiled block. Running
     // T2's code there would bump x6 instead of x8 and branch elsewhere.
-    let t2 = 0x100 + 2 * crate::hart::BLOCK_ENTRIES as u64;
+    let t2 = 0x100 + 2 * crate::icache::BLOCK_ENTRIES as u64;
     let mut prog = vec![NOP; (t2 as usize + 0x100) / 4];
     let at = |prog: &mut Vec<u32>, addr: u64, words: &[u32]| {
         for (k, w) in words.iter().enumerate() {
@@ -834,8 +835,8 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
         ],
     );
     assert_eq!(
-        crate::hart::Block::slot(BASE + 0x100),
-        crate::hart::Block::slot(BASE + t2)
+        crate::icache::Block::slot(BASE + 0x100),
+        crate::icache::Block::slot(BASE + t2)
     );
     let (mut jit, mut interp) = (hart_with(&prog), hart_with(&prog));
     interp.icache.jit.enabled = false;
@@ -850,7 +851,7 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
     }
     let epoch = jit.icache.jit.epoch;
     let compiled = |pc: u64| {
-        let b = &jit.icache.blocks[crate::hart::Block::slot(pc)];
+        let b = &jit.icache.blocks[crate::icache::Block::slot(pc)];
         b.pc == pc && b.code != 0 && b.code_epoch == epoch
     };
     assert!(compiled(BASE + 0x200), "A is compiled");
