@@ -115,7 +115,7 @@ pub(crate) struct Decoded {
 /// context switch, so forgetting is lazy: all entries become unchecked (one counter
 /// increment) and each is fetched again at its next use, exactly when an emptied
 /// cache would fetch it (same translation, page walk and faults), and kept if its
-/// bytes are unchanged (see [`Hart::decoded`]). The guest sees the same fetches,
+/// bytes are unchanged (see [`crate::hart::Hart::decoded`]). The guest sees the same fetches,
 /// faults and instructions as with an emptied cache; only decoding, block building
 /// and compiling are saved. Single-page fences drop that page's entries outright.
 #[derive(Debug, Clone)]
@@ -135,7 +135,7 @@ pub(crate) struct ICache {
     pub(crate) code_pages: Vec<u32>,
     /// Executable memory for compiled blocks (see `jit`).
     pub(crate) jit: CodeBuffer,
-    /// Where [`Hart::build_block`] collects a block before comparing it with the slot's.
+    /// Where [`crate::hart::Hart::build_block`] collects a block before comparing it with the slot's.
     pub(crate) scratch: Vec<(Op, u8, u32)>,
 }
 

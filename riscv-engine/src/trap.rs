@@ -23,7 +23,7 @@ impl Trap {
     }
 }
 
-/// Why [`Hart::run`] returned.
+/// Why [`crate::Hart::run`] returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stop {
     /// The hart's clock reached the requested cycle.
