@@ -1,4 +1,9 @@
-//! Control and status register numbers and bit fields used by the hart.
+//! Control and status register numbers and bit fields used by the hart, and the fixed
+//! values of the machine's misa and default exception delegation. Plain constants with
+//! no knowledge of the hart; reading and writing CSRs is the hart's behaviour, in
+//! `csr::access`.
+
+mod access;
 
 /// Privilege levels (one byte: compiled blocks compare it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -130,3 +135,30 @@ pub mod cause {
     /// The interrupt bit of xcause.
     pub const INTERRUPT: u64 = 1 << 63;
 }
+
+/// misa: RV64 with A, C, D, F, I, M, S, U.
+pub const MISA: u64 = (2 << 62)
+    | (1 << 0)
+    | (1 << 2)
+    | (1 << 3)
+    | (1 << 5)
+    | (1 << 8)
+    | (1 << 12)
+    | (1 << 18)
+    | (1 << 20);
+
+/// Exceptions an SBI implementation delegates to S-mode (as OpenSBI does):
+/// misaligned fetch, fetch access, illegal instruction, breakpoint, load/store
+/// access, ECALL from U, and the three page faults.
+pub const DEFAULT_MEDELEG: u64 = (1 << cause::INSN_MISALIGNED)
+    | (1 << cause::INSN_ACCESS)
+    | (1 << cause::ILLEGAL_INSN)
+    | (1 << cause::BREAKPOINT)
+    | (1 << cause::LOAD_MISALIGNED)
+    | (1 << cause::LOAD_ACCESS)
+    | (1 << cause::STORE_MISALIGNED)
+    | (1 << cause::STORE_ACCESS)
+    | (1 << cause::ECALL_U)
+    | (1 << cause::INSN_PAGE_FAULT)
+    | (1 << cause::LOAD_PAGE_FAULT)
+    | (1 << cause::STORE_PAGE_FAULT);

@@ -5,9 +5,10 @@
 use crate::bus::Bus;
 use crate::csr::{cause, mstatus, Priv};
 use crate::fpu;
-use crate::hart::{Hart, Stop, Trap};
+use crate::hart::{Hart, NO_RESERVATION};
 use crate::mmu::Access;
 use crate::predecode::{Kind, Op};
+use crate::trap::{Flow, Stop, Trap};
 
 #[inline]
 fn rd(i: u32) -> usize {
@@ -136,16 +137,6 @@ fn mulhu(a: u64, b: u64) -> u64 {
 }
 fn mulhsu(a: i64, b: u64) -> u64 {
     ((i128::from(a) * b as i128) >> 64) as u64
-}
-
-/// What an executed instruction asks of the run loop.
-pub(crate) enum Flow {
-    /// Continue at pc + length.
-    Next,
-    /// pc was set by the instruction.
-    Jumped,
-    /// Stop the run loop after advancing pc.
-    Stop(Stop),
 }
 
 impl Hart {
@@ -582,7 +573,7 @@ impl Hart {
                 } else {
                     self.set(rd(i), 1);
                 }
-                self.reservation = crate::hart::NO_RESERVATION;
+                self.reservation = NO_RESERVATION;
             }
             _ => {
                 let off = self.amo_address(x1, size, Access::Store)?;
@@ -601,10 +592,10 @@ impl Hart {
                     _ => return Err(illegal(i)),
                 };
                 self.ram.write_at(off, size, new);
-                if self.reservation != crate::hart::NO_RESERVATION
+                if self.reservation != NO_RESERVATION
                     && self.reservation >> 3 == (self.ram.base() + off as u64) >> 3
                 {
-                    self.reservation = crate::hart::NO_RESERVATION;
+                    self.reservation = NO_RESERVATION;
                 }
                 self.set(rd(i), old);
             }

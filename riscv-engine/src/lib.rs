@@ -12,17 +12,20 @@ pub mod csr;
 pub(crate) mod exec;
 pub mod fpu;
 pub mod hart;
+mod icache;
 mod jit;
 pub mod mmu;
 mod predecode;
 pub mod ram;
 pub mod rvc;
 pub mod state;
+mod trap;
 
 pub use bus::{Bus, NoDevices};
 pub use csr::Priv;
-pub use hart::{Hart, Stop, Trap};
+pub use hart::Hart;
 pub use ram::Ram;
 pub use state::{HartState, PreparedHart, StateError};
+pub use trap::{Stop, Trap};
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,10 @@
-//! Sv39 address translation with a small software TLB. Accessed and dirty
-//! bits are set by the walker (as hardware with Svadu does), so the guest
-//! never takes a page fault just to set them.
+//! Sv39 address translation: the kinds of access, PTE bits, the permission rule and a
+//! small software TLB. Plain types with no knowledge of the hart; the page-table walk and
+//! the hart's loads and stores through it are in `mmu::translate`. Accessed and dirty
+//! bits are set by the walker (as hardware with Svadu does), so the guest never takes a
+//! page fault just to set them.
+
+mod translate;
 
 /// The kind of access being translated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,8 @@
 //! RAM is not part of it: the machine saves and maps guest memory itself.
 
 use crate::csr::Priv;
-use crate::hart::{Decoded, Hart, ICache};
+use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
+use crate::icache::{Decoded, FastPages, ICache, ICACHE_ENTRIES};
 use crate::mmu::TlbEntry;
 use serde::{Deserialize, Serialize};
 
@@ -155,7 +156,7 @@ impl Hart {
                 len: d.len,
             })
             .collect();
-        let pages = |p: &crate::hart::FastPages| {
+        let pages = |p: &FastPages| {
             p.entries
                 .iter()
                 .filter(|e| e.tag != 0 && e.generation == p.generation)
@@ -176,8 +177,7 @@ impl Hart {
             cycles_per_tick: self.cycles_per_tick,
             timecmp: self.timecmp,
             csrs: self.csr_array(),
-            reservation: (self.reservation != crate::hart::NO_RESERVATION)
-                .then_some(self.reservation),
+            reservation: (self.reservation != NO_RESERVATION).then_some(self.reservation),
             irq_dirty: self.irq_dirty,
             tlb,
             icache,
@@ -237,7 +237,7 @@ impl Hart {
         self.scounteren = c[17];
         self.senvcfg = c[18];
         self.satp = c[19];
-        self.reservation = s.reservation.unwrap_or(crate::hart::NO_RESERVATION);
+        self.reservation = s.reservation.unwrap_or(NO_RESERVATION);
         self.irq_dirty = s.irq_dirty;
         self.tlb = p.tlb.clone();
         // A new cache generation drops every entry and block this hart held (in O(1));
@@ -273,8 +273,8 @@ pub struct PreparedHart {
     /// The decoded instructions, one per cache slot.
     insns: Vec<Decoded>,
     tlb: crate::mmu::Tlb,
-    load_pages: crate::hart::FastPages,
-    store_pages: crate::hart::FastPages,
+    load_pages: FastPages,
+    store_pages: FastPages,
 }
 
 impl HartState {
@@ -288,9 +288,9 @@ impl HartState {
         }
         let tlb_slots = crate::mmu::Tlb::default().entries.len();
         if s.tlb.len() > tlb_slots
-            || s.icache.len() > crate::hart::ICACHE_ENTRIES
-            || s.load_pages.len() > crate::hart::FastPages::default().entries.len()
-            || s.store_pages.len() > crate::hart::FastPages::default().entries.len()
+            || s.icache.len() > ICACHE_ENTRIES
+            || s.load_pages.len() > FastPages::default().entries.len()
+            || s.store_pages.len() > FastPages::default().entries.len()
         {
             return Err(StateError::Invalid("more cache entries than slots".into()));
         }
@@ -319,13 +319,10 @@ impl HartState {
             by_slot.insert(ICache::slot(d.pc), entry);
         }
         let insns = by_slot.into_values().collect();
-        if s.superpages.0.len() > crate::hart::MAX_SUPERPAGES {
+        if s.superpages.0.len() > MAX_SUPERPAGES {
             return Err(StateError::Invalid("too many superpage regions".into()));
         }
-        let mut pages = [
-            crate::hart::FastPages::default(),
-            crate::hart::FastPages::default(),
-        ];
+        let mut pages = [FastPages::default(), FastPages::default()];
         for (p, saved) in pages.iter_mut().zip([&s.load_pages, &s.store_pages]) {
             for &(tag, off) in saved.iter() {
                 if tag == 0 || off.saturating_add(4096) > s.ram_size || off % 4096 != 0 {

@@ -1,4 +1,4 @@
-//! The block compiler: hot blocks (see `hart::Block`) become x86-64 machine code.
+//! The block compiler: hot blocks (see `icache::Block`) become x86-64 machine code.
 //!
 //! A compiled block does exactly what `Hart::exec_block` does with the same
 //! instructions, minus the per-instruction dispatch: registers live in
@@ -18,32 +18,21 @@
 //! Only x86-64 hosts compile; elsewhere every block is interpreted.
 
 pub(crate) mod asm;
+pub(crate) mod buffer;
 
 use crate::bus::Bus;
-use crate::hart::{Block, FastPage, Hart, ICache};
+use crate::hart::Hart;
+use crate::icache::{Block, FastPage, FastPages, ICache, BLOCK_ENTRIES, BLOCK_MAX, FAST_PAGES};
 use crate::predecode::{Kind, Op};
 use asm::{Alu, Asm, Cc, Label, Shift, M, R};
-use std::sync::atomic::{AtomicU64, Ordering};
+use buffer::CodeBuffer;
 
-/// Bytes of executable memory per hart; when full, all compiled code is dropped and
-/// compiling starts over (blocks fall back to the interpreter until recompiled).
-const CODE_BYTES: usize = 16 << 20;
-/// Largest code one block may take (32 instructions of at most ~120 bytes, plus framing).
-const MAX_BLOCK_CODE: usize = 8 << 10;
+/// Bytes of the fixed block prologue (pushes and the two register moves): a chained
+/// jump enters the next block right after it.
+const PROLOGUE: usize = 10;
 
-/// Times a built block runs interpreted before it is compiled. Blocks are built only
-/// where execution arrived often (see `hart::BLOCK_HOT`), so most built blocks are worth
-/// compiling soon: warming up after a restore or in a short-lived process dominated.
-pub(crate) const JIT_HOT: u8 = 2;
-
-/// Identifies one filling of one code buffer: a block's compiled code is valid only
-/// while its epoch is the buffer's (a clone of a hart, or a buffer that filled up
-/// and started over, gets a new epoch). Never guest-visible.
-static EPOCHS: AtomicU64 = AtomicU64::new(1);
-
-fn next_epoch() -> u64 {
-    EPOCHS.fetch_add(1, Ordering::Relaxed)
-}
+/// A compiled block: `f(hart, ctx)`.
+pub(crate) type BlockFn = unsafe extern "sysv64" fn(*mut Hart, *mut Ctx<'_>);
 
 /// What a compiled block receives besides the hart: the bus for call-backs, and what
 /// chaining to the next block needs (the block table and the end of the current chunk).
@@ -53,114 +42,6 @@ pub(crate) struct Ctx<'a> {
     pub(crate) bus: *mut (dyn Bus + 'a),
     pub(crate) blocks: *const Block,
     pub(crate) chunk_end: u64,
-}
-
-/// Bytes of the fixed block prologue (pushes and the two register moves): a chained
-/// jump enters the next block right after it.
-const PROLOGUE: usize = 10;
-
-/// A compiled block: `f(hart, ctx)`.
-pub(crate) type BlockFn = unsafe extern "sysv64" fn(*mut Hart, *mut Ctx<'_>);
-
-/// The executable memory of one hart and the bump allocator over it.
-#[derive(Debug)]
-pub(crate) struct CodeBuffer {
-    base: *mut u8,
-    used: usize,
-    /// Bytes used before starting over ([`CODE_BYTES`]; tests make it small).
-    pub(crate) capacity: usize,
-    /// The current epoch (see [`EPOCHS`]).
-    pub(crate) epoch: u64,
-    /// Compiling is on (an x86-64 host, not turned off, and the buffer could be mapped).
-    pub(crate) enabled: bool,
-}
-
-// SAFETY: the buffer is owned by one hart; its memory is written only through `&mut`
-// (install) and run only by that hart, so moving or sharing the handle is sound.
-unsafe impl Send for CodeBuffer {}
-// SAFETY: as above: `&CodeBuffer` gives no access to the memory.
-unsafe impl Sync for CodeBuffer {}
-
-impl Default for CodeBuffer {
-    fn default() -> Self {
-        CodeBuffer {
-            base: std::ptr::null_mut(),
-            used: 0,
-            capacity: CODE_BYTES,
-            epoch: next_epoch(),
-            enabled: cfg!(all(target_arch = "x86_64", target_os = "linux")),
-        }
-    }
-}
-
-impl Clone for CodeBuffer {
-    /// An empty buffer with a new epoch: code compiled for one hart is never run by
-    /// another (blocks copied with the hart keep their old epoch and recompile).
-    fn clone(&self) -> Self {
-        CodeBuffer {
-            enabled: self.enabled,
-            capacity: self.capacity,
-            ..CodeBuffer::default()
-        }
-    }
-}
-
-impl Drop for CodeBuffer {
-    fn drop(&mut self) {
-        if !self.base.is_null() {
-            // SAFETY: `base` was returned by mmap for CODE_BYTES bytes and is unmapped once.
-            unsafe { libc::munmap(self.base.cast(), CODE_BYTES) };
-        }
-    }
-}
-
-impl CodeBuffer {
-    /// Makes all compiled code unreachable (a new epoch) and reuses the memory.
-    pub(crate) fn drop_code(&mut self) {
-        self.used = 0;
-        self.epoch = next_epoch();
-    }
-
-    /// Copies `code` into executable memory, or `None` when compiling is off or the
-    /// memory cannot be mapped (then compiling stays off for this hart). A full buffer
-    /// starts over under a new epoch, which invalidates everything compiled before.
-    fn install(&mut self, code: &[u8]) -> Option<usize> {
-        if !self.enabled || code.len() > MAX_BLOCK_CODE {
-            return None;
-        }
-        if self.base.is_null() {
-            // SAFETY: an anonymous private mapping; no existing memory is affected.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    CODE_BYTES,
-                    libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                    -1,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                self.enabled = false;
-                return None;
-            }
-            self.base = p.cast();
-        }
-        if self.used + code.len() > self.capacity.min(CODE_BYTES) {
-            self.used = 0;
-            self.epoch = next_epoch();
-        }
-        // SAFETY: `used + len <= CODE_BYTES` (checked above; `used` starts at 0), the mapping is writable,
-        // and no compiled code of the current epoch lies in the bytes written (they are
-        // past `used`, or the epoch just changed).
-        let at = unsafe {
-            let at = self.base.add(self.used);
-            std::ptr::copy_nonoverlapping(code.as_ptr(), at, code.len());
-            at
-        };
-        self.used = (self.used + code.len() + 15) & !15;
-        Some(at as usize)
-    }
 }
 
 /// Field offsets in [`Hart`] the generated code addresses (as displacements from rbx).
@@ -184,8 +65,8 @@ struct Layout {
 fn layout() -> Layout {
     use std::mem::offset_of;
     let off = |v: usize| i32::try_from(v).expect("Hart fields lie within 2 GiB");
-    let pages = offset_of!(crate::hart::FastPages, entries);
-    let generation = offset_of!(crate::hart::FastPages, generation);
+    let pages = offset_of!(FastPages, entries);
+    let generation = offset_of!(FastPages, generation);
     Layout {
         x: off(offset_of!(Hart, x)),
         pc: off(offset_of!(Hart, pc)),
@@ -210,7 +91,7 @@ const _: () = assert!(std::mem::size_of::<FastPage>() == 32);
 const _: () = assert!(std::mem::offset_of!(FastPage, tag) == 0);
 const _: () = assert!(std::mem::offset_of!(FastPage, generation) == 8);
 const _: () = assert!(std::mem::offset_of!(FastPage, off) == 16);
-const _: () = assert!(crate::hart::FAST_PAGES == 64);
+const _: () = assert!(FAST_PAGES == 64);
 
 /// The call-backs' result (returned in rax:rdx): the loaded value, and whether the
 /// block must stop here (a trap was taken, or a device was touched so an interrupt
@@ -315,7 +196,7 @@ extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
 /// Generates one block's code (see the module documentation), or `None` for an empty
 /// block.
 pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
-    if ops.is_empty() || ops.len() > crate::hart::BLOCK_MAX {
+    if ops.is_empty() || ops.len() > BLOCK_MAX {
         return None;
     }
     let l = layout();
@@ -526,7 +407,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
 fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
     use std::mem::{offset_of, size_of};
     let field = |v: usize| i32::try_from(v).expect("Block is small");
-    let slots = i32::try_from(crate::hart::BLOCK_ENTRIES - 1).expect("few slots");
+    let slots = i32::try_from(BLOCK_ENTRIES - 1).expect("few slots");
     a.mov_rr(R::Rdx, R::Rcx);
     a.shift_ri(Shift::Shr, R::Rdx, 1, true);
     a.alu_ri(Alu::And, R::Rdx, slots, false);
@@ -613,7 +494,7 @@ fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
     }
 }
 
-/// Looks rax's page up in a [`crate::hart::FastPages`] at `entries`/`generation`
+/// Looks rax's page up in a [`FastPages`] at `entries`/`generation`
 /// and jumps to `slow` (rax unchanged) on a miss or an access crossing the page; on a hit
 /// the access goes to `[rsi + rax]` (rsi: the page's host address, rax: the offset in it).
 fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, generation: i32, size: u8, slow: &mut Label) {
@@ -734,4 +615,41 @@ pub(crate) fn compile(buf: &mut CodeBuffer, start: u64, ops: &[(Op, u8, u32)]) -
     }
     let code = assemble(start, ops)?;
     buf.install(&code)
+}
+
+impl Hart {
+    /// Runs a compiled block (see `jit`): the same effect as [`Hart::exec_block`] on the
+    /// block's instructions, followed by as many compiled blocks as this loop would run
+    /// next before `chunk_end` (compiled blocks chain to their successors).
+    #[inline]
+    pub(crate) fn run_compiled(&mut self, bus: &mut dyn Bus, code: usize, chunk_end: u64) {
+        let blocks = self.icache.blocks.as_ptr();
+        let hart: *mut Hart = self;
+        let mut ctx = Ctx {
+            hart,
+            bus: bus as *mut dyn Bus,
+            blocks,
+            chunk_end,
+        };
+        // SAFETY: `code` is the entry of a block compiled into this hart's code buffer
+        // under its current epoch (so still mapped and unchanged), generated for the
+        // `extern "sysv64" fn(*mut Hart, *mut Ctx)` signature; it accesses the hart only
+        // through `hart` and the bus through `ctx` while we hold both exclusively.
+        unsafe {
+            let f: BlockFn = std::mem::transmute::<usize, BlockFn>(code);
+            f(hart, &mut ctx);
+        }
+    }
+
+    /// Compiles the built block in `slot`, which starts at `pc`; whether it now has code
+    /// (if not, it runs interpreted and is not tried again under this code epoch).
+    #[inline]
+    pub(crate) fn compile_block(&mut self, slot: usize, pc: u64) -> bool {
+        let ICache { blocks, jit, .. } = &mut self.icache;
+        let b = &mut blocks[slot];
+        b.code = compile(jit, pc, &b.ops).unwrap_or(0);
+        b.code_epoch = jit.epoch;
+        b.code_pc = pc;
+        b.code != 0
+    }
 }

@@ -1,0 +1,177 @@
+//! CSR reads and writes: privilege and read-only checks, the views sstatus/sie/sip give
+//! of their machine-level registers, the counters' enable bits, and the side effects of
+//! writes (interrupt re-evaluation, TLB and shortcut flushes). The register numbers and
+//! bit fields are in the parent module.
+
+use super::{addr, irq, mstatus, Priv, DEFAULT_MEDELEG, MISA};
+use crate::bus::Bus;
+use crate::hart::Hart;
+
+impl Hart {
+    fn fs_off(&self) -> bool {
+        self.mstatus & mstatus::FS == 0
+    }
+
+    /// Marks the FP state dirty (any write to an f register or fcsr).
+    #[inline]
+    pub(crate) fn fs_dirty(&mut self) {
+        self.mstatus |= mstatus::FS_DIRTY;
+    }
+
+    fn sstatus_sd(&self, value: u64) -> u64 {
+        if self.mstatus & mstatus::FS == mstatus::FS_DIRTY {
+            value | mstatus::SD
+        } else {
+            value & !mstatus::SD
+        }
+    }
+
+    fn counter_allowed(&self, bit: u64) -> bool {
+        match self.prv {
+            Priv::Machine => true,
+            Priv::Supervisor => self.mcounteren & bit != 0,
+            Priv::User => self.mcounteren & bit != 0 && self.scounteren & bit != 0,
+        }
+    }
+
+    /// Reads CSR `csr`, checking privilege; `bus` supplies the external interrupt line for mip/sip.
+    pub(crate) fn csr_read(&self, csr: u16, bus: &dyn Bus) -> Result<u64, ()> {
+        if (csr >> 8) & 3 > self.prv as u16 {
+            return Err(());
+        }
+        let v = match csr {
+            addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
+            addr::FFLAGS => u64::from(self.fp.fflags),
+            addr::FRM => u64::from(self.fp.frm),
+            addr::FCSR => u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5),
+            addr::CYCLE if self.counter_allowed(1) => self.cycles,
+            addr::TIME if self.counter_allowed(2) => self.time(),
+            addr::INSTRET if self.counter_allowed(4) => self.instret,
+            addr::SSTATUS => self.sstatus_sd(self.mstatus & mstatus::SSTATUS_MASK),
+            addr::SIE => self.mie & self.mideleg,
+            addr::STVEC => self.stvec,
+            addr::SCOUNTEREN => self.scounteren,
+            addr::SENVCFG => self.senvcfg,
+            addr::SSCRATCH => self.sscratch,
+            addr::SEPC => self.sepc,
+            addr::SCAUSE => self.scause,
+            addr::STVAL => self.stval,
+            addr::SIP => self.mip(bus) & self.mideleg,
+            addr::SATP => {
+                if self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
+                    return Err(());
+                }
+                self.satp
+            }
+            addr::MVENDORID | addr::MARCHID | addr::MIMPID | addr::MHARTID | addr::MCONFIGPTR => 0,
+            addr::MSTATUS => self.sstatus_sd(self.mstatus),
+            addr::MISA => MISA,
+            addr::MEDELEG => self.medeleg,
+            addr::MIDELEG => self.mideleg,
+            addr::MIE => self.mie,
+            addr::MTVEC => self.mtvec,
+            addr::MCOUNTEREN => self.mcounteren,
+            addr::MENVCFG => self.menvcfg,
+            addr::MSCRATCH => self.mscratch,
+            addr::MEPC => self.mepc,
+            addr::MCAUSE => self.mcause,
+            addr::MTVAL => self.mtval,
+            addr::MIP => self.mip(bus),
+            addr::MCYCLE => self.cycles,
+            addr::MINSTRET => self.instret,
+            _ => return Err(()),
+        };
+        Ok(v)
+    }
+
+    /// Writes CSR `csr` (the caller checked it is not read-only).
+    pub(crate) fn csr_write(&mut self, csr: u16, value: u64) -> Result<(), ()> {
+        if (csr >> 8) & 3 > self.prv as u16 || csr >> 10 == 3 {
+            return Err(());
+        }
+        match csr {
+            addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
+            addr::FFLAGS => {
+                self.fp.fflags = (value & 0x1f) as u8;
+                self.fs_dirty();
+            }
+            addr::FRM => {
+                self.fp.frm = (value & 7) as u8;
+                self.fs_dirty();
+            }
+            addr::FCSR => {
+                self.fp.fflags = (value & 0x1f) as u8;
+                self.fp.frm = ((value >> 5) & 7) as u8;
+                self.fs_dirty();
+            }
+            addr::SSTATUS => {
+                let mask = mstatus::SSTATUS_MASK & mstatus::WRITABLE;
+                self.mstatus = (self.mstatus & !mask) | (value & mask);
+                self.irq_dirty = true;
+                self.forget_data_pages();
+            }
+            addr::SIE => {
+                self.mie = (self.mie & !self.mideleg) | (value & self.mideleg);
+                self.irq_dirty = true;
+            }
+            addr::STVEC => self.stvec = value & !2,
+            addr::SCOUNTEREN => self.scounteren = value & 7,
+            addr::SENVCFG => self.senvcfg = value & 1,
+            addr::SSCRATCH => self.sscratch = value,
+            addr::SEPC => self.sepc = value & !1,
+            addr::SCAUSE => self.scause = value,
+            addr::STVAL => self.stval = value,
+            addr::SIP => {
+                // Only SSIP is writable from S-mode.
+                let mask = irq::SSI & self.mideleg;
+                self.mip_sw = (self.mip_sw & !mask) | (value & mask);
+                self.irq_dirty = true;
+            }
+            addr::SATP => {
+                if self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
+                    return Err(());
+                }
+                // Bare and Sv39 only, no ASID bits; other modes leave satp unchanged.
+                let mode = value >> 60;
+                if mode == 0 || mode == 8 {
+                    self.satp = value & ((0xf << 60) | ((1 << 44) - 1));
+                    self.flush_tlb();
+                }
+            }
+            addr::MSTATUS => {
+                self.mstatus = (self.mstatus & !mstatus::WRITABLE) | (value & mstatus::WRITABLE);
+                // MPP = 2 is reserved: keep it legal.
+                if (self.mstatus >> mstatus::MPP_SHIFT) & 3 == 2 {
+                    self.mstatus &= !mstatus::MPP;
+                }
+                self.irq_dirty = true;
+                self.flush_tlb();
+            }
+            addr::MISA => {}
+            addr::MEDELEG => self.medeleg = value & DEFAULT_MEDELEG,
+            addr::MIDELEG => {
+                self.mideleg = value & irq::S_MASK;
+                self.irq_dirty = true;
+            }
+            addr::MIE => {
+                self.mie = value & irq::ALL;
+                self.irq_dirty = true;
+            }
+            addr::MTVEC => self.mtvec = value & !2,
+            addr::MCOUNTEREN => self.mcounteren = value & 7,
+            addr::MENVCFG => self.menvcfg = value & 1,
+            addr::MSCRATCH => self.mscratch = value,
+            addr::MEPC => self.mepc = value & !1,
+            addr::MCAUSE => self.mcause = value,
+            addr::MTVAL => self.mtval = value,
+            addr::MIP => {
+                let mask = irq::SSI | irq::STI | irq::SEI;
+                self.mip_sw = (self.mip_sw & !mask) | (value & mask);
+                self.irq_dirty = true;
+            }
+            addr::MCYCLE | addr::MINSTRET => {} // the clock is wio's: writes are ignored
+            _ => return Err(()),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,336 @@
+//! The hart's caches of decoded code and of data pages: decoded instructions by virtual
+//! pc ([`ICache`], [`Decoded`]), straight-line blocks of them ([`Block`], which the block
+//! compiler turns into machine code), and the loads' and stores' one-page shortcuts past
+//! the TLB ([`FastPages`]). Plain data with no knowledge of the hart; filling the caches
+//! from memory and building blocks is in `icache::fill`. Compiled blocks read several of
+//! these structures by offset (see `jit`), hence the `repr(C)` and fixed sizes.
+
+mod fill;
+
+use crate::csr::Priv;
+use crate::jit::buffer::CodeBuffer;
+use crate::predecode::Op;
+
+pub(crate) const FAST_PAGES: usize = 64;
+
+/// A small direct-mapped cache from virtual page to RAM offset, valid for the
+/// current privilege, mstatus and satp: the loads' and stores' shortcut past
+/// the TLB. Cleared (in O(1), by generation) whenever any of those change.
+#[derive(Debug, Clone)]
+pub(crate) struct FastPages {
+    pub(crate) entries: [FastPage; FAST_PAGES],
+    pub(crate) generation: u32,
+}
+
+/// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled blocks read it directly
+/// (see `jit`).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub(crate) struct FastPage {
+    /// Virtual page number + 1 (0 = empty).
+    pub(crate) tag: u64,
+    /// The [`FastPages::generation`] the entry belongs to.
+    pub(crate) generation: u32,
+    /// RAM offset of the page.
+    pub(crate) off: usize,
+    _pad: u64,
+}
+
+impl Default for FastPages {
+    fn default() -> Self {
+        FastPages {
+            entries: [FastPage::default(); FAST_PAGES],
+            generation: 1,
+        }
+    }
+}
+
+impl FastPages {
+    #[inline(always)]
+    pub(crate) fn get(&self, vaddr: u64) -> Option<usize> {
+        let vpn = vaddr >> 12;
+        let e = &self.entries[(vpn as usize) & (FAST_PAGES - 1)];
+        (e.tag == vpn + 1 && e.generation == self.generation).then_some(e.off)
+    }
+
+    pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
+        let vpn = vaddr >> 12;
+        self.entries[(vpn as usize) & (FAST_PAGES - 1)] = FastPage {
+            tag: vpn + 1,
+            generation: self.generation,
+            off,
+            _pad: 0,
+        };
+    }
+
+    /// Forgets the shortcut for `vaddr`'s page.
+    pub(crate) fn forget(&mut self, vaddr: u64) {
+        let vpn = vaddr >> 12;
+        let e = &mut self.entries[(vpn as usize) & (FAST_PAGES - 1)];
+        if e.tag == vpn + 1 {
+            e.tag = 0;
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.entries = [FastPage::default(); FAST_PAGES];
+            self.generation = 1;
+        }
+    }
+}
+
+pub(crate) const ICACHE_ENTRIES: usize = 1 << 16;
+
+/// One decoded instruction: virtual pc, privilege it was fetched at, the
+/// (expanded) instruction and its length. `pc == u64::MAX` marks an empty slot.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Decoded {
+    pub(crate) pc: u64,
+    /// The cache generation this entry belongs to (see [`ICache::flush`]).
+    pub(crate) generation: u32,
+    pub(crate) prv: Priv,
+    /// The raw 16-bit parcel for RVC (reported in xtval when illegal), else 0.
+    pub(crate) raw16: u16,
+    pub(crate) insn: u32,
+    pub(crate) len: u8,
+    /// The fast-path form of `insn`.
+    pub(crate) op: Op,
+    /// The start pc of the block that copied this entry (u64::MAX: none), and whether more
+    /// than one did: replacing the entry must drop those blocks.
+    pub(crate) owner: u64,
+    pub(crate) shared: bool,
+    /// The [`ICache::fence`] at which the entry was fetched or last found unchanged: an
+    /// entry of an older one must be checked against memory before it is used again.
+    pub(crate) checked: u32,
+}
+
+/// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
+///
+/// It caches translations and instruction bytes together, so it must forget them
+/// exactly when either may change as far as the architecture promises to the guest:
+/// FENCE.I, SFENCE.VMA, satp writes and the SBI remote fences. Linux runs FENCE.I for
+/// every executable page it maps and, without ASIDs, flushes everything at every
+/// context switch, so forgetting is lazy: all entries become unchecked (one counter
+/// increment) and each is fetched again at its next use, exactly when an emptied
+/// cache would fetch it (same translation, page walk and faults), and kept if its
+/// bytes are unchanged (see [`crate::hart::Hart::decoded`]). The guest sees the same fetches,
+/// faults and instructions as with an emptied cache; only decoding, block building
+/// and compiling are saved. Single-page fences drop that page's entries outright.
+#[derive(Debug, Clone)]
+pub(crate) struct ICache {
+    pub(crate) entries: Vec<Decoded>,
+    /// Entries of older generations are invalid: a flush is one increment.
+    pub(crate) generation: u32,
+    /// Count of FENCE.I and full flushes (never 0): entries and blocks of older ones are
+    /// unchecked.
+    pub(crate) fence: u32,
+    /// Straight-line runs of fast instructions, by start pc (same generation rules).
+    pub(crate) blocks: Vec<Block>,
+    /// Pages (hashed by page number) that may hold decoded instructions checked since the
+    /// last FENCE.I or full flush (tagged with [`ICache::fence`]): a single-page fence of
+    /// any other page has nothing to forget here (unchecked entries are fetched again at
+    /// their next use anyway).
+    pub(crate) code_pages: Vec<u32>,
+    /// Executable memory for compiled blocks (see `jit`).
+    pub(crate) jit: CodeBuffer,
+    /// Where [`crate::hart::Hart::build_block`] collects a block before comparing it with the slot's.
+    pub(crate) scratch: Vec<(Op, u8, u32)>,
+}
+
+/// Slots of [`ICache::code_pages`].
+const CODE_PAGES: usize = 1 << 12;
+
+impl ICache {
+    /// Notes that an instruction fetched at `pc` (`len` bytes) depends on its page(s).
+    #[inline]
+    pub(crate) fn note_code(&mut self, pc: u64, len: u8) {
+        let fence = self.fence;
+        self.code_pages[((pc >> 12) as usize) & (CODE_PAGES - 1)] = fence;
+        let last = pc.wrapping_add(u64::from(len) - 1);
+        self.code_pages[((last >> 12) as usize) & (CODE_PAGES - 1)] = fence;
+    }
+
+    /// Whether decoded instructions may depend on the page of `vaddr`.
+    #[inline]
+    pub(crate) fn may_hold_code(&self, vaddr: u64) -> bool {
+        self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.fence
+    }
+}
+
+/// Most instructions in one [`Block`].
+pub(crate) const BLOCK_MAX: usize = 32;
+pub(crate) const BLOCK_ENTRIES: usize = 1 << 15;
+
+/// A run of fast-path instructions within one page, ending after a jump, before an
+/// instruction without a fast path, or at [`BLOCK_MAX`]; a taken conditional branch
+/// leaves it early. Executing it skips the
+/// per-instruction cache lookup; cycles, instret and pc still advance per instruction, and
+/// it is entered only when it fits before the next deadline, so every instruction retires
+/// at the same cycle as it would one by one.
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    pub(crate) pc: u64,
+    pub(crate) generation: u32,
+    pub(crate) prv: Priv,
+    /// (decoded op, length, raw instruction) per instruction.
+    pub(crate) ops: Vec<(Op, u8, u32)>,
+    /// Times pc was reached before the block was built ([`BUILT`] once built): only code
+    /// that runs repeatedly is worth a block.
+    pub(crate) hits: u8,
+    /// Times the built block ran interpreted (up to [`JIT_HOT`], then it is
+    /// compiled).
+    pub(crate) runs: u8,
+    /// The block's compiled code (0: none), valid while `code_epoch` is the code buffer's
+    /// epoch; a block whose `code_epoch` matches with no code could not be compiled.
+    pub(crate) code: usize,
+    pub(crate) code_epoch: u64,
+    /// `ops.len()`, where compiled code can read it.
+    pub(crate) len: u32,
+    /// The [`ICache::fence`] the block was built under (0: not runnable): a FENCE.I makes
+    /// it stale until rebuilt from checked entries.
+    pub(crate) fence: u32,
+    /// The pc `code` was compiled for: a rebuilt block with the same pc and instructions
+    /// keeps its code.
+    pub(crate) code_pc: u64,
+}
+
+/// [`Block::hits`] of a built block.
+pub(crate) const BUILT: u8 = u8::MAX;
+/// Visits of a pc before a block is built there.
+pub(crate) const BLOCK_HOT: u8 = 24;
+
+/// Times a built block runs interpreted before it is compiled. Blocks are built only
+/// where execution arrived often (see [`BLOCK_HOT`]), so most built blocks are worth
+/// compiling soon: warming up after a restore or in a short-lived process dominated.
+pub(crate) const JIT_HOT: u8 = 2;
+
+impl Block {
+    /// A slot that holds nothing (its instruction list allocates on first use).
+    pub(crate) const EMPTY: Block = Block {
+        pc: u64::MAX,
+        generation: 0,
+        prv: Priv::Machine,
+        ops: Vec::new(),
+        hits: 0,
+        runs: 0,
+        code: 0,
+        code_epoch: 0,
+        len: 0,
+        fence: 0,
+        code_pc: u64::MAX,
+    };
+
+    #[inline]
+    pub(crate) fn slot(pc: u64) -> usize {
+        ((pc >> 1) as usize) & (BLOCK_ENTRIES - 1)
+    }
+}
+
+thread_local! {
+    /// Caches of harts dropped on this thread, for the next hart it creates: allocating
+    /// and initialising a cache (several MiB) dominated the cost of a branch. A reused
+    /// cache starts a new generation, so none of its entries or blocks can match; the only
+    /// thing carried over is compiled code, which a block reuses only for the same pc and
+    /// instructions (see `Hart::build_block`). So which cache a hart gets changes nothing
+    /// it computes.
+    static SPARE_CACHES: std::cell::RefCell<Vec<ICache>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most caches kept per thread.
+const SPARE_CACHES_MAX: usize = 2;
+
+impl Default for ICache {
+    fn default() -> Self {
+        let spare = SPARE_CACHES
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+            .ok()
+            .flatten();
+        if let Some(mut c) = spare {
+            c.flush();
+            return c;
+        }
+        ICache {
+            entries: vec![
+                Decoded {
+                    pc: u64::MAX,
+                    generation: 0,
+                    prv: Priv::Machine,
+                    raw16: 0,
+                    insn: 0,
+                    len: 0,
+                    op: Op::SLOW,
+                    owner: u64::MAX,
+                    shared: false,
+                    checked: 0,
+                };
+                ICACHE_ENTRIES
+            ],
+            generation: 1,
+            fence: 1,
+            blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
+            code_pages: vec![0; CODE_PAGES],
+            jit: CodeBuffer::default(),
+            scratch: Vec::with_capacity(BLOCK_MAX),
+        }
+    }
+}
+
+impl Drop for ICache {
+    /// Keeps the cache for the thread's next hart (see [`SPARE_CACHES`]) when there is room.
+    fn drop(&mut self) {
+        if self.entries.len() != ICACHE_ENTRIES || self.blocks.len() != BLOCK_ENTRIES {
+            return; // the empty stand-in left behind below
+        }
+        let _ = SPARE_CACHES.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < SPARE_CACHES_MAX {
+                    let empty = ICache {
+                        entries: Vec::new(),
+                        generation: 1,
+                        fence: 1,
+                        blocks: Vec::new(),
+                        code_pages: Vec::new(),
+                        jit: CodeBuffer::default(),
+                        scratch: Vec::new(),
+                    };
+                    s.push(std::mem::replace(self, empty));
+                }
+            }
+        });
+    }
+}
+
+impl ICache {
+    #[inline]
+    pub(crate) fn slot(pc: u64) -> usize {
+        ((pc >> 1) as usize) & (ICACHE_ENTRIES - 1)
+    }
+
+    /// FENCE.I or a full flush: every entry and block must be checked against memory
+    /// (fetched again) before its next use.
+    pub(crate) fn uncheck_all(&mut self) {
+        self.fence = self.fence.wrapping_add(1);
+        if self.fence == 0 {
+            // After 2^32 fences old `checked` values could match again: flush instead.
+            self.flush();
+            self.fence = 1;
+        }
+    }
+
+    /// Forgets everything (in O(1): entries of older generations never match).
+    pub(crate) fn flush(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // After 2^32 flushes, clear for real so no stale entry can match again.
+            for e in self.entries.iter_mut() {
+                e.pc = u64::MAX;
+            }
+            self.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
+            self.code_pages.iter_mut().for_each(|g| *g = 0);
+            self.generation = 1;
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! Filling the decoded-instruction cache and building blocks: fetching an instruction
+//! through the MMU and decoding it (keeping an entry a FENCE.I left unchecked if its bytes
+//! are unchanged), dropping the blocks that copied a replaced entry, and building and
+//! re-checking blocks from the cache's entries. The cache structures are in the parent
+//! module.
+
+use super::{Block, Decoded, ICache, BLOCK_HOT, BLOCK_MAX, BUILT};
+use crate::bus::Bus;
+use crate::csr::cause;
+use crate::hart::Hart;
+use crate::mmu::Access;
+use crate::trap::Trap;
+
+impl Hart {
+    /// The decoded instruction at pc, from the cache or fetched and expanded.
+    /// `Err` carries the fetch fault or, for an illegal RVC parcel, an
+    /// illegal-instruction trap with the parcel as tval.
+    #[inline]
+    pub(crate) fn decoded(&mut self, bus: &mut dyn Bus) -> Result<Decoded, Trap> {
+        let pc = self.pc;
+        let slot = ICache::slot(pc);
+        let e = self.icache.entries[slot];
+        let fence = self.icache.fence;
+        let raw = if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
+            if e.checked == fence {
+                return Ok(e);
+            }
+            // Unchecked since a FENCE.I: fetch exactly as a flushed cache would (same
+            // translation, same faults) and keep the entry if the bytes are the same.
+            let raw = self.fetch(bus)?;
+            let same = if raw & 3 != 3 {
+                e.len == 2 && e.raw16 == raw as u16
+            } else {
+                e.len == 4 && e.insn == raw
+            };
+            if same {
+                self.icache.entries[slot].checked = fence;
+                self.icache.note_code(pc, e.len);
+                return Ok(self.icache.entries[slot]);
+            }
+            raw
+        } else {
+            self.fetch(bus)?
+        };
+        let (insn, len, raw16) = if raw & 3 != 3 {
+            match crate::rvc::expand(raw as u16) {
+                Some(i) => (i, 2, raw as u16),
+                None => return Err(Trap::new(cause::ILLEGAL_INSN, u64::from(raw & 0xffff))),
+            }
+        } else {
+            (raw, 4, 0)
+        };
+        let d = Decoded {
+            pc,
+            generation: self.icache.generation,
+            prv: self.prv,
+            raw16,
+            insn,
+            len,
+            op: crate::predecode::decode(insn),
+            owner: u64::MAX,
+            shared: false,
+            checked: fence,
+        };
+        // The entry being replaced may back blocks: they must not outlive it (the next
+        // fetch of that pc reads memory again, and a block would not).
+        let old = self.icache.entries[slot];
+        // (An entry a single-page fence emptied had its page's blocks dropped with it.)
+        if old.owner != u64::MAX && old.generation == self.icache.generation && old.pc != u64::MAX {
+            if old.shared {
+                self.forget_blocks_covering(old.pc);
+            } else {
+                let b = &mut self.icache.blocks[Block::slot(old.owner)];
+                if b.pc == old.owner {
+                    b.pc = u64::MAX;
+                }
+            }
+        }
+        self.icache.entries[slot] = d;
+        self.icache.note_code(pc, len);
+        Ok(d)
+    }
+
+    /// Fetches the instruction at pc: returns (32-bit instruction or expanded RVC, its length).
+    #[inline]
+    pub(crate) fn fetch(&mut self, bus: &mut dyn Bus) -> Result<u32, Trap> {
+        let pc = self.pc;
+        let p = self.translate(pc, Access::Exec)?;
+        let lo = self.fetch_phys(bus, p, pc)?;
+        if lo & 3 != 3 {
+            return Ok(lo);
+        }
+        let hi = if pc & 0xfff == 0xffe {
+            let p2 = self.translate(pc + 2, Access::Exec)?;
+            self.fetch_phys(bus, p2, pc + 2)?
+        } else {
+            self.fetch_phys(bus, p + 2, pc + 2)?
+        };
+        Ok(lo | (hi << 16))
+    }
+
+    #[inline]
+    fn fetch_phys(&mut self, _bus: &mut dyn Bus, paddr: u64, vaddr: u64) -> Result<u32, Trap> {
+        match self.ram.offset(paddr, 2) {
+            Some(off) => Ok(self.ram.read_at(off, 2) as u32),
+            None => Err(Trap::new(cause::INSN_ACCESS, vaddr)),
+        }
+    }
+
+    /// Drops the blocks that may hold a copy of the instruction at `pc` (those starting up to
+    /// a block's length before it): its cache entry is being replaced.
+    #[inline]
+    pub(crate) fn forget_blocks_covering(&mut self, pc: u64) {
+        let span = (BLOCK_MAX as u64) * 4;
+        let mut start = pc.saturating_sub(span - 2);
+        loop {
+            let b = &mut self.icache.blocks[Block::slot(start)];
+            if b.pc == start {
+                b.pc = u64::MAX;
+            }
+            if start >= pc {
+                break; // (checked before stepping: no wrap-around near u64::MAX)
+            }
+            start += 2;
+        }
+    }
+
+    /// Brings a block that went stale (FENCE.I or a full flush) back: its page is
+    /// translated for execution as the fetch of its first instruction would (same walk,
+    /// same accessed bit), and if that succeeds and every instruction's bytes in memory
+    /// are still those cached, the block and its cache entries count as fetched again.
+    /// Otherwise nothing changes (no trap is taken here): this visit runs the
+    /// instructions one by one, checking each, and the next rebuilds the block. The instructions are thus fetched together when the
+    /// block is entered rather than one by one as they run; the two differ only for code
+    /// that rewrites a later instruction of its own block, or the page tables of its own
+    /// code, without a fence, where the architecture leaves the outcome open.
+    #[inline(never)]
+    pub(crate) fn recheck_block(&mut self, slot: usize) {
+        let start = self.icache.blocks[slot].pc;
+        let fence = self.icache.fence;
+        let Ok(paddr) = self.translate(start, Access::Exec) else {
+            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
+            return;
+        };
+        let Some(page) = self.ram.offset(paddr & !0xfff, 0x1000) else {
+            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
+            return;
+        };
+        let ICache {
+            entries,
+            blocks,
+            generation,
+            ..
+        } = &mut self.icache;
+        let block = &mut blocks[slot];
+        let mut pc = start;
+        for &(_, len, _) in block.ops.iter() {
+            let e = &entries[ICache::slot(pc)];
+            let at = page + (pc & 0xfff) as usize;
+            let same = e.pc == pc
+                && e.generation == *generation
+                && e.prv == self.prv
+                && e.len == len
+                && if len == 2 {
+                    self.ram.read_at(at, 2) as u16 == e.raw16
+                } else {
+                    self.ram.read_at(at, 4) as u32 == e.insn
+                };
+            if !same {
+                // Run one by one this time (checking each), rebuild on the next visit.
+                block.hits = BLOCK_HOT - 2;
+                return;
+            }
+            pc = pc.wrapping_add(u64::from(len));
+        }
+        block.fence = fence;
+        let mut pc = start;
+        for &(_, len, _) in block.ops.iter() {
+            entries[ICache::slot(pc)].checked = fence;
+            pc = pc.wrapping_add(u64::from(len));
+        }
+        self.icache.note_code(start, 2);
+    }
+
+    /// Builds the block starting at pc into `slot` from what the decoded-instruction cache
+    /// holds (within pc's page); the block ends at the first instruction it lacks. Blocks are
+    /// a pure copy of cache entries (replacing an entry a block copied drops that block, see
+    /// [`Hart::decoded`]), so they change nothing the guest can observe and snapshots need
+    /// not keep them.
+    #[inline(never)]
+    pub(crate) fn build_block(&mut self, slot: usize) {
+        use crate::predecode::Kind;
+        let start = self.pc;
+        let ICache {
+            entries,
+            blocks,
+            generation,
+            fence,
+            jit,
+            scratch,
+            ..
+        } = &mut self.icache;
+        let ops = scratch;
+        ops.clear();
+        let mut pc = start;
+        while ops.len() < BLOCK_MAX && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
+            // Only instructions the decoded-instruction cache holds now, checked since the
+            // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
+            // cache and memory as they were.
+            let e = &mut entries[ICache::slot(pc)];
+            if e.pc != pc
+                || e.generation != *generation
+                || e.prv != self.prv
+                || e.checked != *fence
+                || e.op.kind == Kind::Slow
+            {
+                break;
+            }
+            if e.owner != u64::MAX && e.owner != start {
+                e.shared = true;
+            }
+            e.owner = start;
+            let d = *e;
+            ops.push((d.op, d.len, d.insn));
+            pc = pc.wrapping_add(u64::from(d.len));
+            // Conditional branches do not end a block: a taken one leaves it early.
+            if matches!(d.op.kind, Kind::Jal | Kind::Jalr) {
+                break;
+            }
+        }
+        let block = &mut blocks[slot];
+        // Compiled code depends only on the start pc and the instructions: a block rebuilt
+        // with the same ones (after a FENCE.I or a flush that changed neither) keeps it.
+        let keep = block.code != 0
+            && block.code_epoch == jit.epoch
+            && block.code_pc == start
+            && block.ops == *ops;
+        // The slot's instruction list keeps its allocation from build to build.
+        std::mem::swap(&mut block.ops, ops);
+        block.pc = start;
+        block.generation = *generation;
+        block.prv = self.prv;
+        block.hits = BUILT;
+        block.fence = *fence;
+        block.len = block.ops.len() as u32;
+        if !keep {
+            block.runs = 0;
+            block.code = 0;
+            block.code_epoch = 0;
+            block.code_pc = u64::MAX;
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Blocks and the decoded-instruction cache: blocks retire exactly as single steps do,
+//! fences forget exactly what they must, and blocks never outlive or alias the cached
+//! instructions they copied.
+
+use super::*;
+
+#[test]
+fn blocks_retire_exactly_as_single_steps_do() {
+    // A loop of loads, stores and arithmetic (hot enough to be run as a block), a timer
+    // interrupt every 7 ticks whose handler counts and re-arms it via a store the loop
+    // reads, run once in big slices and once one instruction at a time (where no block
+    // fits): every register, CSR and byte of RAM must agree.
+    const SRET: u32 = 0x1020_0073;
+    let mut prog = vec![
+        ld(2, 1, 0),
+        addi(2, 2, 1),
+        sd(2, 1, 0),
+        addi(3, 3, 3),
+        r(0x33, 4, 0, 4, 3, 0), // add x4, x4, x3
+        jal(0, -20),
+    ];
+    prog.resize(0x400 / 4, NOP);
+    // Handler at +0x400: x5 += 1; sret (the timer is re-armed from outside below).
+    prog.push(addi(5, 5, 1));
+    prog.push(SRET);
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x400;
+        h.mstatus |= mstatus::SIE;
+        h.x[1] = BASE + 0x8000;
+        h.set_timecmp(7);
+        h
+    };
+    let (mut big, mut small) = (make(), make());
+    for round in 0..40u64 {
+        run(&mut big, 1000);
+        for _ in 0..1000 {
+            run(&mut small, 1);
+        }
+        for h in [&mut big, &mut small] {
+            // Re-arm the timer and clear the pending bit, as an SBI set_timer would.
+            h.set_timecmp(h.time() + 7 + round % 3);
+        }
+        assert_eq!(big.save_state().x, small.save_state().x, "round {round}");
+    }
+    let (a, b) = (big.save_state(), small.save_state());
+    assert_eq!(
+        (a.pc, a.cycles, a.instret, a.csrs),
+        (b.pc, b.cycles, b.instret, b.csrs)
+    );
+    assert_eq!(big.ram.bytes(), small.ram.bytes());
+    assert!(a.x[5] > 10, "the timer interrupted the loop: {}", a.x[5]);
+    assert!(
+        big.icache
+            .blocks
+            .iter()
+            .any(|b| b.hits == crate::icache::BUILT && b.ops.len() >= 5),
+        "the loop ran as a block"
+    );
+}
+
+#[test]
+fn sfence_of_one_page_forgets_that_page_only() {
+    // ld x2,(x1); [the leaf PTE is changed here]; ld x3,(x1) (stale: no fence yet);
+    // sfence.vma x1; ld x4,(x1) (the new mapping); sfence.vma x5 (inside the code's
+    // 1 GiB superpage: everything is flushed).
+    let sfence = |rs1: u32| 0x1200_0073 | (rs1 << 15);
+    let mut h = hart_with(&[ld(2, 1, 0), ld(3, 1, 0), sfence(1), ld(4, 1, 0), sfence(5)]);
+    h.enter_supervisor(BASE, 0, 0);
+    sv39(&mut h, pte::V | pte::R | pte::W | pte::A | pte::D);
+    h.x[1] = 0x4000_0000;
+    h.x[5] = BASE + 0x100;
+    assert!(h.ram.load(BASE + 0x10000, &11u64.to_le_bytes()));
+    assert!(h.ram.load(BASE + 0x30000, &33u64.to_le_bytes()));
+    run(&mut h, 1);
+    let leaf = (((BASE + 0x30000) >> 12) << 10) | pte::V | pte::R | pte::W | pte::A | pte::D;
+    assert!(h.ram.load(BASE + 0x20_2000, &leaf.to_le_bytes()));
+    run(&mut h, 1);
+    assert_eq!(
+        (h.x[2], h.x[3]),
+        (11, 11),
+        "without a fence the old translation stays"
+    );
+    let fence = h.icache.fence;
+    run(&mut h, 2);
+    assert_eq!(h.x[4], 33, "the fenced page is walked again");
+    assert_eq!(
+        h.icache.fence, fence,
+        "a fence of a 4 KiB page keeps the decoded code of other pages"
+    );
+    assert!(
+        !h.superpages.is_empty(),
+        "the code runs through a superpage"
+    );
+    run(&mut h, 1);
+    assert_ne!(
+        h.icache.fence, fence,
+        "a fence inside a cached superpage flushes everything"
+    );
+}
+
+#[test]
+fn a_block_never_outlives_the_cached_instructions_it_copied() {
+    // A loop runs hot enough to become a block, then code at an address that shares its
+    // cache slots runs (evicting the loop's entries), the loop's second instruction is
+    // rewritten in memory without FENCE.I, and the loop runs again. Whoever fetches again
+    // sees the new instruction: a block must not keep the old one. Single steps (where no
+    // block fits) must give the same result.
+    let o = (-8i32) as u32;
+    let bne_x3_x5_back_8 = (((o >> 12) & 1) << 31)
+        | (((o >> 5) & 0x3f) << 25)
+        | (5 << 20)
+        | (3 << 15)
+        | (1 << 12)
+        | (((o >> 1) & 0xf) << 8)
+        | (((o >> 11) & 1) << 7)
+        | 0x63;
+    // The instruction cache's period in bytes (two per slot).
+    let alias = 2 * crate::icache::ICACHE_ENTRIES as i32;
+    let mut prog = vec![
+        addi(3, 3, 1),
+        addi(4, 4, 1),
+        bne_x3_x5_back_8,
+        jal(0, alias + 4 - 12),
+    ];
+    // One period on: the same instruction-cache slots as the loop's second and third
+    // instructions (not its first, whose block slot running there would reset anyway).
+    prog.resize((alias + 4) as usize / 4, NOP);
+    prog.push(addi(5, 3, 5)); // a new bound, 5 iterations on
+    prog.push(jal(0, -(alias + 8))); // back to the loop
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.x[5] = 40;
+        h
+    };
+    let (mut big, mut small) = (make(), make());
+    let patched = addi(4, 4, 100).to_le_bytes();
+    run(&mut big, 40 * 3 + 2);
+    for _ in 0..40 * 3 + 2 {
+        run(&mut small, 1);
+    }
+    assert_eq!(big.pc, BASE + alias as u64 + 8, "at the aliasing code");
+    for h in [&mut big, &mut small] {
+        assert!(h.ram.load(BASE + 4, &patched));
+    }
+    run(&mut big, 2 + 5 * 3);
+    for _ in 0..2 + 5 * 3 {
+        run(&mut small, 1);
+    }
+    assert_eq!(big.x[4], 40 + 5 * 100, "the rewritten instruction ran");
+    assert_eq!(big.save_state(), small.save_state());
+}
+
+#[test]
+fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
+    // T (BASE+0x100) and T2 (one block-table period on) share a block slot and have blocks
+    // of the same
+    // shape. Phase 1 loops in T2 until it is compiled; phase 2 loops A -> T, where A's
+    // compiled code chains to T's slot while it still holds T2's compiled block. Running
+    // T2's code there would bump x6 instead of x8 and branch elsewhere.
+    let t2 = 0x100 + 2 * crate::icache::BLOCK_ENTRIES as u64;
+    let mut prog = vec![NOP; (t2 as usize + 0x100) / 4];
+    let at = |prog: &mut Vec<u32>, addr: u64, words: &[u32]| {
+        for (k, w) in words.iter().enumerate() {
+            prog[(addr / 4) as usize + k] = *w;
+        }
+    };
+    at(&mut prog, 0x000, &[addi(5, 0, 30), jal(0, t2 as i32 - 4)]);
+    // T2: x6 += 1; x5 -= 1; bne x5, x0, T2; then x5 = 30; jal A.
+    at(
+        &mut prog,
+        t2,
+        &[
+            addi(6, 6, 1),
+            addi(5, 5, -1),
+            branch(1, 5, 0, -8),
+            addi(5, 0, 30),
+            jal(0, 0x200 - (t2 as i32 + 0x10)),
+        ],
+    );
+    // A: x7 += 1; jal T.
+    at(&mut prog, 0x200, &[addi(7, 7, 1), jal(0, 0x100 - 0x204)]);
+    // T: x8 += 3; x5 -= 1; bne x5, x0, A; then jal start.
+    at(
+        &mut prog,
+        0x100,
+        &[
+            addi(8, 8, 3),
+            addi(5, 5, -1),
+            branch(1, 5, 0, 0x200 - 0x108),
+            jal(0, -0x10c),
+        ],
+    );
+    assert_eq!(
+        crate::icache::Block::slot(BASE + 0x100),
+        crate::icache::Block::slot(BASE + t2)
+    );
+    let (mut jit, mut interp) = (hart_with(&prog), hart_with(&prog));
+    interp.icache.jit.enabled = false;
+    for round in 0..50 {
+        run(&mut jit, 997);
+        run(&mut interp, 997);
+        assert_eq!(
+            (jit.x, jit.pc, jit.instret()),
+            (interp.x, interp.pc, interp.instret()),
+            "round {round}"
+        );
+    }
+    let epoch = jit.icache.jit.epoch;
+    let compiled = |pc: u64| {
+        let b = &jit.icache.blocks[crate::icache::Block::slot(pc)];
+        b.pc == pc && b.code != 0 && b.code_epoch == epoch
+    };
+    assert!(compiled(BASE + 0x200), "A is compiled");
+    assert!(
+        jit.x[8] > 1000 && jit.x[6] > 1000,
+        "both loops ran: {:?}",
+        &jit.x[5..9]
+    );
+}
+
+#[test]
+fn forgetting_blocks_near_the_top_of_the_address_space_terminates() {
+    // An emptied cache entry has pc u64::MAX; stepping past it used to wrap around.
+    let mut h = hart_with(&[NOP]);
+    for pc in [u64::MAX, u64::MAX - 1, u64::MAX - 2, 0, 1] {
+        h.forget_blocks_covering(pc);
+    }
+}
+
+#[test]
+fn full_flushes_and_fence_i_refetch_changed_code_and_keep_unchanged_code() {
+    // A hot loop (compiled) whose second instruction is rewritten: without a fence the
+    // cached instruction keeps running; after FENCE.I, or after a satp write (a full
+    // flush), the new bytes run. Compiled and interpreted harts agree throughout.
+    const FENCE_I: u32 = 0x0000_100f;
+    let prog = [
+        addi(3, 3, 1),
+        addi(4, 4, 1),
+        branch(1, 3, 5, -8),
+        FENCE_I,
+        addi(5, 5, 50),
+        jal(0, -20),
+    ];
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.x[5] = 50;
+        h
+    };
+    let (mut jit, mut interp) = (make(), make());
+    interp.icache.jit.enabled = false;
+    let both = |jit: &mut Hart, interp: &mut Hart, n: u64| {
+        run(jit, n);
+        run(interp, n);
+        assert_eq!(
+            (jit.x, jit.pc, jit.instret()),
+            (interp.x, interp.pc, interp.instret())
+        );
+    };
+    both(&mut jit, &mut interp, 40 * 3);
+    let patched = addi(4, 4, 100).to_le_bytes();
+    for h in [&mut jit, &mut interp] {
+        assert!(h.ram.load(BASE + 4, &patched));
+    }
+    // The rest of the first 50 iterations still runs the cached instruction.
+    let x4 = jit.x[4];
+    both(&mut jit, &mut interp, 10 * 3);
+    assert_eq!(
+        jit.x[4],
+        x4 + 10,
+        "no fence yet: the cached instruction runs"
+    );
+    // FENCE.I, bound += 50, and 50 more iterations with the new instruction.
+    both(&mut jit, &mut interp, 2 + 1 + 50 * 3);
+    assert_eq!(
+        jit.x[4],
+        x4 + 10 + 50 * 100,
+        "after FENCE.I the new bytes run"
+    );
+    // Rewrite back and flush through satp (bare mode stays bare): new bytes again.
+    let original = addi(4, 4, 1).to_le_bytes();
+    for h in [&mut jit, &mut interp] {
+        assert!(h.ram.load(BASE + 4, &original));
+        h.csr_write(addr::SATP, 0).unwrap();
+    }
+    let x4 = jit.x[4];
+    both(&mut jit, &mut interp, 2 + 1 + 50 * 3);
+    assert_eq!(jit.x[4], x4 + 50, "after a full flush the new bytes run");
+    assert!(
+        jit.icache.blocks.iter().any(|b| b.code != 0),
+        "the loop was compiled"
+    );
+}

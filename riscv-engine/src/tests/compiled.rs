@@ -1,0 +1,280 @@
+//! Compiled blocks against the interpreter on random programs (with a logging device, so
+//! any difference in when or how a device is touched shows).
+
+use super::*;
+
+/// A bus with one MMIO window whose reads depend on address and cycle, logging writes:
+/// any difference in when or how a device is touched shows in the log.
+#[derive(Default)]
+struct LoggingDevice {
+    log: Vec<(u64, u8, u64, u64)>,
+}
+
+const MMIO_BASE: u64 = 0x1000_0000;
+
+impl crate::Bus for LoggingDevice {
+    fn mmio_read(&mut self, addr: u64, size: u8, cycles: u64) -> Option<u64> {
+        if !(MMIO_BASE..MMIO_BASE + 0x1000).contains(&addr) {
+            return None;
+        }
+        self.log.push((addr, size, u64::MAX, cycles));
+        Some((addr ^ cycles.rotate_left(17)) & (u64::MAX >> (64 - 8 * u32::from(size))))
+    }
+    fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool {
+        if !(MMIO_BASE..MMIO_BASE + 0x1000).contains(&addr) {
+            return false;
+        }
+        self.log.push((addr, size, value, cycles));
+        true
+    }
+    fn external_interrupt(&self) -> bool {
+        false
+    }
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A random loop body of (mostly) fast instructions as byte parcels: arithmetic on
+/// x1..x25, loads and stores around a page boundary (misaligned and page-crossing ones
+/// included) through x30, device accesses through x27, faulting accesses through x26,
+/// short forward branches and jumps, RVC arithmetic, and the odd slow instruction
+/// (rdcycle) that ends a block, multiply/divide with the values they treat specially.
+/// x31 counts the loop; x9 may point at the device.
+fn random_body(seed: &mut u64) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::new();
+    let n = 1 + splitmix(seed) % 40;
+    let push = |out: &mut Vec<u8>, w: u32| out.extend_from_slice(&w.to_le_bytes());
+    for _ in 0..n {
+        let v = splitmix(seed);
+        let rd = 1 + (v >> 8) as u32 % 25;
+        let rs1 = (v >> 16) as u32 % 26;
+        let rs2 = (v >> 24) as u32 % 26;
+        let imm = ((v >> 32) as i32) >> 20; // -2048..=2047
+        match v % 22 {
+            0 => {
+                let f3 = [0, 2, 3, 4, 6, 7][(v >> 40) as usize % 6];
+                push(&mut out, i(0x13, rd, f3, rs1, imm));
+            }
+            1 => {
+                let (f3, hi) = [(1, 0), (5, 0), (5, 0x400)][(v >> 40) as usize % 3];
+                push(&mut out, i(0x13, rd, f3, rs1, hi | (imm & 63)));
+            }
+            2 => {
+                let (f3, f7) = [(0, 0), (0, 0x20), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0)]
+                    [(v >> 40) as usize % 7];
+                let (f3, f7) = if (v >> 44) & 1 == 1 {
+                    (f3, f7)
+                } else {
+                    [(5, 0x20), (6, 0), (7, 0), (0, 1)][(v >> 45) as usize % 4]
+                };
+                push(&mut out, r(0x33, rd, f3, rs1, rs2, f7));
+            }
+            3 => {
+                let (f3, f7) =
+                    [(0, 0), (0, 0x20), (1, 0), (5, 0), (5, 0x20), (0, 1)][(v >> 40) as usize % 6];
+                push(&mut out, r(0x3b, rd, f3, rs1, rs2, f7));
+            }
+            4 => {
+                let (f3, hi) = [
+                    (0, imm),
+                    (1, imm & 31),
+                    (5, imm & 31),
+                    (5, 0x400 | (imm & 31)),
+                ][(v >> 40) as usize % 4];
+                push(&mut out, i(0x1b, rd, f3, rs1, hi));
+            }
+            5 => push(
+                &mut out,
+                (((v >> 40) as u32) & 0xffff_f000)
+                    | (rd << 7)
+                    | if (v >> 62) & 1 == 0 { 0x37 } else { 0x17 },
+            ),
+            6..=8 => {
+                let f3 = [0, 1, 2, 3, 4, 5, 6][(v >> 40) as usize % 7];
+                push(&mut out, i(0x03, rd, f3, 30, imm));
+            }
+            9 | 10 => {
+                let f3 = (v >> 40) as u32 % 4;
+                push(&mut out, s(0x23, f3, 30, rs2, imm));
+            }
+            11 => {
+                // A device access (aligned, within the window).
+                let f3 = (v >> 40) as u32 % 4;
+                let off = ((v >> 48) as i32 & 0x1f) << 3;
+                if (v >> 62) & 1 == 0 {
+                    push(&mut out, i(0x03, rd, f3, 27, off));
+                } else {
+                    push(&mut out, s(0x23, f3, 27, rs2, off));
+                }
+            }
+            12 => {
+                // A faulting access (the handler skips it).
+                if (v >> 62) & 1 == 0 {
+                    push(&mut out, i(0x03, rd, 3, 26, imm));
+                } else {
+                    push(&mut out, s(0x23, 3, 26, rs2, imm));
+                }
+            }
+            13 => {
+                // A forward branch over the next (4-byte) instruction.
+                let f3 = [0, 1, 4, 5, 6, 7][(v >> 40) as usize % 6];
+                push(&mut out, branch(f3, rs1, rs2, 8));
+                push(&mut out, addi(rd, rd, 1));
+            }
+            14 => {
+                push(&mut out, jal(rd, 8));
+                push(&mut out, addi(rd, rd, 1));
+            }
+            15 => {
+                // auipc x28, 0; jalr rd, 10(x28) (to the instruction after the jalr, + 2
+                // rounding: lands on the parcel after it, bit 0 cleared).
+                push(&mut out, 0x17 | (28 << 7));
+                push(&mut out, i(0x67, rd, 0, 28, 9));
+                out.extend_from_slice(&0x0001u16.to_le_bytes()); // c.nop
+            }
+            16 => {
+                // RVC: c.addi / c.li / c.mv / c.add.
+                let nz = 1 + (v >> 48) as u16 % 25;
+                let imm6 = ((v >> 56) as u16) & 0x3f;
+                let rd = rd as u16;
+                if (v >> 40) % 5 == 4 {
+                    // A compressed device access: addi x9, x27, 0; c.lw / c.sw through x9.
+                    push(&mut out, addi(9, 27, 0));
+                    let reg = ((v >> 48) as u16 & 7) << 2;
+                    let c = if (v >> 62) & 1 == 0 { 0x4000 } else { 0xc000 } | (1 << 7) | reg;
+                    out.extend_from_slice(&c.to_le_bytes());
+                    continue;
+                }
+                let c = match (v >> 40) % 4 {
+                    0 => ((imm6 >> 5) << 12) | (rd << 7) | ((imm6 & 31) << 2) | 0x01,
+                    1 => 0x4000 | ((imm6 >> 5) << 12) | (rd << 7) | ((imm6 & 31) << 2) | 0x01,
+                    2 => 0x8000 | (rd << 7) | (nz << 2) | 0x02,
+                    _ => 0x9000 | (rd << 7) | (nz << 2) | 0x02,
+                };
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+            17 => push(&mut out, i(0x73, rd, 2, 0, 0xc00)), // rdcycle: slow, reads the clock
+            18..=20 => {
+                // The M extension (all of it) and FENCE.
+                let f3 = (v >> 40) as u32 % 8;
+                match (v >> 44) % 3 {
+                    0 => push(&mut out, r(0x33, rd, f3, rs1, rs2, 1)),
+                    1 => push(&mut out, r(0x3b, rd, 4 + f3 % 4, rs1, rs2, 1)),
+                    _ => push(&mut out, 0x0ff0_000f), // fence iorw, iorw
+                }
+            }
+            _ => {
+                // Values division and multiplication treat specially: 0, 1, -1, i64::MIN.
+                let k = (v >> 40) % 4;
+                push(&mut out, addi(rd, 0, [0, 1, -1, 1][k as usize]));
+                if k == 3 {
+                    push(&mut out, i(0x13, rd, 1, rd, 63));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn compiled_blocks_match_the_interpreter_on_random_programs() {
+    const HANDLER: u64 = BASE + 0x3000;
+    const SRET: u32 = 0x1020_0073;
+    const MRET: u32 = 0x3020_0073;
+    let mut compiled_runs = 0;
+    for case in 0..64u64 {
+        let mut seed = 0x5eed_0000 + case;
+        let supervisor = case % 2 == 1;
+        let mut prog = random_body(&mut seed);
+        let back = -(prog.len() as i32) - 4;
+        prog.extend_from_slice(&addi(31, 31, -1).to_le_bytes());
+        prog.extend_from_slice(&branch(1, 31, 0, back).to_le_bytes());
+        assert!(prog.len() < 0x3000);
+        // Trap handlers skip the faulting (4-byte) instruction.
+        let handler = |epc: u16, ret: u32| {
+            [
+                i(0x73, 29, 2, 0, i32::from(epc as i16)),
+                addi(29, 29, 4),
+                csrrw(0, epc, 29),
+                ret,
+            ]
+        };
+        let m = handler(addr::MEPC, MRET);
+        let s_ = handler(addr::SEPC, SRET);
+        let make = || {
+            let mut ram = Ram::new(BASE, 4 << 20);
+            assert!(ram.load(BASE, &prog));
+            let words = |w: &[u32]| w.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+            assert!(ram.load(HANDLER, &words(&m)));
+            assert!(ram.load(HANDLER + 0x100, &words(&s_)));
+            // Random data around the page boundary x30 points at, so loads see every
+            // sign and width.
+            let mut init = seed;
+            let data: Vec<u8> = (0..0x2000).map(|_| splitmix(&mut init) as u8).collect();
+            assert!(ram.load(BASE + 0x10_0000 - 0x800, &data));
+            let mut h = Hart::new(ram, BASE, 10);
+            for reg in 1..26 {
+                h.x[reg] = splitmix(&mut init);
+            }
+            h.x[26] = 0x7000_0000 + (splitmix(&mut init) & 0xffff);
+            h.x[27] = MMIO_BASE + 0x100;
+            h.x[30] = BASE + 0x10_0ff8;
+            h.x[31] = 1 << 40;
+            h.mtvec = HANDLER;
+            h.mcounteren = 7;
+            if supervisor {
+                sv39(&mut h, pte::V | pte::R | pte::W | pte::A | pte::D);
+                // Identity-map the device window's gigabyte too.
+                let root = BASE + 0x20_0000;
+                let pte0 = pte::V | pte::R | pte::W | pte::A | pte::D;
+                assert!(h.ram.load(root, &pte0.to_le_bytes()));
+                h.enter_supervisor(BASE, 0, 0);
+                h.satp = (8 << 60) | (root >> 12);
+                h.stvec = HANDLER + 0x100;
+            }
+            h
+        };
+        let (mut jit, mut interp) = (make(), make());
+        interp.icache.jit.enabled = false;
+        if case % 4 >= 2 {
+            // A code buffer that fills up every few blocks: code of older epochs must
+            // never run (chained jumps check the epoch too).
+            jit.icache.jit.capacity = 4096;
+        }
+        let (mut bus_j, mut bus_i) = (LoggingDevice::default(), LoggingDevice::default());
+        let mut slices = seed;
+        for round in 0..300 {
+            let n = 1 + splitmix(&mut slices) % 400;
+            let until = jit.cycles() + n;
+            let a = jit.run(&mut bus_j, until);
+            let b = interp.run(&mut bus_i, until);
+            assert_eq!(a, b, "case {case} round {round}: stop");
+            let (sa, sb) = (jit.save_state(), interp.save_state());
+            assert_eq!(
+                (sa.x, sa.pc, sa.cycles, sa.instret, sa.csrs, sa.prv),
+                (sb.x, sb.pc, sb.cycles, sb.instret, sb.csrs, sb.prv),
+                "case {case} round {round}"
+            );
+            assert_eq!(bus_j.log, bus_i.log, "case {case} round {round}: devices");
+        }
+        assert_eq!(jit.ram.bytes(), interp.ram.bytes(), "case {case}: RAM");
+        let epoch = jit.icache.jit.epoch;
+        compiled_runs += jit
+            .icache
+            .blocks
+            .iter()
+            .filter(|b| b.code != 0 && b.code_epoch == epoch)
+            .count();
+        assert!(
+            interp.icache.blocks.iter().all(|b| b.code == 0),
+            "the reference never compiles"
+        );
+    }
+    assert!(compiled_runs >= 64, "blocks were compiled: {compiled_runs}");
+}

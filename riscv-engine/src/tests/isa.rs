@@ -1,0 +1,162 @@
+//! Instructions, traps, the timer and CSRs: integer and M corner cases, misaligned
+//! accesses, delegation of illegal instructions, ECALL/WFI stops, LR/SC and AMOs, exact
+//! timer interrupts, and CSR privilege checks.
+
+use super::*;
+
+#[test]
+fn integer_and_m_extension_corner_cases() {
+    let prog = [
+        addi(1, 0, -7),         // x1 = -7
+        addi(2, 0, 0),          // x2 = 0
+        r(0x33, 3, 4, 1, 2, 1), // div x3 = x1 / 0 = -1
+        r(0x33, 4, 6, 1, 2, 1), // rem x4 = x1 % 0 = x1
+        r(0x33, 5, 5, 1, 2, 1), // divu x5 = all ones
+        addi(6, 0, 1),
+        i(0x13, 6, 1, 6, 63), // slli x6 = 1 << 63 (i64::MIN)
+        addi(7, 0, -1),
+        r(0x33, 8, 4, 6, 7, 1),  // div MIN / -1 = MIN
+        r(0x33, 9, 6, 6, 7, 1),  // rem MIN % -1 = 0
+        r(0x3b, 10, 0, 1, 1, 0), // addw x10 = -14
+        r(0x33, 11, 1, 1, 1, 1), // mulh (-7 * -7) >> 64 = 0
+        r(0x33, 12, 3, 7, 7, 1), // mulhu (2^64-1)^2 >> 64 = 2^64 - 2
+    ];
+    let mut h = hart_with(&prog);
+    run(&mut h, prog.len() as u64);
+    assert_eq!(h.x[3], u64::MAX);
+    assert_eq!(h.x[4] as i64, -7);
+    assert_eq!(h.x[5], u64::MAX);
+    assert_eq!(h.x[8], 1 << 63);
+    assert_eq!(h.x[9], 0);
+    assert_eq!(h.x[10] as i64, -14);
+    assert_eq!(h.x[11], 0);
+    assert_eq!(h.x[12], u64::MAX - 1);
+    assert_eq!(h.x[0], 0);
+    assert_eq!(h.instret(), prog.len() as u64);
+}
+
+#[test]
+fn misaligned_access_across_a_page_works() {
+    let mut h = hart_with(&[addi(2, 0, 0x123), sd(2, 1, 0), ld(3, 1, 0)]);
+    h.x[1] = BASE + 0xffd;
+    run(&mut h, 3);
+    assert_eq!(h.x[3], 0x123);
+    assert_eq!(h.ram.slice(BASE + 0xffd, 3).unwrap(), &[0x23, 0x01, 0]);
+    assert_eq!(h.mcause, 0, "no trap");
+}
+
+#[test]
+fn illegal_instruction_is_delegated_to_s_mode() {
+    let mut h = hart_with(&[0xffff_ffff]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.prv, Priv::Supervisor);
+    assert_eq!(h.pc, BASE + 0x100);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    assert_eq!(h.stval, 0xffff_ffff);
+    assert_eq!(h.sepc, BASE);
+    assert_eq!(h.instret(), 0, "a trapping instruction does not retire");
+    // Not delegated: goes to M.
+    let mut h = hart_with(&[0xffff_ffff]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.medeleg = 0;
+    h.mtvec = BASE + 0x200;
+    run(&mut h, 1);
+    assert_eq!(h.prv, Priv::Machine);
+    assert_eq!(h.mcause, cause::ILLEGAL_INSN);
+    assert_eq!((h.mstatus >> mstatus::MPP_SHIFT) & 3, 1, "MPP = S");
+}
+
+#[test]
+fn ecall_from_s_is_an_sbi_call_and_wfi_stops() {
+    let mut h = hart_with(&[ECALL, WFI, NOP]);
+    h.enter_supervisor(BASE, 0, 0);
+    assert_eq!(run(&mut h, 10), Stop::SbiCall);
+    assert_eq!(h.pc, BASE + 4);
+    assert_eq!(run(&mut h, 10), Stop::Wfi);
+    assert_eq!(h.pc, BASE + 8);
+}
+
+#[test]
+fn lr_sc_and_amos() {
+    let prog = [
+        amo(0x02, 2, 1, 0), // lr.d x2, (x1)
+        amo(0x03, 3, 1, 4), // sc.d x3, x4, (x1) -> success (0)
+        amo(0x03, 5, 1, 4), // sc.d again -> failure (1), no reservation
+        amo(0x00, 6, 1, 4), // amoadd.d x6 = old, mem += x4
+        amo(0x1c, 7, 1, 0), // amomaxu.d x7 = old, mem = max(mem, 0)
+    ];
+    let mut h = hart_with(&prog);
+    h.x[1] = BASE + 0x1000;
+    h.x[4] = 5;
+    assert!(h.ram.load(BASE + 0x1000, &40u64.to_le_bytes()));
+    run(&mut h, prog.len() as u64);
+    assert_eq!(h.x[2], 40);
+    assert_eq!(h.x[3], 0);
+    assert_eq!(h.x[5], 1);
+    assert_eq!(h.x[6], 5);
+    assert_eq!(h.x[7], 10);
+    assert_eq!(h.ram.slice(BASE + 0x1000, 1).unwrap(), &[10]);
+    // Misaligned AMO faults.
+    let mut h = hart_with(&[amo(0x00, 6, 1, 4)]);
+    h.x[1] = BASE + 0x1001;
+    h.mtvec = BASE + 0x40;
+    run(&mut h, 1);
+    assert_eq!(h.mcause, cause::STORE_MISALIGNED);
+    assert_eq!(h.mtval, BASE + 0x1001);
+}
+
+#[test]
+fn timer_interrupt_lands_on_an_exact_instruction() {
+    // A long run of NOPs; the timer fires at time 5 = cycle 50 (10 cycles per tick).
+    let mut prog = vec![NOP; 0x1000 / 4];
+    prog.push(0x0000_006f); // the handler at +0x1000: jal x0, 0 (spin)
+    for enabled_late in [false, true] {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x1000;
+        h.mstatus |= mstatus::SIE;
+        h.set_timecmp(5);
+        if enabled_late {
+            // Splitting the run at an arbitrary point must not move the interrupt.
+            run(&mut h, 17);
+            run(&mut h, 100 - 17);
+        } else {
+            run(&mut h, 100);
+        }
+        assert_eq!(h.scause, cause::INTERRUPT | 5);
+        assert_eq!(
+            h.sepc,
+            BASE + 50 * 4,
+            "interrupt taken before the 51st instruction"
+        );
+    }
+}
+
+#[test]
+fn csr_privilege_and_read_only_checks() {
+    // S-mode cannot touch mstatus; writing a read-only CSR (cycle) is illegal.
+    let mut h = hart_with(&[csrrw(1, addr::MSTATUS, 0)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    let mut h = hart_with(&[csrrw(1, addr::CYCLE, 2)]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.stvec = BASE + 0x100;
+    run(&mut h, 1);
+    assert_eq!(h.scause, cause::ILLEGAL_INSN);
+    // sie only shows delegated bits; satp ignores unsupported modes (Sv48).
+    let mut h = hart_with(&[
+        csrrw(0, addr::SIE, 1),
+        csrrw(0, addr::SATP, 2),
+        i(0x73, 3, 2, 0, i32::from(addr::SATP as i16)),
+    ]);
+    h.enter_supervisor(BASE, 0, 0);
+    h.x[1] = u64::MAX;
+    h.x[2] = 9 << 60;
+    run(&mut h, 3);
+    assert_eq!(h.mie & !irq::S_MASK, irq::S_MASK & !irq::S_MASK);
+    assert_eq!(h.x[3], 0, "Sv48 write ignored");
+}
