@@ -29,6 +29,8 @@ if ! bash images/build-all-riscv64.sh >/dev/null; then
   echo "ci/test.sh: WARNING: building the riscv64 guests failed; the riscv64 end-to-end tests will say SKIPPED"
 fi
 
+echo "== layout (no import cycles inside a crate, no file over 850 lines)"
+python3 ci/layout_check.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"

@@ -160,11 +160,11 @@ impl ICache {
 }
 
 /// Most instructions in one [`Block`].
-pub(crate) const BLOCK_MAX: usize = 32;
+pub(crate) const MAX_BLOCK: usize = 32;
 pub(crate) const BLOCK_ENTRIES: usize = 1 << 15;
 
 /// A run of fast-path instructions within one page, ending after a jump, before an
-/// instruction without a fast path, or at [`BLOCK_MAX`]; a taken conditional branch
+/// instruction without a fast path, or at [`MAX_BLOCK`]; a taken conditional branch
 /// leaves it early. Executing it skips the
 /// per-instruction cache lookup; cycles, instret and pc still advance per instruction, and
 /// it is entered only when it fits before the next deadline, so every instruction retires
@@ -240,7 +240,7 @@ thread_local! {
 }
 
 /// Most caches kept per thread.
-const SPARE_CACHES_MAX: usize = 2;
+const MAX_SPARE_CACHES: usize = 2;
 
 impl Default for ICache {
     fn default() -> Self {
@@ -273,7 +273,7 @@ impl Default for ICache {
             blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
             code_pages: vec![0; CODE_PAGES],
             jit: CodeBuffer::default(),
-            scratch: Vec::with_capacity(BLOCK_MAX),
+            scratch: Vec::with_capacity(MAX_BLOCK),
         }
     }
 }
@@ -286,7 +286,7 @@ impl Drop for ICache {
         }
         let _ = SPARE_CACHES.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
-                if s.len() < SPARE_CACHES_MAX {
+                if s.len() < MAX_SPARE_CACHES {
                     let empty = ICache {
                         entries: Vec::new(),
                         generation: 1,

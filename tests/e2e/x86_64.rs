@@ -314,3 +314,39 @@ fn virtual_time_limit_stops_the_run() {
     ]);
     assert_eq!(out.status.code(), Some(106));
 }
+
+#[test]
+fn until_stops_the_test_guest_at_a_console_line_the_same_way_each_time() {
+    if !require_kvm("until_stops_the_test_guest_at_a_console_line_the_same_way_each_time") {
+        return;
+    }
+    let args = [
+        "--seed",
+        "3",
+        "--no-summary",
+        "--until",
+        "console:rtc: 2026",
+    ];
+    let (out, s) = run_with_summary(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s["stopped_at"], "rtc: 2026");
+    assert!(
+        s["exit_status"].is_null(),
+        "no guest status at --until: {s}"
+    );
+    let text = stdout(&out);
+    assert!(text.contains("rtc: 2026-01-01T00:00:00Z"), "{text}");
+    assert!(
+        !text.contains("sleep-10s"),
+        "the run went past its --until line: {text}"
+    );
+    let (again_out, again) = run_with_summary(&args);
+    assert_eq!(again["trace_hash"], s["trace_hash"]);
+    assert_eq!(again["virtual_ns"], s["virtual_ns"]);
+    assert_eq!(again_out.stdout, out.stdout);
+}

@@ -13,6 +13,7 @@
 
 pub mod block;
 pub mod device;
+pub mod error;
 pub mod mmio;
 pub mod net;
 pub mod rng;

@@ -2,7 +2,7 @@
 //! (a compact, versionless serde format; the snapshot file around it carries
 //! the version and checksum) and refuses bytes it cannot decode.
 
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 

@@ -185,7 +185,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Vec<String>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
-    /// (riscv64; the summary then has no guest status and wio exits 0).
+    /// (the summary then has no guest status and wio exits 0).
     #[arg(long, value_name = "console:TEXT")]
     pub until: Option<String>,
     /// Where to write snapshots; {seed}, {ns} (virtual time) and {n} are filled in.
@@ -209,11 +209,11 @@ pub struct RunArgs {
     /// Do not print the summary to stderr.
     #[arg(long)]
     pub no_summary: bool,
-    /// Disk image for a virtio-blk root disk (/dev/vda, riscv64). Opened read-only and never
+    /// Disk image for a virtio-blk root disk (/dev/vda of a Linux guest). Opened read-only and never
     /// modified: writes go to an overlay owned by the run.
     #[arg(value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
-    /// One-way latency of the simulated network link, in virtual microseconds (riscv64).
+    /// One-way latency of the simulated network link, in virtual microseconds.
     #[arg(long, value_name = "US", default_value_t = 50)]
     pub net_latency_us: u64,
     /// Extra latency drawn per frame from [0, US] (frames can overtake each other).
@@ -225,7 +225,7 @@ pub struct RunArgs {
     /// Frames the link duplicates, per million (drawn from the seed).
     #[arg(long, value_name = "PPM", default_value_t = 0)]
     pub net_dup_ppm: u64,
-    /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap, riscv64).
+    /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.

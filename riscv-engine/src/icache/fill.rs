@@ -4,7 +4,7 @@
 //! re-checking blocks from the cache's entries. The cache structures are in the parent
 //! module.
 
-use super::{Block, Decoded, ICache, BLOCK_HOT, BLOCK_MAX, BUILT};
+use super::{Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
 use crate::bus::Bus;
 use crate::csr::cause;
 use crate::hart::Hart;
@@ -111,7 +111,7 @@ impl Hart {
     /// a block's length before it): its cache entry is being replaced.
     #[inline]
     pub(crate) fn forget_blocks_covering(&mut self, pc: u64) {
-        let span = (BLOCK_MAX as u64) * 4;
+        let span = (MAX_BLOCK as u64) * 4;
         let mut start = pc.saturating_sub(span - 2);
         loop {
             let b = &mut self.icache.blocks[Block::slot(start)];
@@ -203,7 +203,7 @@ impl Hart {
         let ops = scratch;
         ops.clear();
         let mut pc = start;
-        while ops.len() < BLOCK_MAX && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
+        while ops.len() < MAX_BLOCK && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
             // Only instructions the decoded-instruction cache holds now, checked since the
             // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
             // cache and memory as they were.

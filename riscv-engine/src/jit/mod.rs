@@ -22,7 +22,7 @@ pub(crate) mod buffer;
 
 use crate::bus::Bus;
 use crate::hart::Hart;
-use crate::icache::{Block, FastPage, FastPages, ICache, BLOCK_ENTRIES, BLOCK_MAX, FAST_PAGES};
+use crate::icache::{Block, FastPage, FastPages, ICache, BLOCK_ENTRIES, FAST_PAGES, MAX_BLOCK};
 use crate::predecode::{Kind, Op};
 use asm::{Alu, Asm, Cc, Label, Shift, M, R};
 use buffer::CodeBuffer;
@@ -196,7 +196,7 @@ extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
 /// Generates one block's code (see the module documentation), or `None` for an empty
 /// block.
 pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
-    if ops.is_empty() || ops.len() > BLOCK_MAX {
+    if ops.is_empty() || ops.len() > MAX_BLOCK {
         return None;
     }
     let l = layout();

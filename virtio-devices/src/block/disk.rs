@@ -72,6 +72,7 @@ impl DiskState {
                     return Err(DiskStateError::TornChunk {
                         index: k,
                         len: v.len(),
+                        chunk: CHUNK,
                     });
                 }
                 map.insert(k, Chunk::from(v));
@@ -97,34 +98,7 @@ pub enum DiskError {
     TooSmall(u64),
 }
 
-/// Why a saved overlay does not fit a disk.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DiskStateError {
-    /// The base image has another length than the one the overlay was saved on.
-    #[error("the base image is {here} bytes, the snapshot's was {saved}")]
-    BaseLength {
-        /// Length of this base image.
-        here: u64,
-        /// Length of the base image in the snapshot.
-        saved: u64,
-    },
-    /// A saved chunk lies beyond the end of the disk.
-    #[error("saved disk chunk {index} is out of range (the disk has {chunks} chunks)")]
-    ChunkOutOfRange {
-        /// Chunk index.
-        index: u64,
-        /// Chunks the disk has.
-        chunks: u64,
-    },
-    /// A saved chunk is not [`CHUNK`] bytes long.
-    #[error("saved disk chunk {index} is torn ({len} bytes, not {CHUNK})")]
-    TornChunk {
-        /// Chunk index.
-        index: u64,
-        /// Its length in bytes.
-        len: usize,
-    },
-}
+pub use crate::error::DiskStateError;
 
 impl Disk {
     /// Opens `path` read-only as the base image.
@@ -394,7 +368,14 @@ mod tests {
             })
         );
         let torn = state(3 * 4096, vec![(1, vec![0; 10])]).into_overlay();
-        assert_eq!(torn, Err(DiskStateError::TornChunk { index: 1, len: 10 }));
+        assert_eq!(
+            torn,
+            Err(DiskStateError::TornChunk {
+                index: 1,
+                len: 10,
+                chunk: CHUNK
+            })
+        );
         assert_eq!(
             torn.unwrap_err().to_string(),
             "saved disk chunk 1 is torn (10 bytes, not 4096)"

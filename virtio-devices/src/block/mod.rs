@@ -11,50 +11,7 @@ use crate::device::{
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError, DiskState, DiskStateError, Overlay};
 
-/// What is wrong with a virtio-blk request (see [`DeviceError::BlockRequest`], which
-/// names the request).
-#[derive(Debug, thiserror::Error)]
-pub enum RequestError {
-    /// The chain has no descriptors.
-    #[error("empty chain")]
-    EmptyChain,
-    /// The chain is not a device-readable header of at least 16 bytes, data buffers and a
-    /// device-writable status byte.
-    #[error("not a header, data and status chain")]
-    NotHeaderDataStatus,
-    /// A read request has a device-readable data buffer.
-    #[error("read into a device-readable buffer")]
-    ReadIntoReadable,
-    /// A write request has a device-writable data buffer.
-    #[error("write from a device-writable buffer")]
-    WriteFromWritable,
-    /// The request header is not in guest memory.
-    #[error("header: {error}")]
-    Header {
-        /// What guest memory said.
-        error: vm_memory::GuestMemoryError,
-    },
-    /// A data buffer is not in guest memory.
-    #[error("buffer at {addr:#x}: {error}")]
-    Buffer {
-        /// Guest-physical address of the buffer.
-        addr: u64,
-        /// What guest memory said.
-        error: vm_memory::GuestMemoryError,
-    },
-    /// The GET_ID buffer is not in guest memory.
-    #[error("id buffer: {error}")]
-    IdBuffer {
-        /// What guest memory said.
-        error: vm_memory::GuestMemoryError,
-    },
-    /// The status byte is not in guest memory.
-    #[error("status byte: {error}")]
-    StatusByte {
-        /// What guest memory said.
-        error: vm_memory::GuestMemoryError,
-    },
-}
+pub use crate::error::RequestError;
 
 /// Splits a saved block device state into the state without its disk chunks and the
 /// chunks as a shared overlay: a snapshot loaded once hands the overlay to every branch

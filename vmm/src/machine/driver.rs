@@ -161,3 +161,179 @@ pub fn run_branch(
         stopped_at_until,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::console::{Console, Echo};
+    use crate::snapshot::plan::SnapshotPlan;
+    use crate::snapshot::Snapshot;
+    use crate::summary::Summary;
+    use crate::trace::Trace;
+    use std::collections::BTreeMap;
+
+    /// One step of a scripted machine: advance the clock, print, then stop this way.
+    enum Act {
+        Run(u64, &'static str),
+        Guest(u64),
+        End(u32),
+    }
+
+    /// A machine that plays a script, so the driver's logic is tested without an engine.
+    struct Scripted {
+        script: Vec<Act>,
+        now: u64,
+        console: Console,
+        trace: Trace,
+        snapshots: Vec<(u64, String)>,
+        steps: usize,
+    }
+
+    impl Scripted {
+        fn new(script: Vec<Act>) -> Box<Scripted> {
+            Box::new(Scripted {
+                script,
+                now: 0,
+                console: Console::new(Echo::Quiet, Instant::now()),
+                trace: Trace::new(),
+                snapshots: Vec::new(),
+                steps: 0,
+            })
+        }
+    }
+
+    impl Machine for Scripted {
+        fn seed(&self) -> u64 {
+            7
+        }
+        fn now(&self) -> VirtualTime {
+            VirtualTime::from_ns(self.now)
+        }
+        fn run_until(&mut self, limit: VirtualTime) -> Stop {
+            let act = self.script.get(self.steps);
+            self.steps += 1;
+            match act {
+                None => Stop::End(Err(WioError::Internal("script ran out".into()))),
+                Some(Act::End(s)) => Stop::End(Ok(*s)),
+                Some(Act::Guest(tag)) => Stop::GuestSnapshot(Some(*tag)),
+                Some(Act::Run(ns, text)) => {
+                    self.now = (self.now + ns).min(limit.as_ns());
+                    self.console
+                        .push(text.as_bytes(), self.now, &mut self.trace);
+                    if self.now >= limit.as_ns() {
+                        Stop::Limit
+                    } else {
+                        Stop::Yield
+                    }
+                }
+            }
+        }
+        fn console(&mut self) -> &mut Console {
+            &mut self.console
+        }
+        fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
+            self.snapshots.push((self.now, reason));
+            Err(WioError::Internal(
+                "scripted machines write no files".into(),
+            ))
+        }
+        fn finish(
+            self: Box<Self>,
+            _: &RunConfig,
+            outcome: Result<u32>,
+            _: Instant,
+            until: Option<&str>,
+        ) -> RunResult {
+            let summary = Summary {
+                seed: 7,
+                arch: "scripted",
+                virtual_ns: self.now,
+                wall_ns: 0,
+                exits: BTreeMap::new(),
+                interrupts: 0,
+                instructions: None,
+                markers: Vec::new(),
+                disk: None,
+                idle_ns: 0,
+                trace_hash: self.trace.hash_hex(),
+                trace_lines: self.trace.lines(),
+                console_sha256: self.console.sha256(),
+                exit_status: outcome.as_ref().ok().copied(),
+                stopped_at: until.map(str::to_string),
+                restored_from: None,
+                wio_exit_code: 0,
+                error: self
+                    .snapshots
+                    .iter()
+                    .map(|(t, r)| format!("{t}:{r}"))
+                    .reduce(|a, b| a + ";" + &b),
+                host: "none",
+                warnings: Vec::new(),
+            };
+            RunResult { summary, outcome }
+        }
+    }
+
+    fn config(at: &[&str], until: Option<&str>, max_ns: u64) -> RunConfig {
+        let mut plan = SnapshotPlan::default();
+        for a in at {
+            plan.at.push(SnapshotAt::parse(a).unwrap());
+        }
+        RunConfig {
+            snapshots: plan,
+            until: until.map(str::to_string),
+            max_virtual_ns: max_ns,
+            ..RunConfig::with_seed(7)
+        }
+    }
+
+    #[test]
+    fn until_stops_at_its_line_and_wins_over_the_end() {
+        let m = Scripted::new(vec![
+            Act::Run(5, "boot\n"),
+            Act::Run(5, "ready\n"),
+            Act::End(3),
+        ]);
+        let r = run(m, &config(&[], Some("ready"), 0), Instant::now());
+        assert_eq!(r.outcome.unwrap(), 0);
+        assert_eq!(r.summary.stopped_at.as_deref(), Some("ready"));
+        assert_eq!(r.summary.virtual_ns, 10);
+    }
+
+    #[test]
+    fn the_limit_is_a_time_limit_error() {
+        let m = Scripted::new(vec![Act::Run(5, ""), Act::Run(50, ""), Act::End(0)]);
+        let r = run(m, &config(&[], None, 20), Instant::now());
+        let e = r.outcome.unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::exit_code::TIME_LIMIT);
+        assert_eq!(r.summary.virtual_ns, 20);
+    }
+
+    #[test]
+    fn snapshot_points_fire_once_each_in_order_and_a_failed_write_ends_the_run() {
+        // The guest asks first (no guest point planned: nothing), then time 10 is reached.
+        let m = Scripted::new(vec![
+            Act::Guest(1),
+            Act::Run(12, "x\n"),
+            Act::Run(1, ""),
+            Act::End(0),
+        ]);
+        let r = run(m, &config(&["10ns"], None, 0), Instant::now());
+        assert!(
+            r.outcome.is_err(),
+            "the scripted snapshot cannot be written"
+        );
+        assert_eq!(r.summary.error.as_deref(), Some("12:virtual time >= 10 ns"));
+        // A guest request with a guest point planned, tag included.
+        let m = Scripted::new(vec![Act::Run(1, ""), Act::Guest(9), Act::End(0)]);
+        let r = run(m, &config(&["guest"], None, 0), Instant::now());
+        assert_eq!(r.summary.error.as_deref(), Some("1:guest request (tag 9)"));
+        // A console point fires at the step whose output completed the line.
+        let m = Scripted::new(vec![Act::Run(1, "wa"), Act::Run(2, "it\n"), Act::End(0)]);
+        let r = run(m, &config(&["console:wait"], None, 0), Instant::now());
+        assert_eq!(
+            r.summary.error.as_deref(),
+            Some("3:console line containing \"wait\"")
+        );
+    }
+}

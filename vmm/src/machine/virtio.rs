@@ -7,7 +7,7 @@ use crate::error::{Result, WioError};
 use crate::snapshot::Meta;
 use crate::summary::DiskSummary;
 use std::path::PathBuf;
-use wio_scheduler::RunSeed;
+use wio_scheduler::{stream_names, RunSeed};
 use wio_virtio_devices::net::pcap::Pcap;
 use wio_virtio_devices::{Block, Disk, MmioTransport, Net, Rng};
 
@@ -58,10 +58,14 @@ fn open_pcap(cfg: &RunConfig) -> Result<Option<Pcap>> {
 /// The devices in slot order: rng, net, and blk when `disk` is given.
 pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec<MmioTransport>> {
     let mut v = vec![
-        MmioTransport::new(Box::new(Rng::new(seed, "virtio-rng", RNG_MEAN_LATENCY_NS))),
+        MmioTransport::new(Box::new(Rng::new(
+            seed,
+            stream_names::VIRTIO_RNG,
+            RNG_MEAN_LATENCY_NS,
+        ))),
         MmioTransport::new(Box::new(Net::new(
             seed,
-            "virtio-net",
+            stream_names::VIRTIO_NET,
             cfg.link,
             open_pcap(cfg)?,
         ))),
@@ -70,7 +74,7 @@ pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec
         v.push(MmioTransport::new(Box::new(Block::new(
             disk,
             seed,
-            "virtio-blk",
+            stream_names::VIRTIO_BLK,
             BLK_MEAN_LATENCY_NS,
         ))));
     }

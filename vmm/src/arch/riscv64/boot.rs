@@ -79,7 +79,7 @@ pub struct Placement {
 }
 
 /// Maximum device tree size wio reserves.
-pub const FDT_MAX: u64 = 64 * 1024;
+pub const MAX_FDT_BYTES: u64 = 64 * 1024;
 
 /// Loads the kernel and initrd and decides where the device tree goes.
 pub fn load(

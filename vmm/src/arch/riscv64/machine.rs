@@ -9,7 +9,6 @@ use super::bus::{virtio_irq, RvBus};
 use super::clock::{self, CLOCK};
 use super::engine::RiscvEngine;
 use super::sbi::{self, SbiEffect};
-use super::snapshot::MachineState;
 use super::{boot, fdt, layout};
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
@@ -20,7 +19,7 @@ use crate::error::{Result, WioError, MAX_GUEST_STATUS};
 use crate::machine::console::{Console, Echo};
 use crate::machine::{guests, virtio, Arch, Machine, RunConfig, RunResult, Stop};
 use crate::memory::GuestMem;
-use crate::snapshot::{memory_runs, DiskMeta, Meta, Snapshot};
+use crate::snapshot::{DiskMeta, Meta, Snapshot};
 use crate::summary::{RestoredFrom, Summary};
 use crate::trace::{fold, hex};
 use serde_json::json;
@@ -30,7 +29,7 @@ use std::time::Instant;
 use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::VirtualTime;
 use wio_riscv::{Hart, Ram};
-use wio_scheduler::{EventQueue, RunSeed};
+use wio_scheduler::{stream_names, EventQueue, RunSeed};
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -164,7 +163,8 @@ impl RvMachine {
         )?;
         let seed = RunSeed(cfg.seed);
         let mut rng_seed = [0u8; 64];
-        seed.stream("riscv-fdt-rng-seed").fill_bytes(&mut rng_seed);
+        seed.stream(stream_names::RISCV_FDT_RNG_SEED)
+            .fill_bytes(&mut rng_seed);
         let virtio_count = if disk.is_some() { 3 } else { 2 };
         let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
             .map(|slot| (slot as u32, virtio_irq(slot)))
@@ -176,7 +176,7 @@ impl RvMachine {
             rng_seed: &rng_seed,
             virtio: &virtio_nodes,
         })?;
-        if blob.len() as u64 > boot::FDT_MAX || !hart.ram.load(placement.fdt_addr, &blob) {
+        if blob.len() as u64 > boot::MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
             return Err(WioError::Internal("device tree does not fit".into()));
         }
         hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
@@ -327,56 +327,8 @@ impl Machine for RvMachine {
         &mut self.console
     }
 
-    /// The machine's state as a snapshot; `reason` says why it was taken.
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
-        let virtio = self
-            .bus
-            .virtio
-            .save_states()
-            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
-        let state = MachineState {
-            hart: self.engine.hart.save_state(),
-            uart: self.bus.uart.save_state(),
-            rtc: self.bus.rtc.clone(),
-            plic: self.bus.plic.clone(),
-            virtio,
-            events: self
-                .bus
-                .events
-                .iter()
-                .map(|(t, s, e)| (t, s, e.clone()))
-                .collect(),
-            next_seq: self.bus.events.next_seq(),
-            mmio_accesses: self.bus.mmio_accesses,
-            trace: self.bus.trace.save_state(),
-            console: self.console.save_state(),
-            exits: self
-                .exits
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            idle_ns: self.idle_ns,
-        };
-        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
-            d.sha256 =
-                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
-                    what: "disk image",
-                    path: d.path.clone(),
-                    source,
-                })?;
-        }
-        let mut meta = self.meta.clone();
-        meta.seed = self.seed;
-        meta.virtual_ns = self.now().as_ns();
-        meta.instructions = Some(self.engine.hart.instret());
-        meta.reason = reason;
-        Ok(Snapshot {
-            meta,
-            machine: postcard::to_stdvec(&state)
-                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
-            memory: memory_runs(self.engine.hart.ram.bytes()),
-            sha256: String::new(),
-        })
+        self.capture(reason)
     }
 
     fn finish(

@@ -14,7 +14,7 @@ use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig};
-use crate::snapshot::{Meta, Snapshot};
+use crate::snapshot::{memory_runs, Meta, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::TraceState;
 use serde::{Deserialize, Serialize};
@@ -45,6 +45,60 @@ pub(super) struct MachineState {
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
 pub(super) const EXIT_KINDS: [&str; 3] = ["wfi", "sbi", "mmio"];
+
+impl RvMachine {
+    /// The machine's state as a snapshot; `reason` says why it was taken.
+    pub(super) fn capture(&mut self, reason: String) -> Result<Snapshot> {
+        let virtio = self
+            .bus
+            .virtio
+            .save_states()
+            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+        let state = MachineState {
+            hart: self.engine.hart.save_state(),
+            uart: self.bus.uart.save_state(),
+            rtc: self.bus.rtc.clone(),
+            plic: self.bus.plic.clone(),
+            virtio,
+            events: self
+                .bus
+                .events
+                .iter()
+                .map(|(t, s, e)| (t, s, e.clone()))
+                .collect(),
+            next_seq: self.bus.events.next_seq(),
+            mmio_accesses: self.bus.mmio_accesses,
+            trace: self.bus.trace.save_state(),
+            console: self.console.save_state(),
+            exits: self
+                .exits
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            idle_ns: self.idle_ns,
+        };
+        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+            d.sha256 =
+                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                    what: "disk image",
+                    path: d.path.clone(),
+                    source,
+                })?;
+        }
+        let mut meta = self.meta.clone();
+        meta.seed = self.seed;
+        meta.virtual_ns = self.now().as_ns();
+        meta.instructions = Some(self.engine.hart.instret());
+        meta.reason = reason;
+        Ok(Snapshot {
+            meta,
+            machine: postcard::to_stdvec(&state)
+                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+            memory: memory_runs(self.engine.hart.ram.bytes()),
+            sha256: String::new(),
+        })
+    }
+}
 
 /// A snapshot read, checked and ready to restore any number of times: its state
 /// decoded, its guest memory in a memfd that every restore maps copy-on-write, its

@@ -3,7 +3,7 @@
 //! with an e820 map and a `SETUP_RNG_SEED` setup_data entry drawn from the seed.
 
 use super::layout::{
-    CMDLINE_ADDR, CMDLINE_MAX, EBDA_START, GDT_ADDR, INITRD_ADDR_MAX, KERNEL_LOAD_ADDR,
+    CMDLINE_ADDR, EBDA_START, GDT_ADDR, KERNEL_LOAD_ADDR, MAX_CMDLINE_BYTES, MAX_INITRD_ADDR,
     SETUP_DATA_ADDR, ZERO_PAGE_ADDR,
 };
 use super::{gdt::BOOT_GDT, paging};
@@ -113,11 +113,11 @@ fn format_error(kernel: &KernelImage, reason: String) -> WioError {
 /// Loads kernel, initrd, command line, page tables, GDT and boot_params into `mem`.
 pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     let mem_end = mem.last_addr().raw_value() + 1;
-    if spec.cmdline.len() + 1 > CMDLINE_MAX {
+    if spec.cmdline.len() + 1 > MAX_CMDLINE_BYTES {
         return Err(WioError::Usage(format!(
             "kernel command line is {} bytes; the limit is {}",
             spec.cmdline.len(),
-            CMDLINE_MAX - 1
+            MAX_CMDLINE_BYTES - 1
         )));
     }
     if spec.cmdline.as_bytes().contains(&0) {
@@ -199,9 +199,9 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     let initrd = match spec.initrd {
         Some(path) => {
             let addr_max = if params.hdr.initrd_addr_max != 0 {
-                u64::from(params.hdr.initrd_addr_max).min(INITRD_ADDR_MAX)
+                u64::from(params.hdr.initrd_addr_max).min(MAX_INITRD_ADDR)
             } else {
-                INITRD_ADDR_MAX
+                MAX_INITRD_ADDR
             };
             let (addr, size) = load_initrd(mem, path, kernel_end, addr_max.min(mem_end))?;
             params.hdr.ramdisk_image = addr as u32;
@@ -359,7 +359,7 @@ mod tests {
         let mem = memory::allocate(0, 32 << 20).unwrap();
         let kernel = KernelImage {
             name: "guest".into(),
-            bytes: crate::testguest::X86_64_TEST_GUEST.to_vec(),
+            bytes: super::super::testguest::X86_64_TEST_GUEST.to_vec(),
         };
         let spec = BootSpec {
             kernel: &kernel,
@@ -383,7 +383,7 @@ mod tests {
         let mem = memory::allocate(0, 32 << 20).unwrap();
         let kernel = KernelImage {
             name: "bzImage".into(),
-            bytes: crate::testguest::X86_64_TEST_GUEST_BZIMAGE.to_vec(),
+            bytes: super::super::testguest::X86_64_TEST_GUEST_BZIMAGE.to_vec(),
         };
         let spec = BootSpec {
             kernel: &kernel,
@@ -417,7 +417,7 @@ mod tests {
         let mem = memory::allocate(0, 64 << 20).unwrap();
         let kernel = KernelImage {
             name: "guest".into(),
-            bytes: crate::testguest::X86_64_TEST_GUEST.to_vec(),
+            bytes: super::super::testguest::X86_64_TEST_GUEST.to_vec(),
         };
         let spec = BootSpec {
             kernel: &kernel,

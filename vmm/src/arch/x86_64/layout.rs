@@ -20,7 +20,7 @@ pub const IDENTITY_MAP_GIB: u64 = 4;
 /// The kernel command line.
 pub const CMDLINE_ADDR: u64 = 0x2_0000;
 /// Longest command line wio passes (Linux x86's COMMAND_LINE_SIZE).
-pub const CMDLINE_MAX: usize = 2048;
+pub const MAX_CMDLINE_BYTES: usize = 2048;
 /// setup_data entries (the RNG seed).
 pub const SETUP_DATA_ADDR: u64 = 0x3_0000;
 /// Where conventional memory ends for the e820 map (EBDA and BIOS area above).
@@ -28,7 +28,7 @@ pub const EBDA_START: u64 = 0x9_fc00;
 /// Where kernels are loaded.
 pub const KERNEL_LOAD_ADDR: u64 = 0x10_0000;
 /// Highest address an initrd may end at (also bounded by the kernel's initrd_addr_max).
-pub const INITRD_ADDR_MAX: u64 = 0x3800_0000;
+pub const MAX_INITRD_ADDR: u64 = 0x3800_0000;
 /// Smallest guest memory wio accepts, in MiB.
 pub const MIN_MEM_MIB: u64 = 16;
 /// Largest guest memory wio accepts, in MiB: one RAM region below the 32-bit MMIO hole.

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::{CostModel, VirtualTime, VirtualTsc, DEFAULT_TSC_HZ};
-use wio_scheduler::RunSeed;
+use wio_scheduler::{stream_names, RunSeed};
 
 /// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
@@ -115,7 +115,8 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     };
     let seed = RunSeed(cfg.seed);
     let mut rng_seed = [0u8; RNG_SEED_LEN];
-    seed.stream("x86-boot-rng-seed").fill_bytes(&mut rng_seed);
+    seed.stream(stream_names::X86_BOOT_RNG_SEED)
+        .fill_bytes(&mut rng_seed);
 
     let mem_bytes = cfg.mem_mib << 20;
     let mem = memory::allocate(0, mem_bytes)?;
@@ -137,7 +138,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         cfg.epoch_unix,
         mem_bytes,
         tsc,
-        seed.stream("paravirt-entropy"),
+        seed.stream(stream_names::PARAVIRT_ENTROPY),
         trace,
     );
     // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
@@ -301,7 +302,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         meta.epoch_unix,
         meta.mem_bytes,
         VirtualTsc::new(DEFAULT_TSC_HZ),
-        RunSeed(meta.seed).stream("paravirt-entropy"),
+        RunSeed(meta.seed).stream(stream_names::PARAVIRT_ENTROPY),
         trace,
     );
     let device_cfg = RunConfig {
