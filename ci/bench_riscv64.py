@@ -9,7 +9,12 @@ images/build-all-riscv64.sh) it boots the same kernel and initramfs under
 and prints the wall time until the console shows "Run /init", "wio-init: start" and
 "wio-init: done", plus wio's MIPS. QEMU boots through its bundled OpenSBI firmware.
 
-Usage: ci/bench_riscv64.py [--wio PATH] [--guests small,debian] [--seed N] [--json FILE]
+With --baseline PATH (another wio binary, e.g. one built from an earlier commit) both
+wio binaries boot each guest --rounds times, alternating, and the medians and their ratio
+(this wio / baseline) are printed: how a change moved the speed, measured side by side.
+
+Usage: ci/bench_riscv64.py [--wio PATH] [--baseline PATH] [--rounds N] [--guests small,debian]
+                           [--seed N] [--json FILE] [--no-io]
 Needs: qemu-system-riscv64 (Debian package qemu-system-misc) for the QEMU columns.
 """
 import argparse
@@ -67,6 +72,28 @@ def timed(cmd, timeout):
     return seen
 
 
+def wio_boot(binary, args, kernel, initrd):
+    """One boot of the guest under the wio at `binary`: marker times, MIPS, instructions."""
+    summary = f"/tmp/wio-bench-{os.getpid()}.json"
+    row = timed([binary, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
+                 "--initrd", initrd, "--summary-json", summary, "--no-summary"], args.timeout)
+    with open(summary) as f:
+        s = json.load(f)
+    os.unlink(summary)
+    row["mips"] = s["instructions"] / (s["wall_ns"] / 1e9) / 1e6
+    row["instructions"] = s["instructions"]
+    return row
+
+
+def median_row(rows):
+    """Per key, the median over rows (instructions must agree: it is deterministic)."""
+    out = {}
+    for key in rows[0]:
+        values = sorted(r[key] for r in rows if key in r)
+        out[key] = values[len(values) // 2]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wio", default=os.path.join(ROOT, "target", "release", "wio"))
@@ -74,9 +101,15 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json")
+    ap.add_argument("--baseline", help="another wio binary to time side by side with --wio")
+    ap.add_argument("--rounds", type=int, default=1, help="alternating boots per wio binary (medians)")
+    ap.add_argument("--no-io", action="store_true", help="skip the in-guest disk and network bench")
     args = ap.parse_args()
-    if not os.path.exists(args.wio):
-        sys.exit(f"no wio binary at {args.wio}: cargo build --release -p wio")
+    for b in [args.wio] + ([args.baseline] if args.baseline else []):
+        if not os.path.exists(b):
+            sys.exit(f"no wio binary at {b}: cargo build --release -p wio")
+    if args.rounds < 1:
+        sys.exit("--rounds must be at least 1")
     qemu = shutil.which("qemu-system-riscv64")
     if not qemu:
         print("SKIPPED: QEMU columns: qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
@@ -85,14 +118,13 @@ def main():
         kernel, initrd = guests()[name]
         cmdline = "console=ttyS0 kfence.sample_interval=0 panic=-1"
         rows = {}
-        summary = f"/tmp/wio-bench-{os.getpid()}.json"
-        rows["wio"] = timed([args.wio, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
-                             "--initrd", initrd, "--summary-json", summary, "--no-summary"], args.timeout)
-        with open(summary) as f:
-            s = json.load(f)
-        os.unlink(summary)
-        rows["wio"]["mips"] = s["instructions"] / (s["wall_ns"] / 1e9) / 1e6
-        rows["wio"]["instructions"] = s["instructions"]
+        binaries = [("wio", args.wio)] + ([("wio-baseline", args.baseline)] if args.baseline else [])
+        runs = {eng: [] for eng, _ in binaries}
+        for _ in range(args.rounds):
+            for eng, binary in binaries:
+                runs[eng].append(wio_boot(binary, args, kernel, initrd))
+        for eng, _ in binaries:
+            rows[eng] = median_row(runs[eng])
         if qemu:
             base = [qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
                     "-kernel", kernel, "-initrd", initrd, "-append", cmdline]
@@ -107,7 +139,15 @@ def main():
             text = " ".join(f"{c:>10.2f}" if c is not None else f"{'-':>10}" for c in cells)
             extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions)" if "mips" in r else ""
             print(f"  {eng:<12} {text}{extra}")
-    io_bench(args, qemu, table)
+        if args.baseline:
+            new, old = rows["wio"], rows["wio-baseline"]
+            ratios = [f"{m}: {new[m] / old[m]:.3f}" for m in MARKERS[:3] + ["total"]
+                      if new.get(m) and old.get(m)]
+            same = new["instructions"] == old["instructions"]
+            print(f"  this wio / baseline (medians of {args.rounds}, below 1 is faster): {', '.join(ratios)};"
+                  f" instructions {'identical' if same else 'DIFFER'}")
+    if not args.no_io:
+        io_bench(args, qemu, table)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=2)
