@@ -1,8 +1,11 @@
 //! What defines a run: its configuration (with the seed and the guest artifacts, the whole
 //! of its inputs) and what it produces (its summary and outcome).
 
+use super::console::Echo;
+use super::Arch;
 use crate::error::Result;
 use crate::snapshot::plan::SnapshotPlan;
+use crate::snapshot::{DiskMeta, Meta};
 use crate::summary::Summary;
 use std::path::PathBuf;
 
@@ -73,6 +76,56 @@ impl RunConfig {
             from: None,
             seed_given: true,
             until: None,
+        }
+    }
+}
+
+/// What a booted machine's snapshots say it is, before time, seed and reason are filled in.
+pub struct BootMeta {
+    /// The machine's architecture.
+    pub arch: Arch,
+    /// Guest-physical base of RAM.
+    pub mem_base: u64,
+    /// SHA-256 of the kernel it booted.
+    pub kernel_sha256: String,
+    /// SHA-256 of its initrd.
+    pub initrd_sha256: Option<String>,
+    /// The kernel command line it booted with.
+    pub cmdline: String,
+}
+
+impl RunConfig {
+    /// Where the guest's console goes besides the trace.
+    pub fn echo(&self) -> Echo {
+        if self.quiet {
+            Echo::Quiet
+        } else {
+            Echo::Stdout
+        }
+    }
+
+    /// The metadata of a machine booted from this configuration (its disk hashed only
+    /// when a snapshot is taken, so runs that take none do not pay for it).
+    pub fn boot_meta(&self, boot: BootMeta) -> Meta {
+        Meta {
+            arch: boot.arch.name().into(),
+            wio_version: env!("CARGO_PKG_VERSION").into(),
+            seed: self.seed,
+            virtual_ns: 0,
+            instructions: None,
+            reason: String::new(),
+            mem_base: boot.mem_base,
+            mem_bytes: self.mem_mib << 20,
+            kernel_sha256: boot.kernel_sha256,
+            initrd_sha256: boot.initrd_sha256,
+            cmdline: boot.cmdline,
+            epoch_unix: self.epoch_unix,
+            disk: self.disk.as_ref().map(|p| DiskMeta {
+                path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+                len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
+                sha256: String::new(),
+            }),
+            link: Meta::link_fields(&self.link),
         }
     }
 }

@@ -9,16 +9,17 @@
 pub mod config;
 pub mod console;
 pub mod driver;
+pub mod finish;
 pub mod guests;
 pub mod virtio;
 
-pub use config::{RunConfig, RunResult};
+pub use config::{BootMeta, RunConfig, RunResult};
 
 use crate::error::Result;
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::Summary;
 use console::Console;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use wio_clock::VirtualTime;
 
@@ -96,20 +97,40 @@ pub trait Machine {
     ) -> RunResult;
 }
 
+/// Where a loaded snapshot came from and what it is of (every architecture's loaded
+/// snapshot keeps one).
+pub struct SnapshotOrigin {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// What it is of.
+    pub meta: Meta,
+    /// The file's checksum (names the snapshot in reports).
+    pub sha256: String,
+}
+
 /// A snapshot read and checked once, ready to be restored any number of times (guest
 /// memory in a memfd that every restore maps copy-on-write). Shared by the worker
 /// threads of an exploration.
 pub trait LoadedSnapshot: Send + Sync {
-    /// Where it was read from.
-    fn path(&self) -> &Path;
-    /// What it is of.
-    fn meta(&self) -> &Meta;
-    /// The file's checksum (names the snapshot in reports).
-    fn sha256(&self) -> &str;
+    /// Where it came from and what it is of.
+    fn origin(&self) -> &SnapshotOrigin;
     /// A machine in the recorded state, run with `cfg`'s seed, outputs and limits (the
     /// guest and its devices come from the snapshot). With a seed other than the
     /// snapshot's, every stream is re-keyed from it: the past is shared, the future differs.
     fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>>;
+
+    /// Where it was read from.
+    fn path(&self) -> &Path {
+        &self.origin().path
+    }
+    /// What it is of.
+    fn meta(&self) -> &Meta {
+        &self.origin().meta
+    }
+    /// The file's checksum.
+    fn sha256(&self) -> &str {
+        &self.origin().sha256
+    }
 }
 
 /// How one branch of an exploration ended.

@@ -15,12 +15,13 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
-use crate::error::{Result, WioError, MAX_GUEST_STATUS};
-use crate::machine::console::{Console, Echo};
-use crate::machine::{guests, virtio, Arch, Machine, RunConfig, RunResult, Stop};
+use crate::error::{Result, WioError};
+use crate::machine::console::Console;
+use crate::machine::finish::{finish_run, Counts, Parts};
+use crate::machine::{guests, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::memory::GuestMem;
-use crate::snapshot::{DiskMeta, Meta, Snapshot};
-use crate::summary::{RestoredFrom, Summary};
+use crate::snapshot::{Meta, Snapshot};
+use crate::summary::RestoredFrom;
 use crate::trace::{fold, hex};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -52,8 +53,6 @@ pub struct RvMachine {
     pub(super) seed: u64,
     /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
     pub(super) meta: Meta,
-    /// The guest memory the hart and the devices share.
-    pub(super) mem: GuestMem,
     /// The snapshot this machine was restored from.
     pub(super) restored_from: Option<RestoredFrom>,
 }
@@ -94,14 +93,6 @@ pub(super) fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart
         hart.set_compiling(false);
     }
     Ok(hart)
-}
-
-pub(super) fn echo(cfg: &RunConfig) -> Echo {
-    if cfg.quiet {
-        Echo::Quiet
-    } else {
-        Echo::Stdout
-    }
 }
 
 impl RvMachine {
@@ -182,12 +173,6 @@ impl RvMachine {
         hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
         let kernel_sha256 = hex(&Sha256::digest(&kernel));
         let initrd_sha256 = initrd.as_ref().map(|b| hex(&Sha256::digest(b)));
-        let disk_meta = cfg.disk.as_ref().map(|p| DiskMeta {
-            path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
-            len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-            // Hashed when a snapshot is taken (only runs that snapshot pay for it).
-            sha256: String::new(),
-        });
         let mut bus = RvBus {
             uart: Uart16550::default(),
             rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
@@ -218,27 +203,17 @@ impl RvMachine {
         Ok(RvMachine {
             engine: RiscvEngine::new(hart),
             bus,
-            console: Console::new(echo(cfg), wall),
+            console: Console::new(cfg.echo(), wall),
             exits: BTreeMap::new(),
             idle_ns: 0,
             seed: cfg.seed,
-            meta: Meta {
-                arch: Arch::Riscv64.name().into(),
-                wio_version: env!("CARGO_PKG_VERSION").into(),
-                seed: cfg.seed,
-                virtual_ns: 0,
-                instructions: None,
-                reason: String::new(),
+            meta: cfg.boot_meta(BootMeta {
+                arch: Arch::Riscv64,
                 mem_base: layout::RAM_BASE,
-                mem_bytes,
                 kernel_sha256,
                 initrd_sha256,
                 cmdline,
-                epoch_unix: cfg.epoch_unix,
-                disk: disk_meta,
-                link: Meta::link_fields(&cfg.link),
-            },
-            mem,
+            }),
             restored_from: None,
         })
     }
@@ -338,58 +313,37 @@ impl Machine for RvMachine {
         wall: Instant,
         until: Option<&str>,
     ) -> RunResult {
-        let mut m = *self;
+        let m = *self;
         let now = m.now().as_ns();
-        let hart = &m.engine.hart;
-        m.console.flush_line(now, &mut m.bus.trace);
+        let instret = m.engine.hart.instret();
         let mut exits = m.exits;
         exits.insert("mmio", m.bus.mmio_accesses);
-        let outcome = match until {
-            Some(text) => {
-                m.bus.trace.event(
-                    now,
-                    "until",
-                    json!({ "text": text, "instret": hart.instret() }),
-                );
-                crate::trace::finish(&mut m.bus.trace, outcome, cfg.trace.as_ref())
-            }
-            None => crate::trace::close(
-                &mut m.bus.trace,
-                now,
-                outcome,
-                json!({ "instret": hart.instret() }),
-                cfg.trace.as_ref(),
-            ),
-        };
-        let wall_ns = wall.elapsed().as_nanos() as u64;
-        let (disk, outcome) = virtio::finish_disk(m.bus.virtio.devices(), cfg, outcome);
-        let summary = Summary {
-            seed: m.seed,
-            arch: Arch::Riscv64.name(),
-            virtual_ns: now,
-            wall_ns,
-            exits,
-            interrupts: 0,
-            instructions: Some(hart.instret()),
-            markers: m.console.markers.clone(),
-            disk,
-            idle_ns: m.idle_ns,
-            trace_hash: m.bus.trace.hash_hex(),
-            trace_lines: m.bus.trace.lines(),
-            console_sha256: m.console.sha256(),
-            exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
-            stopped_at: until.map(str::to_string),
-            restored_from: m.restored_from,
-            wio_exit_code: match &outcome {
-                Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
-                Err(e) => e.exit_code(),
+        let mut bus = m.bus;
+        let mut console = m.console;
+        finish_run(
+            cfg,
+            now,
+            outcome,
+            until,
+            json!({ "instret": instret }),
+            Parts {
+                console: &mut console,
+                trace: &mut bus.trace,
+                devices: bus.virtio.devices(),
             },
-            error: outcome.as_ref().err().map(|e| e.to_string()),
-            host: "interpreter",
-            warnings: Vec::new(),
-        };
-        drop(m.mem);
-        RunResult { summary, outcome }
+            Counts {
+                seed: m.seed,
+                arch: Arch::Riscv64,
+                exits,
+                interrupts: 0,
+                instructions: Some(instret),
+                idle_ns: m.idle_ns,
+                restored_from: m.restored_from,
+                host: "interpreter",
+                warnings: Vec::new(),
+                wall,
+            },
+        )
     }
 }
 

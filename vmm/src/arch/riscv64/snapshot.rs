@@ -6,15 +6,15 @@ use super::bus::RvBus;
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
-use super::machine::{echo, hart_on, RvMachine};
+use super::machine::{hart_on, RvMachine};
 use crate::devices::legacy::serial::{Uart16550, UartState};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::machine::console::{Console, ConsoleState};
-use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig};
-use crate::snapshot::{memory_runs, Meta, Snapshot};
+use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
+use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::TraceState;
 use serde::{Deserialize, Serialize};
@@ -104,10 +104,7 @@ impl RvMachine {
 /// decoded, its guest memory in a memfd that every restore maps copy-on-write, its
 /// disk (if any) checked once to be the image the snapshot was taken on.
 pub struct RvLoaded {
-    /// Where it was read from.
-    path: PathBuf,
-    /// What it is of.
-    meta: Meta,
+    origin: SnapshotOrigin,
     state: MachineState,
     memfd: std::fs::File,
     /// The verified base disk image.
@@ -116,8 +113,6 @@ pub struct RvLoaded {
     overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
     /// The hart state checked and its caches built once.
     hart: wio_riscv::PreparedHart,
-    /// The file's checksum (names the snapshot in reports).
-    sha256: String,
 }
 
 impl RvLoaded {
@@ -157,28 +152,22 @@ impl RvLoaded {
         let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(RvLoaded {
             hart,
-            path: path.to_path_buf(),
-            meta,
+            origin: SnapshotOrigin {
+                path: path.to_path_buf(),
+                meta,
+                sha256: snap.sha256,
+            },
             state,
             memfd,
             disk,
             overlays,
-            sha256: snap.sha256,
         })
     }
 }
 
 impl LoadedSnapshot for RvLoaded {
-    fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn meta(&self) -> &Meta {
-        &self.meta
-    }
-
-    fn sha256(&self) -> &str {
-        &self.sha256
+    fn origin(&self) -> &SnapshotOrigin {
+        &self.origin
     }
 
     fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
@@ -200,10 +189,10 @@ fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
 pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
     let bad = |reason: String| WioError::ArtifactFormat {
         what: "snapshot",
-        path: l.path.clone(),
+        path: l.origin.path.clone(),
         reason,
     };
-    let meta = &l.meta;
+    let meta = &l.origin.meta;
     // Borrowed: a branch copies only the small parts it owns (restores must be cheap).
     let state = &l.state;
     let disk =
@@ -272,7 +261,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     if !state.console.is_valid() {
         return Err(bad("has an invalid console digest".into()));
     }
-    let mut console = Console::new(echo(cfg), wall);
+    let mut console = Console::new(cfg.echo(), wall);
     console.load_state(&state.console);
     let mut exits = BTreeMap::new();
     for (k, v) in &state.exits {
@@ -299,9 +288,8 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         idle_ns: state.idle_ns,
         seed,
         meta: meta.clone(),
-        mem,
         restored_from: Some(RestoredFrom {
-            path: l.path.display().to_string(),
+            path: l.origin.path.display().to_string(),
             virtual_ns: meta.virtual_ns,
             instructions: meta.instructions,
             seed: meta.seed,

@@ -10,12 +10,15 @@ use super::run_loop::{self, RunStats, Step};
 use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
 use crate::engine::CpuEngine;
-use crate::error::{Result, WioError, MAX_GUEST_STATUS};
-use crate::machine::console::{Console, ConsoleState, Echo};
-use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
+use crate::error::{Result, WioError};
+use crate::machine::console::{Console, ConsoleState};
+use crate::machine::finish::{finish_run, Counts, Parts};
+use crate::machine::{
+    virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, SnapshotOrigin, Stop,
+};
 use crate::memory::{self, GuestMem};
-use crate::snapshot::{memory_runs, DiskMeta, Meta, Snapshot};
-use crate::summary::{RestoredFrom, Summary};
+use crate::snapshot::{memory_runs, Meta, Snapshot};
+use crate::summary::RestoredFrom;
 use crate::trace::hex;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -178,30 +181,17 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     Ok(X86Machine {
         engine,
         platform,
-        console: Console::new(echo(cfg), wall),
+        console: Console::new(cfg.echo(), wall),
         stats: RunStats::default(),
         cost: CostModel::default(),
         watchdog_ms: cfg.watchdog_ms,
-        meta: Meta {
-            arch: Arch::X86_64.name().into(),
-            wio_version: env!("CARGO_PKG_VERSION").into(),
-            seed: cfg.seed,
-            virtual_ns: 0,
-            instructions: None,
-            reason: String::new(),
+        meta: cfg.boot_meta(BootMeta {
+            arch: Arch::X86_64,
             mem_base: 0,
-            mem_bytes,
             kernel_sha256,
             initrd_sha256,
             cmdline,
-            epoch_unix: cfg.epoch_unix,
-            disk: cfg.disk.as_ref().map(|p| DiskMeta {
-                path: std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
-                len: std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-                sha256: String::new(),
-            }),
-            link: Meta::link_fields(&cfg.link),
-        },
+        }),
         mem,
         host,
         warnings,
@@ -210,23 +200,13 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     })
 }
 
-fn echo(cfg: &RunConfig) -> Echo {
-    if cfg.quiet {
-        Echo::Quiet
-    } else {
-        Echo::Stdout
-    }
-}
-
 /// An x86-64 snapshot read, checked and ready to restore any number of times (guest
 /// memory in a memfd each restore maps copy-on-write; the disk checked once).
 pub struct X86Loaded {
-    path: PathBuf,
-    meta: Meta,
+    origin: SnapshotOrigin,
     machine: Vec<u8>,
     memfd: std::fs::File,
     disk: Option<PathBuf>,
-    sha256: String,
 }
 
 impl X86Loaded {
@@ -244,27 +224,21 @@ impl X86Loaded {
         let disk = virtio::restore_disk(&meta, cfg)?;
         let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(X86Loaded {
-            path: path.to_path_buf(),
-            meta,
+            origin: SnapshotOrigin {
+                path: path.to_path_buf(),
+                meta,
+                sha256: snap.sha256,
+            },
             machine: snap.machine,
             memfd,
             disk,
-            sha256: snap.sha256,
         })
     }
 }
 
 impl LoadedSnapshot for X86Loaded {
-    fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn meta(&self) -> &Meta {
-        &self.meta
-    }
-
-    fn sha256(&self) -> &str {
-        &self.sha256
+    fn origin(&self) -> &SnapshotOrigin {
+        &self.origin
     }
 
     fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
@@ -274,13 +248,13 @@ impl LoadedSnapshot for X86Loaded {
 
 /// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
 pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
-    let path = &l.path;
+    let path = &l.origin.path;
     let bad = |reason: String| WioError::ArtifactFormat {
         what: "snapshot",
         path: path.to_path_buf(),
         reason,
     };
-    let meta = l.meta.clone();
+    let meta = l.origin.meta.clone();
     let state: X86State = postcard::from_bytes(&l.machine)
         .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
     let vcpu: VcpuState = postcard::from_bytes(&state.vcpu)
@@ -325,7 +299,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     if !state.console.is_valid() {
         return Err(bad("has an invalid console digest".into()));
     }
-    let mut console = Console::new(echo(cfg), wall);
+    let mut console = Console::new(cfg.echo(), wall);
     console.load_state(&state.console);
     let mut exits = std::collections::BTreeMap::new();
     for (k, v) in state.exits {
@@ -456,47 +430,31 @@ impl Machine for X86Machine {
         let platform = &mut m.platform;
         run_loop::drain_console(platform, &mut m.console);
         let now = platform.clock.now_ns();
-        m.console.flush_line(now, &mut platform.trace);
-        let outcome = match until {
-            Some(text) => {
-                platform.trace.event(now, "until", json!({ "text": text }));
-                crate::trace::finish(&mut platform.trace, outcome, cfg.trace.as_ref())
-            }
-            None => crate::trace::close(
-                &mut platform.trace,
-                now,
-                outcome,
-                json!({}),
-                cfg.trace.as_ref(),
-            ),
-        };
-        let (disk, outcome) = virtio::finish_disk(platform.virtio_devices(), cfg, outcome);
-        let summary = Summary {
-            seed: m.seed,
-            arch: Arch::X86_64.name(),
-            virtual_ns: now,
-            wall_ns: wall.elapsed().as_nanos() as u64,
-            exits: m.stats.exits,
-            interrupts: m.stats.interrupts,
-            instructions: None,
-            markers: m.console.markers.clone(),
-            disk,
-            idle_ns: m.stats.idle_ns,
-            trace_hash: platform.trace.hash_hex(),
-            trace_lines: platform.trace.lines(),
-            console_sha256: m.console.sha256(),
-            exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
-            stopped_at: until.map(str::to_string),
-            restored_from: m.restored_from,
-            wio_exit_code: match &outcome {
-                Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
-                Err(e) => e.exit_code(),
+        let (trace, devices) = platform.trace_and_devices();
+        finish_run(
+            cfg,
+            now,
+            outcome,
+            until,
+            json!({}),
+            Parts {
+                console: &mut m.console,
+                trace,
+                devices,
             },
-            error: outcome.as_ref().err().map(|e| e.to_string()),
-            host: m.host.name(),
-            warnings: m.warnings,
-        };
-        RunResult { summary, outcome }
+            Counts {
+                seed: m.seed,
+                arch: Arch::X86_64,
+                exits: m.stats.exits,
+                interrupts: m.stats.interrupts,
+                instructions: None,
+                idle_ns: m.stats.idle_ns,
+                restored_from: m.restored_from,
+                host: m.host.name(),
+                warnings: m.warnings,
+                wall,
+            },
+        )
     }
 }
 

@@ -161,9 +161,10 @@ impl Platform {
         self.virtio = Some(VirtioSlots::new(devices, mem));
     }
 
-    /// The attached virtio devices, in slot order.
-    pub fn virtio_devices(&self) -> &[MmioTransport] {
-        self.virtio.as_ref().map_or(&[], VirtioSlots::devices)
+    /// The trace and the attached virtio devices, borrowed together (a run's end needs both).
+    pub fn trace_and_devices(&mut self) -> (&mut Trace, &[MmioTransport]) {
+        let devices = self.virtio.as_ref().map_or(&[][..], VirtioSlots::devices);
+        (&mut self.trace, devices)
     }
 
     fn virtio_slot(&self, addr: u64) -> Option<(usize, u64)> {

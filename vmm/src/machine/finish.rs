@@ -1,0 +1,105 @@
+//! How every run ends, whatever its machine: the console's last line, the trace's last
+//! line (`until` at a `--until` text, else `exit` or `error`), `--persist`, and the summary.
+
+use super::console::Console;
+use super::{virtio, Arch, RunConfig, RunResult};
+use crate::error::{Result, MAX_GUEST_STATUS};
+use crate::summary::{RestoredFrom, Summary};
+use crate::trace::Trace;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::Instant;
+use wio_virtio_devices::MmioTransport;
+
+/// What a machine counted and knows about itself, for the summary.
+pub struct Counts {
+    /// The seed the run has now.
+    pub seed: u64,
+    /// The machine's architecture.
+    pub arch: Arch,
+    /// Exits by kind.
+    pub exits: BTreeMap<&'static str, u64>,
+    /// Interrupts injected (x86-64).
+    pub interrupts: u64,
+    /// Instructions retired, where the engine counts them.
+    pub instructions: Option<u64>,
+    /// Virtual ns skipped while the guest idled.
+    pub idle_ns: u64,
+    /// The snapshot the run was restored from.
+    pub restored_from: Option<RestoredFrom>,
+    /// What ran the guest ("kvm", "pvm", "interpreter").
+    pub host: &'static str,
+    /// Determinism caveats detected on this host.
+    pub warnings: Vec<String>,
+    /// When the run started on the host (for the summary's wall time only).
+    pub wall: Instant,
+}
+
+/// The machine's parts a run's end touches.
+pub struct Parts<'a> {
+    /// The console.
+    pub console: &'a mut Console,
+    /// The trace.
+    pub trace: &'a mut Trace,
+    /// The virtio devices (the disk's summary and `--persist`).
+    pub devices: &'a [MmioTransport],
+}
+
+/// Ends the run at virtual time `now` with `outcome`; `fields` go on the trace's last
+/// line; `until` is the console text the run stopped at, if it did (then the guest has
+/// no status and the exit code is 0).
+pub fn finish_run(
+    cfg: &RunConfig,
+    now: u64,
+    outcome: Result<u32>,
+    until: Option<&str>,
+    fields: Value,
+    parts: Parts,
+    counts: Counts,
+) -> RunResult {
+    let Parts {
+        console,
+        trace,
+        devices,
+    } = parts;
+    console.flush_line(now, trace);
+    let outcome = match until {
+        Some(text) => {
+            let mut line = json!({ "text": text });
+            if let (Value::Object(map), Value::Object(extra)) = (&mut line, fields) {
+                map.extend(extra);
+            }
+            trace.event(now, "until", line);
+            crate::trace::finish(trace, outcome, cfg.trace.as_ref())
+        }
+        None => crate::trace::close(trace, now, outcome, fields, cfg.trace.as_ref()),
+    };
+    let wall_ns = counts.wall.elapsed().as_nanos() as u64;
+    let (disk, outcome) = virtio::finish_disk(devices, cfg, outcome);
+    let summary = Summary {
+        seed: counts.seed,
+        arch: counts.arch.name(),
+        virtual_ns: now,
+        wall_ns,
+        exits: counts.exits,
+        interrupts: counts.interrupts,
+        instructions: counts.instructions,
+        markers: console.markers.clone(),
+        disk,
+        idle_ns: counts.idle_ns,
+        trace_hash: trace.hash_hex(),
+        trace_lines: trace.lines(),
+        console_sha256: console.sha256(),
+        exit_status: outcome.as_ref().ok().copied().filter(|_| until.is_none()),
+        stopped_at: until.map(str::to_string),
+        restored_from: counts.restored_from,
+        wio_exit_code: match &outcome {
+            Ok(s) => (*s).min(MAX_GUEST_STATUS) as i32,
+            Err(e) => e.exit_code(),
+        },
+        error: outcome.as_ref().err().map(|e| e.to_string()),
+        host: counts.host,
+        warnings: counts.warnings,
+    };
+    RunResult { summary, outcome }
+}
