@@ -135,6 +135,29 @@ pub enum DeviceError {
         /// What the queue crate said.
         error: virtio_queue::Error,
     },
+    /// A frame was handed to a network device that has no port (it talks to its own peer).
+    #[error(
+        "virtio-net: this device has no network port (its machine talks to the built-in peer)"
+    )]
+    NoPort,
+    /// A frame was handed to a network port after the virtual time it should arrive at.
+    #[error(
+        "virtio-net: a frame due at {at_ns} ns reached the port at {now_ns} ns, after its time"
+    )]
+    FrameInThePast {
+        /// When the frame was due.
+        at_ns: u64,
+        /// The device's time.
+        now_ns: u64,
+    },
+    /// A frame handed to a network port is not an Ethernet frame of an accepted size.
+    #[error("virtio-net: a {len}-byte frame reached the port; frames are 14 to {max} bytes")]
+    PortFrameSize {
+        /// Its length.
+        len: usize,
+        /// The largest frame accepted.
+        max: usize,
+    },
     /// A saved virtio-blk disk overlay does not fit the disk.
     #[error("virtio-blk: {error}")]
     DiskState {

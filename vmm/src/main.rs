@@ -87,6 +87,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let until = args.until.as_deref().map(parse_until).transpose()?;
     let cfg = RunConfig {
         until,
+        net_port: false,
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
         from: args.from.clone(),

@@ -3,6 +3,12 @@
 //! loss and duplication come from the device's PRNG stream; replies come back
 //! into the guest's receive buffers at those virtual times. Every frame can be
 //! captured to pcap with its virtual timestamp.
+//!
+//! In port mode ([`Net::connect_port`]) the device has no peer and no link of its own:
+//! frames the guest sends wait in an outbox for the machine to take ([`Net::take_sent`]),
+//! and frames from outside ([`Net::arrive`]) reach the guest at the virtual time they
+//! carry. That is how several machines share one simulated network, whose links (latency,
+//! loss, partitions) belong to the switch between them.
 
 pub mod pcap;
 pub mod stack;
@@ -36,6 +42,19 @@ const TX: usize = 1;
 const DELIVER_NOW: u64 = u64::MAX;
 /// Timer token: run the peer's stack (its own timers).
 const POLL_STACK: u64 = u64::MAX - 1;
+/// Most frames the outbox of a port holds; the guest's further frames are dropped (and
+/// counted) until the machine takes them.
+pub const MAX_OUTBOX: usize = 4096;
+
+/// A frame crossing a machine's network port: its Ethernet bytes and the virtual time it
+/// left the guest (outgoing) or reaches the device (incoming).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Frame {
+    /// Virtual ns.
+    pub at_ns: u64,
+    /// The Ethernet frame (no virtio header).
+    pub bytes: Vec<u8>,
+}
 
 /// How the simulated link behaves; all randomness comes from the device's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +93,8 @@ pub struct NetStats {
     pub duplicated: u64,
     /// Frames dropped because the guest had no receive buffer.
     pub rx_overruns: u64,
+    /// Frames dropped because the port's outbox was full.
+    pub port_drops: u64,
 }
 
 /// The network device.
@@ -89,6 +110,9 @@ pub struct Net {
     next_token: u64,
     timers: Vec<(u64, u64)>,
     pcap: Option<Pcap>,
+    /// Port mode: the frames the guest sent, waiting for the machine (None: the device
+    /// talks to its own peer over its own link).
+    port: Option<VecDeque<Frame>>,
     /// Link counters.
     pub stats: NetStats,
 }
@@ -116,6 +140,7 @@ struct NetState {
     next_token: u64,
     timers: Vec<(u64, u64)>,
     stats: NetStats,
+    port: Option<Vec<Frame>>,
 }
 
 /// Most frames waiting for receive buffers before the device drops new ones.
@@ -139,10 +164,55 @@ impl Net {
             next_token: 0,
             timers: Vec::new(),
             pcap,
+            port: None,
             stats: NetStats::default(),
         };
         net.peer = Stack::new(stack_seed);
         net
+    }
+
+    /// Port mode: the guest's frames go to an outbox instead of the built-in peer, and
+    /// frames from outside come in through [`Net::arrive`]. Set before the guest runs.
+    pub fn connect_port(&mut self) {
+        self.port.get_or_insert_with(VecDeque::new);
+    }
+
+    /// Whether the device is in port mode.
+    pub fn has_port(&self) -> bool {
+        self.port.is_some()
+    }
+
+    /// The frames the guest sent since the last call, in order (none without a port).
+    pub fn take_sent(&mut self) -> Vec<Frame> {
+        self.port
+            .as_mut()
+            .map_or_else(Vec::new, |p| p.drain(..).collect())
+    }
+
+    /// A frame from outside reaches the device at `frame.at_ns` (the device's time is
+    /// `now_ns`): it is captured and, at that time, handed to the guest's receive buffers.
+    pub fn arrive(&mut self, frame: Frame, now_ns: u64) -> Result<(), DeviceError> {
+        if self.port.is_none() {
+            return Err(DeviceError::NoPort);
+        }
+        if frame.at_ns < now_ns {
+            return Err(DeviceError::FrameInThePast {
+                at_ns: frame.at_ns,
+                now_ns,
+            });
+        }
+        if frame.bytes.len() < 14 || frame.bytes.len() > MAX_FRAME {
+            return Err(DeviceError::PortFrameSize {
+                len: frame.bytes.len(),
+                max: MAX_FRAME,
+            });
+        }
+        self.capture(frame.at_ns, &frame.bytes);
+        let t = self.next_token;
+        self.next_token += 1;
+        self.in_flight.insert(t, Flight::ToGuest(frame.bytes));
+        self.timers.push((frame.at_ns - now_ns, t));
+        Ok(())
     }
 
     /// What the peer's services did.
@@ -280,6 +350,7 @@ impl VirtioDevice for Net {
             next_token: self.next_token,
             timers: self.timers.clone(),
             stats: self.stats.clone(),
+            port: self.port.as_ref().map(|p| p.iter().cloned().collect()),
         }))
     }
 
@@ -292,6 +363,11 @@ impl VirtioDevice for Net {
                 stack::MAX_HISTORY,
             ),
             ("waiting frames", s.inbox.len(), MAX_INBOX),
+            (
+                "outgoing frames",
+                s.port.as_ref().map_or(0, Vec::len),
+                MAX_OUTBOX,
+            ),
             (
                 "receive buffers",
                 s.rx_buffers.len(),
@@ -319,6 +395,7 @@ impl VirtioDevice for Net {
         self.next_token = s.next_token;
         self.timers = s.timers;
         self.stats = s.stats;
+        self.port = s.port.map(VecDeque::from);
         Ok(())
     }
 
@@ -414,7 +491,14 @@ impl VirtioDevice for Net {
         let frame = bytes.split_off(NET_HDR_LEN);
         self.stats.tx_frames += 1;
         self.capture(now_ns, &frame);
-        self.send(Flight::ToPeer(frame));
+        match self.port.as_mut() {
+            Some(outbox) if outbox.len() >= MAX_OUTBOX => self.stats.port_drops += 1,
+            Some(outbox) => outbox.push_back(Frame {
+                at_ns: now_ns,
+                bytes: frame,
+            }),
+            None => self.send(Flight::ToPeer(frame)),
+        }
         Ok(0)
     }
 
@@ -522,6 +606,106 @@ mod tests {
         assert_eq!(&got[NET_HDR_LEN..NET_HDR_LEN + 6], &GUEST_MAC);
         assert_eq!(&got[NET_HDR_LEN + 28..NET_HDR_LEN + 32], &stack::PEER_IP);
         assert_eq!(net.stats.rx_frames, 1);
+    }
+
+    #[test]
+    fn a_port_takes_the_guests_frames_and_brings_others_in_at_their_time() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut net = Net::new(RunSeed(3), "net", Link::default(), None);
+        let frame = arp_request();
+        assert!(matches!(
+            net.arrive(
+                Frame {
+                    at_ns: 5,
+                    bytes: frame[NET_HDR_LEN..].to_vec()
+                },
+                0
+            ),
+            Err(DeviceError::NoPort)
+        ));
+        net.connect_port();
+        mem.write_slice(&frame, GuestAddress(0x1000)).unwrap();
+        net.complete(
+            TX,
+            &req(0, &[(0x1000, frame.len() as u32, false)]),
+            &mem,
+            100,
+        )
+        .unwrap();
+        assert!(
+            net.take_timers().is_empty(),
+            "no link, no peer: nothing in flight"
+        );
+        let sent = net.take_sent();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].at_ns, 100);
+        assert_eq!(sent[0].bytes, frame[NET_HDR_LEN..].to_vec());
+        assert!(net.take_sent().is_empty());
+        assert_eq!(
+            net.peer_stats(),
+            &stack::StackStats::default(),
+            "the peer saw nothing"
+        );
+
+        // A frame from outside, due at 900 while the device is at 200.
+        let mut incoming = sent[0].bytes.clone();
+        incoming[0..6].copy_from_slice(&GUEST_MAC);
+        assert!(matches!(
+            net.arrive(
+                Frame {
+                    at_ns: 150,
+                    bytes: incoming.clone()
+                },
+                200
+            ),
+            Err(DeviceError::FrameInThePast {
+                at_ns: 150,
+                now_ns: 200
+            })
+        ));
+        assert!(matches!(
+            net.arrive(
+                Frame {
+                    at_ns: 900,
+                    bytes: vec![0; 3]
+                },
+                200
+            ),
+            Err(DeviceError::PortFrameSize { len: 3, .. })
+        ));
+        net.arrive(
+            Frame {
+                at_ns: 900,
+                bytes: incoming.clone(),
+            },
+            200,
+        )
+        .unwrap();
+        let timers = net.take_timers();
+        assert_eq!(timers.len(), 1);
+        let (delay, token) = timers[0];
+        assert_eq!(delay, 700);
+        net.rx_buffers.push_back(req(5, &[(0x8000, 2048, true)]));
+        let done = net.timer(token, &mem, 900).unwrap();
+        assert_eq!(done, vec![(RX, 5, (NET_HDR_LEN + incoming.len()) as u32)]);
+        let mut got = vec![0u8; incoming.len()];
+        mem.read_slice(&mut got, GuestAddress(0x8000 + NET_HDR_LEN as u64))
+            .unwrap();
+        assert_eq!(got, incoming);
+
+        // The port and its outbox survive a snapshot.
+        net.complete(
+            TX,
+            &req(1, &[(0x1000, frame.len() as u32, false)]),
+            &mem,
+            1000,
+        )
+        .unwrap();
+        let saved = net.save_state().unwrap();
+        let mut copy = Net::new(RunSeed(3), "net", Link::default(), None);
+        copy.load_state(&saved, None).unwrap();
+        assert!(copy.has_port());
+        assert_eq!(copy.take_sent(), net.take_sent());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::StateError;
 use crate::trace::Trace;
 use serde_json::json;
-use wio_virtio_devices::{GuestMem, MmioTransport, Request};
+use wio_virtio_devices::{DeviceError, Frame, GuestMem, MmioTransport, Net, Request};
 
 /// A timed virtio event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,6 +66,49 @@ impl VirtioSlots {
                 .map_err(|source| StateError::Slot { slot, source })?;
         }
         Ok(())
+    }
+
+    /// The network device and its slot, if the machine has one.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    fn net(&mut self) -> Option<(usize, &mut Net)> {
+        self.devices
+            .iter_mut()
+            .enumerate()
+            .find_map(|(slot, t)| Some((slot, t.device_mut().as_any_mut().downcast_mut::<Net>()?)))
+    }
+
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    /// The frames the guest sent through the network port since the last call (none
+    /// when the network device talks to its built-in peer).
+    pub fn take_frames(&mut self) -> Vec<Frame> {
+        self.net().map_or_else(Vec::new, |(_, net)| net.take_sent())
+    }
+
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    /// A frame from outside arrives at the network port at `frame.at_ns` (now is
+    /// `now_ns`); returns the device timer to schedule for its delivery.
+    pub fn deliver_frame(&mut self, frame: Frame, now_ns: u64) -> Result<Scheduled, DeviceError> {
+        let (slot, net) = self.net().ok_or(DeviceError::NoPort)?;
+        net.arrive(frame, now_ns)?;
+        Ok(self.timers(slot, now_ns))
     }
 
     /// Number of occupied slots.

@@ -48,8 +48,12 @@ pub struct RunConfig {
     pub from: Option<PathBuf>,
     /// Whether `seed` was given (a restore without one keeps the snapshot's seed).
     pub seed_given: bool,
-    /// Stop the run at the first console line containing this text (riscv64).
+    /// Stop the run at the first console line containing this text.
     pub until: Option<String>,
+    /// Give the machine a network port instead of the built-in peer: its guest's frames
+    /// leave through [`super::Machine::take_frames`] and others come in through
+    /// [`super::Machine::deliver_frame`] (machines of one simulation share a network so).
+    pub net_port: bool,
 }
 
 impl RunConfig {
@@ -76,6 +80,7 @@ impl RunConfig {
             from: None,
             seed_given: true,
             until: None,
+            net_port: false,
         }
     }
 }

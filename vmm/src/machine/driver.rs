@@ -231,6 +231,12 @@ mod tests {
         fn console(&mut self) -> &mut Console {
             &mut self.console
         }
+        fn take_frames(&mut self) -> Vec<wio_virtio_devices::Frame> {
+            Vec::new()
+        }
+        fn deliver_frame(&mut self, _: wio_virtio_devices::Frame) -> Result<()> {
+            Err(WioError::Internal("scripted machines have no network".into()))
+        }
         fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
             self.snapshots.push((self.now, reason));
             Err(WioError::Internal(

@@ -22,6 +22,7 @@ use console::Console;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use wio_clock::VirtualTime;
+use wio_virtio_devices::Frame;
 
 /// A guest architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -84,6 +85,26 @@ pub trait Machine {
     fn run_until(&mut self, limit: VirtualTime) -> Stop;
     /// Its console: the watched texts and the lines that matched them.
     fn console(&mut self) -> &mut Console;
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    /// The frames its guest sent through its network port since the last call, with the
+    /// virtual time each left (machines built with `RunConfig::net_port`; none otherwise).
+    fn take_frames(&mut self) -> Vec<Frame>;
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    /// A frame reaching its network port at `frame.at_ns`, which must not be before
+    /// [`Machine::now`]; the guest receives it at that virtual time.
+    fn deliver_frame(&mut self, frame: Frame) -> Result<()>;
     /// Its whole state as a snapshot; `reason` says why it was taken.
     fn snapshot(&mut self, reason: String) -> Result<Snapshot>;
     /// Ends the run: flushes the console, closes the trace (noting `until`, the console

@@ -63,12 +63,13 @@ pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec
             stream_names::VIRTIO_RNG,
             RNG_MEAN_LATENCY_NS,
         ))),
-        MmioTransport::new(Box::new(Net::new(
-            seed,
-            stream_names::VIRTIO_NET,
-            cfg.link,
-            open_pcap(cfg)?,
-        ))),
+        MmioTransport::new(Box::new({
+            let mut net = Net::new(seed, stream_names::VIRTIO_NET, cfg.link, open_pcap(cfg)?);
+            if cfg.net_port {
+                net.connect_port();
+            }
+            net
+        })),
     ];
     if let Some(disk) = disk {
         v.push(MmioTransport::new(Box::new(Block::new(

@@ -70,7 +70,7 @@ impl RvBus {
             .set_level(virtio_irq(slot), self.virtio.interrupt_level(slot));
     }
 
-    fn schedule(&mut self, events: Scheduled) {
+    pub fn schedule(&mut self, events: Scheduled) {
         for (due, ev) in events {
             // Devices bound their requests and timers (queue sizes, inbox limit): overflow is a wio bug.
             self.events

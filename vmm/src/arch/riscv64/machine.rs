@@ -31,6 +31,7 @@ use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::VirtualTime;
 use wio_riscv::{Hart, Ram};
 use wio_scheduler::{stream_names, EventQueue, RunSeed};
+use wio_virtio_devices::Frame;
 
 /// Kernel arguments used when `--cmdline` is not given.
 /// ASLR stays on: its randomness comes from the device tree's rng-seed, so it is a function
@@ -245,7 +246,7 @@ impl RvMachine {
             }
             Exit::Halt => {
                 *self.exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                if let Some(e) = idle(hart, bus, &mut self.idle_ns, limit) {
                     return Stop::End(Err(e));
                 }
             }
@@ -259,7 +260,7 @@ impl RvMachine {
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
                     SbiEffect::Suspend => {
-                        if let Some(e) = idle(hart, bus, &mut self.idle_ns) {
+                        if let Some(e) = idle(hart, bus, &mut self.idle_ns, limit) {
                             return Stop::End(Err(e));
                         }
                     }
@@ -300,6 +301,21 @@ impl Machine for RvMachine {
 
     fn console(&mut self) -> &mut Console {
         &mut self.console
+    }
+
+    fn take_frames(&mut self) -> Vec<Frame> {
+        self.bus.virtio.take_frames()
+    }
+
+    fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
+        let now = self.now().as_ns();
+        let next = self
+            .bus
+            .virtio
+            .deliver_frame(frame, now)
+            .map_err(|e| WioError::Internal(format!("network port: {e}")))?;
+        self.bus.schedule(next);
+        Ok(())
     }
 
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
@@ -347,8 +363,16 @@ impl Machine for RvMachine {
     }
 }
 
-/// WFI or suspend: jump the clock to the timer deadline. Returns an error when nothing can ever wake the hart.
-fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError> {
+/// WFI or suspend: jump the clock to the timer deadline or the next device event, but
+/// not past `limit` (a machine never runs past the limit it was given; a hart woken
+/// early by it runs on from its WFI, which the architecture allows). Returns an error when
+/// nothing can ever wake the hart.
+fn idle(
+    hart: &mut Hart,
+    bus: &mut RvBus,
+    idle_ns: &mut u64,
+    limit: VirtualTime,
+) -> Option<WioError> {
     let external = bus.plic.interrupt_pending();
     if hart.pending_interrupt_with(external).is_some() || external {
         return None;
@@ -365,7 +389,7 @@ fn idle(hart: &mut Hart, bus: &mut RvBus, idle_ns: &mut u64) -> Option<WioError>
             hart.pc
         )));
     }
-    let skipped = clock::idle_until(hart, wake);
+    let skipped = clock::idle_until(hart, wake.min(limit));
     let now = clock::now(hart).as_ns();
     if skipped > 0 {
         *idle_ns += skipped;

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::{CostModel, VirtualTime, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::{stream_names, RunSeed};
+use wio_virtio_devices::Frame;
 
 /// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
@@ -352,6 +353,7 @@ impl Machine for X86Machine {
             &mut self.stats,
             &self.cost,
             self.watchdog_ms,
+            limit,
         );
         if let Step::End(outcome) = step {
             return Stop::End(outcome);
@@ -369,6 +371,16 @@ impl Machine for X86Machine {
 
     fn console(&mut self) -> &mut Console {
         &mut self.console
+    }
+
+    fn take_frames(&mut self) -> Vec<Frame> {
+        self.platform.take_frames()
+    }
+
+    fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
+        self.platform
+            .deliver_frame(frame)
+            .map_err(|e| WioError::Internal(format!("network port: {e}")))
     }
 
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {

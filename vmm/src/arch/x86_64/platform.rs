@@ -239,6 +239,42 @@ impl Platform {
         }
     }
 
+    /// The guest's frames that left through the network port since the last call.
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    pub fn take_frames(&mut self) -> Vec<wio_virtio_devices::Frame> {
+        self.virtio
+            .as_mut()
+            .map_or_else(Vec::new, VirtioSlots::take_frames)
+    }
+
+    /// A frame from outside arrives at the network port at its time (not before now).
+    #[cfg_attr(
+        not(test),
+        allow(
+            dead_code,
+            reason = "the multi-machine simulation will call it; tested here"
+        )
+    )]
+    pub fn deliver_frame(
+        &mut self,
+        frame: wio_virtio_devices::Frame,
+    ) -> Result<(), wio_virtio_devices::DeviceError> {
+        let now = self.clock.now_ns();
+        let v = self
+            .virtio
+            .as_mut()
+            .ok_or(wio_virtio_devices::DeviceError::NoPort)?;
+        let next = v.deliver_frame(frame, now)?;
+        self.schedule_virtio(next);
+        Ok(())
+    }
+
     /// What the guest wrote to COM1 since the last call (and COM1's interrupt, if the UART
     /// asks for one).
     pub fn take_console_output(&mut self) -> Vec<u8> {

@@ -9,7 +9,7 @@ use crate::error::{Result, WioError};
 use crate::machine::console::Console;
 use serde_json::json;
 use std::collections::BTreeMap;
-use wio_clock::{CostModel, ExitCost};
+use wio_clock::{CostModel, ExitCost, VirtualTime};
 
 /// What the loop counted.
 #[derive(Debug, Clone, Default)]
@@ -31,8 +31,9 @@ pub enum Step {
     End(Result<u32>),
 }
 
-/// Runs `engine` on `platform` to its next exit and serves it. `watchdog_ms` is the
-/// engine's wall-time limit without an exit, for the message when it fires.
+/// Runs `engine` on `platform` to its next exit and serves it; a halted guest's clock
+/// jumps to the next event, but not past `limit`. `watchdog_ms` is the engine's wall-time
+/// limit without an exit, for the message when it fires.
 pub fn step(
     engine: &mut dyn CpuEngine,
     platform: &mut Platform,
@@ -40,8 +41,9 @@ pub fn step(
     stats: &mut RunStats,
     cost: &CostModel,
     watchdog_ms: u64,
+    limit: VirtualTime,
 ) -> Step {
-    match step_inner(engine, platform, console, stats, cost, watchdog_ms) {
+    match step_inner(engine, platform, console, stats, cost, watchdog_ms, limit) {
         Ok(None) => Step::Continue,
         Ok(Some(status)) => Step::End(Ok(status)),
         Err(e) => Step::End(Err(e)),
@@ -62,6 +64,7 @@ fn step_inner(
     stats: &mut RunStats,
     cost: &CostModel,
     watchdog_ms: u64,
+    limit: VirtualTime,
 ) -> Result<Option<u32>> {
     // Deliver a pending interrupt at a point the guest's execution defines.
     if platform.pic.has_pending() {
@@ -105,7 +108,7 @@ fn step_inner(
             if !platform.pic.has_pending() {
                 match platform.events.peek_time() {
                     Some(t) => {
-                        let skipped = platform.clock.advance_to(t);
+                        let skipped = platform.clock.advance_to(t.min(limit.as_ns()));
                         stats.idle_ns += skipped;
                         let now = platform.clock.now_ns();
                         platform.trace.event(now, "hlt", json!({ "idle_ns": skipped }));
@@ -269,6 +272,7 @@ mod tests {
                 &mut stats,
                 &CostModel::default(),
                 1,
+                VirtualTime::MAX,
             ) {
                 super::Step::Continue => {}
                 super::Step::End(r) => break r,
