@@ -235,7 +235,9 @@ mod tests {
             Vec::new()
         }
         fn deliver_frame(&mut self, _: wio_virtio_devices::Frame) -> Result<()> {
-            Err(WioError::Internal("scripted machines have no network".into()))
+            Err(WioError::Internal(
+                "scripted machines have no network".into(),
+            ))
         }
         fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
             self.snapshots.push((self.now, reason));
