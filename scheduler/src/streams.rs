@@ -202,19 +202,45 @@ impl Stream {
     /// An exponentially distributed duration with mean `mean_ns`, rounded
     /// down to whole ns and clamped to `1000 * mean_ns`.
     ///
-    /// Uses the inverse CDF `-mean * ln(1 - u)` with `u = unit_f64()`, so it
-    /// consumes exactly one `u64`. `1 - u` lies in `(0, 1]`, so the logarithm
-    /// is always finite. The clamp bounds the (astronomically unlikely) tail so
-    /// a single draw cannot stall a run. Note that `f64::ln` comes from the
-    /// platform's math library; it is deterministic for a given build and host
-    /// platform.
+    /// Uses the inverse CDF `-mean * ln(1 - u)` with `u` the top 53 bits of one `u64`,
+    /// so it consumes exactly one `u64`. The logarithm is computed in integers
+    /// ([`neg_ln_q32`]), never by the host's math library, so every host draws the same
+    /// durations. The clamp bounds the (astronomically unlikely) tail so a single draw
+    /// cannot stall a run.
     pub fn exponential_ns(&mut self, mean_ns: u64) -> u64 {
-        let u = self.unit_f64();
+        // 1 - u = m / 2^53 with m in [1, 2^53].
+        let m = (1u64 << 53) - (self.next_u64() >> 11);
         let max_ns = mean_ns.saturating_mul(1000);
-        let sample = -(mean_ns as f64) * (1.0 - u).ln();
-        // `as` saturates for out-of-range floats; the clamp keeps the tail bounded.
-        (sample as u64).min(max_ns)
+        let sample = (u128::from(mean_ns) * u128::from(neg_ln_q32(m))) >> 32;
+        u64::try_from(sample).unwrap_or(u64::MAX).min(max_ns)
     }
+}
+
+/// ln(2) in fixed point with 64 fractional bits.
+const LN2_Q64: u128 = 0xB172_17F7_D1CF_79AB;
+
+/// `-ln(m / 2^53)` for `1 <= m <= 2^53`, in fixed point with 32 fractional bits, computed
+/// with integer arithmetic only (bit-identical on every host): `log2(m)` by its leading
+/// bit and 32 steps of squaring the mantissa, then times ln(2).
+///
+/// # Panics
+/// If `m` is 0 or above 2^53 (callers form `m` so it never is).
+pub fn neg_ln_q32(m: u64) -> u64 {
+    assert!(m > 0 && m <= 1 << 53, "neg_ln_q32 takes 1..=2^53");
+    let e = u64::from(63 - m.leading_zeros());
+    // The mantissa m / 2^e in [1, 2), with 62 fractional bits.
+    let mut y = u128::from(m) << (62 - e);
+    let mut frac = 0u64;
+    for bit in (0..32).rev() {
+        y = (y * y) >> 62;
+        if y >= 2u128 << 62 {
+            y >>= 1;
+            frac |= 1 << bit;
+        }
+    }
+    let log2_m = (e << 32) | frac;
+    let neg_log2 = (53u64 << 32) - log2_m;
+    ((u128::from(neg_log2) * LN2_Q64) >> 64) as u64
 }
 
 /// The registry of all named streams of a run, created lazily by name.
@@ -395,6 +421,19 @@ mod tests {
             let u = s.unit_f64();
             assert!((0.0..1.0).contains(&u));
         }
+    }
+
+    #[test]
+    fn integer_logarithm_matches_the_real_one() {
+        assert_eq!(neg_ln_q32(1 << 53), 0);
+        for m in [1u64, 2, 3, 1000, 123_456_789, (1 << 52) + 17, (1 << 53) - 1] {
+            let want = -((m as f64) / (1u64 << 53) as f64).ln();
+            let got = neg_ln_q32(m) as f64 / (1u64 << 32) as f64;
+            assert!((got - want).abs() < 1e-8, "m={m}: {got} vs {want}");
+        }
+        // Pinned: these values are part of every run's device timing.
+        assert_eq!(neg_ln_q32(1), 157_783_357_006);
+        assert_eq!(neg_ln_q32(1 << 52), 2_977_044_471);
     }
 
     #[test]

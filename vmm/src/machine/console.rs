@@ -54,13 +54,14 @@ pub struct Console {
     pub watch_hits: Vec<String>,
 }
 
-/// The console as a snapshot keeps it.
+/// The console as a snapshot keeps it: a function of the run alone, so the markers'
+/// host wall times are left out (a restored run reports 0 for markers it inherited).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConsoleState {
     line: Vec<u8>,
     digest: ResumableSha256,
     status: Option<u32>,
-    markers: Vec<(String, u64, u64)>,
+    markers: Vec<(String, u64)>,
 }
 
 impl ConsoleState {
@@ -159,7 +160,7 @@ impl Console {
             markers: self
                 .markers
                 .iter()
-                .map(|m| (m.line.clone(), m.virtual_ns, m.wall_ns))
+                .map(|m| (m.line.clone(), m.virtual_ns))
                 .collect(),
         }
     }
@@ -173,10 +174,10 @@ impl Console {
         self.markers = s
             .markers
             .iter()
-            .map(|(line, virtual_ns, wall_ns)| Marker {
+            .map(|(line, virtual_ns)| Marker {
                 line: line.clone(),
                 virtual_ns: *virtual_ns,
-                wall_ns: *wall_ns,
+                wall_ns: 0,
             })
             .collect();
     }

@@ -65,13 +65,14 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
     let mut until_hit = None;
     let outcome = loop {
         let stop = m.run_until(limit);
-        if let Some(u) = cfg.until.as_deref() {
-            if m.console().take_hit(u) {
-                until_hit = Some(u);
+        // The --until line ends the run after this step's snapshot points (a snapshot at
+        // the same line is still taken), and wins over the guest's own end.
+        let at_until = cfg.until.as_deref().filter(|u| m.console().take_hit(u));
+        let guest = match stop {
+            Stop::End(_) | Stop::Limit if at_until.is_some() => {
+                until_hit = at_until;
                 break Ok(0);
             }
-        }
-        let guest = match stop {
             Stop::End(outcome) => break outcome,
             Stop::Limit => {
                 break Err(WioError::TimeLimit {
@@ -82,21 +83,24 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
             Stop::Yield => None,
         };
         let now = m.now().as_ns();
-        let Some(reason) = due_snapshot(&mut plan, guest, now, m.as_mut()) else {
-            continue;
-        };
-        taken += 1;
-        let path = plan.path(taken, m.seed(), now);
-        let started = Instant::now();
-        match m.snapshot(reason.clone()).and_then(|s| s.write(&path)) {
-            Ok(bytes) => eprintln!(
-                "wio: snapshot {} at {now} ns ({reason}): {} MiB in {} ms; restore with: wio run --from {}",
-                path.display(),
-                bytes >> 20,
-                started.elapsed().as_millis(),
-                path.display()
-            ),
-            Err(e) => break Err(e),
+        if let Some(reason) = due_snapshot(&mut plan, guest, now, m.as_mut()) {
+            taken += 1;
+            let path = plan.path(taken, m.seed(), now);
+            let started = Instant::now();
+            match m.snapshot(reason.clone()).and_then(|s| s.write(&path)) {
+                Ok(bytes) => eprintln!(
+                    "wio: snapshot {} at {now} ns ({reason}): {} MiB in {} ms; restore with: wio run --from {}",
+                    path.display(),
+                    bytes >> 20,
+                    started.elapsed().as_millis(),
+                    path.display()
+                ),
+                Err(e) => break Err(e),
+            }
+        }
+        if at_until.is_some() {
+            until_hit = at_until;
+            break Ok(0);
         }
     };
     m.finish(cfg, outcome, wall, until_hit)
@@ -342,6 +346,17 @@ mod tests {
         assert_eq!(
             r.summary.error.as_deref(),
             Some("3:console line containing \"wait\"")
+        );
+        // A point on the --until line is taken before the run stops there.
+        let m = Scripted::new(vec![Act::Run(4, "done\n"), Act::End(0)]);
+        let r = run(
+            m,
+            &config(&["console:done"], Some("done"), 0),
+            Instant::now(),
+        );
+        assert_eq!(
+            r.summary.error.as_deref(),
+            Some("4:console line containing \"done\"")
         );
     }
 }
