@@ -22,7 +22,7 @@
 # The default workload prints uname -a, 16 bytes of /dev/urandom (and of /dev/hwrng, the virtio-rng), date -u and /proc/uptime,
 # runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
-# wio.idle=S adds an idle phase (sleep S) after the hwrng line.
+# wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -47,6 +47,10 @@ fi
 
 PROBE_SRC="$WIO_IMAGES_DIR/probe/wio-probe.c"
 [[ -f "$PROBE_SRC" ]] || PROBE_SRC=""
+# /bin/wio-race (images/probe/wio-race.c): two processes racing on a shared counter, run by
+# the workload when booted with wio.race=1 (wio bench --race, the noise tests).
+RACE_SRC="$WIO_IMAGES_DIR/probe/wio-race.c"
+[[ -f "$RACE_SRC" && -n "$PROBE_SRC" ]] || RACE_SRC=""
 # -mno-relax, --no-relax: its _start does not set up gp, so no gp-relative accesses
 # shellcheck disable=SC2054 # "-Wl,--no-relax" is one word
 PROBE_CFLAGS=(-Os -static -nostdlib -ffreestanding -fno-stack-protector -fno-pie -no-pie -s
@@ -187,6 +191,7 @@ fi
 echo "workload: date: $(date -u)"
 echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi
+if [ -n "$WIO_RACE" ] && [ -x /bin/wio-race ]; then /bin/wio-race; fi
 busy() {
   step=0
   while [ "$step" -lt "${WIO_BUSY_STEPS:-3}" ]; do
@@ -215,6 +220,7 @@ wio_inputs() {
   if [[ -n "$PROBE_SRC" ]]; then
     probe="$(wio_sha256_file "$PROBE_SRC") gcc-riscv64-linux-gnu $(wio_host_pkg_version gcc-riscv64-linux-gnu) ${PROBE_CFLAGS[*]}"
   fi
+  [[ -z "$RACE_SRC" ]] || probe="$probe race $(wio_sha256_file "$RACE_SRC")"
   ver="$(deb_candidate_version busybox-static)"
   deb="$(deb_uri_info busybox-static)"
   if [[ -n "$WORKLOAD" ]]; then workload="file $(wio_sha256_file "$WORKLOAD")"; else workload=default; fi
@@ -246,6 +252,10 @@ wio_build() {
   if [[ -n "$PROBE_SRC" ]]; then
     riscv64-linux-gnu-gcc "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-probe" "$PROBE_SRC" ||
       wio_die "cannot compile $PROBE_SRC"
+  fi
+  if [[ -n "$RACE_SRC" ]]; then
+    riscv64-linux-gnu-gcc "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-race" "$RACE_SRC" ||
+      wio_die "cannot compile $RACE_SRC"
   fi
   if [[ -n "$MODULES_DIR" ]]; then
     cp -a "$MODULES_DIR" "$root/lib/modules/$(basename "$MODULES_DIR")"

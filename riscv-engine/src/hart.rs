@@ -46,6 +46,9 @@ pub struct Hart {
     pub cycles_per_tick: u64,
     /// SBI timer compare value in `time` ticks (u64::MAX = off).
     pub timecmp: u64,
+    /// Cycles the timer interrupt is taken after `timecmp` is reached (the machine's
+    /// seeded interrupt latency; 0 = at once). See [`Hart::set_timer`].
+    pub(crate) timer_delay: u64,
     pub(crate) mstatus: u64,
     pub(crate) medeleg: u64,
     pub(crate) mideleg: u64,
@@ -121,6 +124,7 @@ impl Hart {
             instret: 0,
             cycles_per_tick,
             timecmp: u64::MAX,
+            timer_delay: 0,
             mstatus: (2 << 32) | (2 << 34), // UXL = SXL = 64
             medeleg: 0,
             mideleg: 0,
@@ -209,14 +213,29 @@ impl Hart {
         self.cycles / self.cycles_per_tick
     }
 
-    /// Cycle at which `time` reaches `timecmp` (u64::MAX when the timer is off).
+    /// Cycle at which the timer interrupt becomes pending: where `time` reaches `timecmp`,
+    /// plus the timer's delay (u64::MAX when the timer is off).
+    #[inline]
     pub fn timer_deadline(&self) -> u64 {
-        self.timecmp.saturating_mul(self.cycles_per_tick)
+        if self.timecmp == u64::MAX {
+            return u64::MAX;
+        }
+        self.timecmp
+            .saturating_mul(self.cycles_per_tick)
+            .saturating_add(self.timer_delay)
     }
 
     /// Sets the timer compare value (SBI set_timer); clears the pending timer until it fires.
     pub fn set_timecmp(&mut self, value: u64) {
+        self.set_timer(value, 0);
+    }
+
+    /// Sets the timer compare value and the timer's latency: the interrupt becomes pending
+    /// `delay_cycles` after `time` reaches `value` (an interrupt taken late, as on real
+    /// hardware; the machine draws the delay from its seed so seeds move preemption).
+    pub fn set_timer(&mut self, value: u64, delay_cycles: u64) {
         self.timecmp = value;
+        self.timer_delay = delay_cycles;
         self.irq_dirty = true;
     }
 

@@ -73,6 +73,8 @@ pub struct HartState {
     pub cycles_per_tick: u64,
     /// SBI timer compare value.
     pub timecmp: u64,
+    /// Cycles the timer interrupt is taken after `timecmp`.
+    pub timer_delay: u64,
     /// M-mode and S-mode CSRs in a fixed order (see [`Hart::save_state`]).
     pub csrs: [u64; 20],
     /// LR reservation.
@@ -176,6 +178,7 @@ impl Hart {
             instret: self.instret,
             cycles_per_tick: self.cycles_per_tick,
             timecmp: self.timecmp,
+            timer_delay: self.timer_delay,
             csrs: self.csr_array(),
             reservation: (self.reservation != NO_RESERVATION).then_some(self.reservation),
             irq_dirty: self.irq_dirty,
@@ -216,6 +219,7 @@ impl Hart {
         self.cycles = s.cycles;
         self.instret = s.instret;
         self.timecmp = s.timecmp;
+        self.timer_delay = s.timer_delay;
         let c = s.csrs;
         self.mstatus = c[0];
         self.medeleg = c[1];

@@ -24,6 +24,8 @@ pub const X86_BOOT_RNG_SEED: &str = "x86-boot-rng-seed";
 pub const RISCV_FDT_RNG_SEED: &str = "riscv-fdt-rng-seed";
 /// The values the x86-64 paravirtual port hands a guest that selects its entropy register.
 pub const PARAVIRT_ENTROPY: &str = "paravirt-entropy";
+/// The timer interrupt's extra latency (CPU-timing noise: where the guest is preempted).
+pub const SCHED_NOISE_TIMER: &str = "sched-noise-timer";
 
 // Device names: what the machine passes to each virtio device as its `name`.
 
@@ -50,6 +52,7 @@ pub const ALL: &[&str] = &[
     X86_BOOT_RNG_SEED,
     RISCV_FDT_RNG_SEED,
     PARAVIRT_ENTROPY,
+    SCHED_NOISE_TIMER,
     VIRTIO_RNG,
     VIRTIO_NET,
     VIRTIO_BLK,

@@ -104,7 +104,8 @@ fn guest_time_matches_its_pit_programming() {
     if !require_kvm("guest_time_matches_its_pit_programming") {
         return;
     }
-    let (out, s) = run_with_summary(&["--seed", "11", "--no-summary"]);
+    // The PIT model itself, to the nanosecond: no timing noise.
+    let (out, s) = run_with_summary(&["--seed", "11", "--no-summary", "--sched-noise", "off"]);
     assert_eq!(s["exit_status"], 0);
     let text = stdout(&out);
 
@@ -146,6 +147,8 @@ fn ten_second_hlt_sleep_is_reported_correctly() {
         "--no-summary",
         "--epoch",
         "2030-06-15T23:59:55Z",
+        "--sched-noise",
+        "off",
     ]);
     assert_eq!(s["exit_status"], 0);
     let text = stdout(&out);
@@ -349,4 +352,32 @@ fn until_stops_the_test_guest_at_a_console_line_the_same_way_each_time() {
     assert_eq!(again["trace_hash"], s["trace_hash"]);
     assert_eq!(again["virtual_ns"], s["virtual_ns"]);
     assert_eq!(again_out.stdout, out.stdout);
+}
+
+#[test]
+fn timing_noise_moves_pit_interrupts_within_its_bound_and_repeats_per_seed() {
+    if !require_kvm("timing_noise_moves_pit_interrupts_within_its_bound_and_repeats_per_seed") {
+        return;
+    }
+    let mut lines = std::collections::BTreeSet::new();
+    for seed in ["11", "12", "13"] {
+        let (out, s) = run_with_summary(&["--seed", seed, "--no-summary"]);
+        assert_eq!(
+            s["exit_status"], 0,
+            "the default (light) noise stays within the guest's checks"
+        );
+        let text = stdout(&out);
+        let line = console_line(&text, "pit-mode2-1khz:").expect("mode 2 line");
+        let ns = field(line, "ns").expect("ns");
+        // Light noise delays each interrupt by at most 10 us: a span between two of them
+        // moves by at most that much.
+        assert!(
+            ns.abs_diff(pit_ns(100 * 1193)) <= 10_000,
+            "mode 2 with noise: {ns}"
+        );
+        lines.insert(line.to_string());
+        let (again, _) = run_with_summary(&["--seed", seed, "--no-summary"]);
+        assert_eq!(again.stdout, out.stdout, "seed {seed} repeats");
+    }
+    assert!(lines.len() >= 2, "seeds move the interrupts: {lines:?}");
 }

@@ -58,7 +58,8 @@ Examples:
   wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk
   wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
   wio run --from boot.snap                     # continues exactly as the original run did
-  wio run --from boot.snap --seed 99           # same past, a different future";
+  wio run --from boot.snap --seed 99           # same past, a different future
+  wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due";
 
 const EXPLORE_EXAMPLES: &str = "\
 Examples:
@@ -67,6 +68,7 @@ Examples:
   wio explore --from start.snap --seeds 0..1000 --until console:'workload: net' --match 'replies'
   wio explore --from start.snap --seeds 0..100000 --shard $JOB_COMPLETION_INDEX/8 --report shard-$JOB_COMPLETION_INDEX.json
   wio report merge shard-*.json --out all.json
+  wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
 
 A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
 status, or a --fail-on text on the console. Each failing seed is listed with the command that
@@ -225,6 +227,11 @@ pub struct RunArgs {
     /// Frames the link duplicates, per million (drawn from the seed).
     #[arg(long, value_name = "PPM", default_value_t = 0)]
     pub net_dup_ppm: u64,
+    /// CPU-timing noise from the seed: each timer interrupt is taken a seeded time after it
+    /// is due (light: up to 1/64 of the interval, 10 us at most; heavy: 1/4, 2 ms), so
+    /// seeds move where threads are preempted. A restored run keeps its snapshot's level.
+    #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -253,6 +260,14 @@ pub struct BenchArgs {
     /// creation latency, branches per minute (needs images/build-all-riscv64.sh).
     #[arg(long)]
     pub snapshots: bool,
+    /// Also measure what CPU-timing noise buys and costs: distinct outcomes of a race
+    /// between two processes over many branches of one snapshot (noise light and off), and
+    /// the Debian guest's boot wall time with light noise against off (needs the built guests).
+    #[arg(long)]
+    pub race: bool,
+    /// Branches per noise level for --race.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub race_branches: u64,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -110,6 +110,9 @@ pub struct SeedResult {
     pub failed: bool,
     /// The command that reruns this branch alone.
     pub reproduce: String,
+    /// The console line the branch stopped at (with --until), e.g. a result it printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_line: Option<String>,
 }
 
 /// What an exploration was asked to do (shards of one exploration agree on it).
@@ -226,6 +229,16 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
         trace_hash: s.trace_hash,
         failed,
         reproduce,
+        until_line: x
+            .until
+            .as_ref()
+            .filter(|_| end.stopped_at_until)
+            .and_then(|u| {
+                end.lines
+                    .iter()
+                    .find(|(text, _)| text == u)
+                    .map(|(_, line)| line.clone())
+            }),
     }
 }
 
@@ -290,7 +303,7 @@ pub fn print_table(report: &Report) {
     };
     if !shown.is_empty() {
         println!(
-            "{:>12}  {:<6} {:>6}  {:>14}  {:<16}  matched",
+            "{:>12}  {:<6} {:>6}  {:>14}  {:<16}  matched / line stopped at",
             "seed", "ended", "status", "virtual s", "trace hash"
         );
     }
@@ -303,7 +316,12 @@ pub fn print_table(report: &Report) {
                 .map_or_else(|| "-".to_string(), |s| s.to_string()),
             r.virtual_ns as f64 / 1e9,
             &r.trace_hash[..r.trace_hash.len().min(16)],
-            r.matched.join(", "),
+            r.matched
+                .iter()
+                .chain(&r.until_line)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
             if r.failed { "  FAILED" } else { "" }
         );
     }

@@ -88,6 +88,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let cfg = RunConfig {
         until,
         net_port: false,
+        sched_noise: args.sched_noise.unwrap_or_default(),
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
         from: args.from.clone(),

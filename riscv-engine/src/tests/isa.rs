@@ -135,6 +135,47 @@ fn timer_interrupt_lands_on_an_exact_instruction() {
 }
 
 #[test]
+fn a_delayed_timer_interrupt_lands_exactly_its_delay_later_and_survives_a_snapshot() {
+    let mut prog = vec![NOP; 0x1000 / 4];
+    prog.push(0x0000_006f); // the handler at +0x1000: jal x0, 0 (spin)
+    for split in [None, Some(53)] {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x1000;
+        h.mstatus |= mstatus::SIE;
+        h.set_timer(5, 7); // time 5 = cycle 50, taken 7 cycles later
+        assert_eq!(h.timer_deadline(), 57);
+        if let Some(at) = split {
+            run(&mut h, at);
+            assert_eq!(
+                h.scause, 0,
+                "not yet: time reached timecmp, the delay has not passed"
+            );
+            let saved = h.save_state();
+            let mut restored = hart_with(&prog);
+            restored.load_state(&saved).unwrap();
+            h = restored;
+            run(&mut h, 100 - at);
+        } else {
+            run(&mut h, 100);
+        }
+        assert_eq!(h.scause, cause::INTERRUPT | 5);
+        assert_eq!(h.sepc, BASE + 57 * 4, "taken before the 58th instruction");
+    }
+    // Setting the timer again without a delay clears the old delay.
+    let mut h = hart_with(&prog);
+    h.set_timer(5, 7);
+    h.set_timecmp(9);
+    assert_eq!(h.timer_deadline(), 90);
+    h.set_timecmp(u64::MAX);
+    assert_eq!(
+        h.timer_deadline(),
+        u64::MAX,
+        "off stays off whatever the delay"
+    );
+}
+
+#[test]
 fn csr_privilege_and_read_only_checks() {
     // S-mode cannot touch mstatus; writing a read-only CSR (cycle) is illegal.
     let mut h = hart_with(&[csrrw(1, addr::MSTATUS, 0)]);

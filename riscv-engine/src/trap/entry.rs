@@ -17,7 +17,7 @@ impl Hart {
     /// The effective mip given the external line's level.
     pub fn mip_with(&self, external: bool) -> u64 {
         let mut mip = self.mip_sw;
-        if self.time() >= self.timecmp {
+        if self.cycles >= self.timer_deadline() {
             mip |= irq::STI;
         }
         if external {

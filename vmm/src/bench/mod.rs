@@ -6,6 +6,7 @@
 //! - Idle speed: the test guest sleeps S virtual seconds with HLT (`idle=S`);
 //!   virtual seconds per wall second shows what clock jumps buy.
 
+mod race;
 mod snapshots;
 
 use crate::arch::x86_64::boot::{self, BootSpec, KernelImage};
@@ -145,11 +146,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let race_doc = if args.race {
+        Some(race::figures(args.race_branches, args.rounds)?)
+    } else {
+        None
+    };
     if args.riscv_only {
-        if let (Some(path), Some(doc)) = (&args.json, &snapshot_doc) {
+        if let Some(path) = &args.json {
             write_json(
                 path,
-                &json!({ "riscv_compute_mips": median(mips), "snapshots": doc }),
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc }),
             )?;
         }
         return Ok(());
@@ -197,7 +203,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let doc = json!({
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
-            "riscv_compute_mips": median(mips), "snapshots": snapshot_doc,
+            "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc,
         });
         write_json(path, &doc)?;
     }

@@ -54,6 +54,8 @@ pub struct RunConfig {
     /// leave through [`super::Machine::take_frames`] and others come in through
     /// [`super::Machine::deliver_frame`] (machines of one simulation share a network so).
     pub net_port: bool,
+    /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
+    pub sched_noise: super::noise::SchedNoise,
 }
 
 impl RunConfig {
@@ -81,6 +83,7 @@ impl RunConfig {
             seed_given: true,
             until: None,
             net_port: false,
+            sched_noise: super::noise::SchedNoise::default(),
         }
     }
 }

@@ -52,6 +52,10 @@ pub struct Console {
     pub watch: Vec<String>,
     /// Watched texts whose line appeared since the run loop last looked, in order.
     pub watch_hits: Vec<String>,
+    /// Every watched text that appeared, with its whole line (without the line end), in
+    /// order; kept for reports (bounded by the watch list: a text is watched until its
+    /// first line).
+    pub matched_lines: Vec<(String, String)>,
 }
 
 /// The console as a snapshot keeps it: a function of the run alone, so the markers'
@@ -83,6 +87,7 @@ impl Console {
             wall,
             watch: Vec::new(),
             watch_hits: Vec::new(),
+            matched_lines: Vec::new(),
         }
     }
 
@@ -122,7 +127,12 @@ impl Console {
                 });
             }
         }
+        let before = self.watch_hits.len();
         crate::snapshot::plan::take_matches(&mut self.watch, &mut self.watch_hits, &text);
+        for hit in &self.watch_hits[before..] {
+            let line = text.trim_end_matches(['\r', '\n']).to_string();
+            self.matched_lines.push((hit.clone(), line));
+        }
         if let Some(rest) = text
             .find(STATUS_MARKER)
             .map(|i| &text[i + STATUS_MARKER.len()..])
@@ -200,6 +210,10 @@ mod tests {
         assert_eq!(c.markers[0].virtual_ns, 9);
         assert_eq!(c.status, Some(7));
         assert_eq!(c.watch, vec!["never".to_string()]);
+        assert_eq!(
+            c.matched_lines,
+            vec![("ready".to_string(), "ready now".to_string())]
+        );
         assert!(c.take_hit("ready"));
         assert!(!c.take_hit("ready"));
         assert_eq!(trace.lines(), 4);

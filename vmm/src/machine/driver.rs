@@ -158,11 +158,13 @@ pub fn run_branch(
         .cloned()
         .collect();
     matched.dedup();
+    let lines = std::mem::take(&mut m.console().matched_lines);
     let end = m.finish(&cfg, outcome, wall, until.filter(|_| stopped_at_until));
     Ok(Some(BranchEnd {
         summary: end.summary,
         matched,
         stopped_at_until,
+        lines,
     }))
 }
 

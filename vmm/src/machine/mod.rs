@@ -11,6 +11,7 @@ pub mod console;
 pub mod driver;
 pub mod finish;
 pub mod guests;
+pub mod noise;
 pub mod virtio;
 
 pub use config::{BootMeta, RunConfig, RunResult};
@@ -162,4 +163,6 @@ pub struct BranchEnd {
     pub matched: Vec<String>,
     /// Whether the branch stopped at its `until` text rather than at its end.
     pub stopped_at_until: bool,
+    /// The whole console line of each watched text that appeared: (text, line).
+    pub lines: Vec<(String, String)>,
 }

@@ -18,6 +18,7 @@ use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
+use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::{guests, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::memory::GuestMem;
 use crate::snapshot::{Meta, Snapshot};
@@ -50,6 +51,8 @@ pub struct RvMachine {
     pub(super) console: Console,
     pub(super) exits: BTreeMap<&'static str, u64>,
     pub(super) idle_ns: u64,
+    /// The timer interrupt's seeded extra latency.
+    pub(super) noise: TimerNoise,
     /// The seed the run has now (the snapshot's, or the one it was re-keyed with).
     pub(super) seed: u64,
     /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
@@ -201,12 +204,18 @@ impl RvMachine {
                 "fdt": placement.fdt_addr,
             }),
         );
+        if cfg.sched_noise != SchedNoise::Off {
+            // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
+            bus.trace
+                .event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
+        }
         Ok(RvMachine {
             engine: RiscvEngine::new(hart),
             bus,
             console: Console::new(cfg.echo(), wall),
             exits: BTreeMap::new(),
             idle_ns: 0,
+            noise: TimerNoise::new(cfg.sched_noise, seed),
             seed: cfg.seed,
             meta: cfg.boot_meta(BootMeta {
                 arch: Arch::Riscv64,
@@ -259,6 +268,15 @@ impl RvMachine {
                     SbiEffect::None => {}
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
+                    SbiEffect::SetTimer(value) => {
+                        if value != u64::MAX {
+                            let target = value.saturating_mul(layout::CYCLES_PER_TICK);
+                            let interval = CLOCK.ns_of(target.saturating_sub(hart.cycles()));
+                            let delay = self.noise.delay_ns(interval);
+                            let cycles = CLOCK.count_at_or_after(VirtualTime::from_ns(delay));
+                            hart.set_timer(value, cycles);
+                        }
+                    }
                     SbiEffect::Suspend => {
                         if let Some(e) = idle(hart, bus, &mut self.idle_ns, limit) {
                             return Stop::End(Err(e));

@@ -70,6 +70,9 @@ pub enum SbiEffect {
     Suspend,
     /// The guest asks for a snapshot at this point (WIO extension), with its tag.
     SnapshotHere(u64),
+    /// The guest set its timer to this `time` value (already set, with no extra latency;
+    /// the machine may add its seeded latency).
+    SetTimer(u64),
 }
 
 /// One served call, for the trace.
@@ -135,6 +138,7 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
         }
         eid::TIME if fid == 0 => {
             hart.set_timecmp(a[0]);
+            effect = SbiEffect::SetTimer(a[0]);
             err::SUCCESS
         }
         eid::LEGACY_SET_TIMER => {
@@ -147,7 +151,7 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
                     fid,
                     error: 0,
                 },
-                SbiEffect::None,
+                SbiEffect::SetTimer(a[0]),
             );
         }
         eid::IPI if fid == 0 => {

@@ -13,6 +13,7 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::machine::console::{Console, ConsoleState};
+use crate::machine::noise::{TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
@@ -41,6 +42,7 @@ pub(super) struct MachineState {
     pub(super) console: ConsoleState,
     pub(super) exits: Vec<(String, u64)>,
     pub(super) idle_ns: u64,
+    pub(super) noise: TimerNoiseState,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -76,6 +78,7 @@ impl RvMachine {
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             idle_ns: self.idle_ns,
+            noise: self.noise.save(),
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
@@ -286,6 +289,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         console,
         exits,
         idle_ns: state.idle_ns,
+        noise: TimerNoise::resume(&state.noise, reseed),
         seed,
         meta: meta.clone(),
         restored_from: Some(RestoredFrom {

@@ -13,6 +13,7 @@ use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::finish::{finish_run, Counts, Parts};
+use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::{
     virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, SnapshotOrigin, Stop,
 };
@@ -143,6 +144,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         mem_bytes,
         tsc,
         seed.stream(stream_names::PARAVIRT_ENTROPY),
+        TimerNoise::new(cfg.sched_noise, seed),
         trace,
     );
     // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
@@ -167,6 +169,12 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
             "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
         }),
     );
+    if cfg.sched_noise != SchedNoise::Off {
+        // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
+        platform
+            .trace
+            .event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
+    }
     let initrd_sha256 = match &cfg.initrd {
         Some(p) => {
             Some(
@@ -278,6 +286,8 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         meta.mem_bytes,
         VirtualTsc::new(DEFAULT_TSC_HZ),
         RunSeed(meta.seed).stream(stream_names::PARAVIRT_ENTROPY),
+        // Replaced by the snapshot's (level and stream) in load_state.
+        TimerNoise::new(SchedNoise::Off, RunSeed(meta.seed)),
         trace,
     );
     let device_cfg = RunConfig {

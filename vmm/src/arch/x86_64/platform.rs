@@ -14,6 +14,7 @@ use crate::devices::legacy::{
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
+use crate::machine::noise::{TimerNoise, TimerNoiseState};
 use crate::trace::{fold, Trace};
 use serde_json::json;
 use wio_clock::{VirtualClock, VirtualTsc};
@@ -77,6 +78,8 @@ pub struct Platform {
     i8042: I8042,
     paravirt: Paravirt,
     entropy: Stream,
+    /// The PIT interrupt's seeded extra latency.
+    noise: TimerNoise,
     /// Virtual time.
     pub clock: VirtualClock,
     /// The virtual TSC the paravirt port reports.
@@ -108,6 +111,7 @@ pub struct PlatformState {
     i8042: I8042,
     paravirt: Paravirt,
     entropy: wio_scheduler::SavedStream,
+    noise: TimerNoiseState,
     clock: VirtualClock,
     events: Vec<(u64, u64, Event)>,
     next_seq: u64,
@@ -132,6 +136,7 @@ impl Platform {
         mem_bytes: u64,
         tsc: VirtualTsc,
         entropy: Stream,
+        noise: TimerNoise,
         trace: Trace,
     ) -> Platform {
         Platform {
@@ -142,6 +147,7 @@ impl Platform {
             i8042: I8042::default(),
             paravirt: Paravirt::default(),
             entropy,
+            noise,
             clock: VirtualClock::new(),
             tsc,
             events: EventQueue::new(),
@@ -208,10 +214,13 @@ impl Platform {
 
     fn schedule_next_pit(&mut self) {
         if let Some(t) = self.pit.next_irq0() {
+            let now = self.clock.now_ns();
+            let due = t.max(now);
+            let at = due.saturating_add(self.noise.delay_ns(due - now));
             // The queue holds a handful of events; overflowing it is a wio bug.
             let id = self
                 .events
-                .push(t.max(self.clock.now_ns()), Event::PitIrq)
+                .push(at, Event::PitIrq)
                 .expect("platform event queue overflow");
             self.pit_event = Some(id);
         }
@@ -299,6 +308,7 @@ impl Platform {
             i8042: self.i8042.clone(),
             paravirt: self.paravirt.clone(),
             entropy: self.entropy.save(),
+            noise: self.noise.save(),
             clock: self.clock,
             events: self
                 .events
@@ -347,6 +357,7 @@ impl Platform {
         self.i8042 = s.i8042;
         self.paravirt = s.paravirt;
         self.entropy = Stream::resume(&s.entropy, reseed);
+        self.noise = TimerNoise::resume(&s.noise, reseed);
         self.clock = s.clock;
         self.events = events;
         self.pit_event = s.pit_event.map(EventId::from_seq);

@@ -260,6 +260,10 @@ mod tests {
             64 << 20,
             VirtualTsc::new(1_000_000_000),
             RunSeed(1).stream("e"),
+            crate::machine::noise::TimerNoise::new(
+                crate::machine::noise::SchedNoise::Off,
+                RunSeed(1),
+            ),
             Trace::new(),
         );
         let mut stats = RunStats::default();

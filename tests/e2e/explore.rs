@@ -1,0 +1,324 @@
+//! End-to-end tests of `wio explore` on riscv64 guests: fifty branches of one snapshot
+//! match their individual reruns; shards merge into the whole exploration and failing
+//! seeds reproduce; Ctrl-C keeps the finished seeds; CPU-timing noise lets seeds reach
+//! other interleavings of a race that does no I/O. Need the guests built by
+//! images/build-all-riscv64.sh.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use wio_e2e_tests::{require_riscv_guests, run_with_summary, scratch, wio};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A snapshot late in the small guest's workload, shared by the exploration tests.
+fn late_snapshot(dir: &Path) -> PathBuf {
+    let snap = dir.join("late.snap");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "42",
+        "--quiet",
+        "--no-summary",
+        "--snapshot-at",
+        "1.8s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    snap
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+const UNTIL: &str = "console:probe: getrandom";
+
+#[test]
+fn fifty_branches_match_their_individual_reruns() {
+    if !require_riscv_guests("fifty_branches_match_their_individual_reruns") {
+        return;
+    }
+    let dir = scratch("explore-fifty");
+    let snap = late_snapshot(&dir);
+    let rep = dir.join("report.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "1000..1050",
+        "--jobs",
+        "2",
+        "--until",
+        UNTIL,
+        "--match",
+        "probe: realtime",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("50 seeds, 0 failing"), "{}", stdout(&o));
+    let r = report(&rep);
+    assert_eq!(r["complete"], true);
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 50);
+    let mut distinct = std::collections::BTreeSet::new();
+    for res in results {
+        let seed = res["seed"].as_u64().unwrap();
+        assert_eq!(res["ended"], "until", "seed {seed}: {res}");
+        distinct.insert(res["trace_hash"].as_str().unwrap().to_string());
+        let (_, alone) = run_with_summary(&[
+            "--from",
+            snap.to_str().unwrap(),
+            "--seed",
+            &seed.to_string(),
+            "--until",
+            UNTIL,
+            "--quiet",
+            "--no-summary",
+        ]);
+        assert_eq!(
+            alone["trace_hash"], res["trace_hash"],
+            "seed {seed}: the rerun differs from its branch"
+        );
+        assert_eq!(alone["virtual_ns"], res["virtual_ns"], "seed {seed}");
+    }
+    assert!(
+        distinct.len() >= 45,
+        "seeds change the future: only {} distinct traces",
+        distinct.len()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
+    if !require_riscv_guests(
+        "shards_merge_into_the_whole_exploration_and_failures_are_reproducible",
+    ) {
+        return;
+    }
+    let dir = scratch("explore-shards");
+    let snap = late_snapshot(&dir);
+    let explore = |extra: &[&str], out: &Path| {
+        let mut args = vec![
+            "explore",
+            "--from",
+            snap.to_str().unwrap(),
+            "--seeds",
+            "0..=7",
+            "--jobs",
+            "2",
+            "--until",
+            UNTIL,
+            // Every seed's console shows this: every seed fails, with a reproduce line.
+            "--fail-on",
+            "probe: realtime",
+            "--report",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        wio(&args)
+    };
+    let whole = dir.join("whole.json");
+    let o = explore(&[], &whole);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "failing seeds exit 1: {}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("8 seeds, 8 failing"), "{}", stdout(&o));
+    let first = report(&whole)["results"][0].clone();
+    assert_eq!(first["failed"], true);
+    // The reproduce line, run by a shell as printed, gives the same trace.
+    let repro = first["reproduce"].as_str().unwrap();
+    let rest = repro.strip_prefix("wio run ").expect("a wio run command");
+    let summary = dir.join("repro.json");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' run --quiet --no-summary --summary-json '{}' {rest}",
+            wio_e2e_tests::wio_bin().display(),
+            summary.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{repro}: {}", stderr(&o));
+    assert_eq!(
+        report(&summary)["trace_hash"],
+        first["trace_hash"],
+        "{repro}"
+    );
+    let (s0, s1) = (dir.join("s0.json"), dir.join("s1.json"));
+    assert_eq!(explore(&["--shard", "0/2"], &s0).status.code(), Some(1));
+    assert_eq!(explore(&["--shard", "1/2"], &s1).status.code(), Some(1));
+    assert_eq!(report(&s0)["results"].as_array().unwrap().len(), 4);
+    let merged = dir.join("merged.json");
+    let o = wio(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        s1.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (m, w) = (report(&merged), report(&whole));
+    assert_eq!(m["results"], w["results"], "shards add up to the whole");
+    assert_eq!(m["complete"], true);
+    // A report of another exploration does not merge.
+    let other = dir.join("other.json");
+    let mut x = report(&s1);
+    x["question"]["seeds"]["end"] = serde_json::json!(99);
+    std::fs::write(&other, x.to_string()).unwrap();
+    let o = wio(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_interrupted_exploration_keeps_the_finished_seeds() {
+    if !require_riscv_guests("an_interrupted_exploration_keeps_the_finished_seeds") {
+        return;
+    }
+    let dir = scratch("explore-ctrlc");
+    let snap = late_snapshot(&dir);
+    let rep = dir.join("partial.json");
+    let child = std::process::Command::new(wio_e2e_tests::wio_bin())
+        .args([
+            "explore",
+            "--from",
+            snap.to_str().unwrap(),
+            "--seeds",
+            "0..100000",
+            "--jobs",
+            "2",
+            "--report",
+            rep.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until a few branches finished, then press Ctrl-C.
+    let started = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 60, "Ctrl-C stops promptly");
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let r = report(&rep);
+    assert_eq!(r["complete"], false);
+    let n = r["results"].as_array().unwrap().len();
+    assert!(n >= 1, "finished seeds are kept: {}", stderr(&out));
+    assert!(n < 100_000);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Snapshots the small guest (booted with `wio.race=1`) at the start of its race between
+/// two processes, with `--sched-noise noise`, and explores seeds 0..8 to the race's result;
+/// returns the result lines by seed, the snapshot and the report.
+fn race_results(dir: &Path, noise: &str) -> (Vec<String>, PathBuf, serde_json::Value) {
+    let snap = dir.join(format!("race-{noise}.snap"));
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "1",
+        "--cmdline",
+        "console=ttyS0 earlycon=sbi kfence.sample_interval=0 panic=-1 random.trust_cpu=off wio.race=1",
+        "--sched-noise",
+        noise,
+        "--quiet",
+        "--no-summary",
+        "--snapshot-at",
+        "console:race: start",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+        "--until",
+        "console:race: start",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rep = dir.join(format!("race-{noise}.json"));
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "0..8",
+        "--until",
+        "console:race: counter=",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = report(&rep);
+    let lines = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|res| {
+            assert_eq!(res["ended"], "until", "{res}");
+            res["until_line"].as_str().unwrap().to_string()
+        })
+        .collect();
+    (lines, snap, r)
+}
+
+#[test]
+fn timing_noise_lets_seeds_find_other_interleavings_of_a_race_without_io() {
+    if !require_riscv_guests(
+        "timing_noise_lets_seeds_find_other_interleavings_of_a_race_without_io",
+    ) {
+        return;
+    }
+    let dir = scratch("race-noise");
+    // Without noise a branch's seed moves device timing only: the race ends the same way.
+    let (off, _, _) = race_results(&dir, "off");
+    assert!(off.iter().all(|l| l == &off[0]), "{off:?}");
+    assert!(off[0].starts_with("race: counter="), "{off:?}");
+    // With the default noise the seeds reach other interleavings...
+    let (light, snap, r) = race_results(&dir, "light");
+    let distinct: std::collections::BTreeSet<&String> = light.iter().collect();
+    assert!(
+        distinct.len() >= 6,
+        "only {} distinct results: {light:?}",
+        distinct.len()
+    );
+    // ...and each one repeats bit for bit from its seed.
+    let res = &r["results"][5];
+    let (_, again) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        "5",
+        "--until",
+        "console:race: counter=",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(again["trace_hash"], res["trace_hash"]);
+    assert_eq!(again["virtual_ns"], res["virtual_ns"]);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,132 @@
+//! CPU-timing noise: seeds that move where the guest is preempted.
+//!
+//! Without it a branch's seed changes device timing only, and a race between two threads
+//! that never touch I/O comes out the same in every branch. With it each timer interrupt
+//! is taken a seeded number of nanoseconds after the time the guest asked for (interrupt
+//! latency, as on real hardware): preemption lands on other instructions, so the
+//! interleavings differ per seed, and still repeat bit for bit for one seed. The draws
+//! come from their own stream (`stream_names::SCHED_NOISE_TIMER`), re-keyed when a
+//! snapshot is restored with another seed, so removing them shifts no other stream.
+//!
+//! riscv64 applies the latency to the SBI timer on the exact instruction; x86-64 to the
+//! PIT's interrupt events, which reach the guest at its next exit or interrupt window.
+
+use serde::{Deserialize, Serialize};
+use wio_scheduler::{stream_names, RunSeed, SavedStream, Stream};
+
+/// How much timing noise a run's seed adds (`--sched-noise`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+pub enum SchedNoise {
+    /// None: interrupts land exactly when the guest asked (the behaviour before noise).
+    Off,
+    /// Up to 1/64 of the interval the guest asked for, at most 10 µs per interrupt: enough to
+    /// move preemption by thousands of instructions, small enough that a guest measuring
+    /// its timer's periods (the x86-64 test guest allows 20 µs) still sees them right.
+    #[default]
+    Light,
+    /// Up to 1/4 of the interval, at most 2 ms per interrupt.
+    Heavy,
+}
+
+impl SchedNoise {
+    /// (divisor of the requested interval, cap in ns) of the extra latency.
+    fn bounds(self) -> Option<(u64, u64)> {
+        match self {
+            SchedNoise::Off => None,
+            SchedNoise::Light => Some((64, 10_000)),
+            SchedNoise::Heavy => Some((4, 2_000_000)),
+        }
+    }
+
+    /// The name the trace and `--help` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedNoise::Off => "off",
+            SchedNoise::Light => "light",
+            SchedNoise::Heavy => "heavy",
+        }
+    }
+}
+
+/// The timer-latency draws of one machine.
+pub struct TimerNoise {
+    level: SchedNoise,
+    stream: Stream,
+}
+
+/// [`TimerNoise`] as a snapshot keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimerNoiseState {
+    level: SchedNoise,
+    stream: SavedStream,
+}
+
+impl TimerNoise {
+    /// Noise of `level` drawn from `seed`.
+    pub fn new(level: SchedNoise, seed: RunSeed) -> TimerNoise {
+        TimerNoise {
+            level,
+            stream: seed.stream(stream_names::SCHED_NOISE_TIMER),
+        }
+    }
+
+    /// The extra latency in ns of a timer interrupt the guest asked for `interval_ns` from
+    /// now: uniform in [0, min(interval / divisor, cap)]. One draw per call unless off.
+    pub fn delay_ns(&mut self, interval_ns: u64) -> u64 {
+        match self.level.bounds() {
+            None => 0,
+            Some((divisor, cap)) => self
+                .stream
+                .range_inclusive(0, (interval_ns / divisor).min(cap)),
+        }
+    }
+
+    /// Its state for a snapshot.
+    pub fn save(&self) -> TimerNoiseState {
+        TimerNoiseState {
+            level: self.level,
+            stream: self.stream.save(),
+        }
+    }
+
+    /// Back from a snapshot; `reseed` re-keys the draws (a branch with another seed).
+    pub fn resume(s: &TimerNoiseState, reseed: Option<RunSeed>) -> TimerNoise {
+        TimerNoise {
+            level: s.level,
+            stream: Stream::resume(&s.stream, reseed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_are_bounded_seeded_and_resumable() {
+        let mut off = TimerNoise::new(SchedNoise::Off, RunSeed(1));
+        assert_eq!(off.delay_ns(4_000_000), 0);
+        let draws = |seed| {
+            let mut n = TimerNoise::new(SchedNoise::Light, RunSeed(seed));
+            (0..200).map(|_| n.delay_ns(4_000_000)).collect::<Vec<_>>()
+        };
+        let a = draws(1);
+        assert_eq!(a, draws(1));
+        assert_ne!(a, draws(2));
+        assert!(a.iter().all(|d| *d <= 10_000));
+        assert!(a.iter().any(|d| *d > 5_000), "the range is used");
+        let mut heavy = TimerNoise::new(SchedNoise::Heavy, RunSeed(1));
+        assert!((0..200).all(|_| heavy.delay_ns(1_000) <= 250));
+        let mut n = TimerNoise::new(SchedNoise::Heavy, RunSeed(3));
+        n.delay_ns(10);
+        let saved = n.save();
+        let mut same = TimerNoise::resume(&saved, None);
+        assert_eq!(same.delay_ns(1 << 30), n.delay_ns(1 << 30));
+        let mut other = TimerNoise::resume(&saved, Some(RunSeed(4)));
+        let mut again = TimerNoise::resume(&saved, None);
+        let (o, g): (Vec<u64>, Vec<u64>) = (0..8)
+            .map(|_| (other.delay_ns(1 << 30), again.delay_ns(1 << 30)))
+            .unzip();
+        assert_ne!(o, g, "a re-keyed branch draws other delays");
+    }
+}
