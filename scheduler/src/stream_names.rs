@@ -46,6 +46,9 @@ pub const LATENCY: &str = "latency";
 pub const LINK: &str = "link";
 /// The one value that seeds the network peer's TCP/IP stack (virtio-net).
 pub const STACK: &str = "stack";
+/// The draws of injected faults in force (virtio-net: fault loss, duplication and
+/// reordering); drawn from only while such a fault is in force.
+pub const FAULTS: &str = "faults";
 
 /// Every top-level name above (streams and device names), for checks.
 pub const ALL: &[&str] = &[
@@ -59,7 +62,7 @@ pub const ALL: &[&str] = &[
 ];
 
 /// Every part above, for checks.
-pub const ALL_PARTS: &[&str] = &[BYTES, LATENCY, LINK, STACK];
+pub const ALL_PARTS: &[&str] = &[BYTES, LATENCY, LINK, STACK, FAULTS];
 
 /// The name of `device`'s stream `part`: `"{device}/{part}"` (for example
 /// `sub(VIRTIO_NET, LINK)` is `"virtio-net/link"`).
@@ -100,5 +103,6 @@ mod tests {
         assert_eq!(sub(VIRTIO_NET, LINK), "virtio-net/link");
         assert_eq!(sub(VIRTIO_NET, STACK), "virtio-net/stack");
         assert_eq!(sub(VIRTIO_BLK, LATENCY), "virtio-blk/latency");
+        assert_eq!(sub(VIRTIO_NET, FAULTS), "virtio-net/faults");
     }
 }
