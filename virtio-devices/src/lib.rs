@@ -22,7 +22,7 @@ pub mod state;
 pub use block::{Block, Disk, DiskError, DiskStateError};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
-pub use net::{Frame, Link, Net};
+pub use net::{Direction, Frame, Link, Net, NetFault};
 pub use rng::Rng;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).

@@ -9,12 +9,24 @@
 //! and frames from outside ([`Net::arrive`]) reach the guest at the virtual time they
 //! carry. That is how several machines share one simulated network, whose links (latency,
 //! loss, partitions) belong to the switch between them.
+//!
+//! The machine injects faults ([`NetFault`], see [`faults`]) with [`Net::start_fault`] and
+//! [`Net::end_fault`]. A frame meets them twice: where it enters the wire (the guest's
+//! frames in `complete`, before the link or the outbox; the peer's frames before the link;
+//! frames from outside in [`Net::arrive`]), where a partition drops it, loss faults may
+//! drop it, duplication faults may copy it, and delay and reordering faults lengthen its
+//! trip; and where it arrives (at the peer, or at the guest's inbox), where a partition in
+//! force then drops it too (a partition starting while a frame is on the wire).
+
+pub mod faults;
 
 pub mod pcap;
 pub mod stack;
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
 use crate::VIRTIO_F_VERSION_1;
+pub use faults::{Direction, NetFault};
+use faults::{Faults, FaultsState};
 use pcap::Pcap;
 use stack::Stack;
 use std::collections::{BTreeMap, VecDeque};
@@ -95,6 +107,10 @@ pub struct NetStats {
     pub rx_overruns: u64,
     /// Frames dropped because the port's outbox was full.
     pub port_drops: u64,
+    /// Frames dropped by an injected fault (a partition or a fault's loss).
+    pub fault_drops: u64,
+    /// Extra copies of frames made by an injected duplication fault.
+    pub fault_duplicates: u64,
 }
 
 /// The network device.
@@ -113,6 +129,8 @@ pub struct Net {
     /// Port mode: the frames the guest sent, waiting for the machine (None: the device
     /// talks to its own peer over its own link).
     port: Option<VecDeque<Frame>>,
+    /// The injected faults in force and their stream.
+    faults: Faults,
     /// Link counters.
     pub stats: NetStats,
 }
@@ -141,6 +159,7 @@ struct NetState {
     timers: Vec<(u64, u64)>,
     stats: NetStats,
     port: Option<Vec<Frame>>,
+    faults: FaultsState,
 }
 
 /// Most frames waiting for receive buffers before the device drops new ones.
@@ -148,7 +167,8 @@ const MAX_INBOX: usize = 1024;
 
 impl Net {
     /// A network device whose link draws from `seed`'s stream `name/link`, its peer's stack
-    /// seeded from the first value of `name/stack` (see [`wio_scheduler::stream_names`]).
+    /// seeded from the first value of `name/stack`, its injected faults from `name/faults`
+    /// (see [`wio_scheduler::stream_names`]).
     pub fn new(seed: RunSeed, name: &str, link: Link, pcap: Option<Pcap>) -> Net {
         let stack_seed = seed
             .stream(&stream_names::sub(name, stream_names::STACK))
@@ -165,6 +185,7 @@ impl Net {
             timers: Vec::new(),
             pcap,
             port: None,
+            faults: Faults::new(seed, &stream_names::sub(name, stream_names::FAULTS)),
             stats: NetStats::default(),
         };
         net.peer = Stack::new(stack_seed);
@@ -175,6 +196,23 @@ impl Net {
     /// frames from outside come in through [`Net::arrive`]. Set before the guest runs.
     pub fn connect_port(&mut self) {
         self.port.get_or_insert_with(VecDeque::new);
+    }
+
+    /// Fault `id` is in force from now on: it acts on the frames the device handles from
+    /// now on (and on frames already on the wire when they arrive, for a partition). A
+    /// fault already in force under `id` is replaced.
+    pub fn start_fault(&mut self, id: u64, fault: NetFault) {
+        self.faults.start(id, fault);
+    }
+
+    /// Fault `id` is no longer in force; an unknown id changes nothing.
+    pub fn end_fault(&mut self, id: u64) {
+        self.faults.end(id);
+    }
+
+    /// The faults in force, in id order.
+    pub fn faults_in_force(&self) -> impl Iterator<Item = (u64, NetFault)> + '_ {
+        self.faults.iter()
     }
 
     /// Whether the device is in port mode.
@@ -191,6 +229,8 @@ impl Net {
 
     /// A frame from outside reaches the device at `frame.at_ns` (the device's time is
     /// `now_ns`): it is captured and, at that time, handed to the guest's receive buffers.
+    /// Faults in force now may drop or duplicate it and lengthen its trip; a partition in
+    /// force when it reaches the guest drops it then.
     pub fn arrive(&mut self, frame: Frame, now_ns: u64) -> Result<(), DeviceError> {
         if self.port.is_none() {
             return Err(DeviceError::NoPort);
@@ -208,11 +248,58 @@ impl Net {
             });
         }
         self.capture(frame.at_ns, &frame.bytes);
+        let Some(copies) = self.fault_entry(true) else {
+            return Ok(());
+        };
+        for _ in 0..copies {
+            self.arrive_at(frame.bytes.clone(), frame.at_ns - now_ns);
+        }
+        self.arrive_at(frame.bytes, frame.at_ns - now_ns);
+        Ok(())
+    }
+
+    /// A frame from outside reaches the guest's inbox in `delay_ns`, plus the extra delay
+    /// of the faults in force.
+    fn arrive_at(&mut self, bytes: Vec<u8>, delay_ns: u64) {
+        let extra = self.faults.extra_delay();
         let t = self.next_token;
         self.next_token += 1;
-        self.in_flight.insert(t, Flight::ToGuest(frame.bytes));
-        self.timers.push((frame.at_ns - now_ns, t));
-        Ok(())
+        self.in_flight.insert(t, Flight::ToGuest(bytes));
+        self.timers.push((delay_ns.saturating_add(extra), t));
+    }
+
+    /// A frame going `to_guest` (else from the guest) enters the wire: the faults in force
+    /// may drop it (counted; None) or make extra copies of it (how many).
+    fn fault_entry(&mut self, to_guest: bool) -> Option<u32> {
+        let copies = self.faults.enter(to_guest);
+        match copies {
+            None => self.stats.fault_drops += 1,
+            Some(n) => self.stats.fault_duplicates += u64::from(n),
+        }
+        copies
+    }
+
+    /// A frame going `to_guest` (else from the guest) arrives: whether a partition in force
+    /// drops it (counted).
+    fn fault_cuts(&mut self, to_guest: bool) -> bool {
+        let cut = self.faults.partitioned(to_guest);
+        if cut {
+            self.stats.fault_drops += 1;
+        }
+        cut
+    }
+
+    /// Port mode: the guest's frame, sent at `now_ns`, waits in the outbox (or is dropped
+    /// and counted when the outbox is full).
+    fn push_outbox(&mut self, bytes: Vec<u8>, now_ns: u64) {
+        match self.port.as_mut() {
+            Some(outbox) if outbox.len() >= MAX_OUTBOX => self.stats.port_drops += 1,
+            Some(outbox) => outbox.push_back(Frame {
+                at_ns: now_ns,
+                bytes,
+            }),
+            None => {}
+        }
     }
 
     /// What the peer's services did.
@@ -241,8 +328,22 @@ impl Net {
         }
     }
 
+    /// Puts a frame on the link after the faults in force had their say at its entry: they
+    /// may drop it, or send extra copies (each copy, then the frame, crosses the link on
+    /// its own).
+    fn fault_send(&mut self, flight: Flight) {
+        let Some(copies) = self.fault_entry(matches!(flight, Flight::ToGuest(_))) else {
+            return;
+        };
+        for _ in 0..copies {
+            self.send(flight.clone());
+        }
+        self.send(flight);
+    }
+
     /// Puts a frame on the link: it may be lost or duplicated, and arrives after the
-    /// link's latency plus jitter (so frames can overtake each other).
+    /// link's latency plus jitter (so frames can overtake each other), plus the extra delay
+    /// of the faults in force.
     fn send(&mut self, flight: Flight) {
         let l = self.link;
         // One draw each for loss, duplication and both delays, always: changing a rate does
@@ -257,24 +358,47 @@ impl Net {
         }
         if dup {
             self.stats.duplicated += 1;
+            let extra = self.faults.extra_delay();
             let t = self.next_token;
             self.next_token += 1;
             self.in_flight.insert(t, flight.clone());
-            self.timers.push((dup_delay, t));
+            self.timers.push((dup_delay.saturating_add(extra), t));
         }
+        let extra = self.faults.extra_delay();
         let t = self.next_token;
         self.next_token += 1;
         self.in_flight.insert(t, flight);
-        self.timers.push((delay, t));
+        self.timers.push((delay.saturating_add(extra), t));
     }
 
     /// The peer sends `frames` at `now_ns`: captured, then put on the link.
     fn peer_sends(&mut self, frames: Vec<Vec<u8>>, now_ns: u64) {
         for f in frames {
             self.capture(now_ns, &f);
-            self.send(Flight::ToGuest(f));
+            self.fault_send(Flight::ToGuest(f));
         }
         self.arm_poll(now_ns);
+    }
+
+    /// A frame on the link arrives at `now_ns` (unless a partition in force drops it): at
+    /// the peer, which may reply, or in the guest's inbox.
+    fn land(&mut self, flight: Flight, now_ns: u64) {
+        if self.fault_cuts(matches!(flight, Flight::ToGuest(_))) {
+            return;
+        }
+        match flight {
+            Flight::ToPeer(frame) => {
+                let replies = self.peer.receive(&frame, now_ns);
+                self.peer_sends(replies, now_ns);
+            }
+            Flight::ToGuest(frame) => {
+                if self.inbox.len() < MAX_INBOX {
+                    self.inbox.push_back(frame);
+                } else {
+                    self.stats.rx_overruns += 1;
+                }
+            }
+        }
     }
 
     /// Fills receive buffers with waiting frames.
@@ -351,6 +475,7 @@ impl VirtioDevice for Net {
             timers: self.timers.clone(),
             stats: self.stats.clone(),
             port: self.port.as_ref().map(|p| p.iter().cloned().collect()),
+            faults: self.faults.save(),
         }))
     }
 
@@ -396,6 +521,7 @@ impl VirtioDevice for Net {
         self.timers = s.timers;
         self.stats = s.stats;
         self.port = s.port.map(VecDeque::from);
+        self.faults = Faults::resume(&s.faults, reseed);
         Ok(())
     }
 
@@ -491,14 +617,17 @@ impl VirtioDevice for Net {
         let frame = bytes.split_off(NET_HDR_LEN);
         self.stats.tx_frames += 1;
         self.capture(now_ns, &frame);
-        match self.port.as_mut() {
-            Some(outbox) if outbox.len() >= MAX_OUTBOX => self.stats.port_drops += 1,
-            Some(outbox) => outbox.push_back(Frame {
-                at_ns: now_ns,
-                bytes: frame,
-            }),
-            None => self.send(Flight::ToPeer(frame)),
+        if self.port.is_none() {
+            self.fault_send(Flight::ToPeer(frame));
+            return Ok(0);
         }
+        let Some(copies) = self.fault_entry(false) else {
+            return Ok(0);
+        };
+        for _ in 0..copies {
+            self.push_outbox(frame.clone(), now_ns);
+        }
+        self.push_outbox(frame, now_ns);
         Ok(0)
     }
 
@@ -519,19 +648,8 @@ impl VirtioDevice for Net {
             let frames = self.peer.poll(now_ns);
             self.peer_sends(frames, now_ns);
         } else {
-            match self.in_flight.remove(&token) {
-                Some(Flight::ToPeer(frame)) => {
-                    let replies = self.peer.receive(&frame, now_ns);
-                    self.peer_sends(replies, now_ns);
-                }
-                Some(Flight::ToGuest(frame)) => {
-                    if self.inbox.len() < MAX_INBOX {
-                        self.inbox.push_back(frame);
-                    } else {
-                        self.stats.rx_overruns += 1;
-                    }
-                }
-                None => {}
+            if let Some(flight) = self.in_flight.remove(&token) {
+                self.land(flight, now_ns);
             }
         }
         self.deliver(mem)
