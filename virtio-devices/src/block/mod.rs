@@ -2,6 +2,11 @@
 //! (which makes them durable) and GET_ID. Each request completes after a
 //! latency drawn from the device's PRNG stream, so completion order is a
 //! function of the seed.
+//!
+//! The machine injects faults ([`DiskFault`]) with [`Block::start_fault`] and
+//! [`Block::end_fault`]: an error fault fails the matching requests performed while it is
+//! in force (`complete`), a latency fault lengthens every request submitted while it is in
+//! force (`submit`). Faults draw nothing: a run without faults is the run of before.
 
 pub mod disk;
 
@@ -10,6 +15,7 @@ use crate::device::{
 };
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError, DiskState, DiskStateError, Overlay};
+use std::collections::BTreeMap;
 
 pub use crate::error::RequestError;
 
@@ -66,6 +72,43 @@ pub struct BlockStats {
     pub flushes: u64,
     /// Requests answered with an error status.
     pub errors: u64,
+    /// Requests failed by an injected fault (also counted in `errors`).
+    pub fault_errors: u64,
+}
+
+/// Which requests a disk fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiskOp {
+    /// Reads.
+    Read,
+    /// Writes and flushes.
+    Write,
+    /// Reads, writes and flushes.
+    Any,
+}
+
+impl DiskOp {
+    /// Whether requests of virtio-blk type `kind` are hit (GET_ID and unknown types never are).
+    fn hits(self, kind: u32) -> bool {
+        match kind {
+            T_IN => matches!(self, DiskOp::Read | DiskOp::Any),
+            T_OUT | T_FLUSH => matches!(self, DiskOp::Write | DiskOp::Any),
+            _ => false,
+        }
+    }
+}
+
+/// A disk fault in force.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DiskFault {
+    /// Matching requests fail with VIRTIO_BLK_S_IOERR and change nothing (EIO in the guest).
+    Error(DiskOp),
+    /// Every request takes `extra_ns` longer (a latency spike).
+    Latency {
+        /// Virtual ns added to every request's latency.
+        extra_ns: u64,
+    },
 }
 
 /// The block device.
@@ -73,6 +116,8 @@ pub struct Block {
     disk: Disk,
     latency: Stream,
     mean_latency_ns: u64,
+    /// The injected faults in force, by id.
+    faults: BTreeMap<u64, DiskFault>,
     /// What the guest asked for.
     pub stats: BlockStats,
 }
@@ -85,8 +130,40 @@ impl Block {
             disk,
             latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
+            faults: BTreeMap::new(),
             stats: BlockStats::default(),
         }
+    }
+
+    /// Fault `id` is in force from now on: it acts on the requests submitted (latency) or
+    /// performed (errors) from now on. A fault already in force under `id` is replaced.
+    pub fn start_fault(&mut self, id: u64, fault: DiskFault) {
+        self.faults.insert(id, fault);
+    }
+
+    /// Fault `id` is no longer in force; an unknown id changes nothing.
+    pub fn end_fault(&mut self, id: u64) {
+        self.faults.remove(&id);
+    }
+
+    /// The faults in force, in id order.
+    pub fn faults_in_force(&self) -> impl Iterator<Item = (u64, DiskFault)> + '_ {
+        self.faults.iter().map(|(id, f)| (*id, *f))
+    }
+
+    /// Whether an error fault in force fails requests of type `kind`.
+    fn fault_fails(&self, kind: u32) -> bool {
+        self.faults
+            .values()
+            .any(|f| matches!(f, DiskFault::Error(op) if op.hits(kind)))
+    }
+
+    /// The latency the faults in force add to a request.
+    fn fault_latency(&self) -> u64 {
+        self.faults.values().fold(0u64, |sum, f| match f {
+            DiskFault::Latency { extra_ns } => sum.saturating_add(*extra_ns),
+            DiskFault::Error(_) => sum,
+        })
     }
 
     /// The disk behind the device.
@@ -104,6 +181,28 @@ impl Block {
             head: request.head,
             problem,
         }
+    }
+
+    /// A read (`into_guest`) or write an error fault fails: a chain whose data buffers go
+    /// the wrong way is still malformed; otherwise the request fails untouched (counted).
+    fn fault_error(
+        &mut self,
+        request: &Request,
+        data: &[Segment],
+        into_guest: bool,
+    ) -> Result<(u8, u32), DeviceError> {
+        if data.iter().any(|s| s.write != into_guest) {
+            return Err(Self::bad(
+                request,
+                if into_guest {
+                    RequestError::ReadIntoReadable
+                } else {
+                    RequestError::WriteFromWritable
+                },
+            ));
+        }
+        self.stats.fault_errors += 1;
+        Ok((S_IOERR, 0))
     }
 
     /// Performs one request; returns (status, bytes written into guest buffers).
@@ -125,6 +224,9 @@ impl Block {
         match kind {
             T_IN => {
                 self.stats.reads += 1;
+                if self.fault_fails(kind) {
+                    return self.fault_error(request, data, true);
+                }
                 let mut pos = offset;
                 for seg in data {
                     if !seg.write {
@@ -149,6 +251,9 @@ impl Block {
             }
             T_OUT => {
                 self.stats.writes += 1;
+                if self.fault_fails(kind) {
+                    return self.fault_error(request, data, false);
+                }
                 let mut pos = offset;
                 for seg in data {
                     if seg.write {
@@ -173,6 +278,10 @@ impl Block {
             }
             T_FLUSH => {
                 self.stats.flushes += 1;
+                if self.fault_fails(kind) {
+                    self.stats.fault_errors += 1;
+                    return Ok((S_IOERR, 0));
+                }
                 self.disk.flush();
                 Ok((S_OK, 0))
             }
@@ -197,6 +306,7 @@ struct BlockState {
     disk: DiskState,
     latency: wio_scheduler::SavedStream,
     stats: BlockStats,
+    faults: Vec<(u64, DiskFault)>,
 }
 
 impl VirtioDevice for Block {
@@ -209,6 +319,7 @@ impl VirtioDevice for Block {
             disk: self.disk.save_state(),
             latency: self.latency.save(),
             stats: self.stats.clone(),
+            faults: self.faults_in_force().collect(),
         }))
     }
 
@@ -219,6 +330,7 @@ impl VirtioDevice for Block {
             .map_err(|error| DeviceError::DiskState { error })?;
         self.latency = Stream::resume(&s.latency, reseed);
         self.stats = s.stats;
+        self.faults = s.faults.into_iter().collect();
         Ok(())
     }
 
@@ -257,7 +369,12 @@ impl VirtioDevice for Block {
         q: &mut Queue,
         mem: &GuestMem,
     ) -> Result<Vec<Pending>, DeviceError> {
-        submit_with_latency(q, mem, &mut self.latency, self.mean_latency_ns)
+        let mut pending = submit_with_latency(q, mem, &mut self.latency, self.mean_latency_ns)?;
+        let extra = self.fault_latency();
+        for p in &mut pending {
+            p.delay_ns = p.delay_ns.saturating_add(extra);
+        }
+        Ok(pending)
     }
 
     fn complete(
@@ -454,5 +571,189 @@ mod tests {
             orders.contains(&true) && orders.contains(&false),
             "both orders occur across seeds: {orders:?}"
         );
+    }
+
+    /// Submits two FLUSH requests on a fresh queue and returns their delays.
+    fn submit_two(blk: &mut Block) -> Vec<u64> {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x20_0000)]).unwrap();
+        let vq = MockSplitQueue::new(&mem, 16);
+        let descs = [
+            RawDescriptor::from(SplitDescriptor::new(0x10_0000, 16, NEXT, 1)),
+            RawDescriptor::from(SplitDescriptor::new(0x10_1000, 1, WRITE, 0)),
+            RawDescriptor::from(SplitDescriptor::new(0x10_2000, 16, NEXT, 3)),
+            RawDescriptor::from(SplitDescriptor::new(0x10_3000, 1, WRITE, 0)),
+        ];
+        vq.add_desc_chains(&descs, 0).unwrap();
+        let mut q: Queue = vq.create_queue().unwrap();
+        blk.submit(0, &mut q, &mem)
+            .unwrap()
+            .iter()
+            .map(|p| p.delay_ns)
+            .collect()
+    }
+
+    #[test]
+    fn an_error_fault_fails_reads_without_touching_the_guests_buffer() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut blk = Block::new(disk(&[7u8; 4096], "eio-read"), RunSeed(1), "blk", 1000);
+        mem.write_slice(&[0xaa; 512], GuestAddress(0x4000)).unwrap();
+        header(&mem, 0x1000, T_IN, 0);
+        let r = request(
+            0,
+            &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)],
+        );
+        blk.start_fault(3, DiskFault::Error(DiskOp::Read));
+        assert_eq!(blk.complete(0, &r, &mem, 0).unwrap(), 1, "only the status");
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
+        let mut got = [0u8; 512];
+        mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
+        assert_eq!(got, [0xaa; 512], "the guest's buffer is untouched");
+        assert_eq!(
+            (blk.stats.reads, blk.stats.errors, blk.stats.fault_errors),
+            (1, 1, 1)
+        );
+        // A write fault leaves reads alone; GET_ID is never failed.
+        blk.start_fault(4, DiskFault::Error(DiskOp::Write));
+        blk.end_fault(3);
+        blk.end_fault(99); // unknown: nothing happens
+        assert_eq!(
+            blk.faults_in_force().collect::<Vec<_>>(),
+            vec![(4, DiskFault::Error(DiskOp::Write))]
+        );
+        assert_eq!(blk.complete(0, &r, &mem, 0).unwrap(), 513);
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
+        mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
+        assert_eq!(got, [7u8; 512]);
+        blk.start_fault(5, DiskFault::Error(DiskOp::Any));
+        header(&mem, 0x1000, T_GET_ID, 0);
+        let id = request(
+            2,
+            &[(0x1000, 16, false), (0x5000, 20, true), (0x3000, 1, true)],
+        );
+        assert_eq!(blk.complete(0, &id, &mem, 0).unwrap(), 21);
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
+        // A malformed chain stays a device error under a fault.
+        header(&mem, 0x1000, T_IN, 0);
+        assert!(matches!(
+            blk.complete(
+                0,
+                &request(
+                    3,
+                    &[(0x1000, 16, false), (0x4000, 512, false), (0x3000, 1, true)]
+                ),
+                &mem,
+                0
+            ),
+            Err(DeviceError::BlockRequest {
+                problem: RequestError::ReadIntoReadable,
+                ..
+            })
+        ));
+        assert_eq!((blk.stats.errors, blk.stats.fault_errors), (1, 1));
+    }
+
+    #[test]
+    fn an_error_fault_fails_writes_and_flushes_without_changing_the_disk() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut blk = Block::new(disk(&[0u8; 8192], "eio-write"), RunSeed(1), "blk", 1000);
+        mem.write_slice(b"written", GuestAddress(0x2000)).unwrap();
+        let w = request(
+            0,
+            &[(0x1000, 16, false), (0x2000, 512, false), (0x3000, 1, true)],
+        );
+        let r = request(
+            1,
+            &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)],
+        );
+        let f = request(2, &[(0x1000, 16, false), (0x3000, 1, true)]);
+        blk.start_fault(0, DiskFault::Error(DiskOp::Write));
+        header(&mem, 0x1000, T_OUT, 1);
+        assert_eq!(blk.complete(0, &w, &mem, 0).unwrap(), 1);
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
+        assert_eq!(blk.disk().volatile_chunks(), 0, "nothing written");
+        header(&mem, 0x1000, T_IN, 1);
+        assert_eq!(blk.complete(0, &r, &mem, 0).unwrap(), 513);
+        let mut got = [0xffu8; 7];
+        mem.read_slice(&mut got, GuestAddress(0x4000)).unwrap();
+        assert_eq!(got, [0u8; 7], "the disk reads back unchanged");
+
+        // The fault ends: the write lands; a flush under `Any` fails and keeps it volatile.
+        blk.end_fault(0);
+        header(&mem, 0x1000, T_OUT, 1);
+        blk.complete(0, &w, &mem, 0).unwrap();
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
+        assert_eq!(blk.disk().volatile_chunks(), 1);
+        blk.start_fault(1, DiskFault::Error(DiskOp::Any));
+        header(&mem, 0x1000, T_FLUSH, 0);
+        assert_eq!(blk.complete(0, &f, &mem, 0).unwrap(), 1);
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
+        assert_eq!(
+            (blk.disk().volatile_chunks(), blk.disk().durable_chunks()),
+            (1, 0),
+            "the failed flush made nothing durable"
+        );
+        blk.end_fault(1);
+        blk.complete(0, &f, &mem, 0).unwrap();
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_OK);
+        assert_eq!(
+            (blk.disk().volatile_chunks(), blk.disk().durable_chunks()),
+            (0, 1)
+        );
+        assert_eq!(
+            (
+                blk.stats.writes,
+                blk.stats.flushes,
+                blk.stats.errors,
+                blk.stats.fault_errors
+            ),
+            (2, 2, 2, 2)
+        );
+    }
+
+    #[test]
+    fn a_latency_fault_lengthens_submitted_requests_without_draws() {
+        let mk = || Block::new(disk(&[0u8; 4096], "lat"), RunSeed(9), "blk", 100_000);
+        let mut plain = mk();
+        let mut spiked = mk();
+        spiked.start_fault(0, DiskFault::Latency { extra_ns: 5_000 });
+        spiked.start_fault(1, DiskFault::Latency { extra_ns: 2_000 });
+        spiked.start_fault(2, DiskFault::Error(DiskOp::Read));
+        let base = submit_two(&mut plain);
+        assert_eq!(base.len(), 2);
+        assert_eq!(
+            submit_two(&mut spiked),
+            base.iter().map(|d| d + 7_000).collect::<Vec<_>>()
+        );
+        // The faults end: the streams are where the plain device's are.
+        for id in 0..3 {
+            spiked.end_fault(id);
+        }
+        assert_eq!(submit_two(&mut spiked), submit_two(&mut plain));
+    }
+
+    #[test]
+    fn faults_in_force_survive_a_snapshot() {
+        let mem = GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap();
+        let mut blk = Block::new(disk(&[0u8; 4096], "fsave"), RunSeed(1), "blk", 1000);
+        blk.start_fault(7, DiskFault::Error(DiskOp::Read));
+        blk.start_fault(2, DiskFault::Latency { extra_ns: 1 });
+        let saved = blk.save_state().unwrap();
+        let mut copy = Block::new(disk(&[0u8; 4096], "fsave2"), RunSeed(1), "blk", 1000);
+        copy.load_state(&saved, None).unwrap();
+        assert_eq!(
+            copy.faults_in_force().collect::<Vec<_>>(),
+            vec![
+                (2, DiskFault::Latency { extra_ns: 1 }),
+                (7, DiskFault::Error(DiskOp::Read))
+            ]
+        );
+        header(&mem, 0x1000, T_IN, 0);
+        let r = request(
+            0,
+            &[(0x1000, 16, false), (0x4000, 512, true), (0x3000, 1, true)],
+        );
+        copy.complete(0, &r, &mem, 0).unwrap();
+        assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
+        assert_eq!(submit_two(&mut copy), submit_two(&mut blk));
     }
 }
