@@ -189,6 +189,7 @@ if grep -q ' / ext4 ' /proc/mounts; then
   fi
 fi
 echo "workload: date: $(date -u)"
+echo "workload: rtc: $(cat /sys/class/rtc/rtc0/since_epoch 2>&1)"
 echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi
 if [ -n "$WIO_RACE" ] && [ -x /bin/wio-race ]; then /bin/wio-race; fi

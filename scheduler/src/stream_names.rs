@@ -50,6 +50,17 @@ pub const STACK: &str = "stack";
 /// reordering); drawn from only while such a fault is in force.
 pub const FAULTS: &str = "faults";
 
+/// The stream of the `n`-th fault-profile rule of `kind` (0 for a kind's first rule):
+/// `fault-<kind>`, then `fault-<kind>-<n>`. One stream per rule, so removing a rule or
+/// a fault never shifts another's draws.
+pub fn fault(kind: &str, n: usize) -> String {
+    if n == 0 {
+        format!("fault-{kind}")
+    } else {
+        format!("fault-{kind}-{n}")
+    }
+}
+
 /// Every top-level name above (streams and device names), for checks.
 pub const ALL: &[&str] = &[
     X86_BOOT_RNG_SEED,

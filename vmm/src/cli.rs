@@ -232,6 +232,16 @@ pub struct RunArgs {
     /// seeds move where threads are preempted. A restored run keeps its snapshot's level.
     #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// Faults drawn from the seed: a profile, `none` (default), `light`, `heavy` or a TOML
+    /// file (see README, "Faults"); each kind from its own stream.
+    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["from", "fault_plan"])]
+    pub faults: Option<String>,
+    /// Inject exactly the faults of this plan (JSON, as --fault-plan-out writes it).
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    pub fault_plan: Option<PathBuf>,
+    /// Write the run's fault plan (drawn or given) to FILE as JSON.
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    pub fault_plan_out: Option<PathBuf>,
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,

@@ -10,6 +10,7 @@ mod devices;
 mod engine;
 mod error;
 mod explore;
+mod faults;
 mod initrd;
 mod machine;
 mod memory;
@@ -89,6 +90,14 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         until,
         net_port: false,
         sched_noise: args.sched_noise.unwrap_or_default(),
+        faults: match (&args.fault_plan, &args.faults) {
+            (Some(path), _) => faults::FaultSource::Plan(faults::plan::FaultPlan::read(path)?),
+            (None, Some(profile)) => {
+                faults::FaultSource::Profile(faults::profile::Profile::from_arg(profile)?)
+            }
+            (None, None) => faults::FaultSource::None,
+        },
+        fault_plan_out: args.fault_plan_out.clone(),
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
         from: args.from.clone(),

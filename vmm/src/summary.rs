@@ -90,6 +90,9 @@ pub struct Summary {
     pub host: &'static str,
     /// Determinism caveats detected on this host (empty when none).
     pub warnings: Vec<String>,
+    /// The faults the run applied (left out when none), in start order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<crate::faults::inject::Applied>,
 }
 
 impl Summary {
@@ -160,6 +163,37 @@ impl Summary {
                 m.line,
                 m.virtual_ns as f64 / 1e9,
                 m.wall_ns as f64 / 1e9
+            ));
+        }
+        for a in &self.faults {
+            let f = &a.fault;
+            let params = serde_json::to_value(f.kind)
+                .ok()
+                .and_then(|v| v.get("params").map(|p| p.to_string()))
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "fault         #{} {} {} {params} at {}.{:09} s{}\n",
+                a.index,
+                serde_json::to_value(f.target)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                f.kind.name(),
+                f.at_ns / 1_000_000_000,
+                f.at_ns % 1_000_000_000,
+                if f.kind.is_instant() {
+                    String::new()
+                } else {
+                    format!(
+                        " for {:.3} s{}",
+                        f.duration_ns as f64 / 1e9,
+                        if a.ended {
+                            ""
+                        } else {
+                            " (still in force at the end)"
+                        }
+                    )
+                }
             ));
         }
         for w in &self.warnings {

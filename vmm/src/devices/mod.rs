@@ -34,6 +34,12 @@ pub enum StateError {
     /// The saved event queue is inconsistent.
     #[error("bad device event queue: {0}")]
     Events(#[from] wio_scheduler::SchedulerError),
+    /// A timed event names a fault the saved plan does not have.
+    #[error("an event names fault {index}, which the saved fault plan does not have")]
+    UnknownFault {
+        /// The fault's index.
+        index: usize,
+    },
     /// The CMOS RTC's saved RAM has the wrong size.
     #[error("RTC RAM is {len} bytes, not 128")]
     RtcRam {

@@ -6,7 +6,7 @@
 use super::StateError;
 use crate::trace::Trace;
 use serde_json::json;
-use wio_virtio_devices::{DeviceError, Frame, GuestMem, MmioTransport, Net, Request};
+use wio_virtio_devices::{Block, DeviceError, Frame, GuestMem, MmioTransport, Net, Request};
 
 /// A timed virtio event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -69,13 +69,6 @@ impl VirtioSlots {
     }
 
     /// The network device and its slot, if the machine has one.
-    #[cfg_attr(
-        not(test),
-        allow(
-            dead_code,
-            reason = "the multi-machine simulation will call it; tested here"
-        )
-    )]
     fn net(&mut self) -> Option<(usize, &mut Net)> {
         self.devices
             .iter_mut()
@@ -147,6 +140,23 @@ impl VirtioSlots {
         }
         out.extend(self.timers(slot, now_ns));
         out
+    }
+
+    /// The events slot `slot`'s device asked for (its timers), due from `now_ns`.
+    pub fn take_scheduled(&mut self, slot: usize, now_ns: u64) -> Scheduled {
+        self.timers(slot, now_ns)
+    }
+
+    /// The network device, if the machine has one.
+    pub fn net_mut(&mut self) -> Option<&mut Net> {
+        self.net().map(|(_, net)| net)
+    }
+
+    /// The disk, if the machine has one.
+    pub fn block_mut(&mut self) -> Option<&mut Block> {
+        self.devices
+            .iter_mut()
+            .find_map(|t| t.device_mut().as_any_mut().downcast_mut::<Block>())
     }
 
     fn timers(&mut self, slot: usize, now_ns: u64) -> Scheduled {

@@ -56,9 +56,25 @@ pub struct RunConfig {
     pub net_port: bool,
     /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
     pub sched_noise: super::noise::SchedNoise,
+    /// Where the fault plan comes from (a restored run keeps its snapshot's plan).
+    pub faults: crate::faults::FaultSource,
+    /// Where to write the fault plan the run drew or was given.
+    pub fault_plan_out: Option<PathBuf>,
 }
 
 impl RunConfig {
+    /// The fault plan of a machine booted from this configuration (with a disk or not),
+    /// written to `fault_plan_out` when asked.
+    pub fn fault_plan(&self, has_disk: bool) -> Result<crate::faults::plan::FaultPlan> {
+        let plan = self
+            .faults
+            .plan(wio_scheduler::RunSeed(self.seed), has_disk)?;
+        if let Some(path) = &self.fault_plan_out {
+            plan.write(path)?;
+        }
+        Ok(plan)
+    }
+
     /// A configuration with nothing but `seed` set: the default guest, 256 MiB, epoch 0,
     /// no outputs, no console, no limits, the default link. Tools and branches start here.
     pub fn with_seed(seed: u64) -> RunConfig {
@@ -84,6 +100,8 @@ impl RunConfig {
             until: None,
             net_port: false,
             sched_noise: super::noise::SchedNoise::default(),
+            faults: crate::faults::FaultSource::None,
+            fault_plan_out: None,
         }
     }
 }

@@ -283,6 +283,7 @@ mod tests {
                     .reduce(|a, b| a + ";" + &b),
                 host: "none",
                 warnings: Vec::new(),
+                faults: Vec::new(),
             };
             RunResult { summary, outcome }
         }

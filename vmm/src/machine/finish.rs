@@ -33,6 +33,8 @@ pub struct Counts {
     pub warnings: Vec<String>,
     /// When the run started on the host (for the summary's wall time only).
     pub wall: Instant,
+    /// The faults the run applied.
+    pub faults: Vec<crate::faults::inject::Applied>,
 }
 
 /// The machine's parts a run's end touches.
@@ -100,6 +102,7 @@ pub fn finish_run(
         error: outcome.as_ref().err().map(|e| e.to_string()),
         host: counts.host,
         warnings: counts.warnings,
+        faults: counts.faults,
     };
     RunResult { summary, outcome }
 }

@@ -9,8 +9,19 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
+use crate::faults::inject::{Effect, Injector, Phase};
 use crate::trace::{fold, Trace};
+use serde::{Deserialize, Serialize};
 use wio_scheduler::EventQueue;
+
+/// A timed event of the riscv64 machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BusEvent {
+    /// A virtio request completes or a device timer fires.
+    Virtio(VirtioEvent),
+    /// A planned fault starts or ends: (its index in the plan, which edge).
+    Fault(usize, Phase),
+}
 
 /// The devices behind the hart.
 pub struct RvBus {
@@ -20,7 +31,9 @@ pub struct RvBus {
     /// virtio-mmio slots in use (slot i raises PLIC source i + 1).
     pub virtio: VirtioSlots,
     /// Device completions and timers at their virtual times.
-    pub events: EventQueue<VirtioEvent>,
+    pub events: EventQueue<BusEvent>,
+    /// The run's fault plan and what of it happened.
+    pub faults: Injector,
     pub mmio_accesses: u64,
     pub trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
@@ -70,23 +83,50 @@ impl RvBus {
             .set_level(virtio_irq(slot), self.virtio.interrupt_level(slot));
     }
 
+    /// Queues device events.
     pub fn schedule(&mut self, events: Scheduled) {
         for (due, ev) in events {
             // Devices bound their requests and timers (queue sizes, inbox limit): overflow is a wio bug.
             self.events
-                .push(due, ev)
+                .push(due, BusEvent::Virtio(ev))
                 .expect("device event queue overflow");
         }
     }
 
-    /// Performs every device event due at `now_ns`, in (time, sequence) order.
+    /// Queues the fault plan's starts and ends (at boot).
+    pub fn schedule_faults(&mut self) {
+        for (at, index, phase) in self.faults.events() {
+            // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
+            self.events
+                .push(at, BusEvent::Fault(index, phase))
+                .expect("device event queue overflow");
+        }
+    }
+
+    /// Performs every event due at `now_ns`, in (time, sequence) order.
     pub fn fire_due_events(&mut self, now_ns: u64) {
         while let Some(ev) = self.events.pop_due(now_ns) {
-            let (slot, next) = self
-                .virtio
-                .fire(ev.event, ev.time_ns, now_ns, &mut self.trace);
-            self.schedule(next);
-            self.update_virtio_line(slot);
+            match ev.event {
+                BusEvent::Virtio(event) => {
+                    let (slot, next) = self.virtio.fire(event, ev.time_ns, now_ns, &mut self.trace);
+                    self.schedule(next);
+                    self.update_virtio_line(slot);
+                }
+                BusEvent::Fault(index, phase) => {
+                    let effect =
+                        self.faults
+                            .fire(index, phase, now_ns, &mut self.virtio, &mut self.trace);
+                    if let Effect::RtcStep(delta_s) = effect {
+                        self.rtc.step(delta_s);
+                    }
+                    // A disk or network fault may have completed or failed requests.
+                    for slot in 0..self.virtio.len() {
+                        let next = self.virtio.take_scheduled(slot, now_ns);
+                        self.schedule(next);
+                        self.update_virtio_line(slot);
+                    }
+                }
+            }
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
+use crate::faults::inject::Injector;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -104,6 +105,7 @@ impl RvMachine {
     pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
         check_mem(cfg)?;
         let disk = virtio::open_disk(cfg)?;
+        let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
             None => {
@@ -183,6 +185,7 @@ impl RvMachine {
             plic: Plic::default(),
             virtio: VirtioSlots::new(virtio::devices(cfg, seed, disk)?, mem.clone()),
             events: EventQueue::new(),
+            faults,
             mmio_accesses: 0,
             trace,
             now_ns: 0,
@@ -204,6 +207,7 @@ impl RvMachine {
                 "fdt": placement.fdt_addr,
             }),
         );
+        bus.schedule_faults();
         if cfg.sched_noise != SchedNoise::Off {
             // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
             bus.trace
@@ -353,6 +357,7 @@ impl Machine for RvMachine {
         let mut exits = m.exits;
         exits.insert("mmio", m.bus.mmio_accesses);
         let mut bus = m.bus;
+        let applied = bus.faults.applied().to_vec();
         let mut console = m.console;
         finish_run(
             cfg,
@@ -376,6 +381,7 @@ impl Machine for RvMachine {
                 host: "interpreter",
                 warnings: Vec::new(),
                 wall,
+                faults: applied,
             },
         )
     }

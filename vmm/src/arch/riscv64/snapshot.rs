@@ -2,7 +2,7 @@
 //! a snapshot once (state decoded and checked, hart caches built, guest memory in a
 //! memfd, disk overlays shared), and restoring it any number of times as a machine.
 
-use super::bus::RvBus;
+use super::bus::{BusEvent, RvBus};
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
@@ -12,6 +12,7 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
+use crate::faults::inject::Injector;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
@@ -35,7 +36,8 @@ pub(super) struct MachineState {
     pub(super) rtc: GoldfishRtc,
     pub(super) plic: Plic,
     pub(super) virtio: Vec<Vec<u8>>,
-    pub(super) events: Vec<(u64, u64, VirtioEvent)>,
+    pub(super) events: Vec<(u64, u64, BusEvent)>,
+    pub(super) faults: Injector,
     pub(super) next_seq: u64,
     pub(super) mmio_accesses: u64,
     pub(super) trace: TraceState,
@@ -69,6 +71,7 @@ impl RvMachine {
                 .map(|(t, s, e)| (t, s, e.clone()))
                 .collect(),
             next_seq: self.bus.events.next_seq(),
+            faults: self.bus.faults.clone(),
             mmio_accesses: self.bus.mmio_accesses,
             trace: self.bus.trace.save_state(),
             console: self.console.save_state(),
@@ -178,9 +181,12 @@ impl LoadedSnapshot for RvLoaded {
     }
 }
 
-fn event_slot_ok(ev: &VirtioEvent, slots: usize) -> bool {
+fn event_ok(ev: &BusEvent, slots: usize, faults: &Injector) -> bool {
     match ev {
-        VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _) => *slot < slots,
+        BusEvent::Virtio(VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _)) => {
+            *slot < slots
+        }
+        BusEvent::Fault(index, _) => faults.has(*index),
     }
 }
 
@@ -246,7 +252,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
     if events
         .iter()
-        .any(|(_, _, ev)| !event_slot_ok(ev, devices.len()))
+        .any(|(_, _, ev)| !event_ok(ev, devices.len(), &state.faults))
     {
         return Err(bad("has a device event for an empty slot".into()));
     }
@@ -282,6 +288,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             plic: state.plic.clone(),
             virtio: VirtioSlots::new(devices, mem.clone()),
             events,
+            faults: state.faults.clone(),
             mmio_accesses: state.mmio_accesses,
             trace,
             now_ns: 0,

@@ -11,6 +11,7 @@ use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
 use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
+use crate::faults::inject::Injector;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -103,6 +104,7 @@ fn kvm_options(cfg: &RunConfig) -> KvmOptions {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
+    let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -150,6 +152,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
     // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
     platform.attach_virtio(virtio::devices(cfg, seed, disk)?, mem.clone());
+    platform.plan_faults(faults);
     let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
     platform.trace.event(
         0,
@@ -452,6 +455,7 @@ impl Machine for X86Machine {
         let platform = &mut m.platform;
         run_loop::drain_console(platform, &mut m.console);
         let now = platform.clock.now_ns();
+        let applied = platform.faults.applied().to_vec();
         let (trace, devices) = platform.trace_and_devices();
         finish_run(
             cfg,
@@ -475,6 +479,7 @@ impl Machine for X86Machine {
                 host: m.host.name(),
                 warnings: m.warnings,
                 wall,
+                faults: applied,
             },
         )
     }

@@ -14,6 +14,7 @@ use crate::devices::legacy::{
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
+use crate::faults::inject::{Effect, Injector, Phase};
 use crate::machine::noise::{TimerNoise, TimerNoiseState};
 use crate::trace::{fold, Trace};
 use serde_json::json;
@@ -31,6 +32,8 @@ pub enum Event {
     PitIrq,
     /// A virtio request completes or a device timer fires.
     Virtio(VirtioEvent),
+    /// A planned fault starts or ends: (its index in the plan, which edge).
+    Fault(usize, Phase),
 }
 
 /// Guest-physical base of the x86-64 virtio-mmio slots (above the largest RAM wio maps).
@@ -80,6 +83,8 @@ pub struct Platform {
     entropy: Stream,
     /// The PIT interrupt's seeded extra latency.
     noise: TimerNoise,
+    /// The run's fault plan and what of it happened.
+    pub faults: Injector,
     /// Virtual time.
     pub clock: VirtualClock,
     /// The virtual TSC the paravirt port reports.
@@ -112,6 +117,7 @@ pub struct PlatformState {
     paravirt: Paravirt,
     entropy: wio_scheduler::SavedStream,
     noise: TimerNoiseState,
+    faults: Injector,
     clock: VirtualClock,
     events: Vec<(u64, u64, Event)>,
     next_seq: u64,
@@ -148,6 +154,7 @@ impl Platform {
             paravirt: Paravirt::default(),
             entropy,
             noise,
+            faults: Injector::default(),
             clock: VirtualClock::new(),
             tsc,
             events: EventQueue::new(),
@@ -159,6 +166,17 @@ impl Platform {
             virtio: None,
             virtio_levels: Vec::new(),
         }
+    }
+
+    /// Takes the run's fault plan and queues its starts and ends.
+    pub fn plan_faults(&mut self, faults: Injector) {
+        for (at, index, phase) in faults.events() {
+            // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
+            self.events
+                .push(at, Event::Fault(index, phase))
+                .expect("platform event queue overflow");
+        }
+        self.faults = faults;
     }
 
     /// Attaches virtio devices (slot i at VIRTIO_BASE + i * VIRTIO_SIZE) sharing `mem`.
@@ -244,6 +262,25 @@ impl Platform {
                         self.update_virtio_line(slot);
                     }
                 }
+                Event::Fault(index, phase) => {
+                    let now = self.clock.now_ns();
+                    let Some(v) = self.virtio.as_mut() else {
+                        continue;
+                    };
+                    if let Effect::RtcStep(delta_s) =
+                        self.faults.fire(index, phase, now, v, &mut self.trace)
+                    {
+                        self.rtc.step(delta_s);
+                    }
+                    for slot in 0..self.virtio_levels.len() {
+                        let next = self
+                            .virtio
+                            .as_mut()
+                            .map_or_else(Vec::new, |v| v.take_scheduled(slot, now));
+                        self.schedule_virtio(next);
+                        self.update_virtio_line(slot);
+                    }
+                }
             }
         }
     }
@@ -309,6 +346,7 @@ impl Platform {
             paravirt: self.paravirt.clone(),
             entropy: self.entropy.save(),
             noise: self.noise.save(),
+            faults: self.faults.clone(),
             clock: self.clock,
             events: self
                 .events
@@ -339,11 +377,17 @@ impl Platform {
                 here: slots,
             });
         }
+        if let Some(index) = events.iter().find_map(|(_, _, e)| match e {
+            Event::Fault(index, _) if !s.faults.has(*index) => Some(*index),
+            _ => None,
+        }) {
+            return Err(StateError::UnknownFault { index });
+        }
         if events.iter().any(|(_, _, e)| match e {
             Event::Virtio(VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _)) => {
                 *slot >= slots
             }
-            Event::PitIrq => false,
+            Event::PitIrq | Event::Fault(..) => false,
         }) {
             return Err(StateError::EmptySlot);
         }
@@ -358,6 +402,7 @@ impl Platform {
         self.paravirt = s.paravirt;
         self.entropy = Stream::resume(&s.entropy, reseed);
         self.noise = TimerNoise::resume(&s.noise, reseed);
+        self.faults = s.faults;
         self.clock = s.clock;
         self.events = events;
         self.pit_event = s.pit_event.map(EventId::from_seq);

@@ -188,6 +188,12 @@ impl Rtc {
         matches!(port, 0x70 | 0x71)
     }
 
+    /// Steps the wall clock by `delta_s` seconds (a clock fault): the guest's next read sees
+    /// the jump; virtual time itself does not move.
+    pub fn step(&mut self, delta_s: i64) {
+        self.epoch_unix = self.epoch_unix.saturating_add(delta_s);
+    }
+
     /// The civil time at virtual time `now_ns`.
     pub fn time_at(&self, now_ns: u64) -> CivilTime {
         civil_from_unix(

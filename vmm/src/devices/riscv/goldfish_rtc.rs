@@ -34,6 +34,12 @@ impl GoldfishRtc {
         t.clamp(0, i128::from(u64::MAX)) as u64
     }
 
+    /// Steps the wall clock by `delta_s` seconds (a clock fault): the guest's next read sees
+    /// the jump; virtual time itself does not move.
+    pub fn step(&mut self, delta_s: i64) {
+        self.offset_ns += i128::from(delta_s) * 1_000_000_000;
+    }
+
     /// 32-bit register read at virtual time `virtual_ns`.
     pub fn read(&mut self, offset: u64, virtual_ns: u64) -> u32 {
         match offset {

@@ -1,0 +1,365 @@
+//! The fault plan: an explicit, serializable list of faults, each with a start time, a
+//! duration, a target and a kind with its parameters. A run either draws its plan from
+//! the seed through a profile (`super::profile`) or replays one exactly from a file;
+//! either way the plan is what the run injects, what the summary lists, and what
+//! shrinking will remove faults from one by one.
+//!
+//! JSON form (`--fault-plan FILE`, `--fault-plan-out FILE`):
+//!
+//! ```text
+//! {"faults": [
+//!   {"at_ns": 2000000000, "duration_ns": 1500000000, "target": "net",
+//!    "kind": "partition", "params": {"direction": "both"}},
+//!   {"at_ns": 2500000000, "duration_ns": 1000000000, "target": "disk",
+//!    "kind": "error", "params": {"op": "write"}},
+//!   {"at_ns": 3000000000, "target": "clock", "kind": "rtc-step", "params": {"delta_s": 3600}}
+//! ]}
+//! ```
+
+use crate::error::{Result, WioError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Most faults one plan may hold.
+pub const MAX_FAULTS: usize = 10_000;
+
+/// Which way a network fault acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    /// Both ways.
+    Both,
+    /// Frames travelling to the guest.
+    ToGuest,
+    /// Frames the guest sends.
+    FromGuest,
+}
+
+/// Which disk requests a disk error hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiskOp {
+    /// Reads.
+    Read,
+    /// Writes and flushes.
+    Write,
+    /// Every read, write and flush.
+    Any,
+}
+
+/// The part of the machine a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// The network device and its link.
+    Net,
+    /// The disk (virtio-blk).
+    Disk,
+    /// The wall clock the guest reads (RTC).
+    Clock,
+}
+
+/// What a fault does, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "params", rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// Net: frames going `direction` are dropped (a partition, both ways or one way).
+    Partition {
+        /// Which way.
+        direction: Direction,
+    },
+    /// Net: each frame is lost with probability ppm / 10^6 (a drop burst).
+    Loss {
+        /// Parts per million.
+        ppm: u64,
+    },
+    /// Net: each frame takes `extra_ns` longer (a delay spike).
+    Delay {
+        /// Extra one-way latency, ns.
+        extra_ns: u64,
+    },
+    /// Net: each frame is duplicated with probability ppm / 10^6.
+    Duplicate {
+        /// Parts per million.
+        ppm: u64,
+    },
+    /// Net: each frame gets an extra delay drawn from [0, max_ns], so frames overtake.
+    Reorder {
+        /// Largest extra delay, ns.
+        max_ns: u64,
+    },
+    /// Disk: matching requests fail with an I/O error (EIO in the guest).
+    Error {
+        /// Which requests.
+        op: DiskOp,
+    },
+    /// Disk: every request takes `extra_ns` longer.
+    Latency {
+        /// Extra latency, ns.
+        extra_ns: u64,
+    },
+    /// Clock: the RTC jumps by `delta_s` seconds (forward or back) at the fault's time.
+    RtcStep {
+        /// Seconds; negative steps back.
+        delta_s: i64,
+    },
+}
+
+impl FaultKind {
+    /// The part of the machine this kind hits.
+    pub fn target(&self) -> Target {
+        match self {
+            FaultKind::Partition { .. }
+            | FaultKind::Loss { .. }
+            | FaultKind::Delay { .. }
+            | FaultKind::Duplicate { .. }
+            | FaultKind::Reorder { .. } => Target::Net,
+            FaultKind::Error { .. } | FaultKind::Latency { .. } => Target::Disk,
+            FaultKind::RtcStep { .. } => Target::Clock,
+        }
+    }
+
+    /// Its name in plans and profiles.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::Loss { .. } => "loss",
+            FaultKind::Delay { .. } => "delay",
+            FaultKind::Duplicate { .. } => "duplicate",
+            FaultKind::Reorder { .. } => "reorder",
+            FaultKind::Error { .. } => "error",
+            FaultKind::Latency { .. } => "latency",
+            FaultKind::RtcStep { .. } => "rtc-step",
+        }
+    }
+
+    /// Whether the fault acts at one instant (its duration is meaningless).
+    pub fn is_instant(&self) -> bool {
+        matches!(self, FaultKind::RtcStep { .. })
+    }
+}
+
+/// One fault of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fault {
+    /// Virtual ns when it starts.
+    pub at_ns: u64,
+    /// How long it lasts, ns (0 for instant kinds).
+    #[serde(default)]
+    pub duration_ns: u64,
+    /// The part of the machine it hits (must match the kind).
+    pub target: Target,
+    /// What it does.
+    #[serde(flatten)]
+    pub kind: FaultKind,
+}
+
+impl Fault {
+    /// When it ends (its start for instant kinds).
+    pub fn end_ns(&self) -> u64 {
+        self.at_ns.saturating_add(self.duration_ns)
+    }
+}
+
+/// A run's fault plan, in start-time order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultPlan {
+    /// The faults.
+    pub faults: Vec<Fault>,
+}
+
+/// What a machine has, for checking a plan against it.
+#[derive(Debug, Clone, Copy)]
+pub struct Targets {
+    /// Whether it has a disk.
+    pub disk: bool,
+}
+
+impl FaultPlan {
+    /// Checks the plan's own consistency: targets match kinds, parameters are in range,
+    /// at most [`MAX_FAULTS`]. Errors name the fault (its index) and the field.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.faults.len() > MAX_FAULTS {
+            return Err(format!(
+                "faults: {} faults; a plan holds at most {MAX_FAULTS}",
+                self.faults.len()
+            ));
+        }
+        for (i, f) in self.faults.iter().enumerate() {
+            let want = f.kind.target();
+            if f.target != want {
+                return Err(format!(
+                    "faults[{i}].target: a {:?} fault hits {:?}, not {:?}",
+                    f.kind.name(),
+                    target_name(want),
+                    target_name(f.target)
+                ));
+            }
+            match f.kind {
+                FaultKind::Loss { ppm } | FaultKind::Duplicate { ppm } if ppm > 1_000_000 => {
+                    return Err(format!(
+                        "faults[{i}].params.ppm: {ppm} is above 1000000 (parts per million)"
+                    ));
+                }
+                FaultKind::RtcStep { delta_s } if delta_s.unsigned_abs() > 100 * 365 * 86_400 => {
+                    return Err(format!(
+                        "faults[{i}].params.delta_s: {delta_s} is more than a century"
+                    ));
+                }
+                _ => {}
+            }
+            if f.kind.is_instant() && f.duration_ns != 0 {
+                return Err(format!(
+                    "faults[{i}].duration_ns: a {:?} fault is instant; leave duration_ns out",
+                    f.kind.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses faults aimed at a part the machine does not have.
+    pub fn check_targets(&self, has: Targets) -> Result<()> {
+        if let Some((i, f)) = self
+            .faults
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.target == Target::Disk && !has.disk)
+        {
+            return Err(WioError::Usage(format!(
+                "fault plan: faults[{i}] ({}) hits the disk, but this run has no disk; give a DISK.img or drop the fault",
+                f.kind.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Sorts the faults by start time (stable: faults starting together keep their order).
+    pub fn sort(&mut self) {
+        self.faults.sort_by_key(|f| f.at_ns);
+    }
+
+    /// Reads and checks a plan file (JSON).
+    pub fn read(path: &Path) -> Result<FaultPlan> {
+        let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
+            what: "fault plan",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "fault plan",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let mut plan: FaultPlan =
+            serde_json::from_str(&text).map_err(|e| bad(format!("is not a fault plan: {e}")))?;
+        plan.check().map_err(bad)?;
+        plan.sort();
+        Ok(plan)
+    }
+
+    /// The plan as JSON (one fault a line, for people and for diffs).
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"faults\": [");
+        for (i, f) in self.faults.iter().enumerate() {
+            out.push_str(if i == 0 { "\n  " } else { ",\n  " });
+            out.push_str(&serde_json::to_string(f).unwrap_or_default());
+        }
+        out.push_str(if self.faults.is_empty() {
+            "]}\n"
+        } else {
+            "\n]}\n"
+        });
+        out
+    }
+
+    /// Writes the plan to `path`.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        std::fs::write(path, self.to_json()).map_err(|source| WioError::Output {
+            what: "fault plan",
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
+fn target_name(t: Target) -> &'static str {
+    match t {
+        Target::Net => "net",
+        Target::Disk => "disk",
+        Target::Clock => "clock",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> std::result::Result<FaultPlan, String> {
+        let plan: FaultPlan = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        plan.check()?;
+        Ok(plan)
+    }
+
+    #[test]
+    fn plans_round_trip_and_bad_ones_name_the_field() {
+        let text = r#"{"faults": [
+            {"at_ns": 3000000000, "target": "clock", "kind": "rtc-step", "params": {"delta_s": -60}},
+            {"at_ns": 2000000000, "duration_ns": 5, "target": "net", "kind": "partition", "params": {"direction": "from-guest"}},
+            {"at_ns": 1, "duration_ns": 7, "target": "disk", "kind": "error", "params": {"op": "any"}}
+        ]}"#;
+        let mut plan = parse(text).unwrap();
+        plan.sort();
+        assert_eq!(plan.faults[0].kind, FaultKind::Error { op: DiskOp::Any });
+        assert_eq!(plan.faults[2].kind, FaultKind::RtcStep { delta_s: -60 });
+        assert_eq!(parse(&plan.to_json()).unwrap(), plan);
+        assert_eq!(
+            parse(&FaultPlan::default().to_json()).unwrap(),
+            FaultPlan::default()
+        );
+
+        let bad = [
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "partition", "params": {"direction": "both"}}]}"#,
+                "faults[0].target",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "loss", "params": {"ppm": 2000000}}]}"#,
+                "faults[0].params.ppm",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "duration_ns": 3, "target": "clock", "kind": "rtc-step", "params": {"delta_s": 1}}]}"#,
+                "faults[0].duration_ns",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "meteor", "params": {}}]}"#,
+                "meteor",
+            ),
+            (
+                r#"{"faults": [{"target": "net", "kind": "loss", "params": {"ppm": 1}}]}"#,
+                "at_ns",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "partition", "params": {"direction": "sideways"}}]}"#,
+                "sideways",
+            ),
+            (r#"{"fault": []}"#, "fault"),
+        ];
+        for (text, field) in bad {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn disk_faults_need_a_disk() {
+        let plan = parse(
+            r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "latency", "params": {"extra_ns": 5}}]}"#,
+        )
+        .unwrap();
+        let e = plan.check_targets(Targets { disk: false }).unwrap_err();
+        assert!(e.to_string().contains("no disk"), "{e}");
+        plan.check_targets(Targets { disk: true }).unwrap();
+    }
+}

@@ -1,0 +1,385 @@
+//! Fault profiles: how a run draws its fault plan from the seed (`--faults
+//! none|light|heavy|FILE.toml`). A profile is a time window and a list of rules, one per
+//! fault kind; each rule draws its faults (how many, when, how long, with which
+//! parameters) from its own stream (`fault-<kind>`, `fault-<kind>-<n>` for a kind's
+//! later rules), so removing a rule or a fault never shifts another's draws and the
+//! workload's randomness stays apart.
+//!
+//! TOML form:
+//!
+//! ```text
+//! start_ms = 1000          # faults start at or after 1 s of virtual time
+//! end_ms = 30000           # ... and before 30 s
+//! [[rule]]
+//! kind = "partition"       # partition loss delay duplicate reorder error latency rtc-step
+//! count = [0, 2]           # how many: drawn in [0, 2]
+//! duration_ms = [200, 2000]
+//! choices = ["both", "to-guest", "from-guest"]   # partition: directions; error: read write any
+//! [[rule]]
+//! kind = "loss"
+//! count = [1, 1]
+//! duration_ms = [100, 1000]
+//! value = [100000, 500000] # loss, duplicate: ppm; delay, latency, reorder: ns; rtc-step: s
+//! ```
+
+use super::plan::{Direction, DiskOp, Fault, FaultKind, FaultPlan, Target};
+use crate::error::{Result, WioError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use wio_scheduler::{stream_names, RunSeed};
+
+/// Most faults one rule may draw.
+pub const MAX_COUNT: u64 = 1_000;
+
+/// A profile: a window of virtual time and the rules that draw faults in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Faults start at or after this virtual time, ms.
+    #[serde(default = "default_start_ms")]
+    pub start_ms: u64,
+    /// ... and before this one, ms.
+    #[serde(default = "default_end_ms")]
+    pub end_ms: u64,
+    /// One rule per kind of fault (a kind may have several).
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+fn default_start_ms() -> u64 {
+    1_000
+}
+
+fn default_end_ms() -> u64 {
+    60_000
+}
+
+/// How one kind of fault is drawn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// The fault kind (`partition`, `loss`, `delay`, `duplicate`, `reorder`, `error`,
+    /// `latency`, `rtc-step`).
+    pub kind: String,
+    /// How many faults, drawn uniformly in [min, max].
+    #[serde(default = "default_count")]
+    pub count: [u64; 2],
+    /// Each fault's duration in ms, drawn in [min, max] (ignored for `rtc-step`).
+    #[serde(default = "default_duration")]
+    pub duration_ms: [u64; 2],
+    /// The kind's number, drawn in [min, max]: ppm (loss, duplicate), ns (delay, latency,
+    /// reorder) or seconds (rtc-step, may be negative).
+    #[serde(default)]
+    pub value: [i64; 2],
+    /// The kind's choices, one drawn per fault: directions (partition) or ops (error).
+    #[serde(default)]
+    pub choices: Vec<String>,
+}
+
+fn default_count() -> [u64; 2] {
+    [0, 1]
+}
+
+fn default_duration() -> [u64; 2] {
+    [100, 1_000]
+}
+
+const KINDS: [&str; 8] = [
+    "partition",
+    "loss",
+    "delay",
+    "duplicate",
+    "reorder",
+    "error",
+    "latency",
+    "rtc-step",
+];
+
+fn rule(
+    kind: &str,
+    count: [u64; 2],
+    duration_ms: [u64; 2],
+    value: [i64; 2],
+    choices: &[&str],
+) -> Rule {
+    Rule {
+        kind: kind.into(),
+        count,
+        duration_ms,
+        value,
+        choices: choices.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
+impl Profile {
+    /// A built-in profile by name: `none`, `light` or `heavy`.
+    pub fn builtin(name: &str) -> Option<Profile> {
+        let dirs = ["both", "to-guest", "from-guest"];
+        let rules = match name {
+            "none" => Vec::new(),
+            "light" => vec![
+                rule("partition", [0, 1], [200, 2_000], [0, 0], &dirs),
+                rule("loss", [0, 1], [100, 1_000], [100_000, 500_000], &[]),
+                rule("delay", [0, 1], [100, 1_000], [1_000_000, 50_000_000], &[]),
+                rule("error", [0, 1], [100, 1_000], [0, 0], &["read", "write"]),
+                rule(
+                    "latency",
+                    [0, 1],
+                    [100, 1_000],
+                    [1_000_000, 20_000_000],
+                    &[],
+                ),
+                rule("rtc-step", [0, 1], [0, 0], [-300, 300], &[]),
+            ],
+            "heavy" => vec![
+                rule("partition", [1, 3], [500, 5_000], [0, 0], &dirs),
+                rule("loss", [1, 3], [200, 3_000], [200_000, 1_000_000], &[]),
+                rule("delay", [1, 3], [200, 3_000], [5_000_000, 500_000_000], &[]),
+                rule("duplicate", [0, 2], [200, 2_000], [100_000, 500_000], &[]),
+                rule(
+                    "reorder",
+                    [0, 2],
+                    [200, 2_000],
+                    [1_000_000, 20_000_000],
+                    &[],
+                ),
+                rule(
+                    "error",
+                    [1, 3],
+                    [200, 3_000],
+                    [0, 0],
+                    &["read", "write", "any"],
+                ),
+                rule(
+                    "latency",
+                    [1, 3],
+                    [200, 3_000],
+                    [5_000_000, 200_000_000],
+                    &[],
+                ),
+                rule("rtc-step", [1, 2], [0, 0], [-86_400, 86_400], &[]),
+            ],
+            _ => return None,
+        };
+        Some(Profile {
+            start_ms: default_start_ms(),
+            end_ms: default_end_ms(),
+            rules,
+        })
+    }
+
+    /// `none`, `light`, `heavy`, or a TOML file (checked; errors name the field).
+    pub fn from_arg(arg: &str) -> Result<Profile> {
+        if let Some(p) = Profile::builtin(arg) {
+            return Ok(p);
+        }
+        let path = Path::new(arg);
+        if !path.exists() {
+            return Err(WioError::Usage(format!(
+                "--faults {arg:?}: expected none, light, heavy or a profile file (TOML)"
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
+            what: "fault profile",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "fault profile",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let p: Profile = toml::from_str(&text)
+            .map_err(|e| bad(format!("is not a fault profile: {}", e.to_string().trim())))?;
+        p.check().map_err(bad)?;
+        Ok(p)
+    }
+
+    /// Checks ranges and names; errors name the rule and the field.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.end_ms <= self.start_ms {
+            return Err(format!(
+                "end_ms ({}) must be after start_ms ({})",
+                self.end_ms, self.start_ms
+            ));
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            let at = |field: &str| format!("rule[{i}].{field}");
+            if !KINDS.contains(&r.kind.as_str()) {
+                return Err(format!(
+                    "{}: unknown kind {:?}; kinds: {}",
+                    at("kind"),
+                    r.kind,
+                    KINDS.join(", ")
+                ));
+            }
+            if r.count[0] > r.count[1] || r.count[1] > MAX_COUNT {
+                return Err(format!(
+                    "{}: [{}, {}] must be [min, max] with max <= {MAX_COUNT}",
+                    at("count"),
+                    r.count[0],
+                    r.count[1]
+                ));
+            }
+            if r.duration_ms[0] > r.duration_ms[1] {
+                return Err(format!("{}: min above max", at("duration_ms")));
+            }
+            if r.value[0] > r.value[1] {
+                return Err(format!("{}: min above max", at("value")));
+            }
+            let positive = r.kind != "rtc-step";
+            if positive && r.value[0] < 0 {
+                return Err(format!(
+                    "{}: must not be negative for {}",
+                    at("value"),
+                    r.kind
+                ));
+            }
+            if matches!(r.kind.as_str(), "loss" | "duplicate") && r.value[1] > 1_000_000 {
+                return Err(format!("{}: ppm above 1000000", at("value")));
+            }
+            let allowed: &[&str] = match r.kind.as_str() {
+                "partition" => &["both", "to-guest", "from-guest"],
+                "error" => &["read", "write", "any"],
+                _ => &[],
+            };
+            if allowed.is_empty() && !r.choices.is_empty() {
+                return Err(format!("{}: {} takes no choices", at("choices"), r.kind));
+            }
+            if let Some(c) = r.choices.iter().find(|c| !allowed.contains(&c.as_str())) {
+                return Err(format!(
+                    "{}: {c:?} is not one of {}",
+                    at("choices"),
+                    allowed.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws the plan from `seed`; rules for a part the machine does not have are
+    /// skipped (`has_disk`). Every fault draws the same number of values whatever its
+    /// kind, from its rule's own stream.
+    pub fn draw(&self, seed: RunSeed, has_disk: bool) -> FaultPlan {
+        let mut plan = FaultPlan::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for r in &self.rules {
+            let n = seen.iter().filter(|k| **k == r.kind).count();
+            seen.push(&r.kind);
+            let mut s = seed.stream(&stream_names::fault(&r.kind, n));
+            let count = s.range_inclusive(r.count[0], r.count[1]);
+            for _ in 0..count {
+                let at_ns =
+                    s.range_inclusive(self.start_ms * 1_000_000, self.end_ms * 1_000_000 - 1);
+                let duration_ns = s.range_inclusive(r.duration_ms[0], r.duration_ms[1]) * 1_000_000;
+                let span = r.value[1].abs_diff(r.value[0]);
+                let value = r.value[0].saturating_add_unsigned(s.range_inclusive(0, span));
+                let choice = s.below(r.choices.len().max(1) as u64) as usize;
+                let pick = r.choices.get(choice).map(String::as_str);
+                let v = value.unsigned_abs();
+                let kind = match r.kind.as_str() {
+                    "partition" => FaultKind::Partition {
+                        direction: match pick {
+                            Some("to-guest") => Direction::ToGuest,
+                            Some("from-guest") => Direction::FromGuest,
+                            _ => Direction::Both,
+                        },
+                    },
+                    "loss" => FaultKind::Loss { ppm: v },
+                    "delay" => FaultKind::Delay { extra_ns: v },
+                    "duplicate" => FaultKind::Duplicate { ppm: v },
+                    "reorder" => FaultKind::Reorder { max_ns: v },
+                    "error" => FaultKind::Error {
+                        op: match pick {
+                            Some("read") => DiskOp::Read,
+                            Some("write") => DiskOp::Write,
+                            _ => DiskOp::Any,
+                        },
+                    },
+                    "latency" => FaultKind::Latency { extra_ns: v },
+                    _ => FaultKind::RtcStep { delta_s: value },
+                };
+                if kind.target() == Target::Disk && !has_disk {
+                    continue;
+                }
+                plan.faults.push(Fault {
+                    at_ns,
+                    duration_ns: if kind.is_instant() { 0 } else { duration_ns },
+                    target: kind.target(),
+                    kind,
+                });
+            }
+        }
+        plan.sort();
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_draw_from_the_seed_and_one_rule_never_shifts_another() {
+        let heavy = Profile::builtin("heavy").unwrap();
+        heavy.check().unwrap();
+        let a = heavy.draw(RunSeed(1), true);
+        assert_eq!(a, heavy.draw(RunSeed(1), true));
+        assert_ne!(a, heavy.draw(RunSeed(2), true));
+        assert!(a.faults.len() >= 8, "{a:?}");
+        a.check().unwrap();
+        // Dropping the partition rule removes partitions and shifts nothing else.
+        let mut fewer = heavy.clone();
+        fewer.rules.remove(0);
+        let b = fewer.draw(RunSeed(1), true);
+        let no_partitions: Vec<Fault> = a
+            .faults
+            .iter()
+            .filter(|f| !matches!(f.kind, FaultKind::Partition { .. }))
+            .copied()
+            .collect();
+        assert_eq!(b.faults, no_partitions);
+        // Without a disk, disk rules draw nothing.
+        assert!(heavy
+            .draw(RunSeed(1), false)
+            .faults
+            .iter()
+            .all(|f| f.target != Target::Disk));
+        assert!(Profile::builtin("none")
+            .unwrap()
+            .draw(RunSeed(1), true)
+            .faults
+            .is_empty());
+    }
+
+    #[test]
+    fn bad_profiles_name_the_field() {
+        let bad = [
+            ("end_ms = 5\nstart_ms = 10\n", "end_ms"),
+            ("[[rule]]\nkind = \"meteor\"\n", "rule[0].kind"),
+            (
+                "[[rule]]\nkind = \"loss\"\nvalue = [0, 2000000]\n",
+                "rule[0].value",
+            ),
+            (
+                "[[rule]]\nkind = \"loss\"\ncount = [3, 1]\n",
+                "rule[0].count",
+            ),
+            (
+                "[[rule]]\nkind = \"partition\"\nchoices = [\"up\"]\n",
+                "rule[0].choices",
+            ),
+            (
+                "[[rule]]\nkind = \"delay\"\nchoices = [\"both\"]\n",
+                "rule[0].choices",
+            ),
+        ];
+        for (text, field) in bad {
+            let p: Profile = toml::from_str(text).unwrap();
+            let e = p.check().unwrap_err();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+        let e = toml::from_str::<Profile>("[[rule]]\nkind = \"loss\"\ncolour = 1\n").unwrap_err();
+        assert!(e.to_string().contains("colour"), "{e}");
+    }
+}
