@@ -222,6 +222,7 @@ wio_inputs() {
     probe="$(wio_sha256_file "$PROBE_SRC") gcc-riscv64-linux-gnu $(wio_host_pkg_version gcc-riscv64-linux-gnu) ${PROBE_CFLAGS[*]}"
   fi
   [[ -z "$RACE_SRC" ]] || probe="$probe race $(wio_sha256_file "$RACE_SRC")"
+  [[ -z "$PROBE_SRC" ]] || probe="$probe header $(wio_sha256_file "$WIO_IMAGES_DIR/probe/wio-sys.h")"
   ver="$(deb_candidate_version busybox-static)"
   deb="$(deb_uri_info busybox-static)"
   if [[ -n "$WORKLOAD" ]]; then workload="file $(wio_sha256_file "$WORKLOAD")"; else workload=default; fi

@@ -7,20 +7,7 @@
  * Prints "race: start", then "race: counter=N of M". Freestanding (raw system calls).
  * Built by images/riscv64-initramfs.sh; the workload runs it when booted with wio.race=1.
  */
-typedef unsigned long u64;
-typedef long i64;
-
-static i64 sys6(i64 n, i64 a, i64 b, i64 c, i64 d, i64 e, i64 f) {
-    register i64 a0 __asm__("a0") = a;
-    register i64 a1 __asm__("a1") = b;
-    register i64 a2 __asm__("a2") = c;
-    register i64 a3 __asm__("a3") = d;
-    register i64 a4 __asm__("a4") = e;
-    register i64 a5 __asm__("a5") = f;
-    register i64 a7 __asm__("a7") = n;
-    __asm__ volatile("ecall" : "+r"(a0) : "r"(a1), "r"(a2), "r"(a3), "r"(a4), "r"(a5), "r"(a7) : "memory");
-    return a0;
-}
+#include "wio-sys.h"
 
 #define SYS_write 64
 #define SYS_exit 93
