@@ -142,11 +142,6 @@ impl VirtioSlots {
         out
     }
 
-    /// The events slot `slot`'s device asked for (its timers), due from `now_ns`.
-    pub fn take_scheduled(&mut self, slot: usize, now_ns: u64) -> Scheduled {
-        self.timers(slot, now_ns)
-    }
-
     /// The network device, if the machine has one.
     pub fn net_mut(&mut self) -> Option<&mut Net> {
         self.net().map(|(_, net)| net)

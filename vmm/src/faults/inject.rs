@@ -4,7 +4,7 @@
 //! run. At each, the injector sets or clears the fault on the device it targets, writes
 //! a `fault` trace line, and records it for the summary.
 
-use super::plan::{Direction, DiskOp, Fault, FaultKind, FaultPlan};
+use super::plan::{Fault, FaultKind, FaultPlan};
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
@@ -50,11 +50,7 @@ pub enum Effect {
 
 fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
     Some(match kind {
-        FaultKind::Partition { direction } => vd::NetFault::Partition(match direction {
-            Direction::Both => vd::Direction::Both,
-            Direction::ToGuest => vd::Direction::ToGuest,
-            Direction::FromGuest => vd::Direction::FromGuest,
-        }),
+        FaultKind::Partition { direction } => vd::NetFault::Partition(direction),
         FaultKind::Loss { ppm } => vd::NetFault::Loss { ppm },
         FaultKind::Delay { extra_ns } => vd::NetFault::Delay { extra_ns },
         FaultKind::Duplicate { ppm } => vd::NetFault::Duplicate { ppm },
@@ -65,11 +61,7 @@ fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
 
 fn disk_fault(kind: FaultKind) -> Option<vd::DiskFault> {
     Some(match kind {
-        FaultKind::Error { op } => vd::DiskFault::Error(match op {
-            DiskOp::Read => vd::DiskOp::Read,
-            DiskOp::Write => vd::DiskOp::Write,
-            DiskOp::Any => vd::DiskOp::Any,
-        }),
+        FaultKind::Error { op } => vd::DiskFault::Error(op),
         FaultKind::Latency { extra_ns } => vd::DiskFault::Latency { extra_ns },
         _ => return None,
     })

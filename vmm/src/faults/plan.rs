@@ -23,29 +23,9 @@ use std::path::Path;
 /// Most faults one plan may hold.
 pub const MAX_FAULTS: usize = 10_000;
 
-/// Which way a network fault acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Direction {
-    /// Both ways.
-    Both,
-    /// Frames travelling to the guest.
-    ToGuest,
-    /// Frames the guest sends.
-    FromGuest,
-}
-
-/// Which disk requests a disk error hits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DiskOp {
-    /// Reads.
-    Read,
-    /// Writes and flushes.
-    Write,
-    /// Every read, write and flush.
-    Any,
-}
+/// Which way a network fault acts, and which disk requests a disk error hits: the
+/// devices' own types, so a plan says exactly what the devices do.
+pub use wio_virtio_devices::{Direction, DiskOp};
 
 /// The part of the machine a fault hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -116,14 +116,10 @@ impl RvBus {
                     let effect =
                         self.faults
                             .fire(index, phase, now_ns, &mut self.virtio, &mut self.trace);
+                    // Setting or clearing a device fault changes only how later requests
+                    // and frames are handled: no timer, no interrupt line moves here.
                     if let Effect::RtcStep(delta_s) = effect {
                         self.rtc.step(delta_s);
-                    }
-                    // A disk or network fault may have completed or failed requests.
-                    for slot in 0..self.virtio.len() {
-                        let next = self.virtio.take_scheduled(slot, now_ns);
-                        self.schedule(next);
-                        self.update_virtio_line(slot);
                     }
                 }
             }

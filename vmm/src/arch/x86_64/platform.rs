@@ -272,14 +272,6 @@ impl Platform {
                     {
                         self.rtc.step(delta_s);
                     }
-                    for slot in 0..self.virtio_levels.len() {
-                        let next = self
-                            .virtio
-                            .as_mut()
-                            .map_or_else(Vec::new, |v| v.take_scheduled(slot, now));
-                        self.schedule_virtio(next);
-                        self.update_virtio_line(slot);
-                    }
                 }
             }
         }
