@@ -176,16 +176,27 @@ fi
 if grep -q ' / ext4 ' /proc/mounts; then
   # Root is a virtio-blk disk: one file made durable with sync, then 64 KiB written straight
   # to the disk (O_DIRECT) but never flushed, then a crash: power off without syncing
-  # (wio.crash=0 on the command line skips the crash).
+  # (wio.crash=0 on the command line skips the crash; wio.crash=wait waits 2 s for a power
+  # cut from wio's fault plan instead). A later boot of the same disk (after such a cut)
+  # reports what survived instead.
   mkdir -p /data
-  echo "durable $(od -An -tx1 -N8 /dev/urandom | tr -d ' ')" >/data/durable.txt
-  sync
-  dd if=/dev/urandom of=/data/unflushed.bin bs=4096 count=16 oflag=direct 2>/dev/null
-  echo "workload: disk: $(cat /data/durable.txt) (synced); unflushed.bin written, not flushed"
-  if [ "${WIO_CRASH:-1}" = 1 ]; then
-    echo "workload: disk: crashing (power off without sync)"
-    echo "wio-init: done status=0"
-    poweroff -f -n
+  if [ -e /data/durable.txt ]; then
+    if [ -e /data/unflushed.bin ]; then u="present ($(wc -c </data/unflushed.bin) bytes)"; else u=absent; fi
+    echo "workload: disk: after restart: $(cat /data/durable.txt); unflushed.bin: $u"
+  else
+    echo "durable $(od -An -tx1 -N8 /dev/urandom | tr -d ' ')" >/data/durable.txt
+    sync
+    dd if=/dev/urandom of=/data/unflushed.bin bs=4096 count=16 oflag=direct 2>/dev/null
+    echo "workload: disk: $(cat /data/durable.txt) (synced); unflushed.bin written, not flushed"
+    if [ "${WIO_CRASH:-1}" = 1 ]; then
+      echo "workload: disk: crashing (power off without sync)"
+      echo "wio-init: done status=0"
+      poweroff -f -n
+    elif [ "${WIO_CRASH}" = wait ]; then
+      echo "workload: disk: waiting for a power cut"
+      sleep 2
+      echo "workload: disk: no power cut came"
+    fi
   fi
 fi
 echo "workload: date: $(date -u)"

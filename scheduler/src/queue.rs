@@ -132,6 +132,21 @@ impl<E> EventQueue<E> {
         self.events.remove(&(time, id.0))
     }
 
+    /// Keeps only the events `keep` says yes to (a machine losing power drops its device
+    /// completions); the others are removed as if cancelled. Returns how many went.
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) -> usize {
+        let before = self.events.len();
+        let times_by_seq = &mut self.times_by_seq;
+        self.events.retain(|&(_, seq), event| {
+            let k = keep(event);
+            if !k {
+                times_by_seq.remove(&seq);
+            }
+            k
+        });
+        before - self.events.len()
+    }
+
     /// The number of pending events.
     pub fn len(&self) -> usize {
         self.events.len()
@@ -178,6 +193,27 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retain_drops_what_it_is_told_and_keeps_the_order_of_the_rest() {
+        let mut q = EventQueue::new();
+        for (t, e) in [(5, 'a'), (1, 'b'), (5, 'c'), (3, 'd')] {
+            q.push(t, e).unwrap();
+        }
+        let d = q
+            .iter()
+            .find(|(_, _, e)| **e == 'd')
+            .map(|(_, s, _)| s)
+            .unwrap();
+        assert_eq!(q.retain(|e| *e != 'b' && *e != 'd'), 2);
+        assert_eq!(
+            q.cancel(EventId::from_seq(d)),
+            None,
+            "a removed event is gone"
+        );
+        let order: Vec<char> = std::iter::from_fn(|| q.pop_next().map(|e| e.event)).collect();
+        assert_eq!(order, vec!['a', 'c']);
+    }
     use crate::streams::RunSeed;
 
     #[test]

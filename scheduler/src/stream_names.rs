@@ -49,6 +49,12 @@ pub const STACK: &str = "stack";
 /// The draws of injected faults in force (virtio-net: fault loss, duplication and
 /// reordering); drawn from only while such a fault is in force.
 pub const FAULTS: &str = "faults";
+/// Which sectors rot and which bit flips under a bit-rot fault (virtio-blk); drawn from
+/// only while such a fault is in force.
+pub const BIT_ROT: &str = "bit-rot";
+/// How much of each cached chunk a torn power cut keeps (virtio-blk); drawn from only at
+/// such a cut.
+pub const TORN: &str = "torn";
 
 /// The stream of the `n`-th fault-profile rule of `kind` (0 for a kind's first rule):
 /// `fault-<kind>`, then `fault-<kind>-<n>`. One stream per rule, so removing a rule or
@@ -73,7 +79,7 @@ pub const ALL: &[&str] = &[
 ];
 
 /// Every part above, for checks.
-pub const ALL_PARTS: &[&str] = &[BYTES, LATENCY, LINK, STACK, FAULTS];
+pub const ALL_PARTS: &[&str] = &[BYTES, LATENCY, LINK, STACK, FAULTS, BIT_ROT, TORN];
 
 /// The name of `device`'s stream `part`: `"{device}/{part}"` (for example
 /// `sub(VIRTIO_NET, LINK)` is `"virtio-net/link"`).

@@ -19,7 +19,7 @@ pub mod net;
 pub mod rng;
 pub mod state;
 
-pub use block::{Block, Disk, DiskError, DiskFault, DiskOp, DiskStateError};
+pub use block::{Block, Disk, DiskError, DiskFault, DiskOp, DiskStateError, Unflushed};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
 pub use net::{Direction, Frame, Link, Net, NetFault};

@@ -145,6 +145,14 @@ impl MmioTransport {
         self.interrupt_status = 0;
     }
 
+    /// The machine lost power: the transport and its device are reset as if the driver
+    /// had written 0 to the status register (the device's durable state, a disk's flushed
+    /// writes for one, is the device's to keep).
+    pub fn power_cycle(&mut self) {
+        self.reset();
+        self.last_error = None;
+    }
+
     fn needs_reset(&mut self, why: String) {
         self.status |= status::DEVICE_NEEDS_RESET;
         self.interrupt_status |= INT_CONFIG;

@@ -59,7 +59,9 @@ Examples:
   wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
   wio run --from boot.snap                     # continues exactly as the original run did
   wio run --from boot.snap --seed 99           # same past, a different future
-  wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due";
+  wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due
+  wio run --arch riscv64 --seed 3 --faults heavy --fault-plan-out plan.json   # faults from the seed
+  wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)";
 
 const EXPLORE_EXAMPLES: &str = "\
 Examples:
@@ -233,7 +235,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// Faults drawn from the seed: a profile, `none` (default), `light`, `heavy` or a TOML
-    /// file (see README, "Faults"); each kind from its own stream.
+    /// file (see README, "Faults"); each kind from its own stream. Kinds: net partition,
+    /// loss, delay, duplicate, reorder; disk error, latency, bit-rot; clock rtc-step; node
+    /// crash (power cut, then a boot from the durable disk) and pause (riscv64).
     #[arg(long, value_name = "PROFILE", conflicts_with_all = ["from", "fault_plan"])]
     pub faults: Option<String>,
     /// Inject exactly the faults of this plan (JSON, as --fault-plan-out writes it).

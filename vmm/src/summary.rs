@@ -43,6 +43,8 @@ pub struct DiskSummary {
     pub durable_chunks: usize,
     /// 4 KiB chunks written but never flushed (lost, as in a power cut).
     pub unflushed_chunks: usize,
+    /// Sectors a bit-rot fault corrupted.
+    pub rotted_sectors: u64,
 }
 
 /// Everything a run reports at its end.
@@ -93,6 +95,10 @@ pub struct Summary {
     /// The faults the run applied (left out when none), in start order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::faults::inject::Applied>,
+    /// Times the machine booted again after a crash fault.
+    pub restarts: u32,
+    /// Virtual ns the CPU was stopped by node faults (paused, or off after a crash).
+    pub stopped_ns: u64,
 }
 
 impl Summary {
@@ -120,6 +126,14 @@ impl Summary {
         ));
         s.push_str(&format!("exits         {total} ({})\n", exits.join(" ")));
         s.push_str(&format!("interrupts    {}\n", self.interrupts));
+        if self.restarts > 0 || self.stopped_ns > 0 {
+            s.push_str(&format!(
+                "node          {} restart(s) after crashes; CPU stopped {}.{:09} s\n",
+                self.restarts,
+                self.stopped_ns / 1_000_000_000,
+                self.stopped_ns % 1_000_000_000
+            ));
+        }
         if let Some(n) = self.instructions {
             let secs = self.wall_ns as f64 / 1e9;
             // A restored run executed only the instructions after its snapshot.

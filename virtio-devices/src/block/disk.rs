@@ -255,6 +255,49 @@ impl Disk {
         self.volatile.clear();
     }
 
+    /// A power cut that tears the cached writes: each cached chunk, in index order, keeps
+    /// its first `keep(chunk index)` sectors (clamped to a chunk's 8) on the durable disk;
+    /// the rest of the cache is lost.
+    pub fn crash_torn(&mut self, mut keep: impl FnMut(u64) -> u64) {
+        let cached = std::mem::take(&mut self.volatile);
+        for (index, chunk) in cached {
+            let bytes = (keep(index).min(CHUNK / SECTOR) * SECTOR) as usize;
+            if bytes == 0 {
+                continue;
+            }
+            let mut merged = match self.durable.get(&index) {
+                Some(c) => c.to_vec(),
+                None => match self.base_chunk(index) {
+                    Ok(b) => b,
+                    // The base cannot be read back: keep the chunk whole rather than
+                    // invent its tail (the run reports base read errors elsewhere).
+                    Err(_) => chunk.to_vec(),
+                },
+            };
+            merged[..bytes].copy_from_slice(&chunk[..bytes]);
+            self.durable.insert(index, Chunk::from(merged));
+        }
+    }
+
+    /// Flips bit `bit` (0-7) of the byte at `offset`, durably and in the cache: what the
+    /// disk holds there has rotted.
+    pub fn flip_bit(&mut self, offset: u64, bit: u8) -> io::Result<()> {
+        self.check(offset, 1)?;
+        let chunk = offset / CHUNK;
+        let within = (offset % CHUNK) as usize;
+        let mask = 1u8 << (bit & 7);
+        if !self.durable.contains_key(&chunk) {
+            let base = Chunk::from(self.base_chunk(chunk)?);
+            self.durable.insert(chunk, base);
+        }
+        for map in [&mut self.durable, &mut self.volatile] {
+            if let Some(c) = map.get_mut(&chunk) {
+                make_mut(c)[within] ^= mask;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the durable disk (base plus flushed writes, not the volatile cache) to `path`.
     pub fn persist(&self, path: &Path) -> io::Result<()> {
         let tmp = path.with_extension("wio-partial");

@@ -9,13 +9,15 @@
 //! force (`submit`). Faults draw nothing: a run without faults is the run of before.
 
 pub mod disk;
+mod faults;
 
 use crate::device::{
     submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError, DiskState, DiskStateError, Overlay};
-use std::collections::BTreeMap;
+pub use faults::{DiskFault, DiskOp, Unflushed};
+use faults::{Faults, FaultsState, T_FLUSH, T_IN, T_OUT};
 
 pub use crate::error::RequestError;
 
@@ -53,9 +55,6 @@ pub const VIRTIO_BLK_F_FLUSH: u64 = 1 << 9;
 /// Largest request wio serves (bigger ones fail with an I/O error status).
 pub const MAX_REQUEST_BYTES: u64 = 4 << 20;
 
-const T_IN: u32 = 0;
-const T_OUT: u32 = 1;
-const T_FLUSH: u32 = 4;
 const T_GET_ID: u32 = 8;
 const S_OK: u8 = 0;
 const S_IOERR: u8 = 1;
@@ -74,41 +73,8 @@ pub struct BlockStats {
     pub errors: u64,
     /// Requests failed by an injected fault (also counted in `errors`).
     pub fault_errors: u64,
-}
-
-/// Which requests a disk fault hits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DiskOp {
-    /// Reads.
-    Read,
-    /// Writes and flushes.
-    Write,
-    /// Reads, writes and flushes.
-    Any,
-}
-
-impl DiskOp {
-    /// Whether requests of virtio-blk type `kind` are hit (GET_ID and unknown types never are).
-    fn hits(self, kind: u32) -> bool {
-        match kind {
-            T_IN => matches!(self, DiskOp::Read | DiskOp::Any),
-            T_OUT | T_FLUSH => matches!(self, DiskOp::Write | DiskOp::Any),
-            _ => false,
-        }
-    }
-}
-
-/// A disk fault in force.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum DiskFault {
-    /// Matching requests fail with VIRTIO_BLK_S_IOERR and change nothing (EIO in the guest).
-    Error(DiskOp),
-    /// Every request takes `extra_ns` longer (a latency spike).
-    Latency {
-        /// Virtual ns added to every request's latency.
-        extra_ns: u64,
-    },
+    /// Sectors a bit-rot fault corrupted.
+    pub rotted_sectors: u64,
 }
 
 /// The block device.
@@ -116,8 +82,8 @@ pub struct Block {
     disk: Disk,
     latency: Stream,
     mean_latency_ns: u64,
-    /// The injected faults in force, by id.
-    faults: BTreeMap<u64, DiskFault>,
+    /// The injected faults in force and their streams.
+    faults: Faults,
     /// What the guest asked for.
     pub stats: BlockStats,
 }
@@ -130,7 +96,7 @@ impl Block {
             disk,
             latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
             mean_latency_ns,
-            faults: BTreeMap::new(),
+            faults: Faults::new(seed, name),
             stats: BlockStats::default(),
         }
     }
@@ -138,32 +104,23 @@ impl Block {
     /// Fault `id` is in force from now on: it acts on the requests submitted (latency) or
     /// performed (errors) from now on. A fault already in force under `id` is replaced.
     pub fn start_fault(&mut self, id: u64, fault: DiskFault) {
-        self.faults.insert(id, fault);
+        self.faults.start(id, fault);
     }
 
     /// Fault `id` is no longer in force; an unknown id changes nothing.
     pub fn end_fault(&mut self, id: u64) {
-        self.faults.remove(&id);
+        self.faults.end(id);
+    }
+
+    /// The power is cut: the volatile cache goes as `unflushed` says (see [`Unflushed`]).
+    /// Requests in flight are the machine's to drop (they were never performed).
+    pub fn power_cut(&mut self, unflushed: Unflushed) {
+        self.faults.power_cut(&mut self.disk, unflushed);
     }
 
     /// The faults in force, in id order.
     pub fn faults_in_force(&self) -> impl Iterator<Item = (u64, DiskFault)> + '_ {
-        self.faults.iter().map(|(id, f)| (*id, *f))
-    }
-
-    /// Whether an error fault in force fails requests of type `kind`.
-    fn fault_fails(&self, kind: u32) -> bool {
-        self.faults
-            .values()
-            .any(|f| matches!(f, DiskFault::Error(op) if op.hits(kind)))
-    }
-
-    /// The latency the faults in force add to a request.
-    fn fault_latency(&self) -> u64 {
-        self.faults.values().fold(0u64, |sum, f| match f {
-            DiskFault::Latency { extra_ns } => sum.saturating_add(*extra_ns),
-            DiskFault::Error(_) => sum,
-        })
+        self.faults.iter()
     }
 
     /// The disk behind the device.
@@ -224,8 +181,14 @@ impl Block {
         match kind {
             T_IN => {
                 self.stats.reads += 1;
-                if self.fault_fails(kind) {
+                if self.faults.fails(kind) {
                     return self.fault_error(request, data, true);
+                }
+                if offset
+                    .checked_add(total)
+                    .is_some_and(|end| end <= self.disk.capacity())
+                {
+                    self.stats.rotted_sectors += self.faults.rot(&mut self.disk, offset, total);
                 }
                 let mut pos = offset;
                 for seg in data {
@@ -251,7 +214,7 @@ impl Block {
             }
             T_OUT => {
                 self.stats.writes += 1;
-                if self.fault_fails(kind) {
+                if self.faults.fails(kind) {
                     return self.fault_error(request, data, false);
                 }
                 let mut pos = offset;
@@ -278,7 +241,7 @@ impl Block {
             }
             T_FLUSH => {
                 self.stats.flushes += 1;
-                if self.fault_fails(kind) {
+                if self.faults.fails(kind) {
                     self.stats.fault_errors += 1;
                     return Ok((S_IOERR, 0));
                 }
@@ -306,7 +269,7 @@ struct BlockState {
     disk: DiskState,
     latency: wio_scheduler::SavedStream,
     stats: BlockStats,
-    faults: Vec<(u64, DiskFault)>,
+    faults: FaultsState,
 }
 
 impl VirtioDevice for Block {
@@ -319,7 +282,7 @@ impl VirtioDevice for Block {
             disk: self.disk.save_state(),
             latency: self.latency.save(),
             stats: self.stats.clone(),
-            faults: self.faults_in_force().collect(),
+            faults: self.faults.save(),
         }))
     }
 
@@ -330,7 +293,7 @@ impl VirtioDevice for Block {
             .map_err(|error| DeviceError::DiskState { error })?;
         self.latency = Stream::resume(&s.latency, reseed);
         self.stats = s.stats;
-        self.faults = s.faults.into_iter().collect();
+        self.faults.load(s.faults, reseed);
         Ok(())
     }
 
@@ -370,7 +333,7 @@ impl VirtioDevice for Block {
         mem: &GuestMem,
     ) -> Result<Vec<Pending>, DeviceError> {
         let mut pending = submit_with_latency(q, mem, &mut self.latency, self.mean_latency_ns)?;
-        let extra = self.fault_latency();
+        let extra = self.faults.latency();
         for p in &mut pending {
             p.delay_ns = p.delay_ns.saturating_add(extra);
         }

@@ -451,6 +451,14 @@ impl Net {
 }
 
 impl VirtioDevice for Net {
+    /// The guest reset the device (or the machine lost power): the receive buffers it had
+    /// posted belong to queues that no longer exist, and frames waiting for them are
+    /// dropped with them. The link and the peer go on.
+    fn reset(&mut self) {
+        self.rx_buffers.clear();
+        self.inbox.clear();
+    }
+
     fn device_type(&self) -> u32 {
         DEVICE_ID
     }

@@ -147,6 +147,23 @@ impl VirtioSlots {
         self.net().map(|(_, net)| net)
     }
 
+    /// The machine lost power: the disk's unflushed writes go as `unflushed` says, and
+    /// every transport is reset as if its driver had reset it. Requests in flight are the
+    /// machine's to drop from its event queue (never performed).
+    pub fn power_cut(&mut self, unflushed: wio_virtio_devices::Unflushed) {
+        if let Some(b) = self.block_mut() {
+            b.power_cut(unflushed);
+        }
+        for t in &mut self.devices {
+            t.power_cycle();
+        }
+    }
+
+    /// The machine booted again on new memory: the devices use it from now on.
+    pub fn set_memory(&mut self, mem: GuestMem) {
+        self.mem = mem;
+    }
+
     /// The disk, if the machine has one.
     pub fn block_mut(&mut self) -> Option<&mut Block> {
         self.devices

@@ -34,9 +34,59 @@ pub struct Applied {
 
 /// The plan of one machine and what of it happened so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "InjectorState", try_from = "InjectorState")]
 pub struct Injector {
     plan: FaultPlan,
     applied: Vec<Applied>,
+}
+
+/// An [`Injector`] as snapshots keep it. Snapshot state is postcard, which cannot encode
+/// the plan's flattened JSON shape, so the plan goes in as its JSON text and the applied
+/// faults as (index, ended).
+#[derive(Serialize, Deserialize)]
+struct InjectorState {
+    plan_json: String,
+    applied: Vec<(u64, bool)>,
+}
+
+impl From<Injector> for InjectorState {
+    fn from(i: Injector) -> InjectorState {
+        InjectorState {
+            plan_json: i.plan.to_json(),
+            applied: i
+                .applied
+                .iter()
+                .map(|a| (a.index as u64, a.ended))
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<InjectorState> for Injector {
+    type Error = String;
+
+    fn try_from(s: InjectorState) -> Result<Injector, String> {
+        let plan: FaultPlan =
+            serde_json::from_str(&s.plan_json).map_err(|e| format!("saved fault plan: {e}"))?;
+        plan.check().map_err(|e| format!("saved fault plan: {e}"))?;
+        let applied = s
+            .applied
+            .into_iter()
+            .map(|(index, ended)| {
+                let fault = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| plan.faults.get(i).map(|f| (i, *f)));
+                fault
+                    .map(|(index, fault)| Applied {
+                        index,
+                        fault,
+                        ended,
+                    })
+                    .ok_or_else(|| format!("saved fault plan has no fault {index}"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Injector { plan, applied })
+    }
 }
 
 /// What a fault's edge asks of the machine beyond its devices.
@@ -46,6 +96,14 @@ pub enum Effect {
     None,
     /// Step the RTC by this many seconds.
     RtcStep(i64),
+    /// Cut the power; the disk's unflushed writes go as said.
+    PowerOff(vd::Unflushed),
+    /// Power on again: boot the machine anew.
+    PowerOn,
+    /// Stop the CPU (time and devices go on).
+    Pause,
+    /// Let the CPU run again.
+    Resume,
 }
 
 fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
@@ -61,8 +119,10 @@ fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
 
 fn disk_fault(kind: FaultKind) -> Option<vd::DiskFault> {
     Some(match kind {
-        FaultKind::Error { op } => vd::DiskFault::Error(op),
+        FaultKind::Error { op, nth: None } => vd::DiskFault::Error(op),
+        FaultKind::Error { op, nth: Some(nth) } => vd::DiskFault::ErrorNth { op, nth },
         FaultKind::Latency { extra_ns } => vd::DiskFault::Latency { extra_ns },
+        FaultKind::BitRot { ppm } => vd::DiskFault::BitRot { ppm },
         _ => return None,
     })
 }
@@ -135,11 +195,20 @@ impl Injector {
                 }
             }
             (Phase::Start, None, None) => {
-                if let FaultKind::RtcStep { delta_s } = fault.kind {
-                    effect = Effect::RtcStep(delta_s);
-                }
+                effect = match fault.kind {
+                    FaultKind::RtcStep { delta_s } => Effect::RtcStep(delta_s),
+                    FaultKind::Crash { unflushed } => Effect::PowerOff(unflushed),
+                    FaultKind::Pause => Effect::Pause,
+                    _ => Effect::None,
+                };
             }
-            (Phase::End, None, None) => {}
+            (Phase::End, None, None) => {
+                effect = match fault.kind {
+                    FaultKind::Crash { .. } => Effect::PowerOn,
+                    FaultKind::Pause => Effect::Resume,
+                    _ => Effect::None,
+                };
+            }
         }
         match phase {
             Phase::Start => self.applied.push(Applied {
@@ -163,5 +232,54 @@ impl Injector {
             }),
         );
         effect
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::plan::{DiskOp, Target, Unflushed};
+
+    #[test]
+    fn an_injector_with_faults_survives_a_snapshot_encoding() {
+        let fault = |at_ns, kind: FaultKind| Fault {
+            at_ns,
+            duration_ns: if kind.is_instant() { 0 } else { 5 },
+            target: kind.target(),
+            kind,
+        };
+        let mut i = Injector::new(FaultPlan {
+            faults: vec![
+                fault(
+                    1,
+                    FaultKind::Crash {
+                        unflushed: Unflushed::Torn,
+                    },
+                ),
+                fault(
+                    2,
+                    FaultKind::Error {
+                        op: DiskOp::Write,
+                        nth: Some(2),
+                    },
+                ),
+                fault(3, FaultKind::RtcStep { delta_s: -5 }),
+            ],
+        });
+        i.applied.push(Applied {
+            index: 1,
+            fault: i.plan.faults[1],
+            ended: false,
+        });
+        let bytes = postcard::to_stdvec(&i).unwrap();
+        let back: Injector = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, i);
+        assert_eq!(back.plan.faults[0].target, Target::Node);
+        let bad = postcard::to_stdvec(&InjectorState {
+            plan_json: i.plan.to_json(),
+            applied: vec![(7, true)],
+        })
+        .unwrap();
+        assert!(postcard::from_bytes::<Injector>(&bad).is_err());
     }
 }

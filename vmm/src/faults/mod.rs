@@ -23,14 +23,14 @@ pub enum FaultSource {
 }
 
 impl FaultSource {
-    /// The plan of a machine booted with `seed` (with a disk or not): drawn by the
+    /// The plan of a machine booted with `seed` that has the parts `has`: drawn by the
     /// profile, or the given plan checked against the machine's parts.
-    pub fn plan(&self, seed: RunSeed, has_disk: bool) -> Result<FaultPlan> {
+    pub fn plan(&self, seed: RunSeed, has: Targets) -> Result<FaultPlan> {
         match self {
             FaultSource::None => Ok(FaultPlan::default()),
-            FaultSource::Profile(p) => Ok(p.draw(seed, has_disk)),
+            FaultSource::Profile(p) => Ok(p.draw(seed, has)),
             FaultSource::Plan(plan) => {
-                plan.check_targets(Targets { disk: has_disk })?;
+                plan.check_targets(has)?;
                 Ok(plan.clone())
             }
         }

@@ -25,7 +25,7 @@ pub const MAX_FAULTS: usize = 10_000;
 
 /// Which way a network fault acts, and which disk requests a disk error hits: the
 /// devices' own types, so a plan says exactly what the devices do.
-pub use wio_virtio_devices::{Direction, DiskOp};
+pub use wio_virtio_devices::{Direction, DiskOp, Unflushed};
 
 /// The part of the machine a fault hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -37,6 +37,8 @@ pub enum Target {
     Disk,
     /// The wall clock the guest reads (RTC).
     Clock,
+    /// The whole machine (its power, its CPU).
+    Node,
 }
 
 /// What a fault does, with its parameters.
@@ -68,10 +70,20 @@ pub enum FaultKind {
         /// Largest extra delay, ns.
         max_ns: u64,
     },
-    /// Disk: matching requests fail with an I/O error (EIO in the guest).
+    /// Disk: matching requests fail with an I/O error (EIO in the guest): every one while
+    /// the fault is in force, or only the `nth` (1 = the first) matching request.
     Error {
         /// Which requests.
         op: DiskOp,
+        /// Only this one of the matching requests fails (counted from the fault's start).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nth: Option<u64>,
+    },
+    /// Disk: each sector read while the fault is in force rots with probability
+    /// ppm / 10^6 (one bit flipped on the disk, seen by every later read).
+    BitRot {
+        /// Parts per million of sectors read.
+        ppm: u64,
     },
     /// Disk: every request takes `extra_ns` longer.
     Latency {
@@ -83,6 +95,18 @@ pub enum FaultKind {
         /// Seconds; negative steps back.
         delta_s: i64,
     },
+    /// Node: the power is cut at the fault's start (memory, CPU and device state are lost;
+    /// the disk keeps its flushed writes, and its unflushed ones as `unflushed` says); the
+    /// machine stays off for the fault's duration while time and the network move on, then
+    /// boots again, the same kernel from the same (now changed) disk.
+    Crash {
+        /// What happens to writes the disk had not flushed (default: lost).
+        #[serde(default)]
+        unflushed: Unflushed,
+    },
+    /// Node: the CPU stops for the fault's duration while time, devices and the network
+    /// move on (a VM pause, a long GC or swap storm); its interrupts wait for it.
+    Pause,
 }
 
 impl FaultKind {
@@ -94,8 +118,11 @@ impl FaultKind {
             | FaultKind::Delay { .. }
             | FaultKind::Duplicate { .. }
             | FaultKind::Reorder { .. } => Target::Net,
-            FaultKind::Error { .. } | FaultKind::Latency { .. } => Target::Disk,
+            FaultKind::Error { .. } | FaultKind::Latency { .. } | FaultKind::BitRot { .. } => {
+                Target::Disk
+            }
             FaultKind::RtcStep { .. } => Target::Clock,
+            FaultKind::Crash { .. } | FaultKind::Pause => Target::Node,
         }
     }
 
@@ -110,6 +137,9 @@ impl FaultKind {
             FaultKind::Error { .. } => "error",
             FaultKind::Latency { .. } => "latency",
             FaultKind::RtcStep { .. } => "rtc-step",
+            FaultKind::BitRot { .. } => "bit-rot",
+            FaultKind::Crash { .. } => "crash",
+            FaultKind::Pause => "pause",
         }
     }
 
@@ -154,6 +184,8 @@ pub struct FaultPlan {
 pub struct Targets {
     /// Whether it has a disk.
     pub disk: bool,
+    /// Whether it can take node faults (crash and restart, pause): riscv64 machines can.
+    pub node: bool,
 }
 
 impl FaultPlan {
@@ -177,9 +209,18 @@ impl FaultPlan {
                 ));
             }
             match f.kind {
-                FaultKind::Loss { ppm } | FaultKind::Duplicate { ppm } if ppm > 1_000_000 => {
+                FaultKind::Loss { ppm }
+                | FaultKind::Duplicate { ppm }
+                | FaultKind::BitRot { ppm }
+                    if ppm > 1_000_000 =>
+                {
                     return Err(format!(
                         "faults[{i}].params.ppm: {ppm} is above 1000000 (parts per million)"
+                    ));
+                }
+                FaultKind::Error { nth: Some(0), .. } => {
+                    return Err(format!(
+                        "faults[{i}].params.nth: 0; the first matching request is 1"
                     ));
                 }
                 FaultKind::RtcStep { delta_s } if delta_s.unsigned_abs() > 100 * 365 * 86_400 => {
@@ -209,6 +250,17 @@ impl FaultPlan {
         {
             return Err(WioError::Usage(format!(
                 "fault plan: faults[{i}] ({}) hits the disk, but this run has no disk; give a DISK.img or drop the fault",
+                f.kind.name()
+            )));
+        }
+        if let Some((i, f)) = self
+            .faults
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.target == Target::Node && !has.node)
+        {
+            return Err(WioError::Usage(format!(
+                "fault plan: faults[{i}] ({}) is a node fault, which riscv64 machines take and x86-64 ones do not yet; run with --arch riscv64 or drop the fault",
                 f.kind.name()
             )));
         }
@@ -269,6 +321,7 @@ fn target_name(t: Target) -> &'static str {
         Target::Net => "net",
         Target::Disk => "disk",
         Target::Clock => "clock",
+        Target::Node => "node",
     }
 }
 
@@ -291,7 +344,13 @@ mod tests {
         ]}"#;
         let mut plan = parse(text).unwrap();
         plan.sort();
-        assert_eq!(plan.faults[0].kind, FaultKind::Error { op: DiskOp::Any });
+        assert_eq!(
+            plan.faults[0].kind,
+            FaultKind::Error {
+                op: DiskOp::Any,
+                nth: None
+            }
+        );
         assert_eq!(plan.faults[2].kind, FaultKind::RtcStep { delta_s: -60 });
         assert_eq!(parse(&plan.to_json()).unwrap(), plan);
         assert_eq!(
@@ -338,8 +397,82 @@ mod tests {
             r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "latency", "params": {"extra_ns": 5}}]}"#,
         )
         .unwrap();
-        let e = plan.check_targets(Targets { disk: false }).unwrap_err();
+        let e = plan
+            .check_targets(Targets {
+                disk: false,
+                node: true,
+            })
+            .unwrap_err();
         assert!(e.to_string().contains("no disk"), "{e}");
-        plan.check_targets(Targets { disk: true }).unwrap();
+        plan.check_targets(Targets {
+            disk: true,
+            node: false,
+        })
+        .unwrap();
+        let crash = parse(
+            r#"{"faults": [{"at_ns": 1, "duration_ns": 9, "target": "node", "kind": "crash", "params": {}}]}"#,
+        )
+        .unwrap();
+        let e = crash
+            .check_targets(Targets {
+                disk: true,
+                node: false,
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("--arch riscv64"), "{e}");
+    }
+
+    #[test]
+    fn node_and_new_disk_kinds_parse_with_their_defaults() {
+        let plan = parse(
+            r#"{"faults": [
+            {"at_ns": 5, "duration_ns": 9, "target": "node", "kind": "crash", "params": {}},
+            {"at_ns": 6, "duration_ns": 9, "target": "node", "kind": "crash", "params": {"unflushed": "torn"}},
+            {"at_ns": 7, "duration_ns": 9, "target": "node", "kind": "pause"},
+            {"at_ns": 8, "duration_ns": 9, "target": "disk", "kind": "error", "params": {"op": "write", "nth": 3}},
+            {"at_ns": 9, "duration_ns": 9, "target": "disk", "kind": "bit-rot", "params": {"ppm": 1000000}}
+        ]}"#,
+        )
+        .unwrap();
+        let kinds: Vec<FaultKind> = plan.faults.iter().map(|f| f.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                FaultKind::Crash {
+                    unflushed: Unflushed::Lost
+                },
+                FaultKind::Crash {
+                    unflushed: Unflushed::Torn
+                },
+                FaultKind::Pause,
+                FaultKind::Error {
+                    op: DiskOp::Write,
+                    nth: Some(3)
+                },
+                FaultKind::BitRot { ppm: 1_000_000 },
+            ]
+        );
+        assert_eq!(parse(&plan.to_json()).unwrap(), plan);
+        for (text, field) in [
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "error", "params": {"op": "read", "nth": 0}}]}"#,
+                "faults[0].params.nth",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "bit-rot", "params": {"ppm": 1000001}}]}"#,
+                "faults[0].params.ppm",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "node", "kind": "crash", "params": {"unflushed": "maybe"}}]}"#,
+                "maybe",
+            ),
+            (
+                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "pause"}]}"#,
+                "faults[0].target",
+            ),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert!(e.contains(field), "{text}: {e}");
+        }
     }
 }

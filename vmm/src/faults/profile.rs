@@ -11,18 +11,22 @@
 //! start_ms = 1000          # faults start at or after 1 s of virtual time
 //! end_ms = 30000           # ... and before 30 s
 //! [[rule]]
-//! kind = "partition"       # partition loss delay duplicate reorder error latency rtc-step
+//! kind = "partition"       # partition loss delay duplicate reorder error latency bit-rot
+//!                          # rtc-step crash pause
 //! count = [0, 2]           # how many: drawn in [0, 2]
 //! duration_ms = [200, 2000]
-//! choices = ["both", "to-guest", "from-guest"]   # partition: directions; error: read write any
+//! choices = ["both", "to-guest", "from-guest"]   # partition: directions; error: read write
+//!                          # any; crash: what unflushed writes do, lost torn kept
 //! [[rule]]
 //! kind = "loss"
 //! count = [1, 1]
 //! duration_ms = [100, 1000]
-//! value = [100000, 500000] # loss, duplicate: ppm; delay, latency, reorder: ns; rtc-step: s
+//! value = [100000, 500000] # loss, duplicate, bit-rot: ppm; delay, latency, reorder: ns;
+//!                          # rtc-step: s; error: the n-th request fails (0: all of them)
+//! # crash: duration_ms is the time the machine stays off before it boots again
 //! ```
 
-use super::plan::{Direction, DiskOp, Fault, FaultKind, FaultPlan, Target};
+use super::plan::{Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed};
 use crate::error::{Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -59,7 +63,7 @@ fn default_end_ms() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// The fault kind (`partition`, `loss`, `delay`, `duplicate`, `reorder`, `error`,
-    /// `latency`, `rtc-step`).
+    /// `latency`, `bit-rot`, `rtc-step`, `crash`, `pause`).
     pub kind: String,
     /// How many faults, drawn uniformly in [min, max].
     #[serde(default = "default_count")]
@@ -67,11 +71,13 @@ pub struct Rule {
     /// Each fault's duration in ms, drawn in [min, max] (ignored for `rtc-step`).
     #[serde(default = "default_duration")]
     pub duration_ms: [u64; 2],
-    /// The kind's number, drawn in [min, max]: ppm (loss, duplicate), ns (delay, latency,
-    /// reorder) or seconds (rtc-step, may be negative).
+    /// The kind's number, drawn in [min, max]: ppm (loss, duplicate, bit-rot), ns (delay,
+    /// latency, reorder), seconds (rtc-step, may be negative) or which request fails
+    /// (error: 0 = every matching one).
     #[serde(default)]
     pub value: [i64; 2],
-    /// The kind's choices, one drawn per fault: directions (partition) or ops (error).
+    /// The kind's choices, one drawn per fault: directions (partition), ops (error) or
+    /// what happens to unflushed writes (crash).
     #[serde(default)]
     pub choices: Vec<String>,
 }
@@ -84,7 +90,7 @@ fn default_duration() -> [u64; 2] {
     [100, 1_000]
 }
 
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 11] = [
     "partition",
     "loss",
     "delay",
@@ -92,7 +98,10 @@ const KINDS: [&str; 8] = [
     "reorder",
     "error",
     "latency",
+    "bit-rot",
     "rtc-step",
+    "crash",
+    "pause",
 ];
 
 fn rule(
@@ -130,6 +139,7 @@ impl Profile {
                     &[],
                 ),
                 rule("rtc-step", [0, 1], [0, 0], [-300, 300], &[]),
+                rule("pause", [0, 1], [10, 500], [0, 0], &[]),
             ],
             "heavy" => vec![
                 rule("partition", [1, 3], [500, 5_000], [0, 0], &dirs),
@@ -158,6 +168,15 @@ impl Profile {
                     &[],
                 ),
                 rule("rtc-step", [1, 2], [0, 0], [-86_400, 86_400], &[]),
+                rule("bit-rot", [0, 1], [200, 3_000], [1, 10_000], &[]),
+                rule("pause", [0, 2], [100, 3_000], [0, 0], &[]),
+                rule(
+                    "crash",
+                    [0, 1],
+                    [10, 2_000],
+                    [0, 0],
+                    &["lost", "torn", "kept"],
+                ),
             ],
             _ => return None,
         };
@@ -235,12 +254,14 @@ impl Profile {
                     r.kind
                 ));
             }
-            if matches!(r.kind.as_str(), "loss" | "duplicate") && r.value[1] > 1_000_000 {
+            if matches!(r.kind.as_str(), "loss" | "duplicate" | "bit-rot") && r.value[1] > 1_000_000
+            {
                 return Err(format!("{}: ppm above 1000000", at("value")));
             }
             let allowed: &[&str] = match r.kind.as_str() {
                 "partition" => &["both", "to-guest", "from-guest"],
                 "error" => &["read", "write", "any"],
+                "crash" => &["lost", "torn", "kept"],
                 _ => &[],
             };
             if allowed.is_empty() && !r.choices.is_empty() {
@@ -257,10 +278,10 @@ impl Profile {
         Ok(())
     }
 
-    /// Draws the plan from `seed`; rules for a part the machine does not have are
-    /// skipped (`has_disk`). Every fault draws the same number of values whatever its
-    /// kind, from its rule's own stream.
-    pub fn draw(&self, seed: RunSeed, has_disk: bool) -> FaultPlan {
+    /// Draws the plan from `seed`; faults for a part the machine does not have are
+    /// skipped (`has`). Every fault draws the same number of values whatever its kind,
+    /// from its rule's own stream.
+    pub fn draw(&self, seed: RunSeed, has: Targets) -> FaultPlan {
         let mut plan = FaultPlan::default();
         let mut seen: Vec<&str> = Vec::new();
         for r in &self.rules {
@@ -295,11 +316,26 @@ impl Profile {
                             Some("write") => DiskOp::Write,
                             _ => DiskOp::Any,
                         },
+                        nth: (v > 0).then_some(v),
                     },
                     "latency" => FaultKind::Latency { extra_ns: v },
+                    "bit-rot" => FaultKind::BitRot { ppm: v },
+                    "crash" => FaultKind::Crash {
+                        unflushed: match pick {
+                            Some("torn") => Unflushed::Torn,
+                            Some("kept") => Unflushed::Kept,
+                            _ => Unflushed::Lost,
+                        },
+                    },
+                    "pause" => FaultKind::Pause,
                     _ => FaultKind::RtcStep { delta_s: value },
                 };
-                if kind.target() == Target::Disk && !has_disk {
+                let missing = match kind.target() {
+                    Target::Disk => !has.disk,
+                    Target::Node => !has.node,
+                    Target::Net | Target::Clock => false,
+                };
+                if missing {
                     continue;
                 }
                 plan.faults.push(Fault {
@@ -323,15 +359,19 @@ mod tests {
     fn profiles_draw_from_the_seed_and_one_rule_never_shifts_another() {
         let heavy = Profile::builtin("heavy").unwrap();
         heavy.check().unwrap();
-        let a = heavy.draw(RunSeed(1), true);
-        assert_eq!(a, heavy.draw(RunSeed(1), true));
-        assert_ne!(a, heavy.draw(RunSeed(2), true));
+        let all = Targets {
+            disk: true,
+            node: true,
+        };
+        let a = heavy.draw(RunSeed(1), all);
+        assert_eq!(a, heavy.draw(RunSeed(1), all));
+        assert_ne!(a, heavy.draw(RunSeed(2), all));
         assert!(a.faults.len() >= 8, "{a:?}");
         a.check().unwrap();
         // Dropping the partition rule removes partitions and shifts nothing else.
         let mut fewer = heavy.clone();
         fewer.rules.remove(0);
-        let b = fewer.draw(RunSeed(1), true);
+        let b = fewer.draw(RunSeed(1), all);
         let no_partitions: Vec<Fault> = a
             .faults
             .iter()
@@ -339,15 +379,28 @@ mod tests {
             .copied()
             .collect();
         assert_eq!(b.faults, no_partitions);
-        // Without a disk, disk rules draw nothing.
-        assert!(heavy
-            .draw(RunSeed(1), false)
+        // Without a disk, disk rules draw nothing; without node faults, node rules neither.
+        let bare = heavy.draw(
+            RunSeed(1),
+            Targets {
+                disk: false,
+                node: false,
+            },
+        );
+        assert!(bare
             .faults
             .iter()
-            .all(|f| f.target != Target::Disk));
+            .all(|f| f.target != Target::Disk && f.target != Target::Node));
+        let with: Vec<Fault> = a
+            .faults
+            .iter()
+            .filter(|f| f.target != Target::Disk && f.target != Target::Node)
+            .copied()
+            .collect();
+        assert_eq!(bare.faults, with, "skipping a part shifts no other draw");
         assert!(Profile::builtin("none")
             .unwrap()
-            .draw(RunSeed(1), true)
+            .draw(RunSeed(1), all)
             .faults
             .is_empty());
     }

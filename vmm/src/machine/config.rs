@@ -65,10 +65,11 @@ pub struct RunConfig {
 impl RunConfig {
     /// The fault plan of a machine booted from this configuration (with a disk or not),
     /// written to `fault_plan_out` when asked.
-    pub fn fault_plan(&self, has_disk: bool) -> Result<crate::faults::plan::FaultPlan> {
-        let plan = self
-            .faults
-            .plan(wio_scheduler::RunSeed(self.seed), has_disk)?;
+    pub fn fault_plan(
+        &self,
+        has: crate::faults::plan::Targets,
+    ) -> Result<crate::faults::plan::FaultPlan> {
+        let plan = self.faults.plan(wio_scheduler::RunSeed(self.seed), has)?;
         if let Some(path) = &self.fault_plan_out {
             plan.write(path)?;
         }
@@ -152,6 +153,8 @@ impl RunConfig {
                 sha256: String::new(),
             }),
             link: Meta::link_fields(&self.link),
+            kernel_path: None,
+            initrd_path: None,
         }
     }
 }

@@ -284,6 +284,8 @@ mod tests {
                 host: "none",
                 warnings: Vec::new(),
                 faults: Vec::new(),
+                restarts: 0,
+                stopped_ns: 0,
             };
             RunResult { summary, outcome }
         }

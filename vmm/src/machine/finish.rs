@@ -35,6 +35,10 @@ pub struct Counts {
     pub wall: Instant,
     /// The faults the run applied.
     pub faults: Vec<crate::faults::inject::Applied>,
+    /// Times the machine booted again after a crash fault.
+    pub restarts: u32,
+    /// Virtual ns the CPU was stopped by node faults.
+    pub stopped_ns: u64,
 }
 
 /// The machine's parts a run's end touches.
@@ -103,6 +107,8 @@ pub fn finish_run(
         host: counts.host,
         warnings: counts.warnings,
         faults: counts.faults,
+        restarts: counts.restarts,
+        stopped_ns: counts.stopped_ns,
     };
     RunResult { summary, outcome }
 }

@@ -96,6 +96,7 @@ pub fn finish_disk(
         writes: b.stats.writes,
         flushes: b.stats.flushes,
         errors: b.stats.errors,
+        rotted_sectors: b.stats.rotted_sectors,
         durable_chunks: b.disk().durable_chunks(),
         unflushed_chunks: b.disk().volatile_chunks(),
     });

@@ -31,7 +31,7 @@ pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
 /// The format this wio writes and reads.
 /// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
 /// the platform instead of inside it.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
 const HEADER: usize = 8 + 4 + 8;
@@ -78,6 +78,13 @@ pub struct Meta {
     pub disk: Option<DiskMeta>,
     /// Simulated link: latency, jitter (ns), loss, duplication (ppm).
     pub link: [u64; 4],
+    /// Where the kernel was (riscv64: a machine restored from the snapshot reads it again
+    /// to boot after a crash fault, checked against `kernel_sha256`).
+    #[serde(default)]
+    pub kernel_path: Option<PathBuf>,
+    /// Where the initrd was.
+    #[serde(default)]
+    pub initrd_path: Option<PathBuf>,
 }
 
 impl Meta {
@@ -446,6 +453,8 @@ mod tests {
                 epoch_unix: 0,
                 disk: None,
                 link: [1, 2, 3, 4],
+                kernel_path: None,
+                initrd_path: None,
             },
             machine: vec![7; 100],
             memory: memory_runs(&ram),

@@ -1,9 +1,18 @@
-//! Loading a riscv64 Linux `Image`, its initrd and the device tree into RAM.
+//! Loading a riscv64 Linux `Image`, its initrd and the device tree into RAM: the image a
+//! machine boots ([`BootImage`], kept for the boot after a crash fault), the hart on guest
+//! memory, and each boot's device-tree rng-seed.
 
-use super::layout::{KERNEL_DEFAULT_OFFSET, RAM_BASE};
+use super::fdt;
+use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
 use crate::error::{Result, WioError};
+use crate::memory::GuestMem;
+use crate::snapshot::Meta;
+use crate::trace::hex;
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use wio_riscv::Ram;
+use vm_memory::{GuestAddress, GuestMemoryBackend};
+use wio_riscv::{Hart, Ram};
+use wio_scheduler::{stream_names, RunSeed};
 
 /// Offset of the "RISCV\0\0\0" magic in the Image header.
 const MAGIC_OFFSET: usize = 48;
@@ -131,6 +140,134 @@ pub fn load(
         initrd: initrd_range,
         fdt_addr,
     })
+}
+
+/// A hart whose RAM is `mem` (which stays mapped as long as the hart lives).
+pub(super) fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
+    let host = mem
+        .get_host_address(GuestAddress(layout::RAM_BASE))
+        .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
+    // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
+    // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
+    // devices access it only through raw pointers / vm-memory, never through held references.
+    let ram = unsafe {
+        Ram::from_raw(
+            layout::RAM_BASE,
+            host,
+            mem_bytes as usize,
+            Box::new(mem.clone()),
+        )
+    };
+    let mut hart = Hart::new(ram, entry, layout::CYCLES_PER_TICK);
+    // WIO_NO_JIT=1 interprets every block (same results, slower): for comparisons and as
+    // an escape hatch should the block compiler be suspected.
+    if std::env::var_os("WIO_NO_JIT").is_some_and(|v| !v.is_empty() && v != "0") {
+        hart.set_compiling(false);
+    }
+    Ok(hart)
+}
+
+/// What a boot loads: the kernel, the initrd and the command line, kept so that a machine
+/// can boot again after a crash.
+pub struct BootImage {
+    /// Where the kernel came from (for errors).
+    pub kernel_path: PathBuf,
+    /// The kernel `Image`.
+    pub kernel: Vec<u8>,
+    /// The initrd and where it came from.
+    pub initrd: Option<(PathBuf, Vec<u8>)>,
+    /// The kernel command line.
+    pub cmdline: String,
+    /// How many virtio-mmio slots the device tree lists.
+    pub virtio_slots: usize,
+}
+
+impl BootImage {
+    /// Loads the kernel, the initrd and a device tree (with `rng_seed`) into the hart's RAM
+    /// of `mem_bytes`, and points the hart at the kernel in supervisor mode.
+    pub fn load_into(&self, hart: &mut Hart, mem_bytes: u64, rng_seed: &[u8]) -> Result<Placement> {
+        let placement = load(
+            &mut hart.ram,
+            &self.kernel_path,
+            &self.kernel,
+            self.initrd.as_ref().map(|(p, b)| (p, b.as_slice())),
+        )?;
+        let virtio: Vec<(u32, u32)> = (0..self.virtio_slots)
+            .map(|slot| (slot as u32, super::bus::virtio_irq(slot)))
+            .collect();
+        let blob = fdt::build(&fdt::FdtSpec {
+            mem_bytes,
+            bootargs: &self.cmdline,
+            initrd: placement.initrd,
+            rng_seed,
+            virtio: &virtio,
+        })?;
+        if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
+            return Err(WioError::Internal("device tree does not fit".into()));
+        }
+        hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+        Ok(placement)
+    }
+
+    /// The image a snapshot's machine booted, read again from the paths the snapshot
+    /// names and checked against its hashes (a restored machine needs it only to boot
+    /// again after a crash fault).
+    pub fn from_meta(meta: &Meta, virtio_slots: usize) -> Result<BootImage> {
+        let gone = |what: &str, path: Option<&PathBuf>, why: String| {
+            WioError::Usage(format!(
+                "a crash fault restarts the machine, which needs the snapshot's {what}{}: {why}",
+                path.map(|p| format!(" {}", p.display()))
+                    .unwrap_or_default()
+            ))
+        };
+        let read = |what: &str, path: Option<&PathBuf>, sha: &str| -> Result<Vec<u8>> {
+            let Some(p) = path else {
+                return Err(gone(
+                    what,
+                    None,
+                    "the snapshot does not say where it is".into(),
+                ));
+            };
+            let bytes = std::fs::read(p).map_err(|e| gone(what, Some(p), e.to_string()))?;
+            if hex(&Sha256::digest(&bytes)) != sha {
+                return Err(gone(
+                    what,
+                    Some(p),
+                    "it changed since the snapshot was taken".into(),
+                ));
+            }
+            Ok(bytes)
+        };
+        let kernel = read("kernel", meta.kernel_path.as_ref(), &meta.kernel_sha256)?;
+        let initrd = match &meta.initrd_sha256 {
+            Some(sha) => Some((
+                meta.initrd_path.clone().unwrap_or_default(),
+                read("initrd", meta.initrd_path.as_ref(), sha)?,
+            )),
+            None => None,
+        };
+        Ok(BootImage {
+            kernel_path: meta.kernel_path.clone().unwrap_or_default(),
+            kernel,
+            initrd,
+            cmdline: meta.cmdline.clone(),
+            virtio_slots,
+        })
+    }
+}
+
+/// The rng-seed a boot's device tree carries: boot 1 from `riscv-fdt-rng-seed`, boot n
+/// from `riscv-fdt-rng-seed/boot-n`, so a restart never repeats the first boot's entropy
+/// and adding restarts shifts no other stream.
+pub fn fdt_rng_seed(seed: RunSeed, boot: u32) -> [u8; 64] {
+    let name = if boot <= 1 {
+        stream_names::RISCV_FDT_RNG_SEED.to_string()
+    } else {
+        stream_names::sub(stream_names::RISCV_FDT_RNG_SEED, &format!("boot-{boot}"))
+    };
+    let mut out = [0u8; 64];
+    seed.stream(&name).fill_bytes(&mut out);
+    out
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase};
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use wio_scheduler::EventQueue;
 
 /// A timed event of the riscv64 machine.
@@ -21,6 +22,20 @@ pub enum BusEvent {
     Virtio(VirtioEvent),
     /// A planned fault starts or ends: (its index in the plan, which edge).
     Fault(usize, Phase),
+}
+
+/// Whether the hart runs, as node faults leave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Power {
+    /// Running.
+    #[default]
+    On,
+    /// Stopped by this many pause faults in force (time and devices go on).
+    Paused(u32),
+    /// Off after a power cut, until the crash fault ends.
+    Off,
+    /// The power is back: the machine boots before the hart runs again.
+    Booting,
 }
 
 /// The devices behind the hart.
@@ -38,6 +53,8 @@ pub struct RvBus {
     pub trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
     pub now_ns: u64,
+    /// Whether the hart runs (node faults stop it).
+    pub power: Power,
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -118,12 +135,50 @@ impl RvBus {
                             .fire(index, phase, now_ns, &mut self.virtio, &mut self.trace);
                     // Setting or clearing a device fault changes only how later requests
                     // and frames are handled: no timer, no interrupt line moves here.
-                    if let Effect::RtcStep(delta_s) = effect {
-                        self.rtc.step(delta_s);
-                    }
+                    self.node_effect(effect, now_ns);
                 }
             }
         }
+    }
+}
+
+impl RvBus {
+    /// What a fault's edge asks of the machine beyond its devices. Node faults meeting a
+    /// machine already off change nothing (a pause or a second crash while it is off).
+    fn node_effect(&mut self, effect: Effect, now_ns: u64) {
+        self.power = match (effect, self.power) {
+            (Effect::None, p) => p,
+            (Effect::RtcStep(delta_s), p) => {
+                self.rtc.step(delta_s);
+                p
+            }
+            (Effect::Pause, Power::On) => Power::Paused(1),
+            (Effect::Pause, Power::Paused(n)) => Power::Paused(n.saturating_add(1)),
+            (Effect::Resume, Power::Paused(n)) if n > 1 => Power::Paused(n - 1),
+            (Effect::Resume, Power::Paused(_)) => Power::On,
+            (Effect::Pause | Effect::Resume, p) => p,
+            (Effect::PowerOff(unflushed), Power::On | Power::Paused(_)) => {
+                let cached = self.virtio.block_mut().map(|b| b.disk().volatile_chunks());
+                self.virtio.power_cut(unflushed);
+                // Requests in flight die with the power: never performed, never completed.
+                // Device timers (the link, the peer) are the world's and go on.
+                let dropped = self
+                    .events
+                    .retain(|e| !matches!(e, BusEvent::Virtio(VirtioEvent::Complete(..))));
+                for slot in 0..self.virtio.len() {
+                    self.update_virtio_line(slot);
+                }
+                self.trace.event(
+                    now_ns,
+                    "power-off",
+                    json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
+                );
+                Power::Off
+            }
+            (Effect::PowerOff(_), p) => p,
+            (Effect::PowerOn, Power::Off) => Power::Booting,
+            (Effect::PowerOn, p) => p,
+        };
     }
 }
 

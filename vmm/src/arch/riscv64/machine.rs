@@ -5,11 +5,12 @@
 //! Time is the hart's cycle count (see `clock`); WFI jumps it to the next timer
 //! deadline or device event, so idle time costs nothing.
 
-use super::bus::{virtio_irq, RvBus};
+use super::boot::{fdt_rng_seed, hart_on, BootImage};
+use super::bus::{Power, RvBus};
 use super::clock::{self, CLOCK};
 use super::engine::RiscvEngine;
+use super::layout;
 use super::sbi::{self, SbiEffect};
-use super::{boot, fdt, layout};
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -17,22 +18,23 @@ use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
+use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::{guests, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
-use crate::memory::GuestMem;
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::{fold, hex};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
-use vm_memory::{GuestAddress, GuestMemoryBackend};
+
 use wio_clock::VirtualTime;
-use wio_riscv::{Hart, Ram};
-use wio_scheduler::{stream_names, EventQueue, RunSeed};
+use wio_riscv::Hart;
+use wio_scheduler::{EventQueue, RunSeed};
 use wio_virtio_devices::Frame;
 
 /// Kernel arguments used when `--cmdline` is not given.
@@ -60,6 +62,15 @@ pub struct RvMachine {
     pub(super) meta: Meta,
     /// The snapshot this machine was restored from.
     pub(super) restored_from: Option<RestoredFrom>,
+    /// What it boots, kept for a boot after a crash (a restored machine reads it from the
+    /// snapshot's paths when it first needs it).
+    pub(super) image: Option<Arc<BootImage>>,
+    /// How many times it has booted (1 + restarts).
+    pub(super) boots: u32,
+    /// Instructions retired by the boots before this one.
+    pub(super) instret_before: u64,
+    /// Virtual ns the hart was stopped by node faults.
+    pub(super) stopped_ns: u64,
 }
 
 /// Checks the memory size a configuration asks for.
@@ -75,37 +86,15 @@ fn check_mem(cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
-/// A hart whose RAM is `mem` (which stays mapped as long as the hart lives).
-pub(super) fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
-    let host = mem
-        .get_host_address(GuestAddress(layout::RAM_BASE))
-        .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
-    // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
-    // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
-    // devices access it only through raw pointers / vm-memory, never through held references.
-    let ram = unsafe {
-        Ram::from_raw(
-            layout::RAM_BASE,
-            host,
-            mem_bytes as usize,
-            Box::new(mem.clone()),
-        )
-    };
-    let mut hart = Hart::new(ram, entry, layout::CYCLES_PER_TICK);
-    // WIO_NO_JIT=1 interprets every block (same results, slower): for comparisons and as
-    // an escape hatch should the block compiler be suspected.
-    if std::env::var_os("WIO_NO_JIT").is_some_and(|v| !v.is_empty() && v != "0") {
-        hart.set_compiling(false);
-    }
-    Ok(hart)
-}
-
 impl RvMachine {
     /// Builds the machine a configuration describes and boots its kernel.
     pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
         check_mem(cfg)?;
         let disk = virtio::open_disk(cfg)?;
-        let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
+        let faults = Injector::new(cfg.fault_plan(Targets {
+            disk: disk.is_some(),
+            node: true,
+        })?);
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
             None => {
@@ -152,32 +141,18 @@ impl RvMachine {
         let mem_bytes = cfg.mem_mib << 20;
         let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
         let mut hart = hart_on(&mem, mem_bytes, 0)?;
-        let placement = boot::load(
-            &mut hart.ram,
-            &kernel_path,
-            &kernel,
-            initrd_path.as_ref().zip(initrd.as_deref()),
-        )?;
         let seed = RunSeed(cfg.seed);
-        let mut rng_seed = [0u8; 64];
-        seed.stream(stream_names::RISCV_FDT_RNG_SEED)
-            .fill_bytes(&mut rng_seed);
-        let virtio_count = if disk.is_some() { 3 } else { 2 };
-        let virtio_nodes: Vec<(u32, u32)> = (0..virtio_count)
-            .map(|slot| (slot as u32, virtio_irq(slot)))
-            .collect();
-        let blob = fdt::build(&fdt::FdtSpec {
-            mem_bytes,
-            bootargs: &cmdline,
-            initrd: placement.initrd,
-            rng_seed: &rng_seed,
-            virtio: &virtio_nodes,
-        })?;
-        if blob.len() as u64 > boot::MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
-            return Err(WioError::Internal("device tree does not fit".into()));
-        }
-        hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
-        let kernel_sha256 = hex(&Sha256::digest(&kernel));
+        let image = BootImage {
+            kernel_path: kernel_path.clone(),
+            kernel,
+            initrd: initrd_path.clone().zip(initrd),
+            cmdline: cmdline.clone(),
+            virtio_slots: if disk.is_some() { 3 } else { 2 },
+        };
+        let placement = image.load_into(&mut hart, mem_bytes, &fdt_rng_seed(seed, 1))?;
+        let kernel = &image.kernel;
+        let initrd = image.initrd.as_ref().map(|(_, b)| b);
+        let kernel_sha256 = hex(&Sha256::digest(kernel));
         let initrd_sha256 = initrd.as_ref().map(|b| hex(&Sha256::digest(b)));
         let mut bus = RvBus {
             uart: Uart16550::default(),
@@ -189,6 +164,7 @@ impl RvMachine {
             mmio_accesses: 0,
             trace,
             now_ns: 0,
+            power: Power::On,
         };
         bus.trace.event(
             0,
@@ -221,20 +197,31 @@ impl RvMachine {
             idle_ns: 0,
             noise: TimerNoise::new(cfg.sched_noise, seed),
             seed: cfg.seed,
-            meta: cfg.boot_meta(BootMeta {
-                arch: Arch::Riscv64,
-                mem_base: layout::RAM_BASE,
-                kernel_sha256,
-                initrd_sha256,
-                cmdline,
-            }),
+            meta: Meta {
+                kernel_path: Some(std::fs::canonicalize(&kernel_path).unwrap_or(kernel_path)),
+                initrd_path: initrd_path.map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
+                ..cfg.boot_meta(BootMeta {
+                    arch: Arch::Riscv64,
+                    mem_base: layout::RAM_BASE,
+                    kernel_sha256,
+                    initrd_sha256,
+                    cmdline,
+                })
+            },
             restored_from: None,
+            image: Some(Arc::new(image)),
+            boots: 1,
+            instret_before: 0,
+            stopped_ns: 0,
         })
     }
 
     /// Runs the hart to its next exit, at most [`SLICE_NS`] and never past `limit`, and
     /// serves the exit.
     fn step(&mut self, limit: VirtualTime) -> Stop {
+        if self.bus.power != Power::On {
+            return self.step_unpowered(limit);
+        }
         let until = self.engine.now().saturating_add_ns(SLICE_NS).min(limit);
         self.engine.set_deadline(until.as_ns());
         let exit = match self.engine.run(&mut self.bus) {
@@ -353,7 +340,7 @@ impl Machine for RvMachine {
     ) -> RunResult {
         let m = *self;
         let now = m.now().as_ns();
-        let instret = m.engine.hart.instret();
+        let instret = m.instret_before + m.engine.hart.instret();
         let mut exits = m.exits;
         exits.insert("mmio", m.bus.mmio_accesses);
         let mut bus = m.bus;
@@ -382,6 +369,8 @@ impl Machine for RvMachine {
                 warnings: Vec::new(),
                 wall,
                 faults: applied,
+                restarts: m.boots.saturating_sub(1),
+                stopped_ns: m.stopped_ns,
             },
         )
     }

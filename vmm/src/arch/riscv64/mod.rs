@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fdt;
 pub mod layout;
 pub mod machine;
+pub mod power;
 pub mod sbi;
 pub mod snapshot;
 

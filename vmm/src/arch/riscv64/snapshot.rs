@@ -2,11 +2,12 @@
 //! a snapshot once (state decoded and checked, hart caches built, guest memory in a
 //! memfd, disk overlays shared), and restoring it any number of times as a machine.
 
-use super::bus::{BusEvent, RvBus};
+use super::boot::hart_on;
+use super::bus::{BusEvent, Power, RvBus};
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
-use super::machine::{hart_on, RvMachine};
+use super::machine::RvMachine;
 use crate::devices::legacy::serial::{Uart16550, UartState};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -45,6 +46,10 @@ pub(super) struct MachineState {
     pub(super) exits: Vec<(String, u64)>,
     pub(super) idle_ns: u64,
     pub(super) noise: TimerNoiseState,
+    pub(super) power: Power,
+    pub(super) boots: u32,
+    pub(super) instret_before: u64,
+    pub(super) stopped_ns: u64,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -82,6 +87,10 @@ impl RvMachine {
                 .collect(),
             idle_ns: self.idle_ns,
             noise: self.noise.save(),
+            power: self.bus.power,
+            boots: self.boots,
+            instret_before: self.instret_before,
+            stopped_ns: self.stopped_ns,
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
@@ -94,7 +103,7 @@ impl RvMachine {
         let mut meta = self.meta.clone();
         meta.seed = self.seed;
         meta.virtual_ns = self.now().as_ns();
-        meta.instructions = Some(self.engine.hart.instret());
+        meta.instructions = Some(self.instret_before + self.engine.hart.instret());
         meta.reason = reason;
         Ok(Snapshot {
             meta,
@@ -292,6 +301,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             mmio_accesses: state.mmio_accesses,
             trace,
             now_ns: 0,
+            power: state.power,
         },
         console,
         exits,
@@ -305,6 +315,10 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             instructions: meta.instructions,
             seed: meta.seed,
         }),
+        image: None,
+        boots: state.boots.max(1),
+        instret_before: state.instret_before,
+        stopped_ns: state.stopped_ns,
     };
     m.bus.now_ns = m.engine.now().as_ns();
     Ok(m)

@@ -12,6 +12,7 @@ use super::{cpuid, layout};
 use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
+use crate::faults::plan::Targets;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -104,7 +105,10 @@ fn kvm_options(cfg: &RunConfig) -> KvmOptions {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
-    let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
+    let faults = Injector::new(cfg.fault_plan(Targets {
+        disk: disk.is_some(),
+        node: false,
+    })?);
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -480,6 +484,8 @@ impl Machine for X86Machine {
                 warnings: m.warnings,
                 wall,
                 faults: applied,
+                restarts: 0,
+                stopped_ns: 0,
             },
         )
     }
