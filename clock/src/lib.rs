@@ -10,7 +10,8 @@
 //! Modules:
 //! - [`time`]: the [`VirtualClock`], [`Deadline`] and [`NS_PER_SEC`].
 //! - [`tsc`]: the [`VirtualTsc`], converting virtual ns to TSC ticks and back.
-//! - [`instructions`]: the [`InstructionClock`], time from a retired-instruction count.
+//! - [`instructions`]: the [`InstructionClock`], time from a retired-instruction count,
+//!   with a bounded drift (ppm) of the machine's oscillator.
 //! - [`cost`]: the [`CostModel`] that prices each kind of VM exit.
 
 #![forbid(unsafe_code)]
@@ -22,6 +23,6 @@ pub mod time;
 pub mod tsc;
 
 pub use cost::{CostModel, CostModelError, ExitCost};
-pub use instructions::InstructionClock;
+pub use instructions::{InstructionClock, InstructionClockError, MAX_DRIFT_PPM};
 pub use time::{Deadline, VirtualClock, VirtualTime, NS_PER_SEC};
 pub use tsc::{VirtualTsc, DEFAULT_TSC_HZ};

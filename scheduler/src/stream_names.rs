@@ -26,6 +26,9 @@ pub const RISCV_FDT_RNG_SEED: &str = "riscv-fdt-rng-seed";
 pub const PARAVIRT_ENTROPY: &str = "paravirt-entropy";
 /// The timer interrupt's extra latency (CPU-timing noise: where the guest is preempted).
 pub const SCHED_NOISE_TIMER: &str = "sched-noise-timer";
+/// The riscv64 machine's clock drift (ppm of its oscillator against virtual time), drawn
+/// once at boot and again when a snapshot is restored with another seed.
+pub const CLOCK_DRIFT: &str = "clock-drift";
 
 // Device names: what the machine passes to each virtio device as its `name`.
 
@@ -73,6 +76,7 @@ pub const ALL: &[&str] = &[
     RISCV_FDT_RNG_SEED,
     PARAVIRT_ENTROPY,
     SCHED_NOISE_TIMER,
+    CLOCK_DRIFT,
     VIRTIO_RNG,
     VIRTIO_NET,
     VIRTIO_BLK,

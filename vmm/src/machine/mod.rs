@@ -63,7 +63,8 @@ pub enum Stop {
     /// done: the driver may look at the console or take a snapshot, then call again.
     Yield,
     /// Virtual time reached the limit (x86-64 notices it at the first exit at or after it;
-    /// riscv64 stops on the exact instruction).
+    /// riscv64 stops on the last instruction at or before it: exactly on it unless its
+    /// drifting clock steps over it).
     Limit,
     /// The guest asked for a snapshot here (riscv64: SBI call with its tag; x86-64: the
     /// paravirt port, no tag).

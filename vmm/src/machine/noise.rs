@@ -10,6 +10,14 @@
 //!
 //! riscv64 applies the latency to the SBI timer on the exact instruction; x86-64 to the
 //! PIT's interrupt events, which reach the guest at its next exit or interrupt window.
+//!
+//! The level also sets the riscv64 machine's clock drift ([`drift_ppm`]): its oscillator
+//! (the instruction count its guest's timer and `time` CSR read) runs a seeded number of
+//! ppm fast or slow against virtual time, where device events, the network and other
+//! machines live; off: none, light: up to ±100 ppm (a real crystal), heavy: ±1000 ppm.
+//! It is drawn from its own stream (`stream_names::CLOCK_DRIFT`) at boot, and drawn again
+//! from the new seed's stream when a snapshot is restored with another seed. Drift is
+//! riscv64-only for now: x86-64 time comes from its virtual TSC and exit cost model.
 
 use serde::{Deserialize, Serialize};
 use wio_scheduler::{stream_names, RunSeed, SavedStream, Stream};
@@ -38,6 +46,15 @@ impl SchedNoise {
         }
     }
 
+    /// The largest clock drift of the level, in ppm either way.
+    pub fn drift_bound_ppm(self) -> i32 {
+        match self {
+            SchedNoise::Off => 0,
+            SchedNoise::Light => 100,
+            SchedNoise::Heavy => 1000,
+        }
+    }
+
     /// The name the trace and `--help` use.
     pub fn name(self) -> &'static str {
         match self {
@@ -46,6 +63,22 @@ impl SchedNoise {
             SchedNoise::Heavy => "heavy",
         }
     }
+}
+
+/// A machine's clock drift in ppm (positive: its oscillator runs fast) for `level`:
+/// uniform in ±[`SchedNoise::drift_bound_ppm`], the first draw of `seed`'s
+/// `stream_names::CLOCK_DRIFT` stream; 0 with no draw when off.
+pub fn drift_ppm(level: SchedNoise, seed: RunSeed) -> i32 {
+    let bound = level.drift_bound_ppm();
+    if bound == 0 {
+        return 0;
+    }
+    let span = 2 * bound.unsigned_abs();
+    let draw = seed
+        .stream(stream_names::CLOCK_DRIFT)
+        .range_inclusive(0, u64::from(span));
+    // draw <= span = 2 * bound, so the difference is within ±bound.
+    i32::try_from(draw).map_or(0, |d| d - bound)
 }
 
 /// The timer-latency draws of one machine.
@@ -89,6 +122,11 @@ impl TimerNoise {
         }
     }
 
+    /// Its level.
+    pub fn level(&self) -> SchedNoise {
+        self.level
+    }
+
     /// Back from a snapshot; `reseed` re-keys the draws (a branch with another seed).
     pub fn resume(s: &TimerNoiseState, reseed: Option<RunSeed>) -> TimerNoise {
         TimerNoise {
@@ -128,5 +166,32 @@ mod tests {
             .map(|_| (other.delay_ns(1 << 30), again.delay_ns(1 << 30)))
             .unzip();
         assert_ne!(o, g, "a re-keyed branch draws other delays");
+    }
+
+    #[test]
+    fn drifts_are_bounded_and_seeded() {
+        assert!((0..100).all(|s| drift_ppm(SchedNoise::Off, RunSeed(s)) == 0));
+        for level in [SchedNoise::Light, SchedNoise::Heavy] {
+            let bound = level.drift_bound_ppm();
+            let drifts: Vec<i32> = (0..400).map(|s| drift_ppm(level, RunSeed(s))).collect();
+            assert!(drifts.iter().all(|d| d.abs() <= bound), "{level:?}");
+            assert!(bound <= wio_clock::MAX_DRIFT_PPM);
+            // Same seed, same drift; the seeds spread over the range, both signs.
+            assert_eq!(drifts[7], drift_ppm(level, RunSeed(7)));
+            let distinct: std::collections::BTreeSet<i32> = drifts.iter().copied().collect();
+            assert!(
+                distinct.len() > 100,
+                "{level:?}: {} distinct",
+                distinct.len()
+            );
+            assert!(drifts.iter().any(|d| *d > bound / 2));
+            assert!(drifts.iter().any(|d| *d < -bound / 2));
+            let differ = (0..100u64)
+                .filter(|s| drift_ppm(level, RunSeed(*s)) != drift_ppm(level, RunSeed(s + 1000)))
+                .count();
+            assert!(differ > 90, "{level:?}: only {differ} of 100 seeds differ");
+        }
+        assert_eq!(SchedNoise::Light.drift_bound_ppm(), 100);
+        assert_eq!(SchedNoise::Heavy.drift_bound_ppm(), 1000);
     }
 }

@@ -2,12 +2,13 @@
 //! the hart on its engine, the bus of devices, SBI, and the run loop, behind the
 //! [`Machine`] interface.
 //!
-//! Time is the hart's cycle count (see `clock`); WFI jumps it to the next timer
-//! deadline or device event, so idle time costs nothing.
+//! Time is the hart's cycle count read through the machine's clock (see `clock`: it may
+//! drift by a seeded ppm); WFI jumps it to the next timer deadline or device event, so
+//! idle time costs nothing.
 
 use super::boot::{fdt_rng_seed, hart_on, BootImage};
 use super::bus::{Power, RvBus};
-use super::clock::{self, CLOCK};
+use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
@@ -21,7 +22,7 @@ use crate::faults::inject::Injector;
 use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
-use crate::machine::noise::{SchedNoise, TimerNoise};
+use crate::machine::noise::{self, SchedNoise, TimerNoise};
 use crate::machine::{guests, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
@@ -31,8 +32,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
-
-use wio_clock::VirtualTime;
+use wio_clock::{InstructionClock, VirtualTime};
 use wio_riscv::Hart;
 use wio_scheduler::{EventQueue, RunSeed};
 use wio_virtio_devices::Frame;
@@ -184,13 +184,15 @@ impl RvMachine {
             }),
         );
         bus.schedule_faults();
+        let drift = noise::drift_ppm(cfg.sched_noise, seed);
         if cfg.sched_noise != SchedNoise::Off {
             // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
             bus.trace
                 .event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
+            bus.trace.event(0, "clock-drift", json!({ "ppm": drift }));
         }
         Ok(RvMachine {
-            engine: RiscvEngine::new(hart),
+            engine: RiscvEngine::new(hart, clock::drifting(drift)?),
             bus,
             console: Console::new(cfg.echo(), wall),
             exits: BTreeMap::new(),
@@ -230,8 +232,9 @@ impl RvMachine {
         };
         let bus = &mut self.bus;
         let console = &mut self.console;
+        let clk = self.engine.clock;
         let hart = &mut self.engine.hart;
-        let now = clock::now(hart).as_ns();
+        let now = clock::now(&clk, hart).as_ns();
         if bus.events.peek_time().is_some_and(|t| t <= now) {
             bus.fire_due_events(now);
             hart.poke_interrupts();
@@ -240,13 +243,15 @@ impl RvMachine {
         console.push(&out, now, &mut bus.trace);
         match exit {
             Exit::Budget => {
-                if now >= limit.as_ns() {
+                // At the last cycle at or before the limit (the limit itself unless a
+                // slow clock's cycle steps over it).
+                if hart.cycles() >= clk.count_before(limit) {
                     return Stop::Limit;
                 }
             }
             Exit::Halt => {
                 *self.exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(hart, bus, &mut self.idle_ns, limit) {
+                if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit) {
                     return Stop::End(Err(e));
                 }
             }
@@ -262,14 +267,15 @@ impl RvMachine {
                     SbiEffect::SetTimer(value) => {
                         if value != u64::MAX {
                             let target = value.saturating_mul(layout::CYCLES_PER_TICK);
-                            let interval = CLOCK.ns_of(target.saturating_sub(hart.cycles()));
+                            // The guest's interval is in its (drifting) cycles; the
+                            // latency, like device events, in virtual time.
+                            let interval = clk.ns_of(target.saturating_sub(hart.cycles()));
                             let delay = self.noise.delay_ns(interval);
-                            let cycles = CLOCK.count_at_or_after(VirtualTime::from_ns(delay));
-                            hart.set_timer(value, cycles);
+                            hart.set_timer(value, clk.count_of(delay));
                         }
                     }
                     SbiEffect::Suspend => {
-                        if let Some(e) = idle(hart, bus, &mut self.idle_ns, limit) {
+                        if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit) {
                             return Stop::End(Err(e));
                         }
                     }
@@ -381,6 +387,7 @@ impl Machine for RvMachine {
 /// early by it runs on from its WFI, which the architecture allows). Returns an error when
 /// nothing can ever wake the hart.
 fn idle(
+    clk: &InstructionClock,
     hart: &mut Hart,
     bus: &mut RvBus,
     idle_ns: &mut u64,
@@ -390,20 +397,22 @@ fn idle(
     if hart.pending_interrupt_with(external).is_some() || external {
         return None;
     }
-    let timer = CLOCK.time_at(hart.timer_deadline());
+    // In cycles: the timer fires on its exact cycle, a device event on the first cycle
+    // at or after its time.
+    let timer = hart.timer_deadline();
     let device = bus
         .events
         .peek_time()
-        .map_or(VirtualTime::MAX, VirtualTime::from_ns);
+        .map_or(u64::MAX, |t| clk.count_at_or_after(VirtualTime::from_ns(t)));
     let wake = timer.min(device);
-    if wake == VirtualTime::MAX {
+    if wake == u64::MAX {
         return Some(WioError::GuestCrash(format!(
             "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
             hart.pc
         )));
     }
-    let skipped = clock::idle_until(hart, wake.min(limit));
-    let now = clock::now(hart).as_ns();
+    let skipped = clock::idle_until(clk, hart, wake, limit);
+    let now = clock::now(clk, hart).as_ns();
     if skipped > 0 {
         *idle_ns += skipped;
         bus.trace.event(now, "wfi", json!({ "idle_ns": skipped }));

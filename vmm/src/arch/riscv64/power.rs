@@ -7,7 +7,7 @@
 
 use super::boot::{fdt_rng_seed, hart_on, BootImage};
 use super::bus::Power;
-use super::clock::{self, CLOCK};
+use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::machine::RvMachine;
@@ -30,6 +30,7 @@ impl RvMachine {
                 Err(e) => Stop::End(Err(e)),
             };
         }
+        let clk = self.engine.clock;
         let hart = &mut self.engine.hart;
         let Some(next) = self.bus.events.peek_time() else {
             // The pause or crash that stopped the hart always has its end queued.
@@ -37,13 +38,16 @@ impl RvMachine {
                 "the machine is stopped and nothing is left to restart it".into(),
             )));
         };
-        let t = VirtualTime::from_ns(next).min(limit);
-        let skipped = clock::idle_until(hart, t);
+        let wake = clk.count_at_or_after(VirtualTime::from_ns(next));
+        let skipped = clock::idle_until(&clk, hart, wake, limit);
         self.stopped_ns += skipped;
-        let now = clock::now(hart).as_ns();
+        let now = clock::now(&clk, hart).as_ns();
         self.bus.fire_due_events(now);
         hart.poke_interrupts();
-        if now >= limit.as_ns() && self.bus.events.peek_time().is_none_or(|t| t > now) {
+        // At the last cycle at or before the limit with nothing left due: the limit.
+        if hart.cycles() >= clk.count_before(limit)
+            && self.bus.events.peek_time().is_none_or(|t| t > now)
+        {
             return Stop::Limit;
         }
         Stop::Yield
@@ -71,12 +75,13 @@ impl RvMachine {
         let rng_seed = fdt_rng_seed(RunSeed(self.seed), self.boots);
         let placement = image.load_into(&mut hart, mem_bytes, &rng_seed)?;
         self.instret_before = self.instret_before.saturating_add(instret);
-        self.engine = RiscvEngine::new(hart);
+        // The oscillator is the same after the cut: the clock (its drift and anchor) stays.
+        self.engine = RiscvEngine::new(hart, self.engine.clock);
         self.bus.uart = Uart16550::default();
         self.bus.plic = Plic::default();
         self.bus.virtio.set_memory(mem);
         self.bus.power = Power::On;
-        let now = CLOCK.time_at(cycles).as_ns();
+        let now = self.engine.clock.time_at(cycles).as_ns();
         self.console.flush_line(now, &mut self.bus.trace);
         self.bus.trace.event(
             now,

@@ -15,7 +15,7 @@ use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
 use crate::machine::console::{Console, ConsoleState};
-use crate::machine::noise::{TimerNoise, TimerNoiseState};
+use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
@@ -25,6 +25,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use wio_clock::InstructionClock;
 use wio_riscv::HartState;
 use wio_scheduler::{EventQueue, RunSeed};
 use wio_virtio_devices::Block;
@@ -50,6 +51,8 @@ pub(super) struct MachineState {
     pub(super) boots: u32,
     pub(super) instret_before: u64,
     pub(super) stopped_ns: u64,
+    /// The machine's clock (its drift and where it was last re-keyed).
+    pub(super) clock: InstructionClock,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -91,6 +94,7 @@ impl RvMachine {
             boots: self.boots,
             instret_before: self.instret_before,
             stopped_ns: self.stopped_ns,
+            clock: self.engine.clock,
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
@@ -267,13 +271,23 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     }
     let mut trace = crate::trace::open(cfg.trace.as_ref())?;
     trace.load_state(&state.trace);
+    let timer_noise = TimerNoise::resume(&state.noise, reseed);
+    let mut clk = state.clock;
     if let Some(RunSeed(s)) = reseed {
         // The branch's trace says where its future was re-keyed.
-        trace.event(
-            clock::now(&hart).as_ns(),
-            "reseed",
-            json!({ "from": meta.seed, "seed": s }),
-        );
+        let now = clock::now(&clk, &hart).as_ns();
+        trace.event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+        // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced).
+        let level = timer_noise.level();
+        if level != SchedNoise::Off {
+            let ppm = noise::drift_ppm(level, RunSeed(s));
+            clk = clock::rekeyed(&clk, &hart, ppm)?;
+            trace.event(
+                now,
+                "clock-drift",
+                json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
+            );
+        }
     }
     let uart = Uart16550::from_state(&state.uart).map_err(|e| bad(e.to_string()))?;
     if !state.console.is_valid() {
@@ -290,7 +304,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         exits.insert(*kind, *v);
     }
     let mut m = RvMachine {
-        engine: RiscvEngine::new(hart),
+        engine: RiscvEngine::new(hart, clk),
         bus: RvBus {
             uart,
             rtc: state.rtc.clone(),
@@ -306,7 +320,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         console,
         exits,
         idle_ns: state.idle_ns,
-        noise: TimerNoise::resume(&state.noise, reseed),
+        noise: timer_noise,
         seed,
         meta: meta.clone(),
         restored_from: Some(RestoredFrom {
