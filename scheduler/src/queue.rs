@@ -132,6 +132,24 @@ impl<E> EventQueue<E> {
         self.events.remove(&(time, id.0))
     }
 
+    /// Removes every pending event for which `pred` holds and returns how many went.
+    /// The others keep their (time, sequence) keys, so they fire in the order they
+    /// would have; no sequence number is consumed or reused. A restore that replaces
+    /// part of a plan (its future faults) takes the old events out so.
+    pub fn remove_where(&mut self, mut pred: impl FnMut(&E) -> bool) -> usize {
+        let gone: Vec<(u64, u64)> = self
+            .events
+            .iter()
+            .filter(|(_, event)| pred(event))
+            .map(|(&key, _)| key)
+            .collect();
+        for key in &gone {
+            self.events.remove(key);
+            self.times_by_seq.remove(&key.1);
+        }
+        gone.len()
+    }
+
     /// The number of pending events.
     pub fn len(&self) -> usize {
         self.events.len()
@@ -250,6 +268,26 @@ mod tests {
         assert_eq!(q.pop_next().unwrap().id, a);
         assert!(q.pop_next().is_none());
         assert_eq!(q.cancel(EventId(999)), None, "never pushed");
+    }
+
+    #[test]
+    fn remove_where_keeps_the_others_in_order() {
+        let mut q = EventQueue::new();
+        q.push(5, 'a').unwrap();
+        let b = q.push(3, 'b').unwrap();
+        q.push(5, 'c').unwrap();
+        q.push(1, 'd').unwrap();
+        assert_eq!(q.remove_where(|e| *e == 'a' || *e == 'd'), 2);
+        assert_eq!(q.remove_where(|e| *e == 'z'), 0);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.next_seq(), 4, "no sequence number is reused");
+        assert_eq!(q.cancel(b), Some('b'), "the index follows the removal");
+        let e = q.push(5, 'e').unwrap();
+        assert_eq!(e.seq(), 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_next())
+            .map(|e| (e.time_ns, e.id.seq(), e.event))
+            .collect();
+        assert_eq!(order, [(5, 2, 'c'), (5, 4, 'e')]);
     }
 
     #[test]

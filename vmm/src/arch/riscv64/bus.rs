@@ -9,7 +9,7 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
-use crate::faults::inject::{Effect, Injector, Phase};
+use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
 use wio_scheduler::EventQueue;
@@ -96,6 +96,20 @@ impl RvBus {
     /// Queues the fault plan's starts and ends (at boot).
     pub fn schedule_faults(&mut self) {
         for (at, index, phase) in self.faults.events() {
+            // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
+            self.events
+                .push(at, BusEvent::Fault(index, phase))
+                .expect("device event queue overflow");
+        }
+    }
+
+    /// Swaps the events of faults a restore replaced (see `Injector::replace_future`):
+    /// the old future faults' events leave the queue, the new ones' come in. The
+    /// other events keep their places.
+    pub fn replace_fault_events(&mut self, r: &Replaced) {
+        self.events
+            .remove_where(|e| matches!(e, BusEvent::Fault(index, _) if *index >= r.kept));
+        for &(at, index, phase) in &r.events {
             // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
             self.events
                 .push(at, BusEvent::Fault(index, phase))

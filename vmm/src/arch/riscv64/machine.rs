@@ -16,7 +16,6 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
-use crate::faults::inject::Injector;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -105,7 +104,7 @@ impl RvMachine {
     pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
         check_mem(cfg)?;
         let disk = virtio::open_disk(cfg)?;
-        let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
+        let faults = cfg.fault_injector(disk.is_some())?;
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
             None => {

@@ -11,7 +11,7 @@ use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
 use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
-use crate::faults::inject::Injector;
+use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -104,7 +104,7 @@ fn kvm_options(cfg: &RunConfig) -> KvmOptions {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
-    let faults = Injector::new(cfg.fault_plan(disk.is_some())?);
+    let faults = cfg.fault_injector(disk.is_some())?;
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -304,11 +304,26 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     platform
         .load_state(state.platform, reseed)
         .map_err(|e| bad(format!("has a platform state this machine refuses: {e}")))?;
+    let now = platform.clock.now_ns();
     if let Some(RunSeed(s)) = reseed {
-        let now = platform.clock.now_ns();
         platform
             .trace
             .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
+    let mut faults = std::mem::take(&mut platform.faults);
+    let replaced = cfg.restore_faults(
+        &mut faults,
+        FaultRestore {
+            seed: RunSeed(seed),
+            reseeded: reseed.is_some(),
+            now_ns: now,
+            has_disk: meta.disk.is_some(),
+        },
+        &mut platform.trace,
+    )?;
+    platform.faults = faults;
+    if let Some(r) = &replaced {
+        platform.replace_fault_events(r);
     }
     if !state.console.is_valid() {
         return Err(bad("has an invalid console digest".into()));
