@@ -132,19 +132,22 @@ impl<E> EventQueue<E> {
         self.events.remove(&(time, id.0))
     }
 
-    /// Keeps only the events `keep` says yes to (a machine losing power drops its device
-    /// completions); the others are removed as if cancelled. Returns how many went.
-    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) -> usize {
-        let before = self.events.len();
-        let times_by_seq = &mut self.times_by_seq;
-        self.events.retain(|&(_, seq), event| {
-            let k = keep(event);
-            if !k {
-                times_by_seq.remove(&seq);
-            }
-            k
-        });
-        before - self.events.len()
+    /// Removes every pending event for which `pred` holds and returns how many went.
+    /// The others keep their (time, sequence) keys, so they fire in the order they
+    /// would have; no sequence number is consumed or reused. A restore that replaces
+    /// part of a plan (its future faults) takes the old events out so.
+    pub fn remove_where(&mut self, mut pred: impl FnMut(&E) -> bool) -> usize {
+        let gone: Vec<(u64, u64)> = self
+            .events
+            .iter()
+            .filter(|(_, event)| pred(event))
+            .map(|(&key, _)| key)
+            .collect();
+        for key in &gone {
+            self.events.remove(key);
+            self.times_by_seq.remove(&key.1);
+        }
+        gone.len()
     }
 
     /// The number of pending events.
@@ -194,26 +197,6 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn retain_drops_what_it_is_told_and_keeps_the_order_of_the_rest() {
-        let mut q = EventQueue::new();
-        for (t, e) in [(5, 'a'), (1, 'b'), (5, 'c'), (3, 'd')] {
-            q.push(t, e).unwrap();
-        }
-        let d = q
-            .iter()
-            .find(|(_, _, e)| **e == 'd')
-            .map(|(_, s, _)| s)
-            .unwrap();
-        assert_eq!(q.retain(|e| *e != 'b' && *e != 'd'), 2);
-        assert_eq!(
-            q.cancel(EventId::from_seq(d)),
-            None,
-            "a removed event is gone"
-        );
-        let order: Vec<char> = std::iter::from_fn(|| q.pop_next().map(|e| e.event)).collect();
-        assert_eq!(order, vec!['a', 'c']);
-    }
     use crate::streams::RunSeed;
 
     #[test]
@@ -286,6 +269,26 @@ mod tests {
         assert_eq!(q.pop_next().unwrap().id, a);
         assert!(q.pop_next().is_none());
         assert_eq!(q.cancel(EventId(999)), None, "never pushed");
+    }
+
+    #[test]
+    fn remove_where_keeps_the_others_in_order() {
+        let mut q = EventQueue::new();
+        q.push(5, 'a').unwrap();
+        let b = q.push(3, 'b').unwrap();
+        q.push(5, 'c').unwrap();
+        q.push(1, 'd').unwrap();
+        assert_eq!(q.remove_where(|e| *e == 'a' || *e == 'd'), 2);
+        assert_eq!(q.remove_where(|e| *e == 'z'), 0);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.next_seq(), 4, "no sequence number is reused");
+        assert_eq!(q.cancel(b), Some('b'), "the index follows the removal");
+        let e = q.push(5, 'e').unwrap();
+        assert_eq!(e.seq(), 4);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_next())
+            .map(|e| (e.time_ns, e.id.seq(), e.event))
+            .collect();
+        assert_eq!(order, [(5, 2, 'c'), (5, 4, 'e')]);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! End-to-end tests of fault plans: each kind observed from inside the guest (a network
 //! partition loses pings, then they come back; a disk error reaches the guest's I/O; an
 //! RTC step moves the clock the guest reads), identical runs per seed, a plan written by
-//! one run and replayed by another giving the same trace, and bad plans and profiles as
-//! one-line errors naming the field. riscv64 tests need images/build-all-riscv64.sh.
+//! one run and replayed by another giving the same trace, restores with another seed
+//! re-drawing the faults still to come (and explore reports listing each seed's faults,
+//! which its reproduce line brings back), and bad plans and profiles as one-line errors
+//! naming the field. riscv64 tests need images/build-all-riscv64.sh.
 
 #![forbid(unsafe_code)]
 
@@ -287,5 +289,256 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
         assert!(err.contains(needle), "{flag} {arg}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A profile whose window (0.2 s to 2.2 s) straddles the snapshot point (1 s) of
+/// [`profile_snapshot`], with enough faults that two seeds draw different futures.
+const STRADDLING: &str = r#"start_ms = 200
+end_ms = 2200
+[[rule]]
+kind = "loss"
+count = [3, 3]
+duration_ms = [100, 400]
+value = [300000, 1000000]
+[[rule]]
+kind = "delay"
+count = [3, 3]
+duration_ms = [100, 400]
+value = [1000000, 100000000]
+[[rule]]
+kind = "partition"
+count = [2, 2]
+duration_ms = [100, 600]
+choices = ["both", "to-guest", "from-guest"]
+[[rule]]
+kind = "rtc-step"
+count = [1, 1]
+value = [-3600, 3600]
+"#;
+
+/// When [`profile_snapshot`] snapshots (virtual ns; the snapshot is at the first step
+/// boundary after it).
+const SNAPSHOT_NS: u64 = 1_000_000_000;
+
+/// Boots the small guest with seed 1 and the [`STRADDLING`] profile, snapshotting at
+/// 1 s; returns the snapshot, the original run's summary and its plan (JSON).
+fn profile_snapshot(dir: &Path) -> (String, serde_json::Value, serde_json::Value) {
+    let profile = write(dir, "straddling.toml", STRADDLING);
+    let snap = dir.join("faults.snap");
+    let plan = dir.join("original-plan.json");
+    let (o, s) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--seed",
+        "1",
+        "--quiet",
+        "--no-summary",
+        "--faults",
+        &profile,
+        "--fault-plan-out",
+        plan.to_str().unwrap(),
+        "--snapshot-at",
+        "1s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(s["exit_status"], 0, "{}", stderr(&o));
+    (snap.to_str().unwrap().to_string(), s, read_json(&plan))
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The faults of a plan (JSON) that start at or before / after the snapshot point.
+fn past_and_future(plan: &serde_json::Value) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    plan["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .cloned()
+        .partition(|f| f["at_ns"].as_u64().unwrap() <= SNAPSHOT_NS)
+}
+
+#[test]
+fn a_restore_with_another_seed_redraws_the_faults_still_to_come() {
+    if !require_riscv_guests("a_restore_with_another_seed_redraws_the_faults_still_to_come") {
+        return;
+    }
+    let dir = scratch("faults-redraw");
+    let (snap, original, original_plan) = profile_snapshot(&dir);
+    let (past, future) = past_and_future(&original_plan);
+    assert!(!past.is_empty() && !future.is_empty(), "{original_plan}");
+    // Restores the snapshot with `extra` arguments; returns the summary, the plan the
+    // restored run went on with and its trace.
+    let restore = |name: &str, extra: &[&str]| {
+        let plan = dir.join(format!("{name}-plan.json"));
+        let trace = dir.join(format!("{name}.trace"));
+        let mut args = vec![
+            "--from",
+            &snap,
+            "--quiet",
+            "--no-summary",
+            "--fault-plan-out",
+            plan.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (o, s) = run_with_summary(&args);
+        assert_eq!(s["exit_status"], 0, "{name}: {}", stderr(&o));
+        (
+            s,
+            read_json(&plan),
+            std::fs::read_to_string(&trace).unwrap(),
+        )
+    };
+    // The snapshot's own seed continues the original run bit for bit, plan included.
+    let (same, same_plan, same_trace) = restore("same", &[]);
+    assert_eq!(same["trace_hash"], original["trace_hash"]);
+    assert_eq!(same_plan, original_plan);
+    assert!(!same_trace.contains("\"fault-plan\""), "nothing re-drawn");
+
+    // Another seed: the started faults stay, the future is drawn again from the profile.
+    let (a, a_plan, a_trace) = restore("seed7", &["--seed", "7"]);
+    let (a_past, a_future) = past_and_future(&a_plan);
+    assert_eq!(a_past, past, "started faults stay");
+    assert_ne!(a_future, future, "seed 7 draws its own future");
+    let line = a_trace
+        .lines()
+        .find(|l| l.contains("\"ev\":\"fault-plan\""))
+        .expect("the trace says the future was re-drawn");
+    let line: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(line["why"], "reseed");
+    assert_eq!(line["kept"], past.len());
+    assert_eq!(line["dropped"], future.len());
+    assert_eq!(line["future"], a_future.len());
+    // The same seed again: the same faults, the same trace.
+    let (again, again_plan, _) = restore("seed7-again", &["--seed", "7"]);
+    assert_eq!(again["trace_hash"], a["trace_hash"]);
+    assert_eq!(again["faults"], a["faults"]);
+    assert_eq!(again_plan, a_plan);
+    // Another seed, other faults.
+    let (b, b_plan, _) = restore("seed8", &["--seed", "8"]);
+    assert_eq!(past_and_future(&b_plan).0, past);
+    assert_ne!(b["faults"], a["faults"], "seeds 7 and 8 apply other faults");
+    assert_ne!(b["trace_hash"], a["trace_hash"]);
+
+    // The plan seed 7 wrote, given back exactly, replays seed 7's faults.
+    let a_plan_file = dir.join("seed7-plan.json");
+    let (given, given_plan, given_trace) = restore(
+        "given",
+        &["--seed", "7", "--fault-plan", a_plan_file.to_str().unwrap()],
+    );
+    assert_eq!(given_plan, a_plan);
+    assert_eq!(given["faults"], a["faults"]);
+    assert_eq!(given["console_sha256"], a["console_sha256"]);
+    assert!(given_trace.contains("\"why\":\"plan\""));
+    // --faults none on a restore: no faults from the snapshot point on.
+    let (_, none_plan, _) = restore("none", &["--seed", "7", "--faults", "none"]);
+    assert_eq!(past_and_future(&none_plan), (past, Vec::new()));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn explore_reports_each_seeds_faults_and_its_reproduce_line_brings_them_back() {
+    if !require_riscv_guests(
+        "explore_reports_each_seeds_faults_and_its_reproduce_line_brings_them_back",
+    ) {
+        return;
+    }
+    let dir = scratch("faults-explore");
+    let (snap, _, _) = profile_snapshot(&dir);
+    let rep = dir.join("report.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        &snap,
+        "--seeds",
+        "7..9",
+        "--jobs",
+        "2",
+        // Every seed shows it: every seed fails and its faults are printed.
+        "--fail-on",
+        "workers exited",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("  with faults: "), "{}", stdout(&o));
+    let r = read_json(&rep);
+    let (seven, eight) = (&r["results"][0], &r["results"][1]);
+    assert!(!seven["faults"].as_array().unwrap().is_empty(), "{seven}");
+    assert_ne!(seven["faults"], eight["faults"]);
+    // The reproduce line, run by a shell as printed, brings back the trace and the faults.
+    let rest = seven["reproduce"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("wio run ")
+        .expect("a wio run command");
+    let summary = dir.join("repro.json");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' run --quiet --no-summary --summary-json '{}' {rest}",
+            wio_e2e_tests::wio_bin().display(),
+            summary.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{rest}: {}", stderr(&o));
+    let s = read_json(&summary);
+    assert_eq!(s["trace_hash"], seven["trace_hash"]);
+    assert_eq!(s["faults"], seven["faults"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_x86_64_restore_with_another_seed_redraws_its_rtc_steps() {
+    if !require_kvm("an_x86_64_restore_with_another_seed_redraws_its_rtc_steps") {
+        return;
+    }
+    let dir = scratch("faults-x86-redraw");
+    let profile = write(
+        &dir,
+        "steps.toml",
+        "start_ms = 1000\nend_ms = 12000\n[[rule]]\nkind = \"rtc-step\"\ncount = [4, 4]\nvalue = [-7200, 7200]\n",
+    );
+    let snap = dir.join("x86.snap");
+    let o = wio(&[
+        "run",
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-summary",
+        "--faults",
+        &profile,
+        "--snapshot-at",
+        "5s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(snap.exists(), "{}", stderr(&o));
+    let restore = |seed: &str| {
+        let (o, s) = run_with_summary(&[
+            "--from",
+            snap.to_str().unwrap(),
+            "--seed",
+            seed,
+            "--quiet",
+            "--no-summary",
+        ]);
+        // The test guest's own check fails when its RTC jumps: any status, but a status.
+        assert!(s["exit_status"].is_u64(), "{}", stderr(&o));
+        s
+    };
+    let (a, again, b) = (restore("7"), restore("7"), restore("8"));
+    assert_eq!(again["trace_hash"], a["trace_hash"]);
+    assert_eq!(again["faults"], a["faults"]);
+    assert_ne!(
+        b["faults"], a["faults"],
+        "seeds 7 and 8 step the RTC differently"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -237,14 +237,19 @@ pub struct RunArgs {
     /// Faults drawn from the seed: a profile, `none` (default), `light`, `heavy` or a TOML
     /// file (see README, "Faults"); each kind from its own stream. Kinds: net partition,
     /// loss, delay, duplicate, reorder; disk error, latency, bit-rot; clock rtc-step; node
-    /// crash (power cut, then a boot from the durable disk) and pause (riscv64).
-    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["from", "fault_plan"])]
+    /// crash (power cut, then a boot from the durable disk) and pause (riscv64). With
+    /// --from: the faults after the snapshot point are drawn from this profile instead
+    /// (those already started stay); without it a restore keeps the snapshot's plan,
+    /// re-drawing its future faults from the snapshot's profile when --seed is another seed.
+    #[arg(long, value_name = "PROFILE", conflicts_with = "fault_plan")]
     pub faults: Option<String>,
-    /// Inject exactly the faults of this plan (JSON, as --fault-plan-out writes it).
-    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    /// Inject exactly the faults of this plan (JSON, as --fault-plan-out writes it). With
+    /// --from: its faults after the snapshot point replace the snapshot's future faults.
+    #[arg(long, value_name = "FILE")]
     pub fault_plan: Option<PathBuf>,
-    /// Write the run's fault plan (drawn or given) to FILE as JSON.
-    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    /// Write the run's fault plan (drawn or given) to FILE as JSON; with --from, the plan
+    /// the restored run goes on with (the snapshot's started faults and its own future ones).
+    #[arg(long, value_name = "FILE")]
     pub fault_plan_out: Option<PathBuf>,
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]

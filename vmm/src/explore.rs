@@ -9,6 +9,7 @@
 //! shard reports. Ctrl-C stops the workers and keeps the finished seeds' report.
 
 use crate::error::{Result, WioError};
+use crate::faults::inject::Applied;
 use crate::machine::{driver, BranchEnd, RunConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -113,6 +114,11 @@ pub struct SeedResult {
     /// The console line the branch stopped at (with --until), e.g. a result it printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_line: Option<String>,
+    /// The faults the branch applied by its end, in start order (left out when none): the
+    /// snapshot's started ones and those of the branch's own future (drawn again from the
+    /// snapshot's profile with this seed, so `reproduce` brings them back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Applied>,
 }
 
 /// What an exploration was asked to do (shards of one exploration agree on it).
@@ -229,6 +235,7 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
         trace_hash: s.trace_hash,
         failed,
         reproduce,
+        faults: s.faults,
         until_line: x
             .until
             .as_ref()
@@ -339,6 +346,9 @@ pub fn print_table(report: &Report) {
     );
     for r in failing.iter().take(20) {
         println!("reproduce seed {}: {}", r.seed, r.reproduce);
+        if !r.faults.is_empty() {
+            println!("  with faults: {}", fault_list(&r.faults));
+        }
     }
     if failing.len() > 20 {
         println!(
@@ -346,6 +356,23 @@ pub fn print_table(report: &Report) {
             failing.len() - 20
         );
     }
+}
+
+/// A short list of applied faults for the table: kind, target and start second.
+fn fault_list(faults: &[Applied]) -> String {
+    faults
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {:?} at {:.3} s",
+                a.fault.kind.name(),
+                a.fault.target,
+                a.fault.at_ns as f64 / 1e9
+            )
+            .to_lowercase()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs the exploration; returns the report (also written to `x.report`).

@@ -5,6 +5,7 @@
 //! a `fault` trace line, and records it for the summary.
 
 use super::plan::{Fault, FaultKind, FaultPlan};
+use super::profile::Profile;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
@@ -32,32 +33,43 @@ pub struct Applied {
     pub ended: bool,
 }
 
-/// The plan of one machine and what of it happened so far.
+/// The plan of one machine, the profile it was drawn from, and what of it happened so far.
+/// Snapshots keep it in [`InjectorState`]'s form.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "InjectorState", try_from = "InjectorState")]
 pub struct Injector {
+    /// The faults, in start-time order (a restore keeps a prefix of them).
     plan: FaultPlan,
     applied: Vec<Applied>,
+    /// The profile the plan was drawn from; `None` when the plan was given exactly or
+    /// there are no faults. Kept in snapshots so that a restore with another seed can
+    /// draw the faults still to come from it.
+    profile: Option<Profile>,
 }
 
-/// An [`Injector`] as snapshots keep it. Snapshot state is postcard, which cannot encode
-/// the plan's flattened JSON shape, so the plan goes in as its JSON text and the applied
-/// faults as (index, ended).
+/// An injector as a snapshot keeps it: the plan, what was applied (fault index, whether
+/// it ended; the fault itself is the plan's), and the profile. Each fault is its JSON
+/// text, as plans are written: postcard can neither encode the flattened fields of
+/// [`Fault`] (their count is not known up front) nor decode its kind's adjacently
+/// tagged form (that needs a self-describing format).
 #[derive(Serialize, Deserialize)]
 struct InjectorState {
-    plan_json: String,
-    applied: Vec<(u64, bool)>,
+    faults: Vec<String>,
+    applied: Vec<(usize, bool)>,
+    profile: Option<Profile>,
 }
 
 impl From<Injector> for InjectorState {
     fn from(i: Injector) -> InjectorState {
         InjectorState {
-            plan_json: i.plan.to_json(),
-            applied: i
-                .applied
+            faults: i
+                .plan
+                .faults
                 .iter()
-                .map(|a| (a.index as u64, a.ended))
+                .map(|f| serde_json::to_string(f).unwrap_or_default())
                 .collect(),
+            applied: i.applied.iter().map(|a| (a.index, a.ended)).collect(),
+            profile: i.profile,
         }
     }
 }
@@ -65,27 +77,65 @@ impl From<Injector> for InjectorState {
 impl TryFrom<InjectorState> for Injector {
     type Error = String;
 
+    /// Refuses a state whose plan does not check or is out of start order (a restore
+    /// replaces its tail), or whose applied list names a fault the plan lacks: a damaged
+    /// or foreign snapshot.
     fn try_from(s: InjectorState) -> Result<Injector, String> {
-        let plan: FaultPlan =
-            serde_json::from_str(&s.plan_json).map_err(|e| format!("saved fault plan: {e}"))?;
-        plan.check().map_err(|e| format!("saved fault plan: {e}"))?;
-        let applied = s
-            .applied
-            .into_iter()
-            .map(|(index, ended)| {
-                let fault = usize::try_from(index)
-                    .ok()
-                    .and_then(|i| plan.faults.get(i).map(|f| (i, *f)));
-                fault
-                    .map(|(index, fault)| Applied {
-                        index,
-                        fault,
-                        ended,
-                    })
-                    .ok_or_else(|| format!("saved fault plan has no fault {index}"))
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(Injector { plan, applied })
+        let plan = FaultPlan {
+            faults: s
+                .faults
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    serde_json::from_str(text).map_err(|e| format!("faults[{i}]: {e}"))
+                })
+                .collect::<Result<Vec<Fault>, String>>()?,
+        };
+        plan.check()?;
+        let mut injector = Injector {
+            plan,
+            applied: Vec::new(),
+            profile: s.profile,
+        };
+        if !injector.is_sorted() {
+            return Err("its fault plan is not in start-time order".into());
+        }
+        for (index, ended) in s.applied {
+            let fault = *injector
+                .plan
+                .faults
+                .get(index)
+                .ok_or_else(|| format!("fault {index} was applied but is not planned"))?;
+            injector.applied.push(Applied {
+                index,
+                fault,
+                ended,
+            });
+        }
+        Ok(injector)
+    }
+}
+
+/// What replacing a plan's future faults did (see [`Injector::replace_future`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    /// Faults kept: those that started at or before the restore's time; their indices
+    /// are unchanged, so are their events still in the queue. The events of faults at
+    /// index `kept` or above are stale and must leave the queue.
+    pub kept: usize,
+    /// Faults of the old plan that had not started, dropped.
+    pub dropped: usize,
+    /// The events of the new future faults: (virtual ns, index, edge).
+    pub events: Vec<(u64, usize, Phase)>,
+}
+
+impl Replaced {
+    /// How many future faults the new plan has.
+    pub fn added(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|(_, _, phase)| *phase == Phase::Start)
+            .count()
     }
 }
 
@@ -127,12 +177,76 @@ fn disk_fault(kind: FaultKind) -> Option<vd::DiskFault> {
     })
 }
 
+/// The (virtual ns, index, edge) events of faults `first..` of `faults`.
+fn edges(faults: &[Fault], first: usize) -> Vec<(u64, usize, Phase)> {
+    let mut v = Vec::new();
+    for (i, f) in faults.iter().enumerate().skip(first) {
+        v.push((f.at_ns, i, Phase::Start));
+        if !f.kind.is_instant() {
+            v.push((f.end_ns(), i, Phase::End));
+        }
+    }
+    v
+}
+
 impl Injector {
-    /// An injector for `plan` (checked and sorted).
-    pub fn new(plan: FaultPlan) -> Injector {
+    /// An injector for `plan` (checked), drawn from `profile` if it was. The plan is
+    /// put in start-time order (stable), which a restore's replacement relies on.
+    pub fn new(mut plan: FaultPlan, profile: Option<Profile>) -> Injector {
+        plan.sort();
         Injector {
             plan,
             applied: Vec::new(),
+            profile,
+        }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &FaultPlan {
+        &self.plan
+    }
+
+    /// The profile the plan was drawn from, if it was.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
+    }
+
+    /// Whether the plan is in start-time order (a snapshot's plan is checked so).
+    fn is_sorted(&self) -> bool {
+        self.plan
+            .faults
+            .windows(2)
+            .all(|w| w[0].at_ns <= w[1].at_ns)
+    }
+
+    /// Replaces the faults still to come at `now_ns` (a restore): faults that started at
+    /// or before `now_ns` stay with their indices (and their pending end events, and
+    /// their place in the applied list); the rest go, and `future`'s faults that start
+    /// after `now_ns` follow them, in start order. `profile` is where the new plan comes
+    /// from from now on. The caller takes the stale events out of its queue and pushes
+    /// the returned ones.
+    pub fn replace_future(
+        &mut self,
+        now_ns: u64,
+        future: &FaultPlan,
+        profile: Option<Profile>,
+    ) -> Replaced {
+        let kept = self.plan.faults.partition_point(|f| f.at_ns <= now_ns);
+        let dropped = self.plan.faults.len() - kept;
+        self.plan.faults.truncate(kept);
+        let mut next: Vec<Fault> = future
+            .faults
+            .iter()
+            .filter(|f| f.at_ns > now_ns)
+            .copied()
+            .collect();
+        next.sort_by_key(|f| f.at_ns);
+        self.plan.faults.extend(next);
+        self.profile = profile;
+        Replaced {
+            kept,
+            dropped,
+            events: edges(&self.plan.faults, kept),
         }
     }
 
@@ -143,14 +257,7 @@ impl Injector {
 
     /// The events a machine schedules for the plan at boot: (virtual ns, fault, edge).
     pub fn events(&self) -> Vec<(u64, usize, Phase)> {
-        let mut v = Vec::new();
-        for (i, f) in self.plan.faults.iter().enumerate() {
-            v.push((f.at_ns, i, Phase::Start));
-            if !f.kind.is_instant() {
-                v.push((f.end_ns(), i, Phase::End));
-            }
-        }
-        v
+        edges(&self.plan.faults, 0)
     }
 
     /// Whether `index` names a fault of the plan (a snapshot's events are checked so).
@@ -238,7 +345,8 @@ impl Injector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::plan::{DiskOp, Target, Unflushed};
+    use crate::faults::plan::{DiskOp, Target, Targets, Unflushed};
+    use wio_scheduler::RunSeed;
 
     #[test]
     fn an_injector_with_faults_survives_a_snapshot_encoding() {
@@ -248,24 +356,27 @@ mod tests {
             target: kind.target(),
             kind,
         };
-        let mut i = Injector::new(FaultPlan {
-            faults: vec![
-                fault(
-                    1,
-                    FaultKind::Crash {
-                        unflushed: Unflushed::Torn,
-                    },
-                ),
-                fault(
-                    2,
-                    FaultKind::Error {
-                        op: DiskOp::Write,
-                        nth: Some(2),
-                    },
-                ),
-                fault(3, FaultKind::RtcStep { delta_s: -5 }),
-            ],
-        });
+        let mut i = Injector::new(
+            FaultPlan {
+                faults: vec![
+                    fault(
+                        1,
+                        FaultKind::Crash {
+                            unflushed: Unflushed::Torn,
+                        },
+                    ),
+                    fault(
+                        2,
+                        FaultKind::Error {
+                            op: DiskOp::Write,
+                            nth: Some(2),
+                        },
+                    ),
+                    fault(3, FaultKind::RtcStep { delta_s: -5 }),
+                ],
+            },
+            None,
+        );
         i.applied.push(Applied {
             index: 1,
             fault: i.plan.faults[1],
@@ -275,11 +386,41 @@ mod tests {
         let back: Injector = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(back, i);
         assert_eq!(back.plan.faults[0].target, Target::Node);
-        let bad = postcard::to_stdvec(&InjectorState {
-            plan_json: i.plan.to_json(),
-            applied: vec![(7, true)],
-        })
-        .unwrap();
-        assert!(postcard::from_bytes::<Injector>(&bad).is_err());
+    }
+
+    #[test]
+    fn snapshots_keep_the_plan_what_was_applied_and_the_profile() {
+        let heavy = Profile::builtin("heavy").unwrap();
+        let plan = heavy.draw(
+            RunSeed(3),
+            Targets {
+                disk: true,
+                node: true,
+            },
+        );
+        // Every kind of the heavy profile, so every kind's encoding is exercised.
+        let mut names: Vec<&str> = plan.faults.iter().map(|f| f.kind.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert!(names.len() >= 6, "{names:?}");
+        let mut i = Injector::new(plan, Some(heavy));
+        for (index, ended) in [(0, true), (2, false)] {
+            i.applied.push(Applied {
+                index,
+                fault: i.plan.faults[index],
+                ended,
+            });
+        }
+        let bytes = postcard::to_stdvec(&i).unwrap();
+        assert_eq!(postcard::from_bytes::<Injector>(&bytes).unwrap(), i);
+        // A damaged state is refused, not trusted.
+        let mut bad = InjectorState::from(i.clone());
+        bad.applied.push((10_000, true));
+        let bytes = postcard::to_stdvec(&bad).unwrap();
+        assert!(postcard::from_bytes::<Injector>(&bytes).is_err());
+        let mut unsorted = InjectorState::from(i);
+        unsorted.faults.swap(0, 1);
+        let bytes = postcard::to_stdvec(&unsorted).unwrap();
+        assert!(postcard::from_bytes::<Injector>(&bytes).is_err());
     }
 }

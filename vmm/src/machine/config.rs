@@ -4,6 +4,7 @@
 use super::console::Echo;
 use super::Arch;
 use crate::error::Result;
+use crate::faults::inject::{Injector, Replaced};
 use crate::snapshot::plan::SnapshotPlan;
 use crate::snapshot::{DiskMeta, Meta};
 use crate::summary::Summary;
@@ -56,24 +57,55 @@ pub struct RunConfig {
     pub net_port: bool,
     /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
     pub sched_noise: super::noise::SchedNoise,
-    /// Where the fault plan comes from (a restored run keeps its snapshot's plan).
+    /// Where the fault plan comes from. A restored run keeps its snapshot's plan when
+    /// this is `None` (re-drawing its future from the snapshot's profile when the seed
+    /// changes); a profile or plan replaces the snapshot's future faults.
     pub faults: crate::faults::FaultSource,
-    /// Where to write the fault plan the run drew or was given.
+    /// Where to write the fault plan the run drew or was given (a restored run: the
+    /// plan it goes on with, the snapshot's past faults and its own future ones).
     pub fault_plan_out: Option<PathBuf>,
 }
 
 impl RunConfig {
-    /// The fault plan of a machine booted from this configuration (with a disk or not),
-    /// written to `fault_plan_out` when asked.
-    pub fn fault_plan(
+    /// The fault injector of a machine booted from this configuration (with a disk or
+    /// not), its plan written to `fault_plan_out` when asked.
+    pub fn fault_injector(&self, has: crate::faults::plan::Targets) -> Result<Injector> {
+        let injector = self
+            .faults
+            .injector(wio_scheduler::RunSeed(self.seed), has)?;
+        self.write_fault_plan(&injector)?;
+        Ok(injector)
+    }
+
+    /// The faults of a machine restored at `now_ns` from a snapshot whose injector is
+    /// `injector`, now running with `seed` (`reseeded`: not the snapshot's): see
+    /// [`crate::faults::on_restore`]. Returns the replacement, if the plan changed, for
+    /// the machine to swap the events of its queue; writes the plan the run goes on
+    /// with to `fault_plan_out` when asked.
+    pub fn restore_faults(
         &self,
-        has: crate::faults::plan::Targets,
-    ) -> Result<crate::faults::plan::FaultPlan> {
-        let plan = self.faults.plan(wio_scheduler::RunSeed(self.seed), has)?;
-        if let Some(path) = &self.fault_plan_out {
-            plan.write(path)?;
+        injector: &mut Injector,
+        restore: FaultRestore,
+        trace: &mut crate::trace::Trace,
+    ) -> Result<Option<Replaced>> {
+        let r = crate::faults::on_restore(
+            injector,
+            &self.faults,
+            restore.seed,
+            restore.reseeded,
+            restore.now_ns,
+            restore.has,
+            trace,
+        )?;
+        self.write_fault_plan(injector)?;
+        Ok(r)
+    }
+
+    fn write_fault_plan(&self, injector: &Injector) -> Result<()> {
+        match &self.fault_plan_out {
+            Some(path) => injector.plan().write(path),
+            None => Ok(()),
         }
-        Ok(plan)
     }
 
     /// A configuration with nothing but `seed` set: the default guest, 256 MiB, epoch 0,
@@ -105,6 +137,20 @@ impl RunConfig {
             fault_plan_out: None,
         }
     }
+}
+
+/// Where a restored machine stands, for [`RunConfig::restore_faults`].
+#[derive(Debug, Clone, Copy)]
+pub struct FaultRestore {
+    /// The seed it runs with.
+    pub seed: wio_scheduler::RunSeed,
+    /// Whether that is another seed than the snapshot's.
+    pub reseeded: bool,
+    /// Its virtual time.
+    pub now_ns: u64,
+    /// What it has (disk faults are drawn only with a disk, node faults only where the
+    /// machine takes them).
+    pub has: crate::faults::plan::Targets,
 }
 
 /// What a booted machine's snapshots say it is, before time, seed and reason are filled in.

@@ -9,7 +9,7 @@ use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
-use crate::faults::inject::{Effect, Injector, Phase};
+use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -120,6 +120,20 @@ impl RvBus {
         }
     }
 
+    /// Swaps the events of faults a restore replaced (see `Injector::replace_future`):
+    /// the old future faults' events leave the queue, the new ones' come in. The
+    /// other events keep their places.
+    pub fn replace_fault_events(&mut self, r: &Replaced) {
+        self.events
+            .remove_where(|e| matches!(e, BusEvent::Fault(index, _) if *index >= r.kept));
+        for &(at, index, phase) in &r.events {
+            // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
+            self.events
+                .push(at, BusEvent::Fault(index, phase))
+                .expect("device event queue overflow");
+        }
+    }
+
     /// Performs every event due at `now_ns`, in (time, sequence) order.
     pub fn fire_due_events(&mut self, now_ns: u64) {
         while let Some(ev) = self.events.pop_due(now_ns) {
@@ -164,7 +178,7 @@ impl RvBus {
                 // Device timers (the link, the peer) are the world's and go on.
                 let dropped = self
                     .events
-                    .retain(|e| !matches!(e, BusEvent::Virtio(VirtioEvent::Complete(..))));
+                    .remove_where(|e| matches!(e, BusEvent::Virtio(VirtioEvent::Complete(..))));
                 for slot in 0..self.virtio.len() {
                     self.update_virtio_line(slot);
                 }

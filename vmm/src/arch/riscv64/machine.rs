@@ -18,7 +18,6 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
-use crate::faults::inject::Injector;
 use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
@@ -91,10 +90,10 @@ impl RvMachine {
     pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
         check_mem(cfg)?;
         let disk = virtio::open_disk(cfg)?;
-        let faults = Injector::new(cfg.fault_plan(Targets {
+        let faults = cfg.fault_injector(Targets {
             disk: disk.is_some(),
             node: true,
-        })?);
+        })?;
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
             None => {

@@ -14,6 +14,8 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
+use crate::faults::plan::Targets;
+use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
@@ -206,8 +208,35 @@ fn event_ok(ev: &BusEvent, slots: usize, faults: &Injector) -> bool {
 /// A machine in the state `l` recorded, run with `cfg` (its seed, outputs and
 /// limits; the guest and its devices come from the snapshot). With a seed other than
 /// the snapshot's, every stream is re-keyed from that seed: the past is shared, the
-/// future differs. Guest memory is a private copy-on-write mapping of the loaded
-/// snapshot's pages, so a restore costs what the run then writes.
+/// future differs. The fault plan's future is re-drawn or replaced as
+/// [`crate::faults::on_restore`] says (same seed, no fault flag: untouched). Guest
+/// memory is a private copy-on-write mapping of the loaded snapshot's pages, so a
+/// restore costs what the run then writes.
+///
+/// What a re-seeded restore changes for the guest, measured on the small guest (seed 1,
+/// snapshot at `console:wio-init: start`, 91.7 ms, before the workload reads any random
+/// bytes; restored with seeds 1, 7 and 8, default light timing noise, no faults):
+///
+/// - Differ from the first event on: every device completion and timer (the first
+///   virtio-rng completion lands at 94.14 / 94.17 / 94.16 ms), every WFI wake-up (all 519
+///   at other times), hence timer-interrupt timing, ping round trips (0.269 0.138 0.130 /
+///   0.263 0.155 0.145 / 0.257 0.151 0.148 ms), CLOCK_MONOTONIC at the probe (2.117616500
+///   / 2.117634400 / 2.117638600 s), the run's length (2,227,710,456 / 2,227,705,834 ns).
+/// - Differ later: the probe's `getrandom` bytes at about 2.1 s (`3d 74 93 82 ..` /
+///   `3e 7d 77 13 ..` / `96 81 0c c9 ..`) and its ASLR addresses (stack, brk, mmap):
+///   by then the kernel has reseeded its CRNG from the input pool, into which the new
+///   interrupt timings (the `time` CSR, virtual time here) and hwrng bytes were mixed.
+/// - Stay the same: the 16 `/dev/urandom` bytes read 2.5 ms after the restore (`58 5e 60
+///   cc ..` for every seed) and the first 16 `/dev/hwrng` bytes (`c0 29 23 0d ..`). The
+///   CRNG's key is guest memory at the snapshot and no reseed happened before that read;
+///   the hwrng bytes were already in guest memory too (the virtio-rng driver keeps a
+///   request's bytes buffered ahead of reads), although the device's own stream is
+///   re-keyed (later requests get the new seed's bytes). Whatever the guest drew before
+///   the snapshot (KASLR, stack canaries, hash seeds, running processes' AT_RANDOM)
+///   necessarily stays: the seed changes the future's inputs, not the state it starts from.
+///
+/// The same seed twice gives the same trace hash; seed 1 continues the original run
+/// bit for bit.
 pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
     let bad = |reason: String| WioError::ArtifactFormat {
         what: "snapshot",
@@ -269,26 +298,40 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     {
         return Err(bad("has a device event for an empty slot".into()));
     }
+    let now_ns = clock::now(&state.clock, &hart).as_ns();
     let mut trace = crate::trace::open(cfg.trace.as_ref())?;
     trace.load_state(&state.trace);
     let timer_noise = TimerNoise::resume(&state.noise, reseed);
     let mut clk = state.clock;
     if let Some(RunSeed(s)) = reseed {
         // The branch's trace says where its future was re-keyed.
-        let now = clock::now(&clk, &hart).as_ns();
-        trace.event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+        trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
         // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced).
         let level = timer_noise.level();
         if level != SchedNoise::Off {
             let ppm = noise::drift_ppm(level, RunSeed(s));
             clk = clock::rekeyed(&clk, &hart, ppm)?;
             trace.event(
-                now,
+                now_ns,
                 "clock-drift",
                 json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
             );
         }
     }
+    let mut faults = state.faults.clone();
+    let replaced = cfg.restore_faults(
+        &mut faults,
+        FaultRestore {
+            seed: RunSeed(seed),
+            reseeded: reseed.is_some(),
+            now_ns,
+            has: Targets {
+                disk: l.disk.is_some(),
+                node: true,
+            },
+        },
+        &mut trace,
+    )?;
     let uart = Uart16550::from_state(&state.uart).map_err(|e| bad(e.to_string()))?;
     if !state.console.is_valid() {
         return Err(bad("has an invalid console digest".into()));
@@ -311,7 +354,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             plic: state.plic.clone(),
             virtio: VirtioSlots::new(devices, mem.clone()),
             events,
-            faults: state.faults.clone(),
+            faults,
             mmio_accesses: state.mmio_accesses,
             trace,
             now_ns: 0,
@@ -335,5 +378,8 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         stopped_ns: state.stopped_ns,
     };
     m.bus.now_ns = m.engine.now().as_ns();
+    if let Some(r) = &replaced {
+        m.bus.replace_fault_events(r);
+    }
     Ok(m)
 }

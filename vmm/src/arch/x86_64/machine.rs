@@ -11,8 +11,8 @@ use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
 use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
-use crate::faults::inject::Injector;
 use crate::faults::plan::Targets;
+use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -105,10 +105,10 @@ fn kvm_options(cfg: &RunConfig) -> KvmOptions {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
-    let faults = Injector::new(cfg.fault_plan(Targets {
+    let faults = cfg.fault_injector(Targets {
         disk: disk.is_some(),
         node: false,
-    })?);
+    })?;
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -308,11 +308,29 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     platform
         .load_state(state.platform, reseed)
         .map_err(|e| bad(format!("has a platform state this machine refuses: {e}")))?;
+    let now = platform.clock.now_ns();
     if let Some(RunSeed(s)) = reseed {
-        let now = platform.clock.now_ns();
         platform
             .trace
             .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
+    let mut faults = std::mem::take(&mut platform.faults);
+    let replaced = cfg.restore_faults(
+        &mut faults,
+        FaultRestore {
+            seed: RunSeed(seed),
+            reseeded: reseed.is_some(),
+            now_ns: now,
+            has: Targets {
+                disk: meta.disk.is_some(),
+                node: false,
+            },
+        },
+        &mut platform.trace,
+    )?;
+    platform.faults = faults;
+    if let Some(r) = &replaced {
+        platform.replace_fault_events(r);
     }
     if !state.console.is_valid() {
         return Err(bad("has an invalid console digest".into()));

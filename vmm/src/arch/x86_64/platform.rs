@@ -14,7 +14,7 @@ use crate::devices::legacy::{
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
-use crate::faults::inject::{Effect, Injector, Phase};
+use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::machine::noise::{TimerNoise, TimerNoiseState};
 use crate::trace::{fold, Trace};
 use serde_json::json;
@@ -177,6 +177,20 @@ impl Platform {
                 .expect("platform event queue overflow");
         }
         self.faults = faults;
+    }
+
+    /// Swaps the events of faults a restore replaced (see `Injector::replace_future`):
+    /// the old future faults' events leave the queue, the new ones' come in. The
+    /// other events (the PIT's included) keep their places and ids.
+    pub fn replace_fault_events(&mut self, r: &Replaced) {
+        self.events
+            .remove_where(|e| matches!(e, Event::Fault(index, _) if *index >= r.kept));
+        for &(at, index, phase) in &r.events {
+            // A plan holds at most MAX_FAULTS faults, far below the queue's bound.
+            self.events
+                .push(at, Event::Fault(index, phase))
+                .expect("platform event queue overflow");
+        }
     }
 
     /// Attaches virtio devices (slot i at VIRTIO_BASE + i * VIRTIO_SIZE) sharing `mem`.
