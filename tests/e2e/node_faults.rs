@@ -233,7 +233,7 @@ fn only_the_nth_write_fails() {
         r#"{"faults": [{"at_ns": 1000000000, "duration_ns": 20000000000, "target": "disk", "kind": "error", "params": {"op": "write", "nth": 2}}]}"#,
     );
     let cmdline = disk_cmdline("0");
-    let (out, s) = run_with_summary(&[
+    let args = [
         "--arch",
         "riscv64",
         "--seed",
@@ -248,8 +248,11 @@ fn only_the_nth_write_fails() {
         "console:I/O error",
         "--max-virtual-secs",
         "30",
-    ]);
+    ];
+    let (out, s) = run_with_summary(&args);
     assert_eq!(s["stopped_at"], "I/O error", "{}", stderr(&out));
     assert_eq!(s["disk"]["errors"], 1, "exactly one request failed: {s}");
+    let (_, again) = run_with_summary(&args);
+    assert_eq!(again["trace_hash"], s["trace_hash"]);
     let _ = std::fs::remove_dir_all(dir);
 }
