@@ -3,11 +3,7 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{scratch, wio, wio_env};
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use wio_e2e_tests::{scratch, stderr, wio, wio_env};
 
 fn assert_one_line_error(o: &std::process::Output, code: i32, needle: &str) {
     let err = stderr(o);

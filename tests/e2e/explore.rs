@@ -7,15 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::{require_riscv_guests, run_with_summary, scratch, wio};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use wio_e2e_tests::{require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio};
 
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
 fn late_snapshot(dir: &Path) -> PathBuf {

@@ -11,22 +11,8 @@
 use std::path::Path;
 use wio_e2e_tests::{
     console_line, require_kvm, require_riscv_guests, riscv_guest_artifact, run_with_summary,
-    scratch, wio,
+    scratch, stderr, stdout, wio, write_file,
 };
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
 
 /// The small guest pings the peer at about 0.1, 1.1 and 2.1 s of virtual time.
 const PARTITION: &str = r#"{"faults": [
@@ -42,7 +28,7 @@ fn a_partition_loses_pings_then_heals_and_an_rtc_step_moves_the_guests_clock() {
         return;
     }
     let dir = scratch("faults-net");
-    let plan = write(&dir, "plan.json", PARTITION);
+    let plan = write_file(&dir, "plan.json", PARTITION);
     let (clean_out, clean) =
         run_with_summary(&["--arch", "riscv64", "--seed", "1", "--no-summary"]);
     let (out, s) = run_with_summary(&[
@@ -172,7 +158,7 @@ fn a_disk_error_reaches_the_guests_io() {
     // The workload writes and syncs a file at about 2.11 s of virtual time; writes fail
     // from 2.1 s for 200 ms. The run stops at the guest kernel's first I/O error report
     // (after the error a crashed journal keeps the guest busy for a long time).
-    let plan = write(
+    let plan = write_file(
         &dir,
         "plan.json",
         r#"{"faults": [{"at_ns": 2100000000, "duration_ns": 200000000, "target": "disk", "kind": "error", "params": {"op": "write"}}]}"#,
@@ -209,7 +195,7 @@ fn the_x86_64_test_guest_sees_an_rtc_step() {
         return;
     }
     let dir = scratch("faults-x86");
-    let plan = write(
+    let plan = write_file(
         &dir,
         "plan.json",
         r#"{"faults": [{"at_ns": 5000000000, "target": "clock", "kind": "rtc-step", "params": {"delta_s": 7200}}]}"#,
@@ -231,7 +217,7 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
     let dir = scratch("faults-bad");
     let cases = [
         (
-            write(
+            write_file(
                 &dir,
                 "target.json",
                 r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "partition", "params": {"direction": "both"}}]}"#,
@@ -241,7 +227,7 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
             "faults[0].target",
         ),
         (
-            write(
+            write_file(
                 &dir,
                 "ppm.json",
                 r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "loss", "params": {"ppm": 7000000}}]}"#,
@@ -251,7 +237,7 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
             "faults[0].params.ppm",
         ),
         (
-            write(
+            write_file(
                 &dir,
                 "kind.json",
                 r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "meteor"}]}"#,
@@ -261,7 +247,7 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
             "meteor",
         ),
         (
-            write(
+            write_file(
                 &dir,
                 "p.toml",
                 "[[rule]]\nkind = \"loss\"\nvalue = [5, 1]\n",
@@ -272,7 +258,7 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
         ),
         ("mild".to_string(), "--faults", 100, "none, light, heavy"),
         (
-            write(
+            write_file(
                 &dir,
                 "nodisk.json",
                 r#"{"faults": [{"at_ns": 1, "duration_ns": 5, "target": "disk", "kind": "error", "params": {"op": "read"}}]}"#,
@@ -324,7 +310,7 @@ const SNAPSHOT_NS: u64 = 1_000_000_000;
 /// Boots the small guest with seed 1 and the [`STRADDLING`] profile, snapshotting at
 /// 1 s; returns the snapshot, the original run's summary and its plan (JSON).
 fn profile_snapshot(dir: &Path) -> (String, serde_json::Value, serde_json::Value) {
-    let profile = write(dir, "straddling.toml", STRADDLING);
+    let profile = write_file(dir, "straddling.toml", STRADDLING);
     let snap = dir.join("faults.snap");
     let plan = dir.join("original-plan.json");
     let (o, s) = run_with_summary(&[
@@ -500,8 +486,7 @@ fn an_x86_64_restore_with_another_seed_redraws_its_rtc_steps() {
         return;
     }
     let dir = scratch("faults-x86-redraw");
-    let profile = write(
-        &dir,
+    let profile = write_file(&dir,
         "steps.toml",
         "start_ms = 1000\nend_ms = 12000\n[[rule]]\nkind = \"rtc-step\"\ncount = [4, 4]\nvalue = [-7200, 7200]\n",
     );

@@ -7,25 +7,11 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use wio_e2e_tests::{
     console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary,
-    scratch,
+    scratch, stderr, stdout, write_file,
 };
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
-}
 
 fn rootfs(test: &str) -> Option<PathBuf> {
     if !require_riscv_guests(test) {
@@ -76,7 +62,7 @@ fn a_crash_restarts_the_machine_from_its_durable_disk() {
         stderr(&o)
     );
     let cut = waiting["virtual_ns"].as_u64().unwrap() + 50_000_000;
-    let plan = write(
+    let plan = write_file(
         &dir,
         "crash.json",
         &format!(
@@ -151,7 +137,7 @@ fn a_pause_stops_the_cpu_while_time_goes_on() {
     let dir = scratch("node-pause");
     // The small guest pings the peer at about 0.1, 1.1 and 2.1 s; the CPU stops for 1.5 s
     // from 0.5 s.
-    let plan = write(
+    let plan = write_file(
         &dir,
         "pause.json",
         r#"{"faults": [{"at_ns": 500000000, "duration_ns": 1500000000, "target": "node", "kind": "pause"}]}"#,
@@ -191,7 +177,7 @@ fn bit_rot_corrupts_what_the_guest_reads() {
     let Some(disk) = rootfs(test) else { return };
     let dir = scratch("disk-rot");
     // 2% of the sectors read during the first 2 s rot: ext4 finds bad checksums.
-    let plan = write(
+    let plan = write_file(
         &dir,
         "rot.json",
         r#"{"faults": [{"at_ns": 0, "duration_ns": 2000000000, "target": "disk", "kind": "bit-rot", "params": {"ppm": 20000}}]}"#,
@@ -227,7 +213,7 @@ fn only_the_nth_write_fails() {
     let Some(disk) = rootfs(test) else { return };
     let dir = scratch("disk-nth");
     // From 1 s on, the 2nd write or flush fails, and no other.
-    let plan = write(
+    let plan = write_file(
         &dir,
         "nth.json",
         r#"{"faults": [{"at_ns": 1000000000, "duration_ns": 20000000000, "target": "disk", "kind": "error", "params": {"op": "write", "nth": 2}}]}"#,

@@ -8,12 +8,9 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary, wio,
+    console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary,
+    stdout, wio,
 };
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn boot(seed: u64, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
     let seed = seed.to_string();

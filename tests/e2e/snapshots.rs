@@ -8,15 +8,9 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, wio};
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use wio_e2e_tests::{
+    require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, stderr, stdout, wio,
+};
 
 /// Snapshot files a run wrote into `dir`, in the order of their virtual times.
 fn snapshots_in(dir: &Path) -> Vec<PathBuf> {

@@ -4,16 +4,12 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, field, kvm_host, require_kvm, run_with_summary, scratch, wio, KvmHost,
+    console_line, field, kvm_host, require_kvm, run_with_summary, scratch, stdout, wio, KvmHost,
 };
 
 /// Virtual ns for `ticks` PIT input clocks (1.193182 MHz), rounded up like wio's PIT.
 fn pit_ns(ticks: u64) -> u64 {
     (ticks * 1_000_000_000).div_ceil(1_193_182)
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]

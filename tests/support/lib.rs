@@ -172,3 +172,20 @@ pub fn riscv_guest_artifact(key: &str) -> Option<PathBuf> {
         .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
         .map(|v| PathBuf::from(v.trim()))
 }
+
+/// A command's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A command's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to `dir/name` and returns the path as a string (for command lines).
+pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write a test file");
+    p.to_str().expect("utf-8 test path").to_string()
+}
