@@ -22,7 +22,10 @@
 # The default workload prints uname -a, 16 bytes of /dev/urandom (and of /dev/hwrng, the virtio-rng), date -u and /proc/uptime,
 # runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
-# wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe.
+# wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe;
+# wio.bank=N,K runs /bin/wio-bank N K (a race that breaks a promise under some seeds); wio.promises=demo
+# states promises from the shell (wio-assert, wio-random), wio.promises=flood floods the channel.
+# /init links the promise channel's ports as /dev/wio.sdk and /dev/wio.random.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -51,13 +54,18 @@ PROBE_SRC="$WIO_IMAGES_DIR/probe/wio-probe.c"
 # the workload when booted with wio.race=1 (wio bench --race, the noise tests).
 RACE_SRC="$WIO_IMAGES_DIR/probe/wio-race.c"
 [[ -f "$RACE_SRC" && -n "$PROBE_SRC" ]] || RACE_SRC=""
+# The promise SDK (images/probe/wio-sdk.h): /bin/wio-assert (and wio-random, a link to it),
+# /bin/wio-bank (a race that breaks a promise under some seeds), and
+# /usr/lib/libvoidstar.so (what the Antithesis SDKs load; dynamic, for rootfs images).
+SDK_SRCS=(wio-sdk.h wio-assert.c wio-bank.c libvoidstar.c)
+[[ -n "$PROBE_SRC" ]] || SDK_SRCS=()
 # -mno-relax, --no-relax: its _start does not set up gp, so no gp-relative accesses
 # shellcheck disable=SC2054 # "-Wl,--no-relax" is one word
 PROBE_CFLAGS=(-Os -static -nostdlib -ffreestanding -fno-stack-protector -fno-pie -no-pie -s
   -mno-relax -Wl,--no-relax)
 
 install_host_tools dpkg cpio gzip
-[[ -z "$PROBE_SRC" ]] || install_host_tools gcc-riscv64-linux-gnu
+[[ -z "$PROBE_SRC" ]] || install_host_tools gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 wio_apt_init
 
 # ------------------------------------------------------------------ the guest's files
@@ -74,6 +82,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
 exec </dev/console >/dev/console 2>&1
 mount -t tmpfs tmpfs /tmp 2>/dev/null || true
+# wio's promise channel: the virtio-console ports named wio.sdk and wio.random (no udev
+# here to make /dev/virtio-ports/NAME).
+for p in /sys/class/virtio-ports/*; do
+  [ -f "$p/name" ] && ln -sf "/dev/${p##*/}" "/dev/$(cat "$p/name")"
+done
 
 # wio.NAME=VALUE on the kernel command line -> WIO_NAME=VALUE
 for word in $(cat /proc/cmdline); do
@@ -204,6 +217,28 @@ echo "workload: rtc: $(cat /sys/class/rtc/rtc0/since_epoch 2>&1)"
 echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi
 if [ -n "$WIO_RACE" ] && [ -x /bin/wio-race ]; then /bin/wio-race; fi
+if [ -n "${WIO_BANK:-}" ] && [ -x /bin/wio-bank ]; then
+  # wio.bank=N[,K]: the lost-update race with promises (wio-bank N K).
+  /bin/wio-bank $(echo "$WIO_BANK" | tr ',' ' ')
+fi
+if [ "${WIO_PROMISES:-}" = demo ] && [ -x /bin/wio-assert ]; then
+  # Promises from the shell: one kept, one never reached, an event, seeded numbers.
+  wio-assert register sometimes "the disk filled up"
+  wio-assert always "uname works" "$(uname >/dev/null && echo true || echo false)" '{"shell":"busybox"}'
+  wio-assert event "demo" '{"step":1}'
+  echo "workload: wio-random: $(wio-random 2 | tr '\n' ' ')"
+fi
+if [ "${WIO_PROMISES:-}" = flood ] && [ -x /bin/wio-assert ]; then
+  # A hostile program: a flood of lines, malformed and oversized ones, a huge random request.
+  i=0; while [ $i -lt 2000 ]; do echo '{"flood":1}'; i=$((i + 1)); done >/dev/wio.sdk
+  yes '{"flood":2}' | head -c 300000 >/dev/wio.sdk
+  printf 'not json\n[1,2]\n{"antithesis_assert":{"hit":true}}\n' >/dev/wio.sdk
+  head -c 100000 /dev/zero | tr '\0' x >/dev/wio.sdk; echo >/dev/wio.sdk
+  head -c 100000 /dev/zero >/dev/wio.random &
+  sleep 1; kill $! 2>/dev/null
+  wio-assert always "still standing" true
+  echo "workload: flood done"
+fi
 busy() {
   step=0
   while [ "$step" -lt "${WIO_BUSY_STEPS:-3}" ]; do
@@ -230,10 +265,12 @@ wio_inputs() {
   local script_lines ver deb workload modules probe=none
   script_lines="$(wio_script_inputs)"
   if [[ -n "$PROBE_SRC" ]]; then
-    probe="$(wio_sha256_file "$PROBE_SRC") gcc-riscv64-linux-gnu $(wio_host_pkg_version gcc-riscv64-linux-gnu) ${PROBE_CFLAGS[*]}"
+    probe="$(wio_sha256_file "$PROBE_SRC") gcc-riscv64-linux-gnu $(wio_host_pkg_version gcc-riscv64-linux-gnu) libc6-dev-riscv64-cross $(wio_host_pkg_version libc6-dev-riscv64-cross) ${PROBE_CFLAGS[*]}"
   fi
   [[ -z "$RACE_SRC" ]] || probe="$probe race $(wio_sha256_file "$RACE_SRC")"
   [[ -z "$PROBE_SRC" ]] || probe="$probe header $(wio_sha256_file "$WIO_IMAGES_DIR/probe/wio-sys.h")"
+  local f
+  for f in "${SDK_SRCS[@]}"; do probe="$probe $f $(wio_sha256_file "$WIO_IMAGES_DIR/probe/$f")"; done
   ver="$(deb_candidate_version busybox-static)"
   deb="$(deb_uri_info busybox-static)"
   if [[ -n "$WORKLOAD" ]]; then workload="file $(wio_sha256_file "$WORKLOAD")"; else workload=default; fi
@@ -273,6 +310,17 @@ wio_build() {
   if [[ -n "$MODULES_DIR" ]]; then
     cp -a "$MODULES_DIR" "$root/lib/modules/$(basename "$MODULES_DIR")"
     rm -f "$root/lib/modules"/*/*.bin # busybox insmod needs only the .ko files and modules.dep
+  fi
+    if ((${#SDK_SRCS[@]})); then
+    local sdk="$WIO_IMAGES_DIR/probe"
+    riscv64-linux-gnu-gcc "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-assert" "$sdk/wio-assert.c" ||
+      wio_die "cannot compile $sdk/wio-assert.c"
+    ln -s wio-assert "$root/bin/wio-random"
+    riscv64-linux-gnu-gcc "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-bank" "$sdk/wio-bank.c" ||
+      wio_die "cannot compile $sdk/wio-bank.c"
+    mkdir -p "$root/usr/lib"
+    riscv64-linux-gnu-gcc -O2 -shared -fPIC -s -o "$root/usr/lib/libvoidstar.so" "$sdk/libvoidstar.c" ||
+      wio_die "cannot compile $sdk/libvoidstar.c"
   fi
   # /dev/console must exist in the initramfs: the kernel opens it for init's stdio before
   # /init runs (init also reopens it after mounting devtmpfs).

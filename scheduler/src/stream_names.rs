@@ -38,6 +38,8 @@ pub const VIRTIO_RNG: &str = "virtio-rng";
 pub const VIRTIO_NET: &str = "virtio-net";
 /// The virtio block device (slot 2, when the run has a disk).
 pub const VIRTIO_BLK: &str = "virtio-blk";
+/// virtio-console: the guest's channel to wio (promises, seeded random bytes).
+pub const VIRTIO_CONSOLE: &str = "virtio-console";
 
 // Parts: the per-device streams, joined to a device name with [`sub`].
 
@@ -80,6 +82,7 @@ pub const ALL: &[&str] = &[
     VIRTIO_RNG,
     VIRTIO_NET,
     VIRTIO_BLK,
+    VIRTIO_CONSOLE,
 ];
 
 /// Every part above, for checks.

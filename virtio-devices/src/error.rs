@@ -61,6 +61,19 @@ pub enum DeviceError {
     /// requests complete; receive buffers are filled by the link).
     #[error("virtio-net: completion on the receive queue")]
     NetReceiveCompletion,
+    /// A virtio-console completion on a queue the device fills itself (receive queues
+    /// are filled by the device, not completed).
+    #[error("virtio-console: completion on queue {queue}, which is not a transmit queue")]
+    ConsoleReceiveCompletion {
+        /// The queue.
+        queue: usize,
+    },
+    /// A saved device state holds more than the device's bounds allow.
+    #[error("saved {device} state is beyond the device's bounds")]
+    StateBounds {
+        /// The device.
+        device: &'static str,
+    },
     /// A virtio-net transmit chain is larger than the largest frame plus its header.
     #[error("virtio-net: transmit chain {head} is larger than {max} bytes")]
     FrameTooLarge {

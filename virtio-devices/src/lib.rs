@@ -7,11 +7,13 @@
 //! order is therefore a function of the seed, identically on every engine.
 //!
 //! Devices: block (virtio-blk), network (virtio-net on a simulated link to a
-//! deterministic peer) and entropy (virtio-rng).
+//! deterministic peer), entropy (virtio-rng) and the console (virtio-console: the
+//! guest's channel to wio).
 
 #![forbid(unsafe_code)]
 
 pub mod block;
+pub mod console;
 pub mod device;
 pub mod error;
 pub mod mmio;
@@ -20,6 +22,7 @@ pub mod rng;
 pub mod state;
 
 pub use block::{Block, Disk, DiskError, DiskFault, DiskOp, DiskStateError, Unflushed};
+pub use console::Console;
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
 pub use mmio::MmioTransport;
 pub use net::{Direction, Frame, Link, Net, NetFault};

@@ -82,7 +82,7 @@ mod tests {
             t += QUANTUM;
             let end = loop {
                 match m.run_until(VirtualTime::from_ns(t)) {
-                    Stop::Yield | Stop::GuestSnapshot(_) => {}
+                    Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
                     Stop::Limit => break None,
                     Stop::End(outcome) => break Some(outcome),
                 }

@@ -234,6 +234,10 @@ pub struct RunArgs {
     /// seeds move where threads are preempted. A restored run keeps its snapshot's level.
     #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// End the run at the first violated `always` promise (riscv64: programs in the guest
+    /// state promises on the wio.sdk channel; see README, "Promises"), exit 108.
+    #[arg(long)]
+    pub stop_on_violation: bool,
     /// Faults drawn from the seed: a profile, `none` (default), `light`, `heavy` or a TOML
     /// file (see README, "Faults"); each kind from its own stream. Kinds: net partition,
     /// loss, delay, duplicate, reorder; disk error, latency, bit-rot; clock rtc-step; node

@@ -27,6 +27,8 @@ pub mod exit_code {
     pub const TIME_LIMIT: i32 = 106;
     /// An internal wio error: a bug; please report it with the command line.
     pub const INTERNAL: i32 = 107;
+    /// A promise the guest's programs made failed (violated, never reached, never true).
+    pub const PROMISE: i32 = 108;
 }
 
 /// Everything that can stop wio before or during a run.
@@ -83,6 +85,14 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Promises failed: how many, and the first one's verdict and message.
+    #[error("{count} promise(s) failed; first: {first}")]
+    Promise {
+        /// How many promises did not pass.
+        count: usize,
+        /// The first failing one ("VIOLATED Always \"balance never negative\"").
+        first: String,
+    },
 }
 
 impl WioError {
@@ -99,6 +109,7 @@ impl WioError {
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
             WioError::Internal(_) => exit_code::INTERNAL,
+            WioError::Promise { .. } => exit_code::PROMISE,
         }
     }
 }

@@ -14,6 +14,7 @@ mod faults;
 mod initrd;
 mod machine;
 mod memory;
+mod promises;
 mod snapshot;
 mod summary;
 mod trace;
@@ -90,6 +91,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         until,
         net_port: false,
         sched_noise: args.sched_noise.unwrap_or_default(),
+        stop_on_violation: args.stop_on_violation,
         faults: match (&args.fault_plan, &args.faults) {
             (Some(path), _) => faults::FaultSource::Plan(faults::plan::FaultPlan::read(path)?),
             (None, Some(profile)) => {

@@ -99,6 +99,10 @@ pub struct Summary {
     pub restarts: u32,
     /// Virtual ns the CPU was stopped by node faults (paused, or off after a crash).
     pub stopped_ns: u64,
+    /// The promises the guest's programs made, with their verdicts (left out on machines
+    /// without the channel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promises: Option<crate::promises::report::Promises>,
 }
 
 impl Summary {
@@ -178,6 +182,9 @@ impl Summary {
                 m.virtual_ns as f64 / 1e9,
                 m.wall_ns as f64 / 1e9
             ));
+        }
+        if let Some(p) = &self.promises {
+            s.push_str(&p.human());
         }
         for a in &self.faults {
             let f = &a.fault;

@@ -28,6 +28,15 @@ pub mod fold {
     pub const MMIO_WRITE: u8 = 4;
     /// An SBI call (riscv64): extension, function, error.
     pub const SBI_CALL: u8 = 5;
+    /// A line on the guest's `wio.sdk` channel: its length, its FNV-1a hash.
+    pub const SDK_LINE: u8 = 6;
+}
+
+/// 64-bit FNV-1a of `bytes` (folds a line's content into the trace cheaply).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Hex of a hash.

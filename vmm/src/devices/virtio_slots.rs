@@ -6,7 +6,9 @@
 use super::StateError;
 use crate::trace::Trace;
 use serde_json::json;
-use wio_virtio_devices::{Block, DeviceError, Frame, GuestMem, MmioTransport, Net, Request};
+use wio_virtio_devices::{
+    Block, Console, DeviceError, Frame, GuestMem, MmioTransport, Net, Request,
+};
 
 /// A timed virtio event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -162,6 +164,13 @@ impl VirtioSlots {
     /// The machine booted again on new memory: the devices use it from now on.
     pub fn set_memory(&mut self, mem: GuestMem) {
         self.mem = mem;
+    }
+
+    /// The promise channel, if the machine has one.
+    pub fn console_mut(&mut self) -> Option<&mut Console> {
+        self.devices
+            .iter_mut()
+            .find_map(|t| t.device_mut().as_any_mut().downcast_mut::<Console>())
     }
 
     /// The disk, if the machine has one.

@@ -57,6 +57,8 @@ pub struct RunConfig {
     pub net_port: bool,
     /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
     pub sched_noise: super::noise::SchedNoise,
+    /// End the run at the first violated `always` promise.
+    pub stop_on_violation: bool,
     /// Where the fault plan comes from. A restored run keeps its snapshot's plan when
     /// this is `None` (re-drawing its future from the snapshot's profile when the seed
     /// changes); a profile or plan replaces the snapshot's future faults.
@@ -133,6 +135,7 @@ impl RunConfig {
             until: None,
             net_port: false,
             sched_noise: super::noise::SchedNoise::default(),
+            stop_on_violation: false,
             faults: crate::faults::FaultSource::None,
             fault_plan_out: None,
         }

@@ -18,9 +18,15 @@ use wio_clock::VirtualTime;
 fn due_snapshot(
     plan: &mut SnapshotPlan,
     guest: Option<Option<u64>>,
+    setup_complete: bool,
     now: u64,
     m: &mut dyn Machine,
 ) -> Option<String> {
+    if setup_complete {
+        if let Some(i) = plan.at.iter().position(|a| *a == SnapshotAt::SetupComplete) {
+            return Some(plan.at.remove(i).describe());
+        }
+    }
     if let Some(tag) = guest {
         if let Some(i) = plan.at.iter().position(|a| *a == SnapshotAt::Guest) {
             plan.at.remove(i);
@@ -80,10 +86,11 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
                 })
             }
             Stop::GuestSnapshot(tag) => Some(tag),
-            Stop::Yield => None,
+            Stop::Yield | Stop::SetupComplete => None,
         };
+        let setup_complete = matches!(stop, Stop::SetupComplete);
         let now = m.now().as_ns();
-        if let Some(reason) = due_snapshot(&mut plan, guest, now, m.as_mut()) {
+        if let Some(reason) = due_snapshot(&mut plan, guest, setup_complete, now, m.as_mut()) {
             taken += 1;
             let path = plan.path(taken, m.seed(), now);
             let started = Instant::now();
@@ -143,7 +150,7 @@ pub fn run_branch(
         match m.run_until(limit) {
             Stop::End(outcome) => break outcome,
             Stop::Limit => break Err(WioError::TimeLimit { limit_ns }),
-            Stop::Yield | Stop::GuestSnapshot(_) => {}
+            Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
         }
         if until.is_some_and(|u| m.console().watch_hits.iter().any(|h| h == u)) {
             stopped_at_until = true;
@@ -286,6 +293,7 @@ mod tests {
                 faults: Vec::new(),
                 restarts: 0,
                 stopped_ns: 0,
+                promises: None,
             };
             RunResult { summary, outcome }
         }

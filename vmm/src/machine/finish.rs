@@ -39,6 +39,8 @@ pub struct Counts {
     pub restarts: u32,
     /// Virtual ns the CPU was stopped by node faults.
     pub stopped_ns: u64,
+    /// The promises the guest's programs made (machines with the channel).
+    pub promises: Option<crate::promises::report::Promises>,
 }
 
 /// The machine's parts a run's end touches.
@@ -80,6 +82,33 @@ pub fn finish_run(
         }
         None => crate::trace::close(trace, now, outcome, fields, cfg.trace.as_ref()),
     };
+    // Failed promises fail a run the guest ended well; a run stopped at --until (its end
+    // not seen) fails on violations only.
+    let outcome = match (&counts.promises, outcome) {
+        (Some(p), Ok(status)) => {
+            let failed: Vec<_> = p
+                .list
+                .iter()
+                .filter(|v| {
+                    v.status == crate::promises::Status::Violated
+                        || (until.is_none() && v.status != crate::promises::Status::Passed)
+                })
+                .collect();
+            match failed.first() {
+                Some(v) => Err(crate::error::WioError::Promise {
+                    count: failed.len(),
+                    first: format!(
+                        "{} {} {:?}",
+                        v.status.name(),
+                        v.promise.display_type,
+                        v.promise.message
+                    ),
+                }),
+                None => Ok(status),
+            }
+        }
+        (_, outcome) => outcome,
+    };
     let wall_ns = counts.wall.elapsed().as_nanos() as u64;
     let (disk, outcome) = virtio::finish_disk(devices, cfg, outcome);
     let summary = Summary {
@@ -109,6 +138,7 @@ pub fn finish_run(
         faults: counts.faults,
         restarts: counts.restarts,
         stopped_ns: counts.stopped_ns,
+        promises: counts.promises,
     };
     RunResult { summary, outcome }
 }

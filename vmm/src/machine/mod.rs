@@ -12,6 +12,7 @@ pub mod driver;
 pub mod finish;
 pub mod guests;
 pub mod noise;
+pub mod sdk;
 pub mod virtio;
 
 pub use config::{BootMeta, RunConfig, RunResult};
@@ -69,6 +70,9 @@ pub enum Stop {
     /// The guest asked for a snapshot here (riscv64: SBI call with its tag; x86-64: the
     /// paravirt port, no tag).
     GuestSnapshot(Option<u64>),
+    /// A program in the guest declared its setup complete (the `wio.sdk` channel's
+    /// `antithesis_setup`): the natural branch point (`--snapshot-at setup-complete`).
+    SetupComplete,
     /// The run ended: the guest's exit status, or the error that ended it.
     End(Result<u32>),
 }

@@ -1,6 +1,7 @@
 //! The virtio devices a run attaches, the same on both machines: entropy in
-//! slot 0, network in slot 1, and the disk (if one was given) in slot 2; and
-//! what the run reports about the disk at its end.
+//! slot 0, network in slot 1, the disk (if one was given) in slot 2, then the promise
+//! channel where the machine has one (riscv64); and what the run reports about the disk
+//! at its end.
 
 use super::RunConfig;
 use crate::error::{Result, WioError};
@@ -9,7 +10,7 @@ use crate::summary::DiskSummary;
 use std::path::PathBuf;
 use wio_scheduler::{stream_names, RunSeed};
 use wio_virtio_devices::net::pcap::Pcap;
-use wio_virtio_devices::{Block, Disk, MmioTransport, Net, Rng};
+use wio_virtio_devices::{Block, Console, Disk, MmioTransport, Net, Rng};
 
 /// Mean service latency of the virtio-rng device, in virtual ns.
 const RNG_MEAN_LATENCY_NS: u64 = 20_000;
@@ -55,8 +56,24 @@ fn open_pcap(cfg: &RunConfig) -> Result<Option<Pcap>> {
     ))
 }
 
-/// The devices in slot order: rng, net, and blk when `disk` is given.
-pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec<MmioTransport>> {
+/// Which virtio devices a machine has besides rng, net and the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// None (x86-64 for now).
+    None,
+    /// The promise channel (virtio-console with the `wio.sdk` and `wio.random` ports), in
+    /// the last slot.
+    Sdk,
+}
+
+/// The devices in slot order: rng, net, blk when `disk` is given, and the console when
+/// `channel` says so.
+pub fn devices(
+    cfg: &RunConfig,
+    seed: RunSeed,
+    disk: Option<Disk>,
+    channel: Channel,
+) -> Result<Vec<MmioTransport>> {
     let mut v = vec![
         MmioTransport::new(Box::new(Rng::new(
             seed,
@@ -77,6 +94,12 @@ pub fn devices(cfg: &RunConfig, seed: RunSeed, disk: Option<Disk>) -> Result<Vec
             seed,
             stream_names::VIRTIO_BLK,
             BLK_MEAN_LATENCY_NS,
+        ))));
+    }
+    if channel == Channel::Sdk {
+        v.push(MmioTransport::new(Box::new(Console::new(
+            seed,
+            stream_names::VIRTIO_CONSOLE,
         ))));
     }
     Ok(v)

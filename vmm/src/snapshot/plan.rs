@@ -18,13 +18,19 @@ pub enum SnapshotAt {
     Console(String),
     /// The guest asks (every request, up to the number of `guest` points given).
     Guest,
+    /// A program in the guest declares its setup complete (the promise channel).
+    SetupComplete,
 }
 
 impl SnapshotAt {
-    /// Parses `2s`, `1500ms`, `250us`, `1000ns`, `console:TEXT` or `guest`.
+    /// Parses `2s`, `1500ms`, `250us`, `1000ns`, `console:TEXT`, `guest` or
+    /// `setup-complete`.
     pub fn parse(s: &str) -> Result<SnapshotAt> {
         if s == "guest" {
             return Ok(SnapshotAt::Guest);
+        }
+        if s == "setup-complete" {
+            return Ok(SnapshotAt::SetupComplete);
         }
         if let Some(text) = s.strip_prefix("console:") {
             if text.is_empty() {
@@ -37,7 +43,7 @@ impl SnapshotAt {
         }
         parse_duration_ns(s).map(SnapshotAt::Time).ok_or_else(|| {
             WioError::Usage(format!(
-                "--snapshot-at {s:?}: expected a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT or guest"
+                "--snapshot-at {s:?}: expected a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT, guest or setup-complete"
             ))
         })
     }
@@ -48,6 +54,7 @@ impl SnapshotAt {
             SnapshotAt::Time(ns) => format!("virtual time >= {ns} ns"),
             SnapshotAt::Console(t) => format!("console line containing {t:?}"),
             SnapshotAt::Guest => "guest request".into(),
+            SnapshotAt::SetupComplete => "setup complete".into(),
         }
     }
 }

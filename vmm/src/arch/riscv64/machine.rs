@@ -22,7 +22,9 @@ use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{self, SchedNoise, TimerNoise};
-use crate::machine::{guests, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
+use crate::machine::{guests, sdk, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
+use crate::promises::report::Promises;
+use crate::promises::Ledger;
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::{fold, hex};
@@ -70,6 +72,10 @@ pub struct RvMachine {
     pub(super) instret_before: u64,
     /// Virtual ns the hart was stopped by node faults.
     pub(super) stopped_ns: u64,
+    /// What the guest's programs promised (the `wio.sdk` channel).
+    pub(super) promises: Ledger,
+    /// End the run at the first violated `always` promise.
+    pub(super) stop_on_violation: bool,
 }
 
 /// Checks the memory size a configuration asks for.
@@ -141,12 +147,13 @@ impl RvMachine {
         let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
         let mut hart = hart_on(&mem, mem_bytes, 0)?;
         let seed = RunSeed(cfg.seed);
+        let devices = virtio::devices(cfg, seed, disk, virtio::Channel::Sdk)?;
         let image = BootImage {
             kernel_path: kernel_path.clone(),
             kernel,
             initrd: initrd_path.clone().zip(initrd),
             cmdline: cmdline.clone(),
-            virtio_slots: if disk.is_some() { 3 } else { 2 },
+            virtio_slots: devices.len(),
         };
         let placement = image.load_into(&mut hart, mem_bytes, &fdt_rng_seed(seed, 1))?;
         let kernel = &image.kernel;
@@ -157,7 +164,7 @@ impl RvMachine {
             uart: Uart16550::default(),
             rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
             plic: Plic::default(),
-            virtio: VirtioSlots::new(virtio::devices(cfg, seed, disk)?, mem.clone()),
+            virtio: VirtioSlots::new(devices, mem.clone()),
             events: EventQueue::new(),
             faults,
             mmio_accesses: 0,
@@ -214,6 +221,8 @@ impl RvMachine {
             boots: 1,
             instret_before: 0,
             stopped_ns: 0,
+            promises: Ledger::default(),
+            stop_on_violation: cfg.stop_on_violation,
         })
     }
 
@@ -310,7 +319,25 @@ impl Machine for RvMachine {
     }
 
     fn run_until(&mut self, limit: VirtualTime) -> Stop {
-        self.step(limit)
+        let stop = self.step(limit);
+        let bus = &mut self.bus;
+        let Some(console) = bus.virtio.console_mut() else {
+            return stop;
+        };
+        match (
+            sdk::drain(
+                console,
+                &mut self.promises,
+                &mut bus.trace,
+                self.stop_on_violation,
+            ),
+            stop,
+        ) {
+            (_, Stop::End(outcome)) => Stop::End(outcome),
+            (Some(Stop::End(e)), _) => Stop::End(e),
+            (Some(Stop::SetupComplete), Stop::Yield) => Stop::SetupComplete,
+            (_, stop) => stop,
+        }
     }
 
     fn console(&mut self) -> &mut Console {
@@ -350,6 +377,11 @@ impl Machine for RvMachine {
         exits.insert("mmio", m.bus.mmio_accesses);
         let mut bus = m.bus;
         let applied = bus.faults.applied().to_vec();
+        let channel = bus
+            .virtio
+            .console_mut()
+            .map(|c| c.stats.clone())
+            .unwrap_or_default();
         let mut console = m.console;
         finish_run(
             cfg,
@@ -376,6 +408,7 @@ impl Machine for RvMachine {
                 faults: applied,
                 restarts: m.boots.saturating_sub(1),
                 stopped_ns: m.stopped_ns,
+                promises: Some(Promises::new(&m.promises, channel)),
             },
         )
     }

@@ -19,6 +19,7 @@ use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
+use crate::promises::Ledger;
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::TraceState;
@@ -53,6 +54,8 @@ pub(super) struct MachineState {
     pub(super) boots: u32,
     pub(super) instret_before: u64,
     pub(super) stopped_ns: u64,
+    /// The promise ledger, as JSON text (see [`Ledger::save`]).
+    pub(super) promises: String,
     /// The machine's clock (its drift and where it was last re-keyed).
     pub(super) clock: InstructionClock,
 }
@@ -96,6 +99,7 @@ impl RvMachine {
             boots: self.boots,
             instret_before: self.instret_before,
             stopped_ns: self.stopped_ns,
+            promises: self.promises.save(),
             clock: self.engine.clock,
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
@@ -267,7 +271,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         link: meta.link(),
         ..cfg.clone()
     };
-    let mut devices = virtio::devices(&device_cfg, RunSeed(meta.seed), disk)?;
+    let mut devices = virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::Sdk)?;
     if devices.len() != state.virtio.len() {
         return Err(bad(format!(
             "has {} virtio devices where this machine has {}",
@@ -376,6 +380,9 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         boots: state.boots.max(1),
         instret_before: state.instret_before,
         stopped_ns: state.stopped_ns,
+        promises: Ledger::load(&state.promises)
+            .map_err(|e| bad(format!("has a bad promise ledger: {e}")))?,
+        stop_on_violation: cfg.stop_on_violation,
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {

@@ -155,7 +155,10 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     );
     // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
     // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
-    platform.attach_virtio(virtio::devices(cfg, seed, disk)?, mem.clone());
+    platform.attach_virtio(
+        virtio::devices(cfg, seed, disk, virtio::Channel::None)?,
+        mem.clone(),
+    );
     platform.plan_faults(faults);
     let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
     platform.trace.event(
@@ -302,7 +305,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         ..cfg.clone()
     };
     platform.attach_virtio(
-        virtio::devices(&device_cfg, RunSeed(meta.seed), disk)?,
+        virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::None)?,
         mem.clone(),
     );
     platform
@@ -504,6 +507,7 @@ impl Machine for X86Machine {
                 faults: applied,
                 restarts: 0,
                 stopped_ns: 0,
+                promises: None,
             },
         )
     }

@@ -1,0 +1,84 @@
+/*
+ * libvoidstar.so for wio: the native library the Antithesis SDKs (C++, Go, Rust, Python,
+ * Java, JavaScript) load from /usr/lib/libvoidstar.so when it is there. Under wio it
+ * sends what they say to wio's promise channel (the "wio.sdk" virtio-console port, one
+ * JSON object a line) and draws their random numbers from the run's seed (the
+ * "wio.random" port), so programs instrumented with those SDKs run unchanged and their
+ * assertions show in wio's summary and explore reports.
+ *
+ * Built for riscv64 with the cross compiler's libc (dynamic programs in rootfs images).
+ * Without the channel (not under wio) JSON is dropped and randomness comes from
+ * getrandom(2), so a program never fails because of this library.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int sdk_fd = -2;
+static int random_fd = -2;
+
+static int open_port(const char *a, const char *b) {
+    int fd = open(a, O_RDWR | O_CLOEXEC);
+    if (fd < 0) fd = open(b, O_RDWR | O_CLOEXEC);
+    return fd;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* One JSON object from an SDK; wio reads one per line. */
+void fuzz_json_data(const char *message, size_t length) {
+    pthread_mutex_lock(&lock);
+    if (sdk_fd == -2) sdk_fd = open_port("/dev/virtio-ports/wio.sdk", "/dev/wio.sdk");
+    if (sdk_fd >= 0 && length > 0) {
+        write_all(sdk_fd, message, length);
+        if (message[length - 1] != '\n') write_all(sdk_fd, "\n", 1);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* A uniformly distributed u64 from the run's seed. */
+uint64_t fuzz_get_random(void) {
+    uint64_t v = 0;
+    pthread_mutex_lock(&lock);
+    if (random_fd == -2) random_fd = open_port("/dev/virtio-ports/wio.random", "/dev/wio.random");
+    int ok = random_fd >= 0 && write(random_fd, &v, sizeof v) == (ssize_t)sizeof v;
+    size_t got = 0;
+    while (ok && got < sizeof v) {
+        ssize_t r = read(random_fd, (char *)&v + got, sizeof v - got);
+        if (r <= 0) ok = 0;
+        else got += (size_t)r;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok) {
+        if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) v = 0;
+    }
+    return v;
+}
+
+/* Lines are written as they come: nothing to flush. */
+void fuzz_flush(void) {}
+
+/* Coverage is not collected under wio (yet). */
+size_t init_coverage_module(size_t edge_count, const char *symbol_file_name) {
+    (void)edge_count;
+    (void)symbol_file_name;
+    return 0;
+}
+
+bool notify_coverage(size_t edge_plus_module) {
+    (void)edge_plus_module;
+    return false;
+}

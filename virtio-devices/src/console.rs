@@ -1,0 +1,532 @@
+//! virtio-console with named ports (VIRTIO_CONSOLE_F_MULTIPORT): the channel between
+//! programs in the guest and wio, driven by Linux's own `virtio_console` driver (no module
+//! of ours). Two ports, neither a console:
+//!
+//! - `wio.sdk` (port 0): the guest writes JSON lines (promises, lifecycle events); the
+//!   device cuts them into lines for the machine ([`Console::take_lines`]). It does not
+//!   read them: what they mean is the machine's business.
+//! - `wio.random` (port 1): every write of n bytes is a request for n random bytes, which
+//!   the device answers from its own stream (`name/bytes`), so a program's randomness is
+//!   a function of the seed.
+//!
+//! In the guest the ports are `/dev/vportNp0` and `/dev/vportNp1`, named in
+//! `/sys/class/virtio-ports/vportNpM/name`. Everything is bounded: a line longer than
+//! [`MAX_LINE`] is dropped (counted), lines the machine has not taken yet beyond
+//! [`MAX_PENDING_LINES`] are dropped (counted), random bytes owed beyond
+//! [`MAX_RANDOM_OWED`] are refused (counted). A hostile guest costs a fixed amount of host
+//! memory and shows up in the counters, never as a host error.
+
+use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::VIRTIO_F_VERSION_1;
+use std::collections::VecDeque;
+use virtio_queue::Queue;
+use vm_memory::Bytes;
+use wio_scheduler::{stream_names, RunSeed, Stream};
+
+/// virtio device ID of the console.
+pub const DEVICE_ID: u32 = 3;
+/// The device's name in errors.
+const DEVICE: &str = "virtio-console";
+/// Feature bit: named ports and a control queue pair.
+pub const F_MULTIPORT: u64 = 1 << 1;
+/// Queue size offered.
+pub const QUEUE_SIZE: u16 = 64;
+/// The ports, by id.
+pub const PORT_NAMES: [&str; 2] = ["wio.sdk", "wio.random"];
+/// The JSON-lines port.
+pub const SDK_PORT: usize = 0;
+/// The random-bytes port.
+pub const RANDOM_PORT: usize = 1;
+/// Longest line kept, in bytes (without its newline).
+pub const MAX_LINE: usize = 64 * 1024;
+/// Most complete lines waiting for the machine.
+pub const MAX_PENDING_LINES: usize = 4096;
+/// Most random bytes owed to the guest at once.
+pub const MAX_RANDOM_OWED: usize = 64 * 1024;
+/// Most control messages waiting for a guest buffer.
+const MAX_CONTROL: usize = 64;
+
+/// Control message events (virtio spec, console device).
+mod event {
+    pub const DEVICE_READY: u16 = 0;
+    pub const DEVICE_ADD: u16 = 1;
+    pub const PORT_READY: u16 = 3;
+    pub const PORT_OPEN: u16 = 6;
+    pub const PORT_NAME: u16 = 7;
+}
+
+/// Queue indices with multiport: port 0 receive/transmit, control receive/transmit, then
+/// port 1 receive/transmit.
+const CONTROL_RX: usize = 2;
+const CONTROL_TX: usize = 3;
+
+fn port_rx(port: usize) -> usize {
+    if port == 0 {
+        0
+    } else {
+        2 + 2 * port
+    }
+}
+
+/// Which port's receive queue `queue` is, if it is one.
+fn rx_port(queue: usize) -> Option<usize> {
+    (0..PORT_NAMES.len()).find(|p| port_rx(*p) == queue)
+}
+
+/// Which port's transmit queue `queue` is, if it is one.
+fn tx_port(queue: usize) -> Option<usize> {
+    (0..PORT_NAMES.len()).find(|p| port_rx(*p) + 1 == queue)
+}
+
+/// Timer token: hand what is owed to the guest's buffers.
+const DELIVER: u64 = 1;
+
+/// What the guest did with the channel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConsoleStats {
+    /// Lines the guest wrote on `wio.sdk` and the machine took.
+    pub lines: u64,
+    /// Lines longer than [`MAX_LINE`], dropped.
+    pub overlong_lines: u64,
+    /// Lines dropped because [`MAX_PENDING_LINES`] were waiting.
+    pub dropped_lines: u64,
+    /// Random requests answered.
+    pub random_requests: u64,
+    /// Random bytes handed to the guest.
+    pub random_bytes: u64,
+    /// Random bytes refused (more than [`MAX_RANDOM_OWED`] owed).
+    pub random_refused: u64,
+    /// Control messages the device did not understand or refused.
+    pub bad_control: u64,
+}
+
+/// A complete line from `wio.sdk`: the virtual ns its last byte was written, and its bytes.
+pub type Line = (u64, Vec<u8>);
+
+/// The console device.
+pub struct Console {
+    random: Stream,
+    latency: Stream,
+    /// Guest buffers for control messages to it.
+    control_buffers: VecDeque<Request>,
+    /// Control messages waiting for a buffer.
+    control_out: VecDeque<Vec<u8>>,
+    /// Guest receive buffers per port.
+    rx_buffers: [VecDeque<Request>; 2],
+    /// Random bytes owed on `wio.random`.
+    random_owed: VecDeque<u8>,
+    /// The line being written on `wio.sdk`.
+    partial: Vec<u8>,
+    /// The line being written is too long: drop it up to its newline.
+    overlong: bool,
+    /// Complete lines for the machine.
+    lines: VecDeque<Line>,
+    /// Whether a program in the guest has each port open.
+    guest_open: [bool; 2],
+    timers: Vec<(u64, u64)>,
+    deliver_armed: bool,
+    /// Counters.
+    pub stats: ConsoleStats,
+}
+
+/// What a snapshot keeps of the console.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ConsoleState {
+    random: wio_scheduler::SavedStream,
+    latency: wio_scheduler::SavedStream,
+    control_buffers: Vec<Request>,
+    control_out: Vec<Vec<u8>>,
+    rx_buffers: [Vec<Request>; 2],
+    random_owed: Vec<u8>,
+    partial: Vec<u8>,
+    overlong: bool,
+    lines: Vec<Line>,
+    guest_open: [bool; 2],
+    timers: Vec<(u64, u64)>,
+    deliver_armed: bool,
+    stats: ConsoleStats,
+}
+
+fn control(id: u32, event: u16, value: u16, extra: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(8 + extra.len());
+    m.extend_from_slice(&id.to_le_bytes());
+    m.extend_from_slice(&event.to_le_bytes());
+    m.extend_from_slice(&value.to_le_bytes());
+    m.extend_from_slice(extra);
+    m
+}
+
+impl Console {
+    /// A console whose streams are split from `seed` under `name`: `name/bytes` (what
+    /// `wio.random` hands out) and `name/latency` (transmit service times).
+    pub fn new(seed: RunSeed, name: &str) -> Console {
+        Console {
+            random: seed.stream(&stream_names::sub(name, stream_names::BYTES)),
+            latency: seed.stream(&stream_names::sub(name, stream_names::LATENCY)),
+            control_buffers: VecDeque::new(),
+            control_out: VecDeque::new(),
+            rx_buffers: [VecDeque::new(), VecDeque::new()],
+            random_owed: VecDeque::new(),
+            partial: Vec::new(),
+            overlong: false,
+            lines: VecDeque::new(),
+            guest_open: [false; 2],
+            timers: Vec::new(),
+            deliver_armed: false,
+            stats: ConsoleStats::default(),
+        }
+    }
+
+    /// The lines written on `wio.sdk` since the last call, in order.
+    pub fn take_lines(&mut self) -> Vec<Line> {
+        let lines: Vec<Line> = self.lines.drain(..).collect();
+        self.stats.lines += lines.len() as u64;
+        lines
+    }
+
+    /// Whether lines are waiting (cheap: the machine asks after every step).
+    pub fn has_lines(&self) -> bool {
+        !self.lines.is_empty()
+    }
+
+    fn send_control(&mut self, message: Vec<u8>) {
+        if self.control_out.len() < MAX_CONTROL {
+            self.control_out.push_back(message);
+        } else {
+            self.stats.bad_control += 1;
+        }
+        self.arm();
+    }
+
+    fn arm(&mut self) {
+        if !self.deliver_armed {
+            self.deliver_armed = true;
+            self.timers.push((0, DELIVER));
+        }
+    }
+
+    /// A control message from the guest's driver.
+    fn on_control(&mut self, m: &[u8]) {
+        let Some(head) = m.get(..8) else {
+            self.stats.bad_control += 1;
+            return;
+        };
+        let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let ev = u16::from_le_bytes([head[4], head[5]]);
+        let value = u16::from_le_bytes([head[6], head[7]]);
+        let port = usize::try_from(id).ok().filter(|p| *p < PORT_NAMES.len());
+        match (ev, port) {
+            (event::DEVICE_READY, _) if value == 1 => {
+                for p in 0..PORT_NAMES.len() as u32 {
+                    self.send_control(control(p, event::DEVICE_ADD, 0, &[]));
+                }
+            }
+            (event::PORT_READY, Some(p)) if value == 1 => {
+                self.send_control(control(
+                    p as u32,
+                    event::PORT_NAME,
+                    1,
+                    PORT_NAMES[p].as_bytes(),
+                ));
+                // wio is always listening: the host side of every port is open.
+                self.send_control(control(p as u32, event::PORT_OPEN, 1, &[]));
+            }
+            (event::PORT_OPEN, Some(p)) => self.guest_open[p] = value == 1,
+            _ => self.stats.bad_control += 1,
+        }
+    }
+
+    /// Bytes the guest wrote on `wio.sdk` at `now_ns`.
+    fn on_sdk_bytes(&mut self, bytes: &[u8], now_ns: u64) {
+        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+            let (body, ends) = match chunk.split_last() {
+                Some((b'\n', body)) => (body, true),
+                _ => (chunk, false),
+            };
+            if !self.overlong {
+                if self.partial.len() + body.len() > MAX_LINE {
+                    self.overlong = true;
+                    self.partial.clear();
+                } else {
+                    self.partial.extend_from_slice(body);
+                }
+            }
+            if ends {
+                if self.overlong {
+                    self.stats.overlong_lines += 1;
+                } else if self.lines.len() >= MAX_PENDING_LINES {
+                    self.stats.dropped_lines += 1;
+                } else if !self.partial.is_empty() {
+                    self.lines
+                        .push_back((now_ns, std::mem::take(&mut self.partial)));
+                }
+                self.partial.clear();
+                self.overlong = false;
+            }
+        }
+    }
+
+    /// A request on `wio.random` for `n` bytes.
+    fn on_random_request(&mut self, n: usize) {
+        self.stats.random_requests += 1;
+        let room = MAX_RANDOM_OWED - self.random_owed.len();
+        let give = n.min(room);
+        self.stats.random_refused += (n - give) as u64;
+        let mut bytes = vec![0u8; give];
+        self.random.fill_bytes(&mut bytes);
+        self.random_owed.extend(bytes);
+        self.arm();
+    }
+
+    /// Fills waiting guest buffers with what is owed: control messages (one per buffer)
+    /// and random bytes. Returns the completions (queue, head, bytes written).
+    fn deliver(&mut self, mem: &GuestMem) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
+        let mut done = Vec::new();
+        while !self.control_out.is_empty() {
+            let Some(buf) = self.control_buffers.pop_front() else {
+                break;
+            };
+            let m = self.control_out.pop_front().unwrap_or_default();
+            let n = write_into(&buf, &m, mem)?;
+            done.push((CONTROL_RX, buf.head, n));
+        }
+        while !self.random_owed.is_empty() {
+            let Some(buf) = self.rx_buffers[RANDOM_PORT].pop_front() else {
+                break;
+            };
+            let room: usize = buf.segments.iter().map(|s| s.len as usize).sum();
+            let take = room.min(self.random_owed.len());
+            let bytes: Vec<u8> = self.random_owed.drain(..take).collect();
+            let n = write_into(&buf, &bytes, mem)?;
+            self.stats.random_bytes += u64::from(n);
+            done.push((port_rx(RANDOM_PORT), buf.head, n));
+        }
+        Ok(done)
+    }
+
+    /// Reads a transmit chain's bytes (at most `cap`).
+    fn read_chain(request: &Request, mem: &GuestMem, cap: usize) -> Result<Vec<u8>, DeviceError> {
+        let mut out = Vec::new();
+        for seg in &request.segments {
+            if seg.write {
+                return Err(DeviceError::BufferDirection {
+                    device: DEVICE,
+                    chain: "transmit chain",
+                    head: request.head,
+                    writable: true,
+                });
+            }
+            let n = (seg.len as usize).min(cap.saturating_sub(out.len()));
+            let mut b = vec![0u8; n];
+            mem.read_slice(&mut b, seg.addr)
+                .map_err(|error| DeviceError::GuestMemory {
+                    device: DEVICE,
+                    buffer: "transmit buffer",
+                    addr: seg.addr.0,
+                    error,
+                })?;
+            out.extend_from_slice(&b);
+        }
+        Ok(out)
+    }
+}
+
+/// Writes `bytes` into a receive chain's writable buffers, in order; returns how many fit.
+fn write_into(buf: &Request, bytes: &[u8], mem: &GuestMem) -> Result<u32, DeviceError> {
+    let mut done = 0usize;
+    for seg in &buf.segments {
+        if done == bytes.len() {
+            break;
+        }
+        if !seg.write {
+            return Err(DeviceError::BufferDirection {
+                device: DEVICE,
+                chain: "receive chain",
+                head: buf.head,
+                writable: false,
+            });
+        }
+        let n = (seg.len as usize).min(bytes.len() - done);
+        mem.write_slice(&bytes[done..done + n], seg.addr)
+            .map_err(|error| DeviceError::GuestMemory {
+                device: DEVICE,
+                buffer: "receive buffer",
+                addr: seg.addr.0,
+                error,
+            })?;
+        done += n;
+    }
+    Ok(done as u32)
+}
+
+impl VirtioDevice for Console {
+    fn device_type(&self) -> u32 {
+        DEVICE_ID
+    }
+
+    fn queue_max_sizes(&self) -> &[u16] {
+        &[QUEUE_SIZE; 6]
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn features(&self) -> u64 {
+        VIRTIO_F_VERSION_1 | F_MULTIPORT
+    }
+
+    fn read_config(&self, offset: u64, data: &mut [u8]) {
+        // cols (u16), rows (u16), max_nr_ports (u32), emerg_wr (u32).
+        let mut config = [0u8; 12];
+        config[4..8].copy_from_slice(&(PORT_NAMES.len() as u32).to_le_bytes());
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = usize::try_from(offset)
+                .ok()
+                .and_then(|o| config.get(o + i))
+                .copied()
+                .unwrap_or(0);
+        }
+    }
+
+    fn submit(
+        &mut self,
+        queue: usize,
+        q: &mut Queue,
+        mem: &GuestMem,
+    ) -> Result<Vec<Pending>, DeviceError> {
+        let requests = take_requests(q, mem)?;
+        if queue == CONTROL_RX {
+            self.control_buffers.extend(requests);
+            if !self.control_out.is_empty() {
+                self.arm();
+            }
+            return Ok(Vec::new());
+        }
+        if let Some(port) = rx_port(queue) {
+            self.rx_buffers[port].extend(requests);
+            if port == RANDOM_PORT && !self.random_owed.is_empty() {
+                self.arm();
+            }
+            return Ok(Vec::new());
+        }
+        // Transmit queues: each chain is taken off the ring after a short, seeded time.
+        Ok(requests
+            .into_iter()
+            .map(|request| Pending {
+                delay_ns: 1_000 + self.latency.below(1_000),
+                request,
+            })
+            .collect())
+    }
+
+    fn complete(
+        &mut self,
+        queue: usize,
+        request: &Request,
+        mem: &GuestMem,
+        now_ns: u64,
+    ) -> Result<u32, DeviceError> {
+        if queue == CONTROL_TX {
+            let m = Self::read_chain(request, mem, 4096)?;
+            self.on_control(&m);
+            return Ok(0);
+        }
+        match tx_port(queue) {
+            Some(SDK_PORT) => {
+                // Read at most a line and a bit per chain: longer chains are overlong lines.
+                let bytes = Self::read_chain(request, mem, MAX_LINE + 1)?;
+                self.on_sdk_bytes(&bytes, now_ns);
+                Ok(0)
+            }
+            Some(_) => {
+                let n: usize = request.segments.iter().map(|s| s.len as usize).sum();
+                self.on_random_request(n);
+                Ok(0)
+            }
+            None => Err(DeviceError::ConsoleReceiveCompletion { queue }),
+        }
+    }
+
+    fn take_timers(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.timers)
+    }
+
+    fn timer(
+        &mut self,
+        token: u64,
+        mem: &GuestMem,
+        _now_ns: u64,
+    ) -> Result<Vec<(usize, u16, u32)>, DeviceError> {
+        if token == DELIVER {
+            self.deliver_armed = false;
+        }
+        self.deliver(mem)
+    }
+
+    /// The guest reset the device (or the machine lost power): its buffers and what was
+    /// owed go; lines already complete stay for the machine to take.
+    fn reset(&mut self) {
+        self.control_buffers.clear();
+        self.control_out.clear();
+        self.rx_buffers = [VecDeque::new(), VecDeque::new()];
+        self.random_owed.clear();
+        self.partial.clear();
+        self.overlong = false;
+        self.guest_open = [false; 2];
+    }
+
+    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+        Ok(crate::state::encode(&ConsoleState {
+            random: self.random.save(),
+            latency: self.latency.save(),
+            control_buffers: self.control_buffers.iter().cloned().collect(),
+            control_out: self.control_out.iter().cloned().collect(),
+            rx_buffers: [
+                self.rx_buffers[0].iter().cloned().collect(),
+                self.rx_buffers[1].iter().cloned().collect(),
+            ],
+            random_owed: self.random_owed.iter().copied().collect(),
+            partial: self.partial.clone(),
+            overlong: self.overlong,
+            lines: self.lines.iter().cloned().collect(),
+            guest_open: self.guest_open,
+            timers: self.timers.clone(),
+            deliver_armed: self.deliver_armed,
+            stats: self.stats.clone(),
+        }))
+    }
+
+    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
+        let s: ConsoleState = crate::state::decode(state, DEVICE)?;
+        if s.control_out.len() > MAX_CONTROL
+            || s.lines.len() > MAX_PENDING_LINES
+            || s.random_owed.len() > MAX_RANDOM_OWED
+            || s.partial.len() > MAX_LINE
+        {
+            return Err(DeviceError::StateBounds { device: DEVICE });
+        }
+        self.random = Stream::resume(&s.random, reseed);
+        self.latency = Stream::resume(&s.latency, reseed);
+        self.control_buffers = s.control_buffers.into();
+        self.control_out = s.control_out.into();
+        let [a, b] = s.rx_buffers;
+        self.rx_buffers = [a.into(), b.into()];
+        self.random_owed = s.random_owed.into();
+        self.partial = s.partial;
+        self.overlong = s.overlong;
+        self.lines = s.lines.into();
+        self.guest_open = s.guest_open;
+        self.timers = s.timers;
+        self.deliver_armed = s.deliver_armed;
+        self.stats = s.stats;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

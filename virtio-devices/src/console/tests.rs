@@ -1,0 +1,170 @@
+//! The console's tests: the multiport handshake Linux's driver performs, lines on
+//! `wio.sdk` (split, overlong, flooded), random bytes on `wio.random`, and its state.
+
+use super::*;
+use crate::device::test_request as request;
+use vm_memory::GuestAddress;
+
+fn mem() -> GuestMem {
+    GuestMem::from_ranges(&[(GuestAddress(0), 0x10_0000)]).unwrap()
+}
+
+/// Has the device complete a transmit chain holding `bytes` (at 0x8000) on `queue`.
+fn transmit(c: &mut Console, m: &GuestMem, queue: usize, bytes: &[u8], now: u64) {
+    m.write_slice(bytes, GuestAddress(0x8000)).unwrap();
+    let r = request(1, &[(0x8000, bytes.len() as u32, false)]);
+    assert_eq!(c.complete(queue, &r, m, now).unwrap(), 0);
+}
+
+/// Gives the device `n` receive buffers of 256 bytes on `queue` and delivers; returns what
+/// each completed buffer holds.
+fn receive(c: &mut Console, m: &GuestMem, queue: usize, n: u16) -> Vec<Vec<u8>> {
+    for i in 0..n {
+        let r = request(10 + i, &[(0x1000 + u64::from(i) * 0x100, 256, true)]);
+        if queue == CONTROL_RX {
+            c.control_buffers.push_back(r);
+        } else {
+            c.rx_buffers[rx_port(queue).unwrap()].push_back(r);
+        }
+    }
+    let done = c.timer(DELIVER, m, 0).unwrap();
+    done.iter()
+        .map(|&(q, head, len)| {
+            assert_eq!(q, queue);
+            let mut b = vec![0u8; len as usize];
+            m.read_slice(&mut b, GuestAddress(0x1000 + u64::from(head - 10) * 0x100))
+                .unwrap();
+            b
+        })
+        .collect()
+}
+
+#[test]
+fn the_driver_handshake_names_both_ports_and_opens_them() {
+    let m = mem();
+    let mut c = Console::new(RunSeed(1), "console");
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(0, event::DEVICE_READY, 1, &[]),
+        0,
+    );
+    assert_eq!(c.take_timers(), vec![(0, DELIVER)]);
+    let added = receive(&mut c, &m, CONTROL_RX, 4);
+    assert_eq!(
+        added,
+        vec![
+            control(0, event::DEVICE_ADD, 0, &[]),
+            control(1, event::DEVICE_ADD, 0, &[])
+        ]
+    );
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(1, event::PORT_READY, 1, &[]),
+        0,
+    );
+    let named = receive(&mut c, &m, CONTROL_RX, 4);
+    assert_eq!(
+        named,
+        vec![
+            control(1, event::PORT_NAME, 1, b"wio.random"),
+            control(1, event::PORT_OPEN, 1, &[])
+        ]
+    );
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(1, event::PORT_OPEN, 1, &[]),
+        0,
+    );
+    assert_eq!(c.guest_open, [false, true]);
+    // Nonsense control messages are counted, not obeyed.
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(9, event::PORT_READY, 1, &[]),
+        0,
+    );
+    transmit(&mut c, &m, CONTROL_TX, &[1, 2, 3], 0);
+    assert_eq!(c.stats.bad_control, 2);
+    assert!(matches!(
+        c.complete(0, &request(1, &[(0x8000, 4, true)]), &m, 0),
+        Err(DeviceError::ConsoleReceiveCompletion { queue: 0 })
+    ));
+}
+
+#[test]
+fn sdk_lines_are_cut_bounded_and_counted() {
+    let m = mem();
+    let mut c = Console::new(RunSeed(1), "console");
+    let tx = port_rx(SDK_PORT) + 1;
+    transmit(&mut c, &m, tx, b"{\"a\":1}\n{\"b\"", 5);
+    transmit(&mut c, &m, tx, b":2}\n\n", 7);
+    assert_eq!(
+        c.take_lines(),
+        vec![(5, b"{\"a\":1}".to_vec()), (7, b"{\"b\":2}".to_vec())]
+    );
+    // An overlong line is dropped up to its newline, across chains; the next one is kept.
+    let big = vec![b'x'; MAX_LINE];
+    transmit(&mut c, &m, tx, &big, 8);
+    transmit(&mut c, &m, tx, b"yy\nok\n", 9);
+    assert_eq!(c.take_lines(), vec![(9, b"ok".to_vec())]);
+    assert_eq!(c.stats.overlong_lines, 1);
+    // A flood: at most MAX_PENDING_LINES wait; the rest are dropped and counted.
+    let flood = b"{}\n".repeat(MAX_PENDING_LINES + 10);
+    for chunk in flood.chunks(60_000) {
+        transmit(&mut c, &m, tx, chunk, 10);
+    }
+    assert_eq!(c.take_lines().len(), MAX_PENDING_LINES);
+    assert_eq!(c.stats.dropped_lines, 10);
+    assert_eq!(c.stats.lines, 3 + MAX_PENDING_LINES as u64);
+}
+
+#[test]
+fn random_requests_are_answered_from_the_seed_and_bounded() {
+    let m = mem();
+    let draw = |seed| {
+        let mut c = Console::new(RunSeed(seed), "console");
+        transmit(&mut c, &m, port_rx(RANDOM_PORT) + 1, &[0; 8], 0);
+        receive(&mut c, &m, port_rx(RANDOM_PORT), 1)
+    };
+    let a = draw(1);
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].len(), 8);
+    assert_eq!(a, draw(1));
+    assert_ne!(a, draw(2));
+    // Asking for more than may be owed: the excess is refused and counted.
+    let mut c = Console::new(RunSeed(1), "console");
+    let tx = port_rx(RANDOM_PORT) + 1;
+    let r = request(1, &[(0x8000, 60_000, false), (0x8000, 60_000, false)]);
+    c.complete(tx, &r, &m, 0).unwrap();
+    assert_eq!(c.random_owed.len(), MAX_RANDOM_OWED);
+    assert_eq!(c.stats.random_refused, 120_000 - MAX_RANDOM_OWED as u64);
+    // Buffers of 256 bytes take it piece by piece.
+    let got = receive(&mut c, &m, port_rx(RANDOM_PORT), 3);
+    assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), vec![256; 3]);
+    assert_eq!(c.stats.random_bytes, 768);
+}
+
+#[test]
+fn state_round_trips_and_bad_state_is_refused() {
+    let m = mem();
+    let mut c = Console::new(RunSeed(1), "console");
+    transmit(&mut c, &m, port_rx(SDK_PORT) + 1, b"{\"x\":1}\npart", 3);
+    transmit(&mut c, &m, port_rx(RANDOM_PORT) + 1, &[0; 4], 3);
+    let saved = c.save_state().unwrap();
+    let mut d = Console::new(RunSeed(1), "console");
+    d.load_state(&saved, None).unwrap();
+    assert_eq!(d.save_state().unwrap(), saved);
+    assert_eq!(d.take_lines(), vec![(3, b"{\"x\":1}".to_vec())]);
+    assert_eq!(
+        receive(&mut d, &m, port_rx(RANDOM_PORT), 1),
+        receive(&mut c, &m, port_rx(RANDOM_PORT), 1)
+    );
+    assert!(d.load_state(&[1, 2, 3], None).is_err());
+}

@@ -1,0 +1,55 @@
+//! The machine side of the promise channel: after each step, the lines programs wrote on
+//! `wio.sdk` go into the run's ledger of promises, folded into the trace (length and
+//! hash, at the virtual time each was written), and what they mean for the run comes
+//! back: a violated `always` (traced; the end of the run with `--stop-on-violation`) or
+//! setup declared complete (a snapshot point).
+
+use super::Stop;
+use crate::error::WioError;
+use crate::promises::{Ledger, Noted};
+use crate::trace::{fnv1a, fold, Trace};
+use serde_json::json;
+use wio_virtio_devices::Console;
+
+/// Takes the channel's waiting lines into `ledger`. Returns the stop the driver must
+/// see, if any: the run's end at a violation when `stop_on_violation`, else setup
+/// complete.
+pub fn drain(
+    console: &mut Console,
+    ledger: &mut Ledger,
+    trace: &mut Trace,
+    stop_on_violation: bool,
+) -> Option<Stop> {
+    if !console.has_lines() {
+        return None;
+    }
+    let mut stop = None;
+    for (t, line) in console.take_lines() {
+        trace.fold(fold::SDK_LINE, line.len() as u64, fnv1a(&line), t);
+        match ledger.note(t, &line) {
+            Noted::Nothing => {}
+            Noted::Violation(id) => {
+                let p = &ledger.promises[&id];
+                trace.event(
+                    t,
+                    "promise-violated",
+                    json!({ "id": id, "message": p.message, "details": p.first_failure_details }),
+                );
+                if stop_on_violation && !matches!(stop, Some(Stop::End(_))) {
+                    stop = Some(Stop::End(Err(WioError::Promise {
+                        count: 1,
+                        first: format!(
+                            "VIOLATED {} {:?} (--stop-on-violation)",
+                            p.display_type, p.message
+                        ),
+                    })));
+                }
+            }
+            Noted::SetupComplete => {
+                trace.event(t, "setup-complete", json!({}));
+                stop.get_or_insert(Stop::SetupComplete);
+            }
+        }
+    }
+    stop
+}

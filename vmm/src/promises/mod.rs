@@ -1,0 +1,301 @@
+//! Promises: what programs in the guest say must hold, checked by wio on every run.
+//!
+//! Programs write JSON lines on the `wio.sdk` virtio-console port (see
+//! `wio_virtio_devices::console`), in the protocol of the Antithesis SDKs, so programs
+//! instrumented with those SDKs run unchanged:
+//!
+//! - `{"antithesis_assert": {"id", "message", "assert_type", "display_type", "hit",
+//!   "must_hit", "condition", "location", "details"}}`: a promise registered at program
+//!   start (`hit: false`: the catalogue, so one never reached can fail) or evaluated
+//!   (`hit: true`, with its `condition`);
+//! - `{"antithesis_setup": {"status": "complete", "details"}}`: setup is complete (the
+//!   natural branch point);
+//! - `{"antithesis_sdk": {...}}`: the SDK says who it is;
+//! - any other one-key object `{"NAME": details}`: an event (`send_event`).
+//!
+//! Verdicts (the Antithesis semantics): an `always` promise (and a reachability one,
+//! whose condition says whether being reached is allowed) is violated by one evaluation
+//! whose condition is false; a `sometimes` one is met by one evaluation whose condition
+//! is true; a promise that must be hit (`must_hit`) and never was is unreached. Numeric
+//! and grouped promises (`AlwaysGreaterThan`, `AlwaysSome`, `SometimesAll`, ...) arrive
+//! from the SDKs already evaluated, as `always` or `sometimes` with their `display_type`.
+//!
+//! Bounds: at most [`MAX_PROMISES`] promises and [`MAX_EVENTS`] event names are tracked
+//! (more are counted, not kept); details are kept for a promise's first pass and first
+//! failure only, at most [`MAX_DETAILS`] bytes each. A line that is not such JSON is
+//! counted as malformed, never a host error.
+
+pub mod report;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Most promises one run tracks.
+pub const MAX_PROMISES: usize = 10_000;
+/// Most distinct event names one run tracks.
+pub const MAX_EVENTS: usize = 1_000;
+/// Most bytes of a promise's details kept (as JSON text).
+pub const MAX_DETAILS: usize = 4_096;
+
+/// How a promise is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Must hold every time it is evaluated (also reachability promises).
+    Always,
+    /// Must hold at least once.
+    Sometimes,
+}
+
+/// The verdict on one promise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It held (an `always` never false and reached if it had to be; a `sometimes` true at
+    /// least once).
+    Passed,
+    /// An `always` promise was evaluated false.
+    Violated,
+    /// It had to be reached and never was.
+    Unreached,
+    /// A `sometimes` promise was reached but never true.
+    Unmet,
+}
+
+/// One promise and what the run saw of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Promise {
+    /// Its id (the SDKs' `id`; the message when there is none).
+    pub id: String,
+    /// What it says.
+    pub message: String,
+    /// How it is judged.
+    pub kind: Kind,
+    /// The SDK's name for it (`Always`, `AlwaysOrUnreachable`, `Sometimes`, `Reachable`,
+    /// `Unreachable`, `AlwaysGreaterThan`, ...).
+    pub display_type: String,
+    /// Whether it must be reached.
+    pub must_hit: bool,
+    /// Evaluations with a true condition.
+    pub passes: u64,
+    /// Evaluations with a false condition.
+    pub failures: u64,
+    /// Virtual ns of the first false evaluation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failure_ns: Option<u64>,
+    /// Details of the first false evaluation (JSON text, bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failure_details: Option<String>,
+    /// Virtual ns of the first true evaluation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_pass_ns: Option<u64>,
+    /// Where it is in the program (the SDKs' `location`, JSON text, bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+impl Status {
+    /// How the summary and reports say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Violated => "VIOLATED",
+            Status::Unreached => "NEVER REACHED",
+            Status::Unmet => "NEVER TRUE",
+        }
+    }
+}
+
+impl Promise {
+    /// Its verdict after the run.
+    pub fn status(&self) -> Status {
+        match self.kind {
+            Kind::Always if self.failures > 0 => Status::Violated,
+            Kind::Always if self.must_hit && self.passes == 0 => Status::Unreached,
+            Kind::Always => Status::Passed,
+            Kind::Sometimes if self.passes > 0 => Status::Passed,
+            Kind::Sometimes if self.failures == 0 && self.must_hit => Status::Unreached,
+            Kind::Sometimes if self.failures == 0 => Status::Passed,
+            Kind::Sometimes => Status::Unmet,
+        }
+    }
+}
+
+/// Everything a run's guest programs said, as the summary and snapshots keep it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Promises by id.
+    pub promises: BTreeMap<String, Promise>,
+    /// Events (`send_event`) by name: how many.
+    pub events: BTreeMap<String, u64>,
+    /// Virtual ns when a program said its setup was complete (the first time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_complete_ns: Option<u64>,
+    /// SDKs that introduced themselves (`antithesis_sdk` lines, JSON text, bounded).
+    pub sdks: Vec<String>,
+    /// Lines that were not JSON objects of the protocol.
+    pub malformed: u64,
+    /// Promises or event names beyond the bounds, not kept.
+    pub dropped: u64,
+}
+
+/// What one line did, for the machine (which may stop the run or snapshot there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Noted {
+    /// Nothing the machine acts on.
+    Nothing,
+    /// An `always` promise was just evaluated false for the first time: its id.
+    Violation(String),
+    /// Setup was just declared complete.
+    SetupComplete,
+}
+
+/// `value` as bounded JSON text.
+fn bounded(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > MAX_DETAILS {
+        let mut cut = MAX_DETAILS;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+impl Ledger {
+    /// Takes one line written at `now_ns`.
+    pub fn note(&mut self, now_ns: u64, line: &[u8]) -> Noted {
+        let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(line) else {
+            self.malformed += 1;
+            return Noted::Nothing;
+        };
+        if map.len() != 1 {
+            self.malformed += 1;
+            return Noted::Nothing;
+        }
+        let Some((key, body)) = map.into_iter().next() else {
+            self.malformed += 1;
+            return Noted::Nothing;
+        };
+        match key.as_str() {
+            "antithesis_assert" => self.assertion(now_ns, &body),
+            "antithesis_setup" => {
+                let complete = body.get("status").and_then(Value::as_str) == Some("complete");
+                if complete && self.setup_complete_ns.is_none() {
+                    self.setup_complete_ns = Some(now_ns);
+                    return Noted::SetupComplete;
+                }
+                Noted::Nothing
+            }
+            "antithesis_sdk" => {
+                if self.sdks.len() < 16 {
+                    self.sdks.push(bounded(&body));
+                } else {
+                    self.dropped += 1;
+                }
+                Noted::Nothing
+            }
+            _ => {
+                if let Some(n) = self.events.get_mut(&key) {
+                    *n += 1;
+                } else if self.events.len() < MAX_EVENTS && key.len() <= 256 {
+                    self.events.insert(key, 1);
+                } else {
+                    self.dropped += 1;
+                }
+                Noted::Nothing
+            }
+        }
+    }
+
+    fn assertion(&mut self, now_ns: u64, body: &Value) -> Noted {
+        let text = |k: &str| body.get(k).and_then(Value::as_str);
+        let flag = |k: &str| body.get(k).and_then(Value::as_bool);
+        let (Some(message), Some(assert_type), Some(hit)) =
+            (text("message"), text("assert_type"), flag("hit"))
+        else {
+            self.malformed += 1;
+            return Noted::Nothing;
+        };
+        let kind = match assert_type {
+            "always" | "reachability" => Kind::Always,
+            "sometimes" => Kind::Sometimes,
+            _ => {
+                self.malformed += 1;
+                return Noted::Nothing;
+            }
+        };
+        let id = text("id").unwrap_or(message);
+        if id.len() > 1024 || message.len() > 4096 {
+            self.dropped += 1;
+            return Noted::Nothing;
+        }
+        if !self.promises.contains_key(id) {
+            if self.promises.len() >= MAX_PROMISES {
+                self.dropped += 1;
+                return Noted::Nothing;
+            }
+            self.promises.insert(
+                id.to_string(),
+                Promise {
+                    id: id.to_string(),
+                    message: message.to_string(),
+                    kind,
+                    display_type: text("display_type").unwrap_or(assert_type).to_string(),
+                    must_hit: flag("must_hit").unwrap_or(kind == Kind::Sometimes),
+                    passes: 0,
+                    failures: 0,
+                    first_failure_ns: None,
+                    first_failure_details: None,
+                    first_pass_ns: None,
+                    location: body.get("location").map(bounded),
+                },
+            );
+        }
+        let Some(p) = self.promises.get_mut(id) else {
+            return Noted::Nothing;
+        };
+        if !hit {
+            return Noted::Nothing; // the catalogue entry
+        }
+        let details = body.get("details").filter(|d| !d.is_null());
+        if flag("condition").unwrap_or(false) {
+            p.passes += 1;
+            p.first_pass_ns.get_or_insert(now_ns);
+            Noted::Nothing
+        } else {
+            p.failures += 1;
+            if p.first_failure_ns.is_some() {
+                return Noted::Nothing;
+            }
+            p.first_failure_ns = Some(now_ns);
+            p.first_failure_details = details.map(bounded);
+            if p.kind == Kind::Always {
+                Noted::Violation(p.id.clone())
+            } else {
+                Noted::Nothing
+            }
+        }
+    }
+
+    /// The ledger as a snapshot keeps it: JSON text (snapshot state is postcard, which
+    /// cannot carry the optional fields the summary leaves out).
+    pub fn save(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A saved ledger, checked against the bounds.
+    pub fn load(text: &str) -> Result<Ledger, String> {
+        let l: Ledger = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if l.promises.len() > MAX_PROMISES || l.events.len() > MAX_EVENTS {
+            return Err("more promises or events than a run keeps".into());
+        }
+        Ok(l)
+    }
+}
+
+#[cfg(test)]
+mod tests;
