@@ -234,7 +234,7 @@ if [ "${WIO_PROMISES:-}" = flood ] && [ -x /bin/wio-assert ]; then
   yes '{"flood":2}' | head -c 300000 >/dev/wio.sdk
   printf 'not json\n[1,2]\n{"antithesis_assert":{"hit":true}}\n' >/dev/wio.sdk
   head -c 100000 /dev/zero | tr '\0' x >/dev/wio.sdk; echo >/dev/wio.sdk
-  head -c 100000 /dev/zero >/dev/wio.random &
+  head -c 1000000 /dev/zero >/dev/wio.random &
   sleep 1; kill $! 2>/dev/null
   wio-assert always "still standing" true
   echo "workload: flood done"

@@ -137,6 +137,10 @@ pub struct ExploreArgs {
     /// The snapshot's base disk image, if it is no longer where the snapshot says.
     #[arg(long, value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
+    /// Also write the promises' verdicts over all seeds (and failing seeds no promise
+    /// explains) as JUnit XML to FILE, for CI systems.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// Options of `wio run`.

@@ -11,6 +11,8 @@
 use crate::error::{Result, WioError};
 use crate::faults::inject::Applied;
 use crate::machine::{driver, BranchEnd, RunConfig};
+use crate::promises::across::{self, aggregate, Across, SeedPromise};
+use crate::promises::Status;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -119,6 +121,11 @@ pub struct SeedResult {
     /// snapshot's profile with this seed, so `reproduce` brings them back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Applied>,
+    /// The promises of the guest's programs with their verdicts in this seed (left out
+    /// when none). The seed fails on a violated `always`; the others are judged across
+    /// seeds (see [`Report::promises`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub promises: Vec<SeedPromise>,
 }
 
 /// What an exploration was asked to do (shards of one exploration agree on it).
@@ -153,6 +160,25 @@ pub struct Report {
     pub complete: bool,
     /// Results in seed order.
     pub results: Vec<SeedResult>,
+    /// Each promise over all seeds (see `promises::across`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub promises: Vec<Across>,
+}
+
+impl Report {
+    /// Judges the promises over the results (after an exploration or a merge).
+    pub fn judge_promises(&mut self) {
+        self.promises = aggregate(
+            self.results
+                .iter()
+                .map(|r| (r.seed, r.reproduce.as_str(), r.promises.as_slice())),
+        );
+    }
+
+    /// Whether some promise failed over the exploration.
+    pub fn promise_failed(&self) -> bool {
+        self.promises.iter().any(|a| !a.passed)
+    }
 }
 
 /// Format version of reports.
@@ -202,7 +228,17 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
     } else {
         "exit"
     };
-    let failed = s.error.is_some()
+    let promises: Vec<SeedPromise> = s
+        .promises
+        .as_ref()
+        .map(|p| p.list.iter().map(SeedPromise::of).collect())
+        .unwrap_or_default();
+    // A branch whose only failure is its promises fails on a violated `always`; the other
+    // verdicts (never reached, never true) are judged across seeds.
+    let promise_error = s.wio_exit_code == crate::error::exit_code::PROMISE;
+    let violated = promises.iter().any(|p| p.status == Status::Violated);
+    let failed = (s.error.is_some() && !promise_error)
+        || violated
         || s.exit_status.is_some_and(|st| st != 0)
         || end.matched.iter().any(|m| x.fail_on.contains(m));
     let mut reproduce = format!(
@@ -236,6 +272,7 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
         failed,
         reproduce,
         faults: s.faults,
+        promises,
         until_line: x
             .until
             .as_ref()
@@ -300,6 +337,30 @@ pub fn write_report(report: &Report, path: &Path) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(out)
 }
 
+/// Writes the promises' verdicts, and the failing seeds no violated promise explains, as
+/// JUnit XML to `path`.
+pub fn write_junit(report: &Report, path: &Path) -> Result<()> {
+    let others: Vec<(u64, String, String)> = report
+        .results
+        .iter()
+        .filter(|r| r.failed && !r.promises.iter().any(|p| p.status == Status::Violated))
+        .map(|r| {
+            let why = r
+                .error
+                .clone()
+                .or_else(|| r.exit_status.map(|s| format!("guest exit status {s}")))
+                .unwrap_or_else(|| format!("matched {}", r.matched.join(", ")));
+            (r.seed, why, r.reproduce.clone())
+        })
+        .collect();
+    let xml = across::junit(&report.promises, &others, report.results.len());
+    std::fs::write(path, xml).map_err(|source| WioError::Output {
+        what: "JUnit XML",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// Prints the results table to stdout: every seed when there are few, else the failing ones.
 pub fn print_table(report: &Report) {
     let failing: Vec<&SeedResult> = report.results.iter().filter(|r| r.failed).collect();
@@ -344,6 +405,7 @@ pub fn print_table(report: &Report) {
         distinct.len(),
         if report.complete { "" } else { " (incomplete)" }
     );
+    print!("{}", across::table(&report.promises));
     for r in failing.iter().take(20) {
         println!("reproduce seed {}: {}", r.seed, r.reproduce);
         if !r.faults.is_empty() {
@@ -494,13 +556,15 @@ pub fn explore(x: &Explore) -> Result<Report> {
         .unwrap_or_default()
         .into_values()
         .collect();
-    let report = Report {
+    let mut report = Report {
         format: REPORT_FORMAT,
         question,
         shards: (x.shard.1, vec![x.shard.0]),
         complete: !interrupted && results.len() == seeds.len(),
         results,
+        promises: Vec::new(),
     };
+    report.judge_promises();
     write_report(&report, &x.report)?;
     if let Some(e) = first_error.into_inner().ok().flatten() {
         return Err(e);
@@ -578,6 +642,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<Report> {
     let expected: u64 = m.question.seeds.end - m.question.seeds.start;
     m.complete &= m.shards.1.len() as u64 == m.shards.0 && by_seed.len() as u64 == expected;
     m.results = by_seed.into_values().collect();
+    m.judge_promises();
     Ok(m)
 }
 

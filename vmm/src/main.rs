@@ -164,12 +164,12 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     }
 }
 
-/// Exit code of an exploration: 0 when every seed passed, 1 when some failed, 130 when
-/// interrupted (the report still has the finished seeds).
+/// Exit code of an exploration: 0 when every seed and every promise passed, 1 when some
+/// failed, 130 when interrupted (the report still has the finished seeds).
 fn exit_for(r: &explore::Report) -> i32 {
     if !r.complete {
         130
-    } else if r.results.iter().any(|s| s.failed) {
+    } else if r.results.iter().any(|s| s.failed) || r.promise_failed() {
         1
     } else {
         0
@@ -206,6 +206,10 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
     let report = explore::explore(&x)?;
     explore::print_table(&report);
     eprintln!("wio: report written to {}", args.report.display());
+    if let Some(path) = &args.junit {
+        explore::write_junit(&report, path)?;
+        eprintln!("wio: JUnit XML written to {}", path.display());
+    }
     Ok(exit_for(&report))
 }
 

@@ -25,6 +25,7 @@
 //! failure only, at most [`MAX_DETAILS`] bytes each. A line that is not such JSON is
 //! counted as malformed, never a host error.
 
+pub mod across;
 pub mod report;
 
 use serde::{Deserialize, Serialize};
