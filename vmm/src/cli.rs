@@ -61,7 +61,8 @@ Examples:
   wio run --from boot.snap --seed 99           # same past, a different future
   wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due
   wio run --arch riscv64 --seed 3 --faults heavy --fault-plan-out plan.json   # faults from the seed
-  wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)";
+  wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)
+  wio run --arch riscv64 --seed 1 --cmdline 'console=ttyS0 wio.promises=demo'   # promises (exit 108 if one fails)";
 
 const EXPLORE_EXAMPLES: &str = "\
 Examples:
@@ -71,10 +72,12 @@ Examples:
   wio explore --from start.snap --seeds 0..100000 --shard $JOB_COMPLETION_INDEX/8 --report shard-$JOB_COMPLETION_INDEX.json
   wio report merge shard-*.json --out all.json
   wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
+  wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
 
 A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
-status, or a --fail-on text on the console. Each failing seed is listed with the command that
-reproduces it; the JSON report has every seed.";
+status, a --fail-on text on the console, or a violated `always` promise; promises are also
+judged over all seeds (a `sometimes` must be true in one). Each failing seed is listed with the
+command that reproduces it; the JSON report has every seed.";
 
 /// `wio snapshot` subcommands.
 #[derive(Debug, Subcommand)]
@@ -187,9 +190,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "SNAP")]
     pub from: Option<PathBuf>,
     /// Take a snapshot at WHEN: a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT (the
-    /// first console line containing TEXT) or guest (the guest asks: SBI extension
-    /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64).
-    /// Repeat for several. The run itself goes on unchanged.
+    /// first console line containing TEXT), guest (the guest asks: SBI extension
+    /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64)
+    /// or setup-complete (a program declares its setup complete on the promise channel,
+    /// riscv64). Repeat for several. The run itself goes on unchanged.
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Vec<String>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
