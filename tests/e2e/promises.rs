@@ -227,3 +227,41 @@ fn a_hostile_program_is_counted_not_obeyed() {
     );
     assert_eq!(promise(&s, "still standing")["status"], "passed");
 }
+
+#[test]
+fn a_fault_profile_can_start_when_setup_is_complete() {
+    if !require_riscv_guests("a_fault_profile_can_start_when_setup_is_complete") {
+        return;
+    }
+    let dir = scratch("promises-after-setup");
+    let profile = dir.join("after.toml");
+    std::fs::write(
+        &profile,
+        "after = \"setup-complete\"\nstart_ms = 1\nend_ms = 30\n[[rule]]\nkind = \"pause\"\ncount = [2, 2]\nduration_ms = [5, 10]\n",
+    )
+    .unwrap();
+    let cl = cmdline("wio.bank=300000,100");
+    let (o, s) = run_with_summary(&[
+        "--arch",
+        "riscv64",
+        "--seed",
+        "3",
+        "--cmdline",
+        &cl,
+        "--quiet",
+        "--no-summary",
+        "--faults",
+        profile.to_str().unwrap(),
+    ]);
+    let setup = s["promises"]["setup_complete_ns"].as_u64().unwrap();
+    let faults = s["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 2, "{}", stderr(&o));
+    for f in faults {
+        let at = f["at_ns"].as_u64().unwrap();
+        assert!(
+            (setup + 1_000_000..setup + 30_000_000).contains(&at),
+            "{f} vs setup at {setup}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -4,12 +4,14 @@
 //! run. At each, the injector sets or clears the fault on the device it targets, writes
 //! a `fault` trace line, and records it for the summary.
 
+use super::plan::Targets;
 use super::plan::{Fault, FaultKind, FaultPlan};
-use super::profile::Profile;
+use super::profile::{After, Profile};
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use wio_scheduler::RunSeed;
 use wio_virtio_devices as vd;
 
 /// Which edge of a fault an event is.
@@ -45,6 +47,8 @@ pub struct Injector {
     /// there are no faults. Kept in snapshots so that a restore with another seed can
     /// draw the faults still to come from it.
     profile: Option<Profile>,
+    /// When setup was declared complete (where a profile counted from it starts).
+    origin_ns: Option<u64>,
 }
 
 /// An injector as a snapshot keeps it: the plan, what was applied (fault index, whether
@@ -57,6 +61,7 @@ struct InjectorState {
     faults: Vec<String>,
     applied: Vec<(usize, bool)>,
     profile: Option<Profile>,
+    origin_ns: Option<u64>,
 }
 
 impl From<Injector> for InjectorState {
@@ -70,6 +75,7 @@ impl From<Injector> for InjectorState {
                 .collect(),
             applied: i.applied.iter().map(|a| (a.index, a.ended)).collect(),
             profile: i.profile,
+            origin_ns: i.origin_ns,
         }
     }
 }
@@ -96,6 +102,7 @@ impl TryFrom<InjectorState> for Injector {
             plan,
             applied: Vec::new(),
             profile: s.profile,
+            origin_ns: s.origin_ns,
         };
         if !injector.is_sorted() {
             return Err("its fault plan is not in start-time order".into());
@@ -198,6 +205,7 @@ impl Injector {
             plan,
             applied: Vec::new(),
             profile,
+            origin_ns: None,
         }
     }
 
@@ -209,6 +217,28 @@ impl Injector {
     /// The profile the plan was drawn from, if it was.
     pub fn profile(&self) -> Option<&Profile> {
         self.profile.as_ref()
+    }
+
+    /// The plan `profile` draws with `seed` for this machine: its window counted from the
+    /// boot, or from setup-complete once that happened (before: no fault).
+    pub fn draw(&self, profile: &Profile, seed: RunSeed, has: Targets) -> FaultPlan {
+        match (profile.after, self.origin_ns) {
+            (After::Boot, _) => profile.draw_from(seed, has, 0),
+            (After::SetupComplete, Some(origin)) => profile.draw_from(seed, has, origin),
+            (After::SetupComplete, None) => FaultPlan::default(),
+        }
+    }
+
+    /// A program declared its setup complete at `now_ns`: a profile counted from then
+    /// draws its faults now (once). Returns the replacement for the machine's queue.
+    pub fn setup_complete(&mut self, now_ns: u64, seed: RunSeed, has: Targets) -> Option<Replaced> {
+        let profile = self.profile.clone()?;
+        if profile.after != After::SetupComplete || self.origin_ns.is_some() {
+            return None;
+        }
+        self.origin_ns = Some(now_ns);
+        let plan = self.draw(&profile, seed, has);
+        Some(self.replace_future(now_ns, &plan, Some(profile)))
     }
 
     /// Whether the plan is in start-time order (a snapshot's plan is checked so).

@@ -88,7 +88,7 @@ pub fn on_restore(
 ) -> Result<Option<Replaced>> {
     let (future, profile, why) = match source {
         FaultSource::None => match injector.profile() {
-            Some(p) if reseeded => (p.draw(seed, has), Some(p.clone()), "reseed"),
+            Some(p) if reseeded => (injector.draw(p, seed, has), Some(p.clone()), "reseed"),
             _ => return Ok(None),
         },
         FaultSource::Profile(_) => (
@@ -99,6 +99,26 @@ pub fn on_restore(
         FaultSource::Plan(_) => (source.plan(seed, has)?, None, "plan"),
     };
     let r = injector.replace_future(now_ns, &future, profile);
+    trace_replaced(&r, now_ns, why, trace);
+    Ok(Some(r))
+}
+
+/// A program in the guest declared its setup complete at `now_ns`: a plan drawn from a
+/// profile counted from setup-complete gets its faults now, from the machine's `seed`
+/// (traced as a `fault-plan` line). Returns the events to put in the machine's queue.
+pub fn on_setup_complete(
+    injector: &mut Injector,
+    seed: RunSeed,
+    now_ns: u64,
+    has: Targets,
+    trace: &mut Trace,
+) -> Option<Replaced> {
+    let r = injector.setup_complete(now_ns, seed, has)?;
+    trace_replaced(&r, now_ns, "setup-complete", trace);
+    Some(r)
+}
+
+fn trace_replaced(r: &Replaced, now_ns: u64, why: &str, trace: &mut Trace) {
     trace.event(
         now_ns,
         "fault-plan",
@@ -109,7 +129,6 @@ pub fn on_restore(
             "future": r.added(),
         }),
     );
-    Ok(Some(r))
 }
 
 #[cfg(test)]
@@ -255,5 +274,58 @@ mod tests {
         assert_eq!(p.plan().faults[r.kept..], given.faults[..1]);
         assert_eq!(r.events, vec![(NOW + 5, r.kept, Phase::Start)]);
         assert_eq!(p.profile(), None, "a given plan is not re-drawn later");
+    }
+}
+
+#[cfg(test)]
+mod setup_tests {
+    use super::profile::After;
+    use super::*;
+
+    #[test]
+    fn a_profile_counted_from_setup_complete_draws_then_and_only_once() {
+        let mut p = Profile::builtin("heavy").unwrap();
+        p.after = After::SetupComplete;
+        let has = Targets {
+            disk: true,
+            node: true,
+        };
+        let source = FaultSource::Profile(p.clone());
+        let mut i = source.injector(RunSeed(4), has).unwrap();
+        assert!(
+            i.plan().faults.is_empty(),
+            "no fault before setup is complete"
+        );
+        let t = 7_000_000_000;
+        let mut trace = Trace::new();
+        let r = on_setup_complete(&mut i, RunSeed(4), t, has, &mut trace).unwrap();
+        assert!(r.added() > 0);
+        let shifted = p.draw_from(RunSeed(4), has, t);
+        assert_eq!(
+            i.plan(),
+            &shifted,
+            "the boot-relative draw moved to setup time"
+        );
+        assert!(i.plan().faults.iter().all(|f| f.at_ns >= t + 1_000_000_000));
+        assert!(on_setup_complete(&mut i, RunSeed(4), t + 5, has, &mut trace).is_none());
+        // A restore with another seed re-draws from the same origin.
+        let r = on_restore(
+            &mut i,
+            &FaultSource::None,
+            RunSeed(5),
+            true,
+            t + 10,
+            has,
+            &mut trace,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(r.kept == 0 || i.plan().faults[..r.kept].iter().all(|f| f.at_ns <= t + 10));
+        assert!(i.plan().faults.iter().all(|f| f.at_ns >= t));
+        // A boot-relative profile ignores setup-complete.
+        let mut b = FaultSource::Profile(Profile::builtin("light").unwrap())
+            .injector(RunSeed(4), has)
+            .unwrap();
+        assert!(on_setup_complete(&mut b, RunSeed(4), t, has, &mut trace).is_none());
     }
 }

@@ -8,6 +8,8 @@
 //! TOML form:
 //!
 //! ```text
+//! after = "boot"           # or "setup-complete": the window counts from the moment a
+//!                          # program declares its setup complete (no fault before)
 //! start_ms = 1000          # faults start at or after 1 s of virtual time
 //! end_ms = 30000           # ... and before 30 s
 //! [[rule]]
@@ -35,10 +37,26 @@ use wio_scheduler::{stream_names, RunSeed};
 /// Most faults one rule may draw.
 pub const MAX_COUNT: u64 = 1_000;
 
+/// Where a profile's window is counted from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum After {
+    /// The boot (virtual time 0).
+    #[default]
+    Boot,
+    /// The moment a program in the guest declares its setup complete (the promise
+    /// channel): no fault before it, the window counted from it.
+    SetupComplete,
+}
+
 /// A profile: a window of virtual time and the rules that draw faults in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// What the window is counted from (`after = "setup-complete"`: faults only once a
+    /// program declared its setup complete).
+    #[serde(default)]
+    pub after: After,
     /// Faults start at or after this virtual time, ms.
     #[serde(default = "default_start_ms")]
     pub start_ms: u64,
@@ -181,6 +199,7 @@ impl Profile {
             _ => return None,
         };
         Some(Profile {
+            after: After::Boot,
             start_ms: default_start_ms(),
             end_ms: default_end_ms(),
             rules,
@@ -278,10 +297,20 @@ impl Profile {
         Ok(())
     }
 
-    /// Draws the plan from `seed`; faults for a part the machine does not have are
-    /// skipped (`has`). Every fault draws the same number of values whatever its kind,
-    /// from its rule's own stream.
+    /// Draws the plan from `seed` for a machine booted now: the window counted from the
+    /// boot, or no fault yet for a profile counted from setup-complete (drawn then, see
+    /// [`Profile::draw_from`]).
     pub fn draw(&self, seed: RunSeed, has: Targets) -> FaultPlan {
+        match self.after {
+            After::Boot => self.draw_from(seed, has, 0),
+            After::SetupComplete => FaultPlan::default(),
+        }
+    }
+
+    /// Draws the plan from `seed` with the window counted from `origin_ns`; faults for a
+    /// part the machine does not have are skipped (`has`). Every fault draws the same
+    /// number of values whatever its kind, from its rule's own stream.
+    pub fn draw_from(&self, seed: RunSeed, has: Targets, origin_ns: u64) -> FaultPlan {
         let mut plan = FaultPlan::default();
         let mut seen: Vec<&str> = Vec::new();
         for r in &self.rules {
@@ -290,8 +319,9 @@ impl Profile {
             let mut s = seed.stream(&stream_names::fault(&r.kind, n));
             let count = s.range_inclusive(r.count[0], r.count[1]);
             for _ in 0..count {
-                let at_ns =
-                    s.range_inclusive(self.start_ms * 1_000_000, self.end_ms * 1_000_000 - 1);
+                let at_ns = origin_ns.saturating_add(
+                    s.range_inclusive(self.start_ms * 1_000_000, self.end_ms * 1_000_000 - 1),
+                );
                 let duration_ns = s.range_inclusive(r.duration_ms[0], r.duration_ms[1]) * 1_000_000;
                 let span = r.value[1].abs_diff(r.value[0]);
                 let value = r.value[0].saturating_add_unsigned(s.range_inclusive(0, span));

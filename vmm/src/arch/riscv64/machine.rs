@@ -18,7 +18,7 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
-use crate::faults::plan::Targets;
+use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{self, SchedNoise, TimerNoise};
@@ -324,15 +324,27 @@ impl Machine for RvMachine {
         let Some(console) = bus.virtio.console_mut() else {
             return stop;
         };
-        match (
-            sdk::drain(
-                console,
-                &mut self.promises,
-                &mut bus.trace,
-                self.stop_on_violation,
-            ),
-            stop,
-        ) {
+        let setup_before = self.promises.setup_complete_ns;
+        let drained = sdk::drain(
+            console,
+            &mut self.promises,
+            &mut bus.trace,
+            self.stop_on_violation,
+        );
+        if let (None, Some(t)) = (setup_before, self.promises.setup_complete_ns) {
+            // A fault profile counted from setup-complete draws its faults now.
+            let has = Targets {
+                disk: bus.virtio.block_mut().is_some(),
+                node: true,
+            };
+            let seed = RunSeed(self.seed);
+            if let Some(r) =
+                faults::on_setup_complete(&mut bus.faults, seed, t, has, &mut bus.trace)
+            {
+                bus.replace_fault_events(&r);
+            }
+        }
+        match (drained, stop) {
             (_, Stop::End(outcome)) => Stop::End(outcome),
             (Some(Stop::End(e)), _) => Stop::End(e),
             (Some(Stop::SetupComplete), Stop::Yield) => Stop::SetupComplete,
