@@ -11,6 +11,8 @@
 //! - `{"antithesis_setup": {"status": "complete", "details"}}`: setup is complete (the
 //!   natural branch point);
 //! - `{"antithesis_sdk": {...}}`: the SDK says who it is;
+//! - `{"antithesis_guidance": {...}}`: hints the SDKs send next to numeric and grouped
+//!   promises for a search that steers towards them; counted (wio's search is by seed);
 //! - any other one-key object `{"NAME": details}`: an event (`send_event`).
 //!
 //! Verdicts (the Antithesis semantics): an `always` promise (and a reachability one,
@@ -135,6 +137,9 @@ pub struct Ledger {
     pub setup_complete_ns: Option<u64>,
     /// SDKs that introduced themselves (`antithesis_sdk` lines, JSON text, bounded).
     pub sdks: Vec<String>,
+    /// Guidance records (`antithesis_guidance`) the SDKs sent: counted, not used.
+    #[serde(default)]
+    pub guidance: u64,
     /// Lines that were not JSON objects of the protocol.
     pub malformed: u64,
     /// Promises or event names beyond the bounds, not kept.
@@ -189,6 +194,10 @@ impl Ledger {
                     self.setup_complete_ns = Some(now_ns);
                     return Noted::SetupComplete;
                 }
+                Noted::Nothing
+            }
+            "antithesis_guidance" => {
+                self.guidance += 1;
                 Noted::Nothing
             }
             "antithesis_sdk" => {

@@ -29,6 +29,8 @@ pub struct Promises {
     /// SDKs that introduced themselves.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sdks: Vec<String>,
+    /// Guidance records the SDKs sent (counted, not used).
+    pub guidance: u64,
     /// Lines that were not protocol JSON.
     pub malformed: u64,
     /// Promises or events beyond the bounds.
@@ -52,6 +54,7 @@ impl Promises {
             events: ledger.events.clone(),
             setup_complete_ns: ledger.setup_complete_ns,
             sdks: ledger.sdks.clone(),
+            guidance: ledger.guidance,
             malformed: ledger.malformed,
             dropped: ledger.dropped,
             channel,
