@@ -33,6 +33,9 @@ pub enum Command {
     /// Run many seeds from one snapshot (riscv64 or x86-64) as copy-on-write branches, in parallel, and report each.
     #[command(after_help = EXPLORE_EXAMPLES)]
     Explore(ExploreArgs),
+    /// Run several riscv64 machines on one virtual clock, joined by a simulated switch.
+    #[command(after_help = SIM_EXAMPLES)]
+    Sim(SimArgs),
     /// Work with exploration reports.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -44,6 +47,32 @@ pub enum Command {
         /// The trace file written by `wio run --trace`.
         file: PathBuf,
     },
+}
+
+const SIM_EXAMPLES: &str = "\
+Examples:
+  wio sim world.toml --seed 7                  # every node's console, prefixed with its name
+  wio sim world.toml --seed 7 --quiet --summary-json world.json
+
+A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
+shell script) and links ([link] defaults, [[links]] between = [\"a\", \"b\"]: latency_us,
+jitter_us, loss_ppm, duplicate_ppm). Node i is 10.0.0.(i+1); every guest's /etc/hosts names
+the others. See README, \"Worlds\".";
+
+/// `wio sim`.
+#[derive(clap::Args, Debug)]
+pub struct SimArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The world's seed (every node's seed and the switch's draws derive from it).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Do not print the nodes' consoles.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
 }
 
 const RUN_EXAMPLES: &str = "\

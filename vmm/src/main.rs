@@ -18,6 +18,7 @@ mod promises;
 mod snapshot;
 mod summary;
 mod trace;
+mod world;
 
 use clap::Parser;
 use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
@@ -90,6 +91,8 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let cfg = RunConfig {
         until,
         net_port: false,
+        mac: None,
+        capture_console: false,
         sched_noise: args.sched_noise.unwrap_or_default(),
         stop_on_violation: args.stop_on_violation,
         faults: match (&args.fault_plan, &args.faults) {
@@ -174,6 +177,23 @@ fn exit_for(r: &explore::Report) -> i32 {
     } else {
         0
     }
+}
+
+/// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
+fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
+    let scenario = world::scenario::Scenario::read(&args.scenario)?;
+    let summary = world::run(&scenario, args.seed, args.quiet)?;
+    eprint!("{}", summary.human());
+    if let Some(path) = &args.summary_json {
+        let text = serde_json::to_string_pretty(&summary)
+            .map_err(|e| WioError::Internal(format!("world summary JSON: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
+            what: "summary",
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(summary.wio_exit_code)
 }
 
 fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
@@ -301,6 +321,7 @@ fn main() {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),
         Command::Explore(args) => explore_command(args),
+        Command::Sim(args) => sim_command(args),
         Command::Snapshot(SnapshotCommand::Info { file, json }) => {
             snapshot::Snapshot::read(file).and_then(|s| snapshot_info(file, &s, *json))
         }

@@ -131,6 +131,9 @@ pub struct Net {
     port: Option<VecDeque<Frame>>,
     /// The injected faults in force and their stream.
     faults: Faults,
+    /// The MAC address the device reports (machines sharing a simulated switch each
+    /// have their own).
+    mac: [u8; 6],
     /// Link counters.
     pub stats: NetStats,
 }
@@ -160,6 +163,7 @@ struct NetState {
     stats: NetStats,
     port: Option<Vec<Frame>>,
     faults: FaultsState,
+    mac: [u8; 6],
 }
 
 /// Most frames waiting for receive buffers before the device drops new ones.
@@ -186,6 +190,7 @@ impl Net {
             pcap,
             port: None,
             faults: Faults::new(seed, &stream_names::sub(name, stream_names::FAULTS)),
+            mac: GUEST_MAC,
             stats: NetStats::default(),
         };
         net.peer = Stack::new(stack_seed);
@@ -196,6 +201,12 @@ impl Net {
     /// frames from outside come in through [`Net::arrive`]. Set before the guest runs.
     pub fn connect_port(&mut self) {
         self.port.get_or_insert_with(VecDeque::new);
+    }
+
+    /// The MAC address the guest reads from the device's config space (default
+    /// [`GUEST_MAC`]). Set before the guest runs.
+    pub fn set_mac(&mut self, mac: [u8; 6]) {
+        self.mac = mac;
     }
 
     /// Fault `id` is in force from now on: it acts on the frames the device handles from
@@ -484,6 +495,7 @@ impl VirtioDevice for Net {
             stats: self.stats.clone(),
             port: self.port.as_ref().map(|p| p.iter().cloned().collect()),
             faults: self.faults.save(),
+            mac: self.mac,
         }))
     }
 
@@ -529,6 +541,7 @@ impl VirtioDevice for Net {
         self.timers = s.timers;
         self.stats = s.stats;
         self.port = s.port.map(VecDeque::from);
+        self.mac = s.mac;
         self.faults = Faults::resume(&s.faults, reseed);
         Ok(())
     }
@@ -553,7 +566,7 @@ impl VirtioDevice for Net {
         for (i, b) in data.iter_mut().enumerate() {
             *b = usize::try_from(offset)
                 .ok()
-                .and_then(|o| GUEST_MAC.get(o + i))
+                .and_then(|o| self.mac.get(o + i))
                 .copied()
                 .unwrap_or(0);
         }

@@ -55,6 +55,12 @@ pub struct RunConfig {
     /// leave through [`super::Machine::take_frames`] and others come in through
     /// [`super::Machine::deliver_frame`] (machines of one simulation share a network so).
     pub net_port: bool,
+    /// The network device's MAC address (`None`: the default one); machines sharing a
+    /// simulated switch each have their own.
+    pub mac: Option<[u8; 6]>,
+    /// Keep the console's lines for the caller instead of printing them (a world prints
+    /// them prefixed with the node's name).
+    pub capture_console: bool,
     /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
     pub sched_noise: super::noise::SchedNoise,
     /// End the run at the first violated `always` promise.
@@ -134,6 +140,8 @@ impl RunConfig {
             seed_given: true,
             until: None,
             net_port: false,
+            mac: None,
+            capture_console: false,
             sched_noise: super::noise::SchedNoise::default(),
             stop_on_violation: false,
             faults: crate::faults::FaultSource::None,
@@ -173,7 +181,9 @@ pub struct BootMeta {
 impl RunConfig {
     /// Where the guest's console goes besides the trace.
     pub fn echo(&self) -> Echo {
-        if self.quiet {
+        if self.capture_console {
+            Echo::Capture
+        } else if self.quiet {
             Echo::Quiet
         } else {
             Echo::Stdout

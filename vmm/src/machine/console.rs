@@ -35,6 +35,9 @@ pub enum Echo {
     Stdout,
     /// Keep them only in the trace and the digest.
     Quiet,
+    /// Keep whole lines for the caller to take ([`Console::take_captured`]): a world
+    /// prints its machines' lines prefixed with their names.
+    Capture,
 }
 
 /// The console of one machine.
@@ -56,7 +59,12 @@ pub struct Console {
     /// order; kept for reports (bounded by the watch list: a text is watched until its
     /// first line).
     pub matched_lines: Vec<(String, String)>,
+    /// Lines kept for the caller ([`Echo::Capture`]).
+    captured: Vec<String>,
 }
+
+/// Most captured lines waiting for the caller (a world takes them every quantum).
+const MAX_CAPTURED: usize = 65_536;
 
 /// The console as a snapshot keeps it: a function of the run alone, so the markers'
 /// host wall times are left out (a restored run reports 0 for markers it inherited).
@@ -88,7 +96,13 @@ impl Console {
             watch: Vec::new(),
             watch_hits: Vec::new(),
             matched_lines: Vec::new(),
+            captured: Vec::new(),
         }
+    }
+
+    /// The lines captured since the last call ([`Echo::Capture`]).
+    pub fn take_captured(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.captured)
     }
 
     /// Takes bytes the guest printed at virtual time `now`.
@@ -118,6 +132,10 @@ impl Console {
         }
         let text = String::from_utf8_lossy(&self.line).into_owned();
         self.line.clear();
+        if self.echo == Echo::Capture && self.captured.len() < MAX_CAPTURED {
+            self.captured
+                .push(text.trim_end_matches(['\r', '\n']).to_string());
+        }
         for m in MARKERS {
             if text.contains(m) && !self.markers.iter().any(|k| k.line == m) {
                 self.markers.push(Marker {

@@ -85,6 +85,9 @@ pub fn devices(
             if cfg.net_port {
                 net.connect_port();
             }
+            if let Some(mac) = cfg.mac {
+                net.set_mac(mac);
+            }
             net
         })),
     ];

@@ -110,7 +110,10 @@ fn lifecycle_events_and_bad_lines() {
         &line(serde_json::json!({"antithesis_sdk": {"language": {"name": "C"}}})),
     );
     assert_eq!(l.sdks.len(), 1);
-    l.note(9, &line(serde_json::json!({"antithesis_guidance": {"guidance_type": "numeric"}})));
+    l.note(
+        9,
+        &line(serde_json::json!({"antithesis_guidance": {"guidance_type": "numeric"}})),
+    );
     assert_eq!(l.guidance, 1);
     assert!(!l.events.contains_key("antithesis_guidance"));
     for bad in [

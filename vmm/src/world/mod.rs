@@ -1,0 +1,289 @@
+//! Several machines on one virtual clock: `wio sim SCENARIO.toml --seed N`.
+//!
+//! Each node of the scenario is a riscv64 machine whose virtio-net device is a port
+//! ([`RunConfig::net_port`]); the world's switch joins the ports. Synchronization is
+//! conservative: the quantum is the smallest link latency; every machine runs to the
+//! next quantum boundary (riscv64 stops on an exact instruction count), then the frames
+//! sent during the quantum are routed, each arriving at least one latency later, in
+//! (time, source node, sequence) order, so nothing depends on the host's thread order.
+//! Node i gets its own seed from the world's (`world/node/NAME`), so the nodes differ
+//! and the world is a function of one seed.
+//!
+//! The world's trace hash chains a line per node (its name and its own trace hash) after
+//! every delivered frame folded in: one seed, one world hash.
+
+pub mod scenario;
+pub mod switch;
+
+use crate::arch::riscv64::DEFAULT_CMDLINE;
+use crate::builder;
+use crate::error::{Result, WioError};
+use crate::machine::{Arch, Machine, RunConfig, Stop};
+use crate::summary::Summary;
+use crate::trace::{fnv1a, Trace};
+use scenario::Scenario;
+use serde::Serialize;
+use serde_json::json;
+use std::time::Instant;
+use switch::{mac_of, Delivery, Switch, SwitchStats};
+use wio_clock::VirtualTime;
+use wio_scheduler::RunSeed;
+use wio_virtio_devices::Frame;
+
+/// Trace fold tag of a delivered frame.
+const FOLD_FRAME: u8 = 16;
+
+/// What a world run reports.
+#[derive(Debug, Serialize)]
+pub struct WorldSummary {
+    /// The world's seed.
+    pub seed: u64,
+    /// The world's trace hash (every node's trace and every delivered frame).
+    pub world_trace_hash: String,
+    /// The quantum, ns.
+    pub quantum_ns: u64,
+    /// Virtual ns when the last node ended (or the limit).
+    pub virtual_ns: u64,
+    /// Host wall time, ns (not part of any hash).
+    pub wall_ns: u64,
+    /// What the switch did.
+    pub switch: SwitchStats,
+    /// Each node's summary, by name.
+    pub nodes: Vec<(String, Summary)>,
+    /// The exit code of the world: 0 when every node's guest exited 0.
+    pub wio_exit_code: i32,
+}
+
+/// One node while the world runs.
+struct Node {
+    name: String,
+    cfg: RunConfig,
+    machine: Option<Box<dyn Machine>>,
+    ended: Option<Result<u32>>,
+}
+
+/// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Node `i`'s address.
+pub fn ip_of(i: usize) -> String {
+    format!("10.0.0.{}", i + 1)
+}
+
+/// The run configurations of the scenario's nodes under world seed `seed`.
+fn node_configs(s: &Scenario, seed: u64) -> Vec<RunConfig> {
+    let hosts: Vec<String> = s
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{}:{}", n.name, ip_of(i)))
+        .collect();
+    s.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let node_seed = RunSeed(seed)
+                .stream(&format!("world/node/{}", n.name))
+                .next_u64();
+            RunConfig {
+                kernel: n.kernel.clone(),
+                initrd: n.initrd.clone(),
+                guest: n
+                    .kernel
+                    .is_none()
+                    .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
+                mem_mib: n.mem_mib,
+                cmdline: Some(format!(
+                    "{DEFAULT_CMDLINE} wio.node={} wio.ip={} wio.hosts={} wio.run={}",
+                    n.name,
+                    ip_of(i),
+                    hosts.join(","),
+                    base64(n.run.as_bytes())
+                )),
+                net_port: true,
+                mac: Some(mac_of(i)),
+                capture_console: true,
+                ..RunConfig::with_seed(node_seed)
+            }
+        })
+        .collect()
+}
+
+/// Runs the world of `s` with `seed`; prints each node's console lines prefixed with its
+/// name unless `quiet`.
+pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
+    let wall = Instant::now();
+    let quantum = s.quantum_ns();
+    let width = s.nodes.iter().map(|n| n.name.len()).max().unwrap_or(1);
+    let mut trace = Trace::new();
+    trace.event(
+        0,
+        "world",
+        json!({ "seed": seed, "nodes": s.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(), "quantum_ns": quantum }),
+    );
+    let mut nodes: Vec<Node> = Vec::new();
+    for (n, cfg) in s.nodes.iter().zip(node_configs(s, seed)) {
+        let machine = builder::boot(Arch::Riscv64, &cfg, wall)
+            .map_err(|e| WioError::Usage(format!("node {}: {e}", n.name)))?;
+        nodes.push(Node {
+            name: n.name.clone(),
+            cfg,
+            machine: Some(machine),
+            ended: None,
+        });
+    }
+    let mut switch = Switch::new(RunSeed(seed), s.links.clone());
+    let mut t = 0u64;
+    let mut deliveries: Vec<Delivery> = Vec::new();
+    while nodes.iter().any(|n| n.ended.is_none()) && t < s.max_virtual_ns {
+        t = t.saturating_add(quantum).min(s.max_virtual_ns);
+        let limit = VirtualTime::from_ns(t);
+        for (i, node) in nodes.iter_mut().enumerate() {
+            let (Some(m), None) = (node.machine.as_mut(), &node.ended) else {
+                continue;
+            };
+            loop {
+                match m.run_until(limit) {
+                    Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
+                    Stop::Limit => break,
+                    Stop::End(outcome) => {
+                        node.ended = Some(outcome);
+                        break;
+                    }
+                }
+            }
+            if !quiet {
+                for line in m.console().take_captured() {
+                    println!("{:>width$} | {line}", node.name);
+                }
+            }
+            for frame in m.take_frames() {
+                switch.route(i, frame, &mut deliveries);
+            }
+        }
+        // Frames of this quantum, in (arrival, source, sequence) order.
+        deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
+        for d in deliveries.drain(..) {
+            let dst = &mut nodes[d.dst];
+            let (Some(m), None) = (dst.machine.as_mut(), &dst.ended) else {
+                switch.stats.to_ended_nodes += 1;
+                continue;
+            };
+            trace.fold(
+                FOLD_FRAME,
+                (d.src * 256 + d.dst) as u64,
+                fnv1a(&d.bytes),
+                d.at_ns,
+            );
+            switch.stats.delivered += 1;
+            if let Err(e) = m.deliver_frame(Frame {
+                at_ns: d.at_ns,
+                bytes: d.bytes,
+            }) {
+                dst.ended = Some(Err(e));
+            }
+        }
+    }
+    let mut summaries = Vec::new();
+    let mut code = 0;
+    for node in &mut nodes {
+        let outcome = node.ended.take().unwrap_or(Err(WioError::TimeLimit {
+            limit_ns: s.max_virtual_ns,
+        }));
+        let Some(m) = node.machine.take() else {
+            continue;
+        };
+        let r = m.finish(&node.cfg, outcome, wall, None);
+        if code == 0 && r.summary.wio_exit_code != 0 {
+            code = r.summary.wio_exit_code;
+        }
+        trace.event(
+            r.summary.virtual_ns,
+            "node",
+            json!({ "name": node.name, "trace_hash": r.summary.trace_hash, "exit": r.summary.wio_exit_code }),
+        );
+        summaries.push((node.name.clone(), r.summary));
+    }
+    Ok(WorldSummary {
+        seed,
+        world_trace_hash: trace.hash_hex(),
+        quantum_ns: quantum,
+        virtual_ns: summaries
+            .iter()
+            .map(|(_, s)| s.virtual_ns)
+            .max()
+            .unwrap_or(0),
+        wall_ns: wall.elapsed().as_nanos() as u64,
+        switch: switch.stats,
+        nodes: summaries,
+        wio_exit_code: code,
+    })
+}
+
+impl WorldSummary {
+    /// The human summary.
+    pub fn human(&self) -> String {
+        let mut s = String::from("── wio sim summary ──\n");
+        s.push_str(&format!("seed          {}\n", self.seed));
+        s.push_str(&format!(
+            "virtual time  {}.{:09} s (quantum {} µs)\n",
+            self.virtual_ns / 1_000_000_000,
+            self.virtual_ns % 1_000_000_000,
+            self.quantum_ns / 1_000
+        ));
+        s.push_str(&format!(
+            "wall time     {:.3} s\n",
+            self.wall_ns as f64 / 1e9
+        ));
+        let w = &self.switch;
+        s.push_str(&format!(
+            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} to unknown addresses\n",
+            w.sent, w.delivered, w.lost, w.duplicated, w.unknown_destination
+        ));
+        for (name, n) in &self.nodes {
+            s.push_str(&format!(
+                "node {name:<8} {} at {}.{:09} s, trace {}\n",
+                match (&n.exit_status, &n.error) {
+                    (Some(st), _) => format!("exit {st}"),
+                    (None, Some(e)) => format!("error: {e}"),
+                    (None, None) => "stopped".into(),
+                },
+                n.virtual_ns / 1_000_000_000,
+                n.virtual_ns % 1_000_000_000,
+                &n.trace_hash[..16.min(n.trace_hash.len())]
+            ));
+        }
+        s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"ping -c 3 b"), "cGluZyAtYyAzIGI=");
+    }
+}

@@ -1,0 +1,337 @@
+//! A world's scenario file (TOML): its nodes and the links between them.
+//!
+//! ```text
+//! max_virtual_secs = 60       # optional; the run stops there (default 3600)
+//! [link]                      # every pair of nodes, unless a [[links]] entry says otherwise
+//! latency_us = 200            # one way; the world's quantum is the smallest latency
+//! jitter_us = 50              # extra delay drawn per frame in [0, jitter]
+//! loss_ppm = 0
+//! duplicate_ppm = 0
+//! [[links]]                   # one pair (both ways)
+//! between = ["a", "b"]
+//! latency_us = 1000
+//! [[node]]
+//! name = "a"                  # letters, digits, '-'; its host name in the other guests
+//! guest = "small"             # a built riscv64 guest (default), or kernel = "Image", initrd = ...
+//! mem_mib = 256
+//! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
+//! ```
+//!
+//! Node i (from 0, in file order) has the MAC 52:54:00:0a:00:(i+1) and the address
+//! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
+//! names the file, the line and the field.
+
+use crate::error::{Result, WioError};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Most nodes in one world.
+pub const MAX_NODES: usize = 64;
+/// Longest `run` script, bytes (it travels base64-encoded on the kernel command line).
+pub const MAX_RUN: usize = 480;
+
+/// A link's behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// One-way latency, µs.
+    #[serde(default = "default_latency")]
+    pub latency_us: u64,
+    /// Extra delay drawn per frame in [0, jitter], µs.
+    #[serde(default)]
+    pub jitter_us: u64,
+    /// Frames lost, per million.
+    #[serde(default)]
+    pub loss_ppm: u64,
+    /// Frames duplicated, per million.
+    #[serde(default)]
+    pub duplicate_ppm: u64,
+}
+
+fn default_latency() -> u64 {
+    200
+}
+
+impl Default for LinkSpec {
+    fn default() -> LinkSpec {
+        LinkSpec {
+            latency_us: default_latency(),
+            jitter_us: 0,
+            loss_ppm: 0,
+            duplicate_ppm: 0,
+        }
+    }
+}
+
+/// One pair's link.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairSpec {
+    between: Spanned<[String; 2]>,
+    latency_us: Option<u64>,
+    jitter_us: Option<u64>,
+    loss_ppm: Option<u64>,
+    duplicate_ppm: Option<u64>,
+}
+
+/// One node as the file says it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeSpec {
+    name: Spanned<String>,
+    #[serde(default)]
+    arch: Option<Spanned<String>>,
+    #[serde(default)]
+    guest: Option<String>,
+    #[serde(default)]
+    kernel: Option<Spanned<PathBuf>>,
+    #[serde(default)]
+    initrd: Option<Spanned<PathBuf>>,
+    #[serde(default)]
+    mem_mib: Option<u64>,
+    #[serde(default)]
+    run: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    max_virtual_secs: Option<u64>,
+    #[serde(default)]
+    link: Option<LinkSpec>,
+    #[serde(default)]
+    links: Vec<PairSpec>,
+    #[serde(default)]
+    node: Vec<NodeSpec>,
+}
+
+/// A node of the world.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Its name (and host name).
+    pub name: String,
+    /// A built guest, when no kernel is given.
+    pub guest: Option<String>,
+    /// Its kernel and initrd, when given.
+    pub kernel: Option<PathBuf>,
+    /// Its initrd.
+    pub initrd: Option<PathBuf>,
+    /// Memory, MiB.
+    pub mem_mib: u64,
+    /// Its workload script.
+    pub run: String,
+}
+
+/// A checked scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scenario {
+    /// The nodes, in file order (node i is 10.0.0.(i+1)).
+    pub nodes: Vec<Node>,
+    /// links[i][j]: the link from node i to node j.
+    pub links: Vec<Vec<LinkSpec>>,
+    /// Virtual-time limit, ns.
+    pub max_virtual_ns: u64,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Scenario {
+    /// Reads and checks `path`.
+    pub fn read(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
+            what: "scenario",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Scenario::parse(&text).map_err(|reason| WioError::ArtifactFormat {
+            what: "scenario",
+            path: path.to_path_buf(),
+            reason,
+        })
+    }
+
+    /// Parses and checks scenario text; the error names the line and the field.
+    pub fn parse(text: &str) -> std::result::Result<Scenario, String> {
+        let f: File = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .unwrap_or_default();
+            format!("{at}{}", e.message())
+        })?;
+        let at = |offset: usize, what: String| format!("line {}: {what}", line_of(text, offset));
+        if f.node.is_empty() {
+            return Err("no [[node]]: a world needs at least one".into());
+        }
+        if f.node.len() > MAX_NODES {
+            return Err(format!(
+                "{} nodes; a world has at most {MAX_NODES}",
+                f.node.len()
+            ));
+        }
+        let mut nodes: Vec<Node> = Vec::new();
+        for n in &f.node {
+            let name = n.name.get_ref();
+            let ok = !name.is_empty()
+                && name.len() <= 32
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && name.as_bytes()[0].is_ascii_alphabetic();
+            if !ok {
+                return Err(at(
+                    n.name.span().start,
+                    format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
+                ));
+            }
+            if nodes.iter().any(|m| m.name == *name) {
+                return Err(at(
+                    n.name.span().start,
+                    format!("node.name {name:?} is used twice"),
+                ));
+            }
+            if let Some(a) = &n.arch {
+                if a.get_ref() != "riscv64" {
+                    return Err(at(
+                        a.span().start,
+                        format!("node.arch {:?}: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)", a.get_ref()),
+                    ));
+                }
+            }
+            for p in [&n.kernel, &n.initrd].into_iter().flatten() {
+                if !p.get_ref().is_file() {
+                    return Err(at(
+                        p.span().start,
+                        format!("{} does not exist", p.get_ref().display()),
+                    ));
+                }
+            }
+            let run = n
+                .run
+                .as_ref()
+                .map(|r| r.get_ref().clone())
+                .unwrap_or_default();
+            if run.len() > MAX_RUN {
+                let start = n.run.as_ref().map_or(0, |r| r.span().start);
+                return Err(at(
+                    start,
+                    format!("node.run is {} bytes; at most {MAX_RUN} (put longer workloads in the guest image)", run.len()),
+                ));
+            }
+            nodes.push(Node {
+                name: name.clone(),
+                guest: n.guest.clone(),
+                kernel: n.kernel.as_ref().map(|k| k.get_ref().clone()),
+                initrd: n.initrd.as_ref().map(|k| k.get_ref().clone()),
+                mem_mib: n.mem_mib.unwrap_or(256),
+                run,
+            });
+        }
+        let default = f.link.unwrap_or_default();
+        let mut links = vec![vec![default; nodes.len()]; nodes.len()];
+        for p in &f.links {
+            let [a, b] = p.between.get_ref();
+            let index = |name: &String| {
+                nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
+                    at(
+                        p.between.span().start,
+                        format!("links.between names {name:?}, which is no node"),
+                    )
+                })
+            };
+            let (i, j) = (index(a)?, index(b)?);
+            for (x, y) in [(i, j), (j, i)] {
+                let l = &mut links[x][y];
+                l.latency_us = p.latency_us.unwrap_or(l.latency_us);
+                l.jitter_us = p.jitter_us.unwrap_or(l.jitter_us);
+                l.loss_ppm = p.loss_ppm.unwrap_or(l.loss_ppm);
+                l.duplicate_ppm = p.duplicate_ppm.unwrap_or(l.duplicate_ppm);
+            }
+        }
+        for row in &links {
+            for l in row {
+                if l.latency_us == 0 {
+                    return Err("link latency_us is 0; a world's quantum is its smallest latency, at least 1 µs".into());
+                }
+                if l.loss_ppm > 1_000_000 || l.duplicate_ppm > 1_000_000 {
+                    return Err("link loss_ppm / duplicate_ppm above 1000000".into());
+                }
+            }
+        }
+        Ok(Scenario {
+            nodes,
+            links,
+            max_virtual_ns: f
+                .max_virtual_secs
+                .unwrap_or(3600)
+                .saturating_mul(1_000_000_000),
+        })
+    }
+
+    /// The world's quantum: the smallest latency between two different nodes (ns).
+    pub fn quantum_ns(&self) -> u64 {
+        let mut q = u64::MAX;
+        for (i, row) in self.links.iter().enumerate() {
+            for (j, l) in row.iter().enumerate() {
+                if i != j {
+                    q = q.min(l.latency_us * 1_000);
+                }
+            }
+        }
+        if q == u64::MAX {
+            default_latency() * 1_000
+        } else {
+            q
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_parse_and_bad_ones_name_the_line() {
+        let s = Scenario::parse(
+            "[link]\nlatency_us = 300\n[[links]]\nbetween = [\"a\", \"b\"]\nlatency_us = 50\n[[node]]\nname = \"a\"\nrun = \"ping -c 1 b\"\n[[node]]\nname = \"b\"\n[[node]]\nname = \"c\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.nodes.len(), 3);
+        assert_eq!(s.links[0][1].latency_us, 50);
+        assert_eq!(s.links[1][0].latency_us, 50);
+        assert_eq!(s.links[0][2].latency_us, 300);
+        assert_eq!(s.quantum_ns(), 50_000);
+        assert_eq!(s.nodes[0].run, "ping -c 1 b");
+        for (text, want) in [
+            ("[[node]]\nname = \"a\"\ncolour = 1\n", "line 3"),
+            (
+                "[[node]]\nname = \"a\"\n[[node]]\nname = \"a\"\n",
+                "line 4: node.name \"a\" is used twice",
+            ),
+            (
+                "[[node]]\nname = \"a\"\n[[links]]\nbetween = [\"a\", \"z\"]\n",
+                "line 4: links.between names \"z\"",
+            ),
+            (
+                "[[node]]\nname = \"a\"\nkernel = \"/no/such/Image\"\n",
+                "line 3: /no/such/Image does not exist",
+            ),
+            (
+                "[[node]]\nname = \"a\"\narch = \"x86_64\"\n",
+                "line 3: node.arch",
+            ),
+            ("[[node]]\nname = \"1a\"\n", "line 2: node.name"),
+            ("", "no [[node]]"),
+            (
+                "[link]\nlatency_us = 0\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n",
+                "latency_us is 0",
+            ),
+        ] {
+            let e = Scenario::parse(text).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}

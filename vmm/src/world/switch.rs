@@ -1,0 +1,124 @@
+//! The world's switch: frames a node's guest sent leave through its machine's network
+//! port and reach the node whose MAC address they name (broadcast and multicast: every
+//! other node) after the link's latency, plus a jitter drawn per frame, unless the link
+//! loses them; a link may also duplicate them. Draws come from the switch's own stream
+//! (`world/switch`) in a fixed order (nodes in order, frames in the order sent), so what
+//! arrives where and when is a function of the seed.
+
+use super::scenario::LinkSpec;
+use serde::Serialize;
+use wio_scheduler::{RunSeed, Stream};
+use wio_virtio_devices::Frame;
+
+/// What the switch did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SwitchStats {
+    /// Frames the nodes sent.
+    pub sent: u64,
+    /// Copies handed to destination nodes.
+    pub delivered: u64,
+    /// Copies the links lost.
+    pub lost: u64,
+    /// Extra copies the links made.
+    pub duplicated: u64,
+    /// Frames to a MAC address no node has.
+    pub unknown_destination: u64,
+    /// Copies for nodes that had already ended.
+    pub to_ended_nodes: u64,
+}
+
+/// A frame on its way: when and where it arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// Virtual ns it arrives.
+    pub at_ns: u64,
+    /// The node that sent it.
+    pub src: usize,
+    /// The order the switch took it in (ties in time go by source, then this).
+    pub seq: u64,
+    /// The node it arrives at.
+    pub dst: usize,
+    /// The Ethernet frame.
+    pub bytes: Vec<u8>,
+}
+
+/// The switch.
+pub struct Switch {
+    macs: Vec<[u8; 6]>,
+    links: Vec<Vec<LinkSpec>>,
+    stream: Stream,
+    seq: u64,
+    /// Counters.
+    pub stats: SwitchStats,
+}
+
+/// Node `i`'s MAC address.
+pub fn mac_of(i: usize) -> [u8; 6] {
+    [0x52, 0x54, 0x00, 0x0a, (i >> 8) as u8, (i & 0xff) as u8 + 1]
+}
+
+impl Switch {
+    /// A switch between nodes with these links (`links[i][j]`: from i to j).
+    pub fn new(seed: RunSeed, links: Vec<Vec<LinkSpec>>) -> Switch {
+        Switch {
+            macs: (0..links.len()).map(mac_of).collect(),
+            links,
+            stream: seed.stream("world/switch"),
+            seq: 0,
+            stats: SwitchStats::default(),
+        }
+    }
+
+    /// Routes a frame node `src` sent; its copies go to `out`.
+    pub fn route(&mut self, src: usize, frame: Frame, out: &mut Vec<Delivery>) {
+        self.stats.sent += 1;
+        let Some(dst_mac) = frame.bytes.get(..6) else {
+            self.stats.unknown_destination += 1;
+            return;
+        };
+        let group = dst_mac[0] & 1 == 1;
+        let targets: Vec<usize> = if group {
+            (0..self.macs.len()).filter(|d| *d != src).collect()
+        } else {
+            self.macs
+                .iter()
+                .position(|m| m == dst_mac)
+                .into_iter()
+                .collect()
+        };
+        if targets.is_empty() && !group {
+            self.stats.unknown_destination += 1;
+        }
+        for dst in targets {
+            let Some(link) = self.links.get(src).and_then(|r| r.get(dst)).copied() else {
+                continue;
+            };
+            if link.loss_ppm > 0 && self.stream.below(1_000_000) < link.loss_ppm {
+                self.stats.lost += 1;
+                continue;
+            }
+            let copies =
+                if link.duplicate_ppm > 0 && self.stream.below(1_000_000) < link.duplicate_ppm {
+                    self.stats.duplicated += 1;
+                    2
+                } else {
+                    1
+                };
+            for _ in 0..copies {
+                let jitter = if link.jitter_us > 0 {
+                    self.stream.below(link.jitter_us * 1_000 + 1)
+                } else {
+                    0
+                };
+                self.seq += 1;
+                out.push(Delivery {
+                    at_ns: frame.at_ns + link.latency_us * 1_000 + jitter,
+                    src,
+                    seq: self.seq,
+                    dst,
+                    bytes: frame.bytes.clone(),
+                });
+            }
+        }
+    }
+}
