@@ -11,6 +11,8 @@
 #   RISCV64_SMALL_INITRAMFS=...     busybox initramfs without modules (for the small kernel)
 #   RISCV64_ROOTFS=...              ext4 root disk with the same busybox, init and workload
 #   RISCV64_REDIS_ROOTFS=...        the same plus Debian's unmodified redis-server and redis-tools
+#   RISCV64_PYTHON_ROOTFS=...       the same plus Debian's python3.13 and the Antithesis Python SDK
+#                                   with a demo program (wio.pysdk=1)
 #
 # The same lines are written to $WIO_CACHE/riscv64-guests.env, where `wio run --guest`
 # finds them. Progress goes to stderr. Everything cached: about a second. Nothing cached: about 5 minutes
@@ -48,6 +50,8 @@ run "$HERE/riscv64-rootfs.sh" "$small_initramfs"
 rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-rootfs.sh" --redis "$small_initramfs"
 redis_rootfs="$(get ROOTFS)"
+run "$HERE/riscv64-rootfs.sh" --python "$small_initramfs"
+python_rootfs="$(get ROOTFS)"
 
 manifest="$(cat <<EOF
 RISCV64_DEBIAN_KERNEL_RELEASE=$deb_release
@@ -59,6 +63,7 @@ RISCV64_SMALL_IMAGE=$small_image
 RISCV64_SMALL_INITRAMFS=$small_initramfs
 RISCV64_ROOTFS=$rootfs
 RISCV64_REDIS_ROOTFS=$redis_rootfs
+RISCV64_PYTHON_ROOTFS=$python_rootfs
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

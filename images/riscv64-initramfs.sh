@@ -24,7 +24,8 @@
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
 # wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe;
 # wio.bank=N,K runs /bin/wio-bank N K (a race that breaks a promise under some seeds); wio.promises=demo
-# states promises from the shell (wio-assert, wio-random), wio.promises=flood floods the channel.
+# states promises from the shell (wio-assert, wio-random), wio.promises=flood floods the channel;
+# wio.pysdk=1 (or =bug) runs /usr/bin/wio-pysdk-demo (the Antithesis Python SDK demo) if there is one.
 # /init links the promise channel's ports as /dev/wio.sdk and /dev/wio.random.
 # wio.node=NAME (set by wio sim) makes the workload a world node's: wio.ip, wio.hosts, wio.run.
 set -euo pipefail
@@ -253,6 +254,10 @@ if [ "${WIO_PROMISES:-}" = flood ] && [ -x /bin/wio-assert ]; then
   sleep 1; kill $! 2>/dev/null
   wio-assert always "still standing" true
   echo "workload: flood done"
+fi
+if [ -n "${WIO_PYSDK:-}" ] && [ -x /usr/bin/wio-pysdk-demo ]; then
+  # wio.pysdk=1 (or =bug): a Python program instrumented with the Antithesis SDK (--python disk).
+  wio-pysdk-demo "$WIO_PYSDK"
 fi
 busy() {
   step=0

@@ -2,13 +2,15 @@
 //! under some seeds, found by exploring and reproduced bit for bit; promises from the
 //! shell (a `sometimes` never reached fails the run; events; seeded random numbers); a
 //! hostile program flooding the channel with lines, malformed and oversized JSON and a
-//! huge random request, all counted while the run goes on. They need
-//! images/build-all-riscv64.sh.
+//! huge random request, all counted while the run goes on; a Python program instrumented
+//! with the real Antithesis SDK (PyPI `antithesis`), whose assertions, catalogue and random
+//! numbers go through libvoidstar.so to wio. They need images/build-all-riscv64.sh.
 
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio,
+    console_line, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, stderr,
+    stdout, wio,
 };
 
 fn cmdline(extra: &str) -> String {
@@ -264,4 +266,125 @@ fn a_fault_profile_can_start_when_setup_is_complete() {
         );
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio() {
+    let name = "a_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio";
+    if !require_riscv_guests(name) {
+        return;
+    }
+    let Some(disk) = riscv_guest_artifact("RISCV64_PYTHON_ROOTFS").filter(|p| p.exists()) else {
+        eprintln!("SKIPPED: {name}: no RISCV64_PYTHON_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
+        println!("SKIPPED: {name}: python root disk not built");
+        return;
+    };
+    let disk = disk.to_str().unwrap().to_string();
+    // The PyPI `antithesis` SDK, unmodified, in Debian's python3.13; the program is
+    // images/probe/antithesis_demo.py (a primary and a replica under a seeded workload).
+    let run = |seed: &str, mode: &str| {
+        let cl = cmdline(&format!(
+            "root=/dev/vda rw rootfstype=ext4 init=/init wio.crash=0 wio.pysdk={mode}"
+        ));
+        run_with_summary(&[
+            "--arch",
+            "riscv64",
+            "--seed",
+            seed,
+            &disk,
+            "--cmdline",
+            &cl,
+            "--no-summary",
+        ])
+    };
+    let line = |o: &std::process::Output, prefix: &str| {
+        console_line(&stdout(o), prefix)
+            .unwrap_or_else(|| panic!("no {prefix:?} line:\n{}", stdout(o)))
+            .to_string()
+    };
+    let (o, s) = run("1", "1");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(s["exit_status"], 0);
+    // The SDK chose its libvoidstar.so handler (not the local-file or no-op one).
+    assert_eq!(
+        line(&o, "pysdk: handler:"),
+        "pysdk: handler: VoidstarHandler"
+    );
+    assert!(stdout(&o).contains("pysdk: done"));
+    let p = &s["promises"];
+    assert_eq!(p["list"].as_array().unwrap().len(), 4, "{p}");
+    for (id, display, status, passes) in [
+        (
+            "the replica matches the primary after a sync",
+            "Always",
+            "passed",
+            1,
+        ),
+        ("a delete removed a key", "Sometimes", "passed", 1),
+        ("the workload finished", "Reachable", "passed", 1),
+        // Only in the catalogue the SDK registered at start: never reached, which is
+        // what an Unreachable must be.
+        (
+            "the replica holds a key nobody wrote",
+            "Unreachable",
+            "passed",
+            0,
+        ),
+    ] {
+        let v = promise(&s, id);
+        assert_eq!(v["display_type"], display, "{v}");
+        assert_eq!(v["status"], status, "{v}");
+        assert_eq!(v["passes"], passes, "{v}");
+    }
+    assert_eq!(
+        promise(&s, "the replica holds a key nobody wrote")["must_hit"],
+        false
+    );
+    assert!(p["setup_complete_ns"].as_u64().is_some(), "{p}");
+    assert_eq!(p["events"]["pysdk_demo"], 1, "{p}");
+    assert_eq!(p["malformed"], 0, "{p}");
+    // The SDK introduced itself through fuzz_json_data.
+    let sdks = p["sdks"].as_array().unwrap();
+    assert_eq!(sdks.len(), 1, "{p}");
+    let sdk: serde_json::Value = serde_json::from_str(sdks[0].as_str().unwrap()).unwrap();
+    assert_eq!(sdk["language"]["name"], "Python", "{sdk}");
+    assert!(sdk["language"]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("3.13"));
+    assert_eq!(sdk["sdk_version"], "0.4.0", "{sdk}");
+    // Every get_random went through fuzz_get_random to wio.random, one u64 each: four
+    // draws, two choices for each of the 24 steps and a value for each put.
+    let ops = line(&o, "pysdk: ops:");
+    let puts = ops.split_whitespace().filter(|w| *w == "put").count() as u64;
+    let c = &p["channel"];
+    assert_eq!(c["random_requests"], 4 + 2 * 24 + puts, "{c}");
+    assert_eq!(c["random_bytes"], (4 + 2 * 24 + puts) * 8, "{c}");
+    // Same seed: the same numbers and the same run; another seed: other numbers.
+    let (again, s2) = run("1", "1");
+    assert_eq!(line(&again, "pysdk: random:"), line(&o, "pysdk: random:"));
+    assert_eq!(s2["trace_hash"], s["trace_hash"]);
+    assert_eq!(again.stdout, o.stdout);
+    let (other, _) = run("2", "1");
+    assert_ne!(line(&other, "pysdk: random:"), line(&o, "pysdk: random:"));
+    assert_ne!(line(&other, "pysdk: ops:"), ops);
+    // The demo's bug (a sync loses the newest write) breaks the Always: the run fails
+    // and the summary names it with the SDK's details.
+    let (bug, sb) = run("1", "bug");
+    assert_eq!(bug.status.code(), Some(108), "{}", stderr(&bug));
+    let v = promise(&sb, "the replica matches the primary after a sync");
+    assert_eq!(v["status"], "violated", "{v}");
+    assert!(
+        v["first_failure_details"]
+            .as_str()
+            .unwrap()
+            .contains("\"replica\":"),
+        "{v}"
+    );
+    assert!(
+        stderr(&bug).contains("VIOLATED Always \"the replica matches the primary after a sync\""),
+        "{}",
+        stderr(&bug)
+    );
+    assert_eq!(line(&bug, "pysdk: random:"), line(&o, "pysdk: random:"));
 }
