@@ -100,3 +100,84 @@ fn bad_scenarios_are_one_line_errors_naming_the_line() {
     assert_eq!(out.status.code(), Some(101));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_partition_stops_traffic_for_exactly_its_interval_and_a_node_restarts() {
+    if !require_riscv_guests(
+        "a_partition_stops_traffic_for_exactly_its_interval_and_a_node_restarts",
+    ) {
+        return;
+    }
+    let dir = scratch("sim-partition");
+    // a pings b every 200 ms; a and b are cut off from each other from 1 s to 2 s: the
+    // five requests sent in that second are lost, every other one answered.
+    let world = write_file(
+        &dir,
+        "world.toml",
+        r#"max_virtual_secs = 30
+[link]
+latency_us = 200
+[[node]]
+name = "a"
+run = "ping -c 15 -i 0.2 b | grep 'bytes from' | sed 's/.*seq=\\([0-9]*\\).*/\\1/' | tr '\\n' ' '; echo"
+[[node]]
+name = "b"
+run = "sleep 5"
+[[node]]
+name = "c"
+faults = "crash.json"
+run = "echo c is up; sleep 5"
+[[partition]]
+at_ms = 1000
+duration_ms = 1000
+groups = [["a"], ["b"]]
+"#,
+    );
+    // c loses power at 1.5 s for 300 ms, then boots again from its image.
+    write_file(
+        &dir,
+        "crash.json",
+        r#"{"faults": [{"at_ns": 1500000000, "duration_ns": 300000000, "target": "node", "kind": "crash", "params": {}}]}"#,
+    );
+    let out = wio(&[
+        "sim",
+        &world,
+        "--seed",
+        "1",
+        "--summary-json",
+        dir.join("w.json").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("w.json")).unwrap()).unwrap();
+    let seqs: Vec<u64> = text
+        .lines()
+        .find(|l| {
+            l.starts_with("a | ")
+                && l[4..].trim().split(' ').all(|w| w.parse::<u64>().is_ok())
+                && l.len() > 6
+        })
+        .unwrap_or_else(|| panic!("no sequence line: {text}"))[4..]
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!(seqs.len(), 10, "{seqs:?}");
+    let missing: Vec<u64> = (0..15).filter(|k| !seqs.contains(k)).collect();
+    assert_eq!(missing.len(), 5, "{missing:?}");
+    assert!(
+        missing.windows(2).all(|w| w[1] == w[0] + 1),
+        "one gap: {missing:?}"
+    );
+    assert_eq!(s["switch"]["partitioned"], 5, "{}", s["switch"]);
+    // c crashed and came back: two boots on its console, one restart in its summary.
+    assert_eq!(text.matches("c | c is up").count(), 2, "{text}");
+    let c = s["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n[0] == "c")
+        .unwrap();
+    assert_eq!(c[1]["restarts"], 1, "{c}");
+    let _ = std::fs::remove_dir_all(dir);
+}

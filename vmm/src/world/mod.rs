@@ -18,6 +18,9 @@ pub mod switch;
 use crate::arch::riscv64::DEFAULT_CMDLINE;
 use crate::builder;
 use crate::error::{Result, WioError};
+use crate::faults::plan::FaultPlan;
+use crate::faults::profile::Profile;
+use crate::faults::FaultSource;
 use crate::machine::{Arch, Machine, RunConfig, Stop};
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
@@ -87,7 +90,7 @@ pub fn ip_of(i: usize) -> String {
 }
 
 /// The run configurations of the scenario's nodes under world seed `seed`.
-fn node_configs(s: &Scenario, seed: u64) -> Vec<RunConfig> {
+fn node_configs(s: &Scenario, seed: u64) -> Result<Vec<RunConfig>> {
     let hosts: Vec<String> = s
         .nodes
         .iter()
@@ -101,7 +104,15 @@ fn node_configs(s: &Scenario, seed: u64) -> Vec<RunConfig> {
             let node_seed = RunSeed(seed)
                 .stream(&format!("world/node/{}", n.name))
                 .next_u64();
-            RunConfig {
+            let faults = match &n.faults {
+                None => FaultSource::None,
+                Some(f) if f.ends_with(".json") => {
+                    FaultSource::Plan(FaultPlan::read(std::path::Path::new(f))?)
+                }
+                Some(f) => FaultSource::Profile(Profile::from_arg(f)?),
+            };
+            Ok(RunConfig {
+                faults,
                 kernel: n.kernel.clone(),
                 initrd: n.initrd.clone(),
                 guest: n
@@ -120,7 +131,7 @@ fn node_configs(s: &Scenario, seed: u64) -> Vec<RunConfig> {
                 mac: Some(mac_of(i)),
                 capture_console: true,
                 ..RunConfig::with_seed(node_seed)
-            }
+            })
         })
         .collect()
 }
@@ -138,7 +149,7 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
         json!({ "seed": seed, "nodes": s.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(), "quantum_ns": quantum }),
     );
     let mut nodes: Vec<Node> = Vec::new();
-    for (n, cfg) in s.nodes.iter().zip(node_configs(s, seed)) {
+    for (n, cfg) in s.nodes.iter().zip(node_configs(s, seed)?) {
         let machine = builder::boot(Arch::Riscv64, &cfg, wall)
             .map_err(|e| WioError::Usage(format!("node {}: {e}", n.name)))?;
         nodes.push(Node {
@@ -148,7 +159,7 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
             ended: None,
         });
     }
-    let mut switch = Switch::new(RunSeed(seed), s.links.clone());
+    let mut switch = Switch::new(RunSeed(seed), s.links.clone(), s.partitions.clone());
     let mut t = 0u64;
     let mut deliveries: Vec<Delivery> = Vec::new();
     while nodes.iter().any(|n| n.ended.is_none()) && t < s.max_virtual_ns {
@@ -253,8 +264,8 @@ impl WorldSummary {
         ));
         let w = &self.switch;
         s.push_str(&format!(
-            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} to unknown addresses\n",
-            w.sent, w.delivered, w.lost, w.duplicated, w.unknown_destination
+            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} partitioned, {} to unknown addresses\n",
+            w.sent, w.delivered, w.lost, w.duplicated, w.partitioned, w.unknown_destination
         ));
         for (name, n) in &self.nodes {
             s.push_str(&format!(

@@ -15,6 +15,13 @@
 //! guest = "small"             # a built riscv64 guest (default), or kernel = "Image", initrd = ...
 //! mem_mib = 256
 //! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
+//! faults = "light"            # this node's faults: a profile (none, light, heavy, FILE.toml)
+//!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
+//! [[partition]]               # frames between the groups are dropped while it lasts
+//! at_ms = 1000
+//! duration_ms = 2000
+//! groups = [["a"], ["b", "c"]]
+//! one_way = false             # true: only frames from the first group to the second
 //! ```
 //!
 //! Node i (from 0, in file order) has the MAC 52:54:00:0a:00:(i+1) and the address
@@ -92,6 +99,44 @@ struct NodeSpec {
     mem_mib: Option<u64>,
     #[serde(default)]
     run: Option<Spanned<String>>,
+    #[serde(default)]
+    faults: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartitionSpec {
+    at_ms: u64,
+    duration_ms: u64,
+    groups: Spanned<Vec<Vec<String>>>,
+    #[serde(default)]
+    one_way: bool,
+}
+
+/// A partition between groups of nodes, for an interval of virtual time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// When it starts, ns.
+    pub from_ns: u64,
+    /// When it ends, ns.
+    pub until_ns: u64,
+    /// Each node's group (None: in no group, not cut off).
+    pub group_of: Vec<Option<usize>>,
+    /// Only frames from group 0 to group 1 are dropped.
+    pub one_way: bool,
+}
+
+impl Partition {
+    /// Whether a frame node `src` sends to node `dst` at `at_ns` is dropped.
+    pub fn cuts(&self, src: usize, dst: usize, at_ns: u64) -> bool {
+        if !(self.from_ns..self.until_ns).contains(&at_ns) {
+            return false;
+        }
+        match (self.group_of[src], self.group_of[dst]) {
+            (Some(a), Some(b)) if a != b => !self.one_way || (a == 0 && b == 1),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -105,6 +150,8 @@ struct File {
     links: Vec<PairSpec>,
     #[serde(default)]
     node: Vec<NodeSpec>,
+    #[serde(default)]
+    partition: Vec<PartitionSpec>,
 }
 
 /// A node of the world.
@@ -122,6 +169,8 @@ pub struct Node {
     pub mem_mib: u64,
     /// Its workload script.
     pub run: String,
+    /// Its faults (`--faults` or `--fault-plan` of a single run), if any.
+    pub faults: Option<String>,
 }
 
 /// A checked scenario.
@@ -133,6 +182,8 @@ pub struct Scenario {
     pub links: Vec<Vec<LinkSpec>>,
     /// Virtual-time limit, ns.
     pub max_virtual_ns: u64,
+    /// Partitions between groups of nodes.
+    pub partitions: Vec<Partition>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -147,15 +198,31 @@ impl Scenario {
             path: path.to_path_buf(),
             source,
         })?;
-        Scenario::parse(&text).map_err(|reason| WioError::ArtifactFormat {
+        let base = path.parent().unwrap_or(Path::new("."));
+        Scenario::parse_in(&text, base).map_err(|reason| WioError::ArtifactFormat {
             what: "scenario",
             path: path.to_path_buf(),
             reason,
         })
     }
 
-    /// Parses and checks scenario text; the error names the line and the field.
+    /// Parses and checks scenario text (relative paths from the current directory); the
+    /// error names the line and the field.
+    #[cfg(test)]
     pub fn parse(text: &str) -> std::result::Result<Scenario, String> {
+        Scenario::parse_in(text, Path::new(""))
+    }
+
+    /// Parses and checks scenario text whose relative paths (kernels, initrds, fault
+    /// plans and profile files) are relative to `base` (the scenario's folder).
+    pub fn parse_in(text: &str, base: &Path) -> std::result::Result<Scenario, String> {
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base.join(p)
+            }
+        };
         let f: File = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
@@ -201,13 +268,27 @@ impl Scenario {
                 }
             }
             for p in [&n.kernel, &n.initrd].into_iter().flatten() {
-                if !p.get_ref().is_file() {
+                if !resolve(p.get_ref()).is_file() {
                     return Err(at(
                         p.span().start,
                         format!("{} does not exist", p.get_ref().display()),
                     ));
                 }
             }
+            let faults = match &n.faults {
+                Some(f) if f.get_ref().ends_with(".json") || f.get_ref().ends_with(".toml") => {
+                    let p = resolve(Path::new(f.get_ref()));
+                    if !p.is_file() {
+                        return Err(at(
+                            f.span().start,
+                            format!("node.faults: {} does not exist", f.get_ref()),
+                        ));
+                    }
+                    Some(p.to_string_lossy().into_owned())
+                }
+                Some(f) => Some(f.get_ref().clone()),
+                None => None,
+            };
             let run = n
                 .run
                 .as_ref()
@@ -223,10 +304,11 @@ impl Scenario {
             nodes.push(Node {
                 name: name.clone(),
                 guest: n.guest.clone(),
-                kernel: n.kernel.as_ref().map(|k| k.get_ref().clone()),
-                initrd: n.initrd.as_ref().map(|k| k.get_ref().clone()),
+                kernel: n.kernel.as_ref().map(|k| resolve(k.get_ref())),
+                initrd: n.initrd.as_ref().map(|k| resolve(k.get_ref())),
                 mem_mib: n.mem_mib.unwrap_or(256),
                 run,
+                faults,
             });
         }
         let default = f.link.unwrap_or_default();
@@ -260,9 +342,39 @@ impl Scenario {
                 }
             }
         }
+        let mut partitions = Vec::new();
+        for p in &f.partition {
+            let groups = p.groups.get_ref();
+            let bad = |what: String| at(p.groups.span().start, format!("partition.groups: {what}"));
+            if groups.len() < 2 || (p.one_way && groups.len() != 2) {
+                return Err(bad("at least two groups (exactly two when one_way)".into()));
+            }
+            let mut group_of = vec![None; nodes.len()];
+            for (g, members) in groups.iter().enumerate() {
+                for name in members {
+                    let i = nodes
+                        .iter()
+                        .position(|n| n.name == *name)
+                        .ok_or_else(|| bad(format!("{name:?} is no node")))?;
+                    if group_of[i].replace(g).is_some() {
+                        return Err(bad(format!("{name:?} is in two groups")));
+                    }
+                }
+            }
+            partitions.push(Partition {
+                from_ns: p.at_ms.saturating_mul(1_000_000),
+                until_ns: p
+                    .at_ms
+                    .saturating_add(p.duration_ms)
+                    .saturating_mul(1_000_000),
+                group_of,
+                one_way: p.one_way,
+            });
+        }
         Ok(Scenario {
             nodes,
             links,
+            partitions,
             max_virtual_ns: f
                 .max_virtual_secs
                 .unwrap_or(3600)
@@ -324,6 +436,14 @@ mod tests {
             ),
             ("[[node]]\nname = \"1a\"\n", "line 2: node.name"),
             ("", "no [[node]]"),
+            (
+                "[[node]]\nname = \"a\"\n[[partition]]\nat_ms = 1\nduration_ms = 2\ngroups = [[\"a\"], [\"z\"]]\n",
+                "line 6: partition.groups: \"z\" is no node",
+            ),
+            (
+                "[[node]]\nname = \"a\"\nfaults = \"missing-plan.json\"\n",
+                "line 3: node.faults: missing-plan.json does not exist",
+            ),
             (
                 "[link]\nlatency_us = 0\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n",
                 "latency_us is 0",

@@ -5,7 +5,7 @@
 //! (`world/switch`) in a fixed order (nodes in order, frames in the order sent), so what
 //! arrives where and when is a function of the seed.
 
-use super::scenario::LinkSpec;
+use super::scenario::{LinkSpec, Partition};
 use serde::Serialize;
 use wio_scheduler::{RunSeed, Stream};
 use wio_virtio_devices::Frame;
@@ -23,6 +23,8 @@ pub struct SwitchStats {
     pub duplicated: u64,
     /// Frames to a MAC address no node has.
     pub unknown_destination: u64,
+    /// Copies a partition dropped.
+    pub partitioned: u64,
     /// Copies for nodes that had already ended.
     pub to_ended_nodes: u64,
 }
@@ -46,6 +48,7 @@ pub struct Delivery {
 pub struct Switch {
     macs: Vec<[u8; 6]>,
     links: Vec<Vec<LinkSpec>>,
+    partitions: Vec<Partition>,
     stream: Stream,
     seq: u64,
     /// Counters.
@@ -59,10 +62,11 @@ pub fn mac_of(i: usize) -> [u8; 6] {
 
 impl Switch {
     /// A switch between nodes with these links (`links[i][j]`: from i to j).
-    pub fn new(seed: RunSeed, links: Vec<Vec<LinkSpec>>) -> Switch {
+    pub fn new(seed: RunSeed, links: Vec<Vec<LinkSpec>>, partitions: Vec<Partition>) -> Switch {
         Switch {
             macs: (0..links.len()).map(mac_of).collect(),
             links,
+            partitions,
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
@@ -93,6 +97,15 @@ impl Switch {
             let Some(link) = self.links.get(src).and_then(|r| r.get(dst)).copied() else {
                 continue;
             };
+            // A partition drops what is sent across it while it lasts (no draw).
+            if self
+                .partitions
+                .iter()
+                .any(|p| p.cuts(src, dst, frame.at_ns))
+            {
+                self.stats.partitioned += 1;
+                continue;
+            }
             if link.loss_ppm > 0 && self.stream.below(1_000_000) < link.loss_ppm {
                 self.stats.lost += 1;
                 continue;
