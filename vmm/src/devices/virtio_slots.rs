@@ -166,6 +166,16 @@ impl VirtioSlots {
         self.mem = mem;
     }
 
+    /// Whether the network device is a port (frames from other machines may arrive).
+    pub fn has_port(&self) -> bool {
+        self.devices.iter().any(|t| {
+            t.device()
+                .as_any()
+                .downcast_ref::<Net>()
+                .is_some_and(Net::has_port)
+        })
+    }
+
     /// The promise channel, if the machine has one.
     pub fn console_mut(&mut self) -> Option<&mut Console> {
         self.devices

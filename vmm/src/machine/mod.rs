@@ -98,6 +98,14 @@ pub trait Machine {
             reason = "the multi-machine simulation will call it; tested here"
         )
     )]
+    /// Where an idle machine stopped at its limit would next wake by itself (its timer or
+    /// its next device event; `VirtualTime::MAX`: only a delivered frame can wake it), or
+    /// None when it did not stop idle. A world whose machines are all parked can skip
+    /// to the earliest such time: nothing anywhere happens before it.
+    fn parked_until(&self) -> Option<VirtualTime> {
+        None
+    }
+
     /// The frames its guest sent through its network port since the last call, with the
     /// virtual time each left (machines built with `RunConfig::net_port`; none otherwise).
     fn take_frames(&mut self) -> Vec<Frame>;

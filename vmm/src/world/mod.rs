@@ -162,8 +162,24 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
     let mut switch = Switch::new(RunSeed(seed), s.links.clone(), s.partitions.clone());
     let mut t = 0u64;
     let mut deliveries: Vec<Delivery> = Vec::new();
+    let mut delivered = false;
     while nodes.iter().any(|n| n.ended.is_none()) && t < s.max_virtual_ns {
-        t = t.saturating_add(quantum).min(s.max_virtual_ns);
+        // When every live machine is parked (idle at the last boundary, nothing to take
+        // up) and no frame was handed to one since it parked, nothing happens anywhere
+        // before the earliest wake: skip to it.
+        let wake = nodes
+            .iter()
+            .filter(|n| n.ended.is_none())
+            .map(|n| n.machine.as_ref().and_then(|m| m.parked_until()))
+            .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p.as_ns())))
+            .filter(|_| !delivered);
+        delivered = false;
+        let next = t.saturating_add(quantum);
+        t = match wake {
+            Some(w) if w > next => w,
+            _ => next,
+        }
+        .min(s.max_virtual_ns);
         let limit = VirtualTime::from_ns(t);
         for (i, node) in nodes.iter_mut().enumerate() {
             let (Some(m), None) = (node.machine.as_mut(), &node.ended) else {
@@ -203,6 +219,7 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
                 d.at_ns,
             );
             switch.stats.delivered += 1;
+            delivered = true;
             if let Err(e) = m.deliver_frame(Frame {
                 at_ns: d.at_ns,
                 bytes: d.bytes,

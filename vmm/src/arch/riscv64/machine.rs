@@ -76,6 +76,9 @@ pub struct RvMachine {
     pub(super) promises: Ledger,
     /// End the run at the first violated `always` promise.
     pub(super) stop_on_violation: bool,
+    /// Idle at the limit it was given, waiting for this time (its timer or next device
+    /// event; MAX: only a frame from outside can wake it): see [`Machine::parked_until`].
+    pub(super) parked: Option<VirtualTime>,
 }
 
 /// Checks the memory size a configuration asks for.
@@ -223,6 +226,7 @@ impl RvMachine {
             stopped_ns: 0,
             promises: Ledger::default(),
             stop_on_violation: cfg.stop_on_violation,
+            parked: None,
         })
     }
 
@@ -230,7 +234,11 @@ impl RvMachine {
     /// serves the exit.
     fn step(&mut self, limit: VirtualTime) -> Stop {
         if self.bus.power != Power::On {
+            self.parked = None;
             return self.step_unpowered(limit);
+        }
+        if self.engine.now() < limit {
+            self.parked = None;
         }
         let until = self.engine.now().saturating_add_ns(SLICE_NS).min(limit);
         self.engine.set_deadline(until.as_ns());
@@ -259,7 +267,7 @@ impl RvMachine {
             }
             Exit::Halt => {
                 *self.exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit) {
+                if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked) {
                     return Stop::End(Err(e));
                 }
             }
@@ -283,7 +291,9 @@ impl RvMachine {
                         }
                     }
                     SbiEffect::Suspend => {
-                        if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit) {
+                        if let Some(e) =
+                            idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked)
+                        {
                             return Stop::End(Err(e));
                         }
                     }
@@ -354,6 +364,10 @@ impl Machine for RvMachine {
 
     fn console(&mut self) -> &mut Console {
         &mut self.console
+    }
+
+    fn parked_until(&self) -> Option<VirtualTime> {
+        self.parked
     }
 
     fn take_frames(&mut self) -> Vec<Frame> {
@@ -436,6 +450,7 @@ fn idle(
     bus: &mut RvBus,
     idle_ns: &mut u64,
     limit: VirtualTime,
+    parked: &mut Option<VirtualTime>,
 ) -> Option<WioError> {
     let external = bus.plic.interrupt_pending();
     if hart.pending_interrupt_with(external).is_some() || external {
@@ -449,6 +464,12 @@ fn idle(
         .peek_time()
         .map_or(u64::MAX, |t| clk.count_at_or_after(VirtualTime::from_ns(t)));
     let wake = timer.min(device);
+    if wake == u64::MAX && bus.virtio.has_port() {
+        // Only a frame from another machine can wake it: park at the limit.
+        clock::idle_until(clk, hart, u64::MAX, limit);
+        *parked = Some(VirtualTime::MAX);
+        return None;
+    }
     if wake == u64::MAX {
         return Some(WioError::GuestCrash(format!(
             "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
@@ -463,5 +484,27 @@ fn idle(
     }
     bus.fire_due_events(now);
     hart.poke_interrupts();
+    *parked = parked_until(clk, hart, bus, limit);
     None
+}
+
+/// Where a hart idle at `limit` would wake by itself (after the events due now fired):
+/// None when it has an interrupt to take or something due by the limit.
+fn parked_until(
+    clk: &InstructionClock,
+    hart: &Hart,
+    bus: &RvBus,
+    limit: VirtualTime,
+) -> Option<VirtualTime> {
+    let external = bus.plic.interrupt_pending();
+    if external || hart.pending_interrupt_with(external).is_some() {
+        return None;
+    }
+    let timer = clk.time_at(hart.timer_deadline());
+    let device = bus
+        .events
+        .peek_time()
+        .map_or(VirtualTime::MAX, VirtualTime::from_ns);
+    let wake = timer.min(device);
+    (wake > limit).then_some(wake)
 }

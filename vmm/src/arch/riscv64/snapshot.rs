@@ -383,6 +383,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         promises: Ledger::load(&state.promises)
             .map_err(|e| bad(format!("has a bad promise ledger: {e}")))?,
         stop_on_violation: cfg.stop_on_violation,
+        parked: None,
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {
