@@ -56,8 +56,9 @@ Examples:
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
 shell script) and links ([link] defaults, [[links]] between = [\"a\", \"b\"]: latency_us,
-jitter_us, loss_ppm, duplicate_ppm). Node i is 10.0.0.(i+1); every guest's /etc/hosts names
-the others. See README, \"Worlds\".";
+jitter_us, loss_ppm, duplicate_ppm), [[partition]]s and each node's faults. Node i is
+10.0.0.(i+1); every guest's /etc/hosts names the others. Nodes are riscv64: x86-64 machines
+stop only at exits, cannot keep a world's quantum, and are refused. See README, \"Worlds\".";
 
 /// `wio sim`.
 #[derive(clap::Args, Debug)]
@@ -328,6 +329,13 @@ pub struct BenchArgs {
     /// Branches per noise level for --race.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub race_branches: u64,
+    /// Also measure worlds (`wio sim`) of three small riscv64 nodes: idle and pinging
+    /// (virtual s per wall s), and a message a minute for --sim-day-secs (needs the built guests).
+    #[arg(long)]
+    pub sim: bool,
+    /// Virtual seconds of the --sim "day" world (the goal is stated for 86400).
+    #[arg(long, default_value_t = 86_400, value_name = "SECS")]
+    pub sim_day_secs: u64,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

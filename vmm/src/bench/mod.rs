@@ -7,6 +7,7 @@
 //!   virtual seconds per wall second shows what clock jumps buy.
 
 mod race;
+mod sim;
 mod snapshots;
 
 use crate::arch::x86_64::boot::{self, BootSpec, KernelImage};
@@ -151,11 +152,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let sim_doc = if args.sim {
+        Some(sim::figures(args.sim_day_secs)?)
+    } else {
+        None
+    };
     if args.riscv_only {
         if let Some(path) = &args.json {
             write_json(
                 path,
-                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc }),
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc }),
             )?;
         }
         return Ok(());
@@ -203,7 +209,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let doc = json!({
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
-            "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc,
+            "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc,
         });
         write_json(path, &doc)?;
     }
