@@ -66,6 +66,11 @@ fn three_nodes_ping_and_talk_tcp_and_one_seed_is_one_world() {
     assert_eq!(s["quantum_ns"], 200_000);
     let (_, again) = sim(&[&world, "--seed", "1", "--quiet"]);
     assert_eq!(again["world_trace_hash"], s["world_trace_hash"]);
+    let (_, two) = sim(&[&world, "--seed", "1", "--quiet", "--jobs", "2"]);
+    assert_eq!(
+        two["world_trace_hash"], s["world_trace_hash"],
+        "--jobs 2 gives the same world"
+    );
     let (_, other) = sim(&[&world, "--seed", "2", "--quiet"]);
     assert_ne!(other["world_trace_hash"], s["world_trace_hash"]);
     let _ = std::fs::remove_dir_all(dir);

@@ -71,6 +71,9 @@ pub struct SimArgs {
     /// Do not print the nodes' consoles.
     #[arg(long)]
     pub quiet: bool,
+    /// Host threads the machines are spread over (the result is the same for any number).
+    #[arg(long, default_value_t = 1, value_name = "J")]
+    pub jobs: usize,
     /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -21,9 +21,9 @@ fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenari
         .map_err(|e| crate::error::WioError::Internal(format!("bench world: {e}")))
 }
 
-/// Runs `s`; returns (virtual s, wall s).
-fn measure(s: &Scenario) -> Result<(f64, f64)> {
-    let w = world::run(s, 1, true)?;
+/// Runs `s` on `jobs` threads; returns (virtual s, wall s).
+fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
+    let w = world::run(s, 1, true, jobs)?;
     if w.wio_exit_code != 0 {
         return Err(crate::error::WioError::Internal(format!(
             "bench world ended with {}: {}",
@@ -44,7 +44,7 @@ pub fn figures(day_secs: u64) -> Result<serde_json::Value> {
         &format!("sleep {secs}"),
         secs + 60,
     )?;
-    let (iv, iw) = measure(&idle)?;
+    let (iv, iw) = measure(&idle, 1)?;
     println!(
         "world idle (3 nodes)       {:>12.1} virtual s per wall s",
         iv / iw
@@ -56,20 +56,28 @@ pub fn figures(day_secs: u64) -> Result<serde_json::Value> {
         &format!("sleep {secs}"),
         secs + 60,
     )?;
-    let (pv, pw) = measure(&ping)?;
+    let (pv, pw) = measure(&ping, 1)?;
     println!(
         "world pinging (3 nodes)    {:>12.1} virtual s per wall s",
         pv / pw
     );
+    eprintln!("bench: the same pinging world with --jobs 2…");
+    let (_, pw2) = measure(&ping, 2)?;
+    println!(
+        "world --jobs 2 / --jobs 1  {:>12.2} speed-up (pinging world)",
+        pw / pw2
+    );
     let minutes = day_secs / 60;
     eprintln!("bench: world of 3 nodes, a message a minute for {day_secs} virtual s…");
     let day = world(
-        &format!("i=0; while [ $i -lt {minutes} ]; do sleep 60; echo m$i | nc b 5000; i=$((i+1)); done"),
+        &format!(
+            "i=0; while [ $i -lt {minutes} ]; do sleep 60; echo m$i | nc b 5000; i=$((i+1)); done"
+        ),
         &format!("i=0; while [ $i -lt {minutes} ]; do nc -l -p 5000 >/dev/null; i=$((i+1)); done"),
         &format!("sleep {day_secs}"),
         day_secs + 120,
     )?;
-    let (dv, dw) = measure(&day)?;
+    let (dv, dw) = measure(&day, 1)?;
     println!(
         "world day (3 nodes)        {:>12.1} wall s for {:.0} virtual s, a message a minute (goal for 86400: < 300)",
         dw, dv
@@ -77,6 +85,7 @@ pub fn figures(day_secs: u64) -> Result<serde_json::Value> {
     Ok(json!({
         "idle_virtual_s_per_wall_s": iv / iw,
         "ping_virtual_s_per_wall_s": pv / pw,
+        "jobs2_speedup": pw / pw2,
         "day_virtual_s": dv,
         "day_wall_s": dw,
     }))

@@ -12,24 +12,24 @@
 //! The world's trace hash chains a line per node (its name and its own trace hash) after
 //! every delivered frame folded in: one seed, one world hash.
 
+pub mod hosts;
 pub mod scenario;
 pub mod switch;
 
 use crate::arch::riscv64::DEFAULT_CMDLINE;
-use crate::builder;
-use crate::error::{Result, WioError};
+use crate::error::Result;
 use crate::faults::plan::FaultPlan;
 use crate::faults::profile::Profile;
 use crate::faults::FaultSource;
-use crate::machine::{Arch, Machine, RunConfig, Stop};
+use crate::machine::RunConfig;
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
+use hosts::Hosts;
 use scenario::Scenario;
 use serde::Serialize;
 use serde_json::json;
 use std::time::Instant;
 use switch::{mac_of, Delivery, Switch, SwitchStats};
-use wio_clock::VirtualTime;
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::Frame;
 
@@ -55,14 +55,6 @@ pub struct WorldSummary {
     pub nodes: Vec<(String, Summary)>,
     /// The exit code of the world: 0 when every node's guest exited 0.
     pub wio_exit_code: i32,
-}
-
-/// One node while the world runs.
-struct Node {
-    name: String,
-    cfg: RunConfig,
-    machine: Option<Box<dyn Machine>>,
-    ended: Option<Result<u32>>,
 }
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -136,82 +128,61 @@ fn node_configs(s: &Scenario, seed: u64) -> Result<Vec<RunConfig>> {
         .collect()
 }
 
-/// Runs the world of `s` with `seed`; prints each node's console lines prefixed with its
-/// name unless `quiet`.
-pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
+/// Runs the world of `s` with `seed` on `jobs` host threads (the result does not depend
+/// on how many); prints each node's console lines prefixed with its name unless `quiet`.
+pub fn run(s: &Scenario, seed: u64, quiet: bool, jobs: usize) -> Result<WorldSummary> {
     let wall = Instant::now();
     let quantum = s.quantum_ns();
-    let width = s.nodes.iter().map(|n| n.name.len()).max().unwrap_or(1);
+    let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
+    let width = names.iter().map(String::len).max().unwrap_or(1);
     let mut trace = Trace::new();
     trace.event(
         0,
         "world",
-        json!({ "seed": seed, "nodes": s.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(), "quantum_ns": quantum }),
+        json!({ "seed": seed, "nodes": names, "quantum_ns": quantum }),
     );
-    let mut nodes: Vec<Node> = Vec::new();
-    for (n, cfg) in s.nodes.iter().zip(node_configs(s, seed)?) {
-        let machine = builder::boot(Arch::Riscv64, &cfg, wall)
-            .map_err(|e| WioError::Usage(format!("node {}: {e}", n.name)))?;
-        nodes.push(Node {
-            name: n.name.clone(),
-            cfg,
-            machine: Some(machine),
-            ended: None,
-        });
-    }
+    let mut hosts = Hosts::boot(&names, node_configs(s, seed)?, jobs, wall)?;
     let mut switch = Switch::new(RunSeed(seed), s.links.clone(), s.partitions.clone());
+    let mut alive = vec![true; names.len()];
+    let mut parked: Vec<Option<u64>> = vec![None; names.len()];
     let mut t = 0u64;
     let mut deliveries: Vec<Delivery> = Vec::new();
-    let mut delivered = false;
-    while nodes.iter().any(|n| n.ended.is_none()) && t < s.max_virtual_ns {
+    let mut pending: Vec<(usize, Frame)> = Vec::new();
+    while alive.iter().any(|a| *a) && t < s.max_virtual_ns {
         // When every live machine is parked (idle at the last boundary, nothing to take
-        // up) and no frame was handed to one since it parked, nothing happens anywhere
-        // before the earliest wake: skip to it.
-        let wake = nodes
-            .iter()
-            .filter(|n| n.ended.is_none())
-            .map(|n| n.machine.as_ref().and_then(|m| m.parked_until()))
-            .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p.as_ns())))
-            .filter(|_| !delivered);
-        delivered = false;
+        // up) and no frame is on its way to one, nothing happens anywhere before the
+        // earliest wake: skip to it.
+        let wake = (0..names.len())
+            .filter(|i| alive[*i])
+            .map(|i| parked[i])
+            .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p)))
+            .filter(|_| pending.is_empty());
         let next = t.saturating_add(quantum);
         t = match wake {
             Some(w) if w > next => w,
             _ => next,
         }
         .min(s.max_virtual_ns);
-        let limit = VirtualTime::from_ns(t);
-        for (i, node) in nodes.iter_mut().enumerate() {
-            let (Some(m), None) = (node.machine.as_mut(), &node.ended) else {
-                continue;
-            };
-            loop {
-                match m.run_until(limit) {
-                    Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
-                    Stop::Limit => break,
-                    Stop::End(outcome) => {
-                        node.ended = Some(outcome);
-                        break;
-                    }
-                }
-            }
+        let steps = hosts.run(t, std::mem::take(&mut pending))?;
+        for step in steps {
             if !quiet {
-                for line in m.console().take_captured() {
-                    println!("{:>width$} | {line}", node.name);
+                for line in &step.lines {
+                    println!("{:>width$} | {line}", names[step.node]);
                 }
             }
-            for frame in m.take_frames() {
-                switch.route(i, frame, &mut deliveries);
+            alive[step.node] = !step.ended;
+            parked[step.node] = step.parked;
+            for frame in step.frames {
+                switch.route(step.node, frame, &mut deliveries);
             }
         }
         // Frames of this quantum, in (arrival, source, sequence) order.
         deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
         for d in deliveries.drain(..) {
-            let dst = &mut nodes[d.dst];
-            let (Some(m), None) = (dst.machine.as_mut(), &dst.ended) else {
+            if !alive[d.dst] {
                 switch.stats.to_ended_nodes += 1;
                 continue;
-            };
+            }
             trace.fold(
                 FOLD_FRAME,
                 (d.src * 256 + d.dst) as u64,
@@ -219,34 +190,27 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool) -> Result<WorldSummary> {
                 d.at_ns,
             );
             switch.stats.delivered += 1;
-            delivered = true;
-            if let Err(e) = m.deliver_frame(Frame {
-                at_ns: d.at_ns,
-                bytes: d.bytes,
-            }) {
-                dst.ended = Some(Err(e));
-            }
+            pending.push((
+                d.dst,
+                Frame {
+                    at_ns: d.at_ns,
+                    bytes: d.bytes,
+                },
+            ));
         }
     }
     let mut summaries = Vec::new();
     let mut code = 0;
-    for node in &mut nodes {
-        let outcome = node.ended.take().unwrap_or(Err(WioError::TimeLimit {
-            limit_ns: s.max_virtual_ns,
-        }));
-        let Some(m) = node.machine.take() else {
-            continue;
-        };
-        let r = m.finish(&node.cfg, outcome, wall, None);
-        if code == 0 && r.summary.wio_exit_code != 0 {
-            code = r.summary.wio_exit_code;
+    for (i, summary) in hosts.finish(s.max_virtual_ns)? {
+        if code == 0 && summary.wio_exit_code != 0 {
+            code = summary.wio_exit_code;
         }
         trace.event(
-            r.summary.virtual_ns,
+            summary.virtual_ns,
             "node",
-            json!({ "name": node.name, "trace_hash": r.summary.trace_hash, "exit": r.summary.wio_exit_code }),
+            json!({ "name": names[i], "trace_hash": summary.trace_hash, "exit": summary.wio_exit_code }),
         );
-        summaries.push((node.name.clone(), r.summary));
+        summaries.push((names[i].clone(), summary));
     }
     Ok(WorldSummary {
         seed,

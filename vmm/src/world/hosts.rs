@@ -1,0 +1,246 @@
+//! The host threads of a world (`--jobs`): each owns some of the machines for the whole run
+//! (a machine never moves between threads), runs them to the quantum boundary it is
+//! given, and reports what they did. The coordinator hands every thread the frames for
+//! its machines in the world's (time, source, sequence) order and reads the threads'
+//! reports in node order, so the world is the same whatever the number of threads.
+
+use crate::builder;
+use crate::error::{Result, WioError};
+use crate::machine::{Arch, Machine, RunConfig, Stop};
+use crate::summary::Summary;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread::JoinHandle;
+use std::time::Instant;
+use wio_clock::VirtualTime;
+use wio_virtio_devices::Frame;
+
+/// What one machine did in one quantum.
+pub struct NodeStep {
+    /// Its index in the world.
+    pub node: usize,
+    /// Console lines it printed.
+    pub lines: Vec<String>,
+    /// Frames its guest sent.
+    pub frames: Vec<Frame>,
+    /// Whether it ended in this quantum.
+    pub ended: bool,
+    /// Where it is parked (see `Machine::parked_until`), if it is.
+    pub parked: Option<u64>,
+}
+
+enum Cmd {
+    /// Deliver these frames (node, frame) in order, then run every live machine to `until`.
+    Run {
+        until: u64,
+        deliveries: Vec<(usize, Frame)>,
+    },
+    /// End every machine (those still running with the time limit) and report.
+    Finish { limit_ns: u64 },
+}
+
+enum Reply {
+    Booted(Result<()>),
+    Ran(Vec<NodeStep>),
+    Finished(Vec<(usize, Summary)>),
+}
+
+struct Owned {
+    node: usize,
+    name: String,
+    cfg: RunConfig,
+    machine: Option<Box<dyn Machine>>,
+    ended: Option<Result<u32>>,
+}
+
+fn host(
+    nodes: Vec<(usize, String, RunConfig)>,
+    wall: Instant,
+    rx: Receiver<Cmd>,
+    tx: Sender<Reply>,
+) {
+    let mut owned = Vec::new();
+    for (node, name, cfg) in nodes {
+        match builder::boot(Arch::Riscv64, &cfg, wall) {
+            Ok(m) => owned.push(Owned {
+                node,
+                name,
+                cfg,
+                machine: Some(m),
+                ended: None,
+            }),
+            Err(e) => {
+                let _ = tx.send(Reply::Booted(Err(WioError::Usage(format!(
+                    "node {name}: {e}"
+                )))));
+                return;
+            }
+        }
+    }
+    if tx.send(Reply::Booted(Ok(()))).is_err() {
+        return;
+    }
+    while let Ok(cmd) = rx.recv() {
+        match cmd {
+            Cmd::Run { until, deliveries } => {
+                for (node, frame) in deliveries {
+                    let Some(o) = owned.iter_mut().find(|o| o.node == node) else {
+                        continue;
+                    };
+                    if let (Some(m), None) = (o.machine.as_mut(), &o.ended) {
+                        if let Err(e) = m.deliver_frame(frame) {
+                            o.ended = Some(Err(e));
+                        }
+                    }
+                }
+                let limit = VirtualTime::from_ns(until);
+                let mut steps = Vec::new();
+                for o in &mut owned {
+                    let was_ended = o.ended.is_some();
+                    let Some(m) = o.machine.as_mut() else {
+                        continue;
+                    };
+                    if !was_ended {
+                        loop {
+                            match m.run_until(limit) {
+                                Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
+                                Stop::Limit => break,
+                                Stop::End(outcome) => {
+                                    o.ended = Some(outcome);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    steps.push(NodeStep {
+                        node: o.node,
+                        lines: m.console().take_captured(),
+                        frames: if was_ended {
+                            Vec::new()
+                        } else {
+                            m.take_frames()
+                        },
+                        ended: o.ended.is_some(),
+                        parked: m.parked_until().map(VirtualTime::as_ns),
+                    });
+                }
+                if tx.send(Reply::Ran(steps)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Finish { limit_ns } => {
+                let mut out = Vec::new();
+                for o in &mut owned {
+                    let outcome = o
+                        .ended
+                        .take()
+                        .unwrap_or(Err(WioError::TimeLimit { limit_ns }));
+                    if let Some(m) = o.machine.take() {
+                        let _ = &o.name;
+                        out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
+                    }
+                }
+                let _ = tx.send(Reply::Finished(out));
+                return;
+            }
+        }
+    }
+}
+
+/// The world's host threads.
+pub struct Hosts {
+    txs: Vec<Sender<Cmd>>,
+    rxs: Vec<Receiver<Reply>>,
+    /// Which thread owns each node.
+    owner: Vec<usize>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Hosts {
+    /// Boots `configs` (node i named `names[i]`) on `jobs` threads, node i on thread i % jobs.
+    pub fn boot(
+        names: &[String],
+        configs: Vec<RunConfig>,
+        jobs: usize,
+        wall: Instant,
+    ) -> Result<Hosts> {
+        let jobs = jobs.clamp(1, configs.len().max(1));
+        let mut parts: Vec<Vec<(usize, String, RunConfig)>> =
+            (0..jobs).map(|_| Vec::new()).collect();
+        let owner: Vec<usize> = (0..configs.len()).map(|i| i % jobs).collect();
+        for (i, cfg) in configs.into_iter().enumerate() {
+            parts[i % jobs].push((i, names[i].clone(), cfg));
+        }
+        let mut hosts = Hosts {
+            txs: Vec::new(),
+            rxs: Vec::new(),
+            owner,
+            handles: Vec::new(),
+        };
+        for part in parts {
+            let (ctx, crx) = channel();
+            let (rtx, rrx) = channel();
+            let handle = std::thread::Builder::new()
+                .name("wio-world".into())
+                .spawn(move || host(part, wall, crx, rtx))
+                .map_err(|e| WioError::Internal(format!("world thread: {e}")))?;
+            hosts.txs.push(ctx);
+            hosts.rxs.push(rrx);
+            hosts.handles.push(handle);
+        }
+        for rx in &hosts.rxs {
+            match rx.recv() {
+                Ok(Reply::Booted(r)) => r?,
+                _ => {
+                    return Err(WioError::Internal(
+                        "a world thread died while booting".into(),
+                    ))
+                }
+            }
+        }
+        Ok(hosts)
+    }
+
+    /// Delivers `deliveries` (in order) and runs every live machine to `until`; returns
+    /// every machine's step in node order.
+    pub fn run(&mut self, until: u64, deliveries: Vec<(usize, Frame)>) -> Result<Vec<NodeStep>> {
+        let mut per: Vec<Vec<(usize, Frame)>> = (0..self.txs.len()).map(|_| Vec::new()).collect();
+        for (node, frame) in deliveries {
+            if let Some(w) = self.owner.get(node) {
+                per[*w].push((node, frame));
+            }
+        }
+        for (tx, deliveries) in self.txs.iter().zip(per) {
+            tx.send(Cmd::Run { until, deliveries })
+                .map_err(|_| WioError::Internal("a world thread died".into()))?;
+        }
+        let mut steps = Vec::new();
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Ran(s)) => steps.extend(s),
+                _ => return Err(WioError::Internal("a world thread died".into())),
+            }
+        }
+        steps.sort_by_key(|s| s.node);
+        Ok(steps)
+    }
+
+    /// Ends every machine and returns the summaries in node order.
+    pub fn finish(mut self, limit_ns: u64) -> Result<Vec<(usize, Summary)>> {
+        for tx in &self.txs {
+            tx.send(Cmd::Finish { limit_ns })
+                .map_err(|_| WioError::Internal("a world thread died".into()))?;
+        }
+        let mut out = Vec::new();
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Finished(s)) => out.extend(s),
+                _ => return Err(WioError::Internal("a world thread died".into())),
+            }
+        }
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out)
+    }
+}
