@@ -66,11 +66,31 @@ fn three_nodes_ping_and_talk_tcp_and_one_seed_is_one_world() {
     assert_eq!(s["quantum_ns"], 200_000);
     let (_, again) = sim(&[&world, "--seed", "1", "--quiet"]);
     assert_eq!(again["world_trace_hash"], s["world_trace_hash"]);
-    let (_, two) = sim(&[&world, "--seed", "1", "--quiet", "--jobs", "2"]);
+    let pcaps = dir.join("pcaps");
+    std::fs::create_dir_all(&pcaps).unwrap();
+    let (_, two) = sim(&[
+        &world,
+        "--seed",
+        "1",
+        "--quiet",
+        "--jobs",
+        "2",
+        "--pcap-dir",
+        pcaps.to_str().unwrap(),
+    ]);
     assert_eq!(
         two["world_trace_hash"], s["world_trace_hash"],
-        "--jobs 2 gives the same world"
+        "--jobs 2 (and capturing) gives the same world"
     );
+    for node in ["a", "b", "c"] {
+        let p = std::fs::read(pcaps.join(format!("{node}.pcap"))).unwrap();
+        assert_eq!(
+            &p[..4],
+            &0xa1b2_3c4d_u32.to_le_bytes(),
+            "pcap, ns timestamps"
+        );
+        assert!(p.len() > 24 + 10 * 60, "{node}: {} bytes", p.len());
+    }
     let (_, other) = sim(&[&world, "--seed", "2", "--quiet"]);
     assert_ne!(other["world_trace_hash"], s["world_trace_hash"]);
     let _ = std::fs::remove_dir_all(dir);

@@ -71,6 +71,10 @@ pub struct SimArgs {
     /// Do not print the nodes' consoles.
     #[arg(long)]
     pub quiet: bool,
+    /// Capture each node's frames (sent and received, with virtual timestamps) to
+    /// DIR/NAME.pcap.
+    #[arg(long, value_name = "DIR")]
+    pub pcap_dir: Option<PathBuf>,
     /// Host threads the machines are spread over (the result is the same for any number).
     #[arg(long, default_value_t = 1, value_name = "J")]
     pub jobs: usize,

@@ -182,7 +182,13 @@ fn exit_for(r: &explore::Report) -> i32 {
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     let scenario = world::scenario::Scenario::read(&args.scenario)?;
-    let summary = world::run(&scenario, args.seed, args.quiet, args.jobs)?;
+    let summary = world::run(
+        &scenario,
+        args.seed,
+        args.quiet,
+        args.jobs,
+        args.pcap_dir.as_deref(),
+    )?;
     eprint!("{}", summary.human());
     if let Some(path) = &args.summary_json {
         let text = serde_json::to_string_pretty(&summary)

@@ -28,6 +28,7 @@ use hosts::Hosts;
 use scenario::Scenario;
 use serde::Serialize;
 use serde_json::json;
+use std::path::Path;
 use std::time::Instant;
 use switch::{mac_of, Delivery, Switch, SwitchStats};
 use wio_scheduler::RunSeed;
@@ -81,8 +82,9 @@ pub fn ip_of(i: usize) -> String {
     format!("10.0.0.{}", i + 1)
 }
 
-/// The run configurations of the scenario's nodes under world seed `seed`.
-fn node_configs(s: &Scenario, seed: u64) -> Result<Vec<RunConfig>> {
+/// The run configurations of the scenario's nodes under world seed `seed` (each node's
+/// frames captured to `pcap_dir/NAME.pcap` when given).
+fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<RunConfig>> {
     let hosts: Vec<String> = s
         .nodes
         .iter()
@@ -120,6 +122,7 @@ fn node_configs(s: &Scenario, seed: u64) -> Result<Vec<RunConfig>> {
                     base64(n.run.as_bytes())
                 )),
                 net_port: true,
+                pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
                 mac: Some(mac_of(i)),
                 capture_console: true,
                 ..RunConfig::with_seed(node_seed)
@@ -130,7 +133,13 @@ fn node_configs(s: &Scenario, seed: u64) -> Result<Vec<RunConfig>> {
 
 /// Runs the world of `s` with `seed` on `jobs` host threads (the result does not depend
 /// on how many); prints each node's console lines prefixed with its name unless `quiet`.
-pub fn run(s: &Scenario, seed: u64, quiet: bool, jobs: usize) -> Result<WorldSummary> {
+pub fn run(
+    s: &Scenario,
+    seed: u64,
+    quiet: bool,
+    jobs: usize,
+    pcap_dir: Option<&Path>,
+) -> Result<WorldSummary> {
     let wall = Instant::now();
     let quantum = s.quantum_ns();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
@@ -141,7 +150,7 @@ pub fn run(s: &Scenario, seed: u64, quiet: bool, jobs: usize) -> Result<WorldSum
         "world",
         json!({ "seed": seed, "nodes": names, "quantum_ns": quantum }),
     );
-    let mut hosts = Hosts::boot(&names, node_configs(s, seed)?, jobs, wall)?;
+    let mut hosts = Hosts::boot(&names, node_configs(s, seed, pcap_dir)?, jobs, wall)?;
     let mut switch = Switch::new(RunSeed(seed), s.links.clone(), s.partitions.clone());
     let mut alive = vec![true; names.len()];
     let mut parked: Vec<Option<u64>> = vec![None; names.len()];
