@@ -384,13 +384,7 @@ impl VirtioDevice for Console {
         // cols (u16), rows (u16), max_nr_ports (u32), emerg_wr (u32).
         let mut config = [0u8; 12];
         config[4..8].copy_from_slice(&(PORT_NAMES.len() as u32).to_le_bytes());
-        for (i, b) in data.iter_mut().enumerate() {
-            *b = usize::try_from(offset)
-                .ok()
-                .and_then(|o| config.get(o + i))
-                .copied()
-                .unwrap_or(0);
-        }
+        crate::device::read_config_bytes(&config, offset, data);
     }
 
     fn submit(
@@ -415,13 +409,10 @@ impl VirtioDevice for Console {
             return Ok(Vec::new());
         }
         // Transmit queues: each chain is taken off the ring after a short, seeded time.
-        Ok(requests
-            .into_iter()
-            .map(|request| Pending {
-                delay_ns: 1_000 + self.latency.below(1_000),
-                request,
-            })
-            .collect())
+        Ok(crate::device::with_service_time(
+            requests,
+            &mut self.latency,
+        ))
     }
 
     fn complete(

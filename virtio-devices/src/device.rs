@@ -94,6 +94,33 @@ pub fn submit_with_latency(
         .collect())
 }
 
+/// Copies the bytes of a device's config space `config` at `offset` into `data`; bytes
+/// beyond it read as zero.
+pub fn read_config_bytes(config: &[u8], offset: u64, data: &mut [u8]) {
+    for (i, b) in data.iter_mut().enumerate() {
+        *b = usize::try_from(offset)
+            .ok()
+            .and_then(|o| config.get(o + i))
+            .copied()
+            .unwrap_or(0);
+    }
+}
+
+/// Transmit chains taken off the ring, each after a short service time drawn from
+/// `stream` (1 to 2 µs): the usual `submit` of a device's transmit queue.
+pub fn with_service_time(
+    requests: Vec<Request>,
+    stream: &mut wio_scheduler::Stream,
+) -> Vec<Pending> {
+    requests
+        .into_iter()
+        .map(|request| Pending {
+            delay_ns: 1_000 + stream.below(1_000),
+            request,
+        })
+        .collect()
+}
+
 /// A virtio device behind a transport.
 pub trait VirtioDevice {
     /// The virtio device ID (2 = block, 4 = entropy).

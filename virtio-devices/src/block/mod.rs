@@ -317,13 +317,7 @@ impl VirtioDevice for Block {
         // Config space: capacity (u64, in sectors) at offset 0; the rest reads as zero.
         let mut config = [0u8; 8];
         config.copy_from_slice(&(self.disk.capacity() / disk::SECTOR).to_le_bytes());
-        for (i, b) in data.iter_mut().enumerate() {
-            *b = usize::try_from(offset)
-                .ok()
-                .and_then(|o| config.get(o + i))
-                .copied()
-                .unwrap_or(0);
-        }
+        crate::device::read_config_bytes(&config, offset, data);
     }
 
     fn submit(

@@ -563,13 +563,8 @@ impl VirtioDevice for Net {
     }
 
     fn read_config(&self, offset: u64, data: &mut [u8]) {
-        for (i, b) in data.iter_mut().enumerate() {
-            *b = usize::try_from(offset)
-                .ok()
-                .and_then(|o| self.mac.get(o + i))
-                .copied()
-                .unwrap_or(0);
-        }
+        // Config space: the MAC address; the rest reads as zero.
+        crate::device::read_config_bytes(&self.mac, offset, data);
     }
 
     fn submit(
@@ -587,13 +582,7 @@ impl VirtioDevice for Net {
             return Ok(Vec::new());
         }
         // Transmit: the device takes each frame off the ring after a short, seeded service time.
-        Ok(requests
-            .into_iter()
-            .map(|request| Pending {
-                delay_ns: 1_000 + self.stream.below(1_000),
-                request,
-            })
-            .collect())
+        Ok(crate::device::with_service_time(requests, &mut self.stream))
     }
 
     fn complete(
