@@ -237,7 +237,9 @@ impl RvMachine {
             self.parked = None;
             return self.step_unpowered(limit);
         }
-        if self.engine.now() < limit {
+        // Parked until it runs again: a slow clock's last cycle before the limit may sit
+        // just short of it, with nothing left to run there.
+        if self.engine.hart.cycles() < self.engine.clock.count_before(limit) {
             self.parked = None;
         }
         let until = self.engine.now().saturating_add_ns(SLICE_NS).min(limit);
