@@ -269,6 +269,18 @@ impl WorldSummary {
                 n.virtual_ns % 1_000_000_000,
                 &n.trace_hash[..16.min(n.trace_hash.len())]
             ));
+            if n.restarts > 0 || !n.faults.is_empty() {
+                s.push_str(&format!(
+                    "              {} fault(s) applied, {} restart(s)\n",
+                    n.faults.len(),
+                    n.restarts
+                ));
+            }
+            if let Some(p) = &n.promises {
+                for line in p.human().lines() {
+                    s.push_str(&format!("  {name:<8} {line}\n"));
+                }
+            }
         }
         s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
         s
