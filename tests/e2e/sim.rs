@@ -206,3 +206,57 @@ groups = [["a"], ["b"]]
     assert_eq!(c[1]["restarts"], 1, "{c}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_degraded_link_delays_frames_for_exactly_its_interval() {
+    if !require_riscv_guests("a_degraded_link_delays_frames_for_exactly_its_interval") {
+        return;
+    }
+    let dir = scratch("sim-degrade");
+    // 50 ms more each way between a and b from 1 s to 2 s: the five pings sent then take
+    // 100 ms longer, the others do not.
+    let world = write_file(
+        &dir,
+        "world.toml",
+        r#"max_virtual_secs = 30
+[link]
+latency_us = 200
+[[node]]
+name = "a"
+run = "ping -c 15 -i 0.2 b | grep 'bytes from' | sed 's/.*time=//; s/ ms//' | tr '\\n' ' '; echo"
+[[node]]
+name = "b"
+run = "sleep 5"
+[[degrade]]
+at_ms = 1000
+duration_ms = 1000
+between = ["a", "b"]
+latency_us = 50000
+"#,
+    );
+    let out = wio(&["sim", &world, "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rtts: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("a | "))
+        .find(|l| {
+            l.split_whitespace().count() == 15
+                && l.split_whitespace().all(|w| w.parse::<f64>().is_ok())
+        })
+        .unwrap_or_else(|| panic!("no RTT line: {text}"))
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let slow: Vec<usize> = (0..rtts.len()).filter(|i| rtts[*i] >= 100.0).collect();
+    assert_eq!(slow.len(), 5, "{rtts:?}");
+    assert!(
+        slow.windows(2).all(|w| w[1] == w[0] + 1),
+        "one run: {rtts:?}"
+    );
+    assert!(
+        rtts.iter().all(|r| *r < 10.0 || (100.0..110.0).contains(r)),
+        "{rtts:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -151,7 +151,12 @@ pub fn run(
         json!({ "seed": seed, "nodes": names, "quantum_ns": quantum }),
     );
     let mut hosts = Hosts::boot(&names, node_configs(s, seed, pcap_dir)?, jobs, wall)?;
-    let mut switch = Switch::new(RunSeed(seed), s.links.clone(), s.partitions.clone());
+    let mut switch = Switch::new(
+        RunSeed(seed),
+        s.links.clone(),
+        s.partitions.clone(),
+        s.degrades.clone(),
+    );
     let mut alive = vec![true; names.len()];
     let mut parked: Vec<Option<u64>> = vec![None; names.len()];
     let mut t = 0u64;
@@ -254,8 +259,8 @@ impl WorldSummary {
         ));
         let w = &self.switch;
         s.push_str(&format!(
-            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} partitioned, {} to unknown addresses\n",
-            w.sent, w.delivered, w.lost, w.duplicated, w.partitioned, w.unknown_destination
+            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} partitioned, {} on degraded links, {} to unknown addresses\n",
+            w.sent, w.delivered, w.lost, w.duplicated, w.partitioned, w.degraded, w.unknown_destination
         ));
         for (name, n) in &self.nodes {
             s.push_str(&format!(

@@ -22,6 +22,12 @@
 //! duration_ms = 2000
 //! groups = [["a"], ["b", "c"]]
 //! one_way = false             # true: only frames from the first group to the second
+//! [[degrade]]                 # a link (both ways; every link without `between`) degraded
+//! at_ms = 3000                # for an interval: frames sent then take latency_us longer,
+//! duration_ms = 1000          # plus a jitter in [0, jitter_us], and are lost with loss_ppm
+//! between = ["a", "b"]
+//! latency_us = 5000
+//! loss_ppm = 100000
 //! ```
 //!
 //! Node i (from 0, in file order) has the MAC 52:54:00:0a:00:(i+1) and the address
@@ -113,6 +119,48 @@ struct PartitionSpec {
     one_way: bool,
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DegradeSpec {
+    at_ms: u64,
+    duration_ms: u64,
+    #[serde(default)]
+    between: Option<Spanned<[String; 2]>>,
+    #[serde(default)]
+    latency_us: u64,
+    #[serde(default)]
+    jitter_us: u64,
+    #[serde(default)]
+    loss_ppm: u64,
+}
+
+/// A link degraded for an interval: frames sent on it then take longer and may be lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Degrade {
+    /// When it starts, ns.
+    pub from_ns: u64,
+    /// When it ends, ns.
+    pub until_ns: u64,
+    /// The pair of nodes (both ways); None: every link.
+    pub between: Option<(usize, usize)>,
+    /// Extra one-way latency, ns.
+    pub latency_ns: u64,
+    /// Extra jitter drawn per frame in [0, jitter], ns.
+    pub jitter_ns: u64,
+    /// Frames lost, per million (on top of the link's own loss).
+    pub loss_ppm: u64,
+}
+
+impl Degrade {
+    /// Whether a frame `src` sends to `dst` at `at_ns` is on the degraded link then.
+    pub fn hits(&self, src: usize, dst: usize, at_ns: u64) -> bool {
+        (self.from_ns..self.until_ns).contains(&at_ns)
+            && self
+                .between
+                .is_none_or(|(a, b)| (a, b) == (src, dst) || (b, a) == (src, dst))
+    }
+}
+
 /// A partition between groups of nodes, for an interval of virtual time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
@@ -152,6 +200,8 @@ struct File {
     node: Vec<NodeSpec>,
     #[serde(default)]
     partition: Vec<PartitionSpec>,
+    #[serde(default)]
+    degrade: Vec<DegradeSpec>,
 }
 
 /// A node of the world.
@@ -184,6 +234,8 @@ pub struct Scenario {
     pub max_virtual_ns: u64,
     /// Partitions between groups of nodes.
     pub partitions: Vec<Partition>,
+    /// Links degraded for an interval.
+    pub degrades: Vec<Degrade>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -371,10 +423,43 @@ impl Scenario {
                 one_way: p.one_way,
             });
         }
+        let mut degrades = Vec::new();
+        for d in &f.degrade {
+            let between = match &d.between {
+                None => None,
+                Some(pair) => {
+                    let index = |name: &String| {
+                        nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
+                            at(
+                                pair.span().start,
+                                format!("degrade.between names {name:?}, which is no node"),
+                            )
+                        })
+                    };
+                    let [a, b] = pair.get_ref();
+                    Some((index(a)?, index(b)?))
+                }
+            };
+            if d.loss_ppm > 1_000_000 {
+                return Err("degrade.loss_ppm above 1000000".into());
+            }
+            degrades.push(Degrade {
+                from_ns: d.at_ms.saturating_mul(1_000_000),
+                until_ns: d
+                    .at_ms
+                    .saturating_add(d.duration_ms)
+                    .saturating_mul(1_000_000),
+                between,
+                latency_ns: d.latency_us.saturating_mul(1_000),
+                jitter_ns: d.jitter_us.saturating_mul(1_000),
+                loss_ppm: d.loss_ppm,
+            });
+        }
         Ok(Scenario {
             nodes,
             links,
             partitions,
+            degrades,
             max_virtual_ns: f
                 .max_virtual_secs
                 .unwrap_or(3600)
@@ -439,6 +524,10 @@ mod tests {
             (
                 "[[node]]\nname = \"a\"\n[[partition]]\nat_ms = 1\nduration_ms = 2\ngroups = [[\"a\"], [\"z\"]]\n",
                 "line 6: partition.groups: \"z\" is no node",
+            ),
+            (
+                "[[node]]\nname = \"a\"\n[[degrade]]\nat_ms = 1\nduration_ms = 2\nbetween = [\"a\", \"q\"]\n",
+                "line 6: degrade.between names \"q\"",
             ),
             (
                 "[[node]]\nname = \"a\"\nfaults = \"missing-plan.json\"\n",

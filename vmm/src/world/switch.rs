@@ -5,7 +5,7 @@
 //! (`world/switch`) in a fixed order (nodes in order, frames in the order sent), so what
 //! arrives where and when is a function of the seed.
 
-use super::scenario::{LinkSpec, Partition};
+use super::scenario::{Degrade, LinkSpec, Partition};
 use serde::Serialize;
 use wio_scheduler::{RunSeed, Stream};
 use wio_virtio_devices::Frame;
@@ -25,6 +25,8 @@ pub struct SwitchStats {
     pub unknown_destination: u64,
     /// Copies a partition dropped.
     pub partitioned: u64,
+    /// Copies sent on a degraded link.
+    pub degraded: u64,
     /// Copies for nodes that had already ended.
     pub to_ended_nodes: u64,
 }
@@ -49,6 +51,9 @@ pub struct Switch {
     macs: Vec<[u8; 6]>,
     links: Vec<Vec<LinkSpec>>,
     partitions: Vec<Partition>,
+    /// Degraded links and the stream of each (`world/degrade-<i>`: a degradation's draws
+    /// shift no other).
+    degrades: Vec<(Degrade, Stream)>,
     stream: Stream,
     seq: u64,
     /// Counters.
@@ -62,11 +67,21 @@ pub fn mac_of(i: usize) -> [u8; 6] {
 
 impl Switch {
     /// A switch between nodes with these links (`links[i][j]`: from i to j).
-    pub fn new(seed: RunSeed, links: Vec<Vec<LinkSpec>>, partitions: Vec<Partition>) -> Switch {
+    pub fn new(
+        seed: RunSeed,
+        links: Vec<Vec<LinkSpec>>,
+        partitions: Vec<Partition>,
+        degrades: Vec<Degrade>,
+    ) -> Switch {
         Switch {
             macs: (0..links.len()).map(mac_of).collect(),
             links,
             partitions,
+            degrades: degrades
+                .into_iter()
+                .enumerate()
+                .map(|(i, d)| (d, seed.stream(&format!("world/degrade-{i}"))))
+                .collect(),
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
@@ -106,6 +121,26 @@ impl Switch {
                 self.stats.partitioned += 1;
                 continue;
             }
+            // Degradations in force: extra delay and loss, each from its own stream.
+            let mut extra = 0u64;
+            let mut degraded_loss = false;
+            for (d, stream) in self.degrades.iter_mut() {
+                if !d.hits(src, dst, frame.at_ns) {
+                    continue;
+                }
+                self.stats.degraded += 1;
+                extra = extra.saturating_add(d.latency_ns);
+                if d.jitter_ns > 0 {
+                    extra = extra.saturating_add(stream.below(d.jitter_ns + 1));
+                }
+                if d.loss_ppm > 0 && stream.below(1_000_000) < d.loss_ppm {
+                    degraded_loss = true;
+                }
+            }
+            if degraded_loss {
+                self.stats.lost += 1;
+                continue;
+            }
             if link.loss_ppm > 0 && self.stream.below(1_000_000) < link.loss_ppm {
                 self.stats.lost += 1;
                 continue;
@@ -125,7 +160,7 @@ impl Switch {
                 };
                 self.seq += 1;
                 out.push(Delivery {
-                    at_ns: frame.at_ns + link.latency_us * 1_000 + jitter,
+                    at_ns: frame.at_ns + link.latency_us * 1_000 + jitter + extra,
                     src,
                     seq: self.seq,
                     dst,
