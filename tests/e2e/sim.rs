@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, write_file};
+use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary, write_file};
 
 const WORLD: &str = r#"max_virtual_secs = 30
 [link]
@@ -23,16 +23,19 @@ run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
 "#;
 
 fn sim(args: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let dir = scratch("sim-summary");
-    let path = dir.join(format!("w-{}.json", args.join("-").len()));
-    let mut all = vec!["sim"];
-    all.extend_from_slice(args);
-    all.extend(["--summary-json", path.to_str().unwrap()]);
-    let out = wio(&all);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("no world summary ({e}): {}", stderr(&out)));
-    let _ = std::fs::remove_file(&path);
-    (out, serde_json::from_str(&text).unwrap())
+    with_summary("sim", args)
+}
+
+/// The first line node `node` printed that is made of numbers only (a workload's result).
+fn numbers(text: &str, node: &str) -> Vec<f64> {
+    let prefix = format!("{node} | ");
+    text.lines()
+        .filter_map(|l| l.strip_prefix(prefix.as_str()))
+        .find(|l| !l.trim().is_empty() && l.split_whitespace().all(|w| w.parse::<f64>().is_ok()))
+        .unwrap_or_else(|| panic!("no line of numbers from {node}: {text}"))
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect()
 }
 
 #[test]
@@ -164,29 +167,10 @@ groups = [["a"], ["b"]]
         "crash.json",
         r#"{"faults": [{"at_ns": 1500000000, "duration_ns": 300000000, "target": "node", "kind": "crash", "params": {}}]}"#,
     );
-    let out = wio(&[
-        "sim",
-        &world,
-        "--seed",
-        "1",
-        "--summary-json",
-        dir.join("w.json").to_str().unwrap(),
-    ]);
+    let (out, s) = sim(&[&world, "--seed", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("w.json")).unwrap()).unwrap();
-    let seqs: Vec<u64> = text
-        .lines()
-        .find(|l| {
-            l.starts_with("a | ")
-                && l[4..].trim().split(' ').all(|w| w.parse::<u64>().is_ok())
-                && l.len() > 6
-        })
-        .unwrap_or_else(|| panic!("no sequence line: {text}"))[4..]
-        .split_whitespace()
-        .map(|w| w.parse().unwrap())
-        .collect();
+    let seqs: Vec<u64> = numbers(&text, "a").iter().map(|n| *n as u64).collect();
     assert_eq!(seqs.len(), 10, "{seqs:?}");
     let missing: Vec<u64> = (0..15).filter(|k| !seqs.contains(k)).collect();
     assert_eq!(missing.len(), 5, "{missing:?}");
@@ -237,17 +221,8 @@ latency_us = 50000
     let out = wio(&["sim", &world, "--seed", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    let rtts: Vec<f64> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("a | "))
-        .find(|l| {
-            l.split_whitespace().count() == 15
-                && l.split_whitespace().all(|w| w.parse::<f64>().is_ok())
-        })
-        .unwrap_or_else(|| panic!("no RTT line: {text}"))
-        .split_whitespace()
-        .map(|w| w.parse().unwrap())
-        .collect();
+    let rtts = numbers(&text, "a");
+    assert_eq!(rtts.len(), 15, "every ping answered: {rtts:?}");
     let slow: Vec<usize> = (0..rtts.len()).filter(|i| rtts[*i] >= 100.0).collect();
     assert_eq!(slow.len(), 5, "{rtts:?}");
     assert!(

@@ -61,10 +61,16 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Runs `wio run` with `args` plus `--summary-json`, returning (output, summary).
 pub fn run_with_summary(args: &[&str]) -> (Output, Value) {
+    with_summary("run", args)
+}
+
+/// Runs `wio SUBCOMMAND` (`run`, `sim`) with `args` plus `--summary-json`, returning
+/// (output, summary).
+pub fn with_summary(subcommand: &str, args: &[&str]) -> (Output, Value) {
     let dir = scratch("summary");
     let path = dir.join(format!("s-{}.json", unique()));
     let mut all = vec![
-        "run",
+        subcommand,
         "--summary-json",
         path.to_str().expect("utf-8 temp path"),
     ];

@@ -46,7 +46,6 @@ enum Reply {
 
 struct Owned {
     node: usize,
-    name: String,
     cfg: RunConfig,
     machine: Option<Box<dyn Machine>>,
     ended: Option<Result<u32>>,
@@ -63,7 +62,6 @@ fn host(
         match builder::boot(Arch::Riscv64, &cfg, wall) {
             Ok(m) => owned.push(Owned {
                 node,
-                name,
                 cfg,
                 machine: Some(m),
                 ended: None,
@@ -135,7 +133,6 @@ fn host(
                         .take()
                         .unwrap_or(Err(WioError::TimeLimit { limit_ns }));
                     if let Some(m) = o.machine.take() {
-                        let _ = &o.name;
                         out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
                     }
                 }

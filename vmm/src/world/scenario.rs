@@ -238,6 +238,14 @@ pub struct Scenario {
     pub degrades: Vec<Degrade>,
 }
 
+/// An interval of `duration_ms` from `at_ms`, in ns: [from, until).
+fn interval_ns(at_ms: u64, duration_ms: u64) -> (u64, u64) {
+    (
+        at_ms.saturating_mul(1_000_000),
+        at_ms.saturating_add(duration_ms).saturating_mul(1_000_000),
+    )
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -363,19 +371,23 @@ impl Scenario {
                 faults,
             });
         }
-        let default = f.link.unwrap_or_default();
-        let mut links = vec![vec![default; nodes.len()]; nodes.len()];
-        for p in &f.links {
-            let [a, b] = p.between.get_ref();
+        // The nodes a `between` names; `field` says where in the error.
+        let pair = |between: &Spanned<[String; 2]>, field: &str| {
             let index = |name: &String| {
                 nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
                     at(
-                        p.between.span().start,
-                        format!("links.between names {name:?}, which is no node"),
+                        between.span().start,
+                        format!("{field} names {name:?}, which is no node"),
                     )
                 })
             };
-            let (i, j) = (index(a)?, index(b)?);
+            let [a, b] = between.get_ref();
+            Ok::<_, String>((index(a)?, index(b)?))
+        };
+        let default = f.link.unwrap_or_default();
+        let mut links = vec![vec![default; nodes.len()]; nodes.len()];
+        for p in &f.links {
+            let (i, j) = pair(&p.between, "links.between")?;
             for (x, y) in [(i, j), (j, i)] {
                 let l = &mut links[x][y];
                 l.latency_us = p.latency_us.unwrap_or(l.latency_us);
@@ -413,12 +425,10 @@ impl Scenario {
                     }
                 }
             }
+            let (from_ns, until_ns) = interval_ns(p.at_ms, p.duration_ms);
             partitions.push(Partition {
-                from_ns: p.at_ms.saturating_mul(1_000_000),
-                until_ns: p
-                    .at_ms
-                    .saturating_add(p.duration_ms)
-                    .saturating_mul(1_000_000),
+                from_ns,
+                until_ns,
                 group_of,
                 one_way: p.one_way,
             });
@@ -427,28 +437,15 @@ impl Scenario {
         for d in &f.degrade {
             let between = match &d.between {
                 None => None,
-                Some(pair) => {
-                    let index = |name: &String| {
-                        nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
-                            at(
-                                pair.span().start,
-                                format!("degrade.between names {name:?}, which is no node"),
-                            )
-                        })
-                    };
-                    let [a, b] = pair.get_ref();
-                    Some((index(a)?, index(b)?))
-                }
+                Some(b) => Some(pair(b, "degrade.between")?),
             };
             if d.loss_ppm > 1_000_000 {
                 return Err("degrade.loss_ppm above 1000000".into());
             }
+            let (from_ns, until_ns) = interval_ns(d.at_ms, d.duration_ms);
             degrades.push(Degrade {
-                from_ns: d.at_ms.saturating_mul(1_000_000),
-                until_ns: d
-                    .at_ms
-                    .saturating_add(d.duration_ms)
-                    .saturating_mul(1_000_000),
+                from_ns,
+                until_ns,
                 between,
                 latency_ns: d.latency_us.saturating_mul(1_000),
                 jitter_ns: d.jitter_us.saturating_mul(1_000),
