@@ -235,3 +235,153 @@ latency_us = 50000
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Two nodes: b sends a steady TCP stream of 300 KiB to a, which counts it.
+const BULK: &str = r#"max_virtual_secs = 30
+[link]
+latency_us = 200
+jitter_us = 50
+[[node]]
+name = "a"
+run = "nc -l -p 5000 | wc -c"
+[[node]]
+name = "b"
+run = "sleep 1; dd if=/dev/zero bs=1024 count=300 2>/dev/null | nc a 5000; echo done"
+"#;
+
+/// Virtual ns of the frames node `mac_last` (the last byte of its MAC) sent, from its pcap.
+fn sent_times(pcap: &std::path::Path, mac_last: u8) -> Vec<u64> {
+    let d = std::fs::read(pcap).unwrap();
+    let word = |at: usize| u32::from_le_bytes(d[at..at + 4].try_into().unwrap());
+    let mut at = 24;
+    let mut out = Vec::new();
+    while at + 16 <= d.len() {
+        let ns = u64::from(word(at)) * 1_000_000_000 + u64::from(word(at + 4));
+        let len = word(at + 8) as usize;
+        let frame = &d[at + 16..at + 16 + len];
+        if frame[6..12] == [0x52, 0x54, 0x00, 0x0a, 0x00, mac_last] {
+            out.push(ns);
+        }
+        at += 16 + len;
+    }
+    out
+}
+
+#[test]
+fn a_world_snapshot_restored_with_its_seed_equals_the_uninterrupted_run() {
+    if !require_riscv_guests("a_world_snapshot_restored_with_its_seed_equals_the_uninterrupted_run")
+    {
+        return;
+    }
+    let dir = scratch("sim-snapshot");
+    let world = write_file(&dir, "bulk.toml", BULK);
+    let pcaps = dir.join("pcaps");
+    std::fs::create_dir_all(&pcaps).unwrap();
+    let (out, whole) = sim(&[
+        &world,
+        "--seed",
+        "1",
+        "--quiet",
+        "--pcap-dir",
+        pcaps.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let hash = whole["world_trace_hash"].clone();
+    // The snapshot point: when b has sent half its frames, in the middle of the stream,
+    // so frames are on their way between the machines when it is taken.
+    let sent = sent_times(&pcaps.join("b.pcap"), 2);
+    assert!(sent.len() > 100, "b streamed: {} frames", sent.len());
+    let at = format!("{}ns", sent[sent.len() / 2]);
+    let snap = dir.join("w.snap");
+    let (out, taken) = sim(&[
+        &world,
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        &at,
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(
+        taken["world_trace_hash"], hash,
+        "taking it changes nothing: {err}"
+    );
+    let in_flight: u64 = err
+        .split(" frames in flight")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no frame count: {err}"));
+    assert!(
+        in_flight > 0,
+        "frames were in flight at the snapshot: {err}"
+    );
+    let snap = snap.to_str().unwrap();
+    let (out, restored) = sim(&["--from", snap, "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        restored["world_trace_hash"], hash,
+        "same seed: the same world"
+    );
+    assert_eq!(restored["seed"], 1);
+    let (_, two) = sim(&["--from", snap, "--quiet", "--jobs", "2"]);
+    assert_eq!(two["world_trace_hash"], hash, "--jobs 2 too");
+    // Another seed: the same past, another future; each seed is one world.
+    let (out, other) = sim(&["--from", snap, "--quiet", "--seed", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_ne!(other["world_trace_hash"], hash);
+    let (_, again) = sim(&["--from", snap, "--quiet", "--seed", "2"]);
+    assert_eq!(again["world_trace_hash"], other["world_trace_hash"]);
+    // A world snapshot is not a machine's, and the other way round.
+    let out = wio(&["run", "--from", snap]);
+    assert_eq!(out.status.code(), Some(101));
+    assert!(stderr(&out).contains("wio sim --from"), "{}", stderr(&out));
+    let out = wio(&["sim", "--from", &world]);
+    assert_eq!(out.status.code(), Some(101));
+    assert!(stderr(&out).contains("WIOWORLD"), "{}", stderr(&out));
+
+    // Explore over the world: one report line per seed, seed 1 is the original world,
+    // every failing seed has a `wio sim` line that reproduces it.
+    let report = dir.join("r.json");
+    let out = wio(&[
+        "explore",
+        "--from",
+        snap,
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "2",
+        "--fail-on",
+        "307200",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "every seed counts 307200 bytes: {text}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    assert_eq!(results[1]["trace_hash"], hash);
+    for res in results {
+        assert_eq!(res["failed"], true, "{res}");
+        assert_eq!(res["matched"][0], "307200", "{res}");
+    }
+    let line = results[2]["reproduce"].as_str().unwrap();
+    assert!(
+        line.starts_with("wio sim --from ") && line.ends_with("--seed 2"),
+        "{line}"
+    );
+    assert!(text.contains("reproduce seed 2: wio sim --from"), "{text}");
+    assert_eq!(
+        results[2]["trace_hash"], other["world_trace_hash"],
+        "the report's seed 2 is `wio sim --seed 2`"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -53,6 +53,10 @@ const SIM_EXAMPLES: &str = "\
 Examples:
   wio sim world.toml --seed 7                  # every node's console, prefixed with its name
   wio sim world.toml --seed 7 --quiet --summary-json world.json
+  wio sim world.toml --seed 7 --snapshot-at 2s --snapshot-out world.snap
+  wio sim --from world.snap                    # continues exactly as the world that took it
+  wio sim --from world.snap --seed 99          # same past, a different future
+  wio explore --from world.snap --seeds 0..100 --fail-on 'FAILED'
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
 shell script) and links ([link] defaults, [[links]] between = [\"a\", \"b\"]: latency_us,
@@ -63,11 +67,31 @@ stop only at exits, cannot keep a world's quantum, and are refused. See README, 
 /// `wio sim`.
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// The scenario file (TOML).
-    pub scenario: PathBuf,
-    /// The world's seed (every node's seed and the switch's draws derive from it).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// The scenario file (TOML); or --from a world snapshot.
+    #[arg(required_unless_present = "from", conflicts_with = "from")]
+    pub scenario: Option<PathBuf>,
+    /// Restore the world snapshot FILE (taken with --snapshot-at) instead of booting a scenario.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// The world's seed (every node's seed and the switch's draws derive from it); default
+    /// 0, or the snapshot's with --from (another seed: same past, a different future).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Take a world snapshot (every machine, the switch, frames in flight) at the first
+    /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
+    /// line of any node) or setup-complete (every node's program declared it).
+    #[arg(long, value_name = "WHEN")]
+    pub snapshot_at: Option<String>,
+    /// Where --snapshot-at writes the world snapshot.
+    #[arg(long, value_name = "FILE", default_value = "world.snap")]
+    pub snapshot_out: PathBuf,
+    /// End the world (as a success) at the first console line of any node containing
+    /// TEXT: console:TEXT (what `wio explore --until` reproduces).
+    #[arg(long, value_name = "console:TEXT")]
+    pub until: Option<String>,
+    /// Stop the world at this virtual time, in place of the scenario's max_virtual_secs.
+    #[arg(long, value_name = "SECS")]
+    pub max_virtual_secs: Option<u64>,
     /// Do not print the nodes' consoles.
     #[arg(long)]
     pub quiet: bool,

@@ -10,9 +10,11 @@
 
 use crate::error::{Result, WioError};
 use crate::faults::inject::Applied;
-use crate::machine::{driver, BranchEnd, RunConfig};
+use crate::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
 use crate::promises::across::{self, aggregate, Across, SeedPromise};
 use crate::promises::Status;
+use crate::world::snapshot::LoadedWorld;
+use crate::world::{self, WorldSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -286,6 +288,153 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
     }
 }
 
+/// One seed's result in a world exploration: the world's hash and end, every node's
+/// promises judged together (a promise holds across the whole world, as in the
+/// Antithesis SDK), every node's faults named by node, and the `wio sim` line that
+/// reruns it.
+fn world_result_of(x: &Explore, lw: &LoadedWorld, seed: u64, w: WorldSummary) -> SeedResult {
+    let error = w
+        .nodes
+        .iter()
+        .find_map(|(name, s)| s.error.as_ref().map(|e| format!("node {name}: {e}")));
+    let exit_status = if error.is_some() {
+        None
+    } else {
+        Some(
+            w.nodes
+                .iter()
+                .filter_map(|(_, s)| s.exit_status)
+                .find(|st| *st != 0)
+                .unwrap_or(0),
+        )
+    };
+    let mut promises: Vec<SeedPromise> = Vec::new();
+    for (_, n) in &w.nodes {
+        for v in n.promises.iter().flat_map(|p| p.list.iter()) {
+            let p = SeedPromise::of(v);
+            match promises.iter_mut().find(|q| q.id == p.id) {
+                Some(q) => q.merge(&p),
+                None => promises.push(p),
+            }
+        }
+    }
+    promises.sort_by(|a, b| a.id.cmp(&b.id));
+    let promise_error = w
+        .nodes
+        .iter()
+        .all(|(_, s)| s.error.is_none() || s.wio_exit_code == crate::error::exit_code::PROMISE);
+    let violated = promises.iter().any(|p| p.status == Status::Violated);
+    let failed = (error.is_some() && !promise_error)
+        || violated
+        || exit_status.is_some_and(|st| st != 0)
+        || w.matched.iter().any(|m| x.fail_on.contains(m));
+    let mut reproduce = format!(
+        "wio sim --from {} --seed {seed}",
+        shell_quote(&x.from.to_string_lossy())
+    );
+    if let Some(u) = &x.until {
+        reproduce.push_str(&format!(
+            " --until {}",
+            shell_quote(&format!("console:{u}"))
+        ));
+    }
+    let limit = world_limit(x, lw);
+    if limit != lw.state.scenario.max_virtual_ns {
+        reproduce.push_str(&format!(" --max-virtual-secs {}", limit / 1_000_000_000));
+    }
+    let faults = w
+        .nodes
+        .iter()
+        .flat_map(|(name, s)| {
+            s.faults.iter().map(move |a| Applied {
+                node: Some(name.clone()),
+                ..a.clone()
+            })
+        })
+        .collect();
+    SeedResult {
+        seed,
+        ended: if w.until_line.is_some() {
+            "until"
+        } else if error.is_some() {
+            "error"
+        } else {
+            "exit"
+        }
+        .into(),
+        exit_status,
+        error,
+        matched: w.matched,
+        virtual_ns: w.virtual_ns,
+        trace_hash: w.world_trace_hash,
+        failed,
+        reproduce,
+        until_line: w.until_line,
+        faults,
+        promises,
+    }
+}
+
+/// A world branch's virtual-time limit: the scenario's, or explore's when smaller.
+fn world_limit(x: &Explore, lw: &LoadedWorld) -> u64 {
+    let own = lw.state.scenario.max_virtual_ns;
+    if x.max_virtual_ns > 0 {
+        own.min(x.max_virtual_ns)
+    } else {
+        own
+    }
+}
+
+/// What an exploration branches from: one machine's snapshot, or a world's.
+enum Source {
+    Machine(Box<dyn LoadedSnapshot>),
+    World(Box<LoadedWorld>),
+}
+
+impl Source {
+    fn sha256(&self) -> &str {
+        match self {
+            Source::Machine(l) => l.sha256(),
+            Source::World(w) => &w.sha256,
+        }
+    }
+
+    /// (virtual ns, seed) of the snapshot.
+    fn point(&self) -> (u64, u64) {
+        match self {
+            Source::Machine(l) => (l.meta().virtual_ns, l.meta().seed),
+            Source::World(w) => (w.state.at_ns, w.state.seed),
+        }
+    }
+
+    /// Runs the branch of `seed`; None when cancelled.
+    fn branch(&self, x: &Explore, seed: u64, watch: &[String]) -> Result<Option<SeedResult>> {
+        match self {
+            Source::Machine(l) => Ok(driver::run_branch(
+                l.as_ref(),
+                seed,
+                x.until.as_deref(),
+                watch,
+                x.max_virtual_ns,
+                &INTERRUPTED,
+            )?
+            .map(|end| result_of(x, seed, end))),
+            Source::World(lw) => {
+                let opts = world::Options {
+                    quiet: true,
+                    jobs: 1,
+                    watch: watch.to_vec(),
+                    until: x.until.clone(),
+                    max_virtual_ns: Some(world_limit(x, lw)),
+                    ..world::Options::default()
+                };
+                Ok(world::restore(lw, Some(seed), &opts, Some(&INTERRUPTED))?
+                    .map(|w| world_result_of(x, lw, seed, w)))
+            }
+        }
+    }
+}
+
 /// Prints progress to stderr: rewritten in place on a terminal, a line every few seconds otherwise.
 struct Progress {
     started: Instant,
@@ -426,9 +575,13 @@ fn fault_list(faults: &[Applied]) -> String {
         .iter()
         .map(|a| {
             format!(
-                "{} {:?} at {:.3} s",
+                "{} {:?}{} at {:.3} s",
                 a.fault.kind.name(),
                 a.fault.target,
+                a.node
+                    .as_ref()
+                    .map(|n| format!(" of node {n}"))
+                    .unwrap_or_default(),
                 a.fault.at_ns as f64 / 1e9
             )
             .to_lowercase()
@@ -445,7 +598,16 @@ pub fn explore(x: &Explore) -> Result<Report> {
         seed_given: false,
         ..RunConfig::with_seed(0)
     };
-    let loaded = crate::builder::load(&x.from, &load_cfg)?;
+    let loaded = if LoadedWorld::is_world(&x.from) {
+        if x.disk.is_some() {
+            return Err(WioError::Usage(
+                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
+            ));
+        }
+        Source::World(Box::new(LoadedWorld::load(&x.from)?))
+    } else {
+        Source::Machine(crate::builder::load(&x.from, &load_cfg)?)
+    };
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
         snapshot: x.from.clone(),
@@ -476,8 +638,8 @@ pub fn explore(x: &Explore) -> Result<Report> {
             "the range".into()
         },
         x.from.display(),
-        loaded.meta().virtual_ns,
-        loaded.meta().seed,
+        loaded.point().0,
+        loaded.point().1,
         x.jobs
     );
     let next = AtomicUsize::new(0);
@@ -499,16 +661,8 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
-                match driver::run_branch(
-                    loaded.as_ref(),
-                    seed,
-                    x.until.as_deref(),
-                    &watch,
-                    x.max_virtual_ns,
-                    &INTERRUPTED,
-                ) {
-                    Ok(Some(end)) => {
-                        let r = result_of(x, seed, end);
+                match loaded.branch(x, seed, &watch) {
+                    Ok(Some(r)) => {
                         if r.failed {
                             failing.fetch_add(1, Ordering::Relaxed);
                         }

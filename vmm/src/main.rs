@@ -181,14 +181,43 @@ fn exit_for(r: &explore::Report) -> i32 {
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
-    let scenario = world::scenario::Scenario::read(&args.scenario)?;
-    let summary = world::run(
-        &scenario,
-        args.seed,
-        args.quiet,
-        args.jobs,
-        args.pcap_dir.as_deref(),
-    )?;
+    let opts = world::Options {
+        quiet: args.quiet,
+        jobs: args.jobs,
+        pcap_dir: args.pcap_dir.clone(),
+        snapshot: match &args.snapshot_at {
+            Some(at) => Some((
+                world::SnapWhen::from_at(snapshot::plan::SnapshotAt::parse(at)?)?,
+                args.snapshot_out.clone(),
+            )),
+            None => None,
+        },
+        until: args.until.as_deref().map(parse_until).transpose()?,
+        max_virtual_ns: args
+            .max_virtual_secs
+            .map(|s| {
+                s.checked_mul(1_000_000_000)
+                    .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))
+            })
+            .transpose()?,
+        ..world::Options::default()
+    };
+    let summary = match (&args.from, &args.scenario) {
+        (Some(from), _) => {
+            let loaded = world::snapshot::LoadedWorld::load(from)?;
+            world::restore(&loaded, args.seed, &opts, None)?
+                .ok_or_else(|| WioError::Internal("world run cancelled".into()))?
+        }
+        (None, Some(path)) => {
+            let scenario = world::scenario::Scenario::read(path)?;
+            world::run(&scenario, args.seed.unwrap_or(0), &opts)?
+        }
+        (None, None) => {
+            return Err(WioError::Usage(
+                "wio sim needs a scenario file or --from WORLD.snap".into(),
+            ))
+        }
+    };
     eprint!("{}", summary.human());
     if let Some(path) = &args.summary_json {
         let text = serde_json::to_string_pretty(&summary)

@@ -23,7 +23,12 @@ fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenari
 
 /// Runs `s` on `jobs` threads; returns (virtual s, wall s).
 fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
-    let w = world::run(s, 1, true, jobs, None)?;
+    let opts = world::Options {
+        quiet: true,
+        jobs,
+        ..world::Options::default()
+    };
+    let w = world::run(s, 1, &opts)?;
     if w.wio_exit_code != 0 {
         return Err(crate::error::WioError::Internal(format!(
             "bench world ended with {}: {}",

@@ -33,6 +33,9 @@ pub struct Applied {
     pub fault: Fault,
     /// Whether it has ended (instant kinds end as they start).
     pub ended: bool,
+    /// The world node it hit (set in world explorations' reports; machines leave it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 /// The plan of one machine, the profile it was drawn from, and what of it happened so far.
@@ -117,6 +120,7 @@ impl TryFrom<InjectorState> for Injector {
                 index,
                 fault,
                 ended,
+                node: None,
             });
         }
         Ok(injector)
@@ -352,6 +356,7 @@ impl Injector {
                 index,
                 fault,
                 ended: fault.kind.is_instant(),
+                node: None,
             }),
             Phase::End => {
                 if let Some(a) = self.applied.iter_mut().find(|a| a.index == index) {
@@ -411,6 +416,7 @@ mod tests {
             index: 1,
             fault: i.plan.faults[1],
             ended: false,
+            node: None,
         });
         let bytes = postcard::to_stdvec(&i).unwrap();
         let back: Injector = postcard::from_bytes(&bytes).unwrap();
@@ -439,6 +445,7 @@ mod tests {
                 index,
                 fault: i.plan.faults[index],
                 ended,
+                node: None,
             });
         }
         let bytes = postcard::to_stdvec(&i).unwrap();

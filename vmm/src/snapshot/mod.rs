@@ -30,8 +30,9 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
 /// The format this wio writes and reads.
 /// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
-/// the platform instead of inside it.
-pub const FORMAT_VERSION: u32 = 3;
+/// the platform instead of inside it. Version 3: the paths of the kernel and initrd.
+/// Version 4: a riscv64 machine keeps where it is parked (worlds restore it exactly).
+pub const FORMAT_VERSION: u32 = 4;
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
 const HEADER: usize = 8 + 4 + 8;
@@ -202,6 +203,12 @@ impl Snapshot {
 
     /// Parses a file's bytes; `path` names it in errors.
     pub fn decode(path: &Path, bytes: &[u8]) -> Result<Snapshot> {
+        if bytes.starts_with(crate::world::snapshot::MAGIC) {
+            return Err(bad(
+                path,
+                "is a world snapshot (several machines); restore it with `wio sim --from` or explore it with `wio explore --from`".into(),
+            ));
+        }
         if bytes.len() < 8 || &bytes[..8] != MAGIC {
             return Err(bad(
                 path,

@@ -6,9 +6,11 @@
 
 use crate::builder;
 use crate::error::{Result, WioError};
-use crate::machine::{Arch, Machine, RunConfig, Stop};
+use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig, Stop};
+use crate::snapshot::Snapshot;
 use crate::summary::Summary;
 use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 use wio_clock::VirtualTime;
@@ -22,11 +24,19 @@ pub struct NodeStep {
     pub lines: Vec<String>,
     /// Frames its guest sent.
     pub frames: Vec<Frame>,
-    /// Whether it ended in this quantum.
+    /// Whether it has ended.
     pub ended: bool,
+    /// Its guest's exit status, when it has ended with one (not with an error).
+    pub exit_status: Option<u32>,
     /// Where it is parked (see `Machine::parked_until`), if it is.
     pub parked: Option<u64>,
+    /// Whether a program in it declared its setup complete in this quantum.
+    pub setup_complete: bool,
 }
+
+/// How a node's machine comes to be: booted (None), or restored from a loaded snapshot
+/// (with its guest's exit status when it had already ended then).
+pub type Start = Option<(Arc<dyn LoadedSnapshot>, Option<u32>)>;
 
 enum Cmd {
     /// Deliver these frames (node, frame) in order, then run every live machine to `until`.
@@ -34,13 +44,17 @@ enum Cmd {
         until: u64,
         deliveries: Vec<(usize, Frame)>,
     },
-    /// End every machine (those still running with the time limit) and report.
-    Finish { limit_ns: u64 },
+    /// Take a snapshot of every machine.
+    Snapshot { reason: String },
+    /// End every machine and report: those still running with the time limit, or
+    /// (`until`: the world stopped at its `until` text) as a success.
+    Finish { limit_ns: u64, until: bool },
 }
 
 enum Reply {
     Booted(Result<()>),
     Ran(Vec<NodeStep>),
+    Snapshots(Result<Vec<(usize, Snapshot)>>),
     Finished(Vec<(usize, Summary)>),
 }
 
@@ -52,19 +66,23 @@ struct Owned {
 }
 
 fn host(
-    nodes: Vec<(usize, String, RunConfig)>,
+    nodes: Vec<(usize, String, RunConfig, Start)>,
     wall: Instant,
     rx: Receiver<Cmd>,
     tx: Sender<Reply>,
 ) {
     let mut owned = Vec::new();
-    for (node, name, cfg) in nodes {
-        match builder::boot(Arch::Riscv64, &cfg, wall) {
+    for (node, name, cfg, start) in nodes {
+        let (machine, ended) = match start {
+            Some((loaded, ended)) => (loaded.restore(&cfg, wall), ended.map(Ok)),
+            None => (builder::boot(Arch::Riscv64, &cfg, wall), None),
+        };
+        match machine {
             Ok(m) => owned.push(Owned {
                 node,
                 cfg,
                 machine: Some(m),
-                ended: None,
+                ended,
             }),
             Err(e) => {
                 let _ = tx.send(Reply::Booted(Err(WioError::Usage(format!(
@@ -97,10 +115,12 @@ fn host(
                     let Some(m) = o.machine.as_mut() else {
                         continue;
                     };
+                    let mut setup_complete = false;
                     if !was_ended {
                         loop {
                             match m.run_until(limit) {
-                                Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
+                                Stop::Yield | Stop::GuestSnapshot(_) => {}
+                                Stop::SetupComplete => setup_complete = true,
                                 Stop::Limit => break,
                                 Stop::End(outcome) => {
                                     o.ended = Some(outcome);
@@ -118,20 +138,45 @@ fn host(
                             m.take_frames()
                         },
                         ended: o.ended.is_some(),
+                        exit_status: o.ended.as_ref().and_then(|e| e.as_ref().ok().copied()),
                         parked: m.parked_until().map(VirtualTime::as_ns),
+                        setup_complete,
                     });
                 }
                 if tx.send(Reply::Ran(steps)).is_err() {
                     return;
                 }
             }
-            Cmd::Finish { limit_ns } => {
+            Cmd::Snapshot { reason } => {
+                let mut out = Vec::new();
+                let mut failed = None;
+                for o in &mut owned {
+                    if let Some(m) = o.machine.as_mut() {
+                        match m.snapshot(reason.clone()) {
+                            Ok(s) => out.push((o.node, s)),
+                            Err(e) => {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let reply = match failed {
+                    Some(e) => Err(e),
+                    None => Ok(out),
+                };
+                if tx.send(Reply::Snapshots(reply)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Finish { limit_ns, until } => {
                 let mut out = Vec::new();
                 for o in &mut owned {
-                    let outcome = o
-                        .ended
-                        .take()
-                        .unwrap_or(Err(WioError::TimeLimit { limit_ns }));
+                    let outcome = o.ended.take().unwrap_or(if until {
+                        Ok(0)
+                    } else {
+                        Err(WioError::TimeLimit { limit_ns })
+                    });
                     if let Some(m) = o.machine.take() {
                         out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
                     }
@@ -153,19 +198,20 @@ pub struct Hosts {
 }
 
 impl Hosts {
-    /// Boots `configs` (node i named `names[i]`) on `jobs` threads, node i on thread i % jobs.
-    pub fn boot(
+    /// Boots or restores `configs` (node i named `names[i]`) on `jobs` threads, node i on
+    /// thread i % jobs.
+    pub fn start(
         names: &[String],
-        configs: Vec<RunConfig>,
+        configs: Vec<(RunConfig, Start)>,
         jobs: usize,
         wall: Instant,
     ) -> Result<Hosts> {
         let jobs = jobs.clamp(1, configs.len().max(1));
-        let mut parts: Vec<Vec<(usize, String, RunConfig)>> =
+        let mut parts: Vec<Vec<(usize, String, RunConfig, Start)>> =
             (0..jobs).map(|_| Vec::new()).collect();
         let owner: Vec<usize> = (0..configs.len()).map(|i| i % jobs).collect();
-        for (i, cfg) in configs.into_iter().enumerate() {
-            parts[i % jobs].push((i, names[i].clone(), cfg));
+        for (i, (cfg, start)) in configs.into_iter().enumerate() {
+            parts[i % jobs].push((i, names[i].clone(), cfg, start));
         }
         let mut hosts = Hosts {
             txs: Vec::new(),
@@ -221,10 +267,35 @@ impl Hosts {
         Ok(steps)
     }
 
-    /// Ends every machine and returns the summaries in node order.
-    pub fn finish(mut self, limit_ns: u64) -> Result<Vec<(usize, Summary)>> {
+    /// A snapshot of every machine, in node order; `reason` says why.
+    pub fn snapshot(&mut self, reason: &str) -> Result<Vec<Snapshot>> {
         for tx in &self.txs {
-            tx.send(Cmd::Finish { limit_ns })
+            tx.send(Cmd::Snapshot {
+                reason: reason.to_string(),
+            })
+            .map_err(|_| WioError::Internal("a world thread died".into()))?;
+        }
+        let mut out = Vec::new();
+        let mut failed = None;
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Snapshots(Ok(s))) => out.extend(s),
+                Ok(Reply::Snapshots(Err(e))) => failed = failed.or(Some(e)),
+                _ => return Err(WioError::Internal("a world thread died".into())),
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// Ends every machine and returns the summaries in node order; `until`: the world
+    /// stopped at its `until` text (machines still running end as a success).
+    pub fn finish(mut self, limit_ns: u64, until: bool) -> Result<Vec<(usize, Summary)>> {
+        for tx in &self.txs {
+            tx.send(Cmd::Finish { limit_ns, until })
                 .map_err(|_| WioError::Internal("a world thread died".into()))?;
         }
         let mut out = Vec::new();

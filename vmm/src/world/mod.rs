@@ -14,21 +14,25 @@
 
 pub mod hosts;
 pub mod scenario;
+pub mod snapshot;
 pub mod switch;
 
 use crate::arch::riscv64::DEFAULT_CMDLINE;
-use crate::error::Result;
+use crate::error::{Result, WioError};
 use crate::faults::plan::FaultPlan;
 use crate::faults::profile::Profile;
 use crate::faults::FaultSource;
 use crate::machine::RunConfig;
+use crate::snapshot::plan::{take_matches, SnapshotAt};
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
 use hosts::Hosts;
 use scenario::Scenario;
 use serde::Serialize;
 use serde_json::json;
-use std::path::Path;
+use snapshot::{InFlight, LoadedWorld, WorldState};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use switch::{mac_of, Delivery, Switch, SwitchStats};
 use wio_scheduler::RunSeed;
@@ -56,6 +60,15 @@ pub struct WorldSummary {
     pub nodes: Vec<(String, Summary)>,
     /// The exit code of the world: 0 when every node's guest exited 0.
     pub wio_exit_code: i32,
+    /// The world snapshot it was restored from, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_from: Option<WorldOrigin>,
+    /// Watched console texts that appeared (explore's `--match` and `--fail-on`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
+    /// The line (`NODE | text`) that ended the world at its `until` text, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_line: Option<String>,
 }
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -131,115 +144,399 @@ fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<
         .collect()
 }
 
-/// Runs the world of `s` with `seed` on `jobs` host threads (the result does not depend
-/// on how many); prints each node's console lines prefixed with its name unless `quiet`.
-pub fn run(
-    s: &Scenario,
+/// When a world takes its snapshot: at the first quantum boundary at or after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapWhen {
+    /// Virtual ns.
+    Time(u64),
+    /// The first console line of any node that contains this text.
+    Console(String),
+    /// Every node has declared its setup complete (the SDK's `setup_complete`).
+    SetupComplete,
+}
+
+impl SnapWhen {
+    /// From `--snapshot-at`'s syntax (worlds take no `guest` point).
+    pub fn from_at(at: SnapshotAt) -> Result<SnapWhen> {
+        Ok(match at {
+            SnapshotAt::Time(ns) => SnapWhen::Time(ns),
+            SnapshotAt::Console(t) => SnapWhen::Console(t),
+            SnapshotAt::SetupComplete => SnapWhen::SetupComplete,
+            SnapshotAt::Guest => {
+                return Err(WioError::Usage(
+                    "--snapshot-at guest: a world is snapshotted whole, at a quantum boundary; use a time, console:TEXT or setup-complete".into(),
+                ))
+            }
+        })
+    }
+}
+
+/// How a world runs and what it reports; nothing here changes what happens in it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Do not print the nodes' consoles.
+    pub quiet: bool,
+    /// Host threads (the result is the same for any number).
+    pub jobs: usize,
+    /// Each node's frames to DIR/NAME.pcap.
+    pub pcap_dir: Option<PathBuf>,
+    /// A world snapshot to take, and where to write it.
+    pub snapshot: Option<(SnapWhen, PathBuf)>,
+    /// Console texts (of any node) to report when they appear.
+    pub watch: Vec<String>,
+    /// A console text (of any node) that ends the world when it appears.
+    pub until: Option<String>,
+    /// A virtual-time limit in place of the scenario's `max_virtual_secs`, ns.
+    pub max_virtual_ns: Option<u64>,
+}
+
+/// Where a restored world came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorldOrigin {
+    /// The world snapshot file.
+    pub path: String,
+    /// Its quantum boundary, virtual ns.
+    pub virtual_ns: u64,
+    /// The seed of the world that took it.
+    pub seed: u64,
+}
+
+/// A world between two quanta.
+struct World {
+    scenario: Scenario,
     seed: u64,
-    quiet: bool,
-    jobs: usize,
-    pcap_dir: Option<&Path>,
-) -> Result<WorldSummary> {
+    names: Vec<String>,
+    trace: Trace,
+    hosts: Hosts,
+    switch: Switch,
+    alive: Vec<bool>,
+    /// The exit status of each node that ended with one.
+    exits: Vec<Option<u32>>,
+    parked: Vec<Option<u64>>,
+    setup: Vec<bool>,
+    /// The last quantum boundary, virtual ns.
+    t: u64,
+    /// Frames routed, to be delivered before the next quantum, in delivery order.
+    pending: Vec<(usize, Frame)>,
+    restored_from: Option<WorldOrigin>,
+}
+
+/// Runs the world of `s` with `seed` as `opts` says.
+pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
     let wall = Instant::now();
-    let quantum = s.quantum_ns();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
-    let width = names.iter().map(String::len).max().unwrap_or(1);
     let mut trace = Trace::new();
     trace.event(
         0,
         "world",
-        json!({ "seed": seed, "nodes": names, "quantum_ns": quantum }),
+        json!({ "seed": seed, "nodes": names, "quantum_ns": s.quantum_ns() }),
     );
-    let mut hosts = Hosts::boot(&names, node_configs(s, seed, pcap_dir)?, jobs, wall)?;
-    let mut switch = Switch::new(
-        RunSeed(seed),
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+        .into_iter()
+        .map(|c| (c, None))
+        .collect();
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall)?;
+    let world = World {
+        switch: Switch::new(
+            RunSeed(seed),
+            s.links.clone(),
+            s.partitions.clone(),
+            s.degrades.clone(),
+        ),
+        alive: vec![true; names.len()],
+        exits: vec![None; names.len()],
+        parked: vec![None; names.len()],
+        setup: vec![false; names.len()],
+        scenario: s.clone(),
+        seed,
+        names,
+        trace,
+        hosts,
+        t: 0,
+        pending: Vec::new(),
+        restored_from: None,
+    };
+    world
+        .run(opts, wall, None)
+        .map(|w| w.expect("not cancellable"))
+}
+
+/// Runs a world restored from `l` with `seed` (None: the snapshot's). With the snapshot's
+/// seed it continues exactly as the world that took it; with another, every node's
+/// streams and the switch's are re-keyed from it: the past is shared, the future differs.
+/// Returns None when `cancel` was set before it ended.
+pub fn restore(
+    l: &LoadedWorld,
+    seed: Option<u64>,
+    opts: &Options,
+    cancel: Option<&AtomicBool>,
+) -> Result<Option<WorldSummary>> {
+    let wall = Instant::now();
+    let st = &l.state;
+    let s = &st.scenario;
+    let seed = seed.unwrap_or(st.seed);
+    let reseed = (seed != st.seed).then_some(RunSeed(seed));
+    let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut trace = Trace::new();
+    trace.load_state(&st.trace);
+    if reseed.is_some() {
+        trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
+    }
+    // The nodes keep their snapshots' fault plans (re-drawing the future from their
+    // profiles when re-seeded).
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+        .into_iter()
+        .zip(l.nodes.iter().zip(&st.ended))
+        .map(|(c, (n, ended))| {
+            (
+                RunConfig {
+                    faults: FaultSource::None,
+                    ..c
+                },
+                Some((n.clone(), *ended)),
+            )
+        })
+        .collect();
+    let switch = Switch::resume(
+        &st.switch,
         s.links.clone(),
         s.partitions.clone(),
         s.degrades.clone(),
-    );
-    let mut alive = vec![true; names.len()];
-    let mut parked: Vec<Option<u64>> = vec![None; names.len()];
-    let mut t = 0u64;
-    let mut deliveries: Vec<Delivery> = Vec::new();
-    let mut pending: Vec<(usize, Frame)> = Vec::new();
-    while alive.iter().any(|a| *a) && t < s.max_virtual_ns {
-        // When every live machine is parked (idle at the last boundary, nothing to take
-        // up) and no frame is on its way to one, nothing happens anywhere before the
-        // earliest wake: skip to it.
-        let wake = (0..names.len())
-            .filter(|i| alive[*i])
-            .map(|i| parked[i])
-            .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p)))
-            .filter(|_| pending.is_empty());
-        let next = t.saturating_add(quantum);
-        t = match wake {
-            Some(w) if w > next => w,
-            _ => next,
+        reseed,
+    )
+    .ok_or_else(|| WioError::ArtifactFormat {
+        what: "world snapshot",
+        path: l.path.clone(),
+        reason: "has a switch state that does not fit its scenario".into(),
+    })?;
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall)?;
+    let world = World {
+        switch,
+        alive: st.ended.iter().map(Option::is_none).collect(),
+        exits: st.ended.clone(),
+        parked: st.parked.clone(),
+        setup: st.setup_complete.clone(),
+        scenario: s.clone(),
+        seed,
+        names,
+        trace,
+        hosts,
+        t: st.at_ns,
+        pending: st
+            .in_flight
+            .iter()
+            .map(|f| {
+                (
+                    f.dst,
+                    Frame {
+                        at_ns: f.at_ns,
+                        bytes: f.bytes.clone(),
+                    },
+                )
+            })
+            .collect(),
+        restored_from: Some(WorldOrigin {
+            path: l.path.display().to_string(),
+            virtual_ns: st.at_ns,
+            seed: st.seed,
+        }),
+    };
+    world.run(opts, wall, cancel)
+}
+
+impl World {
+    /// Whether the snapshot point `when` is due at this boundary (`lines`: the console
+    /// lines of the quantum just run).
+    fn due(&self, when: &SnapWhen, lines: &[String]) -> bool {
+        match when {
+            SnapWhen::Time(ns) => self.t >= *ns,
+            SnapWhen::Console(text) => lines.iter().any(|l| l.contains(text.as_str())),
+            SnapWhen::SetupComplete => self.setup.iter().all(|s| *s),
         }
-        .min(s.max_virtual_ns);
-        let steps = hosts.run(t, std::mem::take(&mut pending))?;
-        for step in steps {
-            if !quiet {
-                for line in &step.lines {
-                    println!("{:>width$} | {line}", names[step.node]);
+    }
+
+    /// Takes the world's snapshot here and writes it to `path`.
+    fn snapshot(&mut self, reason: String, path: &Path) -> Result<()> {
+        if let Some(i) = (0..self.names.len()).find(|i| !self.alive[*i] && self.exits[*i].is_none())
+        {
+            return Err(WioError::Usage(format!(
+                "cannot take the world snapshot ({reason}): node {} has already ended with an error; take it earlier",
+                self.names[i]
+            )));
+        }
+        let wall = Instant::now();
+        let nodes = self.hosts.snapshot(&reason)?;
+        let state = WorldState {
+            wio_version: env!("CARGO_PKG_VERSION").into(),
+            seed: self.seed,
+            at_ns: self.t,
+            reason: reason.clone(),
+            scenario: self.scenario.clone(),
+            switch: self.switch.save(),
+            in_flight: self
+                .pending
+                .iter()
+                .map(|(dst, f)| InFlight {
+                    dst: *dst,
+                    at_ns: f.at_ns,
+                    bytes: f.bytes.clone(),
+                })
+                .collect(),
+            parked: self.parked.clone(),
+            setup_complete: self.setup.clone(),
+            ended: (0..self.names.len())
+                .map(|i| self.exits[i].filter(|_| !self.alive[i]))
+                .collect(),
+            trace: self.trace.save_state(),
+        };
+        let bytes = snapshot::write(path, &state, &nodes)?;
+        eprintln!(
+            "wio: world snapshot {} at {} ns ({reason}): {} nodes, {} frames in flight, {} MiB in {} ms; restore with: wio sim --from {} --seed {}",
+            path.display(),
+            self.t,
+            nodes.len(),
+            state.in_flight.len(),
+            bytes >> 20,
+            wall.elapsed().as_millis(),
+            path.display(),
+            self.seed
+        );
+        Ok(())
+    }
+
+    /// Runs the world to its end (every node ended, the time limit, or `opts.until`);
+    /// None when `cancel` was set first.
+    fn run(
+        mut self,
+        opts: &Options,
+        wall: Instant,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Option<WorldSummary>> {
+        let s = &self.scenario;
+        let quantum = s.quantum_ns();
+        let max_ns = opts.max_virtual_ns.unwrap_or(s.max_virtual_ns);
+        let width = self.names.iter().map(String::len).max().unwrap_or(1);
+        let mut snap = opts.snapshot.clone();
+        let mut watch: Vec<String> = opts.watch.clone();
+        let mut matched: Vec<String> = Vec::new();
+        let mut until_line: Option<String> = None;
+        let mut deliveries: Vec<Delivery> = Vec::new();
+        while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() {
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Ok(None);
+            }
+            // When every live machine is parked (idle at the last boundary, nothing to
+            // take up) and no frame is on its way to one, nothing happens anywhere before
+            // the earliest wake: skip to it.
+            let wake = (0..self.names.len())
+                .filter(|i| self.alive[*i])
+                .map(|i| self.parked[i])
+                .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p)))
+                .filter(|_| self.pending.is_empty());
+            let next = self.t.saturating_add(quantum);
+            self.t = match wake {
+                Some(w) if w > next => w,
+                _ => next,
+            }
+            .min(max_ns);
+            let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
+            let mut lines = Vec::new();
+            for step in steps {
+                let name = &self.names[step.node];
+                for line in step.lines {
+                    if !opts.quiet {
+                        println!("{name:>width$} | {line}");
+                    }
+                    take_matches(&mut watch, &mut matched, &line);
+                    if until_line.is_none()
+                        && opts
+                            .until
+                            .as_ref()
+                            .is_some_and(|u| line.contains(u.as_str()))
+                    {
+                        until_line = Some(format!("{name} | {line}"));
+                    }
+                    lines.push(line);
+                }
+                self.alive[step.node] = !step.ended;
+                self.exits[step.node] = step.exit_status;
+                self.parked[step.node] = step.parked;
+                self.setup[step.node] |= step.setup_complete;
+                for frame in step.frames {
+                    self.switch.route(step.node, frame, &mut deliveries);
                 }
             }
-            alive[step.node] = !step.ended;
-            parked[step.node] = step.parked;
-            for frame in step.frames {
-                switch.route(step.node, frame, &mut deliveries);
+            // Frames of this quantum, in (arrival, source, sequence) order.
+            deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
+            for d in deliveries.drain(..) {
+                if !self.alive[d.dst] {
+                    self.switch.stats.to_ended_nodes += 1;
+                    continue;
+                }
+                self.trace.fold(
+                    FOLD_FRAME,
+                    (d.src * 256 + d.dst) as u64,
+                    fnv1a(&d.bytes),
+                    d.at_ns,
+                );
+                self.switch.stats.delivered += 1;
+                self.pending.push((
+                    d.dst,
+                    Frame {
+                        at_ns: d.at_ns,
+                        bytes: d.bytes,
+                    },
+                ));
+            }
+            if let Some((when, path)) = snap.as_ref().filter(|(w, _)| self.due(w, &lines)) {
+                let reason = match when {
+                    SnapWhen::Time(ns) => format!("virtual time >= {ns} ns"),
+                    SnapWhen::Console(t) => format!("console line containing {t:?}"),
+                    SnapWhen::SetupComplete => "every node's setup complete".into(),
+                };
+                let path = path.clone();
+                self.snapshot(reason, &path)?;
+                snap = None;
             }
         }
-        // Frames of this quantum, in (arrival, source, sequence) order.
-        deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
-        for d in deliveries.drain(..) {
-            if !alive[d.dst] {
-                switch.stats.to_ended_nodes += 1;
-                continue;
-            }
-            trace.fold(
-                FOLD_FRAME,
-                (d.src * 256 + d.dst) as u64,
-                fnv1a(&d.bytes),
-                d.at_ns,
+        if let Some((when, path)) = &snap {
+            eprintln!(
+                "wio: warning: the world ended before its snapshot point ({when:?}); {} was not written",
+                path.display()
             );
-            switch.stats.delivered += 1;
-            pending.push((
-                d.dst,
-                Frame {
-                    at_ns: d.at_ns,
-                    bytes: d.bytes,
-                },
-            ));
         }
-    }
-    let mut summaries = Vec::new();
-    let mut code = 0;
-    for (i, summary) in hosts.finish(s.max_virtual_ns)? {
-        if code == 0 && summary.wio_exit_code != 0 {
-            code = summary.wio_exit_code;
+        let stopped_at_until = until_line.is_some();
+        let mut summaries = Vec::new();
+        let mut code = 0;
+        for (i, summary) in self.hosts.finish(max_ns, stopped_at_until)? {
+            if code == 0 && summary.wio_exit_code != 0 {
+                code = summary.wio_exit_code;
+            }
+            self.trace.event(
+                summary.virtual_ns,
+                "node",
+                json!({ "name": self.names[i], "trace_hash": summary.trace_hash, "exit": summary.wio_exit_code }),
+            );
+            summaries.push((self.names[i].clone(), summary));
         }
-        trace.event(
-            summary.virtual_ns,
-            "node",
-            json!({ "name": names[i], "trace_hash": summary.trace_hash, "exit": summary.wio_exit_code }),
-        );
-        summaries.push((names[i].clone(), summary));
+        Ok(Some(WorldSummary {
+            seed: self.seed,
+            world_trace_hash: self.trace.hash_hex(),
+            quantum_ns: quantum,
+            virtual_ns: summaries
+                .iter()
+                .map(|(_, s)| s.virtual_ns)
+                .max()
+                .unwrap_or(0),
+            wall_ns: wall.elapsed().as_nanos() as u64,
+            switch: self.switch.stats,
+            nodes: summaries,
+            wio_exit_code: code,
+            restored_from: self.restored_from,
+            matched,
+            until_line,
+        }))
     }
-    Ok(WorldSummary {
-        seed,
-        world_trace_hash: trace.hash_hex(),
-        quantum_ns: quantum,
-        virtual_ns: summaries
-            .iter()
-            .map(|(_, s)| s.virtual_ns)
-            .max()
-            .unwrap_or(0),
-        wall_ns: wall.elapsed().as_nanos() as u64,
-        switch: switch.stats,
-        nodes: summaries,
-        wio_exit_code: code,
-    })
 }
 
 impl WorldSummary {
@@ -247,6 +544,15 @@ impl WorldSummary {
     pub fn human(&self) -> String {
         let mut s = String::from("── wio sim summary ──\n");
         s.push_str(&format!("seed          {}\n", self.seed));
+        if let Some(r) = &self.restored_from {
+            s.push_str(&format!(
+                "restored from {} (at {} ns, seed {})\n",
+                r.path, r.virtual_ns, r.seed
+            ));
+        }
+        if let Some(line) = &self.until_line {
+            s.push_str(&format!("stopped at    {line}\n"));
+        }
         s.push_str(&format!(
             "virtual time  {}.{:09} s (quantum {} µs)\n",
             self.virtual_ns / 1_000_000_000,

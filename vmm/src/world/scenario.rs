@@ -35,7 +35,7 @@
 //! names the file, the line and the field.
 
 use crate::error::{Result, WioError};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
@@ -45,7 +45,7 @@ pub const MAX_NODES: usize = 64;
 pub const MAX_RUN: usize = 480;
 
 /// A link's behaviour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// One-way latency, µs.
@@ -135,7 +135,7 @@ struct DegradeSpec {
 }
 
 /// A link degraded for an interval: frames sent on it then take longer and may be lost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Degrade {
     /// When it starts, ns.
     pub from_ns: u64,
@@ -162,7 +162,7 @@ impl Degrade {
 }
 
 /// A partition between groups of nodes, for an interval of virtual time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Partition {
     /// When it starts, ns.
     pub from_ns: u64,
@@ -205,7 +205,7 @@ struct File {
 }
 
 /// A node of the world.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     /// Its name (and host name).
     pub name: String,
@@ -224,7 +224,7 @@ pub struct Node {
 }
 
 /// A checked scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scenario {
     /// The nodes, in file order (node i is 10.0.0.(i+1)).
     pub nodes: Vec<Node>,

@@ -6,12 +6,12 @@
 //! arrives where and when is a function of the seed.
 
 use super::scenario::{Degrade, LinkSpec, Partition};
-use serde::Serialize;
-use wio_scheduler::{RunSeed, Stream};
+use serde::{Deserialize, Serialize};
+use wio_scheduler::{RunSeed, SavedStream, Stream};
 use wio_virtio_devices::Frame;
 
 /// What the switch did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SwitchStats {
     /// Frames the nodes sent.
     pub sent: u64,
@@ -60,6 +60,15 @@ pub struct Switch {
     pub stats: SwitchStats,
 }
 
+/// What a world snapshot keeps of the switch (its links come from the scenario).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchState {
+    stream: SavedStream,
+    degrades: Vec<SavedStream>,
+    seq: u64,
+    stats: SwitchStats,
+}
+
 /// Node `i`'s MAC address.
 pub fn mac_of(i: usize) -> [u8; 6] {
     [0x52, 0x54, 0x00, 0x0a, (i >> 8) as u8, (i & 0xff) as u8 + 1]
@@ -86,6 +95,44 @@ impl Switch {
             seq: 0,
             stats: SwitchStats::default(),
         }
+    }
+
+    /// The switch's state for a world snapshot.
+    pub fn save(&self) -> SwitchState {
+        SwitchState {
+            stream: self.stream.save(),
+            degrades: self.degrades.iter().map(|(_, s)| s.save()).collect(),
+            seq: self.seq,
+            stats: self.stats.clone(),
+        }
+    }
+
+    /// The switch a world snapshot recorded, between nodes with these links; with a
+    /// `reseed` other than the snapshot's seed its streams are re-keyed from it (the past
+    /// is shared, the future differs). None when the state does not fit the degradations.
+    pub fn resume(
+        state: &SwitchState,
+        links: Vec<Vec<LinkSpec>>,
+        partitions: Vec<Partition>,
+        degrades: Vec<Degrade>,
+        reseed: Option<RunSeed>,
+    ) -> Option<Switch> {
+        if state.degrades.len() != degrades.len() {
+            return None;
+        }
+        Some(Switch {
+            macs: (0..links.len()).map(mac_of).collect(),
+            links,
+            partitions,
+            degrades: degrades
+                .into_iter()
+                .zip(&state.degrades)
+                .map(|(d, s)| (d, Stream::resume(s, reseed)))
+                .collect(),
+            stream: Stream::resume(&state.stream, reseed),
+            seq: state.seq,
+            stats: state.stats.clone(),
+        })
     }
 
     /// Routes a frame node `src` sent; its copies go to `out`.

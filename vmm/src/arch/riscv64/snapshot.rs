@@ -58,6 +58,8 @@ pub(super) struct MachineState {
     pub(super) promises: String,
     /// The machine's clock (its drift and where it was last re-keyed).
     pub(super) clock: InstructionClock,
+    /// Where it is parked (virtual ns; see [`Machine::parked_until`]).
+    pub(super) parked: Option<u64>,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -101,6 +103,7 @@ impl RvMachine {
             stopped_ns: self.stopped_ns,
             promises: self.promises.save(),
             clock: self.engine.clock,
+            parked: self.parked.map(wio_clock::VirtualTime::as_ns),
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
@@ -143,7 +146,12 @@ pub struct RvLoaded {
 impl RvLoaded {
     /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
     pub fn load(path: &Path, cfg: &RunConfig) -> Result<RvLoaded> {
-        let snap = Snapshot::read(path)?;
+        RvLoaded::from_snapshot(Snapshot::read(path)?, path, cfg)
+    }
+
+    /// Checks and prepares a snapshot already read (`path` names it in errors and
+    /// summaries: a world snapshot's node is `WORLD.snap#NAME`).
+    pub fn from_snapshot(snap: Snapshot, path: &Path, cfg: &RunConfig) -> Result<RvLoaded> {
         let bad = |reason: String| WioError::ArtifactFormat {
             what: "snapshot",
             path: path.to_path_buf(),
@@ -383,7 +391,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         promises: Ledger::load(&state.promises)
             .map_err(|e| bad(format!("has a bad promise ledger: {e}")))?,
         stop_on_violation: cfg.stop_on_violation,
-        parked: None,
+        parked: state.parked.map(wio_clock::VirtualTime::from_ns),
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {

@@ -1,0 +1,283 @@
+//! World snapshots: every machine of a world, its switch and the frames in flight, taken
+//! at a quantum boundary, in one versioned, checksummed file.
+//!
+//! Layout (integers little-endian):
+//!
+//! ```text
+//! magic "WIOWORLD" | format version u32 | total length u64
+//! | state length u64 | state (postcard)        seed, boundary, scenario, switch, frames in flight, trace
+//! | node count u64 | per node: length u64, a whole machine snapshot file (its own checksum)
+//! | SHA-256 of everything before it (32 bytes)
+//! ```
+//!
+//! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
+//! checks the envelope, then every node's snapshot as `wio run --from` would, so a damaged
+//! file is a one-line error.
+
+use super::scenario::Scenario;
+use super::switch::SwitchState;
+use crate::arch::riscv64::RvLoaded;
+use crate::error::{Result, WioError};
+use crate::machine::{LoadedSnapshot, RunConfig};
+use crate::snapshot::Snapshot;
+use crate::trace::TraceState;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// First bytes of every world snapshot file.
+pub const MAGIC: &[u8; 8] = b"WIOWORLD";
+/// The world snapshot format this wio writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Largest world state section (the scenario, the switch, frames in flight).
+const MAX_STATE: u64 = 256 << 20;
+const HEADER: usize = 8 + 4 + 8;
+
+/// A frame on its way to a node when the snapshot was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// The node it goes to.
+    pub dst: usize,
+    /// Virtual ns it arrives.
+    pub at_ns: u64,
+    /// The Ethernet frame.
+    pub bytes: Vec<u8>,
+}
+
+/// Everything of a world besides its machines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldState {
+    /// The wio version that wrote it.
+    pub wio_version: String,
+    /// The world's seed when it was taken.
+    pub seed: u64,
+    /// The quantum boundary it was taken at, virtual ns.
+    pub at_ns: u64,
+    /// Why it was taken.
+    pub reason: String,
+    /// The scenario (paths resolved when it was read).
+    pub scenario: Scenario,
+    /// The switch's streams and counters.
+    pub switch: SwitchState,
+    /// Frames routed but not yet delivered, in delivery order.
+    pub in_flight: Vec<InFlight>,
+    /// Where each node was parked.
+    pub parked: Vec<Option<u64>>,
+    /// Which nodes had declared their setup complete.
+    pub setup_complete: Vec<bool>,
+    /// The exit status of each node that had already ended.
+    pub ended: Vec<Option<u32>>,
+    /// The world trace's chain.
+    pub trace: TraceState,
+}
+
+fn bad(path: &Path, reason: String) -> WioError {
+    WioError::ArtifactFormat {
+        what: "world snapshot",
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// The bytes of a world snapshot file of `state` and its nodes' snapshots (node order).
+pub fn encode(state: &WorldState, nodes: &[Snapshot]) -> Result<Vec<u8>> {
+    let st = postcard::to_stdvec(state)
+        .map_err(|e| WioError::Internal(format!("world state encodes: {e}")))?;
+    let mut out = Vec::new();
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&(st.len() as u64).to_le_bytes());
+    out.extend_from_slice(&st);
+    out.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
+    for n in nodes {
+        let bytes = n.encode();
+        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&bytes);
+    }
+    let total = (out.len() + 32) as u64;
+    out[12..20].copy_from_slice(&total.to_le_bytes());
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    Ok(out)
+}
+
+/// Writes a world snapshot to `path` atomically; returns its size in bytes.
+pub fn write(path: &Path, state: &WorldState, nodes: &[Snapshot]) -> Result<u64> {
+    let bytes = encode(state, nodes)?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "world.snap".into());
+    let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(WioError::Output {
+            what: "world snapshot",
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    Ok(bytes.len() as u64)
+}
+
+/// Parses a world snapshot file's bytes: its state, its nodes' snapshots, its checksum.
+pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, String)> {
+    if !bytes.starts_with(MAGIC) {
+        return Err(bad(
+            path,
+            if bytes.starts_with(crate::snapshot::MAGIC) {
+                "is a machine snapshot, not a world's; restore it with `wio run --from`".into()
+            } else {
+                "is not a wio world snapshot (no WIOWORLD header)".into()
+            },
+        ));
+    }
+    if bytes.len() < HEADER + 32 {
+        return Err(bad(path, format!("is truncated ({} bytes)", bytes.len())));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if version != FORMAT_VERSION {
+        return Err(bad(
+            path,
+            format!(
+                "is world snapshot format version {version}; this wio ({}) reads version {FORMAT_VERSION}",
+                env!("CARGO_PKG_VERSION")
+            ),
+        ));
+    }
+    let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+    if bytes.len() as u64 != total {
+        return Err(bad(
+            path,
+            format!(
+                "is truncated or corrupted: {} bytes where the header says {total}",
+                bytes.len()
+            ),
+        ));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(body).as_slice() != sum {
+        return Err(bad(
+            path,
+            "is corrupted: its checksum does not match its contents".into(),
+        ));
+    }
+    let mut at = HEADER;
+    let mut take = |n: u64, what: &str| -> Result<&[u8]> {
+        let end = usize::try_from(n)
+            .ok()
+            .and_then(|n| at.checked_add(n))
+            .filter(|&end| end <= body.len())
+            .ok_or_else(|| bad(path, format!("has a {what} that runs past its end")))?;
+        let s = &body[at..end];
+        at = end;
+        Ok(s)
+    };
+    let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    let len = u64_of(take(8, "state length")?);
+    if len > MAX_STATE {
+        return Err(bad(path, format!("has a world state of {len} bytes")));
+    }
+    let state: WorldState = postcard::from_bytes(take(len, "world state")?)
+        .map_err(|e| bad(path, format!("has an unreadable world state: {e}")))?;
+    let count = u64_of(take(8, "node count")?);
+    if count as usize != state.scenario.nodes.len() {
+        return Err(bad(
+            path,
+            format!(
+                "holds {count} machines for a world of {} nodes",
+                state.scenario.nodes.len()
+            ),
+        ));
+    }
+    let mut nodes = Vec::new();
+    for n in &state.scenario.nodes {
+        let len = u64_of(take(8, "node snapshot length")?);
+        let bytes = take(len, "node snapshot")?;
+        nodes.push(Snapshot::decode(&node_path(path, &n.name), bytes)?);
+    }
+    if at != body.len() {
+        return Err(bad(path, "has trailing bytes after its nodes".into()));
+    }
+    let fits = |v: usize| v == nodes.len();
+    if !fits(state.parked.len())
+        || !fits(state.setup_complete.len())
+        || !fits(state.ended.len())
+        || state.in_flight.iter().any(|f| f.dst >= nodes.len())
+    {
+        return Err(bad(
+            path,
+            "has a world state that does not fit its nodes".into(),
+        ));
+    }
+    Ok((state, nodes, crate::trace::hex(sum)))
+}
+
+/// How a world snapshot's node is named in errors and summaries: `WORLD.snap#NAME`.
+pub fn node_path(path: &Path, name: &str) -> PathBuf {
+    PathBuf::from(format!("{}#{name}", path.display()))
+}
+
+/// A world snapshot read and checked once, ready to be restored any number of times
+/// (each node's guest memory in a memfd every restore maps copy-on-write).
+pub struct LoadedWorld {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The file's checksum.
+    pub sha256: String,
+    /// The world's state.
+    pub state: WorldState,
+    /// Each node's loaded snapshot, in node order.
+    pub nodes: Vec<Arc<dyn LoadedSnapshot>>,
+}
+
+impl LoadedWorld {
+    /// Reads and checks the world snapshot at `path`.
+    pub fn load(path: &Path) -> Result<LoadedWorld> {
+        let bytes = std::fs::read(path).map_err(|source| WioError::ArtifactIo {
+            what: "world snapshot",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (state, snaps, sha256) = decode(path, &bytes)?;
+        drop(bytes);
+        let cfg = RunConfig {
+            seed_given: false,
+            ..RunConfig::with_seed(0)
+        };
+        let mut nodes: Vec<Arc<dyn LoadedSnapshot>> = Vec::new();
+        for (snap, n) in snaps.into_iter().zip(&state.scenario.nodes) {
+            let p = node_path(path, &n.name);
+            nodes.push(Arc::new(RvLoaded::from_snapshot(snap, &p, &cfg)?));
+        }
+        Ok(LoadedWorld {
+            path: path.to_path_buf(),
+            sha256,
+            state,
+            nodes,
+        })
+    }
+
+    /// Whether the file at `path` starts like a world snapshot.
+    pub fn is_world(path: &Path) -> bool {
+        use std::io::Read;
+        let mut head = [0u8; 8];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+            && &head == MAGIC
+    }
+}
