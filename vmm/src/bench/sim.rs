@@ -39,6 +39,75 @@ fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
     Ok((w.virtual_ns as f64 / 1e9, w.wall_ns as f64 / 1e9))
 }
 
+/// World branches of the pinging world `s`: a world snapshot at 10 virtual s, then
+/// (creation latency of a branch in ms, median of 9 restores; branches per minute on 2
+/// worker threads, each branch running `BRANCH_SECS` virtual s; BRANCH_SECS).
+fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
+    const BRANCH_SECS: u64 = 5;
+    const AT_NS: u64 = 10_000_000_000;
+    let dir = std::env::temp_dir().join(format!("wio-bench-world-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| crate::error::WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let snap = dir.join("world.snap");
+    eprintln!("bench: world branches: a world snapshot at 10 virtual s…");
+    let result = (|| {
+        let take = world::Options {
+            quiet: true,
+            jobs: 1,
+            snapshot: Some((world::SnapWhen::Time(AT_NS), snap.clone())),
+            max_virtual_ns: Some(AT_NS + 1),
+            ..world::Options::default()
+        };
+        world::run(s, 1, &take)?;
+        let loaded = world::snapshot::LoadedWorld::load(&snap)?;
+        let opts = |secs: u64| world::Options {
+            quiet: true,
+            jobs: 1,
+            max_virtual_ns: Some(loaded.state.at_ns + secs * 1_000_000_000),
+            ..world::Options::default()
+        };
+        // Creation latency: branches that run one quantum.
+        let mut starts: Vec<f64> = Vec::new();
+        for seed in 0..9 {
+            let w = world::restore(&loaded, Some(seed), &opts(0), None)?
+                .ok_or_else(|| crate::error::WioError::Internal("cancelled".into()))?;
+            starts.push(w.start_wall_ns as f64 / 1e6);
+        }
+        starts.sort_by(f64::total_cmp);
+        eprintln!("bench: world branches of {BRANCH_SECS} virtual s on 2 workers…");
+        let n = 16u64;
+        let next = std::sync::atomic::AtomicU64::new(0);
+        let wall = std::time::Instant::now();
+        let failed: std::sync::Mutex<Option<crate::error::WioError>> = Default::default();
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| loop {
+                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if seed >= n {
+                        return;
+                    }
+                    if let Err(e) = world::restore(&loaded, Some(100 + seed), &opts(BRANCH_SECS), None) {
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(e);
+                        }
+                        return;
+                    }
+                });
+            }
+        });
+        if let Some(e) = failed.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let per_minute = n as f64 * 60.0 / wall.elapsed().as_secs_f64();
+        Ok((starts[starts.len() / 2], per_minute, BRANCH_SECS))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 /// The figures, printed and as JSON.
 pub fn figures(day_secs: u64) -> Result<serde_json::Value> {
     let secs = 120;
@@ -87,7 +156,17 @@ pub fn figures(day_secs: u64) -> Result<serde_json::Value> {
         "world day (3 nodes)        {:>12.1} wall s for {:.0} virtual s, a message a minute (goal for 86400: < 300)",
         dw, dv
     );
+    let (latency_ms, per_minute, branch_secs) = branches(&ping)?;
+    println!(
+        "world branch creation      {latency_ms:>12.1} ms (3 nodes restored from a world snapshot, median)"
+    );
+    println!(
+        "world branches per minute  {per_minute:>12.1} ({branch_secs} virtual s each, 2 workers)"
+    );
     Ok(json!({
+        "branch_create_ms": latency_ms,
+        "branches_per_minute": per_minute,
+        "branch_virtual_s": branch_secs,
         "idle_virtual_s_per_wall_s": iv / iw,
         "ping_virtual_s_per_wall_s": pv / pw,
         "jobs2_speedup": pw / pw2,

@@ -54,6 +54,9 @@ pub struct WorldSummary {
     pub virtual_ns: u64,
     /// Host wall time, ns (not part of any hash).
     pub wall_ns: u64,
+    /// Host wall time until every machine was booted or restored, ns (for a restore:
+    /// the world branch's creation latency).
+    pub start_wall_ns: u64,
     /// What the switch did.
     pub switch: SwitchStats,
     /// Each node's summary, by name.
@@ -219,6 +222,8 @@ struct World {
     /// Frames routed, to be delivered before the next quantum, in delivery order.
     pending: Vec<(usize, Frame)>,
     restored_from: Option<WorldOrigin>,
+    /// Host wall ns it took to boot or restore the machines.
+    start_wall_ns: u64,
 }
 
 /// Runs the world of `s` with `seed` as `opts` says.
@@ -255,6 +260,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         t: 0,
         pending: Vec::new(),
         restored_from: None,
+        start_wall_ns: wall.elapsed().as_nanos() as u64,
     };
     world
         .run(opts, wall, None)
@@ -340,6 +346,7 @@ pub fn restore(
             virtual_ns: st.at_ns,
             seed: st.seed,
         }),
+        start_wall_ns: wall.elapsed().as_nanos() as u64,
     };
     world.run(opts, wall, cancel)
 }
@@ -529,6 +536,7 @@ impl World {
                 .max()
                 .unwrap_or(0),
             wall_ns: wall.elapsed().as_nanos() as u64,
+            start_wall_ns: self.start_wall_ns,
             switch: self.switch.stats,
             nodes: summaries,
             wio_exit_code: code,
