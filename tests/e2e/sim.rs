@@ -385,3 +385,75 @@ fn a_world_snapshot_restored_with_its_seed_equals_the_uninterrupted_run() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_nodes_clock_drift_moves_its_timers_against_the_world() {
+    if !require_riscv_guests("a_nodes_clock_drift_moves_its_timers_against_the_world") {
+        return;
+    }
+    let dir = scratch("sim-drift");
+    // Three nodes sleep 10 s by their own clocks: one 1% fast, one exact, one 1% slow.
+    let world = write_file(
+        &dir,
+        "drift.toml",
+        r#"max_virtual_secs = 60
+[[node]]
+name = "fast"
+sched_noise = "off"
+clock_drift_ppm = 10000
+run = "sleep 10"
+[[node]]
+name = "exact"
+sched_noise = "off"
+run = "sleep 10"
+[[node]]
+name = "slow"
+clock_drift_ppm = -10000
+run = "sleep 10"
+"#,
+    );
+    let ends = |s: &serde_json::Value| -> Vec<i64> {
+        s["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n[1]["virtual_ns"].as_i64().unwrap())
+            .collect()
+    };
+    let (out, s) = sim(&[&world, "--seed", "3", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let e = ends(&s);
+    // 1% of 10 s is 100 ms (a slow clock: 10 s / 0.99 - 10 s = 101 ms).
+    assert!((95_000_000..105_000_000).contains(&(e[1] - e[0])), "{e:?}");
+    assert!((96_000_000..107_000_000).contains(&(e[2] - e[1])), "{e:?}");
+    // A re-seeded world snapshot keeps the fixed drifts.
+    let snap = dir.join("d.snap");
+    let (_, _) = sim(&[
+        &world,
+        "--seed",
+        "3",
+        "--quiet",
+        "--snapshot-at",
+        "5s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let (out, r) = sim(&["--from", snap.to_str().unwrap(), "--seed", "4", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let e = ends(&r);
+    assert!((95_000_000..105_000_000).contains(&(e[1] - e[0])), "{e:?}");
+    assert!((96_000_000..107_000_000).contains(&(e[2] - e[1])), "{e:?}");
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        "[[node]]\nname = \"a\"\nclock_drift_ppm = 20000\n",
+    );
+    let out = wio(&["sim", &bad]);
+    assert_eq!(out.status.code(), Some(101));
+    assert!(
+        stderr(&out).contains("line 3: node.clock_drift_ppm 20000"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

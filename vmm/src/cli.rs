@@ -303,6 +303,11 @@ pub struct RunArgs {
     /// seeds move where threads are preempted. A restored run keeps its snapshot's level.
     #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// riscv64: a fixed clock drift in ppm (-10000..=10000; positive: the guest's clock runs
+    /// fast against virtual time, where devices and the network live), in place of the one
+    /// the seed draws from the noise level (light ±100, heavy ±1000, off 0).
+    #[arg(long, value_name = "PPM", allow_hyphen_values = true)]
+    pub clock_drift_ppm: Option<i32>,
     /// End the run at the first violated `always` promise (riscv64: programs in the guest
     /// state promises on the wio.sdk channel; see README, "Promises"), exit 108.
     #[arg(long)]

@@ -89,7 +89,9 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
                     if seed >= n {
                         return;
                     }
-                    if let Err(e) = world::restore(&loaded, Some(100 + seed), &opts(BRANCH_SECS), None) {
+                    if let Err(e) =
+                        world::restore(&loaded, Some(100 + seed), &opts(BRANCH_SECS), None)
+                    {
                         if let Ok(mut f) = failed.lock() {
                             f.get_or_insert(e);
                         }

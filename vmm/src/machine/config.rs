@@ -65,6 +65,10 @@ pub struct RunConfig {
     pub sched_noise: super::noise::SchedNoise,
     /// End the run at the first violated `always` promise.
     pub stop_on_violation: bool,
+    /// A fixed clock drift in ppm (riscv64: its oscillator against virtual time), in
+    /// place of the one the seed draws from the noise level. A restore given one keeps it
+    /// (or re-keys to it) whatever the seed; without one, a re-seeded restore draws anew.
+    pub clock_drift_ppm: Option<i32>,
     /// Where the fault plan comes from. A restored run keeps its snapshot's plan when
     /// this is `None` (re-drawing its future from the snapshot's profile when the seed
     /// changes); a profile or plan replaces the snapshot's future faults.
@@ -144,6 +148,7 @@ impl RunConfig {
             capture_console: false,
             sched_noise: super::noise::SchedNoise::default(),
             stop_on_violation: false,
+            clock_drift_ppm: None,
             faults: crate::faults::FaultSource::None,
             fault_plan_out: None,
         }

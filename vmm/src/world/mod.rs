@@ -141,6 +141,8 @@ fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<
                 pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
                 mac: Some(mac_of(i)),
                 capture_console: true,
+                sched_noise: n.sched_noise,
+                clock_drift_ppm: n.clock_drift_ppm,
                 ..RunConfig::with_seed(node_seed)
             })
         })

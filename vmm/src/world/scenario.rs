@@ -17,6 +17,8 @@
 //! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
 //! faults = "light"            # this node's faults: a profile (none, light, heavy, FILE.toml)
 //!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
+//! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
+//! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)
 //! [[partition]]               # frames between the groups are dropped while it lasts
 //! at_ms = 1000
 //! duration_ms = 2000
@@ -35,6 +37,7 @@
 //! names the file, the line and the field.
 
 use crate::error::{Result, WioError};
+use crate::machine::noise::SchedNoise;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -107,6 +110,10 @@ struct NodeSpec {
     run: Option<Spanned<String>>,
     #[serde(default)]
     faults: Option<Spanned<String>>,
+    #[serde(default)]
+    sched_noise: Option<Spanned<String>>,
+    #[serde(default)]
+    clock_drift_ppm: Option<Spanned<i32>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -221,6 +228,10 @@ pub struct Node {
     pub run: String,
     /// Its faults (`--faults` or `--fault-plan` of a single run), if any.
     pub faults: Option<String>,
+    /// Its CPU-timing noise level (`--sched-noise`).
+    pub sched_noise: SchedNoise,
+    /// A fixed clock drift in ppm, in place of the one its seed draws (`--clock-drift-ppm`).
+    pub clock_drift_ppm: Option<i32>,
 }
 
 /// A checked scenario.
@@ -349,6 +360,32 @@ impl Scenario {
                 Some(f) => Some(f.get_ref().clone()),
                 None => None,
             };
+            let sched_noise = match &n.sched_noise {
+                None => SchedNoise::default(),
+                Some(v) => match v.get_ref().as_str() {
+                    "off" => SchedNoise::Off,
+                    "light" => SchedNoise::Light,
+                    "heavy" => SchedNoise::Heavy,
+                    other => {
+                        return Err(at(
+                            v.span().start,
+                            format!("node.sched_noise {other:?}: off, light or heavy"),
+                        ))
+                    }
+                },
+            };
+            if let Some(d) = &n.clock_drift_ppm {
+                if d.get_ref().abs() > wio_clock::MAX_DRIFT_PPM {
+                    return Err(at(
+                        d.span().start,
+                        format!(
+                            "node.clock_drift_ppm {} is beyond ±{} ppm",
+                            d.get_ref(),
+                            wio_clock::MAX_DRIFT_PPM
+                        ),
+                    ));
+                }
+            }
             let run = n
                 .run
                 .as_ref()
@@ -369,6 +406,8 @@ impl Scenario {
                 mem_mib: n.mem_mib.unwrap_or(256),
                 run,
                 faults,
+                sched_noise,
+                clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
             });
         }
         // The nodes a `between` names; `field` says where in the error.

@@ -81,6 +81,17 @@ pub struct RvMachine {
     pub(super) parked: Option<VirtualTime>,
 }
 
+/// Checks a fixed clock drift a configuration gives.
+pub(super) fn check_drift(ppm: i32) -> Result<()> {
+    if ppm.abs() > wio_clock::MAX_DRIFT_PPM {
+        return Err(WioError::Usage(format!(
+            "a clock drift of {ppm} ppm is beyond ±{} ppm",
+            wio_clock::MAX_DRIFT_PPM
+        )));
+    }
+    Ok(())
+}
+
 /// Checks the memory size a configuration asks for.
 fn check_mem(cfg: &RunConfig) -> Result<()> {
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
@@ -193,11 +204,16 @@ impl RvMachine {
             }),
         );
         bus.schedule_faults();
-        let drift = noise::drift_ppm(cfg.sched_noise, seed);
+        let drift = cfg
+            .clock_drift_ppm
+            .unwrap_or_else(|| noise::drift_ppm(cfg.sched_noise, seed));
+        check_drift(drift)?;
         if cfg.sched_noise != SchedNoise::Off {
             // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
             bus.trace
                 .event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
+        }
+        if cfg.sched_noise != SchedNoise::Off || cfg.clock_drift_ppm.is_some() {
             bus.trace.event(0, "clock-drift", json!({ "ppm": drift }));
         }
         Ok(RvMachine {

@@ -7,7 +7,7 @@ use super::bus::{BusEvent, Power, RvBus};
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
-use super::machine::RvMachine;
+use super::machine::{check_drift, RvMachine};
 use crate::devices::legacy::serial::{Uart16550, UartState};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -318,17 +318,23 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     if let Some(RunSeed(s)) = reseed {
         // The branch's trace says where its future was re-keyed.
         trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
-        // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced).
-        let level = timer_noise.level();
-        if level != SchedNoise::Off {
-            let ppm = noise::drift_ppm(level, RunSeed(s));
-            clk = clock::rekeyed(&clk, &hart, ppm)?;
-            trace.event(
-                now_ns,
-                "clock-drift",
-                json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
-            );
-        }
+    }
+    // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced),
+    // or the fixed drift the configuration gives.
+    let level = timer_noise.level();
+    let new_ppm = match (cfg.clock_drift_ppm, reseed) {
+        (Some(ppm), _) => (ppm != state.clock.drift_ppm()).then_some(ppm),
+        (None, Some(seed)) => (level != SchedNoise::Off).then(|| noise::drift_ppm(level, seed)),
+        (None, None) => None,
+    };
+    if let Some(ppm) = new_ppm {
+        check_drift(ppm)?;
+        clk = clock::rekeyed(&clk, &hart, ppm)?;
+        trace.event(
+            now_ns,
+            "clock-drift",
+            json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
+        );
     }
     let mut faults = state.faults.clone();
     let replaced = cfg.restore_faults(
