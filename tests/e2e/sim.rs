@@ -457,3 +457,67 @@ run = "sleep 10"
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_world_fault_profile_draws_partitions_and_degraded_links_from_the_seed() {
+    if !require_riscv_guests(
+        "a_world_fault_profile_draws_partitions_and_degraded_links_from_the_seed",
+    ) {
+        return;
+    }
+    let dir = scratch("sim-world-faults");
+    let world = write_file(
+        &dir,
+        "faults.toml",
+        r#"max_virtual_secs = 40
+[faults]
+profile = "heavy"
+after_ms = 2000
+[[node]]
+name = "a"
+run = "ping -c 30 -q b"
+[[node]]
+name = "b"
+run = "sleep 32"
+"#,
+    );
+    let faults = |s: &serde_json::Value| s["faults"].as_array().cloned().unwrap_or_default();
+    let (out, one) = sim(&[&world, "--seed", "1", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let f1 = faults(&one);
+    assert!(
+        f1.len() >= 2,
+        "heavy: a partition every ~10 s, a degradation every ~5 s: {f1:?}"
+    );
+    assert!(
+        f1.iter()
+            .all(|f| f["from_ns"].as_u64().unwrap() >= 2_000_000_000),
+        "{f1:?}"
+    );
+    let sw = &one["switch"];
+    assert!(
+        sw["partitioned"].as_u64().unwrap() + sw["degraded"].as_u64().unwrap() > 0,
+        "the faults hit the pings: {sw}"
+    );
+    assert!(
+        stderr(&out).contains("fault         "),
+        "the summary lists them"
+    );
+    let (_, again) = sim(&[&world, "--seed", "1", "--quiet"]);
+    assert_eq!(faults(&again), f1);
+    assert_eq!(again["world_trace_hash"], one["world_trace_hash"]);
+    let (_, two) = sim(&[&world, "--seed", "2", "--quiet"]);
+    assert_ne!(faults(&two), f1, "another seed, other faults");
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        "[faults]\nprofile = \"mild\"\n[[node]]\nname = \"a\"\n",
+    );
+    let out = wio(&["sim", &bad]);
+    assert!(
+        stderr(&out).contains("line 2: faults.profile \"mild\""),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

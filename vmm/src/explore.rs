@@ -13,6 +13,7 @@ use crate::faults::inject::Applied;
 use crate::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
 use crate::promises::across::{self, aggregate, Across, SeedPromise};
 use crate::promises::Status;
+use crate::world::faults::WorldFault;
 use crate::world::snapshot::LoadedWorld;
 use crate::world::{self, WorldSummary};
 use serde::{Deserialize, Serialize};
@@ -123,6 +124,10 @@ pub struct SeedResult {
     /// snapshot's profile with this seed, so `reproduce` brings them back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Applied>,
+    /// A world branch's faults between nodes drawn from its seed (the world's `[faults]`
+    /// profile), in time order (left out when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub world_faults: Vec<WorldFault>,
     /// The promises of the guest's programs with their verdicts in this seed (left out
     /// when none). The seed fails on a violated `always`; the others are judged across
     /// seeds (see [`Report::promises`]).
@@ -274,6 +279,7 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
         failed,
         reproduce,
         faults: s.faults,
+        world_faults: Vec::new(),
         promises,
         until_line: x
             .until
@@ -371,6 +377,7 @@ fn world_result_of(x: &Explore, lw: &LoadedWorld, seed: u64, w: WorldSummary) ->
         reproduce,
         until_line: w.until_line,
         faults,
+        world_faults: w.faults,
         promises,
     }
 }
@@ -559,6 +566,15 @@ pub fn print_table(report: &Report) {
         println!("reproduce seed {}: {}", r.seed, r.reproduce);
         if !r.faults.is_empty() {
             println!("  with faults: {}", fault_list(&r.faults));
+        }
+        for f in &r.world_faults {
+            println!(
+                "  with {} {} from {:.3} s to {:.3} s",
+                f.kind,
+                f.what,
+                f.from_ns as f64 / 1e9,
+                f.until_ns as f64 / 1e9
+            );
         }
     }
     if failing.len() > 20 {

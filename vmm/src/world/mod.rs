@@ -12,6 +12,7 @@
 //! The world's trace hash chains a line per node (its name and its own trace hash) after
 //! every delivered frame folded in: one seed, one world hash.
 
+pub mod faults;
 pub mod hosts;
 pub mod scenario;
 pub mod snapshot;
@@ -26,6 +27,7 @@ use crate::machine::RunConfig;
 use crate::snapshot::plan::{take_matches, SnapshotAt};
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
+use faults::WorldFault;
 use hosts::Hosts;
 use scenario::Scenario;
 use serde::Serialize;
@@ -72,6 +74,9 @@ pub struct WorldSummary {
     /// The line (`NODE | text`) that ended the world at its `until` text, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until_line: Option<String>,
+    /// The faults between nodes its `[faults]` profile drew and that started, in time order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<WorldFault>,
 }
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -238,6 +243,9 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         "world",
         json!({ "seed": seed, "nodes": names, "quantum_ns": s.quantum_ns() }),
     );
+    let mut s = s.clone();
+    draw_faults(&mut s, RunSeed(seed), 0, &mut trace);
+    let s = &s;
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
         .into_iter()
         .map(|c| (c, None))
@@ -281,15 +289,20 @@ pub fn restore(
 ) -> Result<Option<WorldSummary>> {
     let wall = Instant::now();
     let st = &l.state;
-    let s = &st.scenario;
     let seed = seed.unwrap_or(st.seed);
     let reseed = (seed != st.seed).then_some(RunSeed(seed));
+    let mut s = st.scenario.clone();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
     let mut trace = Trace::new();
     trace.load_state(&st.trace);
-    if reseed.is_some() {
+    if let Some(r) = reseed {
         trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
+        // The drawn faults that started stay; the others are drawn again from the new seed.
+        s.partitions.retain(|p| !p.drawn || p.from_ns < st.at_ns);
+        s.degrades.retain(|d| !d.drawn || d.from_ns < st.at_ns);
+        draw_faults(&mut s, r, st.at_ns, &mut trace);
     }
+    let s = &s;
     // The nodes keep their snapshots' fault plans (re-drawing the future from their
     // profiles when re-seeded).
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
@@ -351,6 +364,21 @@ pub fn restore(
         start_wall_ns: wall.elapsed().as_nanos() as u64,
     };
     world.run(opts, wall, cancel)
+}
+
+/// Adds the faults the scenario's `[faults]` profile draws with `seed` from `from_ns` on
+/// to its partitions and degradations (traced).
+fn draw_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace) {
+    if let Some(p) = s.faults {
+        let (ps, ds) = faults::draw(&p, seed, s.nodes.len(), from_ns, s.max_virtual_ns);
+        trace.event(
+            from_ns,
+            "world-faults",
+            json!({ "partitions": ps.len(), "degrades": ds.len() }),
+        );
+        s.partitions.extend(ps);
+        s.degrades.extend(ds);
+    }
 }
 
 impl World {
@@ -528,7 +556,29 @@ impl World {
             );
             summaries.push((self.names[i].clone(), summary));
         }
+        let end = summaries
+            .iter()
+            .map(|(_, s)| s.virtual_ns)
+            .max()
+            .unwrap_or(0);
+        let names = &self.names;
+        let drawn = self
+            .scenario
+            .partitions
+            .iter()
+            .filter(|p| p.drawn && p.from_ns < end)
+            .map(|p| WorldFault::of_partition(p, names))
+            .chain(
+                self.scenario
+                    .degrades
+                    .iter()
+                    .filter(|d| d.drawn && d.from_ns < end)
+                    .map(|d| WorldFault::of_degrade(d, names)),
+            );
+        let mut world_faults: Vec<WorldFault> = drawn.collect();
+        world_faults.sort_by_key(|f| f.from_ns);
         Ok(Some(WorldSummary {
+            faults: world_faults,
             seed: self.seed,
             world_trace_hash: self.trace.hash_hex(),
             quantum_ns: quantum,
@@ -602,6 +652,15 @@ impl WorldSummary {
                     s.push_str(&format!("  {name:<8} {line}\n"));
                 }
             }
+        }
+        for f in &self.faults {
+            s.push_str(&format!(
+                "fault         {} {} from {:.3} s to {:.3} s\n",
+                f.kind,
+                f.what,
+                f.from_ns as f64 / 1e9,
+                f.until_ns as f64 / 1e9
+            ));
         }
         s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
         s

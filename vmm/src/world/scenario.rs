@@ -24,6 +24,9 @@
 //! duration_ms = 2000
 //! groups = [["a"], ["b", "c"]]
 //! one_way = false             # true: only frames from the first group to the second
+//! [faults]                    # faults between nodes drawn from the world's seed
+//! profile = "light"           # none, light (a partition every ~30 s, a degraded link every ~20 s), heavy
+//! after_ms = 2000             # none start before (the nodes' setup)
 //! [[degrade]]                 # a link (both ways; every link without `between`) degraded
 //! at_ms = 3000                # for an interval: frames sent then take latency_us longer,
 //! duration_ms = 1000          # plus a jitter in [0, jitter_us], and are lost with loss_ppm
@@ -36,6 +39,7 @@
 //! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
 //! names the file, the line and the field.
 
+use super::faults::{Level, WorldProfile};
 use crate::error::{Result, WioError};
 use crate::machine::noise::SchedNoise;
 use serde::{Deserialize, Serialize};
@@ -156,6 +160,8 @@ pub struct Degrade {
     pub jitter_ns: u64,
     /// Frames lost, per million (on top of the link's own loss).
     pub loss_ppm: u64,
+    /// Drawn from the world's seed by its `[faults]` profile (not written in the file).
+    pub drawn: bool,
 }
 
 impl Degrade {
@@ -179,6 +185,8 @@ pub struct Partition {
     pub group_of: Vec<Option<usize>>,
     /// Only frames from group 0 to group 1 are dropped.
     pub one_way: bool,
+    /// Drawn from the world's seed by its `[faults]` profile (not written in the file).
+    pub drawn: bool,
 }
 
 impl Partition {
@@ -196,7 +204,17 @@ impl Partition {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FaultsSpec {
+    profile: Spanned<String>,
+    #[serde(default)]
+    after_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct File {
+    #[serde(default)]
+    faults: Option<FaultsSpec>,
     #[serde(default)]
     max_virtual_secs: Option<u64>,
     #[serde(default)]
@@ -247,6 +265,8 @@ pub struct Scenario {
     pub partitions: Vec<Partition>,
     /// Links degraded for an interval.
     pub degrades: Vec<Degrade>,
+    /// Faults between nodes drawn from the world's seed, if any.
+    pub faults: Option<WorldProfile>,
 }
 
 /// An interval of `duration_ms` from `at_ms`, in ns: [from, until).
@@ -470,6 +490,7 @@ impl Scenario {
                 until_ns,
                 group_of,
                 one_way: p.one_way,
+                drawn: false,
             });
         }
         let mut degrades = Vec::new();
@@ -489,13 +510,33 @@ impl Scenario {
                 latency_ns: d.latency_us.saturating_mul(1_000),
                 jitter_ns: d.jitter_us.saturating_mul(1_000),
                 loss_ppm: d.loss_ppm,
+                drawn: false,
             });
         }
+        let faults = match &f.faults {
+            None => None,
+            Some(spec) => match Level::parse(spec.profile.get_ref()) {
+                Some(level) => level.map(|level| WorldProfile {
+                    level,
+                    after_ns: spec.after_ms.saturating_mul(1_000_000),
+                }),
+                None => {
+                    return Err(at(
+                        spec.profile.span().start,
+                        format!(
+                            "faults.profile {:?}: none, light or heavy",
+                            spec.profile.get_ref()
+                        ),
+                    ))
+                }
+            },
+        };
         Ok(Scenario {
             nodes,
             links,
             partitions,
             degrades,
+            faults,
             max_virtual_ns: f
                 .max_virtual_secs
                 .unwrap_or(3600)

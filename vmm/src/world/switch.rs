@@ -109,7 +109,8 @@ impl Switch {
 
     /// The switch a world snapshot recorded, between nodes with these links; with a
     /// `reseed` other than the snapshot's seed its streams are re-keyed from it (the past
-    /// is shared, the future differs). None when the state does not fit the degradations.
+    /// is shared, the future differs; degradations drawn again get fresh streams). None
+    /// when the state does not fit the degradations.
     pub fn resume(
         state: &SwitchState,
         links: Vec<Vec<LinkSpec>>,
@@ -117,17 +118,24 @@ impl Switch {
         degrades: Vec<Degrade>,
         reseed: Option<RunSeed>,
     ) -> Option<Switch> {
-        if state.degrades.len() != degrades.len() {
+        if reseed.is_none() && state.degrades.len() != degrades.len() {
             return None;
         }
+        let fresh = reseed.unwrap_or(RunSeed(state.stream.seed));
         Some(Switch {
             macs: (0..links.len()).map(mac_of).collect(),
             links,
             partitions,
             degrades: degrades
                 .into_iter()
-                .zip(&state.degrades)
-                .map(|(d, s)| (d, Stream::resume(s, reseed)))
+                .enumerate()
+                .map(|(i, d)| {
+                    let stream = match state.degrades.get(i) {
+                        Some(s) => Stream::resume(s, reseed),
+                        None => fresh.stream(&format!("world/degrade-{i}")),
+                    };
+                    (d, stream)
+                })
                 .collect(),
             stream: Stream::resume(&state.stream, reseed),
             seq: state.seq,
