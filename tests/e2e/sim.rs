@@ -521,3 +521,76 @@ run = "sleep 32"
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn nodes_reach_the_worlds_external_service_and_it_is_snapshotted_with_the_world() {
+    if !require_riscv_guests(
+        "nodes_reach_the_worlds_external_service_and_it_is_snapshotted_with_the_world",
+    ) {
+        return;
+    }
+    let dir = scratch("sim-peer");
+    let world = write_file(
+        &dir,
+        "peer.toml",
+        r#"max_virtual_secs = 30
+[link]
+latency_us = 300
+jitter_us = 40
+[peer]
+name = "echo"
+[[node]]
+name = "a"
+run = "ping -c 3 echo; echo hello-peer | nc -w 1 echo 7"
+[[node]]
+name = "b"
+run = "ping -c 2 echo"
+"#,
+    );
+    let (out, s) = sim(&[&world, "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("a | 64 bytes from 10.0.0.254: seq=2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("b | 2 packets transmitted, 2 packets received"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a | hello-peer"),
+        "the peer echoed over TCP: {text}"
+    );
+    assert_eq!(s["peer"]["tcp_connections"], 1, "{}", s["peer"]);
+    assert_eq!(s["peer"]["tcp_bytes"], 11, "{}", s["peer"]);
+    // A snapshot after the pings, before the TCP exchange: restored, the same world.
+    let snap = dir.join("p.snap");
+    let (_, taken) = sim(&[
+        &world,
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        "console:--- echo ping statistics",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(taken["world_trace_hash"], s["world_trace_hash"]);
+    let (out, restored) = sim(&["--from", snap.to_str().unwrap(), "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(restored["world_trace_hash"], s["world_trace_hash"]);
+    assert_eq!(restored["peer"], s["peer"]);
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        "[peer]\nname = \"a\"\n[[node]]\nname = \"a\"\n",
+    );
+    let out = wio(&["sim", &bad]);
+    assert!(
+        stderr(&out).contains("line 2: peer.name \"a\" is also a node's name"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

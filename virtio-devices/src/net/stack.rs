@@ -100,6 +100,8 @@ pub const MAX_HISTORY: usize = 1 << 20;
 /// function of its seed, its inputs and the virtual times they came at.
 pub struct Stack {
     random_seed: u64,
+    mac: [u8; 6],
+    ip: [u8; 4],
     history: Vec<StackInput>,
     /// Whether the history outgrew [`MAX_HISTORY`] (recording stopped).
     history_overflow: bool,
@@ -118,14 +120,19 @@ fn instant(ns: u64) -> Instant {
 }
 
 impl Stack {
-    /// A peer whose TCP/IP randomness comes from `random_seed`.
+    /// A peer whose TCP/IP randomness comes from `random_seed`, at [`PEER_IP`] / [`PEER_MAC`].
     pub fn new(random_seed: u64) -> Stack {
+        Stack::at(random_seed, PEER_MAC, PEER_IP)
+    }
+
+    /// A peer at another address (a /24): a world's external service.
+    pub fn at(random_seed: u64, mac: [u8; 6], ip: [u8; 4]) -> Stack {
         let mut pipe = Pipe::default();
-        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
+        let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac)));
         config.random_seed = random_seed;
         let mut iface = Interface::new(config, &mut pipe, instant(0));
         iface.update_ip_addrs(|addrs| {
-            let [a, b, c, d] = PEER_IP;
+            let [a, b, c, d] = ip;
             // One address: the vector has room for it by construction.
             let _ = addrs.push(IpCidr::new(IpAddress::v4(a, b, c, d), 24));
         });
@@ -143,6 +150,8 @@ impl Stack {
         let udp = sockets.add(udp_socket);
         let mut stack = Stack {
             random_seed,
+            mac,
+            ip,
             history: Vec::new(),
             history_overflow: false,
             iface,
@@ -180,7 +189,22 @@ impl Stack {
 
     /// A peer in the state `history` leaves a new peer of `random_seed` in.
     pub fn replay(random_seed: u64, history: Vec<StackInput>) -> Stack {
-        let mut stack = Stack::new(random_seed);
+        Stack::replay_at(random_seed, PEER_MAC, PEER_IP, history)
+    }
+
+    /// Its addresses: (MAC, IPv4).
+    pub fn address(&self) -> ([u8; 6], [u8; 4]) {
+        (self.mac, self.ip)
+    }
+
+    /// [`Stack::replay`] for a peer at another address.
+    pub fn replay_at(
+        random_seed: u64,
+        mac: [u8; 6],
+        ip: [u8; 4],
+        history: Vec<StackInput>,
+    ) -> Stack {
+        let mut stack = Stack::at(random_seed, mac, ip);
         for input in history {
             match input {
                 StackInput::Receive(now, frame) => {

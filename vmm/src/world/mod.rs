@@ -14,6 +14,7 @@
 
 pub mod faults;
 pub mod hosts;
+pub mod peer;
 pub mod scenario;
 pub mod snapshot;
 pub mod switch;
@@ -29,6 +30,7 @@ use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
 use faults::WorldFault;
 use hosts::Hosts;
+use peer::{Peer, PeerStats};
 use scenario::Scenario;
 use serde::Serialize;
 use serde_json::json;
@@ -77,6 +79,9 @@ pub struct WorldSummary {
     /// The faults between nodes its `[faults]` profile drew and that started, in time order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<WorldFault>,
+    /// What the external service did, when the world has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<PeerStats>,
 }
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -106,11 +111,13 @@ pub fn ip_of(i: usize) -> String {
 /// The run configurations of the scenario's nodes under world seed `seed` (each node's
 /// frames captured to `pcap_dir/NAME.pcap` when given).
 fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<RunConfig>> {
+    let [a, b, c, d] = peer::PEER_IP;
     let hosts: Vec<String> = s
         .nodes
         .iter()
         .enumerate()
         .map(|(i, n)| format!("{}:{}", n.name, ip_of(i)))
+        .chain(s.peer.iter().map(|p| format!("{p}:{a}.{b}.{c}.{d}")))
         .collect();
     s.nodes
         .iter()
@@ -231,6 +238,10 @@ struct World {
     restored_from: Option<WorldOrigin>,
     /// Host wall ns it took to boot or restore the machines.
     start_wall_ns: u64,
+    /// The external service, the switch's port after the nodes', if there is one.
+    peer: Option<Peer>,
+    /// What it did.
+    peer_stats: PeerStats,
 }
 
 /// Runs the world of `s` with `seed` as `opts` says.
@@ -254,6 +265,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
     let world = World {
         switch: Switch::new(
             RunSeed(seed),
+            port_macs(s),
             s.links.clone(),
             s.partitions.clone(),
             s.degrades.clone(),
@@ -271,6 +283,8 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         pending: Vec::new(),
         restored_from: None,
         start_wall_ns: wall.elapsed().as_nanos() as u64,
+        peer: s.peer.as_ref().map(|_| Peer::new(RunSeed(seed))),
+        peer_stats: PeerStats::default(),
     };
     world
         .run(opts, wall, None)
@@ -320,6 +334,7 @@ pub fn restore(
         .collect();
     let switch = Switch::resume(
         &st.switch,
+        port_macs(s),
         s.links.clone(),
         s.partitions.clone(),
         s.degrades.clone(),
@@ -362,8 +377,28 @@ pub fn restore(
             seed: st.seed,
         }),
         start_wall_ns: wall.elapsed().as_nanos() as u64,
+        peer: match (&s.peer, &st.peer) {
+            (Some(_), Some((p, _))) => Some(Peer::resume(p, s.nodes.len())),
+            (None, None) => None,
+            _ => {
+                return Err(WioError::ArtifactFormat {
+                    what: "world snapshot",
+                    path: l.path.clone(),
+                    reason: "has a peer state that does not fit its scenario".into(),
+                })
+            }
+        },
+        peer_stats: st.peer.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
     };
     world.run(opts, wall, cancel)
+}
+
+/// The MAC address of each port of the switch: the nodes', then the peer's.
+fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
+    (0..s.nodes.len())
+        .map(mac_of)
+        .chain(s.peer.as_ref().map(|_| peer::PEER_MAC))
+        .collect()
 }
 
 /// Adds the faults the scenario's `[faults]` profile draws with `seed` from `from_ns` on
@@ -402,6 +437,17 @@ impl World {
             )));
         }
         let wall = Instant::now();
+        let peer = match &self.peer {
+            None => None,
+            Some(p) => Some((
+                p.save().ok_or_else(|| {
+                    WioError::Usage(format!(
+                        "cannot take the world snapshot ({reason}): the peer's history outgrew what a snapshot keeps; take it earlier"
+                    ))
+                })?,
+                self.peer_stats.clone(),
+            )),
+        };
         let nodes = self.hosts.snapshot(&reason)?;
         let state = WorldState {
             wio_version: env!("CARGO_PKG_VERSION").into(),
@@ -425,6 +471,7 @@ impl World {
                 .map(|i| self.exits[i].filter(|_| !self.alive[i]))
                 .collect(),
             trace: self.trace.save_state(),
+            peer,
         };
         let bytes = snapshot::write(path, &state, &nodes)?;
         eprintln!(
@@ -465,11 +512,15 @@ impl World {
             // When every live machine is parked (idle at the last boundary, nothing to
             // take up) and no frame is on its way to one, nothing happens anywhere before
             // the earliest wake: skip to it.
+            let peer_wake = self
+                .peer
+                .as_ref()
+                .map_or(u64::MAX, |p| p.wake().unwrap_or(u64::MAX));
             let wake = (0..self.names.len())
                 .filter(|i| self.alive[*i])
                 .map(|i| self.parked[i])
-                .try_fold(u64::MAX, |w, p| p.map(|p| w.min(p)))
-                .filter(|_| self.pending.is_empty());
+                .try_fold(peer_wake, |w, p| p.map(|p| w.min(p)))
+                .filter(|_| self.pending.is_empty() && !self.peer.as_ref().is_some_and(Peer::busy));
             let next = self.t.saturating_add(quantum);
             self.t = match wake {
                 Some(w) if w > next => w,
@@ -503,9 +554,26 @@ impl World {
                     self.switch.route(step.node, frame, &mut deliveries);
                 }
             }
+            // The peer's share of the quantum just ended; what it sent leaves then.
+            if let Some(p) = self.peer.as_mut() {
+                for frame in p.run_until(self.t, &mut self.peer_stats) {
+                    self.switch.route(self.names.len(), frame, &mut deliveries);
+                }
+            }
             // Frames of this quantum, in (arrival, source, sequence) order.
             deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
             for d in deliveries.drain(..) {
+                if let Some(p) = self.peer.as_mut().filter(|_| d.dst == self.names.len()) {
+                    self.trace.fold(
+                        FOLD_FRAME,
+                        (d.src * 256 + d.dst) as u64,
+                        fnv1a(&d.bytes),
+                        d.at_ns,
+                    );
+                    self.switch.stats.delivered += 1;
+                    p.take(d);
+                    continue;
+                }
                 if !self.alive[d.dst] {
                     self.switch.stats.to_ended_nodes += 1;
                     continue;
@@ -578,6 +646,7 @@ impl World {
         let mut world_faults: Vec<WorldFault> = drawn.collect();
         world_faults.sort_by_key(|f| f.from_ns);
         Ok(Some(WorldSummary {
+            peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
             faults: world_faults,
             seed: self.seed,
             world_trace_hash: self.trace.hash_hex(),
@@ -652,6 +721,12 @@ impl WorldSummary {
                     s.push_str(&format!("  {name:<8} {line}\n"));
                 }
             }
+        }
+        if let Some(p) = &self.peer {
+            s.push_str(&format!(
+                "peer          {} frames in, {} out; {} TCP connections, {} bytes echoed; {} UDP datagrams\n",
+                p.frames_in, p.frames_out, p.tcp_connections, p.tcp_bytes, p.udp_datagrams
+            ));
         }
         for f in &self.faults {
             s.push_str(&format!(

@@ -24,6 +24,9 @@
 //! duration_ms = 2000
 //! groups = [["a"], ["b", "c"]]
 //! one_way = false             # true: only frames from the first group to the second
+//! [peer]                      # an external service on the switch: smoltcp at 10.0.0.254
+//! name = "peer"               # (its host name) answering ping, echoing TCP and UDP port 7;
+//!                             # links, partitions and degradations may name it
 //! [faults]                    # faults between nodes drawn from the world's seed
 //! profile = "light"           # none, light (a partition every ~30 s, a degraded link every ~20 s), heavy
 //! after_ms = 2000             # none start before (the nodes' setup)
@@ -195,11 +198,19 @@ impl Partition {
         if !(self.from_ns..self.until_ns).contains(&at_ns) {
             return false;
         }
-        match (self.group_of[src], self.group_of[dst]) {
+        let group = |i: usize| self.group_of.get(i).copied().flatten();
+        match (group(src), group(dst)) {
             (Some(a), Some(b)) if a != b => !self.one_way || (a == 0 && b == 1),
             _ => false,
         }
     }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PeerSpec {
+    #[serde(default)]
+    name: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -215,6 +226,8 @@ struct FaultsSpec {
 struct File {
     #[serde(default)]
     faults: Option<FaultsSpec>,
+    #[serde(default)]
+    peer: Option<PeerSpec>,
     #[serde(default)]
     max_virtual_secs: Option<u64>,
     #[serde(default)]
@@ -267,6 +280,9 @@ pub struct Scenario {
     pub degrades: Vec<Degrade>,
     /// Faults between nodes drawn from the world's seed, if any.
     pub faults: Option<WorldProfile>,
+    /// The external service's host name, when the world has one (`[peer]`): it is the
+    /// switch's port after the nodes', in `links`, partitions and degradations too.
+    pub peer: Option<String>,
 }
 
 /// An interval of `duration_ms` from `at_ms`, in ns: [from, until).
@@ -275,6 +291,14 @@ fn interval_ns(at_ms: u64, duration_ms: u64) -> (u64, u64) {
         at_ms.saturating_mul(1_000_000),
         at_ms.saturating_add(duration_ms).saturating_mul(1_000_000),
     )
+}
+
+/// Whether `name` is a host name a node or the peer may have.
+fn host_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && name.as_bytes()[0].is_ascii_alphabetic()
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -334,11 +358,7 @@ impl Scenario {
         let mut nodes: Vec<Node> = Vec::new();
         for n in &f.node {
             let name = n.name.get_ref();
-            let ok = !name.is_empty()
-                && name.len() <= 32
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                && name.as_bytes()[0].is_ascii_alphabetic();
-            if !ok {
+            if !host_name_ok(name) {
                 return Err(at(
                     n.name.span().start,
                     format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
@@ -430,10 +450,33 @@ impl Scenario {
                 clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
             });
         }
-        // The nodes a `between` names; `field` says where in the error.
+        let peer = match &f.peer {
+            None => None,
+            Some(p) => {
+                let name = p.name.as_ref().map_or("peer", |n| n.get_ref().as_str());
+                let start = p.name.as_ref().map_or(0, |n| n.span().start);
+                if !host_name_ok(name) {
+                    return Err(at(start, format!("peer.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)")));
+                }
+                if nodes.iter().any(|n| n.name == name) {
+                    return Err(at(
+                        start,
+                        format!("peer.name {name:?} is also a node's name"),
+                    ));
+                }
+                Some(name.to_string())
+            }
+        };
+        // Ports of the switch: the nodes, then the peer.
+        let ports: Vec<&str> = nodes
+            .iter()
+            .map(|n| n.name.as_str())
+            .chain(peer.as_deref())
+            .collect();
+        // The ports a `between` names; `field` says where in the error.
         let pair = |between: &Spanned<[String; 2]>, field: &str| {
             let index = |name: &String| {
-                nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
+                ports.iter().position(|n| *n == name).ok_or_else(|| {
                     at(
                         between.span().start,
                         format!("{field} names {name:?}, which is no node"),
@@ -444,7 +487,7 @@ impl Scenario {
             Ok::<_, String>((index(a)?, index(b)?))
         };
         let default = f.link.unwrap_or_default();
-        let mut links = vec![vec![default; nodes.len()]; nodes.len()];
+        let mut links = vec![vec![default; ports.len()]; ports.len()];
         for p in &f.links {
             let (i, j) = pair(&p.between, "links.between")?;
             for (x, y) in [(i, j), (j, i)] {
@@ -472,12 +515,12 @@ impl Scenario {
             if groups.len() < 2 || (p.one_way && groups.len() != 2) {
                 return Err(bad("at least two groups (exactly two when one_way)".into()));
             }
-            let mut group_of = vec![None; nodes.len()];
+            let mut group_of = vec![None; ports.len()];
             for (g, members) in groups.iter().enumerate() {
                 for name in members {
-                    let i = nodes
+                    let i = ports
                         .iter()
-                        .position(|n| n.name == *name)
+                        .position(|n| n == name)
                         .ok_or_else(|| bad(format!("{name:?} is no node")))?;
                     if group_of[i].replace(g).is_some() {
                         return Err(bad(format!("{name:?} is in two groups")));
@@ -537,6 +580,7 @@ impl Scenario {
             partitions,
             degrades,
             faults,
+            peer,
             max_virtual_ns: f
                 .max_virtual_secs
                 .unwrap_or(3600)

@@ -14,6 +14,7 @@
 //! checks the envelope, then every node's snapshot as `wio run --from` would, so a damaged
 //! file is a one-line error.
 
+use super::peer::{PeerState, PeerStats};
 use super::scenario::Scenario;
 use super::switch::SwitchState;
 use crate::arch::riscv64::RvLoaded;
@@ -71,6 +72,8 @@ pub struct WorldState {
     pub ended: Vec<Option<u32>>,
     /// The world trace's chain.
     pub trace: TraceState,
+    /// The external service and what it did, when the world has one.
+    pub peer: Option<(PeerState, PeerStats)>,
 }
 
 fn bad(path: &Path, reason: String) -> WioError {

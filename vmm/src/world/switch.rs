@@ -75,15 +75,17 @@ pub fn mac_of(i: usize) -> [u8; 6] {
 }
 
 impl Switch {
-    /// A switch between nodes with these links (`links[i][j]`: from i to j).
+    /// A switch between ports of these MAC addresses with these links (`links[i][j]`:
+    /// from i to j).
     pub fn new(
         seed: RunSeed,
+        macs: Vec<[u8; 6]>,
         links: Vec<Vec<LinkSpec>>,
         partitions: Vec<Partition>,
         degrades: Vec<Degrade>,
     ) -> Switch {
         Switch {
-            macs: (0..links.len()).map(mac_of).collect(),
+            macs,
             links,
             partitions,
             degrades: degrades
@@ -113,6 +115,7 @@ impl Switch {
     /// when the state does not fit the degradations.
     pub fn resume(
         state: &SwitchState,
+        macs: Vec<[u8; 6]>,
         links: Vec<Vec<LinkSpec>>,
         partitions: Vec<Partition>,
         degrades: Vec<Degrade>,
@@ -123,7 +126,7 @@ impl Switch {
         }
         let fresh = reseed.unwrap_or(RunSeed(state.stream.seed));
         Some(Switch {
-            macs: (0..links.len()).map(mac_of).collect(),
+            macs,
             links,
             partitions,
             degrades: degrades
