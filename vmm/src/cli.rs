@@ -59,9 +59,11 @@ Examples:
   wio explore --from world.snap --seeds 0..100 --fail-on 'FAILED'
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
-shell script) and links ([link] defaults, [[links]] between = [\"a\", \"b\"]: latency_us,
-jitter_us, loss_ppm, duplicate_ppm), [[partition]]s and each node's faults. Node i is
-10.0.0.(i+1); every guest's /etc/hosts names the others. Nodes are riscv64: x86-64 machines
+shell script, faults, sched_noise, clock_drift_ppm) and links ([link] defaults, [[links]]
+between = [\"a\", \"b\"]: latency_us, jitter_us, loss_ppm, duplicate_ppm), [[partition]]s,
+[[degrade]]s, [faults] (partitions and degraded links drawn from the seed) and [peer] (an
+external smoltcp echo service at 10.0.0.254). Node i is 10.0.0.(i+1); every guest's
+/etc/hosts names the others. Nodes are riscv64: x86-64 machines
 stop only at exits, cannot keep a world's quantum, and are refused. See README, \"Worlds\".";
 
 /// `wio sim`.

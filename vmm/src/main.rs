@@ -269,6 +269,68 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
     Ok(exit_for(&report))
 }
 
+/// `wio snapshot info` of a world snapshot.
+fn world_snapshot_info(path: &std::path::Path, as_json: bool) -> Result<i32, WioError> {
+    let bytes = std::fs::read(path).map_err(|source| WioError::ArtifactIo {
+        what: "world snapshot",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (st, nodes, sha256) = world::snapshot::decode(path, &bytes)?;
+    let names: Vec<&str> = st.scenario.nodes.iter().map(|n| n.name.as_str()).collect();
+    if as_json {
+        let doc = serde_json::json!({
+            "world": true, "sha256": sha256, "seed": st.seed, "virtual_ns": st.at_ns,
+            "reason": st.reason, "wio_version": st.wio_version, "nodes": names,
+            "frames_in_flight": st.in_flight.len(), "peer": st.scenario.peer,
+            "node_snapshots": nodes.iter().map(|n| &n.meta).collect::<Vec<_>>(),
+        });
+        println!("{doc:#}");
+        return Ok(0);
+    }
+    println!("world snapshot {}", path.display());
+    println!(
+        "format        world version {} (wio {})",
+        world::snapshot::FORMAT_VERSION,
+        st.wio_version
+    );
+    println!("checksum      {sha256} (verified)");
+    println!(
+        "taken at      {:.9} virtual s ({}), seed {}",
+        st.at_ns as f64 / 1e9,
+        st.reason,
+        st.seed
+    );
+    println!(
+        "switch        {} frames in flight{}",
+        st.in_flight.len(),
+        st.scenario
+            .peer
+            .as_ref()
+            .map(|p| format!("; external service {p}"))
+            .unwrap_or_default()
+    );
+    for ((name, n), ended) in names.iter().zip(&nodes).zip(&st.ended) {
+        let pages: u64 = n
+            .memory
+            .iter()
+            .map(|(_, b)| b.len() as u64 / snapshot::PAGE)
+            .sum();
+        println!(
+            "node {name:<8} {} {} MiB RAM, {:.1} MiB non-zero, {} instructions{}",
+            n.meta.arch,
+            n.meta.mem_bytes >> 20,
+            (pages * snapshot::PAGE) as f64 / (1 << 20) as f64,
+            n.meta.instructions.unwrap_or(0),
+            ended
+                .map(|s| format!(", ended (exit {s})"))
+                .unwrap_or_default()
+        );
+    }
+    println!("restore with  wio sim --from {} [--seed S]", path.display());
+    Ok(0)
+}
+
 /// `wio snapshot info`.
 fn snapshot_info(
     path: &std::path::Path,
@@ -359,7 +421,11 @@ fn main() {
         Command::Explore(args) => explore_command(args),
         Command::Sim(args) => sim_command(args),
         Command::Snapshot(SnapshotCommand::Info { file, json }) => {
-            snapshot::Snapshot::read(file).and_then(|s| snapshot_info(file, &s, *json))
+            if world::snapshot::LoadedWorld::is_world(file) {
+                world_snapshot_info(file, *json)
+            } else {
+                snapshot::Snapshot::read(file).and_then(|s| snapshot_info(file, &s, *json))
+            }
         }
         Command::Report(ReportCommand::Merge { reports, out }) => {
             explore::merge(reports).and_then(|r| {

@@ -284,3 +284,101 @@ impl LoadedWorld {
             && &head == MAGIC
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{memory_runs, Meta, PAGE};
+
+    fn node(seed: u64) -> Snapshot {
+        let mut ram = vec![0u8; 4 * PAGE as usize];
+        ram[7] = seed as u8;
+        Snapshot {
+            meta: Meta {
+                arch: "riscv64".into(),
+                wio_version: "test".into(),
+                seed,
+                virtual_ns: 5,
+                instructions: Some(5),
+                reason: "test".into(),
+                mem_base: 0x8000_0000,
+                mem_bytes: ram.len() as u64,
+                kernel_sha256: "k".into(),
+                initrd_sha256: None,
+                cmdline: "console=ttyS0".into(),
+                epoch_unix: 0,
+                disk: None,
+                link: [0; 4],
+                kernel_path: None,
+                initrd_path: None,
+            },
+            machine: vec![1; 40],
+            memory: memory_runs(&ram),
+            sha256: String::new(),
+        }
+    }
+
+    fn state() -> WorldState {
+        let scenario =
+            Scenario::parse("[peer]\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n").unwrap();
+        let switch = super::super::switch::Switch::new(
+            wio_scheduler::RunSeed(1),
+            vec![[0; 6]; 3],
+            scenario.links.clone(),
+            Vec::new(),
+            Vec::new(),
+        )
+        .save();
+        WorldState {
+            wio_version: "test".into(),
+            seed: 1,
+            at_ns: 1_000,
+            reason: "test".into(),
+            scenario,
+            switch,
+            in_flight: vec![InFlight {
+                dst: 1,
+                at_ns: 1_200,
+                bytes: vec![0xff; 60],
+            }],
+            parked: vec![None, Some(9)],
+            setup_complete: vec![false, true],
+            ended: vec![None, Some(0)],
+            trace: crate::trace::Trace::new().save_state(),
+            peer: Some((
+                super::super::peer::Peer::new(wio_scheduler::RunSeed(1))
+                    .save()
+                    .unwrap(),
+                Default::default(),
+            )),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_refuses_damage_without_panicking() {
+        let st = state();
+        let nodes = [node(1), node(2)];
+        let bytes = encode(&st, &nodes).unwrap();
+        let p = Path::new("w.snap");
+        let (got, snaps, sha) = decode(p, &bytes).unwrap();
+        assert_eq!(got, st);
+        assert_eq!(snaps.len(), 2);
+        assert_eq!(snaps[1].meta.seed, 2);
+        assert_eq!(sha.len(), 64);
+        let err = |b: &[u8]| decode(p, b).unwrap_err().to_string();
+        assert!(err(&bytes[..bytes.len() - 1]).contains("truncated"));
+        assert!(err(b"WIOSNAP\0rest").contains("machine snapshot"));
+        assert!(err(b"hello").contains("WIOWORLD"));
+        let mut flipped = bytes.clone();
+        flipped[30] ^= 1;
+        assert!(err(&flipped).contains("checksum"));
+        for n in 0..bytes.len() {
+            assert!(decode(p, &bytes[..n]).is_err());
+        }
+        // A valid envelope around a state that does not fit its nodes.
+        let mut odd = st.clone();
+        odd.ended.pop();
+        assert!(decode(p, &encode(&odd, &nodes).unwrap()).is_err());
+        assert!(decode(p, &encode(&st, &nodes[..1]).unwrap()).is_err());
+    }
+}
