@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 
 /// First bytes of every snapshot file.
 pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
+/// First bytes of every world snapshot file (`world::snapshot`).
+pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// The format this wio writes and reads.
 /// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
 /// the platform instead of inside it. Version 3: the paths of the kernel and initrd.
@@ -203,7 +205,7 @@ impl Snapshot {
 
     /// Parses a file's bytes; `path` names it in errors.
     pub fn decode(path: &Path, bytes: &[u8]) -> Result<Snapshot> {
-        if bytes.starts_with(crate::world::snapshot::MAGIC) {
+        if bytes.starts_with(WORLD_MAGIC) {
             return Err(bad(
                 path,
                 "is a world snapshot (several machines); restore it with `wio sim --from` or explore it with `wio explore --from`".into(),

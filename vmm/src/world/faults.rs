@@ -7,29 +7,9 @@
 //! (A node's own faults, crash and restart included, come from its `faults` profile,
 //! drawn from its seed, which derives from the world's.)
 
-use super::scenario::{Degrade, Partition};
+use super::scenario::{Degrade, Level, Partition, WorldProfile};
 use serde::{Deserialize, Serialize};
 use wio_scheduler::{RunSeed, Stream};
-
-/// How often and how hard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Level {
-    /// A partition every 30 s on average lasting 0.5-3 s; a degradation every 20 s,
-    /// 0.5-5 s, up to 50 ms more latency, 10 ms jitter, 20% loss.
-    Light,
-    /// A partition every 10 s, 1-10 s; a degradation every 5 s, 1-10 s, up to 200 ms,
-    /// 50 ms jitter, 50% loss.
-    Heavy,
-}
-
-/// The scenario's `[faults]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorldProfile {
-    /// How often and how hard.
-    pub level: Level,
-    /// No drawn fault starts before this virtual time (the nodes' setup), ns.
-    pub after_ns: u64,
-}
 
 struct Rates {
     partition_mean_ns: u64,
@@ -43,38 +23,27 @@ struct Rates {
 
 const MS: u64 = 1_000_000;
 
-impl Level {
-    fn rates(self) -> Rates {
-        match self {
-            Level::Light => Rates {
-                partition_mean_ns: 30_000 * MS,
-                partition_ns: (500 * MS, 3_000 * MS),
-                degrade_mean_ns: 20_000 * MS,
-                degrade_ns: (500 * MS, 5_000 * MS),
-                latency_us: 50_000,
-                jitter_us: 10_000,
-                loss_ppm: 200_000,
-            },
-            Level::Heavy => Rates {
-                partition_mean_ns: 10_000 * MS,
-                partition_ns: (1_000 * MS, 10_000 * MS),
-                degrade_mean_ns: 5_000 * MS,
-                degrade_ns: (1_000 * MS, 10_000 * MS),
-                latency_us: 200_000,
-                jitter_us: 50_000,
-                loss_ppm: 500_000,
-            },
-        }
-    }
-
-    /// From the scenario's `profile` (None: `none`).
-    pub fn parse(s: &str) -> Option<Option<Level>> {
-        match s {
-            "none" => Some(None),
-            "light" => Some(Some(Level::Light)),
-            "heavy" => Some(Some(Level::Heavy)),
-            _ => None,
-        }
+/// The rates of a level.
+fn rates(level: Level) -> Rates {
+    match level {
+        Level::Light => Rates {
+            partition_mean_ns: 30_000 * MS,
+            partition_ns: (500 * MS, 3_000 * MS),
+            degrade_mean_ns: 20_000 * MS,
+            degrade_ns: (500 * MS, 5_000 * MS),
+            latency_us: 50_000,
+            jitter_us: 10_000,
+            loss_ppm: 200_000,
+        },
+        Level::Heavy => Rates {
+            partition_mean_ns: 10_000 * MS,
+            partition_ns: (1_000 * MS, 10_000 * MS),
+            degrade_mean_ns: 5_000 * MS,
+            degrade_ns: (1_000 * MS, 10_000 * MS),
+            latency_us: 200_000,
+            jitter_us: 50_000,
+            loss_ppm: 500_000,
+        },
     }
 }
 
@@ -104,7 +73,7 @@ pub fn draw(
     if nodes < 2 {
         return (Vec::new(), Vec::new());
     }
-    let r = p.level.rates();
+    let r = rates(p.level);
     let from = from_ns.max(p.after_ns);
     let n = nodes as u64;
     let mut partitions = Vec::new();

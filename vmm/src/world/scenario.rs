@@ -42,7 +42,6 @@
 //! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
 //! names the file, the line and the field.
 
-use super::faults::{Level, WorldProfile};
 use crate::error::{Result, WioError};
 use crate::machine::noise::SchedNoise;
 use serde::{Deserialize, Serialize};
@@ -146,6 +145,38 @@ struct DegradeSpec {
     jitter_us: u64,
     #[serde(default)]
     loss_ppm: u64,
+}
+
+/// How often and how hard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Level {
+    /// A partition every 30 s on average lasting 0.5-3 s; a degradation every 20 s,
+    /// 0.5-5 s, up to 50 ms more latency, 10 ms jitter, 20% loss.
+    Light,
+    /// A partition every 10 s, 1-10 s; a degradation every 5 s, 1-10 s, up to 200 ms,
+    /// 50 ms jitter, 50% loss.
+    Heavy,
+}
+
+/// The scenario's `[faults]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldProfile {
+    /// How often and how hard.
+    pub level: Level,
+    /// No drawn fault starts before this virtual time (the nodes' setup), ns.
+    pub after_ns: u64,
+}
+
+impl Level {
+    /// From the scenario's `profile` (None: `none`).
+    pub fn parse(s: &str) -> Option<Option<Level>> {
+        match s {
+            "none" => Some(None),
+            "light" => Some(Some(Level::Light)),
+            "heavy" => Some(Some(Level::Heavy)),
+            _ => None,
+        }
+    }
 }
 
 /// A link degraded for an interval: frames sent on it then take longer and may be lost.

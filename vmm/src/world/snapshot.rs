@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// First bytes of every world snapshot file.
-pub const MAGIC: &[u8; 8] = b"WIOWORLD";
+pub use crate::snapshot::WORLD_MAGIC as MAGIC;
 /// The world snapshot format this wio writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
 /// Largest world state section (the scenario, the switch, frames in flight).
