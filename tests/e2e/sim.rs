@@ -5,7 +5,10 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary, write_file};
+use wio_e2e_tests::{
+    require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
+    write_file,
+};
 
 const WORLD: &str = r#"max_virtual_secs = 30
 [link]
@@ -589,6 +592,64 @@ run = "ping -c 2 echo"
     let out = wio(&["sim", &bad]);
     assert!(
         stderr(&out).contains("line 2: peer.name \"a\" is also a node's name"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn nodes_boot_from_root_disks_that_stay_unmodified() {
+    if !require_riscv_guests("nodes_boot_from_root_disks_that_stay_unmodified") {
+        return;
+    }
+    let Some(base) = riscv_guest_artifact("RISCV64_ROOTFS") else {
+        eprintln!("SKIPPED: no built rootfs disk");
+        return;
+    };
+    let before = std::fs::read(&base).unwrap();
+    let dir = scratch("sim-disks");
+    // Two nodes on the same built disk, by name and by path: each writes to its own
+    // overlay; the extra kernel argument reaches the guest.
+    let world = write_file(
+        &dir,
+        "disks.toml",
+        &format!(
+            r#"max_virtual_secs = 30
+[[node]]
+name = "a"
+disk = "rootfs"
+cmdline = "wio.extra=a"
+run = "echo from-a > /note; sync; cat /note; grep -o 'wio.extra=[a-z]*' /proc/cmdline"
+[[node]]
+name = "b"
+disk = "{}"
+run = "cat /note 2>/dev/null || echo no-note; ping -c 1 a"
+"#,
+            base.display()
+        ),
+    );
+    let out = wio(&["sim", &world, "--seed", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("a | from-a"), "{text}");
+    assert!(text.contains("a | wio.extra=a"), "{text}");
+    assert!(
+        text.contains("b | no-note"),
+        "b has its own overlay: {text}"
+    );
+    assert!(
+        std::fs::read(&base).unwrap() == before,
+        "the base image is unchanged"
+    );
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        "[[node]]\nname = \"a\"\ndisk = \"nope.ext4\"\n",
+    );
+    let out = wio(&["sim", &bad]);
+    assert!(
+        stderr(&out).contains("line 3: node.disk \"nope.ext4\""),
         "{}",
         stderr(&out)
     );

@@ -10,6 +10,43 @@ pub const GUESTS: [(&str, &str, &str); 2] = [
     ("debian", "RISCV64_DEBIAN_IMAGE", "RISCV64_DEBIAN_INITRAMFS"),
 ];
 
+/// The root disks built by `images/build-all-riscv64.sh`, by name.
+pub const DISKS: [(&str, &str); 3] = [
+    ("rootfs", "RISCV64_ROOTFS"),
+    ("redis", "RISCV64_REDIS_ROOTFS"),
+    ("python", "RISCV64_PYTHON_ROOTFS"),
+];
+
+/// The named built root disk ("rootfs": busybox and the workload; "redis": also redis;
+/// "python": also Python 3 and the Antithesis SDK).
+pub fn built_disk(name: &str) -> Result<PathBuf> {
+    let (_, key) = DISKS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+        WioError::Usage(format!(
+            "unknown built disk {name:?}; built riscv64 disks: rootfs, redis, python (or give a path)"
+        ))
+    })?;
+    let cache = cache_dir()?;
+    let manifest = cache.join("riscv64-guests.env");
+    let text = std::fs::read_to_string(&manifest).map_err(|_| {
+        WioError::Usage(format!(
+            "no riscv64 disks built in {}: run images/build-all-riscv64.sh once",
+            cache.display()
+        ))
+    })?;
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| PathBuf::from(v.trim()))
+        .filter(|p| p.exists())
+        .ok_or_else(|| {
+            WioError::Usage(format!(
+                "the built {name} disk is not in {}; re-run images/build-all-riscv64.sh",
+                cache.display()
+            ))
+        })?;
+    Ok(path)
+}
+
 /// The cache folder.
 fn cache_dir() -> Result<PathBuf> {
     std::env::var_os("WIO_CACHE")

@@ -31,7 +31,7 @@ use crate::trace::{fnv1a, Trace};
 use faults::WorldFault;
 use hosts::Hosts;
 use peer::{Peer, PeerStats};
-use scenario::Scenario;
+use scenario::{NodeDisk, Scenario};
 use serde::Serialize;
 use serde_json::json;
 use snapshot::{InFlight, LoadedWorld, WorldState};
@@ -126,6 +126,11 @@ fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<
             let node_seed = RunSeed(seed)
                 .stream(&format!("world/node/{}", n.name))
                 .next_u64();
+            let disk = match &n.disk {
+                None => None,
+                Some(NodeDisk::Built(name)) => Some(crate::machine::guests::built_disk(name)?),
+                Some(NodeDisk::File(p)) => Some(p.clone()),
+            };
             let faults = match &n.faults {
                 None => FaultSource::None,
                 Some(f) if f.ends_with(".json") => {
@@ -143,12 +148,22 @@ fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<
                     .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
                 mem_mib: n.mem_mib,
                 cmdline: Some(format!(
-                    "{DEFAULT_CMDLINE} wio.node={} wio.ip={} wio.hosts={} wio.run={}",
+                    "{DEFAULT_CMDLINE}{} wio.node={} wio.ip={} wio.hosts={} wio.run={}{}",
+                    if disk.is_some() {
+                        " root=/dev/vda rw rootfstype=ext4 init=/init"
+                    } else {
+                        ""
+                    },
                     n.name,
                     ip_of(i),
                     hosts.join(","),
-                    base64(n.run.as_bytes())
+                    base64(n.run.as_bytes()),
+                    n.cmdline
+                        .as_ref()
+                        .map(|c| format!(" {c}"))
+                        .unwrap_or_default()
                 )),
+                disk,
                 net_port: true,
                 pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
                 mac: Some(mac_of(i)),

@@ -17,6 +17,9 @@
 //! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
 //! faults = "light"            # this node's faults: a profile (none, light, heavy, FILE.toml)
 //!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
+//! disk = "python"             # a root disk: built (rootfs, redis, python) or an ext4 image
+//!                             # (never modified: writes go to the node's own overlay)
+//! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
 //! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)
 //! [[partition]]               # frames between the groups are dropped while it lasts
@@ -116,6 +119,10 @@ struct NodeSpec {
     run: Option<Spanned<String>>,
     #[serde(default)]
     faults: Option<Spanned<String>>,
+    #[serde(default)]
+    disk: Option<Spanned<String>>,
+    #[serde(default)]
+    cmdline: Option<Spanned<String>>,
     #[serde(default)]
     sched_noise: Option<Spanned<String>>,
     #[serde(default)]
@@ -290,10 +297,24 @@ pub struct Node {
     pub run: String,
     /// Its faults (`--faults` or `--fault-plan` of a single run), if any.
     pub faults: Option<String>,
+    /// Its root disk: a built disk's name (`rootfs`, `redis`, `python`) or an ext4 image
+    /// (never modified: the node writes to its own copy-on-write overlay).
+    pub disk: Option<NodeDisk>,
+    /// Kernel arguments added to the node's command line.
+    pub cmdline: Option<String>,
     /// Its CPU-timing noise level (`--sched-noise`).
     pub sched_noise: SchedNoise,
     /// A fixed clock drift in ppm, in place of the one its seed draws (`--clock-drift-ppm`).
     pub clock_drift_ppm: Option<i32>,
+}
+
+/// A node's root disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NodeDisk {
+    /// A disk `images/build-all-riscv64.sh` built, by name.
+    Built(String),
+    /// An image file.
+    File(PathBuf),
 }
 
 /// A checked scenario.
@@ -457,6 +478,27 @@ impl Scenario {
                     ));
                 }
             }
+            let disk = match &n.disk {
+                None => None,
+                Some(d) => {
+                    let v = d.get_ref();
+                    if crate::machine::guests::DISKS
+                        .iter()
+                        .any(|(name, _)| name == v)
+                    {
+                        Some(NodeDisk::Built(v.clone()))
+                    } else {
+                        let p = resolve(Path::new(v));
+                        if !p.is_file() {
+                            return Err(at(
+                                d.span().start,
+                                format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python)"),
+                            ));
+                        }
+                        Some(NodeDisk::File(p))
+                    }
+                }
+            };
             let run = n
                 .run
                 .as_ref()
@@ -477,6 +519,8 @@ impl Scenario {
                 mem_mib: n.mem_mib.unwrap_or(256),
                 run,
                 faults,
+                disk,
+                cmdline: n.cmdline.as_ref().map(|c| c.get_ref().clone()),
                 sched_noise,
                 clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
             });
