@@ -97,6 +97,12 @@ fn three_nodes_ping_and_talk_tcp_and_one_seed_is_one_world() {
         );
         assert!(p.len() > 24 + 10 * 60, "{node}: {} bytes", p.len());
     }
+    // Per-link captures: a-b (pings), a-c (pings), b-c (TCP), each both ways.
+    for link in ["a.b", "a.c", "b.c"] {
+        let p = pcaps.join(format!("link.{link}.pcap"));
+        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(bytes.len() > 24 + 4 * 60, "{link}: {} bytes", bytes.len());
+    }
     let (_, other) = sim(&[&world, "--seed", "2", "--quiet"]);
     assert_ne!(other["world_trace_hash"], s["world_trace_hash"]);
     let _ = std::fs::remove_dir_all(dir);

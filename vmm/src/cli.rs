@@ -98,7 +98,8 @@ pub struct SimArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Capture each node's frames (sent and received, with virtual timestamps) to
-    /// DIR/NAME.pcap.
+    /// DIR/NAME.pcap, and each link's (both ways, as the switch delivered them) to
+    /// DIR/link.A.B.pcap.
     #[arg(long, value_name = "DIR")]
     pub pcap_dir: Option<PathBuf>,
     /// Host threads the machines are spread over (the result is the same for any number).

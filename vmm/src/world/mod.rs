@@ -12,6 +12,7 @@
 //! The world's trace hash chains a line per node (its name and its own trace hash) after
 //! every delivered frame folded in: one seed, one world hash.
 
+pub mod capture;
 pub mod faults;
 pub mod hosts;
 pub mod peer;
@@ -513,6 +514,12 @@ impl World {
     ) -> Result<Option<WorldSummary>> {
         let s = &self.scenario;
         let quantum = s.quantum_ns();
+        let mut links = opts.pcap_dir.as_ref().map(|d| {
+            capture::LinkCaptures::new(
+                d.clone(),
+                self.names.iter().cloned().chain(s.peer.clone()).collect(),
+            )
+        });
         let max_ns = opts.max_virtual_ns.unwrap_or(s.max_virtual_ns);
         let width = self.names.iter().map(String::len).max().unwrap_or(1);
         let mut snap = opts.snapshot.clone();
@@ -578,6 +585,11 @@ impl World {
             // Frames of this quantum, in (arrival, source, sequence) order.
             deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
             for d in deliveries.drain(..) {
+                if let Some(c) = links.as_mut() {
+                    if d.dst == self.names.len() || self.alive[d.dst] {
+                        c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
+                    }
+                }
                 if let Some(p) = self.peer.as_mut().filter(|_| d.dst == self.names.len()) {
                     self.trace.fold(
                         FOLD_FRAME,
@@ -624,6 +636,9 @@ impl World {
                 "wio: warning: the world ended before its snapshot point ({when:?}); {} was not written",
                 path.display()
             );
+        }
+        if let Some(c) = links.as_mut() {
+            c.finish()?;
         }
         let stopped_at_until = until_line.is_some();
         let mut summaries = Vec::new();
