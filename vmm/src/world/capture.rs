@@ -40,15 +40,14 @@ impl LinkCaptures {
             path: path.clone(),
             source,
         };
-        if !self.files.contains_key(&key) {
-            let f = std::fs::File::create(&path).map_err(out)?;
-            let pcap = Pcap::new(Box::new(std::io::BufWriter::new(f))).map_err(out)?;
-            self.files.insert(key, pcap);
-        }
-        match self.files.get_mut(&key) {
-            Some(p) => p.record(at_ns, frame).map_err(out),
-            None => Ok(()),
-        }
+        let pcap = match self.files.entry(key) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let f = std::fs::File::create(&path).map_err(out)?;
+                e.insert(Pcap::new(Box::new(std::io::BufWriter::new(f))).map_err(out)?)
+            }
+        };
+        pcap.record(at_ns, frame).map_err(out)
     }
 
     /// Flushes every capture.
