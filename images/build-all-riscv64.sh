@@ -52,6 +52,8 @@ run "$HERE/riscv64-rootfs.sh" --redis "$small_initramfs"
 redis_rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-rootfs.sh" --python "$small_initramfs"
 python_rootfs="$(get ROOTFS)"
+run "$HERE/riscv64-rootfs.sh" --payments "$small_initramfs"
+payments_rootfs="$(get ROOTFS)"
 
 manifest="$(cat <<EOF
 RISCV64_DEBIAN_KERNEL_RELEASE=$deb_release
@@ -64,6 +66,7 @@ RISCV64_SMALL_INITRAMFS=$small_initramfs
 RISCV64_ROOTFS=$rootfs
 RISCV64_REDIS_ROOTFS=$redis_rootfs
 RISCV64_PYTHON_ROOTFS=$python_rootfs
+RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

@@ -81,7 +81,7 @@ pub struct SimArgs {
     pub seed: Option<u64>,
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
-    /// line of any node) or setup-complete (every node's program declared it).
+    /// line of any node) or setup-complete (a program in a node declared it).
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Option<String>,
     /// Where --snapshot-at writes the world snapshot.

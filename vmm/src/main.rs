@@ -95,6 +95,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         capture_console: false,
         sched_noise: args.sched_noise.unwrap_or_default(),
         stop_on_violation: args.stop_on_violation,
+        judge_promises: true,
         clock_drift_ppm: args.clock_drift_ppm,
         faults: match (&args.fault_plan, &args.faults) {
             (Some(path), _) => faults::FaultSource::Plan(faults::plan::FaultPlan::read(path)?),

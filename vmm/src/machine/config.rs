@@ -65,6 +65,9 @@ pub struct RunConfig {
     pub sched_noise: super::noise::SchedNoise,
     /// End the run at the first violated `always` promise.
     pub stop_on_violation: bool,
+    /// Whether failed promises fail the run (false: a world judges its nodes' promises
+    /// together, so a promise one node states and another meets is not a failure).
+    pub judge_promises: bool,
     /// A fixed clock drift in ppm (riscv64: its oscillator against virtual time), in
     /// place of the one the seed draws from the noise level. A restore given one keeps it
     /// (or re-keys to it) whatever the seed; without one, a re-seeded restore draws anew.
@@ -148,6 +151,7 @@ impl RunConfig {
             capture_console: false,
             sched_noise: super::noise::SchedNoise::default(),
             stop_on_violation: false,
+            judge_promises: true,
             clock_drift_ppm: None,
             faults: crate::faults::FaultSource::None,
             fault_plan_out: None,

@@ -11,18 +11,20 @@ pub const GUESTS: [(&str, &str, &str); 2] = [
 ];
 
 /// The root disks built by `images/build-all-riscv64.sh`, by name.
-pub const DISKS: [(&str, &str); 3] = [
+pub const DISKS: [(&str, &str); 4] = [
     ("rootfs", "RISCV64_ROOTFS"),
     ("redis", "RISCV64_REDIS_ROOTFS"),
     ("python", "RISCV64_PYTHON_ROOTFS"),
+    ("payments", "RISCV64_PAYMENTS_ROOTFS"),
 ];
 
 /// The named built root disk ("rootfs": busybox and the workload; "redis": also redis;
-/// "python": also Python 3 and the Antithesis SDK).
+/// "python": also Python 3 and the Antithesis SDK; "payments": all of it and the payment
+/// scenario's services, images/payments).
 pub fn built_disk(name: &str) -> Result<PathBuf> {
     let (_, key) = DISKS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
         WioError::Usage(format!(
-            "unknown built disk {name:?}; built riscv64 disks: rootfs, redis, python (or give a path)"
+            "unknown built disk {name:?}; built riscv64 disks: rootfs, redis, python, payments (or give a path)"
         ))
     })?;
     let cache = cache_dir()?;

@@ -75,6 +75,8 @@ pub fn draw(
     }
     let r = rates(p.level);
     let from = from_ns.max(p.after_ns);
+    let until_ns = p.until_ns.map_or(until_ns, |u| u.min(until_ns));
+    let clip = |end: u64| p.until_ns.map_or(end, |u| end.min(u));
     let n = nodes as u64;
     let mut partitions = Vec::new();
     let mut s = seed.stream("world/faults/partition");
@@ -90,7 +92,7 @@ pub fn draw(
         }
         partitions.push(Partition {
             from_ns: at,
-            until_ns: at.saturating_add(len),
+            until_ns: clip(at.saturating_add(len)),
             group_of,
             one_way: s.below(4) == 0,
             drawn: true,
@@ -110,7 +112,7 @@ pub fn draw(
         };
         degrades.push(Degrade {
             from_ns: at,
-            until_ns: at.saturating_add(len),
+            until_ns: clip(at.saturating_add(len)),
             between,
             latency_ns: s.below(r.latency_us + 1) * 1_000,
             jitter_ns: s.below(r.jitter_us + 1) * 1_000,
@@ -188,6 +190,7 @@ mod tests {
         let p = WorldProfile {
             level: Level::Heavy,
             after_ns: 2_000 * MS,
+            until_ns: None,
         };
         let hour = 3_600_000 * MS;
         let (ps, ds) = draw(&p, RunSeed(5), 3, 0, hour);

@@ -16,6 +16,7 @@ pub mod capture;
 pub mod faults;
 pub mod hosts;
 pub mod peer;
+pub mod promises;
 pub mod scenario;
 pub mod snapshot;
 pub mod switch;
@@ -26,6 +27,8 @@ use crate::faults::plan::FaultPlan;
 use crate::faults::profile::Profile;
 use crate::faults::FaultSource;
 use crate::machine::RunConfig;
+use crate::promises::report::Verdict;
+use crate::promises::Status;
 use crate::snapshot::plan::{take_matches, SnapshotAt};
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
@@ -83,6 +86,9 @@ pub struct WorldSummary {
     /// What the external service did, when the world has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerStats>,
+    /// The promises of every node's programs, judged together.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub promises: Vec<Verdict>,
 }
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -169,6 +175,7 @@ fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<
                 pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
                 mac: Some(mac_of(i)),
                 capture_console: true,
+                judge_promises: false,
                 sched_noise: n.sched_noise,
                 clock_drift_ppm: n.clock_drift_ppm,
                 ..RunConfig::with_seed(node_seed)
@@ -184,7 +191,8 @@ pub enum SnapWhen {
     Time(u64),
     /// The first console line of any node that contains this text.
     Console(String),
-    /// Every node has declared its setup complete (the SDK's `setup_complete`).
+    /// A program in some node declared its setup complete (the SDK's `setup_complete`; in a
+    /// world one program, the workload, usually does).
     SetupComplete,
 }
 
@@ -439,7 +447,7 @@ impl World {
         match when {
             SnapWhen::Time(ns) => self.t >= *ns,
             SnapWhen::Console(text) => lines.iter().any(|l| l.contains(text.as_str())),
-            SnapWhen::SetupComplete => self.setup.iter().all(|s| *s),
+            SnapWhen::SetupComplete => self.setup.iter().any(|s| *s),
         }
     }
 
@@ -527,7 +535,9 @@ impl World {
         let mut matched: Vec<String> = Vec::new();
         let mut until_line: Option<String> = None;
         let mut deliveries: Vec<Delivery> = Vec::new();
-        while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() {
+        let ends = self.scenario.end_when_done.clone();
+        let mut done = false;
+        while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() && !done {
             if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 return Ok(None);
             }
@@ -620,11 +630,12 @@ impl World {
                     },
                 ));
             }
+            done = !ends.is_empty() && ends.iter().all(|i| !self.alive[*i]);
             if let Some((when, path)) = snap.as_ref().filter(|(w, _)| self.due(w, &lines)) {
                 let reason = match when {
                     SnapWhen::Time(ns) => format!("virtual time >= {ns} ns"),
                     SnapWhen::Console(t) => format!("console line containing {t:?}"),
-                    SnapWhen::SetupComplete => "every node's setup complete".into(),
+                    SnapWhen::SetupComplete => "setup complete".into(),
                 };
                 let path = path.clone();
                 self.snapshot(reason, &path)?;
@@ -643,9 +654,12 @@ impl World {
         let stopped_at_until = until_line.is_some();
         let mut summaries = Vec::new();
         let mut code = 0;
-        for (i, summary) in self.hosts.finish(max_ns, stopped_at_until)? {
+        for (i, summary) in self.hosts.finish(max_ns, stopped_at_until || done)? {
             if code == 0 && summary.wio_exit_code != 0 {
                 code = summary.wio_exit_code;
+            }
+            if code == 0 && summary.exit_status.is_some_and(|s| s != 0) {
+                code = summary.exit_status.map_or(1, |s| s as i32);
             }
             self.trace.event(
                 summary.virtual_ns,
@@ -675,7 +689,17 @@ impl World {
             );
         let mut world_faults: Vec<WorldFault> = drawn.collect();
         world_faults.sort_by_key(|f| f.from_ns);
+        // The nodes' promises judged together (a world stopped at its `until` text, its end
+        // not seen, fails on violations only).
+        let promises = promises::join(&summaries);
+        let failed = promises.iter().filter(|v| {
+            v.status == Status::Violated || (!stopped_at_until && v.status != Status::Passed)
+        });
+        if code == 0 && failed.count() > 0 {
+            code = crate::error::exit_code::PROMISE;
+        }
         Ok(Some(WorldSummary {
+            promises,
             peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
             faults: world_faults,
             seed: self.seed,
@@ -746,11 +770,6 @@ impl WorldSummary {
                     n.restarts
                 ));
             }
-            if let Some(p) = &n.promises {
-                for line in p.human().lines() {
-                    s.push_str(&format!("  {name:<8} {line}\n"));
-                }
-            }
         }
         if let Some(p) = &self.peer {
             s.push_str(&format!(
@@ -767,6 +786,13 @@ impl WorldSummary {
                 f.until_ns as f64 / 1e9
             ));
         }
+        s.push_str(
+            &crate::promises::report::Promises {
+                list: self.promises.clone(),
+                ..Default::default()
+            }
+            .human(),
+        );
         s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
         s
     }

@@ -2,6 +2,8 @@
 //!
 //! ```text
 //! max_virtual_secs = 60       # optional; the run stops there (default 3600)
+//! end_when_done = ["client"]  # optional; the world ends once these nodes have ended (the
+//!                             # others, servers, stop as a success); default: every node
 //! [link]                      # every pair of nodes, unless a [[links]] entry says otherwise
 //! latency_us = 200            # one way; the world's quantum is the smallest latency
 //! jitter_us = 50              # extra delay drawn per frame in [0, jitter]
@@ -17,7 +19,7 @@
 //! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
 //! faults = "light"            # this node's faults: a profile (none, light, heavy, FILE.toml)
 //!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
-//! disk = "python"             # a root disk: built (rootfs, redis, python) or an ext4 image
+//! disk = "python"             # a root disk: built (rootfs, redis, python, payments) or an ext4 image
 //!                             # (never modified: writes go to the node's own overlay)
 //! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
@@ -33,6 +35,7 @@
 //! [faults]                    # faults between nodes drawn from the world's seed
 //! profile = "light"           # none, light (a partition every ~30 s, a degraded link every ~20 s), heavy
 //! after_ms = 2000             # none start before (the nodes' setup)
+//! until_ms = 10000            # and every one has ended by then (optional)
 //! [[degrade]]                 # a link (both ways; every link without `between`) degraded
 //! at_ms = 3000                # for an interval: frames sent then take latency_us longer,
 //! duration_ms = 1000          # plus a jitter in [0, jitter_us], and are lost with loss_ppm
@@ -172,6 +175,8 @@ pub struct WorldProfile {
     pub level: Level,
     /// No drawn fault starts before this virtual time (the nodes' setup), ns.
     pub after_ns: u64,
+    /// Every drawn fault has ended by this virtual time (checks after the faults), ns.
+    pub until_ns: Option<u64>,
 }
 
 impl Level {
@@ -257,11 +262,15 @@ struct FaultsSpec {
     profile: Spanned<String>,
     #[serde(default)]
     after_ms: u64,
+    #[serde(default)]
+    until_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    #[serde(default)]
+    end_when_done: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     faults: Option<FaultsSpec>,
     #[serde(default)]
@@ -332,6 +341,9 @@ pub struct Scenario {
     pub degrades: Vec<Degrade>,
     /// Faults between nodes drawn from the world's seed, if any.
     pub faults: Option<WorldProfile>,
+    /// The world ends (as a success for the nodes still running) once these nodes have
+    /// ended; empty: when every node has.
+    pub end_when_done: Vec<usize>,
     /// The external service's host name, when the world has one (`[peer]`): it is the
     /// switch's port after the nodes', in `links`, partitions and degradations too.
     pub peer: Option<String>,
@@ -492,7 +504,7 @@ impl Scenario {
                         if !p.is_file() {
                             return Err(at(
                                 d.span().start,
-                                format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python)"),
+                                format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python, payments)"),
                             ));
                         }
                         Some(NodeDisk::File(p))
@@ -634,10 +646,30 @@ impl Scenario {
         let faults = match &f.faults {
             None => None,
             Some(spec) => match Level::parse(spec.profile.get_ref()) {
-                Some(level) => level.map(|level| WorldProfile {
-                    level,
-                    after_ns: spec.after_ms.saturating_mul(1_000_000),
-                }),
+                Some(level) => {
+                    if let Some(u) = spec
+                        .until_ms
+                        .as_ref()
+                        .filter(|u| *u.get_ref() <= spec.after_ms)
+                    {
+                        return Err(at(
+                            u.span().start,
+                            format!(
+                                "faults.until_ms {} is not after after_ms {}",
+                                u.get_ref(),
+                                spec.after_ms
+                            ),
+                        ));
+                    }
+                    level.map(|level| WorldProfile {
+                        level,
+                        after_ns: spec.after_ms.saturating_mul(1_000_000),
+                        until_ns: spec
+                            .until_ms
+                            .as_ref()
+                            .map(|u| u.get_ref().saturating_mul(1_000_000)),
+                    })
+                }
                 None => {
                     return Err(at(
                         spec.profile.span().start,
@@ -649,7 +681,20 @@ impl Scenario {
                 }
             },
         };
+        let mut end_when_done = Vec::new();
+        if let Some(list) = &f.end_when_done {
+            for name in list.get_ref() {
+                let i = nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
+                    at(
+                        list.span().start,
+                        format!("end_when_done names {name:?}, which is no node"),
+                    )
+                })?;
+                end_when_done.push(i);
+            }
+        }
         Ok(Scenario {
+            end_when_done,
             nodes,
             links,
             partitions,
