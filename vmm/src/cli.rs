@@ -54,6 +54,7 @@ Examples:
   wio sim world.toml --seed 7                  # every node's console, prefixed with its name
   wio sim world.toml --seed 7 --quiet --summary-json world.json
   wio sim world.toml --seed 7 --snapshot-at 2s --snapshot-out world.snap
+  wio sim images/payments/world.toml --node-args payments=wio.bug=receipt-no-retry
   wio sim --from world.snap                    # continues exactly as the world that took it
   wio sim --from world.snap --seed 99          # same past, a different future
   wio explore --from world.snap --seeds 0..100 --fail-on 'FAILED'
@@ -84,6 +85,11 @@ pub struct SimArgs {
     /// line of any node) or setup-complete (a program in a node declared it).
     #[arg(long, value_name = "WHEN")]
     pub snapshot_at: Option<String>,
+    /// Add kernel arguments to a node's command line: NAME=ARGS (repeatable), e.g.
+    /// `--node-args payments=wio.bug=receipt-no-retry`. Not with --from (a restored world's
+    /// kernels booted long ago).
+    #[arg(long, value_name = "NAME=ARGS", conflicts_with = "from")]
+    pub node_args: Vec<String>,
     /// Where --snapshot-at writes the world snapshot.
     #[arg(long, value_name = "FILE", default_value = "world.snap")]
     pub snapshot_out: PathBuf,

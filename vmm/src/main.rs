@@ -211,7 +211,10 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                 .ok_or_else(|| WioError::Internal("world run cancelled".into()))?
         }
         (None, Some(path)) => {
-            let scenario = world::scenario::Scenario::read(path)?;
+            let mut scenario = world::scenario::Scenario::read(path)?;
+            for arg in &args.node_args {
+                scenario.add_node_args(arg)?;
+            }
             world::run(&scenario, args.seed.unwrap_or(0), &opts)?
         }
         (None, None) => {

@@ -708,6 +708,27 @@ impl Scenario {
         })
     }
 
+    /// Adds kernel arguments to a node's command line, from `--node-args NAME=ARGS`.
+    pub fn add_node_args(&mut self, arg: &str) -> Result<()> {
+        let bad = |why: String| WioError::Usage(format!("--node-args {arg:?}: {why}"));
+        let (name, args) = arg.split_once('=').ok_or_else(|| {
+            bad("expected NAME=ARGS, e.g. payments=wio.bug=receipt-no-retry".into())
+        })?;
+        let node = self
+            .nodes
+            .iter_mut()
+            .find(|n| n.name == name)
+            .ok_or_else(|| bad(format!("the scenario has no node {name:?}")))?;
+        if args.trim().is_empty() {
+            return Err(bad("no arguments".into()));
+        }
+        node.cmdline = Some(match node.cmdline.take() {
+            Some(c) => format!("{c} {args}"),
+            None => args.to_string(),
+        });
+        Ok(())
+    }
+
     /// The world's quantum: the smallest latency between two different nodes (ns).
     pub fn quantum_ns(&self) -> u64 {
         let mut q = u64::MAX;
