@@ -33,6 +33,14 @@ pub enum Command {
     /// Run many seeds from one snapshot (riscv64 or x86-64) as copy-on-write branches, in parallel, and report each.
     #[command(after_help = EXPLORE_EXAMPLES)]
     Explore(ExploreArgs),
+    /// Shrink a failing world seed's faults to the fewest, shortest, latest that still
+    /// break its promise; write them as a fault plan and tell them as a story.
+    #[command(after_help = SHRINK_EXAMPLES)]
+    Shrink(ShrinkArgs),
+    /// Re-run a report's failing seeds and shrunk plans against a fixed build's world
+    /// snapshot, with the same seeds and faults; report each fixed or still failing.
+    #[command(after_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
     /// Run several riscv64 machines on one virtual clock, joined by a simulated switch.
     #[command(after_help = SIM_EXAMPLES)]
     Sim(SimArgs),
@@ -90,6 +98,11 @@ pub struct SimArgs {
     /// kernels booted long ago).
     #[arg(long, value_name = "NAME=ARGS", conflicts_with = "from")]
     pub node_args: Vec<String>,
+    /// Exactly the faults between nodes (and nodes' own faults) FILE lists, in place of
+    /// those the [faults] profile draws (with --from: from the snapshot on). `wio shrink`
+    /// writes such files.
+    #[arg(long, value_name = "FILE")]
+    pub fault_plan: Option<PathBuf>,
     /// Where --snapshot-at writes the world snapshot.
     #[arg(long, value_name = "FILE", default_value = "world.snap")]
     pub snapshot_out: PathBuf,
@@ -174,6 +187,67 @@ pub enum ReportCommand {
         #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
         out: PathBuf,
     },
+}
+
+const SHRINK_EXAMPLES: &str = "\
+Examples:
+  wio shrink --from payments.snap --seed 35                # the seed's first broken promise
+  wio shrink --report report.json                          # the report's first failing seed
+  wio shrink --from payments.snap --seed 35 --promise receipt --out minimal.json
+  wio sim --from payments.snap --seed 35 --fault-plan minimal.json   # reproduce it
+
+Each probe is a branch of the world snapshot with the same seed and a sub-list of the
+seed's faults (delta debugging), then each fault shorter and later; probes run on --jobs
+threads and the result does not depend on how many.";
+
+/// Options of `wio shrink`.
+#[derive(Debug, Args)]
+pub struct ShrinkArgs {
+    /// The world snapshot the failing seed ran from (or --report).
+    #[arg(long, value_name = "FILE", required_unless_present = "report")]
+    pub from: Option<PathBuf>,
+    /// The failing seed (with --report: default its first failing seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// An exploration report (`wio explore --report`): its snapshot, and a failing seed of it.
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    pub report: Option<PathBuf>,
+    /// Text of the promise that must keep failing (default: the seed's first violated one).
+    #[arg(long, value_name = "TEXT")]
+    pub promise: Option<String>,
+    /// Probe threads (default: the host's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Most probes before giving up.
+    #[arg(long, default_value_t = 400)]
+    pub max_probes: usize,
+    /// Where the minimal plan goes (default shrink-SEED.json).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  wio sim images/payments/world.toml --seed 1 --snapshot-at setup-complete --snapshot-out fixed.snap
+  wio verify --from fixed.snap --report report.json --plan shrink-35.json
+
+Exit status 0 when every case is fixed, 108 when some still fail.";
+
+/// Options of `wio verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The world snapshot of the changed (fixed) build.
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+    /// Exploration reports whose failing seeds are re-run (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub report: Vec<PathBuf>,
+    /// Plans written by `wio shrink` to re-run, each with its seed (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Vec<PathBuf>,
+    /// Worker threads (default: the host's cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 /// Options of `wio explore`.

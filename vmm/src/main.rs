@@ -15,9 +15,11 @@ mod initrd;
 mod machine;
 mod memory;
 mod promises;
+mod shrink;
 mod snapshot;
 mod summary;
 mod trace;
+mod verify;
 mod world;
 
 use clap::Parser;
@@ -195,6 +197,11 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             None => None,
         },
         until: args.until.as_deref().map(parse_until).transpose()?,
+        plan: args
+            .fault_plan
+            .as_deref()
+            .map(world::faults::WorldPlan::read)
+            .transpose()?,
         max_virtual_ns: args
             .max_virtual_secs
             .map(|s| {
@@ -234,6 +241,58 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         })?;
     }
     Ok(summary.wio_exit_code)
+}
+
+/// Prints a usage error and exits 101 (for argument checks inside expressions).
+fn return_usage(msg: &str) -> ! {
+    eprintln!("wio: error: {msg}");
+    std::process::exit(WioError::Usage(String::new()).exit_code())
+}
+
+fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
+    let (from, seed) = match (&args.report, &args.from) {
+        (Some(r), _) => {
+            let report = explore::read_report(r)?;
+            let seed = match args.seed {
+                Some(s) => s,
+                None => report
+                    .results
+                    .iter()
+                    .find(|x| x.failed)
+                    .map(|x| x.seed)
+                    .ok_or_else(|| {
+                        WioError::Usage(format!("{} has no failing seed to shrink", r.display()))
+                    })?,
+            };
+            (report.question.snapshot, seed)
+        }
+        (None, Some(f)) => (
+            f.clone(),
+            args.seed
+                .ok_or_else(|| WioError::Usage("wio shrink --from needs --seed".into()))?,
+        ),
+        (None, None) => {
+            return Err(WioError::Usage(
+                "wio shrink needs --from WORLD.snap --seed S, or --report REPORT.json".into(),
+            ))
+        }
+    };
+    let jobs = match args.jobs {
+        Some(0) => return Err(WioError::Usage("--jobs must be at least 1".into())),
+        Some(j) => j,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    shrink::shrink(&shrink::Shrink {
+        out: args
+            .out
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from(format!("shrink-{seed}.json"))),
+        from,
+        seed,
+        promise: args.promise.clone(),
+        jobs,
+        max_probes: args.max_probes,
+    })
 }
 
 fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
@@ -424,6 +483,17 @@ fn main() {
         Command::Bench(args) => bench::run(args).map(|()| 0),
         Command::Explore(args) => explore_command(args),
         Command::Sim(args) => sim_command(args),
+        Command::Shrink(args) => shrink_command(args),
+        Command::Verify(args) => verify::verify(&verify::Verify {
+            from: args.from.clone(),
+            reports: args.report.clone(),
+            plans: args.plan.clone(),
+            jobs: match args.jobs {
+                Some(0) => return_usage("--jobs must be at least 1"),
+                Some(j) => j,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            },
+        }),
         Command::Snapshot(SnapshotCommand::Info { file, json }) => {
             if world::snapshot::LoadedWorld::is_world(file) {
                 world_snapshot_info(file, *json)

@@ -123,7 +123,35 @@ pub fn draw(
     (partitions, degrades)
 }
 
-/// A fault between nodes as summaries and reports list it.
+/// A fault between nodes exactly: what a world fault plan lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Between {
+    /// A partition.
+    Partition(Partition),
+    /// A degraded link.
+    Degrade(Degrade),
+}
+
+impl Between {
+    /// When it starts, virtual ns.
+    pub fn start_ns(&self) -> u64 {
+        match self {
+            Between::Partition(p) => p.from_ns,
+            Between::Degrade(d) => d.from_ns,
+        }
+    }
+
+    /// Its interval, to change it (shrinking).
+    pub fn interval_mut(&mut self) -> (&mut u64, &mut u64) {
+        match self {
+            Between::Partition(p) => (&mut p.from_ns, &mut p.until_ns),
+            Between::Degrade(d) => (&mut d.from_ns, &mut d.until_ns),
+        }
+    }
+}
+
+/// A fault between nodes as summaries, reports and world fault plans list it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorldFault {
     /// "partition", "one-way partition" or "degrade".
@@ -134,6 +162,18 @@ pub struct WorldFault {
     pub until_ns: u64,
     /// Which nodes and how: `a | b c` (a partition; `->` one way), `a-b +12.0 ms ±3.0 ms 5.0% loss`.
     pub what: String,
+    /// The fault exactly (a plan is read from this; the other fields are for people).
+    pub exact: Between,
+}
+
+impl WorldFault {
+    /// The fault `b` between ports named `names`.
+    pub fn of(b: &Between, names: &[String]) -> WorldFault {
+        match b {
+            Between::Partition(p) => WorldFault::of_partition(p, names),
+            Between::Degrade(d) => WorldFault::of_degrade(d, names),
+        }
+    }
 }
 
 impl WorldFault {
@@ -141,7 +181,7 @@ impl WorldFault {
     pub fn of_partition(p: &Partition, names: &[String]) -> WorldFault {
         let side = |g: usize| {
             (0..names.len())
-                .filter(|i| p.group_of[*i] == Some(g))
+                .filter(|i| p.group_of.get(*i).copied().flatten() == Some(g))
                 .map(|i| names[i].as_str())
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -158,6 +198,7 @@ impl WorldFault {
             from_ns: p.from_ns,
             until_ns: p.until_ns,
             what: sides.join(if p.one_way { " -> " } else { " | " }),
+            exact: Between::Partition(p.clone()),
         }
     }
 
@@ -171,13 +212,64 @@ impl WorldFault {
                 "{} +{:.1} ms ±{:.1} ms {:.1}% loss",
                 d.between.map_or_else(
                     || "every link".to_string(),
-                    |(a, b)| format!("{}-{}", names[a], names[b])
+                    |(a, b)| {
+                        let name = |i: usize| names.get(i).map_or("?", String::as_str);
+                        format!("{}-{}", name(a), name(b))
+                    }
                 ),
                 d.latency_ns as f64 / 1e6,
                 d.jitter_ns as f64 / 1e6,
                 d.loss_ppm as f64 / 1e4
             ),
+            exact: Between::Degrade(d.clone()),
         }
+    }
+}
+
+/// An explicit list of a world's faults from some time on (`wio sim --fault-plan`, written
+/// by `wio shrink`): the faults between nodes, and each node's own plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorldPlan {
+    /// The seed it goes with (`wio shrink` writes it; `wio verify --plan` runs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The promise it breaks (as `wio shrink` found it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promise: Option<String>,
+    /// Faults between nodes, in start order.
+    pub between: Vec<WorldFault>,
+    /// Each node's own faults (crash, pause, disk, clock), by node name; a node not listed
+    /// keeps its snapshot's plan.
+    #[serde(default)]
+    pub nodes: Vec<(String, crate::faults::plan::FaultPlan)>,
+}
+
+impl WorldPlan {
+    /// Reads a plan file (JSON).
+    pub fn read(path: &std::path::Path) -> crate::error::Result<WorldPlan> {
+        let bad = |reason: String| crate::error::WioError::ArtifactFormat {
+            what: "world fault plan",
+            path: path.to_path_buf(),
+            reason,
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|source| crate::error::WioError::ArtifactIo {
+                what: "world fault plan",
+                path: path.to_path_buf(),
+                source,
+            })?;
+        serde_json::from_str(&text).map_err(|e| bad(format!("is not a world fault plan: {e}")))
+    }
+
+    /// Writes it as JSON.
+    pub fn write(&self, path: &std::path::Path) -> crate::error::Result<()> {
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| crate::error::WioError::Internal(format!("world fault plan JSON: {e}")))?;
+        std::fs::write(path, text + "\n").map_err(|source| crate::error::WioError::Output {
+            what: "world fault plan",
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 

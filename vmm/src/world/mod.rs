@@ -32,9 +32,10 @@ use crate::promises::Status;
 use crate::snapshot::plan::{take_matches, SnapshotAt};
 use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
-use faults::WorldFault;
+use faults::{Between, WorldFault, WorldPlan};
 use hosts::Hosts;
 use peer::{Peer, PeerStats};
+use scenario::{Degrade, Partition};
 use scenario::{NodeDisk, Scenario};
 use serde::Serialize;
 use serde_json::json;
@@ -229,6 +230,8 @@ pub struct Options {
     pub until: Option<String>,
     /// A virtual-time limit in place of the scenario's `max_virtual_secs`, ns.
     pub max_virtual_ns: Option<u64>,
+    /// Exactly these faults in place of the drawn ones (from the snapshot on, when restored).
+    pub plan: Option<WorldPlan>,
 }
 
 /// Where a restored world came from.
@@ -279,7 +282,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         json!({ "seed": seed, "nodes": names, "quantum_ns": s.quantum_ns() }),
     );
     let mut s = s.clone();
-    draw_faults(&mut s, RunSeed(seed), 0, &mut trace);
+    match &opts.plan {
+        Some(plan) => add_planned(&mut s, plan, 0, &mut trace)?,
+        None => draw_faults(&mut s, RunSeed(seed), 0, &mut trace),
+    }
     let s = &s;
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
         .into_iter()
@@ -333,28 +339,36 @@ pub fn restore(
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
     let mut trace = Trace::new();
     trace.load_state(&st.trace);
-    if let Some(r) = reseed {
+    if reseed.is_some() {
         trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
-        // The drawn faults that started stay; the others are drawn again from the new seed.
+    }
+    if reseed.is_some() || opts.plan.is_some() {
+        // The drawn faults that started stay; the others are drawn again from the new seed,
+        // or are the plan's.
         s.partitions.retain(|p| !p.drawn || p.from_ns < st.at_ns);
         s.degrades.retain(|d| !d.drawn || d.from_ns < st.at_ns);
-        draw_faults(&mut s, r, st.at_ns, &mut trace);
+        match &opts.plan {
+            Some(plan) => add_planned(&mut s, plan, st.at_ns, &mut trace)?,
+            None => draw_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace),
+        }
     }
     let s = &s;
     // The nodes keep their snapshots' fault plans (re-drawing the future from their
-    // profiles when re-seeded).
+    // profiles when re-seeded), unless the plan gives theirs.
+    let mut own: Vec<FaultSource> = vec![FaultSource::None; names.len()];
+    for (name, p) in opts.plan.iter().flat_map(|p| p.nodes.iter()) {
+        let i = names.iter().position(|n| n == name).ok_or_else(|| {
+            WioError::Usage(format!(
+                "the world fault plan names node {name:?}, which this world has not"
+            ))
+        })?;
+        own[i] = FaultSource::Plan(p.clone());
+    }
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
         .into_iter()
         .zip(l.nodes.iter().zip(&st.ended))
-        .map(|(c, (n, ended))| {
-            (
-                RunConfig {
-                    faults: FaultSource::None,
-                    ..c
-                },
-                Some((n.clone(), *ended)),
-            )
-        })
+        .zip(own)
+        .map(|((c, (n, ended)), faults)| (RunConfig { faults, ..c }, Some((n.clone(), *ended))))
         .collect();
     let switch = Switch::resume(
         &st.switch,
@@ -423,6 +437,54 @@ fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
         .map(mac_of)
         .chain(s.peer.as_ref().map(|_| peer::PEER_MAC))
         .collect()
+}
+
+/// Adds a plan's faults between nodes (those from `from_ns` on) to the scenario's, in
+/// place of drawn ones (traced); refuses entries that do not fit the world.
+fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Trace) -> Result<()> {
+    let ports = s.nodes.len() + usize::from(s.peer.is_some());
+    let bad = |why: String| WioError::Usage(format!("the world fault plan {why}"));
+    let mut count = 0;
+    for f in &plan.between {
+        if f.exact.start_ns() < from_ns {
+            return Err(bad(format!(
+                "has a fault at {} ns, before the snapshot ({from_ns} ns)",
+                f.exact.start_ns()
+            )));
+        }
+        match &f.exact {
+            Between::Partition(p) => {
+                if p.group_of.len() > ports || p.until_ns < p.from_ns {
+                    return Err(bad(format!(
+                        "has a partition that does not fit this world: {}",
+                        f.what
+                    )));
+                }
+                s.partitions.push(Partition {
+                    drawn: true,
+                    ..p.clone()
+                });
+            }
+            Between::Degrade(d) => {
+                if d.between.is_some_and(|(a, b)| a >= ports || b >= ports)
+                    || d.until_ns < d.from_ns
+                    || d.loss_ppm > 1_000_000
+                {
+                    return Err(bad(format!(
+                        "has a degradation that does not fit this world: {}",
+                        f.what
+                    )));
+                }
+                s.degrades.push(Degrade {
+                    drawn: true,
+                    ..d.clone()
+                });
+            }
+        }
+        count += 1;
+    }
+    trace.event(from_ns, "world-fault-plan", json!({ "between": count }));
+    Ok(())
 }
 
 /// Adds the faults the scenario's `[faults]` profile draws with `seed` from `from_ns` on

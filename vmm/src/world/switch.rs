@@ -69,6 +69,17 @@ pub struct SwitchState {
     stats: SwitchStats,
 }
 
+/// The stream of degradation `i`: the scenario's own by their index (`world/degrade-i`),
+/// drawn or planned ones by their start (`world/degrade@NS`), so removing one (shrinking
+/// a plan) shifts no other's draws.
+fn degrade_stream(i: usize, d: &Degrade) -> String {
+    if d.drawn {
+        format!("world/degrade@{}", d.from_ns)
+    } else {
+        format!("world/degrade-{i}")
+    }
+}
+
 /// Node `i`'s MAC address.
 pub fn mac_of(i: usize) -> [u8; 6] {
     [0x52, 0x54, 0x00, 0x0a, (i >> 8) as u8, (i & 0xff) as u8 + 1]
@@ -91,7 +102,10 @@ impl Switch {
             degrades: degrades
                 .into_iter()
                 .enumerate()
-                .map(|(i, d)| (d, seed.stream(&format!("world/degrade-{i}"))))
+                .map(|(i, d)| {
+                    let name = degrade_stream(i, &d);
+                    (d, seed.stream(&name))
+                })
                 .collect(),
             stream: seed.stream("world/switch"),
             seq: 0,
@@ -121,9 +135,6 @@ impl Switch {
         degrades: Vec<Degrade>,
         reseed: Option<RunSeed>,
     ) -> Option<Switch> {
-        if reseed.is_none() && state.degrades.len() != degrades.len() {
-            return None;
-        }
         let fresh = reseed.unwrap_or(RunSeed(state.stream.seed));
         Some(Switch {
             macs,
@@ -133,9 +144,10 @@ impl Switch {
                 .into_iter()
                 .enumerate()
                 .map(|(i, d)| {
-                    let stream = match state.degrades.get(i) {
+                    let name = degrade_stream(i, &d);
+                    let stream = match state.degrades.iter().find(|s| s.name == name) {
                         Some(s) => Stream::resume(s, reseed),
-                        None => fresh.stream(&format!("world/degrade-{i}")),
+                        None => fresh.stream(&name),
                     };
                     (d, stream)
                 })

@@ -1,0 +1,509 @@
+//! `wio shrink`: from a world seed that breaks a promise, the smallest list of faults that
+//! still breaks it.
+//!
+//! The seed's faults (those between nodes its `[faults]` profile drew, and the nodes' own)
+//! become an explicit list; delta debugging (ddmin) removes faults while the same promise
+//! still fails with the same seed (so everything else the seed decides, timing noise and
+//! the programs' random numbers, stays); then each remaining fault is made shorter and
+//! moved later while it still fails. Every probe is a branch of the world snapshot, run on
+//! `--jobs` threads; the choice among probes of one round is by list order, never by which
+//! thread finished first, so a shrink is as repeatable as a run. The result is a world
+//! fault plan (`wio sim --fault-plan`), printed as a story with the line that reproduces it.
+
+use crate::error::{Result, WioError};
+use crate::faults::plan::{Fault, FaultPlan};
+use crate::promises::report::Verdict;
+use crate::promises::Status;
+use crate::world::faults::{Between, WorldFault, WorldPlan};
+use crate::world::snapshot::LoadedWorld;
+use crate::world::{self, WorldSummary};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Shortest fault a shrink leaves, ns.
+const MIN_DURATION_NS: u64 = 1_000_000;
+
+/// What to shrink.
+pub struct Shrink {
+    /// The world snapshot.
+    pub from: PathBuf,
+    /// The failing seed.
+    pub seed: u64,
+    /// Text of the promise that must keep failing (None: the seed's first failed one).
+    pub promise: Option<String>,
+    /// Probe threads.
+    pub jobs: usize,
+    /// Most probes.
+    pub max_probes: usize,
+    /// Where the minimal plan goes.
+    pub out: PathBuf,
+}
+
+/// One fault of the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Item {
+    Between(WorldFault),
+    Node(String, Fault),
+}
+
+impl Item {
+    fn start(&self) -> u64 {
+        match self {
+            Item::Between(f) => f.exact.start_ns(),
+            Item::Node(_, f) => f.at_ns,
+        }
+    }
+
+    fn end(&self) -> u64 {
+        match self {
+            Item::Between(f) => f.until_ns,
+            Item::Node(_, f) => f.end_ns(),
+        }
+    }
+
+    /// The same fault over [from, until).
+    fn with_interval(&self, from: u64, until: u64, names: &[String]) -> Item {
+        match self {
+            Item::Between(f) => {
+                let mut b = f.exact.clone();
+                let (a, z) = b.interval_mut();
+                *a = from;
+                *z = until;
+                Item::Between(WorldFault::of(&b, names))
+            }
+            Item::Node(n, f) => Item::Node(
+                n.clone(),
+                Fault {
+                    at_ns: from,
+                    duration_ns: until.saturating_sub(from),
+                    ..*f
+                },
+            ),
+        }
+    }
+
+    /// One line of the story.
+    fn story(&self) -> String {
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let len = self.end().saturating_sub(self.start());
+        match self {
+            Item::Between(f) => match &f.exact {
+                Between::Partition(p) => {
+                    let sides: Vec<&str> = f
+                        .what
+                        .split(if p.one_way { " -> " } else { " | " })
+                        .collect();
+                    if p.one_way {
+                        format!(
+                            "{:.3} s: frames from {} to {} dropped for {:.3} s (one-way partition)",
+                            secs(f.from_ns),
+                            sides.first().unwrap_or(&"?"),
+                            sides.get(1).unwrap_or(&"?"),
+                            secs(len)
+                        )
+                    } else {
+                        format!(
+                            "{:.3} s: partition {} for {:.3} s",
+                            secs(f.from_ns),
+                            f.what,
+                            secs(len)
+                        )
+                    }
+                }
+                Between::Degrade(_) => {
+                    let (link, how) = f.what.split_once(' ').unwrap_or((f.what.as_str(), ""));
+                    format!(
+                        "{:.3} s: link {link} degraded for {:.3} s ({})",
+                        secs(f.from_ns),
+                        secs(len),
+                        how.replace(" ±", ", ±").replace(" ms ", " ms, ")
+                    )
+                }
+            },
+            Item::Node(n, f) => format!(
+                "{:.3} s: node {n}: {} ({:?}) for {:.3} s",
+                secs(f.at_ns),
+                f.kind.name(),
+                f.target,
+                secs(len)
+            )
+            .to_lowercase(),
+        }
+    }
+}
+
+/// The plan of `items` for a world of nodes `names` (every node listed when `nodes`, so
+/// the nodes' own future faults are exactly the list's).
+fn plan_of(items: &[Item], names: &[String], nodes: bool) -> WorldPlan {
+    let mut between: Vec<WorldFault> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Between(f) => Some(f.clone()),
+            Item::Node(..) => None,
+        })
+        .collect();
+    between.sort_by_key(|f| f.from_ns);
+    let nodes = if nodes {
+        names
+            .iter()
+            .map(|n| {
+                let mut faults: Vec<Fault> = items
+                    .iter()
+                    .filter_map(|i| match i {
+                        Item::Node(m, f) if m == n => Some(*f),
+                        _ => None,
+                    })
+                    .collect();
+                faults.sort_by_key(|f| f.at_ns);
+                (n.clone(), FaultPlan { faults })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    WorldPlan {
+        between,
+        nodes,
+        ..WorldPlan::default()
+    }
+}
+
+/// The promise a run must keep breaking: its id and how it failed.
+struct Target {
+    id: String,
+    status: Status,
+    message: String,
+}
+
+fn failed(v: &Verdict) -> bool {
+    v.status != Status::Passed
+}
+
+/// Runs probes of one world and seed.
+struct Prober<'a> {
+    lw: &'a LoadedWorld,
+    seed: u64,
+    jobs: usize,
+    max: usize,
+    probes: AtomicUsize,
+    target: Target,
+    names: Vec<String>,
+    nodes: bool,
+    started: Instant,
+}
+
+impl Prober<'_> {
+    fn run(&self, plan: Option<WorldPlan>) -> Result<WorldSummary> {
+        let opts = world::Options {
+            quiet: true,
+            jobs: 1,
+            plan,
+            ..world::Options::default()
+        };
+        world::restore(self.lw, Some(self.seed), &opts, None)?
+            .ok_or_else(|| WioError::Internal("a shrink probe was cancelled".into()))
+    }
+
+    /// Whether each list still breaks the target promise (probes in parallel; results in
+    /// list order).
+    fn fail_many(&self, lists: &[Vec<Item>]) -> Result<Vec<bool>> {
+        let budget = self.max.saturating_sub(self.probes.load(Ordering::Relaxed));
+        if lists.len() > budget {
+            return Err(WioError::Usage(format!(
+                "the shrink needs more than --max-probes {} probes; raise it",
+                self.max
+            )));
+        }
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<bool>>>> =
+            Mutex::new((0..lists.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..self.jobs.clamp(1, lists.len().max(1)) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(items) = lists.get(i) else { return };
+                    let plan = plan_of(items, &self.names, self.nodes);
+                    let r = self.run(Some(plan)).map(|w| {
+                        w.promises.iter().any(|v| {
+                            v.promise.id == self.target.id && v.status == self.target.status
+                        })
+                    });
+                    let n = self.probes.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Ok(still) = &r {
+                        eprintln!(
+                            "shrink: probe {n}: {} fault(s): {} ({:.0} s)",
+                            items.len(),
+                            if *still { "still fails" } else { "holds" },
+                            self.started.elapsed().as_secs_f64()
+                        );
+                    }
+                    if let Ok(mut v) = results.lock() {
+                        v[i] = Some(r);
+                    }
+                });
+            }
+        });
+        results
+            .into_inner()
+            .map_err(|_| WioError::Internal("a shrink probe thread panicked".into()))?
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(WioError::Internal("a shrink probe did not run".into())))
+            })
+            .collect()
+    }
+
+    fn fails(&self, items: &[Item]) -> Result<bool> {
+        Ok(self.fail_many(&[items.to_vec()])?[0])
+    }
+}
+
+/// `items` split into `n` chunks of nearly equal length.
+fn chunks(items: &[Item], n: usize) -> Vec<Vec<Item>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for k in 0..n {
+        let end = items.len() * (k + 1) / n;
+        out.push(items[start..end].to_vec());
+        start = end;
+    }
+    out
+}
+
+/// Delta debugging: a 1-minimal sublist of `items` that still fails.
+fn ddmin(p: &Prober, items: Vec<Item>) -> Result<Vec<Item>> {
+    if p.fails(&[])? {
+        return Ok(Vec::new());
+    }
+    let mut c = items;
+    let mut n = 2usize;
+    while c.len() >= 2 {
+        let parts = chunks(&c, n);
+        let r = p.fail_many(&parts)?;
+        if let Some(i) = r.iter().position(|f| *f) {
+            c = parts[i].clone();
+            n = 2;
+            continue;
+        }
+        if n > 2 {
+            let complements: Vec<Vec<Item>> = (0..n)
+                .map(|i| {
+                    parts
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .flat_map(|(_, v)| v.clone())
+                        .collect()
+                })
+                .collect();
+            let r = p.fail_many(&complements)?;
+            if let Some(i) = r.iter().position(|f| *f) {
+                c = complements[i].clone();
+                n = (n - 1).max(2);
+                continue;
+            }
+        }
+        if n >= c.len() {
+            break;
+        }
+        n = (2 * n).min(c.len());
+    }
+    Ok(c)
+}
+
+/// Each fault as short as it can be (halvings tried together), then as late as it can be
+/// before `limit` (the original faults' last end), while the list still fails.
+fn tighten(p: &Prober, mut c: Vec<Item>, limit: u64) -> Result<Vec<Item>> {
+    for i in 0..c.len() {
+        let (from, until) = (c[i].start(), c[i].end());
+        let len = until - from;
+        let shorter: Vec<u64> = (1..=4)
+            .map(|k| len >> k)
+            .filter(|l| *l >= MIN_DURATION_NS)
+            .collect();
+        let lists: Vec<Vec<Item>> = shorter
+            .iter()
+            .map(|l| {
+                let mut v = c.clone();
+                v[i] = c[i].with_interval(from, from + l, &p.names);
+                v
+            })
+            .collect();
+        let r = p.fail_many(&lists)?;
+        // The shortest that still fails.
+        if let Some(k) = (0..lists.len()).rev().find(|k| r[*k]) {
+            c = lists[k].clone();
+        }
+        let (from, until) = (c[i].start(), c[i].end());
+        let slack = limit.saturating_sub(until);
+        let shifts: Vec<u64> = (0..3)
+            .map(|k| slack >> (k + 1))
+            .filter(|s| *s >= MIN_DURATION_NS)
+            .collect();
+        let lists: Vec<Vec<Item>> = shifts
+            .iter()
+            .map(|s| {
+                let mut v = c.clone();
+                v[i] = c[i].with_interval(from + s, until + s, &p.names);
+                v
+            })
+            .collect();
+        let r = p.fail_many(&lists)?;
+        // The latest that still fails.
+        if let Some(k) = (0..lists.len()).find(|k| r[*k]) {
+            c = lists[k].clone();
+        }
+    }
+    Ok(c)
+}
+
+/// Runs the shrink; prints the story and writes the plan.
+pub fn shrink(x: &Shrink) -> Result<i32> {
+    let started = Instant::now();
+    if !LoadedWorld::is_world(&x.from) {
+        return Err(WioError::Usage(format!(
+            "{} is not a world snapshot: `wio shrink` shrinks the faults of worlds (wio sim --snapshot-at)",
+            x.from.display()
+        )));
+    }
+    let lw = LoadedWorld::load(&x.from)?;
+    let names: Vec<String> = lw
+        .state
+        .scenario
+        .nodes
+        .iter()
+        .map(|n| n.name.clone())
+        .collect();
+    let at = lw.state.at_ns;
+    let mut p = Prober {
+        lw: &lw,
+        seed: x.seed,
+        jobs: x.jobs,
+        max: x.max_probes,
+        probes: AtomicUsize::new(0),
+        target: Target {
+            id: String::new(),
+            status: Status::Passed,
+            message: String::new(),
+        },
+        names: names.clone(),
+        nodes: false,
+        started,
+    };
+    eprintln!("shrink: running seed {} from {}…", x.seed, x.from.display());
+    let base = p.run(None)?;
+    let target = match &x.promise {
+        Some(text) => base
+            .promises
+            .iter()
+            .find(|v| v.promise.message.contains(text.as_str()))
+            .ok_or_else(|| {
+                WioError::Usage(format!("the world states no promise containing {text:?}"))
+            })?,
+        None => base
+            .promises
+            .iter()
+            .find(|v| v.status == Status::Violated)
+            .or_else(|| base.promises.iter().find(|v| failed(v)))
+            .ok_or_else(|| {
+                WioError::Usage(format!(
+                    "seed {} breaks no promise from {}: nothing to shrink",
+                    x.seed,
+                    x.from.display()
+                ))
+            })?,
+    };
+    if !failed(target) {
+        return Err(WioError::Usage(format!(
+            "seed {} keeps the promise {:?}: nothing to shrink",
+            x.seed, target.promise.message
+        )));
+    }
+    p.target = Target {
+        id: target.promise.id.clone(),
+        status: target.status,
+        message: target.promise.message.clone(),
+    };
+    let mut items: Vec<Item> = base
+        .faults
+        .iter()
+        .filter(|f| f.exact.start_ns() >= at)
+        .cloned()
+        .map(Item::Between)
+        .collect();
+    for (name, s) in &base.nodes {
+        for a in s.faults.iter().filter(|a| a.fault.at_ns >= at) {
+            items.push(Item::Node(name.clone(), a.fault));
+        }
+    }
+    items.sort_by_key(Item::start);
+    p.nodes = items.iter().any(|i| matches!(i, Item::Node(..)));
+    let limit = items.iter().map(Item::end).max().unwrap_or(at);
+    eprintln!(
+        "shrink: seed {} breaks {} {:?} ({}) with {} fault(s) after the snapshot; shrinking on {} threads…",
+        x.seed,
+        target.promise.display_type,
+        p.target.message,
+        p.target.status.name(),
+        items.len(),
+        x.jobs
+    );
+    // The explicit list must break the promise as the drawn faults did.
+    if !p.fails(&items)? {
+        return Err(WioError::Nondeterminism(format!(
+            "seed {} with its own faults listed explicitly keeps {:?}: a fault the list cannot express changed the run (please report)",
+            x.seed, p.target.message
+        )));
+    }
+    let minimal = ddmin(&p, items.clone())?;
+    let minimal = tighten(&p, minimal, limit)?;
+    let mut plan = plan_of(&minimal, &names, p.nodes);
+    plan.seed = Some(x.seed);
+    plan.promise = Some(p.target.message.clone());
+    plan.write(&x.out)?;
+    // The story, from the minimal plan's own run.
+    let last = p.run(Some(plan.clone()))?;
+    let verdict = last.promises.iter().find(|v| v.promise.id == p.target.id);
+    println!(
+        "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; seed {} still breaks {:?}",
+        minimal.len(),
+        items.len(),
+        p.probes.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64(),
+        x.seed,
+        p.target.message
+    );
+    if minimal.is_empty() {
+        println!("  no fault needed: the seed's timing alone (noise, the programs' random numbers) breaks it");
+    }
+    for i in &minimal {
+        println!("  {}", i.story());
+    }
+    if let Some(v) = verdict {
+        let when = v.promise.first_failure_ns.map_or_else(
+            || format!("by the end ({:.3} s)", last.virtual_ns as f64 / 1e9),
+            |t| format!("{:.3} s", t as f64 / 1e9),
+        );
+        println!(
+            "  {when}: {} {:?} {}{}",
+            v.promise.display_type,
+            v.promise.message,
+            v.status.name(),
+            v.promise
+                .first_failure_details
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+    }
+    println!(
+        "reproduce: wio sim --from {} --seed {} --fault-plan {}",
+        x.from.display(),
+        x.seed,
+        x.out.display()
+    );
+    eprintln!("wio: minimal plan written to {}", x.out.display());
+    Ok(0)
+}

@@ -1,0 +1,207 @@
+//! `wio verify`: re-runs every failing seed of an exploration report, and every shrunk
+//! plan, against a changed build (a world snapshot of the fixed images), under the same
+//! conditions: the same seed and exactly the faults the failing run had (the report lists
+//! them; a shrunk plan is them). Each comes back `fixed` (every promise holds, nothing else
+//! fails) or `still failing`, with the promises that fail now.
+
+use crate::error::{Result, WioError};
+use crate::explore::Report;
+use crate::faults::plan::FaultPlan;
+use crate::promises::Status;
+use crate::world::faults::WorldPlan;
+use crate::world::snapshot::LoadedWorld;
+use crate::world::{self, WorldSummary};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What to verify.
+pub struct Verify {
+    /// The world snapshot of the fixed build.
+    pub from: PathBuf,
+    /// Reports whose failing seeds are re-run.
+    pub reports: Vec<PathBuf>,
+    /// Shrunk plans (each with its seed) re-run.
+    pub plans: Vec<PathBuf>,
+    /// Worker threads.
+    pub jobs: usize,
+}
+
+/// One case: a seed, its faults, and what failed before.
+struct Case {
+    what: String,
+    seed: u64,
+    plan: WorldPlan,
+    before: Vec<String>,
+}
+
+fn cases(v: &Verify) -> Result<Vec<Case>> {
+    let mut out = Vec::new();
+    for path in &v.reports {
+        let r: Report = crate::explore::read_report(path)?;
+        for res in r.results.iter().filter(|r| r.failed) {
+            let mut nodes: Vec<(String, FaultPlan)> = Vec::new();
+            for a in &res.faults {
+                let Some(name) = &a.node else {
+                    return Err(WioError::Usage(format!(
+                        "{} is a report of a single machine: `wio verify` re-runs worlds",
+                        path.display()
+                    )));
+                };
+                match nodes.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, p)) => p.faults.push(a.fault),
+                    None => nodes.push((
+                        name.clone(),
+                        FaultPlan {
+                            faults: vec![a.fault],
+                        },
+                    )),
+                }
+            }
+            let mut before: Vec<String> = res
+                .promises
+                .iter()
+                .filter(|p| p.status != Status::Passed)
+                .map(|p| p.message.clone())
+                .collect();
+            if before.is_empty() {
+                before.push(
+                    res.error
+                        .clone()
+                        .unwrap_or_else(|| format!("ended {}", res.ended)),
+                );
+            }
+            out.push(Case {
+                what: format!("{} seed {}", path.display(), res.seed),
+                seed: res.seed,
+                plan: WorldPlan {
+                    between: res.world_faults.clone(),
+                    nodes,
+                    ..WorldPlan::default()
+                },
+                before,
+            });
+        }
+    }
+    for path in &v.plans {
+        let plan = WorldPlan::read(path)?;
+        let seed = plan.seed.ok_or_else(|| {
+            WioError::Usage(format!(
+                "{} names no seed (plans `wio shrink` writes do)",
+                path.display()
+            ))
+        })?;
+        out.push(Case {
+            what: format!("{} (seed {seed})", path.display()),
+            seed,
+            before: plan.promise.iter().cloned().collect(),
+            plan,
+        });
+    }
+    Ok(out)
+}
+
+/// Re-runs the cases; prints each verdict; returns the exit code (0: every case fixed).
+pub fn verify(v: &Verify) -> Result<i32> {
+    let lw = LoadedWorld::load(&v.from)?;
+    let at = lw.state.at_ns;
+    let mut cases = cases(v)?;
+    if cases.is_empty() {
+        return Err(WioError::Usage(
+            "nothing to verify: the reports have no failing seed and no --plan was given".into(),
+        ));
+    }
+    for c in &mut cases {
+        // Faults that began before this snapshot cannot be replayed from it.
+        let dropped = c.plan.between.len();
+        c.plan.between.retain(|f| f.exact.start_ns() >= at);
+        for (_, p) in &mut c.plan.nodes {
+            p.faults.retain(|f| f.at_ns >= at);
+        }
+        if c.plan.between.len() < dropped {
+            eprintln!(
+                "wio: {}: {} fault(s) began before the fixed build's snapshot ({} ns) and are left out",
+                c.what,
+                dropped - c.plan.between.len(),
+                at
+            );
+        }
+    }
+    eprintln!(
+        "wio: verifying {} failing case(s) against {} on {} workers",
+        cases.len(),
+        v.from.display(),
+        v.jobs
+    );
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<WorldSummary>>>> =
+        Mutex::new((0..cases.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..v.jobs.clamp(1, cases.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(c) = cases.get(i) else { return };
+                let opts = world::Options {
+                    quiet: true,
+                    jobs: 1,
+                    plan: Some(c.plan.clone()),
+                    ..world::Options::default()
+                };
+                let r = world::restore(&lw, Some(c.seed), &opts, None).and_then(|w| {
+                    w.ok_or_else(|| WioError::Internal("a verify run was cancelled".into()))
+                });
+                if let Ok(mut all) = results.lock() {
+                    all[i] = Some(r);
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| WioError::Internal("a verify thread panicked".into()))?;
+    let mut still = 0;
+    for (c, r) in cases.iter().zip(results) {
+        let w = r.unwrap_or_else(|| Err(WioError::Internal("a verify run did not run".into())))?;
+        let now: Vec<String> = w
+            .promises
+            .iter()
+            .filter(|p| p.status != Status::Passed)
+            .map(|p| format!("{} {:?}", p.status.name(), p.promise.message))
+            .collect();
+        let fixed = w.wio_exit_code == 0 && now.is_empty();
+        if !fixed {
+            still += 1;
+        }
+        println!(
+            "{:<14} {}: was {}; {}",
+            if fixed { "fixed" } else { "STILL FAILING" },
+            c.what,
+            c.before
+                .iter()
+                .map(|b| format!("{b:?}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if fixed {
+                format!(
+                    "every promise holds (world trace {})",
+                    &w.world_trace_hash[..16]
+                )
+            } else if now.is_empty() {
+                format!("ends with exit code {}", w.wio_exit_code)
+            } else {
+                format!("now {}", now.join(", "))
+            }
+        );
+    }
+    println!(
+        "{} of {} case(s) fixed{}",
+        cases.len() - still,
+        cases.len(),
+        if still > 0 { "" } else { ": the fix holds" }
+    );
+    Ok(if still > 0 {
+        crate::error::exit_code::PROMISE
+    } else {
+        0
+    })
+}
