@@ -15,175 +15,39 @@
 pub mod capture;
 pub mod faults;
 pub mod hosts;
+mod nodes;
 pub mod peer;
 pub mod promises;
 pub mod scenario;
 pub mod snapshot;
+mod summary;
 pub mod switch;
 
-use crate::arch::riscv64::DEFAULT_CMDLINE;
+use nodes::node_configs;
+pub use summary::{WorldOrigin, WorldSummary};
+
 use crate::error::{Result, WioError};
-use crate::faults::plan::FaultPlan;
-use crate::faults::profile::Profile;
 use crate::faults::FaultSource;
 use crate::machine::RunConfig;
-use crate::promises::report::Verdict;
 use crate::promises::Status;
 use crate::snapshot::plan::{take_matches, SnapshotAt};
-use crate::summary::Summary;
 use crate::trace::{fnv1a, Trace};
 use faults::{Between, WorldFault, WorldPlan};
 use hosts::Hosts;
 use peer::{Peer, PeerStats};
+use scenario::Scenario;
 use scenario::{Degrade, Partition};
-use scenario::{NodeDisk, Scenario};
-use serde::Serialize;
 use serde_json::json;
 use snapshot::{InFlight, LoadedWorld, WorldState};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use switch::{mac_of, Delivery, Switch, SwitchStats};
+use switch::{mac_of, Delivery, Switch};
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::Frame;
 
 /// Trace fold tag of a delivered frame.
 const FOLD_FRAME: u8 = 16;
-
-/// What a world run reports.
-#[derive(Debug, Serialize)]
-pub struct WorldSummary {
-    /// The world's seed.
-    pub seed: u64,
-    /// The world's trace hash (every node's trace and every delivered frame).
-    pub world_trace_hash: String,
-    /// The quantum, ns.
-    pub quantum_ns: u64,
-    /// Virtual ns when the last node ended (or the limit).
-    pub virtual_ns: u64,
-    /// Host wall time, ns (not part of any hash).
-    pub wall_ns: u64,
-    /// Host wall time until every machine was booted or restored, ns (for a restore:
-    /// the world branch's creation latency).
-    pub start_wall_ns: u64,
-    /// What the switch did.
-    pub switch: SwitchStats,
-    /// Each node's summary, by name.
-    pub nodes: Vec<(String, Summary)>,
-    /// The exit code of the world: 0 when every node's guest exited 0.
-    pub wio_exit_code: i32,
-    /// The world snapshot it was restored from, if it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub restored_from: Option<WorldOrigin>,
-    /// Watched console texts that appeared (explore's `--match` and `--fail-on`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub matched: Vec<String>,
-    /// The line (`NODE | text`) that ended the world at its `until` text, if one did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub until_line: Option<String>,
-    /// The faults between nodes its `[faults]` profile drew and that started, in time order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<WorldFault>,
-    /// What the external service did, when the world has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub peer: Option<PeerStats>,
-    /// The promises of every node's programs, judged together.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub promises: Vec<Verdict>,
-}
-
-/// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[((n >> (18 - 6 * k)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Node `i`'s address.
-pub fn ip_of(i: usize) -> String {
-    format!("10.0.0.{}", i + 1)
-}
-
-/// The run configurations of the scenario's nodes under world seed `seed` (each node's
-/// frames captured to `pcap_dir/NAME.pcap` when given).
-fn node_configs(s: &Scenario, seed: u64, pcap_dir: Option<&Path>) -> Result<Vec<RunConfig>> {
-    let [a, b, c, d] = peer::PEER_IP;
-    let hosts: Vec<String> = s
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("{}:{}", n.name, ip_of(i)))
-        .chain(s.peer.iter().map(|p| format!("{p}:{a}.{b}.{c}.{d}")))
-        .collect();
-    s.nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let node_seed = RunSeed(seed)
-                .stream(&format!("world/node/{}", n.name))
-                .next_u64();
-            let disk = match &n.disk {
-                None => None,
-                Some(NodeDisk::Built(name)) => Some(crate::machine::guests::built_disk(name)?),
-                Some(NodeDisk::File(p)) => Some(p.clone()),
-            };
-            let faults = match &n.faults {
-                None => FaultSource::None,
-                Some(f) if f.ends_with(".json") => {
-                    FaultSource::Plan(FaultPlan::read(std::path::Path::new(f))?)
-                }
-                Some(f) => FaultSource::Profile(Profile::from_arg(f)?),
-            };
-            Ok(RunConfig {
-                faults,
-                kernel: n.kernel.clone(),
-                initrd: n.initrd.clone(),
-                guest: n
-                    .kernel
-                    .is_none()
-                    .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
-                mem_mib: n.mem_mib,
-                cmdline: Some(format!(
-                    "{DEFAULT_CMDLINE}{} wio.node={} wio.ip={} wio.hosts={} wio.run={}{}",
-                    if disk.is_some() {
-                        " root=/dev/vda rw rootfstype=ext4 init=/init"
-                    } else {
-                        ""
-                    },
-                    n.name,
-                    ip_of(i),
-                    hosts.join(","),
-                    base64(n.run.as_bytes()),
-                    n.cmdline
-                        .as_ref()
-                        .map(|c| format!(" {c}"))
-                        .unwrap_or_default()
-                )),
-                disk,
-                net_port: true,
-                pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
-                mac: Some(mac_of(i)),
-                capture_console: true,
-                judge_promises: false,
-                sched_noise: n.sched_noise,
-                clock_drift_ppm: n.clock_drift_ppm,
-                ..RunConfig::with_seed(node_seed)
-            })
-        })
-        .collect()
-}
 
 /// When a world takes its snapshot: at the first quantum boundary at or after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,17 +96,6 @@ pub struct Options {
     pub max_virtual_ns: Option<u64>,
     /// Exactly these faults in place of the drawn ones (from the snapshot on, when restored).
     pub plan: Option<WorldPlan>,
-}
-
-/// Where a restored world came from.
-#[derive(Debug, Clone, Serialize)]
-pub struct WorldOrigin {
-    /// The world snapshot file.
-    pub path: String,
-    /// Its quantum boundary, virtual ns.
-    pub virtual_ns: u64,
-    /// The seed of the world that took it.
-    pub seed: u64,
 }
 
 /// A world between two quanta.
@@ -781,95 +634,5 @@ impl World {
             matched,
             until_line,
         }))
-    }
-}
-
-impl WorldSummary {
-    /// The human summary.
-    pub fn human(&self) -> String {
-        let mut s = String::from("── wio sim summary ──\n");
-        s.push_str(&format!("seed          {}\n", self.seed));
-        if let Some(r) = &self.restored_from {
-            s.push_str(&format!(
-                "restored from {} (at {} ns, seed {})\n",
-                r.path, r.virtual_ns, r.seed
-            ));
-        }
-        if let Some(line) = &self.until_line {
-            s.push_str(&format!("stopped at    {line}\n"));
-        }
-        s.push_str(&format!(
-            "virtual time  {}.{:09} s (quantum {} µs)\n",
-            self.virtual_ns / 1_000_000_000,
-            self.virtual_ns % 1_000_000_000,
-            self.quantum_ns / 1_000
-        ));
-        s.push_str(&format!(
-            "wall time     {:.3} s\n",
-            self.wall_ns as f64 / 1e9
-        ));
-        let w = &self.switch;
-        s.push_str(&format!(
-            "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} partitioned, {} on degraded links, {} to unknown addresses\n",
-            w.sent, w.delivered, w.lost, w.duplicated, w.partitioned, w.degraded, w.unknown_destination
-        ));
-        for (name, n) in &self.nodes {
-            s.push_str(&format!(
-                "node {name:<8} {} at {}.{:09} s, trace {}\n",
-                match (&n.exit_status, &n.error) {
-                    (Some(st), _) => format!("exit {st}"),
-                    (None, Some(e)) => format!("error: {e}"),
-                    (None, None) => "stopped".into(),
-                },
-                n.virtual_ns / 1_000_000_000,
-                n.virtual_ns % 1_000_000_000,
-                &n.trace_hash[..16.min(n.trace_hash.len())]
-            ));
-            if n.restarts > 0 || !n.faults.is_empty() {
-                s.push_str(&format!(
-                    "              {} fault(s) applied, {} restart(s)\n",
-                    n.faults.len(),
-                    n.restarts
-                ));
-            }
-        }
-        if let Some(p) = &self.peer {
-            s.push_str(&format!(
-                "peer          {} frames in, {} out; {} TCP connections, {} bytes echoed; {} UDP datagrams\n",
-                p.frames_in, p.frames_out, p.tcp_connections, p.tcp_bytes, p.udp_datagrams
-            ));
-        }
-        for f in &self.faults {
-            s.push_str(&format!(
-                "fault         {} {} from {:.3} s to {:.3} s\n",
-                f.kind,
-                f.what,
-                f.from_ns as f64 / 1e9,
-                f.until_ns as f64 / 1e9
-            ));
-        }
-        s.push_str(
-            &crate::promises::report::Promises {
-                list: self.promises.clone(),
-                ..Default::default()
-            }
-            .human(),
-        );
-        s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
-        s
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"ping -c 3 b"), "cGluZyAtYyAzIGI=");
     }
 }
