@@ -103,6 +103,10 @@ pub struct SimArgs {
     /// writes such files.
     #[arg(long, value_name = "FILE")]
     pub fault_plan: Option<PathBuf>,
+    /// Draw the run as an SVG timeline: a lane per node, every frame, the faults, where
+    /// each broken promise broke.
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
     /// Where --snapshot-at writes the world snapshot.
     #[arg(long, value_name = "FILE", default_value = "world.snap")]
     pub snapshot_out: PathBuf,

@@ -197,6 +197,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             None => None,
         },
         until: args.until.as_deref().map(parse_until).transpose()?,
+        timeline: args.timeline.clone(),
         plan: args
             .fault_plan
             .as_deref()

@@ -463,8 +463,21 @@ pub fn shrink(x: &Shrink) -> Result<i32> {
     plan.seed = Some(x.seed);
     plan.promise = Some(p.target.message.clone());
     plan.write(&x.out)?;
-    // The story, from the minimal plan's own run.
-    let last = p.run(Some(plan.clone()))?;
+    // The story, from the minimal plan's own run, drawn beside the plan.
+    let svg = x.out.with_extension("svg");
+    let last = world::restore(
+        &lw,
+        Some(x.seed),
+        &world::Options {
+            quiet: true,
+            jobs: 1,
+            plan: Some(plan.clone()),
+            timeline: Some(svg.clone()),
+            ..world::Options::default()
+        },
+        None,
+    )?
+    .ok_or_else(|| WioError::Internal("the shrink's last run was cancelled".into()))?;
     let verdict = last.promises.iter().find(|v| v.promise.id == p.target.id);
     println!(
         "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; seed {} still breaks {:?}",
@@ -504,6 +517,10 @@ pub fn shrink(x: &Shrink) -> Result<i32> {
         x.seed,
         x.out.display()
     );
-    eprintln!("wio: minimal plan written to {}", x.out.display());
+    eprintln!(
+        "wio: minimal plan written to {}, its timeline to {}",
+        x.out.display(),
+        svg.display()
+    );
     Ok(0)
 }

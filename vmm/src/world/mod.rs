@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod snapshot;
 mod summary;
 pub mod switch;
+pub mod timeline;
 
 use nodes::node_configs;
 pub use summary::{WorldOrigin, WorldSummary};
@@ -43,6 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use switch::{mac_of, Delivery, Switch};
+use timeline::Timeline;
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::Frame;
 
@@ -96,6 +98,8 @@ pub struct Options {
     pub max_virtual_ns: Option<u64>,
     /// Exactly these faults in place of the drawn ones (from the snapshot on, when restored).
     pub plan: Option<WorldPlan>,
+    /// Draw the run as an SVG timeline there.
+    pub timeline: Option<PathBuf>,
 }
 
 /// A world between two quanta.
@@ -437,6 +441,10 @@ impl World {
     ) -> Result<Option<WorldSummary>> {
         let s = &self.scenario;
         let quantum = s.quantum_ns();
+        let mut timeline = opts.timeline.as_ref().map(|_| Timeline::default());
+        if timeline.is_some() {
+            self.switch.drops = Some(Vec::new());
+        }
         let mut links = opts.pcap_dir.as_ref().map(|d| {
             capture::LinkCaptures::new(
                 d.clone(),
@@ -510,9 +518,12 @@ impl World {
             // Frames of this quantum, in (arrival, source, sequence) order.
             deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
             for d in deliveries.drain(..) {
-                if let Some(c) = links.as_mut() {
-                    if d.dst == self.names.len() || self.alive[d.dst] {
+                if d.dst == self.names.len() || self.alive[d.dst] {
+                    if let Some(c) = links.as_mut() {
                         c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
+                    }
+                    if let Some(t) = timeline.as_mut() {
+                        t.frames.push((d.src, d.dst, d.sent_ns, d.at_ns));
                     }
                 }
                 if let Some(p) = self.peer.as_mut().filter(|_| d.dst == self.names.len()) {
@@ -613,7 +624,14 @@ impl World {
         if code == 0 && failed.count() > 0 {
             code = crate::error::exit_code::PROMISE;
         }
-        Ok(Some(WorldSummary {
+        let ports: Vec<String> = self
+            .names
+            .iter()
+            .cloned()
+            .chain(self.scenario.peer.clone())
+            .collect();
+        let drops = self.switch.drops.take().unwrap_or_default();
+        let summary = WorldSummary {
             promises,
             peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
             faults: world_faults,
@@ -633,6 +651,15 @@ impl World {
             restored_from: self.restored_from,
             matched,
             until_line,
-        }))
+        };
+        if let (Some(mut t), Some(path)) = (timeline, opts.timeline.as_ref()) {
+            t.drops = drops;
+            std::fs::write(path, t.svg(&ports, &summary)).map_err(|source| WioError::Output {
+                what: "timeline",
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(Some(summary))
     }
 }

@@ -136,6 +136,7 @@ impl Peer {
                 .iter()
                 .map(|(at_ns, src, seq, bytes)| Delivery {
                     at_ns: *at_ns,
+                    sent_ns: *at_ns,
                     src: *src,
                     seq: *seq,
                     dst: index,

@@ -36,6 +36,8 @@ pub struct SwitchStats {
 pub struct Delivery {
     /// Virtual ns it arrives.
     pub at_ns: u64,
+    /// Virtual ns it was sent.
+    pub sent_ns: u64,
     /// The node that sent it.
     pub src: usize,
     /// The order the switch took it in (ties in time go by source, then this).
@@ -58,6 +60,21 @@ pub struct Switch {
     seq: u64,
     /// Counters.
     pub stats: SwitchStats,
+    /// When kept (a timeline is drawn): every copy the links dropped.
+    pub drops: Option<Vec<Dropped>>,
+}
+
+/// A copy of a frame the switch dropped, for timelines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    /// The sender.
+    pub src: usize,
+    /// The node it was for.
+    pub dst: usize,
+    /// Virtual ns it was sent.
+    pub at_ns: u64,
+    /// "partition" or "loss".
+    pub why: &'static str,
 }
 
 /// What a world snapshot keeps of the switch (its links come from the scenario).
@@ -110,6 +127,7 @@ impl Switch {
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
+            drops: None,
         }
     }
 
@@ -155,7 +173,19 @@ impl Switch {
             stream: Stream::resume(&state.stream, reseed),
             seq: state.seq,
             stats: state.stats.clone(),
+            drops: None,
         })
+    }
+
+    fn dropped(&mut self, src: usize, dst: usize, at_ns: u64, why: &'static str) {
+        if let Some(d) = self.drops.as_mut() {
+            d.push(Dropped {
+                src,
+                dst,
+                at_ns,
+                why,
+            });
+        }
     }
 
     /// Routes a frame node `src` sent; its copies go to `out`.
@@ -189,6 +219,7 @@ impl Switch {
                 .any(|p| p.cuts(src, dst, frame.at_ns))
             {
                 self.stats.partitioned += 1;
+                self.dropped(src, dst, frame.at_ns, "partition");
                 continue;
             }
             // Degradations in force: extra delay and loss, each from its own stream.
@@ -209,10 +240,12 @@ impl Switch {
             }
             if degraded_loss {
                 self.stats.lost += 1;
+                self.dropped(src, dst, frame.at_ns, "loss");
                 continue;
             }
             if link.loss_ppm > 0 && self.stream.below(1_000_000) < link.loss_ppm {
                 self.stats.lost += 1;
+                self.dropped(src, dst, frame.at_ns, "loss");
                 continue;
             }
             let copies =
@@ -231,6 +264,7 @@ impl Switch {
                 self.seq += 1;
                 out.push(Delivery {
                     at_ns: frame.at_ns + link.latency_us * 1_000 + jitter + extra,
+                    sent_ns: frame.at_ns,
                     src,
                     seq: self.seq,
                     dst,
