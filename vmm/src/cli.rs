@@ -459,6 +459,14 @@ pub struct BenchArgs {
     /// Virtual seconds of the --sim "day" world (the goal is stated for 86400).
     #[arg(long, default_value_t = 86_400, value_name = "SECS")]
     pub sim_day_secs: u64,
+    /// Also run the payment scenario's search (images/payments, needs the payments disk):
+    /// for each planted bug the seeds to the first violation and the shrink of it; the
+    /// correct build over the same seeds; world branches per minute.
+    #[arg(long)]
+    pub payments: bool,
+    /// Most seeds per bug for --payments (the goal: a violation within 1000).
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub payments_seeds: u64,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -294,6 +294,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
         jobs,
         max_probes: args.max_probes,
     })
+    .map(|_| 0)
 }
 
 fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {

@@ -359,8 +359,19 @@ fn tighten(p: &Prober, mut c: Vec<Item>, limit: u64) -> Result<Vec<Item>> {
     Ok(c)
 }
 
+/// What a shrink did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Faults of the seed after the snapshot.
+    pub before: usize,
+    /// Faults of the minimal plan.
+    pub after: usize,
+    /// Probes run.
+    pub probes: usize,
+}
+
 /// Runs the shrink; prints the story and writes the plan.
-pub fn shrink(x: &Shrink) -> Result<i32> {
+pub fn shrink(x: &Shrink) -> Result<Outcome> {
     let started = Instant::now();
     if !LoadedWorld::is_world(&x.from) {
         return Err(WioError::Usage(format!(
@@ -522,5 +533,9 @@ pub fn shrink(x: &Shrink) -> Result<i32> {
         x.out.display(),
         svg.display()
     );
-    Ok(0)
+    Ok(Outcome {
+        before: items.len(),
+        after: minimal.len(),
+        probes: p.probes.load(Ordering::Relaxed),
+    })
 }

@@ -1,0 +1,173 @@
+//! `wio bench --payments`: the payment scenario's whole search (images/payments). For each
+//! planted bug, the seeds explored until the first violation (from the setup-complete
+//! world snapshot, 2 workers), then the shrink of that seed (probes, wall time, faults
+//! before and after); for the correct build, the same budget of seeds must all pass;
+//! world branches per minute throughout.
+
+use crate::error::{Result, WioError};
+use crate::shrink;
+use crate::world::snapshot::LoadedWorld;
+use crate::world::{self, scenario::Scenario};
+use serde_json::json;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The scenario (built into wio: it names only the built `payments` disk).
+const WORLD: &str = include_str!("../../../images/payments/world.toml");
+/// Seeds explored in parallel between checks for a violation.
+const BATCH: u64 = 8;
+
+/// The world snapshot at setup complete of the build with `bug`, in `dir`.
+fn snapshot(dir: &Path, bug: &str) -> Result<LoadedWorld> {
+    let mut s = Scenario::parse_in(WORLD, Path::new("."))
+        .map_err(|e| WioError::Internal(format!("payments world: {e}")))?;
+    s.add_node_args(&format!("payments=wio.bug={bug}"))?;
+    let path = dir.join(format!("{bug}.snap"));
+    let opts = world::Options {
+        quiet: true,
+        jobs: 2,
+        snapshot: Some((world::SnapWhen::SetupComplete, path.clone())),
+        until: Some("client: p0:".into()),
+        ..world::Options::default()
+    };
+    world::run(&s, 1, &opts)?;
+    LoadedWorld::load(&path)
+}
+
+/// Whether a branch failed as `wio explore` judges a seed: an `always` broken, an error, a
+/// non-zero exit (a `sometimes` is judged across seeds, not in one).
+fn failed(w: &world::WorldSummary) -> bool {
+    w.promises
+        .iter()
+        .any(|v| v.status == crate::promises::Status::Violated)
+        || w.nodes
+            .iter()
+            .any(|(_, s)| s.error.is_some() || s.exit_status.is_some_and(|x| x != 0))
+}
+
+/// Runs seeds `from..from+n` on 2 workers; returns the failing ones (sorted) and how many ran.
+fn run_seeds(lw: &LoadedWorld, from: u64, n: u64) -> Result<Vec<u64>> {
+    let next = AtomicU64::new(from);
+    let failing: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let error: Mutex<Option<WioError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let seed = next.fetch_add(1, Ordering::Relaxed);
+                if seed >= from + n {
+                    return;
+                }
+                let opts = world::Options {
+                    quiet: true,
+                    jobs: 1,
+                    ..world::Options::default()
+                };
+                match world::restore(lw, Some(seed), &opts, None) {
+                    Ok(Some(w)) if failed(&w) => {
+                        if let Ok(mut f) = failing.lock() {
+                            f.push(seed);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        if let Ok(mut x) = error.lock() {
+                            x.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let mut f = failing.into_inner().unwrap_or_default();
+    f.sort_unstable();
+    Ok(f)
+}
+
+/// The figures, printed and as JSON; `budget` seeds at most per bug.
+pub fn figures(budget: u64) -> Result<serde_json::Value> {
+    let dir = std::env::temp_dir().join(format!("wio-bench-payments-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let result = (|| {
+        let mut docs = Vec::new();
+        let mut seeds_run = 0u64;
+        let mut seeds_wall = 0f64;
+        let mut first_found: Vec<u64> = Vec::new();
+        for bug in ["receipt-no-retry", "no-idempotency"] {
+            eprintln!("bench: payments, bug {bug}: booting the world to setup complete…");
+            let lw = snapshot(&dir, bug)?;
+            let t = Instant::now();
+            let mut first = None;
+            let mut from = 0;
+            while first.is_none() && from < budget {
+                let n = BATCH.min(budget - from);
+                first = run_seeds(&lw, from, n)?.first().copied();
+                from += n;
+            }
+            let wall = t.elapsed().as_secs_f64();
+            seeds_run += from;
+            seeds_wall += wall;
+            let Some(seed) = first else {
+                println!("payments {bug:<17} no violation in {budget} seeds ({wall:.0} s)");
+                docs.push(json!({ "bug": bug, "first_violation_seed": null, "seeds": from }));
+                continue;
+            };
+            first_found.push(seed);
+            let t = Instant::now();
+            let out = shrink::shrink(&shrink::Shrink {
+                from: dir.join(format!("{bug}.snap")),
+                seed,
+                promise: None,
+                jobs: 2,
+                max_probes: 400,
+                out: dir.join(format!("{bug}-shrink.json")),
+            })?;
+            let shrink_wall = t.elapsed().as_secs_f64();
+            println!(
+                "payments {bug:<17} first violation at seed {seed} (the {}th tried; {from} explored in {wall:.0} s); shrink {} -> {} fault(s) in {} probes, {shrink_wall:.0} s",
+                seed + 1, out.before, out.after, out.probes
+            );
+            docs.push(json!({
+                "bug": bug, "first_violation_seed": seed, "seeds": from, "explore_wall_s": wall,
+                "shrink_faults_before": out.before, "shrink_faults_after": out.after,
+                "shrink_probes": out.probes, "shrink_wall_s": shrink_wall,
+            }));
+        }
+        // The correct build over the seeds the bugs needed (at least 32).
+        let n = first_found
+            .iter()
+            .map(|s| s + 1)
+            .max()
+            .unwrap_or(0)
+            .max(32)
+            .min(budget);
+        eprintln!("bench: payments, bug none: {n} seeds must all pass…");
+        let lw = snapshot(&dir, "none")?;
+        let t = Instant::now();
+        let failing = run_seeds(&lw, 0, n)?;
+        let wall = t.elapsed().as_secs_f64();
+        seeds_run += n;
+        seeds_wall += wall;
+        println!(
+            "payments none              {} of {n} seeds fail ({wall:.0} s)",
+            failing.len()
+        );
+        let per_minute = seeds_run as f64 * 60.0 / seeds_wall.max(1e-9);
+        println!("payments branches/minute   {per_minute:>12.1} (4-node world, 2 workers)");
+        Ok(json!({
+            "bugs": docs, "none_seeds": n, "none_failing": failing,
+            "branches_per_minute": per_minute,
+        }))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
