@@ -133,7 +133,7 @@ pub fn figures(budget: u64) -> Result<serde_json::Value> {
             })?;
             let shrink_wall = t.elapsed().as_secs_f64();
             println!(
-                "payments {bug:<17} first violation at seed {seed} (the {}th tried; {from} explored in {wall:.0} s); shrink {} -> {} fault(s) in {} probes, {shrink_wall:.0} s",
+                "payments {bug:<17} first violation at seed {seed} ({} seed(s) to it; {from} explored in {wall:.0} s); shrink {} -> {} fault(s) in {} probes, {shrink_wall:.0} s",
                 seed + 1, out.before, out.after, out.probes
             );
             docs.push(json!({

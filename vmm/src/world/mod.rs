@@ -491,6 +491,9 @@ impl World {
                         println!("{name:>width$} | {line}");
                     }
                     take_matches(&mut watch, &mut matched, &line);
+                    if let Some(t) = timeline.as_mut() {
+                        t.lines.push((step.node, self.t, line.clone()));
+                    }
                     if until_line.is_none()
                         && opts
                             .until

@@ -5,6 +5,7 @@ use super::faults::WorldFault;
 use super::peer::PeerStats;
 use super::switch::SwitchStats;
 use crate::promises::report::Verdict;
+use crate::promises::Status;
 use crate::summary::Summary;
 use serde::Serialize;
 
@@ -125,13 +126,28 @@ impl WorldSummary {
                 f.until_ns as f64 / 1e9
             ));
         }
+        // Stopped at its --until line, the world's end was not seen: only violations count.
+        let judged: Vec<Verdict> = self
+            .promises
+            .iter()
+            .filter(|v| {
+                self.until_line.is_none() || matches!(v.status, Status::Passed | Status::Violated)
+            })
+            .cloned()
+            .collect();
         s.push_str(
             &crate::promises::report::Promises {
-                list: self.promises.clone(),
+                list: judged.clone(),
                 ..Default::default()
             }
             .human(),
         );
+        if judged.len() < self.promises.len() {
+            s.push_str(&format!(
+                "promises      {} more not judged: the world stopped at its --until line\n",
+                self.promises.len() - judged.len()
+            ));
+        }
         s.push_str(&format!("world trace   {}\n", self.world_trace_hash));
         s
     }

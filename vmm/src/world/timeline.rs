@@ -18,6 +18,17 @@ pub struct Timeline {
     pub frames: Vec<(usize, usize, u64, u64)>,
     /// Dropped copies.
     pub drops: Vec<Dropped>,
+    /// Console lines: (node, virtual ns of the quantum's end, text).
+    pub lines: Vec<(usize, u64, String)>,
+}
+
+/// Whether a console line tells of trouble (labelled on the picture, not only a tick).
+fn trouble(line: &str) -> bool {
+    [
+        "Error", "error", "fail", "FAIL", "timeout", "refused", "panic",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
 }
 
 const W: f64 = 1400.0;
@@ -148,6 +159,39 @@ impl Timeline {
                 esc(names.get(d.dst).map_or("?", String::as_str)),
                 d.at_ns as f64 / 1e9
             );
+        }
+        // Console lines: a tick each (the text on hover); trouble labelled.
+        // Labels go in up to three rows under a lane, never over each other.
+        let mut free: Vec<[f64; 3]> = vec![[f64::MIN; 3]; names.len()];
+        for (node, at, text) in &self.lines {
+            let (cx, cy) = (x(*at), y(*node));
+            let bad = trouble(text);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="{}" stroke-width="1"><title>{:.6} s {}</title></line>"##,
+                cy - 6.0,
+                cy + 6.0,
+                if bad { "#d62728" } else { "#999" },
+                *at as f64 / 1e9,
+                esc(text)
+            );
+            if !bad {
+                continue;
+            }
+            // Without the program's own "name: " prefix.
+            let body = text.split_once(": ").map_or(text.as_str(), |(_, b)| b);
+            let short: String = body.chars().take(44).collect();
+            let width = short.chars().count() as f64 * 5.6 + 8.0;
+            if let Some(row) = (0..3).find(|r| free[*node][*r] <= cx) {
+                free[*node][row] = cx + width;
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#d62728" font-size="10">{}</text>"##,
+                    cx + 2.0,
+                    cy + 18.0 + 12.0 * row as f64,
+                    esc(&short)
+                );
+            }
         }
         // Node ends and broken promises.
         for (i, (_, n)) in w.nodes.iter().enumerate() {
