@@ -260,8 +260,11 @@ impl Prober<'_> {
     }
 }
 
+/// Whether each list of a round still fails, in list order.
+type FailMany<'a, T> = dyn Fn(&[Vec<T>]) -> Result<Vec<bool>> + 'a;
+
 /// `items` split into `n` chunks of nearly equal length.
-fn chunks(items: &[Item], n: usize) -> Vec<Vec<Item>> {
+fn chunks<T: Clone>(items: &[T], n: usize) -> Vec<Vec<T>> {
     let mut out = Vec::new();
     let mut start = 0;
     for k in 0..n {
@@ -273,22 +276,22 @@ fn chunks(items: &[Item], n: usize) -> Vec<Vec<Item>> {
 }
 
 /// Delta debugging: a 1-minimal sublist of `items` that still fails.
-fn ddmin(p: &Prober, items: Vec<Item>) -> Result<Vec<Item>> {
-    if p.fails(&[])? {
+fn ddmin<T: Clone>(fail_many: &FailMany<T>, items: Vec<T>) -> Result<Vec<T>> {
+    if fail_many(&[Vec::new()])?[0] {
         return Ok(Vec::new());
     }
     let mut c = items;
     let mut n = 2usize;
     while c.len() >= 2 {
         let parts = chunks(&c, n);
-        let r = p.fail_many(&parts)?;
+        let r = fail_many(&parts)?;
         if let Some(i) = r.iter().position(|f| *f) {
             c = parts[i].clone();
             n = 2;
             continue;
         }
         if n > 2 {
-            let complements: Vec<Vec<Item>> = (0..n)
+            let complements: Vec<Vec<T>> = (0..n)
                 .map(|i| {
                     parts
                         .iter()
@@ -298,7 +301,7 @@ fn ddmin(p: &Prober, items: Vec<Item>) -> Result<Vec<Item>> {
                         .collect()
                 })
                 .collect();
-            let r = p.fail_many(&complements)?;
+            let r = fail_many(&complements)?;
             if let Some(i) = r.iter().position(|f| *f) {
                 c = complements[i].clone();
                 n = (n - 1).max(2);
@@ -468,7 +471,7 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             x.seed, p.target.message
         )));
     }
-    let minimal = ddmin(&p, items.clone())?;
+    let minimal = ddmin(&|lists: &[Vec<Item>]| p.fail_many(lists), items.clone())?;
     let minimal = tighten(&p, minimal, limit)?;
     let mut plan = plan_of(&minimal, &names, p.nodes);
     plan.seed = Some(x.seed);
@@ -538,4 +541,48 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         after: minimal.len(),
         probes: p.probes.load(Ordering::Relaxed),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ddmin over numbers where the failure needs `need` all present: it finds exactly them,
+    /// in at most n² probes (ddmin's worst case), never by trying every subset.
+    #[test]
+    fn ddmin_finds_the_faults_that_matter() {
+        for (n, need) in [
+            (8usize, vec![3usize, 7]),
+            (13, vec![0]),
+            (5, vec![]),
+            (20, vec![2, 11, 19]),
+        ] {
+            let probes = std::cell::Cell::new(0usize);
+            let fail_many = |lists: &[Vec<usize>]| -> Result<Vec<bool>> {
+                probes.set(probes.get() + lists.len());
+                Ok(lists
+                    .iter()
+                    .map(|l| need.iter().all(|x| l.contains(x)))
+                    .collect())
+            };
+            let got = ddmin(&fail_many, (0..n).collect()).unwrap();
+            assert_eq!(got, need, "n {n}");
+            assert!(
+                probes.get() <= n * n,
+                "{} probes for {n} items",
+                probes.get()
+            );
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_list_in_order() {
+        let v: Vec<u8> = (0..7).collect();
+        for n in 1..=7 {
+            let c = chunks(&v, n);
+            assert_eq!(c.len(), n);
+            assert_eq!(c.concat(), v);
+            assert!(c.iter().all(|x| !x.is_empty()));
+        }
+    }
 }
