@@ -139,6 +139,44 @@ fn bad(path: &Path, reason: String) -> WioError {
     }
 }
 
+/// Checks a checksummed file's envelope (after its 8-byte magic): format `version` u32,
+/// total length u64, then the body, then the SHA-256 of everything before it. Returns
+/// (everything before the checksum, the checksum), or why not (`what` names the format).
+pub fn envelope<'a>(
+    bytes: &'a [u8],
+    version: u32,
+    what: &str,
+) -> std::result::Result<(&'a [u8], &'a [u8]), String> {
+    if bytes.len() < HEADER {
+        return Err(format!("is truncated ({} bytes)", bytes.len()));
+    }
+    let v = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if v != version {
+        return Err(format!(
+            "is {what} format version {v}; this wio ({}) reads version {version}: restore it with the wio that wrote it",
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+    if (bytes.len() as u64) < total {
+        return Err(format!(
+            "is truncated: {} of {total} bytes (was it copied completely?)",
+            bytes.len()
+        ));
+    }
+    if bytes.len() as u64 != total || bytes.len() < HEADER + 32 {
+        return Err(format!(
+            "is corrupted: {} bytes where the header says {total}",
+            bytes.len()
+        ));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 32);
+    if Sha256::digest(body).as_slice() != sum {
+        return Err("is corrupted: its checksum does not match its contents".into());
+    }
+    Ok((body, sum))
+}
+
 /// Runs of non-zero pages of `ram` (whose length is a multiple of [`PAGE`]).
 pub fn memory_runs(ram: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let page = PAGE as usize;
@@ -211,51 +249,14 @@ impl Snapshot {
                 "is a world snapshot (several machines); restore it with `wio sim --from` or explore it with `wio explore --from`".into(),
             ));
         }
-        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+        if !bytes.starts_with(MAGIC) {
             return Err(bad(
                 path,
                 "is not a wio snapshot (no WIOSNAP header)".into(),
             ));
         }
-        if bytes.len() < HEADER {
-            return Err(bad(path, format!("is truncated ({} bytes)", bytes.len())));
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
-            return Err(bad(
-                path,
-                format!(
-                    "is wio snapshot format version {version}; this wio ({}) reads version {FORMAT_VERSION}: restore it with the wio that wrote it",
-                    env!("CARGO_PKG_VERSION")
-                ),
-            ));
-        }
-        let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-        if (bytes.len() as u64) < total {
-            return Err(bad(
-                path,
-                format!(
-                    "is truncated: {} of {total} bytes (was it copied completely?)",
-                    bytes.len()
-                ),
-            ));
-        }
-        if bytes.len() as u64 != total || bytes.len() < HEADER + 32 {
-            return Err(bad(
-                path,
-                format!(
-                    "is corrupted: {} bytes where the header says {total}",
-                    bytes.len()
-                ),
-            ));
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 32);
-        if Sha256::digest(body).as_slice() != sum {
-            return Err(bad(
-                path,
-                "is corrupted: its checksum does not match its contents".into(),
-            ));
-        }
+        let (body, sum) =
+            envelope(bytes, FORMAT_VERSION, "wio snapshot").map_err(|reason| bad(path, reason))?;
         let mut r = Reader {
             bytes: body,
             at: HEADER,

@@ -234,12 +234,7 @@ pub fn restore(
         s.partitions.clone(),
         s.degrades.clone(),
         reseed,
-    )
-    .ok_or_else(|| WioError::ArtifactFormat {
-        what: "world snapshot",
-        path: l.path.clone(),
-        reason: "has a switch state that does not fit its scenario".into(),
-    })?;
+    );
     let hosts = Hosts::start(&names, configs, opts.jobs, wall)?;
     let world = World {
         switch,
@@ -309,34 +304,29 @@ fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Tra
                 f.exact.start_ns()
             )));
         }
-        match &f.exact {
-            Between::Partition(p) => {
-                if p.group_of.len() > ports || p.until_ns < p.from_ns {
-                    return Err(bad(format!(
-                        "has a partition that does not fit this world: {}",
-                        f.what
-                    )));
-                }
-                s.partitions.push(Partition {
-                    drawn: true,
-                    ..p.clone()
-                });
-            }
+        let fits = match &f.exact {
+            Between::Partition(p) => p.group_of.len() <= ports && p.until_ns >= p.from_ns,
             Between::Degrade(d) => {
-                if d.between.is_some_and(|(a, b)| a >= ports || b >= ports)
-                    || d.until_ns < d.from_ns
-                    || d.loss_ppm > 1_000_000
-                {
-                    return Err(bad(format!(
-                        "has a degradation that does not fit this world: {}",
-                        f.what
-                    )));
-                }
-                s.degrades.push(Degrade {
-                    drawn: true,
-                    ..d.clone()
-                });
+                d.between.is_none_or(|(a, b)| a < ports && b < ports)
+                    && d.until_ns >= d.from_ns
+                    && d.loss_ppm <= 1_000_000
             }
+        };
+        if !fits {
+            return Err(bad(format!(
+                "has a {} that does not fit this world: {}",
+                f.kind, f.what
+            )));
+        }
+        match &f.exact {
+            Between::Partition(p) => s.partitions.push(Partition {
+                drawn: true,
+                ..p.clone()
+            }),
+            Between::Degrade(d) => s.degrades.push(Degrade {
+                drawn: true,
+                ..d.clone()
+            }),
         }
         count += 1;
     }

@@ -148,36 +148,8 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
             },
         ));
     }
-    if bytes.len() < HEADER + 32 {
-        return Err(bad(path, format!("is truncated ({} bytes)", bytes.len())));
-    }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if version != FORMAT_VERSION {
-        return Err(bad(
-            path,
-            format!(
-                "is world snapshot format version {version}; this wio ({}) reads version {FORMAT_VERSION}",
-                env!("CARGO_PKG_VERSION")
-            ),
-        ));
-    }
-    let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    if bytes.len() as u64 != total {
-        return Err(bad(
-            path,
-            format!(
-                "is truncated or corrupted: {} bytes where the header says {total}",
-                bytes.len()
-            ),
-        ));
-    }
-    let (body, sum) = bytes.split_at(bytes.len() - 32);
-    if Sha256::digest(body).as_slice() != sum {
-        return Err(bad(
-            path,
-            "is corrupted: its checksum does not match its contents".into(),
-        ));
-    }
+    let (body, sum) = crate::snapshot::envelope(bytes, FORMAT_VERSION, "world snapshot")
+        .map_err(|reason| bad(path, reason))?;
     let mut at = HEADER;
     let mut take = |n: u64, what: &str| -> Result<&[u8]> {
         let end = usize::try_from(n)

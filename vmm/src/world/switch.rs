@@ -112,18 +112,19 @@ impl Switch {
         partitions: Vec<Partition>,
         degrades: Vec<Degrade>,
     ) -> Switch {
+        let degrades = degrades
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let stream = seed.stream(&degrade_stream(i, &d));
+                (d, stream)
+            })
+            .collect();
         Switch {
             macs,
             links,
             partitions,
-            degrades: degrades
-                .into_iter()
-                .enumerate()
-                .map(|(i, d)| {
-                    let name = degrade_stream(i, &d);
-                    (d, seed.stream(&name))
-                })
-                .collect(),
+            degrades,
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
@@ -141,10 +142,10 @@ impl Switch {
         }
     }
 
-    /// The switch a world snapshot recorded, between nodes with these links; with a
-    /// `reseed` other than the snapshot's seed its streams are re-keyed from it (the past
-    /// is shared, the future differs; degradations drawn again get fresh streams). None
-    /// when the state does not fit the degradations.
+    /// The switch a world snapshot recorded, between ports of these MAC addresses with
+    /// these links; with a `reseed` other than the snapshot's seed its streams are re-keyed
+    /// from it (the past is shared, the future differs; degradations drawn again get fresh
+    /// streams).
     pub fn resume(
         state: &SwitchState,
         macs: Vec<[u8; 6]>,
@@ -152,29 +153,18 @@ impl Switch {
         partitions: Vec<Partition>,
         degrades: Vec<Degrade>,
         reseed: Option<RunSeed>,
-    ) -> Option<Switch> {
+    ) -> Switch {
         let fresh = reseed.unwrap_or(RunSeed(state.stream.seed));
-        Some(Switch {
-            macs,
-            links,
-            partitions,
-            degrades: degrades
-                .into_iter()
-                .enumerate()
-                .map(|(i, d)| {
-                    let name = degrade_stream(i, &d);
-                    let stream = match state.degrades.iter().find(|s| s.name == name) {
-                        Some(s) => Stream::resume(s, reseed),
-                        None => fresh.stream(&name),
-                    };
-                    (d, stream)
-                })
-                .collect(),
-            stream: Stream::resume(&state.stream, reseed),
-            seq: state.seq,
-            stats: state.stats.clone(),
-            drops: None,
-        })
+        let mut s = Switch::new(fresh, macs, links, partitions, degrades);
+        for (_, stream) in s.degrades.iter_mut() {
+            if let Some(saved) = state.degrades.iter().find(|x| x.name == stream.name()) {
+                *stream = Stream::resume(saved, reseed);
+            }
+        }
+        s.stream = Stream::resume(&state.stream, reseed);
+        s.seq = state.seq;
+        s.stats = state.stats.clone();
+        s
     }
 
     fn dropped(&mut self, src: usize, dst: usize, at_ns: u64, why: &'static str) {
