@@ -177,6 +177,35 @@ pub fn envelope<'a>(
     Ok((body, sum))
 }
 
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, synced, then
+/// renamed; on failure nothing that looks like a snapshot is left behind. Returns the size.
+pub fn write_atomic(path: &Path, bytes: &[u8], what: &'static str) -> Result<u64> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| what.into());
+    let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(WioError::Output {
+            what,
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    Ok(bytes.len() as u64)
+}
+
 /// Runs of non-zero pages of `ram` (whose length is a multiple of [`PAGE`]).
 pub fn memory_runs(ram: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let page = PAGE as usize;
@@ -337,35 +366,9 @@ impl Snapshot {
         Snapshot::decode(path, &bytes)
     }
 
-    /// Writes the snapshot to `path` atomically: a temporary file in the same folder,
-    /// synced, then renamed. On failure nothing that looks like a snapshot is left behind.
+    /// Writes the snapshot to `path` atomically (see [`write_atomic`]).
     pub fn write(&self, path: &Path) -> Result<u64> {
-        let bytes = self.encode();
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "snapshot".into());
-        let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
-        let out_err = |source| WioError::Output {
-            what: "snapshot",
-            path: path.to_path_buf(),
-            source,
-        };
-        let result = (|| -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(out_err(e));
-        }
-        Ok(bytes.len() as u64)
+        write_atomic(path, &self.encode(), "snapshot")
     }
 }
 

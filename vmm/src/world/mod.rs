@@ -511,28 +511,16 @@ impl World {
             // Frames of this quantum, in (arrival, source, sequence) order.
             deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
             for d in deliveries.drain(..) {
-                if d.dst == self.names.len() || self.alive[d.dst] {
-                    if let Some(c) = links.as_mut() {
-                        c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
-                    }
-                    if let Some(t) = timeline.as_mut() {
-                        t.frames.push((d.src, d.dst, d.sent_ns, d.at_ns));
-                    }
-                }
-                if let Some(p) = self.peer.as_mut().filter(|_| d.dst == self.names.len()) {
-                    self.trace.fold(
-                        FOLD_FRAME,
-                        (d.src * 256 + d.dst) as u64,
-                        fnv1a(&d.bytes),
-                        d.at_ns,
-                    );
-                    self.switch.stats.delivered += 1;
-                    p.take(d);
-                    continue;
-                }
-                if !self.alive[d.dst] {
+                let to_peer = d.dst == self.names.len();
+                if !to_peer && !self.alive[d.dst] {
                     self.switch.stats.to_ended_nodes += 1;
                     continue;
+                }
+                if let Some(c) = links.as_mut() {
+                    c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
+                }
+                if let Some(t) = timeline.as_mut() {
+                    t.frames.push((d.src, d.dst, d.sent_ns, d.at_ns));
                 }
                 self.trace.fold(
                     FOLD_FRAME,
@@ -541,13 +529,16 @@ impl World {
                     d.at_ns,
                 );
                 self.switch.stats.delivered += 1;
-                self.pending.push((
-                    d.dst,
-                    Frame {
-                        at_ns: d.at_ns,
-                        bytes: d.bytes,
-                    },
-                ));
+                match self.peer.as_mut().filter(|_| to_peer) {
+                    Some(p) => p.take(d),
+                    None => self.pending.push((
+                        d.dst,
+                        Frame {
+                            at_ns: d.at_ns,
+                            bytes: d.bytes,
+                        },
+                    )),
+                }
             }
             done = !ends.is_empty() && ends.iter().all(|i| !self.alive[*i]);
             if let Some((when, path)) = snap.as_ref().filter(|(w, _)| self.due(w, &lines)) {

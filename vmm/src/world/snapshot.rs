@@ -24,7 +24,6 @@ use crate::snapshot::Snapshot;
 use crate::trace::TraceState;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -109,31 +108,7 @@ pub fn encode(state: &WorldState, nodes: &[Snapshot]) -> Result<Vec<u8>> {
 
 /// Writes a world snapshot to `path` atomically; returns its size in bytes.
 pub fn write(path: &Path, state: &WorldState, nodes: &[Snapshot]) -> Result<u64> {
-    let bytes = encode(state, nodes)?;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "world.snap".into());
-    let tmp = dir.join(format!(".{name}.partial-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(source) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(WioError::Output {
-            what: "world snapshot",
-            path: path.to_path_buf(),
-            source,
-        });
-    }
-    Ok(bytes.len() as u64)
+    crate::snapshot::write_atomic(path, &encode(state, nodes)?, "world snapshot")
 }
 
 /// Parses a world snapshot file's bytes: its state, its nodes' snapshots, its checksum.
