@@ -169,6 +169,45 @@ fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
     let (m, w) = (report(&merged), report(&whole));
     assert_eq!(m["results"], w["results"], "shards add up to the whole");
     assert_eq!(m["complete"], true);
+    // A missing shard is named; --allow-partial merges what is there, marked incomplete.
+    let o = wio(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(101), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("shard(s) 1 of 2 are missing"),
+        "{}",
+        stderr(&o)
+    );
+    let partial = dir.join("partial.json");
+    let o = wio(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        "--allow-partial",
+        "--out",
+        partial.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(report(&partial)["complete"], false);
+    assert_eq!(report(&partial)["results"].as_array().unwrap().len(), 4);
+    // A shard given twice is merged once, and said.
+    let o = wio(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        s1.to_str().unwrap(),
+        s0.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("shard 0 is in"), "{}", stderr(&o));
+    assert_eq!(report(&merged)["results"], w["results"]);
     // A report of another exploration does not merge.
     let other = dir.join("other.json");
     let mut x = report(&s1);

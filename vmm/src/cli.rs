@@ -190,6 +190,10 @@ pub enum ReportCommand {
         /// Where to write the merged report.
         #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
         out: PathBuf,
+        /// Merge even when shards are missing (a cluster task failed); the result is
+        /// marked incomplete and names what is missing.
+        #[arg(long)]
+        allow_partial: bool,
     },
 }
 

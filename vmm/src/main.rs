@@ -503,14 +503,16 @@ fn main() {
                 snapshot::Snapshot::read(file).and_then(|s| snapshot_info(file, &s, *json))
             }
         }
-        Command::Report(ReportCommand::Merge { reports, out }) => {
-            explore::merge(reports).and_then(|r| {
-                explore::write_report(&r, out)?;
-                explore::print_table(&r);
-                eprintln!("wio: merged report written to {}", out.display());
-                Ok(exit_for(&r))
-            })
-        }
+        Command::Report(ReportCommand::Merge {
+            reports,
+            out,
+            allow_partial,
+        }) => explore::merge(reports, *allow_partial).and_then(|r| {
+            explore::write_report(&r, out)?;
+            explore::print_table(&r);
+            eprintln!("wio: merged report written to {}", out.display());
+            Ok(exit_for(&r))
+        }),
         Command::VerifyTrace { file } => std::fs::read_to_string(file)
             .map_err(|e| WioError::Usage(format!("cannot read trace {}: {e}", file.display())))
             .and_then(|text| {

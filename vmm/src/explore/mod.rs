@@ -683,10 +683,14 @@ pub fn read_report(path: &Path) -> Result<Report> {
 }
 
 /// Joins shard reports of one exploration. Refuses reports of other explorations and
-/// shards that disagree about a seed (which would mean a determinism failure).
-pub fn merge(paths: &[PathBuf]) -> Result<Report> {
+/// shards that disagree about a seed (which would mean a determinism failure); names the
+/// shards that are missing (refused unless `allow_partial`, the result then marked
+/// incomplete) and those given twice.
+pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
     let mut merged: Option<Report> = None;
     let mut by_seed: BTreeMap<u64, SeedResult> = BTreeMap::new();
+    // Which report brought each shard.
+    let mut shard_from: BTreeMap<u64, &Path> = BTreeMap::new();
     for p in paths {
         let r = read_report(p)?;
         match &mut merged {
@@ -700,6 +704,21 @@ pub fn merge(paths: &[PathBuf]) -> Result<Report> {
                 }
                 m.shards.1.extend(r.shards.1.iter().copied());
                 m.complete &= r.complete;
+            }
+        }
+        if !r.complete {
+            eprintln!(
+                "wio: {} is an incomplete shard report (interrupted?): its missing seeds stay missing",
+                p.display()
+            );
+        }
+        for shard in &r.shards.1 {
+            if let Some(first) = shard_from.insert(*shard, p) {
+                eprintln!(
+                    "wio: shard {shard} is in {} and in {} (its seeds agree: they are merged once)",
+                    first.display(),
+                    p.display()
+                );
             }
         }
         for res in r.results {
@@ -717,8 +736,28 @@ pub fn merge(paths: &[PathBuf]) -> Result<Report> {
     let mut m = merged.ok_or_else(|| WioError::Usage("no reports to merge".into()))?;
     m.shards.1.sort_unstable();
     m.shards.1.dedup();
+    let missing: Vec<u64> = (0..m.shards.0)
+        .filter(|i| !shard_from.contains_key(i))
+        .collect();
+    if !missing.is_empty() {
+        let list = missing
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if !allow_partial {
+            return Err(WioError::Usage(format!(
+                "shard(s) {list} of {} are missing; merge what is there with --allow-partial (the result is marked incomplete)",
+                m.shards.0
+            )));
+        }
+        eprintln!(
+            "wio: shard(s) {list} of {} are missing: the merged report is partial",
+            m.shards.0
+        );
+    }
     let expected: u64 = m.question.seeds.end - m.question.seeds.start;
-    m.complete &= m.shards.1.len() as u64 == m.shards.0 && by_seed.len() as u64 == expected;
+    m.complete &= missing.is_empty() && by_seed.len() as u64 == expected;
     m.results = by_seed.into_values().collect();
     m.judge_promises();
     Ok(m)
