@@ -177,7 +177,7 @@ fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
         "--out",
         merged.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(101), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("shard(s) 1 of 2 are missing"),
         "{}",
