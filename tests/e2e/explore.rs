@@ -192,7 +192,7 @@ fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
         "--out",
         partial.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert_eq!(report(&partial)["complete"], false);
     assert_eq!(report(&partial)["results"].as_array().unwrap().len(), 4);
     // A shard given twice is merged once, and said.
