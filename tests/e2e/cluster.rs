@@ -197,3 +197,90 @@ fn a_slurm_job_array_explores_like_one_machine() {
     drop(cluster);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_container_root_holds_all_wio_needs_to_explore() {
+    if !require_riscv_guests("the_container_root_holds_all_wio_needs_to_explore") {
+        return;
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root {
+        eprintln!("SKIPPED: container root test: chroot needs root");
+        return;
+    }
+    let dir = scratch("container");
+    let staged = dir.join("image");
+    let out =
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/container/build.sh"))
+            .arg(wio_bin())
+            .arg(&staged)
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin") // no docker: stage only
+            .output()
+            .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(staged.join("rootfs.tar").exists() && staged.join("Containerfile").exists());
+    // An exploration inside the image's root (nothing else there): same seeds, same traces.
+    let rootfs = staged.join("rootfs");
+    let snap = rootfs.join("shared/start.snap");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        "console:wio-init: start",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let inside = Command::new("chroot")
+        .arg(&rootfs)
+        .args([
+            "/usr/bin/wio",
+            "explore",
+            "--from",
+            "/shared/start.snap",
+            "--seeds",
+            "0..4",
+            "--jobs",
+            "2",
+            "--exit-zero",
+            "--report",
+            "/shared/inside.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        inside.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&inside.stderr)
+    );
+    let outside = dir.join("outside.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "2",
+        "--report",
+        outside.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_eq!(
+        outcomes(&report(&rootfs.join("shared/inside.json"))),
+        outcomes(&report(&outside))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -296,6 +296,10 @@ pub struct ExploreArgs {
     /// explains) as JUnit XML to FILE, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Exit 0 once the exploration ran, even with failing seeds (they are in the report):
+    /// for batch tasks (Slurm, Kubernetes) whose engine would retry a failed task.
+    #[arg(long)]
+    pub exit_zero: bool,
 }
 
 /// Options of `wio run`.

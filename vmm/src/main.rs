@@ -331,7 +331,10 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         explore::write_junit(&report, path)?;
         eprintln!("wio: JUnit XML written to {}", path.display());
     }
-    Ok(exit_for(&report))
+    Ok(match exit_for(&report) {
+        1 if args.exit_zero => 0,
+        code => code,
+    })
 }
 
 /// `wio snapshot info` of a world snapshot.

@@ -692,7 +692,17 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
     // Which report brought each shard.
     let mut shard_from: BTreeMap<u64, &Path> = BTreeMap::new();
     for p in paths {
-        let r = read_report(p)?;
+        let r = match read_report(p) {
+            Ok(r) => r,
+            // A shard whose task never wrote its report: named below as missing.
+            Err(WioError::ArtifactIo { source, .. })
+                if allow_partial && source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                eprintln!("wio: {} does not exist: skipped", p.display());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         match &mut merged {
             None => merged = Some(r.clone()),
             Some(m) => {
