@@ -194,6 +194,30 @@ fn a_slurm_job_array_explores_like_one_machine() {
         c, l,
         "the cluster's seeds are the one machine's, outcome by outcome"
     );
+    // The same from wio itself: submitted, followed and merged by `wio explore --slurm`.
+    let by_wio = dir.join("by-wio.json");
+    let out = cluster.run(Command::new(wio_bin()).args([
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "0..64",
+        "--slurm",
+        "4",
+        "--jobs",
+        "1",
+        "--report",
+        by_wio.to_str().unwrap(),
+    ]));
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("slurm: 4/4 shards done"),
+        "{}",
+        stderr(&out)
+    );
+    let r = report(&by_wio);
+    assert_eq!(r["complete"], true);
+    assert_eq!(outcomes(&r), l);
     drop(cluster);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -158,6 +158,7 @@ Examples:
   wio explore --from start.snap --seeds 0..1000 --until console:'workload: net' --match 'replies'
   wio explore --from start.snap --seeds 0..100000 --shard $JOB_COMPLETION_INDEX/8 --report shard-$JOB_COMPLETION_INDEX.json
   wio report merge shard-*.json --out all.json
+  wio explore --from /shared/start.snap --seeds 0..100000 --slurm 64 --jobs 4 --report /shared/all.json
   wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
   wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
 
@@ -296,6 +297,20 @@ pub struct ExploreArgs {
     /// explains) as JUnit XML to FILE, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Run the exploration as a Slurm job array of TASKS shard tasks (--jobs CPUs each),
+    /// follow it, and merge the shard reports into --report (shards and logs in
+    /// REPORT.slurm/). Run it on a Slurm login node; the snapshot, wio and the report's
+    /// folder must be on storage the nodes share.
+    #[arg(long, value_name = "TASKS", conflicts_with = "shard")]
+    pub slurm: Option<u64>,
+    /// More sbatch options for --slurm (repeatable), e.g. --sbatch-arg=--partition=batch.
+    #[arg(
+        long,
+        value_name = "OPTION",
+        allow_hyphen_values = true,
+        requires = "slurm"
+    )]
+    pub sbatch_arg: Vec<String>,
     /// Exit 0 once the exploration ran, even with failing seeds (they are in the report):
     /// for batch tasks (Slurm, Kubernetes) whose engine would retry a failed task.
     #[arg(long)]

@@ -324,7 +324,10 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         max_virtual_ns,
         report: args.report.clone(),
     };
-    let report = explore::explore(&x)?;
+    let report = match args.slurm {
+        Some(tasks) => explore::slurm::explore(&x, tasks, jobs, &args.sbatch_arg)?,
+        None => explore::explore(&x)?,
+    };
     explore::print_table(&report);
     eprintln!("wio: report written to {}", args.report.display());
     if let Some(path) = &args.junit {

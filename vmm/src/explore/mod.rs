@@ -28,6 +28,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 use world_branch::{world_limit, world_result_of};
 
+pub mod slurm;
 mod world_branch;
 
 /// Set by the SIGINT handler: stop taking seeds and abandon running branches.
