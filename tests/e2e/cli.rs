@@ -128,6 +128,29 @@ fn verify_trace_rejects_garbage() {
     let f = dir.join("t.jsonl");
     std::fs::write(&f, "not json\n").unwrap();
     let out = wio(&["verify-trace", f.to_str().unwrap()]);
-    assert_one_line_error(&out, 100, "not JSON");
+    assert_one_line_error(&out, 109, "not JSON");
+    let out = wio(&["verify-trace", "/nonexistent/trace.jsonl"]);
+    assert_one_line_error(&out, 101, "/nonexistent/trace.jsonl");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_explicit_initrd_wins_over_the_built_guests() {
+    // With --guest small, --initrd is the one booted (here: refused, it does not exist),
+    // never silently replaced by the built guest's initramfs.
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--guest",
+        "small",
+        "--initrd",
+        "/nonexistent/other-initrd.cpio",
+    ]);
+    let err = stderr(&out);
+    if err.contains("images/build-all-riscv64.sh") {
+        eprintln!("SKIPPED: explicit initrd test: no built riscv64 guests");
+        return;
+    }
+    assert_one_line_error(&out, 101, "/nonexistent/other-initrd.cpio");
 }

@@ -20,7 +20,8 @@ Exit codes:
   100   bad command line          101  bad guest artifact (kernel, initrd)
   102   KVM unavailable           103  guest crashed (triple fault, reset, KVM error)
   104   determinism failure       105  cannot write an output file
-  106   virtual-time limit hit    107  internal wio error (a bug)";
+  106   virtual-time limit hit    107  internal wio error (a bug)
+  108   a promise failed          109  a trace failed verification (verify-trace)";
 
 /// wio's subcommands.
 #[derive(Debug, Subcommand)]

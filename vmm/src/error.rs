@@ -29,6 +29,8 @@ pub mod exit_code {
     pub const INTERNAL: i32 = 107;
     /// A promise the guest's programs made failed (violated, never reached, never true).
     pub const PROMISE: i32 = 108;
+    /// A trace failed verification: its hash chain is broken (tampered or damaged).
+    pub const TRACE_INVALID: i32 = 109;
 }
 
 /// Everything that can stop wio before or during a run.
@@ -85,6 +87,14 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A trace file's hash chain does not hold.
+    #[error("trace {path} is invalid: {reason}")]
+    TraceInvalid {
+        /// The trace file.
+        path: PathBuf,
+        /// Where and how the chain breaks.
+        reason: String,
+    },
     /// Promises failed: how many, and the first one's verdict and message.
     #[error("{count} promise(s) failed; first: {first}")]
     Promise {
@@ -110,6 +120,7 @@ impl WioError {
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
             WioError::Internal(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
+            WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
         }
     }
 }

@@ -520,10 +520,15 @@ fn main() {
             Ok(exit_for(&r))
         }),
         Command::VerifyTrace { file } => std::fs::read_to_string(file)
-            .map_err(|e| WioError::Usage(format!("cannot read trace {}: {e}", file.display())))
+            .map_err(|source| WioError::ArtifactIo {
+                what: "trace",
+                path: file.clone(),
+                source,
+            })
             .and_then(|text| {
-                trace::verify(&text).map_err(|e| {
-                    WioError::Usage(format!("trace {} is invalid: {e}", file.display()))
+                trace::verify(&text).map_err(|reason| WioError::TraceInvalid {
+                    path: file.clone(),
+                    reason,
                 })
             })
             .map(|hash| {

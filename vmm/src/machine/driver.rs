@@ -271,7 +271,7 @@ mod tests {
                 virtual_ns: self.now,
                 wall_ns: 0,
                 exits: BTreeMap::new(),
-                interrupts: 0,
+                interrupts: None,
                 instructions: None,
                 markers: Vec::new(),
                 disk: None,

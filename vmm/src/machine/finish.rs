@@ -20,7 +20,7 @@ pub struct Counts {
     /// Exits by kind.
     pub exits: BTreeMap<&'static str, u64>,
     /// Interrupts injected (x86-64).
-    pub interrupts: u64,
+    pub interrupts: Option<u64>,
     /// Instructions retired, where the engine counts them.
     pub instructions: Option<u64>,
     /// Virtual ns skipped while the guest idled.

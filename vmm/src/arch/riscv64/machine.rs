@@ -125,7 +125,8 @@ impl RvMachine {
                     if disk.is_some() {
                         cfg.initrd.clone()
                     } else {
-                        initrd
+                        // An explicit --initrd wins over the built guest's.
+                        cfg.initrd.clone().or(initrd)
                     },
                 )
             }
@@ -442,7 +443,8 @@ impl Machine for RvMachine {
                 seed: m.seed,
                 arch: Arch::Riscv64,
                 exits,
-                interrupts: 0,
+                // The interpreter does not count the interrupts it takes.
+                interrupts: None,
                 instructions: Some(instret),
                 idle_ns: m.idle_ns,
                 restored_from: m.restored_from,

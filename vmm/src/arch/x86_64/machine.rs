@@ -497,7 +497,7 @@ impl Machine for X86Machine {
                 seed: m.seed,
                 arch: Arch::X86_64,
                 exits: m.stats.exits,
-                interrupts: m.stats.interrupts,
+                interrupts: Some(m.stats.interrupts),
                 instructions: None,
                 idle_ns: m.stats.idle_ns,
                 restored_from: m.restored_from,
