@@ -2,27 +2,9 @@
 //! can see (time, entropy, interrupt timing, I/O completion) derives from one
 //! 64-bit seed, so every run is reproducible with `wio run --seed N`.
 
-mod arch;
-mod bench;
-mod builder;
-mod cli;
-mod devices;
-mod engine;
-mod error;
-mod explore;
-mod faults;
-mod initrd;
-mod machine;
-mod memory;
-mod promises;
-mod shrink;
-mod snapshot;
-mod summary;
-mod trace;
-mod verify;
-mod world;
 
 use clap::Parser;
+use wio::{bench, builder, cli, devices, error, explore, faults, machine, shrink, snapshot, trace, verify, world};
 use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
 use error::{exit_code, WioError};
 use machine::{Arch, RunConfig};

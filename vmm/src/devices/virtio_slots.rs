@@ -111,6 +111,11 @@ impl VirtioSlots {
         self.devices.len()
     }
 
+    /// Whether no slot is occupied.
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+    }
+
     /// Whether slot `slot`'s interrupt line is high.
     pub fn interrupt_level(&self, slot: usize) -> bool {
         self.devices
