@@ -38,3 +38,9 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== cargo test"
 # --show-output makes every SKIPPED line of a test that could not run visible here.
 cargo test --workspace --release -- --show-output
+echo "== fuzzing, a short budget (ci/fuzz.sh; long runs: ci/fuzz.sh 3600)"
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  bash ci/fuzz.sh 20
+else
+  echo "SKIPPED: fuzzing: no nightly toolchain (rustup toolchain install nightly)"
+fi

@@ -68,11 +68,12 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 4 {
         return;
     }
-    let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), RAM as usize)])
-        .expect("guest RAM");
+    let mem =
+        GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), RAM as usize)]).expect("guest RAM");
     // The first half (at most 16 KiB) is RAM from address 0: rings and buffers.
     let split = (data.len() / 2).min(0x4000);
-    mem.write_slice(&data[1..split.max(1)], GuestAddress(0)).expect("in RAM");
+    mem.write_slice(&data[1..split.max(1)], GuestAddress(0))
+        .expect("in RAM");
     let mut t = device(data[0]);
     let mut now = 0u64;
     let mut ops = data[split..].iter().copied();
@@ -80,10 +81,20 @@ fuzz_target!(|data: &[u8]| {
     // A well-behaved start most of the time (so the fuzzer reaches the queues), with the
     // fuzzer's choice of queue sizes and ring addresses.
     if data[0] & 0x80 == 0 {
-        w(&mut t, &mem, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER);
+        w(
+            &mut t,
+            &mem,
+            reg::STATUS,
+            status::ACKNOWLEDGE | status::DRIVER,
+        );
         w(&mut t, &mem, reg::DRIVER_FEATURES_SEL, 1);
         w(&mut t, &mem, reg::DRIVER_FEATURES, 1); // VIRTIO_F_VERSION_1
-        w(&mut t, &mem, reg::STATUS, status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK);
+        w(
+            &mut t,
+            &mem,
+            reg::STATUS,
+            status::ACKNOWLEDGE | status::DRIVER | status::FEATURES_OK,
+        );
         for q in 0..4u32 {
             let size = u32::from(next().unwrap_or(8)) % 33;
             let at = u64::from(next().unwrap_or(0)) << 8;
@@ -145,7 +156,10 @@ fuzz_target!(|data: &[u8]| {
         }
         // A device that asked for a reset takes nothing until it gets one.
         if t.status() & status::DEVICE_NEEDS_RESET != 0 {
-            assert!(t.submit(0, &mem).is_empty(), "a broken device took a request");
+            assert!(
+                t.submit(0, &mem).is_empty(),
+                "a broken device took a request"
+            );
         }
     }
     // Its state survives a round trip.
