@@ -2,13 +2,15 @@
 //! can see (time, entropy, interrupt timing, I/O completion) derives from one
 //! 64-bit seed, so every run is reproducible with `wio run --seed N`.
 
-
 use clap::Parser;
-use wio::{bench, builder, cli, devices, error, explore, faults, machine, shrink, snapshot, trace, verify, world};
 use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
 use error::{exit_code, WioError};
 use machine::{Arch, RunConfig};
 use std::time::Instant;
+use wio::{
+    bench, builder, cli, devices, error, explore, faults, machine, shrink, snapshot, trace, verify,
+    world,
+};
 
 /// `console:TEXT` (the only kind of --until so far) to TEXT.
 fn parse_until(s: &str) -> Result<String, WioError> {
