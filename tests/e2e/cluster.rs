@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use wio_e2e_tests::{require_riscv_guests, scratch, stderr, wio, wio_bin};
+use wio_e2e_tests::{explore_to, require_riscv_guests, riscv_snapshot, scratch, stderr, wio_bin};
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -111,19 +111,7 @@ fn a_slurm_job_array_explores_like_one_machine() {
     let dir = scratch("slurm");
     let cluster = Cluster::start(&dir.join("cluster")).unwrap_or_else(|e| panic!("{e}"));
     let snap = dir.join("start.snap");
-    let out = wio(&[
-        "run",
-        "--arch",
-        "riscv64",
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:wio-init: start",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    riscv_snapshot(&snap, 1, "console:wio-init: start");
     let shared = dir.join("shared");
     let out = cluster.run(
         Command::new(script("submit.sh"))
@@ -175,17 +163,7 @@ fn a_slurm_job_array_explores_like_one_machine() {
     assert_eq!(cluster_report["shards"][0], 4);
     // The same seeds on one machine.
     let local = dir.join("local.json");
-    let out = wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--seeds",
-        "0..64",
-        "--jobs",
-        "2",
-        "--report",
-        local.to_str().unwrap(),
-    ]);
+    let out = explore_to(&snap, "0..64", &local, &[]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     let local_report = report(&local);
     let (c, l) = (outcomes(&cluster_report), outcomes(&local_report));
@@ -253,19 +231,7 @@ fn the_container_root_holds_all_wio_needs_to_explore() {
     // An exploration inside the image's root (nothing else there): same seeds, same traces.
     let rootfs = staged.join("rootfs");
     let snap = rootfs.join("shared/start.snap");
-    let o = wio(&[
-        "run",
-        "--arch",
-        "riscv64",
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:wio-init: start",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    riscv_snapshot(&snap, 1, "console:wio-init: start");
     let inside = Command::new("chroot")
         .arg(&rootfs)
         .args([
@@ -290,17 +256,7 @@ fn the_container_root_holds_all_wio_needs_to_explore() {
         String::from_utf8_lossy(&inside.stderr)
     );
     let outside = dir.join("outside.json");
-    let o = wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--seeds",
-        "0..4",
-        "--jobs",
-        "2",
-        "--report",
-        outside.to_str().unwrap(),
-    ]);
+    let o = explore_to(&snap, "0..4", &outside, &[]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     assert_eq!(
         outcomes(&report(&rootfs.join("shared/inside.json"))),

@@ -195,3 +195,39 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> String {
     std::fs::write(&p, text).expect("write a test file");
     p.to_str().expect("utf-8 test path").to_string()
 }
+
+/// Takes a snapshot of the small riscv64 guest booted with `seed` at `at` (`--snapshot-at`
+/// syntax) into `path`; asserts that it worked.
+pub fn riscv_snapshot(path: &Path, seed: u64, at: &str) {
+    let seed = seed.to_string();
+    let out = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        &seed,
+        "--quiet",
+        "--snapshot-at",
+        at,
+        "--snapshot-out",
+        path.to_str().expect("a UTF-8 path"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// `wio explore --from SNAP --seeds SEEDS --jobs 2 --report REPORT` plus `extra`.
+pub fn explore_to(snap: &Path, seeds: &str, report: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "explore",
+        "--from",
+        snap.to_str().expect("a UTF-8 path"),
+        "--seeds",
+        seeds,
+        "--jobs",
+        "2",
+        "--report",
+        report.to_str().expect("a UTF-8 path"),
+    ];
+    args.extend_from_slice(extra);
+    wio(&args)
+}
