@@ -14,6 +14,7 @@ pub mod faults;
 pub mod initrd;
 pub mod machine;
 pub mod memory;
+pub mod pool;
 pub mod promises;
 pub mod shrink;
 pub mod snapshot;

@@ -228,10 +228,13 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     Ok(summary.wio_exit_code)
 }
 
-/// Prints a usage error and exits 101 (for argument checks inside expressions).
-fn return_usage(msg: &str) -> ! {
-    eprintln!("wio: error: {msg}");
-    std::process::exit(WioError::Usage(String::new()).exit_code())
+/// `--jobs`: the number given (at least 1), or the host's cores.
+fn jobs_or_cores(jobs: Option<usize>) -> Result<usize, WioError> {
+    match jobs {
+        Some(0) => Err(WioError::Usage("--jobs must be at least 1".into())),
+        Some(j) => Ok(j),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
 }
 
 fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
@@ -262,11 +265,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
             ))
         }
     };
-    let jobs = match args.jobs {
-        Some(0) => return Err(WioError::Usage("--jobs must be at least 1".into())),
-        Some(j) => j,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let jobs = jobs_or_cores(args.jobs)?;
     shrink::shrink(&shrink::Shrink {
         out: args
             .out
@@ -287,11 +286,7 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         Some(s) => explore::parse_shard(s)?,
         None => (0, 1),
     };
-    let jobs = match args.jobs {
-        Some(0) => return Err(WioError::Usage("--jobs must be at least 1".into())),
-        Some(j) => j,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let jobs = jobs_or_cores(args.jobs)?;
     let max_virtual_ns = args
         .max_virtual_secs
         .checked_mul(1_000_000_000)
@@ -476,15 +471,13 @@ fn main() {
         Command::Explore(args) => explore_command(args),
         Command::Sim(args) => sim_command(args),
         Command::Shrink(args) => shrink_command(args),
-        Command::Verify(args) => verify::verify(&verify::Verify {
-            from: args.from.clone(),
-            reports: args.report.clone(),
-            plans: args.plan.clone(),
-            jobs: match args.jobs {
-                Some(0) => return_usage("--jobs must be at least 1"),
-                Some(j) => j,
-                None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            },
+        Command::Verify(args) => jobs_or_cores(args.jobs).and_then(|jobs| {
+            verify::verify(&verify::Verify {
+                from: args.from.clone(),
+                reports: args.report.clone(),
+                plans: args.plan.clone(),
+                jobs,
+            })
         }),
         Command::Snapshot(SnapshotCommand::Info { file, json }) => {
             if world::snapshot::LoadedWorld::is_world(file) {

@@ -19,7 +19,6 @@ use crate::world::snapshot::LoadedWorld;
 use crate::world::{self, WorldSummary};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Shortest fault a shrink leaves, ns.
@@ -216,43 +215,22 @@ impl Prober<'_> {
                 self.max
             )));
         }
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<bool>>>> =
-            Mutex::new((0..lists.len()).map(|_| None).collect());
-        std::thread::scope(|scope| {
-            for _ in 0..self.jobs.clamp(1, lists.len().max(1)) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(items) = lists.get(i) else { return };
-                    let plan = plan_of(items, &self.names, self.nodes);
-                    let r = self.run(Some(plan)).map(|w| {
-                        w.promises.iter().any(|v| {
-                            v.promise.id == self.target.id && v.status == self.target.status
-                        })
-                    });
-                    let n = self.probes.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Ok(still) = &r {
-                        eprintln!(
-                            "shrink: probe {n}: {} fault(s): {} ({:.0} s)",
-                            items.len(),
-                            if *still { "still fails" } else { "holds" },
-                            self.started.elapsed().as_secs_f64()
-                        );
-                    }
-                    if let Ok(mut v) = results.lock() {
-                        v[i] = Some(r);
-                    }
-                });
-            }
-        });
-        results
-            .into_inner()
-            .map_err(|_| WioError::Internal("a shrink probe thread panicked".into()))?
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|| Err(WioError::Internal("a shrink probe did not run".into())))
-            })
-            .collect()
+        crate::pool::map_in_order(lists, self.jobs, |items| {
+            let plan = plan_of(items, &self.names, self.nodes);
+            let still = self.run(Some(plan)).map(|w| {
+                w.promises
+                    .iter()
+                    .any(|v| v.promise.id == self.target.id && v.status == self.target.status)
+            })?;
+            let n = self.probes.fetch_add(1, Ordering::Relaxed) + 1;
+            eprintln!(
+                "shrink: probe {n}: {} fault(s): {} ({:.0} s)",
+                items.len(),
+                if still { "still fails" } else { "holds" },
+                self.started.elapsed().as_secs_f64()
+            );
+            Ok(still)
+        })
     }
 
     fn fails(&self, items: &[Item]) -> Result<bool> {

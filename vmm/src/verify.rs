@@ -8,12 +8,10 @@ use crate::error::{Result, WioError};
 use crate::explore::Report;
 use crate::faults::plan::FaultPlan;
 use crate::promises::Status;
+use crate::world;
 use crate::world::faults::WorldPlan;
 use crate::world::snapshot::LoadedWorld;
-use crate::world::{self, WorldSummary};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// What to verify.
 pub struct Verify {
@@ -133,35 +131,18 @@ pub fn verify(v: &Verify) -> Result<i32> {
         v.from.display(),
         v.jobs
     );
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<WorldSummary>>>> =
-        Mutex::new((0..cases.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..v.jobs.clamp(1, cases.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(c) = cases.get(i) else { return };
-                let opts = world::Options {
-                    quiet: true,
-                    jobs: 1,
-                    plan: Some(c.plan.clone()),
-                    ..world::Options::default()
-                };
-                let r = world::restore(&lw, Some(c.seed), &opts, None).and_then(|w| {
-                    w.ok_or_else(|| WioError::Internal("a verify run was cancelled".into()))
-                });
-                if let Ok(mut all) = results.lock() {
-                    all[i] = Some(r);
-                }
-            });
-        }
-    });
-    let results = results
-        .into_inner()
-        .map_err(|_| WioError::Internal("a verify thread panicked".into()))?;
+    let results = crate::pool::map_in_order(&cases, v.jobs, |c| {
+        let opts = world::Options {
+            quiet: true,
+            jobs: 1,
+            plan: Some(c.plan.clone()),
+            ..world::Options::default()
+        };
+        world::restore(&lw, Some(c.seed), &opts, None)?
+            .ok_or_else(|| WioError::Internal("a verify run was cancelled".into()))
+    })?;
     let mut still = 0;
-    for (c, r) in cases.iter().zip(results) {
-        let w = r.unwrap_or_else(|| Err(WioError::Internal("a verify run did not run".into())))?;
+    for (c, w) in cases.iter().zip(results) {
         let now: Vec<String> = w
             .promises
             .iter()

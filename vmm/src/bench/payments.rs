@@ -10,8 +10,6 @@ use crate::world::snapshot::LoadedWorld;
 use crate::world::{self, scenario::Scenario};
 use serde_json::json;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// The scenario (built into wio: it names only the built `payments` disk).
@@ -36,57 +34,23 @@ fn snapshot(dir: &Path, bug: &str) -> Result<LoadedWorld> {
     LoadedWorld::load(&path)
 }
 
-/// Whether a branch failed as `wio explore` judges a seed: an `always` broken, an error, a
-/// non-zero exit (a `sometimes` is judged across seeds, not in one).
-fn failed(w: &world::WorldSummary) -> bool {
-    w.promises
-        .iter()
-        .any(|v| v.status == crate::promises::Status::Violated)
-        || w.nodes
-            .iter()
-            .any(|(_, s)| s.error.is_some() || s.exit_status.is_some_and(|x| x != 0))
-}
-
-/// Runs seeds `from..from+n` on 2 workers; returns the failing ones (sorted) and how many ran.
+/// Runs seeds `from..from+n` on 2 workers; returns the failing ones (as `wio explore`
+/// judges a seed), sorted.
 fn run_seeds(lw: &LoadedWorld, from: u64, n: u64) -> Result<Vec<u64>> {
-    let next = AtomicU64::new(from);
-    let failing: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-    let error: Mutex<Option<WioError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::Relaxed);
-                if seed >= from + n {
-                    return;
-                }
-                let opts = world::Options {
-                    quiet: true,
-                    jobs: 1,
-                    ..world::Options::default()
-                };
-                match world::restore(lw, Some(seed), &opts, None) {
-                    Ok(Some(w)) if failed(&w) => {
-                        if let Ok(mut f) = failing.lock() {
-                            f.push(seed);
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        if let Ok(mut x) = error.lock() {
-                            x.get_or_insert(e);
-                        }
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = error.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    let mut f = failing.into_inner().unwrap_or_default();
-    f.sort_unstable();
-    Ok(f)
+    let seeds: Vec<u64> = (from..from + n).collect();
+    let opts = world::Options {
+        quiet: true,
+        jobs: 1,
+        ..world::Options::default()
+    };
+    let failed = crate::pool::map_in_order(&seeds, 2, |seed| {
+        Ok(world::restore(lw, Some(*seed), &opts, None)?.is_some_and(|w| w.seed_failed()))
+    })?;
+    Ok(seeds
+        .into_iter()
+        .zip(failed)
+        .filter_map(|(s, f)| f.then_some(s))
+        .collect())
 }
 
 /// The figures, printed and as JSON; `budget` seeds at most per bug.

@@ -79,30 +79,11 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
         starts.sort_by(f64::total_cmp);
         eprintln!("bench: world branches of {BRANCH_SECS} virtual s on 2 workers…");
         let n = 16u64;
-        let next = std::sync::atomic::AtomicU64::new(0);
+        let seeds: Vec<u64> = (100..100 + n).collect();
         let wall = std::time::Instant::now();
-        let failed: std::sync::Mutex<Option<crate::error::WioError>> = Default::default();
-        std::thread::scope(|scope| {
-            for _ in 0..2 {
-                scope.spawn(|| loop {
-                    let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if seed >= n {
-                        return;
-                    }
-                    if let Err(e) =
-                        world::restore(&loaded, Some(100 + seed), &opts(BRANCH_SECS), None)
-                    {
-                        if let Ok(mut f) = failed.lock() {
-                            f.get_or_insert(e);
-                        }
-                        return;
-                    }
-                });
-            }
-        });
-        if let Some(e) = failed.into_inner().ok().flatten() {
-            return Err(e);
-        }
+        crate::pool::map_in_order(&seeds, 2, |seed| {
+            world::restore(&loaded, Some(*seed), &opts(BRANCH_SECS), None).map(|_| ())
+        })?;
         let per_minute = n as f64 * 60.0 / wall.elapsed().as_secs_f64();
         Ok((starts[starts.len() / 2], per_minute, BRANCH_SECS))
     })();

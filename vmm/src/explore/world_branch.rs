@@ -4,7 +4,6 @@
 use super::{shell_quote, Explore, SeedResult};
 use crate::faults::inject::Applied;
 use crate::promises::across::SeedPromise;
-use crate::promises::Status;
 use crate::world::snapshot::LoadedWorld;
 use crate::world::WorldSummary;
 
@@ -33,26 +32,9 @@ pub(super) fn world_result_of(
                 .unwrap_or(0),
         )
     };
-    let mut promises: Vec<SeedPromise> = Vec::new();
-    for (_, n) in &w.nodes {
-        for v in n.promises.iter().flat_map(|p| p.list.iter()) {
-            let p = SeedPromise::of(v);
-            match promises.iter_mut().find(|q| q.id == p.id) {
-                Some(q) => q.merge(&p),
-                None => promises.push(p),
-            }
-        }
-    }
-    promises.sort_by(|a, b| a.id.cmp(&b.id));
-    let promise_error = w
-        .nodes
-        .iter()
-        .all(|(_, s)| s.error.is_none() || s.wio_exit_code == crate::error::exit_code::PROMISE);
-    let violated = promises.iter().any(|p| p.status == Status::Violated);
-    let failed = (error.is_some() && !promise_error)
-        || violated
-        || exit_status.is_some_and(|st| st != 0)
-        || w.matched.iter().any(|m| x.fail_on.contains(m));
+    // The world already judged its nodes' promises together.
+    let promises: Vec<SeedPromise> = w.promises.iter().map(SeedPromise::of).collect();
+    let failed = w.seed_failed() || w.matched.iter().any(|m| x.fail_on.contains(m));
     let mut reproduce = format!(
         "wio sim --from {} --seed {seed}",
         shell_quote(&x.from.to_string_lossy())

@@ -56,30 +56,6 @@ impl SeedPromise {
     }
 }
 
-impl SeedPromise {
-    /// Joins the same promise's verdict on another machine of the same world run: a
-    /// promise holds across the whole world (false anywhere: violated; true anywhere:
-    /// met), its evaluations add up.
-    pub fn merge(&mut self, other: &SeedPromise) {
-        let rank = |s: Status| match s {
-            Status::Violated => 3,
-            Status::Passed => 2,
-            Status::Unmet => 1,
-            Status::Unreached => 0,
-        };
-        if rank(other.status) > rank(self.status) {
-            self.status = other.status;
-        }
-        self.must_hit |= other.must_hit;
-        self.passes += other.passes;
-        self.failures += other.failures;
-        self.first_failure_ns = match (self.first_failure_ns, other.first_failure_ns) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-    }
-}
-
 /// One promise over all seeds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Across {

@@ -440,6 +440,35 @@ pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     Ok(crate::trace::hex(&h.finalize()))
 }
 
+/// A small riscv64 snapshot of `ram` taken with `seed` at `virtual_ns`, for tests of the
+/// file formats (machine and world snapshots).
+#[cfg(test)]
+pub(crate) fn test_snapshot(ram: &[u8], seed: u64, virtual_ns: u64) -> Snapshot {
+    Snapshot {
+        meta: Meta {
+            arch: "riscv64".into(),
+            wio_version: "test".into(),
+            seed,
+            virtual_ns,
+            instructions: Some(virtual_ns),
+            reason: "test".into(),
+            mem_base: 0x8000_0000,
+            mem_bytes: ram.len() as u64,
+            kernel_sha256: "k".into(),
+            initrd_sha256: None,
+            cmdline: "console=ttyS0".into(),
+            epoch_unix: 0,
+            disk: None,
+            link: [1, 2, 3, 4],
+            kernel_path: None,
+            initrd_path: None,
+        },
+        machine: vec![7; 100],
+        memory: memory_runs(ram),
+        sha256: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,29 +479,7 @@ mod tests {
         ram[3 * PAGE as usize] = 2;
         ram[4 * PAGE as usize + 9] = 3;
         ram[15 * PAGE as usize + 4095] = 4;
-        Snapshot {
-            meta: Meta {
-                arch: "riscv64".into(),
-                wio_version: "test".into(),
-                seed: 9,
-                virtual_ns: 123,
-                instructions: Some(123),
-                reason: "test".into(),
-                mem_base: 0x8000_0000,
-                mem_bytes: ram.len() as u64,
-                kernel_sha256: "k".into(),
-                initrd_sha256: None,
-                cmdline: "console=ttyS0".into(),
-                epoch_unix: 0,
-                disk: None,
-                link: [1, 2, 3, 4],
-                kernel_path: None,
-                initrd_path: None,
-            },
-            machine: vec![7; 100],
-            memory: memory_runs(&ram),
-            sha256: String::new(),
-        }
+        test_snapshot(&ram, 9, 123)
     }
 
     #[test]

@@ -283,7 +283,7 @@ pub fn restore(
     world.run(opts, wall, cancel)
 }
 
-/// The MAC address of each port of the switch: the nodes', then the peer's.
+/// The MAC address of each port of the switch (see [`Scenario::port_names`]).
 fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
     (0..s.nodes.len())
         .map(mac_of)
@@ -294,7 +294,7 @@ fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
 /// Adds a plan's faults between nodes (those from `from_ns` on) to the scenario's, in
 /// place of drawn ones (traced); refuses entries that do not fit the world.
 fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Trace) -> Result<()> {
-    let ports = s.nodes.len() + usize::from(s.peer.is_some());
+    let ports = s.port_names().len();
     let bad = |why: String| WioError::Usage(format!("the world fault plan {why}"));
     let mut count = 0;
     for f in &plan.between {
@@ -400,9 +400,8 @@ impl World {
                 .collect(),
             parked: self.parked.clone(),
             setup_complete: self.setup.clone(),
-            ended: (0..self.names.len())
-                .map(|i| self.exits[i].filter(|_| !self.alive[i]))
-                .collect(),
+            // Set only for nodes that ended with a status.
+            ended: self.exits.clone(),
             trace: self.trace.save_state(),
             peer,
         };
@@ -435,12 +434,10 @@ impl World {
         if timeline.is_some() {
             self.switch.drops = Some(Vec::new());
         }
-        let mut links = opts.pcap_dir.as_ref().map(|d| {
-            capture::LinkCaptures::new(
-                d.clone(),
-                self.names.iter().cloned().chain(s.peer.clone()).collect(),
-            )
-        });
+        let mut links = opts
+            .pcap_dir
+            .as_ref()
+            .map(|d| capture::LinkCaptures::new(d.clone(), s.port_names()));
         let max_ns = opts.max_virtual_ns.unwrap_or(s.max_virtual_ns);
         let width = self.names.iter().map(String::len).max().unwrap_or(1);
         let mut snap = opts.snapshot.clone();
@@ -565,11 +562,9 @@ impl World {
         let mut summaries = Vec::new();
         let mut code = 0;
         for (i, summary) in self.hosts.finish(max_ns, stopped_at_until || done)? {
+            // A node's error or non-zero guest status (its wio exit code says both).
             if code == 0 && summary.wio_exit_code != 0 {
                 code = summary.wio_exit_code;
-            }
-            if code == 0 && summary.exit_status.is_some_and(|s| s != 0) {
-                code = summary.exit_status.map_or(1, |s| s as i32);
             }
             self.trace.event(
                 summary.virtual_ns,
@@ -608,12 +603,6 @@ impl World {
         if code == 0 && failed.count() > 0 {
             code = crate::error::exit_code::PROMISE;
         }
-        let ports: Vec<String> = self
-            .names
-            .iter()
-            .cloned()
-            .chain(self.scenario.peer.clone())
-            .collect();
         let drops = self.switch.drops.take().unwrap_or_default();
         let summary = WorldSummary {
             promises,
@@ -622,11 +611,7 @@ impl World {
             seed: self.seed,
             world_trace_hash: self.trace.hash_hex(),
             quantum_ns: quantum,
-            virtual_ns: summaries
-                .iter()
-                .map(|(_, s)| s.virtual_ns)
-                .max()
-                .unwrap_or(0),
+            virtual_ns: end,
             wall_ns: wall.elapsed().as_nanos() as u64,
             start_wall_ns: self.start_wall_ns,
             switch: self.switch.stats,
@@ -638,11 +623,13 @@ impl World {
         };
         if let (Some(mut t), Some(path)) = (timeline, opts.timeline.as_ref()) {
             t.drops = drops;
-            std::fs::write(path, t.svg(&ports, &summary)).map_err(|source| WioError::Output {
-                what: "timeline",
-                path: path.clone(),
-                source,
-            })?;
+            std::fs::write(path, t.svg(&self.scenario.port_names(), &summary)).map_err(
+                |source| WioError::Output {
+                    what: "timeline",
+                    path: path.clone(),
+                    source,
+                },
+            )?;
         }
         Ok(Some(summary))
     }

@@ -708,6 +708,15 @@ impl Scenario {
         })
     }
 
+    /// The switch's ports by name: the nodes in file order, then the peer (if any).
+    pub fn port_names(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|n| n.name.clone())
+            .chain(self.peer.clone())
+            .collect()
+    }
+
     /// Adds kernel arguments to a node's command line, from `--node-args NAME=ARGS`.
     pub fn add_node_args(&mut self, arg: &str) -> Result<()> {
         let bad = |why: String| WioError::Usage(format!("--node-args {arg:?}: {why}"));

@@ -235,34 +235,12 @@ impl LoadedWorld {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{memory_runs, Meta, PAGE};
+    use crate::snapshot::PAGE;
 
     fn node(seed: u64) -> Snapshot {
         let mut ram = vec![0u8; 4 * PAGE as usize];
         ram[7] = seed as u8;
-        Snapshot {
-            meta: Meta {
-                arch: "riscv64".into(),
-                wio_version: "test".into(),
-                seed,
-                virtual_ns: 5,
-                instructions: Some(5),
-                reason: "test".into(),
-                mem_base: 0x8000_0000,
-                mem_bytes: ram.len() as u64,
-                kernel_sha256: "k".into(),
-                initrd_sha256: None,
-                cmdline: "console=ttyS0".into(),
-                epoch_unix: 0,
-                disk: None,
-                link: [0; 4],
-                kernel_path: None,
-                initrd_path: None,
-            },
-            machine: vec![1; 40],
-            memory: memory_runs(&ram),
-            sha256: String::new(),
-        }
+        crate::snapshot::test_snapshot(&ram, seed, 5)
     }
 
     fn state() -> WorldState {

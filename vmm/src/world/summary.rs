@@ -63,6 +63,17 @@ pub struct WorldOrigin {
 }
 
 impl WorldSummary {
+    /// Whether the world failed as `wio explore` judges a seed: an `always` promise
+    /// violated, a node's error, a non-zero guest status (a `sometimes` or must-reach
+    /// promise is judged across seeds, not in one).
+    pub fn seed_failed(&self) -> bool {
+        self.promises.iter().any(|v| v.status == Status::Violated)
+            || self
+                .nodes
+                .iter()
+                .any(|(_, s)| s.error.is_some() || s.exit_status.is_some_and(|x| x != 0))
+    }
+
     /// The human summary.
     pub fn human(&self) -> String {
         let mut s = String::from("── wio sim summary ──\n");
