@@ -11,6 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use wio::faults::plan::{FaultPlan, Targets};
 use wio::faults::profile::Profile;
 
@@ -27,10 +28,20 @@ fn envelope(magic: &[u8; 8], version: u32, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Snapshot files (machine and world, raw and in a valid envelope) decoded over the
+/// whole fuzzing run (printed every 2^18).
+static SNAPSHOTS: AtomicU64 = AtomicU64::new(0);
+
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, body)) = data.split_first() else {
         return;
     };
+    if matches!(kind % 10, 0 | 1 | 8 | 9) {
+        let n = SNAPSHOTS.fetch_add(1, Ordering::Relaxed) + 1;
+        if n % (1 << 18) == 0 {
+            eprintln!("files: {n} snapshot files decoded");
+        }
+    }
     let path = Path::new("fuzz.input");
     let text = std::str::from_utf8(body).ok();
     match kind % 10 {

@@ -135,9 +135,12 @@ struct ConsoleState {
     random: wio_scheduler::SavedStream,
     latency: wio_scheduler::SavedStream,
     control_buffers: Vec<Request>,
+    #[serde(with = "crate::state::byte_lists")]
     control_out: Vec<Vec<u8>>,
     rx_buffers: [Vec<Request>; 2],
+    #[serde(with = "serde_bytes")]
     random_owed: Vec<u8>,
+    #[serde(with = "serde_bytes")]
     partial: Vec<u8>,
     overlong: bool,
     lines: Vec<Line>,

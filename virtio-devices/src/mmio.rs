@@ -341,6 +341,7 @@ struct TransportState {
     status: u32,
     interrupt_status: u32,
     config_generation: u32,
+    #[serde(with = "serde_bytes")]
     device: Vec<u8>,
 }
 

@@ -65,6 +65,7 @@ pub struct Frame {
     /// Virtual ns.
     pub at_ns: u64,
     /// The Ethernet frame (no virtio header).
+    #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
 }
 
@@ -142,9 +143,9 @@ pub struct Net {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Flight {
     /// From the guest, arriving at the peer.
-    ToPeer(Vec<u8>),
+    ToPeer(#[serde(with = "serde_bytes")] Vec<u8>),
     /// From the peer, arriving at the guest.
-    ToGuest(Vec<u8>),
+    ToGuest(#[serde(with = "serde_bytes")] Vec<u8>),
 }
 
 /// What a snapshot keeps of the network device (the link's settings come from the
@@ -156,6 +157,7 @@ struct NetState {
     peer_history: Vec<stack::StackInput>,
     poll_armed: Option<u64>,
     rx_buffers: Vec<Request>,
+    #[serde(with = "crate::state::byte_lists")]
     inbox: Vec<Vec<u8>>,
     in_flight: Vec<(u64, Flight)>,
     next_token: u64,

@@ -82,7 +82,7 @@ pub struct StackStats {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StackInput {
     /// A frame from the guest arrived.
-    Receive(u64, Vec<u8>),
+    Receive(u64, #[serde(with = "serde_bytes")] Vec<u8>),
     /// The peer's timers ran.
     Poll(u64),
     /// The machine asked when to poll next (this sets the stack's clock).

@@ -70,6 +70,7 @@ const MAX_CAPTURED: usize = 65_536;
 /// host wall times are left out (a restored run reports 0 for markers it inherited).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConsoleState {
+    #[serde(with = "serde_bytes")]
     line: Vec<u8>,
     digest: ResumableSha256,
     status: Option<u32>,

@@ -43,6 +43,7 @@ pub struct InFlight {
     /// Virtual ns it arrives.
     pub at_ns: u64,
     /// The Ethernet frame.
+    #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
 }
 

@@ -40,6 +40,7 @@ pub(super) struct MachineState {
     pub(super) uart: UartState,
     pub(super) rtc: GoldfishRtc,
     pub(super) plic: Plic,
+    #[serde(with = "wio_virtio_devices::state::byte_lists")]
     pub(super) virtio: Vec<Vec<u8>>,
     pub(super) events: Vec<(u64, u64, BusEvent)>,
     pub(super) faults: Injector,

@@ -57,6 +57,7 @@ pub struct X86Machine {
 /// Everything of an x86-64 machine a snapshot keeps besides guest memory.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct X86State {
+    #[serde(with = "serde_bytes")]
     vcpu: Vec<u8>,
     platform: PlatformState,
     console: ConsoleState,

@@ -124,6 +124,7 @@ pub struct PlatformState {
     pit_event: Option<u64>,
     trace: crate::trace::TraceState,
     counters: IoCounters,
+    #[serde(with = "wio_virtio_devices::state::byte_lists")]
     virtio: Vec<Vec<u8>>,
     virtio_levels: Vec<bool>,
 }

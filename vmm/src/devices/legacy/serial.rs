@@ -34,8 +34,10 @@ pub struct UartState {
     /// DLL, DLM, IER, IIR, LCR, LSR, MCR, MSR, SCR.
     pub regs: [u8; 9],
     /// Receive FIFO.
+    #[serde(with = "serde_bytes")]
     pub in_buffer: Vec<u8>,
     /// Transmitted bytes not yet drained.
+    #[serde(with = "serde_bytes")]
     pub output: Vec<u8>,
     /// Interrupt requests not yet taken.
     pub irq_requests: u32,
