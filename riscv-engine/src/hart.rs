@@ -86,6 +86,9 @@ pub struct Hart {
     pub(crate) superpages: Vec<(u64, u64)>,
     /// More superpages were cached than [`MAX_SUPERPAGES`]: single-page fences flush all.
     pub(crate) superpages_overflow: bool,
+    /// A debugger's breakpoints (virtual pcs, sorted; see `debug`). Not part of the
+    /// hart's state: snapshots never hold them.
+    pub(crate) breakpoints: Vec<u64>,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -153,6 +156,7 @@ impl Hart {
             store_pages: FastPages::default(),
             superpages: Vec::new(),
             superpages_overflow: false,
+            breakpoints: Vec::new(),
         }
     }
 
@@ -286,6 +290,9 @@ impl Hart {
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
     /// WFI idles, or an SBI call needs serving.
     pub fn run(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
+        if !self.breakpoints.is_empty() {
+            return self.run_debug(bus, until_cycles);
+        }
         loop {
             let until_cycles = until_cycles.min(bus.next_event_cycle());
             if self.cycles >= until_cycles {

@@ -9,6 +9,7 @@
 
 pub mod bus;
 pub mod csr;
+pub mod debug;
 pub(crate) mod exec;
 pub mod fpu;
 pub mod hart;

@@ -32,6 +32,9 @@ pub enum Stop {
     Wfi,
     /// ECALL from S-mode: an SBI call for the machine to serve (pc already past it).
     SbiCall,
+    /// The next instruction is at a debugger's breakpoint (see `Hart::set_breakpoints`);
+    /// it has not run.
+    Breakpoint,
 }
 
 /// What an executed instruction asks of the run loop.

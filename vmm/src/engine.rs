@@ -54,6 +54,10 @@ pub enum Exit {
     Budget,
     /// The guest called the hypervisor (RISC-V: an SBI ecall; the pc is already past it).
     Hypercall,
+    /// The engine stopped for a debugger (a breakpoint, or the instruction position it
+    /// was asked to stop at) between two instructions; running it again goes on exactly
+    /// as if it had not stopped.
+    Debug,
 }
 
 /// A CPU engine: runs the guest until its next exit.

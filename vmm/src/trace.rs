@@ -127,6 +127,12 @@ impl Trace {
         }
     }
 
+    /// Writes its lines to `out` from now on (a debugger moving a run back and forth
+    /// keeps the lines itself, see [`SharedLog`]).
+    pub fn set_writer(&mut self, out: Box<dyn Write>) {
+        self.out = Some(out);
+    }
+
     /// Where the chain stands.
     pub fn save_state(&self) -> TraceState {
         TraceState {
@@ -170,6 +176,52 @@ impl Trace {
 impl Default for Trace {
     fn default() -> Self {
         Trace::new()
+    }
+}
+
+/// Trace lines kept in memory, shared by the machines a debugger restores one after
+/// another: cut back to a checkpoint's length when it restores one, written to the
+/// trace file when the run ends.
+#[derive(Clone, Default)]
+pub struct SharedLog(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedLog {
+    /// Bytes so far.
+    pub fn len(&self) -> usize {
+        self.bytes().len()
+    }
+
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Cuts it back to `len` bytes.
+    pub fn truncate(&self, len: usize) {
+        self.bytes().truncate(len);
+    }
+
+    /// A copy of its bytes.
+    pub fn contents(&self) -> Vec<u8> {
+        self.bytes().clone()
+    }
+
+    fn bytes(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        // A writer that panicked mid-line left whole lines only (lines are written whole).
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Write for SharedLog {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -36,7 +36,13 @@ impl Hart {
 
     /// Reads CSR `csr`, checking privilege; `bus` supplies the external interrupt line for mip/sip.
     pub(crate) fn csr_read(&self, csr: u16, bus: &dyn Bus) -> Result<u64, ()> {
-        if (csr >> 8) & 3 > self.prv as u16 {
+        self.csr_read_at(csr, bus, self.prv)
+    }
+
+    /// [`Hart::csr_read`] as software at privilege `prv` would read it (a debugger
+    /// reads as M-mode).
+    pub(crate) fn csr_read_at(&self, csr: u16, bus: &dyn Bus, prv: Priv) -> Result<u64, ()> {
+        if (csr >> 8) & 3 > prv as u16 {
             return Err(());
         }
         let v = match csr {
@@ -58,7 +64,7 @@ impl Hart {
             addr::STVAL => self.stval,
             addr::SIP => self.mip(bus) & self.mideleg,
             addr::SATP => {
-                if self.prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
+                if prv == Priv::Supervisor && self.mstatus & mstatus::TVM != 0 {
                     return Err(());
                 }
                 self.satp

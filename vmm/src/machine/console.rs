@@ -85,6 +85,12 @@ impl ConsoleState {
 }
 
 impl Console {
+    /// Where its lines go from now on (a debugger re-executing what the user has already
+    /// seen keeps it quiet).
+    pub fn set_echo(&mut self, echo: Echo) {
+        self.echo = echo;
+    }
+
     /// An empty console; `wall` is the run's start on the host.
     pub fn new(echo: Echo, wall: Instant) -> Console {
         Console {

@@ -15,6 +15,17 @@ pub struct RiscvEngine {
     /// The machine's clock: converts the hart's cycles to virtual time and back.
     pub clock: InstructionClock,
     until_cycles: u64,
+    /// Instructions executed (retired, or trapped) by this engine: a debugger's position
+    /// in the run. Idle time (WFI) executes nothing. Not in snapshots: a debugger that
+    /// restores its own checkpoint sets it back.
+    pub executed: u64,
+    /// Stop with [`Exit::Debug`] when [`RiscvEngine::executed`] reaches this.
+    pub pause_at: Option<u64>,
+    /// Resuming from a breakpoint: run the instruction under it before checking
+    /// breakpoints again (cleared by the next run).
+    pub step_over_break: bool,
+    /// Whether the last [`Exit::Debug`] was a breakpoint (else the position asked for).
+    pub at_breakpoint: bool,
 }
 
 impl RiscvEngine {
@@ -24,6 +35,10 @@ impl RiscvEngine {
             hart,
             clock,
             until_cycles: 0,
+            executed: 0,
+            pause_at: None,
+            step_over_break: false,
+            at_breakpoint: false,
         }
     }
 
@@ -77,11 +92,49 @@ impl CpuEngine for RiscvEngine {
             io,
             clock: self.clock,
         };
-        Ok(match self.hart.run(&mut bus, self.until_cycles) {
-            Stop::Budget => Exit::Budget,
-            Stop::Wfi => Exit::Halt,
-            Stop::SbiCall => Exit::Hypercall,
-        })
+        loop {
+            let mut until = self.until_cycles;
+            if let Some(p) = self.pause_at {
+                if self.executed >= p {
+                    self.at_breakpoint = false;
+                    return Ok(Exit::Debug);
+                }
+                until = until.min(self.hart.cycles().saturating_add(p - self.executed));
+            }
+            // Resuming from a breakpoint: its instruction runs alone, with none set.
+            let over = std::mem::take(&mut self.step_over_break)
+                && self.hart.breakpoints().binary_search(&self.hart.pc).is_ok();
+            let saved = over.then(|| {
+                let b = self.hart.breakpoints().to_vec();
+                self.hart.set_breakpoints(&[]);
+                until = until.min(self.hart.cycles() + 1);
+                b
+            });
+            let before = self.hart.cycles();
+            let stop = self.hart.run(&mut bus, until);
+            self.executed += self.hart.cycles() - before;
+            if let Some(b) = saved {
+                self.hart.set_breakpoints(&b);
+            }
+            return Ok(match stop {
+                Stop::Budget => {
+                    let paused = self.pause_at.is_some_and(|p| self.executed >= p);
+                    let deadline = self.until_cycles.min(bus.next_event_cycle());
+                    if (over || paused) && self.hart.cycles() < deadline {
+                        // Stepped over the breakpoint, or at the position asked for: the
+                        // loop's top decides.
+                        continue;
+                    }
+                    Exit::Budget
+                }
+                Stop::Wfi => Exit::Halt,
+                Stop::SbiCall => Exit::Hypercall,
+                Stop::Breakpoint => {
+                    self.at_breakpoint = true;
+                    Exit::Debug
+                }
+            });
+        }
     }
 
     fn set_deadline(&mut self, until_ns: u64) {

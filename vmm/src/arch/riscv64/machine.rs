@@ -79,6 +79,13 @@ pub struct RvMachine {
     /// Idle at the limit it was given, waiting for this time (its timer or next device
     /// event; MAX: only a frame from outside can wake it): see [`Machine::parked_until`].
     pub(super) parked: Option<VirtualTime>,
+    /// The end of the slice a debugger stopped in the middle of: the next step runs on
+    /// to it, so a debugged run's slices (and the console lines and events they flush)
+    /// are those of the run without a debugger.
+    pub(super) slice_until: Option<VirtualTime>,
+    /// The last step stopped for a debugger (see [`RiscvEngine::pause_at`]) with the
+    /// slice half run: nothing of the step's end (events, console, promises) was done.
+    pub(super) debug_paused: bool,
 }
 
 /// Checks a fixed clock drift a configuration gives.
@@ -244,6 +251,8 @@ impl RvMachine {
             promises: Ledger::default(),
             stop_on_violation: cfg.stop_on_violation,
             parked: None,
+            slice_until: None,
+            debug_paused: false,
         })
     }
 
@@ -259,9 +268,19 @@ impl RvMachine {
         if self.engine.hart.cycles() < self.engine.clock.count_before(limit) {
             self.parked = None;
         }
-        let until = self.engine.now().saturating_add_ns(SLICE_NS).min(limit);
+        self.debug_paused = false;
+        let until = self
+            .slice_until
+            .take()
+            .unwrap_or_else(|| self.engine.now().saturating_add_ns(SLICE_NS))
+            .min(limit);
         self.engine.set_deadline(until.as_ns());
         let exit = match self.engine.run(&mut self.bus) {
+            Ok(Exit::Debug) => {
+                self.slice_until = Some(until);
+                self.debug_paused = true;
+                return Stop::Yield;
+            }
             Ok(exit) => exit,
             Err(e) => return Stop::End(Err(e)),
         };
@@ -349,6 +368,9 @@ impl Machine for RvMachine {
 
     fn run_until(&mut self, limit: VirtualTime) -> Stop {
         let stop = self.step(limit);
+        if self.debug_paused {
+            return stop;
+        }
         let bus = &mut self.bus;
         let Some(console) = bus.virtio.console_mut() else {
             return stop;

@@ -5,6 +5,7 @@
 pub mod boot;
 pub mod bus;
 pub mod clock;
+pub mod debug;
 pub mod engine;
 pub mod fdt;
 pub mod layout;

@@ -153,6 +153,26 @@ impl RvLoaded {
     /// Checks and prepares a snapshot already read (`path` names it in errors and
     /// summaries: a world snapshot's node is `WORLD.snap#NAME`).
     pub fn from_snapshot(snap: Snapshot, path: &Path, cfg: &RunConfig) -> Result<RvLoaded> {
+        RvLoaded::prepare(snap, path, cfg, None)
+    }
+
+    /// A snapshot this process just took of its own machine (a debugger's checkpoint),
+    /// whose base disk image (`disk`) is the one the machine runs on: not hashed again.
+    pub(super) fn from_own_snapshot(
+        snap: Snapshot,
+        path: &Path,
+        cfg: &RunConfig,
+        disk: Option<PathBuf>,
+    ) -> Result<RvLoaded> {
+        RvLoaded::prepare(snap, path, cfg, Some(disk))
+    }
+
+    fn prepare(
+        snap: Snapshot,
+        path: &Path,
+        cfg: &RunConfig,
+        known_disk: Option<Option<PathBuf>>,
+    ) -> Result<RvLoaded> {
         let bad = |reason: String| WioError::ArtifactFormat {
             what: "snapshot",
             path: path.to_path_buf(),
@@ -182,7 +202,10 @@ impl RvLoaded {
             .hart
             .prepare()
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
-        let disk = virtio::restore_disk(&meta, cfg)?;
+        let disk = match known_disk {
+            Some(disk) => disk,
+            None => virtio::restore_disk(&meta, cfg)?,
+        };
         let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(RvLoaded {
             hart,
@@ -399,6 +422,8 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             .map_err(|e| bad(format!("has a bad promise ledger: {e}")))?,
         stop_on_violation: cfg.stop_on_violation,
         parked: state.parked.map(wio_clock::VirtualTime::from_ns),
+        slice_until: None,
+        debug_paused: false,
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {

@@ -104,6 +104,12 @@ fn step_inner(
                 pc_text(engine)
             )))
         }
+        Exit::Debug => {
+            return Err(WioError::Internal(format!(
+                "the x86-64 engine stopped for a debugger near {}; it takes no debugger",
+                pc_text(engine)
+            )))
+        }
         Exit::Halt => {
             if !platform.pic.has_pending() {
                 match platform.events.peek_time() {

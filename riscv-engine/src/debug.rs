@@ -1,0 +1,214 @@
+//! What a debugger sees of the hart: CSRs read without privilege checks or side effects,
+//! virtual addresses translated through the guest's page tables without touching the
+//! TLB or the A/D bits, guest memory read and written by virtual or physical address,
+//! and breakpoints.
+//!
+//! Breakpoints never patch guest memory (the guest could read the patch, and a replay
+//! must see the same bytes): while any is set, [`Hart::run`] runs instruction by
+//! instruction (no blocks, no compiled code) and stops with [`Stop::Breakpoint`] before
+//! executing an instruction at a breakpoint's pc. Executing the same instructions one by
+//! one computes exactly what blocks and compiled code compute, so a debugged run stays
+//! the run it would have been.
+
+use crate::bus::Bus;
+use crate::csr::{addr, mstatus, Priv};
+use crate::hart::Hart;
+use crate::icache::ICache;
+use crate::predecode::Kind;
+use crate::trap::{Flow, Stop};
+
+/// Most breakpoints a hart holds (a debugger sets a handful).
+pub const MAX_BREAKPOINTS: usize = 256;
+
+/// A bus whose external line is low, for reading mip without the machine.
+struct Quiet;
+
+impl Bus for Quiet {
+    fn mmio_read(&mut self, _addr: u64, _size: u8, _cycles: u64) -> Option<u64> {
+        None
+    }
+    fn mmio_write(&mut self, _addr: u64, _size: u8, _value: u64, _cycles: u64) -> bool {
+        false
+    }
+    fn external_interrupt(&self) -> bool {
+        false
+    }
+}
+
+impl Hart {
+    /// Sets the breakpoints (virtual pcs); an empty list turns breakpoint checks off.
+    /// Returns false (and changes nothing) for more than [`MAX_BREAKPOINTS`].
+    pub fn set_breakpoints(&mut self, pcs: &[u64]) -> bool {
+        if pcs.len() > MAX_BREAKPOINTS {
+            return false;
+        }
+        let mut v = pcs.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        self.breakpoints = v;
+        true
+    }
+
+    /// The breakpoints set.
+    pub fn breakpoints(&self) -> &[u64] {
+        &self.breakpoints
+    }
+
+    /// [`Hart::run`] with breakpoints: the same loop, one instruction at a time, stopping
+    /// before an instruction at a breakpoint (also the first one: the caller steps over
+    /// the breakpoint it is resuming from with no breakpoints set).
+    pub(crate) fn run_debug(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
+        loop {
+            let until_cycles = until_cycles.min(bus.next_event_cycle());
+            if self.cycles >= until_cycles {
+                return Stop::Budget;
+            }
+            if let Some(code) = self.pending_interrupt(bus) {
+                self.take_trap(crate::csr::cause::INTERRUPT | code, 0);
+            }
+            self.irq_dirty = false;
+            let deadline = self.timer_deadline();
+            let chunk_end = if deadline > self.cycles {
+                until_cycles.min(deadline)
+            } else {
+                until_cycles
+            };
+            while self.cycles < chunk_end && !self.irq_dirty {
+                let pc = self.pc;
+                if self.breakpoints.binary_search(&pc).is_ok() {
+                    return Stop::Breakpoint;
+                }
+                let e = &self.icache.entries[ICache::slot(pc)];
+                if e.pc == pc
+                    && e.generation == self.icache.generation
+                    && e.prv == self.prv
+                    && e.checked == self.icache.fence
+                    && e.op.kind != Kind::Slow
+                {
+                    let op = e.op;
+                    let len = u64::from(e.len);
+                    self.cycles += 1;
+                    match self.exec_fast(bus, &op, len) {
+                        Ok(Flow::Next) => {
+                            self.pc = pc.wrapping_add(len);
+                            self.instret += 1;
+                        }
+                        Ok(_) => self.instret += 1,
+                        Err(t) => self.take_trap(t.cause, t.tval),
+                    }
+                    continue;
+                }
+                if let Some(stop) = self.step(bus) {
+                    return stop;
+                }
+            }
+        }
+    }
+
+    /// CSR `csr` as the hart holds it, whatever the privilege level (None: wio's hart
+    /// has no such CSR). The external interrupt line reads low in mip/sip.
+    pub fn debug_csr(&self, csr: u16) -> Option<u64> {
+        let fp = || match csr {
+            addr::FFLAGS => Some(u64::from(self.fp.fflags)),
+            addr::FRM => Some(u64::from(self.fp.frm)),
+            addr::FCSR => Some(u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5)),
+            _ => None,
+        };
+        if let Some(v) = fp() {
+            return Some(v);
+        }
+        match csr {
+            addr::CYCLE | addr::MCYCLE => return Some(self.cycles),
+            addr::TIME => return Some(self.time()),
+            addr::INSTRET | addr::MINSTRET => return Some(self.instret),
+            _ => {}
+        }
+        self.csr_read_at(csr, &Quiet, Priv::Machine).ok()
+    }
+
+    /// Translates virtual `va` as a data access at the current privilege would (Sv39 or
+    /// bare), without permission checks, TLB fills or A/D updates; None when unmapped.
+    pub fn debug_translate(&self, va: u64) -> Option<u64> {
+        let prv = if self.mstatus & mstatus::MPRV != 0 && self.prv == Priv::Machine {
+            Priv::from_bits((self.mstatus >> 11) & 3)
+        } else {
+            self.prv
+        };
+        if prv == Priv::Machine || self.satp >> 60 == 0 {
+            return Some(va);
+        }
+        let top = (va as i64) >> 38;
+        if top != 0 && top != -1 {
+            return None;
+        }
+        let mut table = (self.satp & ((1 << 44) - 1)) << 12;
+        for level in (0..3).rev() {
+            let vpn_i = (va >> (12 + 9 * level)) & 0x1ff;
+            let off = self.ram.offset(table + vpn_i * 8, 8)?;
+            let entry = self.ram.read_at(off, 8);
+            if entry & 1 == 0 {
+                return None;
+            }
+            let ppn = (entry >> 10) & ((1 << 44) - 1);
+            if entry & 0b1010 == 0 {
+                table = ppn << 12;
+                continue;
+            }
+            let page_mask = (1u64 << (12 + 9 * level)) - 1;
+            return Some(((ppn << 12) & !page_mask) | (va & page_mask));
+        }
+        None
+    }
+
+    /// Reads guest RAM at `addr` (virtual when `virt`, else physical) into `buf`; returns
+    /// how many bytes were readable from the start (stops at the first unmapped byte or
+    /// the end of RAM).
+    pub fn debug_read(&self, addr: u64, buf: &mut [u8], virt: bool) -> usize {
+        let mut done = 0;
+        while done < buf.len() {
+            let a = addr.wrapping_add(done as u64);
+            let pa = if virt {
+                self.debug_translate(a)
+            } else {
+                Some(a)
+            };
+            let Some(pa) = pa else { break };
+            let in_page = (0x1000 - (a & 0xfff)) as usize;
+            let n = in_page.min(buf.len() - done);
+            match self.ram.slice(pa, n as u64) {
+                Some(s) => buf[done..done + n].copy_from_slice(s),
+                None => break,
+            }
+            done += n;
+        }
+        done
+    }
+
+    /// Writes `data` to guest RAM at `addr` (virtual when `virt`); returns how many bytes
+    /// were written from the start. Decoded and compiled code is checked against memory
+    /// again before it next runs, as after FENCE.I.
+    pub fn debug_write(&mut self, addr: u64, data: &[u8], virt: bool) -> usize {
+        let mut done = 0;
+        while done < data.len() {
+            let a = addr.wrapping_add(done as u64);
+            let pa = if virt {
+                self.debug_translate(a)
+            } else {
+                Some(a)
+            };
+            let Some(pa) = pa else { break };
+            let in_page = (0x1000 - (a & 0xfff)) as usize;
+            let n = in_page.min(data.len() - done);
+            if !self.ram.load(pa, &data[done..done + n]) {
+                break;
+            }
+            done += n;
+        }
+        if done > 0 {
+            self.icache.uncheck_all();
+            self.forget_data_pages();
+            self.reservation = crate::hart::NO_RESERVATION;
+        }
+        done
+    }
+}

@@ -1,0 +1,672 @@
+//! A riscv64 run under a debugger, as a replay that can be moved to any instruction:
+//! forward to a breakpoint, a watchpoint, a position or the end; backwards by restoring
+//! the nearest in-memory checkpoint and executing forward to the exact position.
+//!
+//! Positions count executed instructions (retired or trapped; see
+//! [`RiscvEngine::executed`]) from where the debugger started. A debugged run is the run
+//! without a debugger: stopping happens between two instructions inside a machine step
+//! and the step then goes on as if it had not stopped (see `RvMachine::slice_until`),
+//! breakpoints never touch guest memory, checkpoints are taken at step boundaries and
+//! change nothing, and the trace lines re-executed after a restore replace those cut
+//! back. Only writes to registers or memory change the run.
+//!
+//! [`RiscvEngine::executed`]: super::engine::RiscvEngine::executed
+
+use super::machine::RvMachine;
+use super::snapshot::{restore, RvLoaded};
+use crate::error::{Result, WioError};
+use crate::faults::FaultSource;
+use crate::machine::console::Echo;
+use crate::machine::{Machine, RunConfig, RunResult, Stop};
+use crate::trace::SharedLog;
+use std::collections::BTreeSet;
+use std::time::Instant;
+use wio_clock::VirtualTime;
+
+/// Most checkpoints kept; when full, every other one goes and the interval doubles.
+pub const MAX_CHECKPOINTS: usize = 24;
+
+/// Executed instructions between checkpoints at first (about 0.3 s of a busy guest).
+pub const DEFAULT_INTERVAL: u64 = 500_000_000;
+
+/// Most write watchpoints.
+pub const MAX_WATCHPOINTS: usize = 8;
+
+/// Most bytes one watchpoint covers.
+pub const MAX_WATCH_LEN: u64 = 64;
+
+/// Why the run stopped for the debugger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Halt {
+    /// Before the instruction at a breakpoint.
+    Breakpoint,
+    /// After an instruction that changed a watched variable (its address).
+    Watch(u64),
+    /// At the position asked for (a step, a seek).
+    Reached,
+    /// At the beginning of the recorded history (reverse execution found nothing earlier).
+    HistoryStart,
+    /// The debugger asked it to stop (Ctrl-C), at a step boundary.
+    Interrupted,
+    /// The run ended (the guest's status, a limit or an error: see [`RvDebugger::ended`]).
+    Ended,
+}
+
+/// A write watchpoint: the bytes at a virtual address, in the address space it was set in.
+#[derive(Debug, Clone)]
+struct Watch {
+    addr: u64,
+    len: u64,
+    /// satp when it was set: other address spaces map the address to other memory.
+    satp: u64,
+    /// The bytes last seen.
+    last: Vec<u8>,
+}
+
+/// The machine at a past position, ready to restore.
+struct Checkpoint {
+    executed: u64,
+    instret: u64,
+    virtual_ns: u64,
+    loaded: RvLoaded,
+    /// Bytes of trace lines written by then.
+    trace_len: usize,
+}
+
+/// What the debugger's run does besides being debugged: its configuration, limit and
+/// `--until` text.
+pub struct RunPlan {
+    /// The run's configuration (its seed, outputs and limits).
+    pub cfg: RunConfig,
+    /// When the run started on the host.
+    pub wall: Instant,
+}
+
+/// A riscv64 run under a debugger.
+pub struct RvDebugger {
+    m: Box<RvMachine>,
+    plan: RunPlan,
+    /// The configuration checkpoints are restored with: the run's, without outputs or
+    /// fault options (a checkpoint goes on exactly as the machine it was taken of).
+    restore_cfg: RunConfig,
+    limit: VirtualTime,
+    log: Option<SharedLog>,
+    checkpoints: Vec<Checkpoint>,
+    interval: u64,
+    /// The furthest position run so far: the console echoes only what lies beyond it.
+    frontier: u64,
+    echo: Echo,
+    sw_breaks: BTreeSet<u64>,
+    hw_breaks: BTreeSet<u64>,
+    watches: Vec<Watch>,
+    ended: Option<Result<u32>>,
+    until_hit: Option<String>,
+    /// Where the machine this run started from came from (kept across restores).
+    restored_from: Option<crate::summary::RestoredFrom>,
+}
+
+impl RvDebugger {
+    /// Takes `m` (booted or restored with `plan.cfg`) under the debugger.
+    pub fn new(mut m: RvMachine, plan: RunPlan) -> Result<RvDebugger> {
+        let echo = plan.cfg.echo();
+        let log = plan.cfg.trace.as_ref().map(|_| SharedLog::default());
+        if let Some(log) = &log {
+            m.bus.trace.set_writer(Box::new(log.clone()));
+        }
+        if let Some(u) = &plan.cfg.until {
+            m.console.watch.push(u.clone());
+        }
+        let restore_cfg = RunConfig {
+            trace: None,
+            quiet: true,
+            capture_console: false,
+            faults: FaultSource::default(),
+            fault_plan_out: None,
+            seed_given: false,
+            clock_drift_ppm: None,
+            pcap: None,
+            ..plan.cfg.clone()
+        };
+        let limit = VirtualTime::limit_or_max(plan.cfg.max_virtual_ns);
+        let restored_from = m.restored_from.clone();
+        let mut d = RvDebugger {
+            m: Box::new(m),
+            plan,
+            restore_cfg,
+            limit,
+            log,
+            checkpoints: Vec::new(),
+            interval: DEFAULT_INTERVAL,
+            frontier: 0,
+            echo,
+            sw_breaks: BTreeSet::new(),
+            hw_breaks: BTreeSet::new(),
+            watches: Vec::new(),
+            ended: None,
+            until_hit: None,
+            restored_from,
+        };
+        d.checkpoint()?;
+        Ok(d)
+    }
+
+    /// The machine (registers and memory for the debugger).
+    pub fn hart(&self) -> &wio_riscv::Hart {
+        &self.m.engine.hart
+    }
+
+    /// The machine's hart, to change registers or memory (this changes the run).
+    pub fn hart_mut(&mut self) -> &mut wio_riscv::Hart {
+        &mut self.m.engine.hart
+    }
+
+    /// The position: instructions executed since the debugger started.
+    pub fn position(&self) -> u64 {
+        self.m.engine.executed
+    }
+
+    /// Instructions retired, as the run's summary counts them.
+    pub fn instret(&self) -> u64 {
+        self.m.instret_before + self.m.engine.hart.instret()
+    }
+
+    /// Virtual time.
+    pub fn now(&self) -> VirtualTime {
+        self.m.now()
+    }
+
+    /// How the run ended, if it did.
+    pub fn ended(&self) -> Option<&Result<u32>> {
+        self.ended.as_ref()
+    }
+
+    /// The checkpoints: (position, retired instructions, virtual ns).
+    pub fn checkpoints(&self) -> Vec<(u64, u64, u64)> {
+        self.checkpoints
+            .iter()
+            .map(|c| (c.executed, c.instret, c.virtual_ns))
+            .collect()
+    }
+
+    /// Executed instructions between checkpoints.
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// Sets the executed instructions between checkpoints (at least 1,000,000).
+    pub fn set_interval(&mut self, n: u64) -> bool {
+        if n < 1_000_000 {
+            return false;
+        }
+        self.interval = n;
+        true
+    }
+
+    /// Adds (`on`) or removes a breakpoint at virtual `pc`; `hw` says which list
+    /// (both stop the same way). False when no more fit.
+    pub fn set_breakpoint(&mut self, pc: u64, hw: bool, on: bool) -> bool {
+        let set = if hw {
+            &mut self.hw_breaks
+        } else {
+            &mut self.sw_breaks
+        };
+        if on {
+            if self.sw_breaks.len() + self.hw_breaks.len() >= wio_riscv::debug::MAX_BREAKPOINTS {
+                return false;
+            }
+            let set = if hw {
+                &mut self.hw_breaks
+            } else {
+                &mut self.sw_breaks
+            };
+            set.insert(pc);
+        } else {
+            set.remove(&pc);
+        }
+        true
+    }
+
+    /// Whether the breakpoint the machine stopped at is a hardware one.
+    pub fn at_hw_breakpoint(&self) -> bool {
+        let pc = self.m.engine.hart.pc;
+        self.hw_breaks.contains(&pc) && !self.sw_breaks.contains(&pc)
+    }
+
+    /// Adds a write watchpoint on `len` bytes at virtual `addr` (in the current address
+    /// space), or removes it. False when it cannot be watched (too long, too many, or
+    /// unmapped now).
+    pub fn set_watchpoint(&mut self, addr: u64, len: u64, on: bool) -> bool {
+        if !on {
+            self.watches.retain(|w| (w.addr, w.len) != (addr, len));
+            return true;
+        }
+        if len == 0 || len > MAX_WATCH_LEN || self.watches.len() >= MAX_WATCHPOINTS {
+            return false;
+        }
+        let hart = &self.m.engine.hart;
+        let mut last = vec![0; len as usize];
+        if hart.debug_read(addr, &mut last, true) != last.len() {
+            return false;
+        }
+        let satp = hart.debug_csr(wio_riscv::csr::addr::SATP).unwrap_or(0);
+        self.watches.push(Watch {
+            addr,
+            len,
+            satp,
+            last,
+        });
+        true
+    }
+
+    /// A watched variable that changed since it was last looked at, if any (the new
+    /// value becomes the one looked at).
+    fn watch_hit(&mut self) -> Option<u64> {
+        let hart = &self.m.engine.hart;
+        let satp = hart.debug_csr(wio_riscv::csr::addr::SATP).unwrap_or(0);
+        let mut hit = None;
+        for w in &mut self.watches {
+            if w.satp != satp {
+                continue;
+            }
+            let mut now = vec![0; w.len as usize];
+            if hart.debug_read(w.addr, &mut now, true) == now.len() && now != w.last {
+                w.last = now;
+                hit.get_or_insert(w.addr);
+            }
+        }
+        hit
+    }
+
+    /// Re-reads every watched variable (after the machine moved without watching).
+    fn refresh_watches(&mut self) {
+        let hart = &self.m.engine.hart;
+        for w in &mut self.watches {
+            let mut now = vec![0; w.len as usize];
+            if hart.debug_read(w.addr, &mut now, true) == now.len() {
+                w.last = now;
+            }
+        }
+    }
+
+    /// Runs forward: to `target` (a position), or with `stops`, to the next breakpoint or
+    /// watchpoint hit; or to the run's end; `interrupted` is asked at every step boundary
+    /// (about every 20 virtual ms, and every 65,536 watched instructions).
+    pub fn forward(
+        &mut self,
+        target: Option<u64>,
+        stops: bool,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Halt> {
+        let breaks: Vec<u64> = if stops {
+            self.sw_breaks.union(&self.hw_breaks).copied().collect()
+        } else {
+            Vec::new()
+        };
+        let watching = stops && !self.watches.is_empty();
+        self.m.engine.hart.set_breakpoints(&breaks);
+        self.m.engine.step_over_break = true;
+        let mut steps = 0u64;
+        let halt = loop {
+            if self.ended.is_some() {
+                break Halt::Ended;
+            }
+            let pos = self.position();
+            if target.is_some_and(|t| pos >= t) {
+                break Halt::Reached;
+            }
+            self.m.engine.pause_at = match (target, watching) {
+                (t, true) => Some(t.unwrap_or(u64::MAX).min(pos + 1)),
+                (t, false) => t,
+            };
+            let stop = self.m.run_until(self.limit);
+            self.note_progress();
+            if self.m.debug_paused {
+                if self.m.engine.at_breakpoint {
+                    break Halt::Breakpoint;
+                }
+                if watching {
+                    if let Some(addr) = self.watch_hit() {
+                        break Halt::Watch(addr);
+                    }
+                    steps += 1;
+                    if steps.is_multiple_of(65_536) && interrupted() {
+                        break Halt::Interrupted;
+                    }
+                }
+                continue;
+            }
+            if watching {
+                if let Some(addr) = self.watch_hit() {
+                    // Changed by the step's end (a device, at an event).
+                    self.after_step(stop)?;
+                    break Halt::Watch(addr);
+                }
+            }
+            self.after_step(stop)?;
+            if self.ended.is_none() && interrupted() {
+                break Halt::Interrupted;
+            }
+        };
+        self.m.engine.pause_at = None;
+        self.m.engine.hart.set_breakpoints(&[]);
+        if !watching {
+            self.refresh_watches();
+        }
+        Ok(halt)
+    }
+
+    /// What the run driver does at a step boundary: the run's end, its limit and
+    /// `--until` text, and a checkpoint when one is due.
+    fn after_step(&mut self, stop: Stop) -> Result<()> {
+        let at_until = self
+            .plan
+            .cfg
+            .until
+            .clone()
+            .filter(|u| self.m.console.take_hit(u));
+        match stop {
+            _ if at_until.is_some() => {
+                self.until_hit = at_until;
+                self.ended = Some(Ok(0));
+            }
+            Stop::End(outcome) => self.ended = Some(outcome),
+            Stop::Limit => {
+                self.ended = Some(Err(WioError::TimeLimit {
+                    limit_ns: self.plan.cfg.max_virtual_ns,
+                }))
+            }
+            Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {
+                let last = self.checkpoints.last().map_or(0, |c| c.executed);
+                if self.position() >= last.saturating_add(self.interval) {
+                    self.checkpoint()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Echoes the console again once the run is past what the user already saw.
+    fn note_progress(&mut self) {
+        let pos = self.position();
+        if pos > self.frontier {
+            self.frontier = pos;
+            self.m.console.set_echo(self.echo);
+        }
+    }
+
+    /// Takes a checkpoint here (a step boundary).
+    fn checkpoint(&mut self) -> Result<()> {
+        let m = &mut self.m;
+        let snap = m.capture("debugger checkpoint".into())?;
+        let disk = m.meta.disk.as_ref().map(|d| d.path.clone());
+        let loaded = RvLoaded::from_own_snapshot(
+            snap,
+            std::path::Path::new("debugger checkpoint"),
+            &self.restore_cfg,
+            disk,
+        )?;
+        self.checkpoints.push(Checkpoint {
+            executed: m.engine.executed,
+            instret: m.instret_before + m.engine.hart.instret(),
+            virtual_ns: m.now().as_ns(),
+            loaded,
+            trace_len: self.log.as_ref().map_or(0, SharedLog::len),
+        });
+        if self.checkpoints.len() > MAX_CHECKPOINTS {
+            // Keep the first and every other one after it.
+            let mut i = 0;
+            self.checkpoints.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.interval = self.interval.saturating_mul(2);
+        }
+        Ok(())
+    }
+
+    /// Restores checkpoint `i`: the machine as it was there, the trace cut back to it.
+    fn restore(&mut self, i: usize) -> Result<()> {
+        let c = &self.checkpoints[i];
+        let mut m = restore(&c.loaded, &self.restore_cfg, self.plan.wall)?;
+        m.engine.executed = c.executed;
+        m.restored_from = self.restored_from.clone();
+        m.meta = self.m.meta.clone();
+        m.image = self.m.image.clone();
+        m.console.watch = self.m.console.watch.clone();
+        if let Some(log) = &self.log {
+            log.truncate(c.trace_len);
+            m.bus.trace.set_writer(Box::new(log.clone()));
+        }
+        *self.m = m;
+        self.ended = None;
+        self.until_hit = None;
+        Ok(())
+    }
+
+    /// The last checkpoint at or before position `pos`.
+    fn checkpoint_before(&self, pos: u64) -> usize {
+        self.checkpoints
+            .iter()
+            .rposition(|c| c.executed <= pos)
+            .unwrap_or(0)
+    }
+
+    /// Moves to position `pos` exactly (back through a checkpoint, or forward).
+    pub fn seek(&mut self, pos: u64) -> Result<Halt> {
+        if pos < self.position() || self.ended.is_some() {
+            self.restore(self.checkpoint_before(pos))?;
+        }
+        let h = self.forward(Some(pos), false, &mut || false)?;
+        Ok(h)
+    }
+
+    /// Moves to the first position where `instret` instructions have retired.
+    pub fn seek_instret(&mut self, instret: u64) -> Result<Halt> {
+        if instret < self.instret() || self.ended.is_some() {
+            let i = self
+                .checkpoints
+                .iter()
+                .rposition(|c| c.instret <= instret)
+                .unwrap_or(0);
+            self.restore(i)?;
+        }
+        loop {
+            let have = self.instret();
+            if have >= instret {
+                return Ok(Halt::Reached);
+            }
+            // Every executed instruction retires at most one.
+            let h = self.forward(Some(self.position() + (instret - have)), false, &mut || {
+                false
+            })?;
+            if h != Halt::Reached {
+                return Ok(h);
+            }
+        }
+    }
+
+    /// Moves to the first position at or after virtual time `ns` (an idle machine
+    /// jumps over it: the position after the jump).
+    pub fn seek_time(&mut self, ns: u64) -> Result<Halt> {
+        if ns < self.now().as_ns() || self.ended.is_some() {
+            let i = self
+                .checkpoints
+                .iter()
+                .rposition(|c| c.virtual_ns <= ns)
+                .unwrap_or(0);
+            self.restore(i)?;
+        }
+        loop {
+            let now = self.now().as_ns();
+            if now >= ns {
+                return Ok(Halt::Reached);
+            }
+            // Cycles left, at one per instruction or more: half of them, at least one.
+            let clk = self.m.engine.clock;
+            let left = clk
+                .count_at_or_after(VirtualTime::from_ns(ns))
+                .saturating_sub(self.m.engine.hart.cycles());
+            let h = self.forward(
+                Some(self.position() + (left / 2).max(1)),
+                false,
+                &mut || false,
+            )?;
+            if h != Halt::Reached {
+                return Ok(h);
+            }
+        }
+    }
+
+    /// One instruction back (`reverse-stepi`).
+    pub fn reverse_step(&mut self) -> Result<Halt> {
+        let pos = self.position();
+        if pos <= self.checkpoints.first().map_or(0, |c| c.executed) {
+            return Ok(Halt::HistoryStart);
+        }
+        self.seek(pos - 1)?;
+        Ok(Halt::Reached)
+    }
+
+    /// Back to the previous breakpoint or watchpoint hit (`reverse-continue`), or to the
+    /// beginning of the history when there is none.
+    pub fn reverse_continue(&mut self) -> Result<Halt> {
+        let mut end = self.position();
+        let count = self.checkpoints.len();
+        for i in (0..count).rev() {
+            let start = self.checkpoints[i].executed;
+            if start >= end {
+                continue;
+            }
+            self.restore(i)?;
+            self.refresh_watches();
+            // Every hit in [start, end): the last one is where to go.
+            let mut last = None;
+            loop {
+                let h = self.forward(Some(end), true, &mut || false)?;
+                let pos = self.position();
+                match h {
+                    Halt::Breakpoint | Halt::Watch(_) if pos < end => last = Some((pos, h)),
+                    _ => break,
+                }
+            }
+            if let Some((pos, h)) = last {
+                self.seek(pos)?;
+                if let Halt::Watch(_) = h {
+                    self.refresh_watches();
+                }
+                return Ok(h);
+            }
+            end = start;
+        }
+        self.seek(self.checkpoints.first().map_or(0, |c| c.executed))?;
+        Ok(Halt::HistoryStart)
+    }
+
+    /// Ends the run: runs it to its end if it has not ended (without breakpoints), then
+    /// builds the summary and writes the trace file.
+    pub fn finish(mut self) -> RunResult {
+        let outcome = loop {
+            if let Some(o) = self.ended.take() {
+                break o;
+            }
+            match self.forward(None, false, &mut || false) {
+                Ok(_) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let cfg = self.plan.cfg.clone();
+        let until = self.until_hit.clone();
+        let mut m = self.m;
+        m.restored_from = self.restored_from.clone();
+        let mut result = Box::new(*m).finish(&cfg, outcome, self.plan.wall, until.as_deref());
+        if let (Some(log), Some(path)) = (&self.log, &cfg.trace) {
+            if let Err(source) = std::fs::write(path, log.contents()) {
+                result.outcome = Err(WioError::Output {
+                    what: "trace",
+                    path: path.clone(),
+                    source,
+                });
+            }
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::guests;
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            guest: Some("small".into()),
+            epoch_unix: 1_767_225_600,
+            max_virtual_ns: 60_000_000_000,
+            ..RunConfig::with_seed(3)
+        }
+    }
+
+    fn debugger() -> RvDebugger {
+        let wall = Instant::now();
+        let m = RvMachine::boot(&cfg(), wall).unwrap();
+        RvDebugger::new(m, RunPlan { cfg: cfg(), wall }).unwrap()
+    }
+
+    /// Stopping anywhere, stepping back and forth, breakpoints, a watchpoint and
+    /// restored checkpoints leave the run the run without a debugger (same trace hash);
+    /// reverse steps come back to the exact registers.
+    #[test]
+    fn a_debugged_run_is_the_run_and_goes_back_exactly() {
+        if guests::built_guest("small").is_err() {
+            eprintln!("SKIPPED: debugger test: run images/build-all-riscv64.sh first");
+            return;
+        }
+        let wall = Instant::now();
+        let plain = crate::machine::driver::run(
+            Box::new(RvMachine::boot(&cfg(), wall).unwrap()),
+            &cfg(),
+            wall,
+        );
+        let mut d = debugger();
+        d.set_interval(3_000_000);
+        let never = &mut || false;
+        assert_eq!(
+            d.forward(Some(20_000_000), false, never).unwrap(),
+            Halt::Reached
+        );
+        assert_eq!(d.position(), 20_000_000);
+        let (pc, x) = (d.hart().pc, d.hart().x);
+        for _ in 0..5 {
+            assert_eq!(
+                d.forward(Some(d.position() + 1), false, never).unwrap(),
+                Halt::Reached
+            );
+        }
+        for _ in 0..5 {
+            assert_eq!(d.reverse_step().unwrap(), Halt::Reached);
+        }
+        assert_eq!((d.position(), d.hart().pc, d.hart().x), (20_000_000, pc, x));
+        // A breakpoint at that pc: continuing from one hit finds the next, and going
+        // back from there returns to the first.
+        assert!(d.set_breakpoint(pc, false, true));
+        let h = d.forward(None, true, never).unwrap();
+        eprintln!("breakpoint at {pc:#x}: {h:?} at {}", d.position());
+        if h == Halt::Breakpoint {
+            let second = d.position();
+            assert_eq!(d.hart().pc, pc);
+            assert_eq!(d.reverse_continue().unwrap(), Halt::Breakpoint);
+            assert_eq!((d.position(), d.hart().x), (20_000_000, x));
+            d.seek(second).unwrap();
+        }
+        assert!(d.set_breakpoint(pc, false, false));
+        // Seeks by retired instructions and by time land where asked.
+        d.seek_instret(15_000_000).unwrap();
+        assert_eq!(d.instret(), 15_000_000);
+        d.seek_time(50_000_000).unwrap();
+        assert!(d.now().as_ns() >= 50_000_000);
+        let r = d.finish();
+        assert_eq!(r.outcome.unwrap(), 0);
+        assert_eq!(r.summary.trace_hash, plain.summary.trace_hash);
+        assert_eq!(r.summary.console_sha256, plain.summary.console_sha256);
+    }
+}
