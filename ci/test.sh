@@ -14,6 +14,7 @@ command -v qemu-riscv64 >/dev/null || need+=(qemu-user)
 command -v riscv64-linux-gnu-gcc >/dev/null || need+=(gcc-riscv64-linux-gnu)
 command -v tcpdump >/dev/null || need+=(tcpdump)
 command -v debugfs >/dev/null || need+=(e2fsprogs)
+command -v gdb-multiarch >/dev/null || need+=(gdb-multiarch)
 if [ ${#need[@]} -gt 0 ]; then
   echo "ci/test.sh: installing ${need[*]} (test guest build, differential test)"
   if [ "$(id -u)" = 0 ]; then

@@ -5,7 +5,7 @@
 use crate::arch::riscv64::{RvLoaded, RvMachine};
 use crate::arch::x86_64::{machine as x86_64, X86Loaded};
 use crate::error::{Result, WioError};
-use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig};
+use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig, RunResult};
 use crate::snapshot::Snapshot;
 use std::path::Path;
 use std::time::Instant;
@@ -46,6 +46,35 @@ pub fn start(arch: Arch, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machi
         Some(path) => load(path, cfg)?.restore(cfg, wall),
         None => boot(arch, cfg, wall),
     }
+}
+
+/// Runs the machine a run starts with (restored from `cfg.from`, or booted) under gdb,
+/// waiting for it on `addr` (riscv64 only).
+pub fn debug(arch: Arch, cfg: &RunConfig, wall: Instant, addr: &str) -> Result<RunResult> {
+    let arch = match &cfg.from {
+        Some(path) => snapshot_arch(path)?,
+        None => arch,
+    };
+    if arch != Arch::Riscv64 {
+        return Err(WioError::Usage(
+            "--gdb debugs riscv64 machines; x86-64 machines have no debugger yet".into(),
+        ));
+    }
+    let m = match &cfg.from {
+        Some(path) => {
+            crate::arch::riscv64::snapshot::restore(&RvLoaded::load(path, cfg)?, cfg, wall)?
+        }
+        None => RvMachine::boot(cfg, wall)?,
+    };
+    let conn = crate::gdb::accept(addr)?;
+    crate::arch::riscv64::gdb::serve(
+        m,
+        crate::arch::riscv64::debug::RunPlan {
+            cfg: cfg.clone(),
+            wall,
+        },
+        conn,
+    )
 }
 
 #[cfg(test)]

@@ -21,7 +21,8 @@ Exit codes:
   102   KVM unavailable           103  guest crashed (triple fault, reset, KVM error)
   104   determinism failure       105  cannot write an output file
   106   virtual-time limit hit    107  internal wio error (a bug)
-  108   a promise failed          109  a trace failed verification (verify-trace)";
+  108   a promise failed          109  a trace failed verification (verify-trace)
+  110   gdb killed the run, or --gdb could not be served";
 
 /// wio's subcommands.
 #[derive(Debug, Subcommand)]
@@ -150,7 +151,9 @@ Examples:
   wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due
   wio run --arch riscv64 --seed 3 --faults heavy --fault-plan-out plan.json   # faults from the seed
   wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)
-  wio run --arch riscv64 --seed 1 --cmdline 'console=ttyS0 wio.promises=demo'   # promises (exit 108 if one fails)";
+  wio run --arch riscv64 --seed 1 --cmdline 'console=ttyS0 wio.promises=demo'   # promises (exit 108 if one fails)
+  wio run --arch riscv64 --seed 3 --gdb 127.0.0.1:1234   # then: gdb-multiarch -ex 'target remote :1234'
+  wio run --from boot.snap --gdb 127.0.0.1:1234          # debug a replay: reverse-stepi, reverse-continue";
 
 const EXPLORE_EXAMPLES: &str = "\
 Examples:
@@ -443,6 +446,11 @@ pub struct RunArgs {
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Wait for gdb on ADDR (host:port) and run under it (riscv64): breakpoints,
+    /// watchpoints, stepping, reverse-stepi and reverse-continue, `monitor help`. The run
+    /// stays the run without gdb (same trace hash) unless gdb writes registers or memory.
+    #[arg(long, value_name = "ADDR")]
+    pub gdb: Option<String>,
     /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.
     /// (Needs DISK.img, or a snapshot with a disk.)
     #[arg(long, value_name = "FILE")]

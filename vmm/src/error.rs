@@ -31,6 +31,8 @@ pub mod exit_code {
     pub const PROMISE: i32 = 108;
     /// A trace failed verification: its hash chain is broken (tampered or damaged).
     pub const TRACE_INVALID: i32 = 109;
+    /// A debugger ended the run (gdb's `kill`) or could not be served (`--gdb`).
+    pub const DEBUGGER: i32 = 110;
 }
 
 /// Everything that can stop wio before or during a run.
@@ -95,6 +97,9 @@ pub enum WioError {
         /// Where and how the chain breaks.
         reason: String,
     },
+    /// A debugger ended the run, or could not be served.
+    #[error("{0}")]
+    Debugger(String),
     /// Promises failed: how many, and the first one's verdict and message.
     #[error("{count} promise(s) failed; first: {first}")]
     Promise {
@@ -121,6 +126,7 @@ impl WioError {
             WioError::Internal(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
+            WioError::Debugger(_) => exit_code::DEBUGGER,
         }
     }
 }

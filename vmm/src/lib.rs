@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod explore;
 pub mod faults;
+pub mod gdb;
 pub mod initrd;
 pub mod machine;
 pub mod memory;

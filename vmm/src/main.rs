@@ -126,8 +126,20 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         ));
     }
     let wall = Instant::now();
-    let machine = builder::start(arch, &cfg, wall)?;
-    let result = machine::driver::run(machine, &cfg, wall);
+    let result = match &args.gdb {
+        Some(addr) => {
+            if !args.snapshot_at.is_empty() || args.pcap.is_some() {
+                return Err(WioError::Usage(
+                    "--gdb runs without --snapshot-at and --pcap (a debugger moves the run back and forth); drop them".into(),
+                ));
+            }
+            builder::debug(arch, &cfg, wall, addr)?
+        }
+        None => {
+            let machine = builder::start(arch, &cfg, wall)?;
+            machine::driver::run(machine, &cfg, wall)
+        }
+    };
     if !args.no_summary {
         eprint!("{}", result.summary.human());
     }

@@ -52,13 +52,15 @@ pub enum Halt {
     Ended,
 }
 
-/// A write watchpoint: the bytes at a virtual address, in the address space it was set in.
+/// A write watchpoint: the memory a virtual address mapped to when it was set (a
+/// hardware watchpoint on physical memory: every address space sees the same bytes).
 #[derive(Debug, Clone)]
 struct Watch {
+    /// The virtual address gdb asked for (gdb's name for it).
     addr: u64,
     len: u64,
-    /// satp when it was set: other address spaces map the address to other memory.
-    satp: u64,
+    /// The physical address it mapped to.
+    phys: u64,
     /// The bytes last seen.
     last: Vec<u8>,
 }
@@ -101,6 +103,9 @@ pub struct RvDebugger {
     watches: Vec<Watch>,
     ended: Option<Result<u32>>,
     until_hit: Option<String>,
+    /// Reverse-continue is scanning for hits: a watchpoint hit is reported after the
+    /// instruction that wrote (else before it, as gdb expects of a forward hit).
+    scanning: bool,
     /// Where the machine this run started from came from (kept across restores).
     restored_from: Option<crate::summary::RestoredFrom>,
 }
@@ -144,6 +149,7 @@ impl RvDebugger {
             watches: Vec::new(),
             ended: None,
             until_hit: None,
+            scanning: false,
             restored_from,
         };
         d.checkpoint()?;
@@ -232,9 +238,9 @@ impl RvDebugger {
         self.hw_breaks.contains(&pc) && !self.sw_breaks.contains(&pc)
     }
 
-    /// Adds a write watchpoint on `len` bytes at virtual `addr` (in the current address
-    /// space), or removes it. False when it cannot be watched (too long, too many, or
-    /// unmapped now).
+    /// Adds a write watchpoint on `len` bytes at virtual `addr` (the memory it maps to
+    /// now), or removes it. False when it cannot be watched (too long, too many, or not
+    /// mapped to contiguous RAM now).
     pub fn set_watchpoint(&mut self, addr: u64, len: u64, on: bool) -> bool {
         if !on {
             self.watches.retain(|w| (w.addr, w.len) != (addr, len));
@@ -244,15 +250,22 @@ impl RvDebugger {
             return false;
         }
         let hart = &self.m.engine.hart;
+        let (Some(phys), Some(end)) = (
+            hart.debug_translate(addr),
+            hart.debug_translate(addr.wrapping_add(len - 1)),
+        ) else {
+            return false;
+        };
         let mut last = vec![0; len as usize];
-        if hart.debug_read(addr, &mut last, true) != last.len() {
+        if end.wrapping_sub(phys) != len - 1
+            || hart.debug_read(phys, &mut last, false) != last.len()
+        {
             return false;
         }
-        let satp = hart.debug_csr(wio_riscv::csr::addr::SATP).unwrap_or(0);
         self.watches.push(Watch {
             addr,
             len,
-            satp,
+            phys,
             last,
         });
         true
@@ -262,14 +275,10 @@ impl RvDebugger {
     /// value becomes the one looked at).
     fn watch_hit(&mut self) -> Option<u64> {
         let hart = &self.m.engine.hart;
-        let satp = hart.debug_csr(wio_riscv::csr::addr::SATP).unwrap_or(0);
         let mut hit = None;
         for w in &mut self.watches {
-            if w.satp != satp {
-                continue;
-            }
             let mut now = vec![0; w.len as usize];
-            if hart.debug_read(w.addr, &mut now, true) == now.len() && now != w.last {
+            if hart.debug_read(w.phys, &mut now, false) == now.len() && now != w.last {
                 w.last = now;
                 hit.get_or_insert(w.addr);
             }
@@ -282,7 +291,7 @@ impl RvDebugger {
         let hart = &self.m.engine.hart;
         for w in &mut self.watches {
             let mut now = vec![0; w.len as usize];
-            if hart.debug_read(w.addr, &mut now, true) == now.len() {
+            if hart.debug_read(w.phys, &mut now, false) == now.len() {
                 w.last = now;
             }
         }
@@ -303,6 +312,7 @@ impl RvDebugger {
             Vec::new()
         };
         let watching = stops && !self.watches.is_empty();
+        let report_before = !self.scanning;
         self.m.engine.hart.set_breakpoints(&breaks);
         self.m.engine.step_over_break = true;
         let mut steps = 0u64;
@@ -326,6 +336,12 @@ impl RvDebugger {
                 }
                 if watching {
                     if let Some(addr) = self.watch_hit() {
+                        if report_before {
+                            // Stopped before the instruction that wrote, as a hardware
+                            // trigger stops (gdb then steps over it itself).
+                            let p = self.position();
+                            self.seek(p - 1)?;
+                        }
                         break Halt::Watch(addr);
                     }
                     steps += 1;
@@ -530,6 +546,13 @@ impl RvDebugger {
     /// Back to the previous breakpoint or watchpoint hit (`reverse-continue`), or to the
     /// beginning of the history when there is none.
     pub fn reverse_continue(&mut self) -> Result<Halt> {
+        self.scanning = true;
+        let r = self.reverse_scan();
+        self.scanning = false;
+        r
+    }
+
+    fn reverse_scan(&mut self) -> Result<Halt> {
         let mut end = self.position();
         let count = self.checkpoints.len();
         for i in (0..count).rev() {
@@ -560,6 +583,17 @@ impl RvDebugger {
         }
         self.seek(self.checkpoints.first().map_or(0, |c| c.executed))?;
         Ok(Halt::HistoryStart)
+    }
+
+    /// Ends the run here (gdb's `kill`).
+    pub fn kill(&mut self) {
+        if self.ended.is_none() {
+            self.ended = Some(Err(WioError::Debugger(format!(
+                "gdb killed the run at {} ns ({} instructions retired)",
+                self.now().as_ns(),
+                self.instret()
+            ))));
+        }
     }
 
     /// Ends the run: runs it to its end if it has not ended (without breakpoints), then
@@ -659,6 +693,33 @@ mod tests {
             d.seek(second).unwrap();
         }
         assert!(d.set_breakpoint(pc, false, false));
+        // A write watchpoint on jiffies (its address from the kernel's System.map): a
+        // forward hit stops before the writing instruction, one step writes it, and
+        // reverse-continue from a later hit comes back to just after that write.
+        let (kernel, _) = guests::built_guest("small").unwrap();
+        let map = std::fs::read_to_string(kernel.with_file_name("System.map")).unwrap();
+        let jiffies = map
+            .lines()
+            .find_map(|l| l.strip_suffix(" D jiffies"))
+            .map(|a| u64::from_str_radix(a, 16).unwrap())
+            .expect("jiffies in System.map");
+        let read = |d: &RvDebugger| {
+            let mut b = [0u8; 8];
+            assert_eq!(d.hart().debug_read(jiffies, &mut b, true), 8);
+            u64::from_le_bytes(b)
+        };
+        assert!(d.set_watchpoint(jiffies, 8, true));
+        assert_eq!(d.forward(None, true, never).unwrap(), Halt::Watch(jiffies));
+        let before = read(&d);
+        d.forward(Some(d.position() + 1), false, never).unwrap();
+        let first = d.position();
+        assert_eq!(read(&d), before + 1, "the step wrote jiffies");
+        assert_eq!(d.forward(None, true, never).unwrap(), Halt::Watch(jiffies));
+        d.forward(Some(d.position() + 1), false, never).unwrap();
+        assert_eq!(read(&d), before + 2);
+        assert_eq!(d.reverse_continue().unwrap(), Halt::Watch(jiffies));
+        assert_eq!((d.position(), read(&d)), (first, before + 1));
+        assert!(d.set_watchpoint(jiffies, 8, false));
         // Seeks by retired instructions and by time land where asked.
         d.seek_instret(15_000_000).unwrap();
         assert_eq!(d.instret(), 15_000_000);

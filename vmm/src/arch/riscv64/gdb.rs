@@ -1,0 +1,615 @@
+//! gdb's remote protocol (the `gdbstub` crate) over a riscv64 run under the replay
+//! debugger ([`RvDebugger`]): registers (integer, floating point, CSRs and the privilege
+//! level, described by wio's own target description), memory by virtual address through
+//! the guest's page tables (or physical, `monitor phys on`), software and hardware
+//! breakpoints, write watchpoints, single step, continue, reverse-stepi and
+//! reverse-continue, and `monitor` commands for virtual time, instruction counts and
+//! seeking.
+
+use super::debug::{Halt, RunPlan, RvDebugger};
+use super::machine::RvMachine;
+use crate::error::{Result, WioError};
+use crate::machine::RunResult;
+use gdbstub::arch::{Arch, RegId, Registers};
+use gdbstub::common::Signal;
+use gdbstub::conn::ConnectionExt;
+use gdbstub::outputln;
+use gdbstub::stub::run_blocking::{self, BlockingEventLoop};
+use gdbstub::stub::{DisconnectReason, GdbStub, SingleThreadStopReason};
+use gdbstub::target::ext::base::reverse_exec::{ReplayLogPosition, ReverseCont, ReverseStep};
+use gdbstub::target::ext::base::singlethread::{
+    SingleThreadBase, SingleThreadResume, SingleThreadSingleStep,
+};
+use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, HwBreakpoint, HwWatchpoint, SwBreakpoint, WatchKind,
+};
+use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd};
+use gdbstub::target::{Target, TargetError, TargetResult};
+use std::net::TcpStream;
+use std::num::NonZeroUsize;
+use wio_riscv::csr::addr;
+
+/// The CSRs gdb sees, in the order of the target description (after fcsr).
+const CSRS: [u16; 25] = [
+    addr::SSTATUS,
+    addr::SIE,
+    addr::STVEC,
+    addr::SCOUNTEREN,
+    addr::SSCRATCH,
+    addr::SEPC,
+    addr::SCAUSE,
+    addr::STVAL,
+    addr::SIP,
+    addr::SATP,
+    addr::MSTATUS,
+    addr::MISA,
+    addr::MEDELEG,
+    addr::MIDELEG,
+    addr::MIE,
+    addr::MTVEC,
+    addr::MCOUNTEREN,
+    addr::MSCRATCH,
+    addr::MEPC,
+    addr::MCAUSE,
+    addr::MTVAL,
+    addr::MIP,
+    addr::CYCLE,
+    addr::TIME,
+    addr::INSTRET,
+];
+
+/// Register numbers (as the target description numbers them).
+const PC: usize = 32;
+const F0: usize = 33;
+const FFLAGS: usize = 65;
+const FCSR: usize = 67;
+const CSR0: usize = 68;
+const PRIV: usize = CSR0 + CSRS.len();
+
+/// riscv64 as wio's gdb server describes it.
+pub enum Rv64Wio {}
+
+/// Every register gdb sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Regs {
+    /// x0..x31.
+    pub x: [u64; 32],
+    /// pc.
+    pub pc: u64,
+    /// f0..f31.
+    pub f: [u64; 32],
+    /// fflags, frm, fcsr.
+    pub fcsr: [u32; 3],
+    /// The CSRs of [`CSRS`].
+    pub csr: [u64; 25],
+    /// The privilege level (0 U, 1 S, 3 M).
+    pub prv: u64,
+}
+
+impl Registers for Regs {
+    type ProgramCounter = u64;
+
+    fn pc(&self) -> u64 {
+        self.pc
+    }
+
+    fn gdb_serialize(&self, mut write_byte: impl FnMut(Option<u8>)) {
+        let mut put = |bytes: &[u8]| bytes.iter().for_each(|b| write_byte(Some(*b)));
+        self.x.iter().for_each(|v| put(&v.to_le_bytes()));
+        put(&self.pc.to_le_bytes());
+        self.f.iter().for_each(|v| put(&v.to_le_bytes()));
+        self.fcsr.iter().for_each(|v| put(&v.to_le_bytes()));
+        self.csr.iter().for_each(|v| put(&v.to_le_bytes()));
+        put(&self.prv.to_le_bytes());
+    }
+
+    fn gdb_deserialize(&mut self, bytes: &[u8]) -> std::result::Result<(), ()> {
+        let mut at = 0;
+        let mut take = |n: usize| -> std::result::Result<u64, ()> {
+            let s = bytes.get(at..at + n).ok_or(())?;
+            at += n;
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(s);
+            Ok(u64::from_le_bytes(b))
+        };
+        for v in &mut self.x {
+            *v = take(8)?;
+        }
+        self.pc = take(8)?;
+        for v in &mut self.f {
+            *v = take(8)?;
+        }
+        for v in &mut self.fcsr {
+            *v = take(4)? as u32;
+        }
+        for v in &mut self.csr {
+            *v = take(8)?;
+        }
+        self.prv = take(8)?;
+        Ok(())
+    }
+}
+
+/// A register by its number in the target description.
+#[derive(Debug, Clone, Copy)]
+pub struct Reg(pub usize);
+
+impl RegId for Reg {
+    fn from_raw_id(id: usize) -> Option<(Self, Option<NonZeroUsize>)> {
+        let size = match id {
+            0..=PC => 8,
+            F0..FFLAGS => 8,
+            FFLAGS..=FCSR => 4,
+            CSR0..=PRIV => 8,
+            _ => return None,
+        };
+        Some((Reg(id), NonZeroUsize::new(size)))
+    }
+}
+
+impl Arch for Rv64Wio {
+    type Usize = u64;
+    type Registers = Regs;
+    type BreakpointKind = usize;
+    type RegId = Reg;
+
+    fn target_description_xml() -> Option<&'static str> {
+        Some(include_str!("gdb-target.xml"))
+    }
+}
+
+/// What gdb asked the run to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resume {
+    Continue,
+    Step,
+    ReverseStep,
+    ReverseContinue,
+}
+
+/// The gdbstub target: the debugger and what gdb asked of it.
+pub struct RvTarget {
+    d: RvDebugger,
+    resume: Resume,
+    /// Memory accesses are physical (`monitor phys on`).
+    phys: bool,
+}
+
+impl RvTarget {
+    fn regs(&self) -> Regs {
+        let h = self.d.hart();
+        let mut r = Regs {
+            x: h.x,
+            pc: h.pc,
+            f: h.fp.f,
+            prv: h.prv as u64,
+            ..Regs::default()
+        };
+        for (i, c) in [addr::FFLAGS, addr::FRM, addr::FCSR].iter().enumerate() {
+            r.fcsr[i] = h.debug_csr(*c).unwrap_or(0) as u32;
+        }
+        for (i, c) in CSRS.iter().enumerate() {
+            r.csr[i] = h.debug_csr(*c).unwrap_or(0);
+        }
+        r
+    }
+
+    /// Runs what gdb asked; `poll` says whether gdb sent something (Ctrl-C).
+    fn run(&mut self, poll: &mut dyn FnMut() -> bool) -> Result<Halt> {
+        match self.resume {
+            Resume::Continue => self.d.forward(None, true, poll),
+            Resume::Step => {
+                let to = self.d.position() + 1;
+                self.d.forward(Some(to), false, poll)
+            }
+            Resume::ReverseStep => self.d.reverse_step(),
+            Resume::ReverseContinue => self.d.reverse_continue(),
+        }
+    }
+
+    fn stop_reason(&self, h: Halt) -> SingleThreadStopReason<u64> {
+        match h {
+            Halt::Breakpoint if self.d.at_hw_breakpoint() => SingleThreadStopReason::HwBreak(()),
+            Halt::Breakpoint => SingleThreadStopReason::SwBreak(()),
+            Halt::Watch(addr) => SingleThreadStopReason::Watch {
+                tid: (),
+                kind: WatchKind::Write,
+                addr,
+            },
+            Halt::Reached => SingleThreadStopReason::DoneStep,
+            Halt::HistoryStart => SingleThreadStopReason::ReplayLog {
+                tid: None,
+                pos: ReplayLogPosition::Begin,
+            },
+            // The run's end stays where it is, so gdb can go back from it.
+            Halt::Ended => SingleThreadStopReason::ReplayLog {
+                tid: None,
+                pos: ReplayLogPosition::End,
+            },
+            Halt::Interrupted => SingleThreadStopReason::Signal(Signal::SIGINT),
+        }
+    }
+
+    fn monitor(&mut self, cmd: &str, out: &mut ConsoleOutput<'_>) -> Result<()> {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        match words.as_slice() {
+            [] | ["help"] => {
+                outputln!(out, "wio monitor commands:");
+                outputln!(
+                    out,
+                    "  where                 virtual time, instructions, position, checkpoints"
+                );
+                outputln!(
+                    out,
+                    "  seek N                to where N instructions have retired"
+                );
+                outputln!(
+                    out,
+                    "  seek TIME             to virtual TIME (e.g. 1.5s, 20ms, 300us, 1000ns)"
+                );
+                outputln!(
+                    out,
+                    "  seek position N       to N instructions executed since gdb attached"
+                );
+                outputln!(
+                    out,
+                    "  checkpoints           the in-memory checkpoints reverse execution uses"
+                );
+                outputln!(
+                    out,
+                    "  checkpoint-interval N executed instructions between checkpoints"
+                );
+                outputln!(
+                    out,
+                    "  phys on|off           memory accesses by physical address (default off)"
+                );
+            }
+            ["where"] => self.where_(out),
+            ["seek", "position", n] => {
+                let n = parse_u64(n)?;
+                self.d.seek(n)?;
+                self.where_(out);
+            }
+            ["seek", what] => {
+                match parse_time_ns(what) {
+                    Some(ns) => self.d.seek_time(ns)?,
+                    None => self.d.seek_instret(parse_u64(what)?)?,
+                };
+                self.where_(out);
+            }
+            ["checkpoints"] => {
+                for (pos, instret, ns) in self.d.checkpoints() {
+                    outputln!(
+                        out,
+                        "position {pos}: {instret} instructions retired, {ns} ns"
+                    );
+                }
+                outputln!(out, "interval: {} executed instructions", self.d.interval());
+            }
+            ["checkpoint-interval", n] => {
+                if !self.d.set_interval(parse_u64(n)?) {
+                    return Err(WioError::Usage(
+                        "checkpoint-interval: at least 1000000 instructions".into(),
+                    ));
+                }
+            }
+            ["phys", on @ ("on" | "off")] => {
+                self.phys = *on == "on";
+                outputln!(
+                    out,
+                    "memory accesses are {}",
+                    if self.phys { "physical" } else { "virtual" }
+                );
+            }
+            _ => {
+                return Err(WioError::Usage(format!(
+                    "unknown monitor command {cmd:?}; `monitor help` lists them"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    fn where_(&self, out: &mut ConsoleOutput<'_>) {
+        let ended = match self.d.ended() {
+            None => String::new(),
+            Some(Ok(s)) => format!(" (the run ended: status {s})"),
+            Some(Err(e)) => format!(" (the run ended: {e})"),
+        };
+        outputln!(
+            out,
+            "virtual time {} ns, {} instructions retired, position {}, pc {:#x}{ended}",
+            self.d.now().as_ns(),
+            self.d.instret(),
+            self.d.position(),
+            self.d.hart().pc
+        );
+    }
+}
+
+fn parse_u64(s: &str) -> Result<u64> {
+    s.replace('_', "")
+        .parse()
+        .map_err(|_| WioError::Usage(format!("{s:?} is not a number")))
+}
+
+/// "1.5s", "20ms", "300us", "1000ns" in ns.
+fn parse_time_ns(s: &str) -> Option<u64> {
+    let (num, unit) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(suffix, scale)| s.strip_suffix(suffix).map(|n| (n, *scale)))?;
+    let v: f64 = num.parse().ok()?;
+    (v.is_finite() && v >= 0.0).then(|| (v * unit).round() as u64)
+}
+
+/// gdb's error for a request wio refuses or a failure behind it (the text goes to
+/// wio's standard error; gdb shows an error code).
+fn refused(e: WioError) -> TargetError<WioError> {
+    eprintln!("wio gdb: {e}");
+    TargetError::NonFatal
+}
+
+impl Target for RvTarget {
+    type Arch = Rv64Wio;
+    type Error = WioError;
+
+    fn base_ops(&mut self) -> BaseOps<'_, Rv64Wio, WioError> {
+        BaseOps::SingleThread(self)
+    }
+
+    fn support_breakpoints(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::breakpoints::BreakpointsOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_monitor_cmd(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::monitor_cmd::MonitorCmdOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SingleThreadBase for RvTarget {
+    fn read_registers(&mut self, regs: &mut Regs) -> TargetResult<(), Self> {
+        *regs = self.regs();
+        Ok(())
+    }
+
+    fn write_registers(&mut self, regs: &Regs) -> TargetResult<(), Self> {
+        let now = self.regs();
+        if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr {
+            return Err(refused(WioError::Usage(
+                "wio's gdb server changes x, f and pc registers only".into(),
+            )));
+        }
+        let h = self.d.hart_mut();
+        h.x = regs.x;
+        h.x[0] = 0;
+        h.pc = regs.pc;
+        h.fp.f = regs.f;
+        Ok(())
+    }
+
+    fn read_addrs(&mut self, start: u64, data: &mut [u8]) -> TargetResult<usize, Self> {
+        let n = self.d.hart().debug_read(start, data, !self.phys);
+        if n == 0 && !data.is_empty() {
+            return Err(TargetError::Errno(14));
+        }
+        Ok(n)
+    }
+
+    fn write_addrs(&mut self, start: u64, data: &[u8]) -> TargetResult<(), Self> {
+        let virt = !self.phys;
+        if self.d.hart_mut().debug_write(start, data, virt) != data.len() {
+            return Err(TargetError::Errno(14));
+        }
+        Ok(())
+    }
+
+    fn support_resume(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::base::singlethread::SingleThreadResumeOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SingleThreadResume for RvTarget {
+    fn resume(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
+        if signal.is_some() {
+            return Err(WioError::Usage(
+                "wio's gdb server delivers no signals to the guest".into(),
+            ));
+        }
+        self.resume = Resume::Continue;
+        Ok(())
+    }
+
+    fn support_single_step(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::base::singlethread::SingleThreadSingleStepOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_reverse_step(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::base::reverse_exec::ReverseStepOps<'_, (), Self>> {
+        Some(self)
+    }
+
+    fn support_reverse_cont(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::base::reverse_exec::ReverseContOps<'_, (), Self>> {
+        Some(self)
+    }
+}
+
+impl SingleThreadSingleStep for RvTarget {
+    fn step(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
+        if signal.is_some() {
+            return Err(WioError::Usage(
+                "wio's gdb server delivers no signals to the guest".into(),
+            ));
+        }
+        self.resume = Resume::Step;
+        Ok(())
+    }
+}
+
+impl ReverseStep<()> for RvTarget {
+    fn reverse_step(&mut self, _tid: ()) -> std::result::Result<(), WioError> {
+        self.resume = Resume::ReverseStep;
+        Ok(())
+    }
+}
+
+impl ReverseCont<()> for RvTarget {
+    fn reverse_cont(&mut self) -> std::result::Result<(), WioError> {
+        self.resume = Resume::ReverseContinue;
+        Ok(())
+    }
+}
+
+impl Breakpoints for RvTarget {
+    fn support_sw_breakpoint(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::breakpoints::SwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_hw_breakpoint(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::breakpoints::HwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_hw_watchpoint(
+        &mut self,
+    ) -> Option<gdbstub::target::ext::breakpoints::HwWatchpointOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SwBreakpoint for RvTarget {
+    fn add_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.d.set_breakpoint(addr, false, true))
+    }
+
+    fn remove_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.d.set_breakpoint(addr, false, false))
+    }
+}
+
+impl HwBreakpoint for RvTarget {
+    fn add_hw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.d.set_breakpoint(addr, true, true))
+    }
+
+    fn remove_hw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.d.set_breakpoint(addr, true, false))
+    }
+}
+
+impl HwWatchpoint for RvTarget {
+    fn add_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        // Only writes are watched (a read leaves no trace to compare).
+        if kind != WatchKind::Write {
+            return Ok(false);
+        }
+        Ok(self.d.set_watchpoint(addr, len, true))
+    }
+
+    fn remove_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        if kind != WatchKind::Write {
+            return Ok(false);
+        }
+        Ok(self.d.set_watchpoint(addr, len, false))
+    }
+}
+
+impl MonitorCmd for RvTarget {
+    fn handle_monitor_cmd(
+        &mut self,
+        cmd: &[u8],
+        mut out: ConsoleOutput<'_>,
+    ) -> std::result::Result<(), WioError> {
+        let cmd = String::from_utf8_lossy(cmd).to_string();
+        if let Err(e) = self.monitor(&cmd, &mut out) {
+            outputln!(out, "wio: {e}");
+        }
+        Ok(())
+    }
+}
+
+/// The event loop: runs the machine in this thread, looking at the connection at every
+/// step boundary for gdb's Ctrl-C.
+enum Loop {}
+
+impl BlockingEventLoop for Loop {
+    type Target = RvTarget;
+    type Connection = TcpStream;
+    type StopReason = SingleThreadStopReason<u64>;
+
+    #[allow(clippy::type_complexity)]
+    fn wait_for_stop_reason(
+        target: &mut RvTarget,
+        conn: &mut TcpStream,
+    ) -> std::result::Result<
+        run_blocking::Event<SingleThreadStopReason<u64>>,
+        run_blocking::WaitForStopReasonError<WioError, std::io::Error>,
+    > {
+        let mut poll = || conn.peek().map(|b| b.is_some()).unwrap_or(true);
+        let h = target
+            .run(&mut poll)
+            .map_err(run_blocking::WaitForStopReasonError::Target)?;
+        if h == Halt::Interrupted {
+            let byte = conn
+                .read()
+                .map_err(run_blocking::WaitForStopReasonError::Connection)?;
+            return Ok(run_blocking::Event::IncomingData(byte));
+        }
+        Ok(run_blocking::Event::TargetStopped(target.stop_reason(h)))
+    }
+
+    fn on_interrupt(
+        _target: &mut RvTarget,
+    ) -> std::result::Result<Option<SingleThreadStopReason<u64>>, WioError> {
+        Ok(Some(SingleThreadStopReason::Signal(Signal::SIGINT)))
+    }
+}
+
+/// Runs `m` under gdb connected on `conn`: gdb starts with the machine stopped before its
+/// first instruction; when gdb detaches or disconnects the run goes on to its end
+/// without it; `kill` ends it there. Returns the run's result as `wio run` would.
+pub fn serve(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<RunResult> {
+    let d = RvDebugger::new(m, plan)?;
+    let mut target = RvTarget {
+        d,
+        resume: Resume::Continue,
+        phys: false,
+    };
+    let stub = GdbStub::new(conn);
+    let killed = match stub.run_blocking::<Loop>(&mut target) {
+        Ok(DisconnectReason::Kill) => true,
+        Ok(_) => false,
+        Err(e) => {
+            eprintln!("wio gdb: the gdb session ended: {e}; the run goes on without it");
+            false
+        }
+    };
+    if killed {
+        target.d.kill();
+    }
+    Ok(target.d.finish())
+}
