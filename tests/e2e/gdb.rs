@@ -5,6 +5,7 @@
 //! commands; and the debugged run ends with the trace hash of the run without gdb.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, scratch, wio, wio_bin};
 
@@ -29,6 +30,66 @@ fn value(out: &str, tag: &str, key: &str) -> String {
         .to_string()
 }
 
+/// Runs `wio run ARGS --gdb 127.0.0.1:0 --summary-json DIR/debugged.json` under
+/// gdb-multiarch with `script` (its `ADDR` replaced by where wio waits); returns gdb's
+/// output and the debugged run's trace hash (asserting wio exited 0).
+fn session(dir: &Path, args: &[&str], script: &str) -> (String, String) {
+    let debugged = dir.join("debugged.json");
+    let mut child = Command::new(wio_bin())
+        .args(args)
+        .args(["--quiet", "--gdb", "127.0.0.1:0"])
+        .args(["--summary-json", debugged.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start wio");
+    // "wio: waiting for gdb on 127.0.0.1:PORT: ..."
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .strip_prefix("wio: waiting for gdb on ")
+        .map(|r| r.split(':').take(2).collect::<Vec<_>>().join(":"))
+        .filter(|a| a.contains(':'))
+        .unwrap_or_else(|| panic!("wio did not say where it waits: {line:?}"));
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        while err.read_line(&mut rest).unwrap_or(0) > 0 {}
+        rest
+    });
+    let gdb_file = dir.join("session.gdb");
+    std::fs::write(&gdb_file, script.replace("ADDR", &addr)).unwrap();
+    let g = Command::new("gdb-multiarch")
+        .args(["-nx", "-batch", "-x", gdb_file.to_str().unwrap()])
+        .output()
+        .expect("run gdb-multiarch");
+    let out = String::from_utf8_lossy(&g.stdout).to_string() + &String::from_utf8_lossy(&g.stderr);
+    let status = child.wait().unwrap();
+    let wio_err = drain.join().unwrap();
+    assert!(status.success(), "wio: {status}\n{wio_err}\ngdb:\n{out}");
+    (out, hash(&debugged))
+}
+
+/// The trace hash of a summary file.
+fn hash(p: &Path) -> String {
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    s["trace_hash"].as_str().unwrap().to_string()
+}
+
+/// The trace hash of `wio run ARGS` without gdb.
+fn plain_hash(dir: &Path, args: &[&str]) -> String {
+    let plain = dir.join("plain.json");
+    let mut all = args.to_vec();
+    all.extend(["--quiet", "--summary-json", plain.to_str().unwrap()]);
+    let out = wio(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    hash(&plain)
+}
+
 #[test]
 fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
     if !require_riscv_guests("gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run")
@@ -49,57 +110,12 @@ fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
         return;
     };
     let dir = scratch("gdb");
-    let plain = dir.join("plain.json");
-    let out = wio(&[
-        "run",
-        "--arch",
-        "riscv64",
-        "--seed",
-        "5",
-        "--quiet",
-        "--summary-json",
-        plain.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let debugged = dir.join("debugged.json");
-    let mut child = Command::new(wio_bin())
-        .args([
-            "run",
-            "--arch",
-            "riscv64",
-            "--seed",
-            "5",
-            "--quiet",
-            "--gdb",
-            "127.0.0.1:0",
-        ])
-        .args(["--summary-json", debugged.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wio");
-    // "wio: waiting for gdb on 127.0.0.1:PORT: ..."
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .strip_prefix("wio: waiting for gdb on ")
-        .and_then(|r| r.split(':').take(2).collect::<Vec<_>>().join(":").into())
-        .filter(|a: &String| a.contains(':'))
-        .unwrap_or_else(|| panic!("wio did not say where it waits: {line:?}"));
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        while err.read_line(&mut rest).unwrap_or(0) > 0 {}
-        rest
-    });
+    let args = ["run", "--arch", "riscv64", "--seed", "5"];
+    let plain = plain_hash(&dir, &args);
     let j = format!("*(unsigned long *){jiffies:#x}");
     let script = format!(
         "set architecture riscv:rv64
-target remote {addr}
+target remote ADDR
 break *{start_kernel:#x}
 continue
 printf \"AT_BREAK pc=%lx\\n\", $pc
@@ -122,16 +138,7 @@ delete
 detach
 "
     );
-    let gdb_file = dir.join("session.gdb");
-    std::fs::write(&gdb_file, script).unwrap();
-    let g = Command::new("gdb-multiarch")
-        .args(["-nx", "-batch", "-x", gdb_file.to_str().unwrap()])
-        .output()
-        .expect("run gdb-multiarch");
-    let out = String::from_utf8_lossy(&g.stdout).to_string() + &String::from_utf8_lossy(&g.stderr);
-    let status = child.wait().unwrap();
-    let wio_err = drain.join().unwrap();
-    assert!(status.success(), "wio: {status}\n{wio_err}\ngdb:\n{out}");
+    let (out, debugged) = session(&dir, &args, &script);
     // The breakpoint on the kernel symbol.
     assert_eq!(
         value(&out, "AT_BREAK", "pc"),
@@ -169,11 +176,107 @@ detach
         "monitor where: {out}"
     );
     // gdb attached, stepping, watching and going back changed nothing of the run.
-    let hash = |p: &std::path::Path| {
-        let s: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-        s["trace_hash"].as_str().unwrap().to_string()
-    };
-    assert_eq!(hash(&debugged), hash(&plain));
+    assert_eq!(debugged, plain);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A write watchpoint on a user program's variable: wio-race (images/probe/wio-race.c,
+/// run by the small guest's workload with wio.race=1) compiled again here with debug
+/// information (same compiler and flags: the same code at the same addresses), gdb
+/// stops in its loop by source line, watches its shared counter, sees two stores, and
+/// reverse-continue goes back to the first; the run is the run without gdb.
+#[test]
+fn gdb_watches_a_user_program_variable_and_goes_back() {
+    if !require_riscv_guests("gdb_watches_a_user_program_variable_and_goes_back") {
+        return;
+    }
+    if Command::new("gdb-multiarch")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!(
+            "SKIPPED: gdb user watch test: gdb-multiarch is not installed (ci/test.sh installs it)"
+        );
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/probe/wio-race.c");
+    let dir = scratch("gdb-user");
+    let elf = dir.join("wio-race.debug");
+    // The flags of images/riscv64-initramfs.sh (PROBE_CFLAGS) with -g instead of -s.
+    let cc = Command::new("riscv64-linux-gnu-gcc")
+        .args([
+            "-Os",
+            "-static",
+            "-nostdlib",
+            "-ffreestanding",
+            "-fno-stack-protector",
+        ])
+        .args([
+            "-fno-pie",
+            "-no-pie",
+            "-mno-relax",
+            "-Wl,--no-relax",
+            "-g",
+            "-o",
+        ])
+        .arg(&elf)
+        .arg(&src)
+        .output();
+    match cc {
+        Ok(o) if o.status.success() => {}
+        _ => {
+            eprintln!("SKIPPED: gdb user watch test: riscv64-linux-gnu-gcc cannot build wio-race");
+            return;
+        }
+    }
+    let text = std::fs::read_to_string(&src).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains("*counter = v + 1;"))
+        .expect("the store line of wio-race.c");
+    let cmdline = "console=ttyS0 earlycon=sbi kfence.sample_interval=0 panic=-1 random.trust_cpu=off wio.race=1";
+    let args = [
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "5",
+        "--cmdline",
+        cmdline,
+    ];
+    let plain = plain_hash(&dir, &args);
+    // The breakpoint's condition tells wio-race from other programs at the same address;
+    // the counter's pointer lives in s0 in the loop (the compiled code keeps it there).
+    let script = format!(
+        "file {elf}
+set $sig = *(unsigned int *)race_main
+target remote ADDR
+break wio-race.c:{line} if *(unsigned int *)race_main == $sig
+continue
+continue
+printf \"IN_RACE pc=%lx\\n\", $pc
+set $c = (unsigned long *)$s0
+delete
+watch *(unsigned long *)$c
+continue
+printf \"UWATCH1 v=%lx\\n\", *(unsigned long *)$c
+continue
+printf \"UWATCH2 v=%lx\\n\", *(unsigned long *)$c
+reverse-continue
+printf \"UREVERSE v=%lx\\n\", *(unsigned long *)$c
+delete
+detach
+",
+        elf = elf.display()
+    );
+    let (out, debugged) = session(&dir, &args, &script);
+    assert!(out.contains(&format!("wio-race.c:{line}")), "{out}");
+    let v = |tag: &str| u64::from_str_radix(&value(&out, tag, "v"), 16).unwrap();
+    let (w1, w2, back) = (v("UWATCH1"), v("UWATCH2"), v("UREVERSE"));
+    assert!(out.contains("Hardware watchpoint 2"), "{out}");
+    assert_eq!(w2, w1 + 1, "two stores of the loop: {out}");
+    assert_eq!(back + 1, w1, "back before the store that made {w1}: {out}");
+    assert_eq!(debugged, plain);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -499,6 +499,11 @@ pub struct BenchArgs {
     /// Most seeds per bug for --payments (the goal: a violation within 1000).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub payments_seeds: u64,
+    /// Also measure reverse execution (riscv64 small guest, 10+ virtual s of busy loops):
+    /// replay speed with the debugger's periodic checkpoints against without, and the
+    /// latency of one reverse-stepi at 1 s and at 10 s of virtual time.
+    #[arg(long)]
+    pub debugger: bool,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

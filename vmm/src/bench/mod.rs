@@ -6,6 +6,7 @@
 //! - Idle speed: the test guest sleeps S virtual seconds with HLT (`idle=S`);
 //!   virtual seconds per wall second shows what clock jumps buy.
 
+mod debugger;
 mod payments;
 mod race;
 mod sim;
@@ -163,11 +164,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let debugger_doc = if args.debugger {
+        Some(debugger::figures(args.rounds)?)
+    } else {
+        None
+    };
     if args.riscv_only {
         if let Some(path) = &args.json {
             write_json(
                 path,
-                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc }),
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc, "debugger": debugger_doc }),
             )?;
         }
         return Ok(());
@@ -216,7 +222,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
             "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc,
-            "payments": payments_doc,
+            "payments": payments_doc, "debugger": debugger_doc,
         });
         write_json(path, &doc)?;
     }
