@@ -13,6 +13,9 @@
 #   RISCV64_REDIS_ROOTFS=...        the same plus Debian's unmodified redis-server and redis-tools
 #   RISCV64_PYTHON_ROOTFS=...       the same plus Debian's python3.13 and the Antithesis Python SDK
 #                                   with a demo program (wio.pysdk=1)
+#   RISCV64_PAYMENTS_ROOTFS=...     the payment scenario's disk (images/payments)
+#   RISCV64_DEBIAN_SYSTEM_MAP=...   the Debian kernel's symbols (from its -dbg package; empty
+#                                   when it could not be fetched: the gdb test then skips)
 #
 # The same lines are written to $WIO_CACHE/riscv64-guests.env, where `wio run --guest`
 # finds them. Progress goes to stderr. Everything cached: about a second. Nothing cached: about 5 minutes
@@ -54,6 +57,9 @@ run "$HERE/riscv64-rootfs.sh" --python "$small_initramfs"
 python_rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-rootfs.sh" --payments "$small_initramfs"
 payments_rootfs="$(get ROOTFS)"
+# Symbols for debugging only: a failed download must not take the guests away.
+debian_system_map="$(bash "$HERE/riscv64-debian-symbols.sh" | sed -n 's/^SYSTEM_MAP=//p')" ||
+  wio_log "WARNING: the Debian kernel's symbols could not be fetched; the gdb test on it will say SKIPPED"
 
 manifest="$(cat <<EOF
 RISCV64_DEBIAN_KERNEL_RELEASE=$deb_release
@@ -67,6 +73,7 @@ RISCV64_ROOTFS=$rootfs
 RISCV64_REDIS_ROOTFS=$redis_rootfs
 RISCV64_PYTHON_ROOTFS=$python_rootfs
 RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
+RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

@@ -1,5 +1,6 @@
 //! `wio run --gdb`: Debian's gdb-multiarch drives a riscv64 run in batch mode: a
-//! breakpoint on a kernel symbol (from the small kernel's System.map), steps,
+//! breakpoint on a kernel symbol of Debian's unmodified kernel (its System.map, from the
+//! -dbg package: images/riscv64-debian-symbols.sh), steps,
 //! reverse-stepi back to the previous pc and registers, a write watchpoint on a kernel
 //! variable (jiffies) that fires, reverse-continue back to the previous hit, `monitor`
 //! commands; and the debugged run ends with the trace hash of the run without gdb.
@@ -9,10 +10,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, scratch, wio, wio_bin};
 
-/// The address of `sym` (of type `kind`) in the small kernel's System.map.
-fn symbol(kind: &str, sym: &str) -> Option<u64> {
-    let image = riscv_guest_artifact("RISCV64_SMALL_IMAGE")?;
-    let map = std::fs::read_to_string(image.with_file_name("System.map")).ok()?;
+/// The address of `sym` (of type `kind`) in the System.map the guest manifest names
+/// under `key`.
+fn symbol(key: &str, kind: &str, sym: &str) -> Option<u64> {
+    let map = std::fs::read_to_string(riscv_guest_artifact(key)?).ok()?;
     map.lines()
         .find_map(|l| l.strip_suffix(&format!(" {kind} {sym}")))
         .and_then(|a| u64::from_str_radix(a, 16).ok())
@@ -104,13 +105,18 @@ fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
         eprintln!("SKIPPED: gdb test: gdb-multiarch is not installed (ci/test.sh installs it)");
         return;
     }
-    let (Some(start_kernel), Some(jiffies)) = (symbol("T", "start_kernel"), symbol("D", "jiffies"))
-    else {
-        eprintln!("SKIPPED: gdb test: no System.map with start_kernel and jiffies next to the small kernel");
+    let map = "RISCV64_DEBIAN_SYSTEM_MAP";
+    let (Some(start_kernel), Some(jiffies)) = (
+        symbol(map, "T", "start_kernel"),
+        symbol(map, "D", "jiffies"),
+    ) else {
+        eprintln!("SKIPPED: gdb test: no RISCV64_DEBIAN_SYSTEM_MAP with start_kernel and jiffies (images/riscv64-debian-symbols.sh could not fetch it)");
         return;
     };
     let dir = scratch("gdb");
-    let args = ["run", "--arch", "riscv64", "--seed", "5"];
+    let args = [
+        "run", "--arch", "riscv64", "--guest", "debian", "--seed", "5",
+    ];
     let plain = plain_hash(&dir, &args);
     let j = format!("*(unsigned long *){jiffies:#x}");
     let script = format!(
