@@ -35,10 +35,16 @@ fn value(out: &str, tag: &str, key: &str) -> String {
 /// gdb-multiarch with `script` (its `ADDR` replaced by where wio waits); returns gdb's
 /// output and the debugged run's trace hash (asserting wio exited 0).
 fn session(dir: &Path, args: &[&str], script: &str) -> (String, String) {
+    session_keyed(dir, args, script, "trace_hash")
+}
+
+/// [`session`] reading the summary's `key` (a world's: `world_trace_hash`).
+fn session_keyed(dir: &Path, args: &[&str], script: &str, key: &str) -> (String, String) {
     let debugged = dir.join("debugged.json");
     let mut child = Command::new(wio_bin())
         .args(args)
-        .args(["--quiet", "--gdb", "127.0.0.1:0"])
+        .args(["--quiet"])
+        .args(gdb_flag(args))
         .args(["--summary-json", debugged.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -68,13 +74,26 @@ fn session(dir: &Path, args: &[&str], script: &str) -> (String, String) {
     let status = child.wait().unwrap();
     let wio_err = drain.join().unwrap();
     assert!(status.success(), "wio: {status}\n{wio_err}\ngdb:\n{out}");
-    (out, hash(&debugged))
+    (out, hash_keyed(&debugged, key))
+}
+
+/// `--gdb 127.0.0.1:0` for `wio run`, `--gdb b=127.0.0.1:0` for `wio sim` (node b).
+fn gdb_flag(args: &[&str]) -> [&'static str; 2] {
+    if args.first() == Some(&"sim") {
+        ["--gdb", "b=127.0.0.1:0"]
+    } else {
+        ["--gdb", "127.0.0.1:0"]
+    }
 }
 
 /// The trace hash of a summary file.
 fn hash(p: &Path) -> String {
+    hash_keyed(p, "trace_hash")
+}
+
+fn hash_keyed(p: &Path, key: &str) -> String {
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    s["trace_hash"].as_str().unwrap().to_string()
+    s[key].as_str().unwrap().to_string()
 }
 
 /// The trace hash of `wio run ARGS` without gdb.
@@ -284,5 +303,97 @@ detach
     assert_eq!(w2, w1 + 1, "two stores of the loop: {out}");
     assert_eq!(back + 1, w1, "back before the store that made {w1}: {out}");
     assert_eq!(debugged, plain);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `wio sim --gdb b=ADDR`: gdb stops node b of a two-node world at a kernel breakpoint,
+/// steps it, watches jiffies, is told reverse execution needs the whole world, detaches;
+/// the world's trace hash is that of the world without gdb.
+#[test]
+fn gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same() {
+    if !require_riscv_guests("gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same") {
+        return;
+    }
+    if Command::new("gdb-multiarch")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!(
+            "SKIPPED: gdb world test: gdb-multiarch is not installed (ci/test.sh installs it)"
+        );
+        return;
+    }
+    let image = riscv_guest_artifact("RISCV64_SMALL_IMAGE");
+    let map = image.and_then(|i| std::fs::read_to_string(i.with_file_name("System.map")).ok());
+    let find = |kind: &str, sym: &str| {
+        map.as_deref()?
+            .lines()
+            .find_map(|l| l.strip_suffix(&format!(" {kind} {sym}")))
+            .and_then(|a| u64::from_str_radix(a, 16).ok())
+    };
+    let (Some(start_kernel), Some(jiffies)) = (find("T", "start_kernel"), find("D", "jiffies"))
+    else {
+        eprintln!("SKIPPED: gdb world test: no System.map next to the small kernel");
+        return;
+    };
+    let dir = scratch("gdb-world");
+    let scenario = wio_e2e_tests::write_file(
+        &dir,
+        "world.toml",
+        "max_virtual_secs = 30\n[[node]]\nname = \"a\"\nrun = \"nc -l -p 5000 | wc -c\"\n[[node]]\nname = \"b\"\nrun = \"sleep 1; echo hello | nc a 5000\"\n",
+    );
+    let plain = dir.join("plain.json");
+    let out = wio(&[
+        "sim",
+        &scenario,
+        "--seed",
+        "1",
+        "--quiet",
+        "--summary-json",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = format!("*(unsigned long *){jiffies:#x}");
+    let script = format!(
+        "set architecture riscv:rv64
+target remote ADDR
+break *{start_kernel:#x}
+continue
+printf \"AT_BREAK pc=%lx\\n\", $pc
+stepi
+printf \"STEP pc=%lx\\n\", $pc
+delete
+watch {j}
+continue
+printf \"W1 j=%lx\\n\", {j}
+continue
+printf \"W2 j=%lx\\n\", {j}
+reverse-stepi
+delete
+detach
+"
+    );
+    let args = ["sim", scenario.as_str(), "--seed", "1"];
+    let (out, debugged) = session_keyed(&dir, &args, &script, "world_trace_hash");
+    assert_eq!(
+        value(&out, "AT_BREAK", "pc"),
+        format!("{start_kernel:x}"),
+        "{out}"
+    );
+    assert_ne!(
+        value(&out, "STEP", "pc"),
+        value(&out, "AT_BREAK", "pc"),
+        "{out}"
+    );
+    let w1 = u64::from_str_radix(&value(&out, "W1", "j"), 16).unwrap();
+    let w2 = u64::from_str_radix(&value(&out, "W2", "j"), 16).unwrap();
+    assert_eq!(w2, w1 + 1, "{out}");
+    assert!(out.contains("No more reverse-execution history"), "{out}");
+    assert_eq!(debugged, hash_keyed(&plain, "world_trace_hash"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -77,6 +77,20 @@ pub fn debug(arch: Arch, cfg: &RunConfig, wall: Instant, addr: &str) -> Result<R
     )
 }
 
+/// A world's node booted as `cfg` describes, under gdb waiting on `addr` (riscv64).
+pub fn gdb_node(cfg: &RunConfig, wall: Instant, addr: &str) -> Result<Box<dyn Machine>> {
+    let m = RvMachine::boot(cfg, wall)?;
+    let conn = crate::gdb::accept(addr)?;
+    Ok(Box::new(crate::arch::riscv64::gdb::GdbNode::new(
+        m,
+        crate::arch::riscv64::debug::RunPlan {
+            cfg: cfg.clone(),
+            wall,
+        },
+        conn,
+    )?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

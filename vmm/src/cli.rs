@@ -130,6 +130,11 @@ pub struct SimArgs {
     /// Host threads the machines are spread over (the result is the same for any number).
     #[arg(long, default_value_t = 1, value_name = "J")]
     pub jobs: usize,
+    /// Debug node NAME with gdb, waiting for it on ADDR (host:port): breakpoints,
+    /// watchpoints and steps stop that node inside its quantum while the others wait at
+    /// the quantum's end (forward only; not with --from).
+    #[arg(long, value_name = "NAME=ADDR", conflicts_with = "from")]
+    pub gdb: Option<String>,
     /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -182,6 +182,19 @@ fn exit_for(r: &explore::Report) -> i32 {
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     let opts = world::Options {
+        gdb: match &args.gdb {
+            Some(spec) => Some(
+                spec.split_once('=')
+                    .map(|(n, a)| (n.to_string(), a.to_string()))
+                    .filter(|(n, a)| !n.is_empty() && !a.is_empty())
+                    .ok_or_else(|| {
+                        WioError::Usage(format!(
+                            "--gdb {spec:?}: expected NAME=ADDR, e.g. --gdb b=127.0.0.1:1234"
+                        ))
+                    })?,
+            ),
+            None => None,
+        },
         quiet: args.quiet,
         jobs: args.jobs,
         pcap_dir: args.pcap_dir.clone(),

@@ -38,6 +38,10 @@ pub struct NodeStep {
 /// (with its guest's exit status when it had already ended then).
 pub type Start = Option<(Arc<dyn LoadedSnapshot>, Option<u32>)>;
 
+/// A node a host thread brings up: its index, name, configuration, how it starts, and
+/// the address gdb debugs it on (if it does).
+type NodeStart = (usize, String, RunConfig, Start, Option<String>);
+
 enum Cmd {
     /// Deliver these frames (node, frame) in order, then run every live machine to `until`.
     Run {
@@ -65,17 +69,13 @@ struct Owned {
     ended: Option<Result<u32>>,
 }
 
-fn host(
-    nodes: Vec<(usize, String, RunConfig, Start)>,
-    wall: Instant,
-    rx: Receiver<Cmd>,
-    tx: Sender<Reply>,
-) {
+fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Reply>) {
     let mut owned = Vec::new();
-    for (node, name, cfg, start) in nodes {
-        let (machine, ended) = match start {
-            Some((loaded, ended)) => (loaded.restore(&cfg, wall), ended.map(Ok)),
-            None => (builder::boot(Arch::Riscv64, &cfg, wall), None),
+    for (node, name, cfg, start, gdb) in nodes {
+        let (machine, ended) = match (start, gdb) {
+            (Some((loaded, ended)), _) => (loaded.restore(&cfg, wall), ended.map(Ok)),
+            (None, Some(addr)) => (builder::gdb_node(&cfg, wall, &addr), None),
+            (None, None) => (builder::boot(Arch::Riscv64, &cfg, wall), None),
         };
         match machine {
             Ok(m) => owned.push(Owned {
@@ -199,19 +199,23 @@ pub struct Hosts {
 
 impl Hosts {
     /// Boots or restores `configs` (node i named `names[i]`) on `jobs` threads, node i on
-    /// thread i % jobs.
+    /// thread i % jobs; `gdb`: (node, address) of a node booted under gdb.
     pub fn start(
         names: &[String],
         configs: Vec<(RunConfig, Start)>,
         jobs: usize,
         wall: Instant,
+        gdb: Option<(usize, String)>,
     ) -> Result<Hosts> {
         let jobs = jobs.clamp(1, configs.len().max(1));
-        let mut parts: Vec<Vec<(usize, String, RunConfig, Start)>> =
-            (0..jobs).map(|_| Vec::new()).collect();
+        let mut parts: Vec<Vec<NodeStart>> = (0..jobs).map(|_| Vec::new()).collect();
         let owner: Vec<usize> = (0..configs.len()).map(|i| i % jobs).collect();
         for (i, (cfg, start)) in configs.into_iter().enumerate() {
-            parts[i % jobs].push((i, names[i].clone(), cfg, start));
+            let addr = gdb
+                .as_ref()
+                .filter(|(n, _)| *n == i)
+                .map(|(_, a)| a.clone());
+            parts[i % jobs].push((i, names[i].clone(), cfg, start, addr));
         }
         let mut hosts = Hosts {
             txs: Vec::new(),

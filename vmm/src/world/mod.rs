@@ -100,6 +100,8 @@ pub struct Options {
     pub plan: Option<WorldPlan>,
     /// Draw the run as an SVG timeline there.
     pub timeline: Option<PathBuf>,
+    /// Debug this node (its name) with gdb waiting on this address.
+    pub gdb: Option<(String, String)>,
 }
 
 /// A world between two quanta.
@@ -148,7 +150,19 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         .into_iter()
         .map(|c| (c, None))
         .collect();
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall)?;
+    let gdb = match &opts.gdb {
+        Some((name, addr)) => Some((
+            names.iter().position(|n| n == name).ok_or_else(|| {
+                WioError::Usage(format!(
+                    "--gdb {name}={addr}: the scenario has no node {name:?} (nodes: {})",
+                    names.join(", ")
+                ))
+            })?,
+            addr.clone(),
+        )),
+        None => None,
+    };
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb)?;
     let world = World {
         switch: Switch::new(
             RunSeed(seed),
@@ -235,7 +249,7 @@ pub fn restore(
         s.degrades.clone(),
         reseed,
     );
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall)?;
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, None)?;
     let world = World {
         switch,
         alive: st.ended.iter().map(Option::is_none).collect(),

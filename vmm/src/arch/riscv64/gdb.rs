@@ -6,15 +6,18 @@
 //! reverse-continue, and `monitor` commands for virtual time, instruction counts and
 //! seeking.
 
-use super::debug::{Halt, RunPlan, RvDebugger};
+use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
 use crate::error::{Result, WioError};
-use crate::machine::RunResult;
+use crate::machine::console::Console;
+use crate::machine::{Machine, RunConfig, RunResult, Stop};
+use crate::snapshot::Snapshot;
 use gdbstub::arch::{Arch, RegId, Registers};
 use gdbstub::common::Signal;
 use gdbstub::conn::ConnectionExt;
 use gdbstub::outputln;
 use gdbstub::stub::run_blocking::{self, BlockingEventLoop};
+use gdbstub::stub::state_machine::GdbStubStateMachine;
 use gdbstub::stub::{DisconnectReason, GdbStub, SingleThreadStopReason};
 use gdbstub::target::ext::base::reverse_exec::{ReplayLogPosition, ReverseCont, ReverseStep};
 use gdbstub::target::ext::base::singlethread::{
@@ -28,7 +31,10 @@ use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use std::net::TcpStream;
 use std::num::NonZeroUsize;
+use std::time::Instant;
+use wio_clock::VirtualTime;
 use wio_riscv::csr::addr;
+use wio_virtio_devices::Frame;
 
 /// The CSRs gdb sees, in the order of the target description (after fcsr).
 const CSRS: [u16; 25] = [
@@ -612,4 +618,203 @@ pub fn serve(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<RunResult> 
         target.d.kill();
     }
     Ok(target.d.finish())
+}
+
+/// A world's node under gdb (`wio sim --gdb NODE=ADDR`): a machine the world drives like
+/// any other, which stops inside its quantum where gdb's breakpoints, watchpoints or
+/// steps say and waits there, serving gdb, until gdb resumes it. The other nodes wait at
+/// the quantum's end, so the world stays the world without gdb. Forward only: a node
+/// cannot go back alone (reverse execution answers "no more history"); a watchpoint
+/// stops just after the write (gdb then steps one more instruction).
+pub struct GdbNode {
+    target: RvTarget,
+    /// None once gdb left (detach, disconnect): the node runs on without it.
+    gdb: Option<GdbStubStateMachine<'static, RvTarget, TcpStream>>,
+    killed: bool,
+}
+
+impl GdbNode {
+    /// Takes `m` under gdb connected on `conn`; returns when gdb first resumes it.
+    pub fn new(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<GdbNode> {
+        let mut target = RvTarget {
+            d: RvDebugger::for_world(m, plan),
+            resume: Resume::Continue,
+            phys: false,
+        };
+        let gdb = GdbStub::new(conn)
+            .run_state_machine(&mut target)
+            .map_err(|e| WioError::Debugger(format!("gdb: {e}")))?;
+        let mut node = GdbNode {
+            target,
+            gdb: Some(gdb),
+            killed: false,
+        };
+        node.serve();
+        Ok(node)
+    }
+
+    /// Serves gdb while it has the machine stopped; returns when gdb resumed it or left.
+    fn serve(&mut self) {
+        while let Some(gdb) = self.gdb.take() {
+            let next = match gdb {
+                GdbStubStateMachine::Idle(mut g) => {
+                    match g.borrow_conn().read() {
+                        Ok(byte) => g.incoming_data(&mut self.target, byte),
+                        Err(e) => {
+                            eprintln!("wio gdb: the connection failed ({e}); the node runs on without gdb");
+                            return;
+                        }
+                    }
+                }
+                GdbStubStateMachine::Running(g) => {
+                    self.gdb = Some(GdbStubStateMachine::Running(g));
+                    return;
+                }
+                GdbStubStateMachine::CtrlCInterrupt(g) => g.interrupt_handled(
+                    &mut self.target,
+                    Some(SingleThreadStopReason::Signal(Signal::SIGINT)),
+                ),
+                GdbStubStateMachine::Disconnected(g) => {
+                    self.killed = g.get_reason() == DisconnectReason::Kill;
+                    eprintln!("wio: gdb left; the node runs on without it");
+                    return;
+                }
+            };
+            match next {
+                Ok(s) => self.gdb = Some(s),
+                Err(e) => {
+                    eprintln!("wio gdb: {e}; the node runs on without gdb");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reports a stop to gdb and serves it until it resumes the machine.
+    fn stopped(&mut self, reason: SingleThreadStopReason<u64>) {
+        if let Some(GdbStubStateMachine::Running(g)) = self.gdb.take() {
+            match g.report_stop(&mut self.target, reason) {
+                Ok(s) => self.gdb = Some(s),
+                Err(e) => eprintln!("wio gdb: {e}; the node runs on without gdb"),
+            }
+        }
+        self.serve();
+    }
+
+    /// At a step boundary: whatever gdb sent while the machine ran (Ctrl-C).
+    fn poll(&mut self) {
+        let Some(GdbStubStateMachine::Running(mut g)) = self.gdb.take() else {
+            return;
+        };
+        let next = match g.borrow_conn().peek() {
+            Ok(Some(_)) => match g.borrow_conn().read() {
+                Ok(byte) => g.incoming_data(&mut self.target, byte),
+                Err(_) => return,
+            },
+            Ok(None) => Ok(GdbStubStateMachine::Running(g)),
+            Err(_) => return,
+        };
+        match next {
+            Ok(s) => {
+                let running = matches!(s, GdbStubStateMachine::Running(_));
+                self.gdb = Some(s);
+                if !running {
+                    self.serve();
+                }
+            }
+            Err(e) => eprintln!("wio gdb: {e}; the node runs on without gdb"),
+        }
+    }
+}
+
+impl Machine for GdbNode {
+    fn seed(&self) -> u64 {
+        self.target.d.machine_ref().seed()
+    }
+
+    fn now(&self) -> VirtualTime {
+        self.target.d.now()
+    }
+
+    fn run_until(&mut self, limit: VirtualTime) -> Stop {
+        loop {
+            if self.killed {
+                return Stop::End(Err(WioError::Debugger(format!(
+                    "gdb killed the node at {} ns",
+                    self.target.d.now().as_ns()
+                ))));
+            }
+            let attached = self.gdb.is_some();
+            if attached
+                && matches!(
+                    self.target.resume,
+                    Resume::ReverseStep | Resume::ReverseContinue
+                )
+            {
+                eprintln!("wio gdb: a world's node cannot run backwards alone (use wio run --from a node's snapshot with --gdb)");
+                self.target.resume = Resume::Continue;
+                self.stopped(SingleThreadStopReason::ReplayLog {
+                    tid: None,
+                    pos: ReplayLogPosition::Begin,
+                });
+                continue;
+            }
+            let step = attached && self.target.resume == Resume::Step;
+            match self.target.d.run_in_world(limit, step, attached) {
+                WorldRun::Stopped(h) => {
+                    let reason = self.target.stop_reason(h);
+                    self.stopped(reason);
+                    self.target.d.resume_in_world();
+                }
+                WorldRun::Boundary(stop) => {
+                    if let Stop::End(outcome) = &stop {
+                        let code = match outcome {
+                            Ok(s) => (*s).min(255) as u8,
+                            Err(e) => e.exit_code().clamp(0, 255) as u8,
+                        };
+                        if let Some(GdbStubStateMachine::Running(g)) = self.gdb.take() {
+                            let _ = g.report_stop(
+                                &mut self.target,
+                                SingleThreadStopReason::Exited(code),
+                            );
+                        }
+                        return stop;
+                    }
+                    self.poll();
+                    return stop;
+                }
+            }
+        }
+    }
+
+    fn console(&mut self) -> &mut Console {
+        self.target.d.machine_mut().console()
+    }
+
+    fn parked_until(&self) -> Option<VirtualTime> {
+        self.target.d.machine_ref().parked_until()
+    }
+
+    fn take_frames(&mut self) -> Vec<Frame> {
+        self.target.d.machine_mut().take_frames()
+    }
+
+    fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
+        self.target.d.machine_mut().deliver_frame(frame)
+    }
+
+    fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
+        self.target.d.machine_mut().snapshot(reason)
+    }
+
+    fn finish(
+        self: Box<Self>,
+        cfg: &RunConfig,
+        outcome: Result<u32>,
+        wall: Instant,
+        until: Option<&str>,
+    ) -> RunResult {
+        let m = Box::new(self.target.d.into_machine());
+        m.finish(cfg, outcome, wall, until)
+    }
 }

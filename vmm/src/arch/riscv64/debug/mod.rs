@@ -84,6 +84,15 @@ pub struct RunPlan {
     pub wall: Instant,
 }
 
+/// How one call of [`RvDebugger::run_in_world`] ended.
+#[derive(Debug)]
+pub enum WorldRun {
+    /// Stopped for the debugger in the middle of a machine step.
+    Stopped(Halt),
+    /// A step boundary: what [`crate::machine::Machine::run_until`] returned.
+    Boundary(Stop),
+}
+
 /// A riscv64 run under a debugger.
 pub struct RvDebugger {
     m: Box<RvMachine>,
@@ -108,6 +117,9 @@ pub struct RvDebugger {
     scanning: bool,
     /// Where the machine this run started from came from (kept across restores).
     restored_from: Option<crate::summary::RestoredFrom>,
+    /// A node of a world: no checkpoints (a node cannot go back alone), the world
+    /// drives the run ([`RvDebugger::run_in_world`]).
+    world: bool,
 }
 
 impl RvDebugger {
@@ -151,9 +163,110 @@ impl RvDebugger {
             until_hit: None,
             scanning: false,
             restored_from,
+            world: false,
         };
         d.checkpoint()?;
         Ok(d)
+    }
+
+    /// Takes a node of a world under the debugger: forward only (breakpoints,
+    /// watchpoints, steps), the world deciding how far it runs.
+    pub fn for_world(m: RvMachine, plan: RunPlan) -> RvDebugger {
+        let echo = plan.cfg.echo();
+        let restored_from = m.restored_from.clone();
+        RvDebugger {
+            m: Box::new(m),
+            restore_cfg: plan.cfg.clone(),
+            plan,
+            limit: VirtualTime::MAX,
+            log: None,
+            checkpoints: Vec::new(),
+            interval: u64::MAX,
+            frontier: 0,
+            echo,
+            sw_breaks: BTreeSet::new(),
+            hw_breaks: BTreeSet::new(),
+            watches: Vec::new(),
+            ended: None,
+            until_hit: None,
+            scanning: false,
+            restored_from,
+            world: true,
+        }
+    }
+
+    /// Whether this is a world's node (no reverse execution).
+    pub fn in_world(&self) -> bool {
+        self.world
+    }
+
+    /// The machine (a world's node, to finish it the world's way).
+    pub fn machine_mut(&mut self) -> &mut RvMachine {
+        &mut self.m
+    }
+
+    /// The machine, to look at.
+    pub fn machine_ref(&self) -> &RvMachine {
+        &self.m
+    }
+
+    /// The machine, leaving the debugger.
+    pub fn into_machine(self) -> RvMachine {
+        let mut m = *self.m;
+        m.engine.hart.set_breakpoints(&[]);
+        m.engine.pause_at = None;
+        m
+    }
+
+    /// A world's node: runs to `limit` as [`crate::machine::Machine::run_until`] does,
+    /// stopping for the debugger before a breakpoint, after a write to a watched
+    /// variable, or (`step`) after one instruction. `stops`: breakpoints and watchpoints
+    /// are in force (gdb resumed); else it runs freely (gdb detached).
+    pub fn run_in_world(&mut self, limit: VirtualTime, step: bool, stops: bool) -> WorldRun {
+        let breaks: Vec<u64> = if stops {
+            self.sw_breaks.union(&self.hw_breaks).copied().collect()
+        } else {
+            Vec::new()
+        };
+        let watching = stops && !self.watches.is_empty();
+        self.m.engine.hart.set_breakpoints(&breaks);
+        let target = step.then(|| self.position() + 1);
+        loop {
+            let pos = self.position();
+            self.m.engine.pause_at = match (target, watching) {
+                (t, true) => Some(t.unwrap_or(u64::MAX).min(pos + 1)),
+                (t, false) => t,
+            };
+            let stop = self.m.run_until(limit);
+            self.m.engine.pause_at = None;
+            if self.m.debug_paused {
+                if self.m.engine.at_breakpoint {
+                    return WorldRun::Stopped(Halt::Breakpoint);
+                }
+                if watching {
+                    if let Some(addr) = self.watch_hit() {
+                        return WorldRun::Stopped(Halt::Watch(addr));
+                    }
+                }
+                if target.is_some_and(|t| self.position() >= t) {
+                    return WorldRun::Stopped(Halt::Reached);
+                }
+                // Paused for a watched instruction that wrote nothing watched, or resumed
+                // from a breakpoint: the step goes on.
+                self.m.engine.step_over_break = false;
+                continue;
+            }
+            if let Stop::End(_) = &stop {
+                self.m.engine.hart.set_breakpoints(&[]);
+            }
+            return WorldRun::Boundary(stop);
+        }
+    }
+
+    /// A world's node resumes from where gdb stopped it: the instruction under a
+    /// breakpoint runs first.
+    pub fn resume_in_world(&mut self) {
+        self.m.engine.step_over_break = true;
     }
 
     /// The machine (registers and memory for the debugger).
@@ -469,6 +582,11 @@ impl RvDebugger {
 
     /// Moves to position `pos` exactly (back through a checkpoint, or forward).
     pub fn seek(&mut self, pos: u64) -> Result<Halt> {
+        if self.world {
+            return Err(WioError::Usage(
+                "a world's node cannot be moved alone: seek is for `wio run --gdb`".into(),
+            ));
+        }
         if pos < self.position() || self.ended.is_some() {
             self.restore(self.checkpoint_before(pos))?;
         }
@@ -478,6 +596,9 @@ impl RvDebugger {
 
     /// Moves to the first position where `instret` instructions have retired.
     pub fn seek_instret(&mut self, instret: u64) -> Result<Halt> {
+        if self.world {
+            return self.seek(0);
+        }
         if instret < self.instret() || self.ended.is_some() {
             let i = self
                 .checkpoints
@@ -504,6 +625,9 @@ impl RvDebugger {
     /// Moves to the first position at or after virtual time `ns` (an idle machine
     /// jumps over it: the position after the jump).
     pub fn seek_time(&mut self, ns: u64) -> Result<Halt> {
+        if self.world {
+            return self.seek(0);
+        }
         if ns < self.now().as_ns() || self.ended.is_some() {
             let i = self
                 .checkpoints
@@ -535,6 +659,9 @@ impl RvDebugger {
 
     /// One instruction back (`reverse-stepi`).
     pub fn reverse_step(&mut self) -> Result<Halt> {
+        if self.checkpoints.is_empty() {
+            return Ok(Halt::HistoryStart);
+        }
         let pos = self.position();
         if pos <= self.checkpoints.first().map_or(0, |c| c.executed) {
             return Ok(Halt::HistoryStart);
@@ -546,6 +673,9 @@ impl RvDebugger {
     /// Back to the previous breakpoint or watchpoint hit (`reverse-continue`), or to the
     /// beginning of the history when there is none.
     pub fn reverse_continue(&mut self) -> Result<Halt> {
+        if self.checkpoints.is_empty() {
+            return Ok(Halt::HistoryStart);
+        }
         self.scanning = true;
         let r = self.reverse_scan();
         self.scanning = false;
@@ -627,107 +757,4 @@ impl RvDebugger {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::machine::guests;
-
-    fn cfg() -> RunConfig {
-        RunConfig {
-            guest: Some("small".into()),
-            epoch_unix: 1_767_225_600,
-            max_virtual_ns: 60_000_000_000,
-            ..RunConfig::with_seed(3)
-        }
-    }
-
-    fn debugger() -> RvDebugger {
-        let wall = Instant::now();
-        let m = RvMachine::boot(&cfg(), wall).unwrap();
-        RvDebugger::new(m, RunPlan { cfg: cfg(), wall }).unwrap()
-    }
-
-    /// Stopping anywhere, stepping back and forth, breakpoints, a watchpoint and
-    /// restored checkpoints leave the run the run without a debugger (same trace hash);
-    /// reverse steps come back to the exact registers.
-    #[test]
-    fn a_debugged_run_is_the_run_and_goes_back_exactly() {
-        if guests::built_guest("small").is_err() {
-            eprintln!("SKIPPED: debugger test: run images/build-all-riscv64.sh first");
-            return;
-        }
-        let wall = Instant::now();
-        let plain = crate::machine::driver::run(
-            Box::new(RvMachine::boot(&cfg(), wall).unwrap()),
-            &cfg(),
-            wall,
-        );
-        let mut d = debugger();
-        d.set_interval(3_000_000);
-        let never = &mut || false;
-        assert_eq!(
-            d.forward(Some(20_000_000), false, never).unwrap(),
-            Halt::Reached
-        );
-        assert_eq!(d.position(), 20_000_000);
-        let (pc, x) = (d.hart().pc, d.hart().x);
-        for _ in 0..5 {
-            assert_eq!(
-                d.forward(Some(d.position() + 1), false, never).unwrap(),
-                Halt::Reached
-            );
-        }
-        for _ in 0..5 {
-            assert_eq!(d.reverse_step().unwrap(), Halt::Reached);
-        }
-        assert_eq!((d.position(), d.hart().pc, d.hart().x), (20_000_000, pc, x));
-        // A breakpoint at that pc: continuing from one hit finds the next, and going
-        // back from there returns to the first.
-        assert!(d.set_breakpoint(pc, false, true));
-        let h = d.forward(None, true, never).unwrap();
-        eprintln!("breakpoint at {pc:#x}: {h:?} at {}", d.position());
-        if h == Halt::Breakpoint {
-            let second = d.position();
-            assert_eq!(d.hart().pc, pc);
-            assert_eq!(d.reverse_continue().unwrap(), Halt::Breakpoint);
-            assert_eq!((d.position(), d.hart().x), (20_000_000, x));
-            d.seek(second).unwrap();
-        }
-        assert!(d.set_breakpoint(pc, false, false));
-        // A write watchpoint on jiffies (its address from the kernel's System.map): a
-        // forward hit stops before the writing instruction, one step writes it, and
-        // reverse-continue from a later hit comes back to just after that write.
-        let (kernel, _) = guests::built_guest("small").unwrap();
-        let map = std::fs::read_to_string(kernel.with_file_name("System.map")).unwrap();
-        let jiffies = map
-            .lines()
-            .find_map(|l| l.strip_suffix(" D jiffies"))
-            .map(|a| u64::from_str_radix(a, 16).unwrap())
-            .expect("jiffies in System.map");
-        let read = |d: &RvDebugger| {
-            let mut b = [0u8; 8];
-            assert_eq!(d.hart().debug_read(jiffies, &mut b, true), 8);
-            u64::from_le_bytes(b)
-        };
-        assert!(d.set_watchpoint(jiffies, 8, true));
-        assert_eq!(d.forward(None, true, never).unwrap(), Halt::Watch(jiffies));
-        let before = read(&d);
-        d.forward(Some(d.position() + 1), false, never).unwrap();
-        let first = d.position();
-        assert_eq!(read(&d), before + 1, "the step wrote jiffies");
-        assert_eq!(d.forward(None, true, never).unwrap(), Halt::Watch(jiffies));
-        d.forward(Some(d.position() + 1), false, never).unwrap();
-        assert_eq!(read(&d), before + 2);
-        assert_eq!(d.reverse_continue().unwrap(), Halt::Watch(jiffies));
-        assert_eq!((d.position(), read(&d)), (first, before + 1));
-        assert!(d.set_watchpoint(jiffies, 8, false));
-        // Seeks by retired instructions and by time land where asked.
-        d.seek_instret(15_000_000).unwrap();
-        assert_eq!(d.instret(), 15_000_000);
-        d.seek_time(50_000_000).unwrap();
-        assert!(d.now().as_ns() >= 50_000_000);
-        let r = d.finish();
-        assert_eq!(r.outcome.unwrap(), 0);
-        assert_eq!(r.summary.trace_hash, plain.summary.trace_hash);
-        assert_eq!(r.summary.console_sha256, plain.summary.console_sha256);
-    }
-}
+mod tests;
