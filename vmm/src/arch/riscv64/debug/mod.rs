@@ -117,6 +117,8 @@ pub struct RvDebugger {
     scanning: bool,
     /// Where the machine this run started from came from (kept across restores).
     restored_from: Option<crate::summary::RestoredFrom>,
+    /// Where a seek goes (checkpoints are then taken near it).
+    seek_target: Option<u64>,
     /// A node of a world: no checkpoints (a node cannot go back alone), the world
     /// drives the run ([`RvDebugger::run_in_world`]).
     world: bool,
@@ -163,6 +165,7 @@ impl RvDebugger {
             until_hit: None,
             scanning: false,
             restored_from,
+            seek_target: None,
             world: false,
         };
         d.checkpoint()?;
@@ -191,6 +194,7 @@ impl RvDebugger {
             until_hit: None,
             scanning: false,
             restored_from,
+            seek_target: None,
             world: true,
         }
     }
@@ -505,8 +509,17 @@ impl RvDebugger {
                 }))
             }
             Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {
+                let pos = self.position();
                 let last = self.checkpoints.last().map_or(0, |c| c.executed);
-                if self.position() >= last.saturating_add(self.interval) {
+                let before = self.checkpoints[self.checkpoint_before(pos)].executed;
+                let near = self.interval / 8;
+                // Going forward past the last one; or close to where a seek goes, far
+                // from the checkpoint before it, so the next steps back are short.
+                let due = match self.seek_target {
+                    None => pos >= last.saturating_add(self.interval),
+                    Some(t) => t > pos && t - pos <= near && pos - before >= near,
+                };
+                if due {
                     self.checkpoint()?;
                 }
             }
@@ -534,13 +547,26 @@ impl RvDebugger {
             &self.restore_cfg,
             disk,
         )?;
-        self.checkpoints.push(Checkpoint {
-            executed: m.engine.executed,
-            instret: m.instret_before + m.engine.hart.instret(),
-            virtual_ns: m.now().as_ns(),
-            loaded,
-            trace_len: self.log.as_ref().map_or(0, SharedLog::len),
-        });
+        let at = self
+            .checkpoints
+            .partition_point(|c| c.executed < m.engine.executed);
+        if self
+            .checkpoints
+            .get(at)
+            .is_some_and(|c| c.executed == m.engine.executed)
+        {
+            return Ok(());
+        }
+        self.checkpoints.insert(
+            at,
+            Checkpoint {
+                executed: m.engine.executed,
+                instret: m.instret_before + m.engine.hart.instret(),
+                virtual_ns: m.now().as_ns(),
+                loaded,
+                trace_len: self.log.as_ref().map_or(0, SharedLog::len),
+            },
+        );
         if self.checkpoints.len() > MAX_CHECKPOINTS {
             // Keep the first and every other one after it.
             let mut i = 0;
@@ -590,8 +616,10 @@ impl RvDebugger {
         if pos < self.position() || self.ended.is_some() {
             self.restore(self.checkpoint_before(pos))?;
         }
-        let h = self.forward(Some(pos), false, &mut || false)?;
-        Ok(h)
+        self.seek_target = Some(pos);
+        let h = self.forward(Some(pos), false, &mut || false);
+        self.seek_target = None;
+        h
     }
 
     /// Moves to the first position where `instret` instructions have retired.
