@@ -397,3 +397,69 @@ detach
     assert_eq!(debugged, hash_keyed(&plain, "world_trace_hash"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// x86-64 on KVM (`wio run --gdb` on the built-in test guest), as far as KVM allows:
+/// gdb single-steps it three instructions (into a call: the return address is on the
+/// stack), reads registers and memory; a second run stops at a breakpoint on the third
+/// step's address with the same registers (the debug registers: no memory patched);
+/// both runs keep the trace hash of the run without gdb.
+#[test]
+fn gdb_steps_and_breaks_the_x86_64_test_guest() {
+    if !wio_e2e_tests::require_kvm("gdb_steps_and_breaks_the_x86_64_test_guest") {
+        return;
+    }
+    if Command::new("gdb-multiarch")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!(
+            "SKIPPED: gdb x86-64 test: gdb-multiarch is not installed (ci/test.sh installs it)"
+        );
+        return;
+    }
+    let dir = scratch("gdb-x86");
+    let args = ["run", "--seed", "42"];
+    let plain = plain_hash(&dir, &args);
+    let show = "printf \"AT rip=%lx rsp=%lx rax=%lx rdi=%lx\\n\", $rip, $rsp, $rax, $rdi";
+    let script = format!(
+        "set architecture i386:x86-64
+target remote ADDR
+printf \"START rip=%lx\\n\", $rip
+stepi
+stepi
+stepi
+{show}
+printf \"RET ret=%lx\\n\", *(unsigned long *)$rsp
+detach
+"
+    );
+    let (out, stepped) = session(&dir, &args, &script);
+    let start = u64::from_str_radix(&value(&out, "START", "rip"), 16).unwrap();
+    let at = value(&out, "AT", "rip");
+    let ret = u64::from_str_radix(&value(&out, "RET", "ret"), 16).unwrap();
+    assert!(
+        ret > start && ret < start + 64,
+        "a call near the entry returns after it: {out}"
+    );
+    assert_eq!(stepped, plain, "stepping changed the run");
+    let script = format!(
+        "set architecture i386:x86-64
+target remote ADDR
+break *0x{at}
+continue
+{show}
+delete
+continue
+"
+    );
+    let (again, broken) = session(&dir, &args, &script);
+    let line = |o: &str| o.lines().find(|l| l.starts_with("AT ")).map(str::to_string);
+    assert_eq!(
+        line(&again),
+        line(&out),
+        "the breakpoint stops where the steps did:\n{again}"
+    );
+    assert_eq!(broken, plain, "the breakpoint changed the run");
+    let _ = std::fs::remove_dir_all(dir);
+}

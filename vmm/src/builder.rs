@@ -55,10 +55,15 @@ pub fn debug(arch: Arch, cfg: &RunConfig, wall: Instant, addr: &str) -> Result<R
         Some(path) => snapshot_arch(path)?,
         None => arch,
     };
-    if arch != Arch::Riscv64 {
-        return Err(WioError::Usage(
-            "--gdb debugs riscv64 machines; x86-64 machines have no debugger yet".into(),
-        ));
+    if arch == Arch::X86_64 {
+        if cfg.from.is_some() {
+            return Err(WioError::Usage(
+                "--gdb with --from debugs riscv64 snapshots; boot the x86-64 guest under gdb instead".into(),
+            ));
+        }
+        let m = x86_64::boot(cfg, wall)?;
+        let conn = crate::gdb::accept(addr)?;
+        return Ok(crate::arch::x86_64::gdb::serve(m, cfg, wall, conn));
     }
     let m = match &cfg.from {
         Some(path) => {

@@ -268,6 +268,73 @@ impl KvmEngine {
     }
 }
 
+/// Most hardware breakpoints (the debug registers DR0-DR3).
+pub const MAX_HW_BREAKPOINTS: usize = 4;
+
+impl KvmEngine {
+    /// Debugging through KVM_SET_GUEST_DEBUG: `single_step` makes the next KVM_RUN return
+    /// after one instruction; `breakpoints` (at most [`MAX_HW_BREAKPOINTS`] guest virtual
+    /// addresses) stop it before executing there (debug registers, so guest memory is
+    /// never patched). Both come back as [`Exit::Debug`].
+    pub fn set_debug(&mut self, single_step: bool, breakpoints: &[u64]) -> Result<()> {
+        if breakpoints.len() > MAX_HW_BREAKPOINTS {
+            return Err(WioError::Usage(format!(
+                "at most {MAX_HW_BREAKPOINTS} breakpoints on x86-64 (the debug registers)"
+            )));
+        }
+        let mut dbg = kvm_bindings::kvm_guest_debug {
+            control: kvm_bindings::KVM_GUESTDBG_ENABLE,
+            ..Default::default()
+        };
+        if single_step {
+            dbg.control |= kvm_bindings::KVM_GUESTDBG_SINGLESTEP;
+        }
+        if !breakpoints.is_empty() {
+            dbg.control |= kvm_bindings::KVM_GUESTDBG_USE_HW_BP;
+            let mut dr7 = 0u64;
+            for (i, a) in breakpoints.iter().enumerate() {
+                dbg.arch.debugreg[i] = *a;
+                // Ln (local enable); R/W and LEN 00: instruction execution.
+                dr7 |= 1 << (2 * i);
+            }
+            dbg.arch.debugreg[7] = dr7;
+        }
+        if !single_step && breakpoints.is_empty() {
+            dbg.control = 0;
+        }
+        self.vcpu
+            .set_guest_debug(&dbg)
+            .map_err(|e| kvm_error("KVM_SET_GUEST_DEBUG", e))
+    }
+
+    /// The general registers.
+    pub fn regs(&self) -> Result<kvm_bindings::kvm_regs> {
+        self.vcpu
+            .get_regs()
+            .map_err(|e| kvm_error("KVM_GET_REGS", e))
+    }
+
+    /// Sets the general registers.
+    pub fn set_regs(&mut self, regs: &kvm_bindings::kvm_regs) -> Result<()> {
+        self.vcpu
+            .set_regs(regs)
+            .map_err(|e| kvm_error("KVM_SET_REGS", e))
+    }
+
+    /// The segment and control registers.
+    pub fn sregs(&self) -> Result<kvm_bindings::kvm_sregs> {
+        self.vcpu
+            .get_sregs()
+            .map_err(|e| kvm_error("KVM_GET_SREGS", e))
+    }
+
+    /// The guest physical address of virtual `gva` through the guest's page tables now.
+    pub fn translate(&self, gva: u64) -> Option<u64> {
+        let t = self.vcpu.translate_gva(gva).ok()?;
+        (t.valid != 0).then_some(t.physical_address)
+    }
+}
+
 impl CpuEngine for KvmEngine {
     fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
         self.watchdog.enter();
@@ -291,6 +358,7 @@ impl CpuEngine for KvmEngine {
                 Ok(Exit::Mmio)
             }
             Ok(VcpuExit::Hlt) => Ok(Exit::Halt),
+            Ok(VcpuExit::Debug(_)) => Ok(Exit::Debug),
             Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
             Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
             Ok(VcpuExit::Intr) => Ok(if fired {

@@ -52,6 +52,8 @@ pub struct X86Machine {
     /// The seed the run has now.
     seed: u64,
     restored_from: Option<RestoredFrom>,
+    /// The last step stopped for a debugger between two instructions (see `gdb`).
+    pub(super) debug_paused: bool,
 }
 
 /// Everything of an x86-64 machine a snapshot keeps besides guest memory.
@@ -217,6 +219,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         warnings,
         seed: cfg.seed,
         restored_from: None,
+        debug_paused: false,
     })
 }
 
@@ -367,12 +370,25 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
             instructions: None,
             seed: meta.seed,
         }),
+        debug_paused: false,
         meta,
         mem,
         host,
         warnings,
         seed,
     })
+}
+
+impl X86Machine {
+    /// The engine (a debugger's registers, breakpoints and single steps).
+    pub(super) fn engine_mut(&mut self) -> &mut KvmEngine {
+        &mut self.engine
+    }
+
+    /// Guest memory.
+    pub(super) fn memory(&self) -> &GuestMem {
+        &self.mem
+    }
 }
 
 impl Machine for X86Machine {
@@ -393,9 +409,15 @@ impl Machine for X86Machine {
             &self.cost,
             self.watchdog_ms,
             limit,
+            std::mem::take(&mut self.debug_paused),
         );
-        if let Step::End(outcome) = step {
-            return Stop::End(outcome);
+        match step {
+            Step::End(outcome) => return Stop::End(outcome),
+            Step::Debug => {
+                self.debug_paused = true;
+                return Stop::Yield;
+            }
+            Step::Continue => {}
         }
         // KVM cannot stop on an exact instruction: the limit is noticed at the first exit
         // at or after it.

@@ -5,6 +5,7 @@
 
 pub mod boot;
 pub mod cpuid;
+pub mod gdb;
 pub mod gdt;
 pub mod host;
 pub mod kvm;

@@ -27,6 +27,9 @@ pub struct RunStats {
 pub enum Step {
     /// The guest runs on.
     Continue,
+    /// The engine stopped for a debugger between two instructions: nothing was counted,
+    /// charged or handled; the next step (with `after_debug`) goes on as if it had not.
+    Debug,
     /// The run ended: the status the guest wrote to the debug-exit port, or why it failed.
     End(Result<u32>),
 }
@@ -34,6 +37,7 @@ pub enum Step {
 /// Runs `engine` on `platform` to its next exit and serves it; a halted guest's clock
 /// jumps to the next event, but not past `limit`. `watchdog_ms` is the engine's wall-time
 /// limit without an exit, for the message when it fires.
+#[allow(clippy::too_many_arguments)]
 pub fn step(
     engine: &mut dyn CpuEngine,
     platform: &mut Platform,
@@ -42,12 +46,30 @@ pub fn step(
     cost: &CostModel,
     watchdog_ms: u64,
     limit: VirtualTime,
+    after_debug: bool,
 ) -> Step {
-    match step_inner(engine, platform, console, stats, cost, watchdog_ms, limit) {
-        Ok(None) => Step::Continue,
-        Ok(Some(status)) => Step::End(Ok(status)),
+    match step_inner(
+        engine,
+        platform,
+        console,
+        stats,
+        cost,
+        watchdog_ms,
+        limit,
+        after_debug,
+    ) {
+        Ok(Inner::Ran) => Step::Continue,
+        Ok(Inner::Debug) => Step::Debug,
+        Ok(Inner::Ended(status)) => Step::End(Ok(status)),
         Err(e) => Step::End(Err(e)),
     }
+}
+
+/// What [`step_inner`] came to.
+enum Inner {
+    Ran,
+    Debug,
+    Ended(u32),
 }
 
 /// Moves the guest's console output to `console` (raising COM1's interrupt as the UART asks).
@@ -57,6 +79,7 @@ pub fn drain_console(platform: &mut Platform, console: &mut Console) {
     console.push(&out, now, &mut platform.trace);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn step_inner(
     engine: &mut dyn CpuEngine,
     platform: &mut Platform,
@@ -65,27 +88,34 @@ fn step_inner(
     cost: &CostModel,
     watchdog_ms: u64,
     limit: VirtualTime,
-) -> Result<Option<u32>> {
-    // Deliver a pending interrupt at a point the guest's execution defines.
-    if platform.pic.has_pending() {
-        if engine.interrupt_ready() {
-            if let Some(vector) = platform.pic.acknowledge() {
-                engine.inject_interrupt(vector)?;
-                stats.interrupts += 1;
-                let now = platform.clock.now_ns();
-                platform
-                    .trace
-                    .event(now, "irq", json!({ "vector": vector }));
+    after_debug: bool,
+) -> Result<Inner> {
+    // Deliver a pending interrupt at a point the guest's execution defines (not where a
+    // debugger stopped it: that point is not one of the run's exits).
+    if !after_debug {
+        if platform.pic.has_pending() {
+            if engine.interrupt_ready() {
+                if let Some(vector) = platform.pic.acknowledge() {
+                    engine.inject_interrupt(vector)?;
+                    stats.interrupts += 1;
+                    let now = platform.clock.now_ns();
+                    platform
+                        .trace
+                        .event(now, "irq", json!({ "vector": vector }));
+                }
+                engine.request_interrupt_window(false);
+            } else {
+                engine.request_interrupt_window(true);
             }
-            engine.request_interrupt_window(false);
         } else {
-            engine.request_interrupt_window(true);
+            engine.request_interrupt_window(false);
         }
-    } else {
-        engine.request_interrupt_window(false);
     }
 
     let exit = engine.run(platform)?;
+    if exit == Exit::Debug {
+        return Ok(Inner::Debug);
+    }
     let kind = match &exit {
         Exit::PortIo => ExitCost::PortIo,
         Exit::Mmio => ExitCost::Mmio,
@@ -104,12 +134,7 @@ fn step_inner(
                 pc_text(engine)
             )))
         }
-        Exit::Debug => {
-            return Err(WioError::Internal(format!(
-                "the x86-64 engine stopped for a debugger near {}; it takes no debugger",
-                pc_text(engine)
-            )))
-        }
+        Exit::Debug => return Ok(Inner::Debug),
         Exit::Halt => {
             if !platform.pic.has_pending() {
                 match platform.events.peek_time() {
@@ -146,12 +171,12 @@ fn step_inner(
     platform.fire_due_events();
     drain_console(platform, console);
     match platform.stop {
-        Some(GuestStop::Status(s)) => Ok(Some(s)),
+        Some(GuestStop::Status(s)) => Ok(Inner::Ended(s)),
         Some(GuestStop::Reset) => Err(WioError::GuestCrash(format!(
             "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
             pc_text(engine)
         ))),
-        None => Ok(None),
+        None => Ok(Inner::Ran),
     }
 }
 
@@ -283,8 +308,9 @@ mod tests {
                 &CostModel::default(),
                 1,
                 VirtualTime::MAX,
+                false,
             ) {
-                super::Step::Continue => {}
+                super::Step::Continue | super::Step::Debug => {}
                 super::Step::End(r) => break r,
             }
         };
