@@ -10,23 +10,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/envelope.rs"]
+mod envelope;
+use envelope::envelope;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use wio::faults::plan::{FaultPlan, Targets};
 use wio::faults::profile::Profile;
-
-/// `body` in a valid snapshot envelope: magic, version, total length, checksum.
-fn envelope(magic: &[u8; 8], version: u32, body: &[u8]) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    let mut out = Vec::with_capacity(body.len() + 52);
-    out.extend_from_slice(magic);
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&((20 + body.len() + 32) as u64).to_le_bytes());
-    out.extend_from_slice(body);
-    let sum = Sha256::digest(&out);
-    out.extend_from_slice(&sum);
-    out
-}
 
 /// Snapshot files (machine and world, raw and in a valid envelope) decoded over the
 /// whole fuzzing run (printed every 2^18).

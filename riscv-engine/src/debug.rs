@@ -10,7 +10,7 @@
 //! one computes exactly what blocks and compiled code compute, so a debugged run stays
 //! the run it would have been.
 
-use crate::bus::Bus;
+use crate::bus::{Bus, NoDevices};
 use crate::csr::{addr, mstatus, Priv};
 use crate::hart::Hart;
 use crate::icache::ICache;
@@ -19,21 +19,6 @@ use crate::trap::{Flow, Stop};
 
 /// Most breakpoints a hart holds (a debugger sets a handful).
 pub const MAX_BREAKPOINTS: usize = 256;
-
-/// A bus whose external line is low, for reading mip without the machine.
-struct Quiet;
-
-impl Bus for Quiet {
-    fn mmio_read(&mut self, _addr: u64, _size: u8, _cycles: u64) -> Option<u64> {
-        None
-    }
-    fn mmio_write(&mut self, _addr: u64, _size: u8, _value: u64, _cycles: u64) -> bool {
-        false
-    }
-    fn external_interrupt(&self) -> bool {
-        false
-    }
-}
 
 impl Hart {
     /// Sets the breakpoints (virtual pcs); an empty list turns breakpoint checks off.
@@ -59,19 +44,8 @@ impl Hart {
     /// the breakpoint it is resuming from with no breakpoints set).
     pub(crate) fn run_debug(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
         loop {
-            let until_cycles = until_cycles.min(bus.next_event_cycle());
-            if self.cycles >= until_cycles {
+            let Some(chunk_end) = self.next_chunk(bus, until_cycles) else {
                 return Stop::Budget;
-            }
-            if let Some(code) = self.pending_interrupt(bus) {
-                self.take_trap(crate::csr::cause::INTERRUPT | code, 0);
-            }
-            self.irq_dirty = false;
-            let deadline = self.timer_deadline();
-            let chunk_end = if deadline > self.cycles {
-                until_cycles.min(deadline)
-            } else {
-                until_cycles
             };
             while self.cycles < chunk_end && !self.irq_dirty {
                 let pc = self.pc;
@@ -123,7 +97,7 @@ impl Hart {
             addr::INSTRET | addr::MINSTRET => return Some(self.instret),
             _ => {}
         }
-        self.csr_read_at(csr, &Quiet, Priv::Machine).ok()
+        self.csr_read_at(csr, &NoDevices, Priv::Machine).ok()
     }
 
     /// Translates virtual `va` as a data access at the current privilege would (Sv39 or
@@ -160,12 +134,12 @@ impl Hart {
         None
     }
 
-    /// Reads guest RAM at `addr` (virtual when `virt`, else physical) into `buf`; returns
-    /// how many bytes were readable from the start (stops at the first unmapped byte or
-    /// the end of RAM).
-    pub fn debug_read(&self, addr: u64, buf: &mut [u8], virt: bool) -> usize {
+    /// The pieces of `len` bytes at `addr` (virtual when `virt`) in RAM: (offset in the
+    /// range, physical address, length), page by page, up to the first unmapped byte.
+    fn debug_pieces(&self, addr: u64, len: usize, virt: bool) -> Vec<(usize, u64, usize)> {
+        let mut pieces = Vec::new();
         let mut done = 0;
-        while done < buf.len() {
+        while done < len {
             let a = addr.wrapping_add(done as u64);
             let pa = if virt {
                 self.debug_translate(a)
@@ -173,13 +147,26 @@ impl Hart {
                 Some(a)
             };
             let Some(pa) = pa else { break };
-            let in_page = (0x1000 - (a & 0xfff)) as usize;
-            let n = in_page.min(buf.len() - done);
-            match self.ram.slice(pa, n as u64) {
-                Some(s) => buf[done..done + n].copy_from_slice(s),
-                None => break,
+            let n = ((0x1000 - (a & 0xfff)) as usize).min(len - done);
+            if self.ram.offset(pa, n as u64).is_none() {
+                break;
             }
+            pieces.push((done, pa, n));
             done += n;
+        }
+        pieces
+    }
+
+    /// Reads guest RAM at `addr` (virtual when `virt`, else physical) into `buf`; returns
+    /// how many bytes were readable from the start (stops at the first unmapped byte or
+    /// the end of RAM).
+    pub fn debug_read(&self, addr: u64, buf: &mut [u8], virt: bool) -> usize {
+        let mut done = 0;
+        for (at, pa, n) in self.debug_pieces(addr, buf.len(), virt) {
+            if let Some(s) = self.ram.slice(pa, n as u64) {
+                buf[at..at + n].copy_from_slice(s);
+                done = at + n;
+            }
         }
         done
     }
@@ -189,20 +176,10 @@ impl Hart {
     /// again before it next runs, as after FENCE.I.
     pub fn debug_write(&mut self, addr: u64, data: &[u8], virt: bool) -> usize {
         let mut done = 0;
-        while done < data.len() {
-            let a = addr.wrapping_add(done as u64);
-            let pa = if virt {
-                self.debug_translate(a)
-            } else {
-                Some(a)
-            };
-            let Some(pa) = pa else { break };
-            let in_page = (0x1000 - (a & 0xfff)) as usize;
-            let n = in_page.min(data.len() - done);
-            if !self.ram.load(pa, &data[done..done + n]) {
-                break;
+        for (at, pa, n) in self.debug_pieces(addr, data.len(), virt) {
+            if self.ram.load(pa, &data[at..at + n]) {
+                done = at + n;
             }
-            done += n;
         }
         if done > 0 {
             self.icache.uncheck_all();

@@ -287,6 +287,28 @@ impl Hart {
         }
     }
 
+    /// The run loop's step between chunks: None when the clock reached `until_cycles` or
+    /// the bus's next device event; else takes a pending interrupt and returns where the
+    /// chunk ends: exactly where the timer fires, so the timer interrupt lands on the same
+    /// instruction in every run.
+    #[inline(always)]
+    pub(crate) fn next_chunk(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Option<u64> {
+        let until_cycles = until_cycles.min(bus.next_event_cycle());
+        if self.cycles >= until_cycles {
+            return None;
+        }
+        if let Some(code) = self.pending_interrupt(bus) {
+            self.take_trap(cause::INTERRUPT | code, 0);
+        }
+        self.irq_dirty = false;
+        let deadline = self.timer_deadline();
+        Some(if deadline > self.cycles {
+            until_cycles.min(deadline)
+        } else {
+            until_cycles
+        })
+    }
+
     /// Runs until the clock reaches `until_cycles` (or the bus's next device event),
     /// WFI idles, or an SBI call needs serving.
     pub fn run(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
@@ -294,21 +316,8 @@ impl Hart {
             return self.run_debug(bus, until_cycles);
         }
         loop {
-            let until_cycles = until_cycles.min(bus.next_event_cycle());
-            if self.cycles >= until_cycles {
+            let Some(chunk_end) = self.next_chunk(bus, until_cycles) else {
                 return Stop::Budget;
-            }
-            if let Some(code) = self.pending_interrupt(bus) {
-                self.take_trap(cause::INTERRUPT | code, 0);
-            }
-            self.irq_dirty = false;
-            // Run in a chunk that ends exactly where the timer fires, so the timer
-            // interrupt lands on the same instruction in every run.
-            let deadline = self.timer_deadline();
-            let chunk_end = if deadline > self.cycles {
-                until_cycles.min(deadline)
-            } else {
-                until_cycles
             };
             // Set after a single fast instruction that fell through: the next pc is the
             // middle of a run of instructions, not where a block would start, so the block

@@ -19,6 +19,18 @@ fn symbol(key: &str, kind: &str, sym: &str) -> Option<u64> {
         .and_then(|a| u64::from_str_radix(a, 16).ok())
 }
 
+/// Whether gdb-multiarch is here (ci/test.sh installs it); says SKIPPED for `test` if not.
+fn have_gdb(test: &str) -> bool {
+    let ok = Command::new("gdb-multiarch")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ok {
+        eprintln!("SKIPPED: {test}: gdb-multiarch is not installed (ci/test.sh installs it)");
+    }
+    ok
+}
+
 /// The hex value after `key=` on the line starting with `tag`.
 fn value(out: &str, tag: &str, key: &str) -> String {
     let line = out
@@ -116,12 +128,7 @@ fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
     {
         return;
     }
-    if Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: gdb test: gdb-multiarch is not installed (ci/test.sh installs it)");
+    if !have_gdb("gdb test") {
         return;
     }
     let map = "RISCV64_DEBIAN_SYSTEM_MAP";
@@ -215,14 +222,7 @@ fn gdb_watches_a_user_program_variable_and_goes_back() {
     if !require_riscv_guests("gdb_watches_a_user_program_variable_and_goes_back") {
         return;
     }
-    if Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "SKIPPED: gdb user watch test: gdb-multiarch is not installed (ci/test.sh installs it)"
-        );
+    if !have_gdb("gdb user watch test") {
         return;
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/probe/wio-race.c");
@@ -314,14 +314,7 @@ fn gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same() {
     if !require_riscv_guests("gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same") {
         return;
     }
-    if Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "SKIPPED: gdb world test: gdb-multiarch is not installed (ci/test.sh installs it)"
-        );
+    if !have_gdb("gdb world test") {
         return;
     }
     let image = riscv_guest_artifact("RISCV64_SMALL_IMAGE");
@@ -408,14 +401,7 @@ fn gdb_steps_and_breaks_the_x86_64_test_guest() {
     if !wio_e2e_tests::require_kvm("gdb_steps_and_breaks_the_x86_64_test_guest") {
         return;
     }
-    if Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "SKIPPED: gdb x86-64 test: gdb-multiarch is not installed (ci/test.sh installs it)"
-        );
+    if !have_gdb("gdb x86-64 test") {
         return;
     }
     let dir = scratch("gdb-x86");

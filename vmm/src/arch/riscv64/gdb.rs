@@ -9,6 +9,7 @@
 use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
 use crate::error::{Result, WioError};
+use crate::gdb::{no_signal, refused, Debuggee, Ran};
 use crate::machine::console::Console;
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
 use crate::snapshot::Snapshot;
@@ -16,7 +17,6 @@ use gdbstub::arch::{Arch, RegId, Registers};
 use gdbstub::common::Signal;
 use gdbstub::conn::ConnectionExt;
 use gdbstub::outputln;
-use gdbstub::stub::run_blocking::{self, BlockingEventLoop};
 use gdbstub::stub::state_machine::GdbStubStateMachine;
 use gdbstub::stub::{DisconnectReason, GdbStub, SingleThreadStopReason};
 use gdbstub::target::ext::base::reverse_exec::{ReplayLogPosition, ReverseCont, ReverseStep};
@@ -349,13 +349,6 @@ fn parse_time_ns(s: &str) -> Option<u64> {
     (v.is_finite() && v >= 0.0).then(|| (v * unit).round() as u64)
 }
 
-/// gdb's error for a request wio refuses or a failure behind it (the text goes to
-/// wio's standard error; gdb shows an error code).
-fn refused(e: WioError) -> TargetError<WioError> {
-    eprintln!("wio gdb: {e}");
-    TargetError::NonFatal
-}
-
 impl Target for RvTarget {
     type Arch = Rv64Wio;
     type Error = WioError;
@@ -423,11 +416,7 @@ impl SingleThreadBase for RvTarget {
 
 impl SingleThreadResume for RvTarget {
     fn resume(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
-        if signal.is_some() {
-            return Err(WioError::Usage(
-                "wio's gdb server delivers no signals to the guest".into(),
-            ));
-        }
+        no_signal(signal)?;
         self.resume = Resume::Continue;
         Ok(())
     }
@@ -453,11 +442,7 @@ impl SingleThreadResume for RvTarget {
 
 impl SingleThreadSingleStep for RvTarget {
     fn step(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
-        if signal.is_some() {
-            return Err(WioError::Usage(
-                "wio's gdb server delivers no signals to the guest".into(),
-            ));
-        }
+        no_signal(signal)?;
         self.resume = Resume::Step;
         Ok(())
     }
@@ -558,40 +543,12 @@ impl MonitorCmd for RvTarget {
     }
 }
 
-/// The event loop: runs the machine in this thread, looking at the connection at every
-/// step boundary for gdb's Ctrl-C.
-enum Loop {}
-
-impl BlockingEventLoop for Loop {
-    type Target = RvTarget;
-    type Connection = TcpStream;
-    type StopReason = SingleThreadStopReason<u64>;
-
-    #[allow(clippy::type_complexity)]
-    fn wait_for_stop_reason(
-        target: &mut RvTarget,
-        conn: &mut TcpStream,
-    ) -> std::result::Result<
-        run_blocking::Event<SingleThreadStopReason<u64>>,
-        run_blocking::WaitForStopReasonError<WioError, std::io::Error>,
-    > {
-        let mut poll = || conn.peek().map(|b| b.is_some()).unwrap_or(true);
-        let h = target
-            .run(&mut poll)
-            .map_err(run_blocking::WaitForStopReasonError::Target)?;
-        if h == Halt::Interrupted {
-            let byte = conn
-                .read()
-                .map_err(run_blocking::WaitForStopReasonError::Connection)?;
-            return Ok(run_blocking::Event::IncomingData(byte));
-        }
-        Ok(run_blocking::Event::TargetStopped(target.stop_reason(h)))
-    }
-
-    fn on_interrupt(
-        _target: &mut RvTarget,
-    ) -> std::result::Result<Option<SingleThreadStopReason<u64>>, WioError> {
-        Ok(Some(SingleThreadStopReason::Signal(Signal::SIGINT)))
+impl Debuggee for RvTarget {
+    fn run_for_gdb(&mut self, poll: &mut dyn FnMut() -> bool) -> Result<Ran> {
+        Ok(match self.run(poll)? {
+            Halt::Interrupted => Ran::Interrupted,
+            h => Ran::Stopped(self.stop_reason(h)),
+        })
     }
 }
 
@@ -605,15 +562,7 @@ pub fn serve(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<RunResult> 
         resume: Resume::Continue,
         phys: false,
     };
-    let stub = GdbStub::new(conn);
-    let killed = match stub.run_blocking::<Loop>(&mut target) {
-        Ok(DisconnectReason::Kill) => true,
-        Ok(_) => false,
-        Err(e) => {
-            eprintln!("wio gdb: the gdb session ended: {e}; the run goes on without it");
-            false
-        }
-    };
+    let killed = crate::gdb::session(&mut target, conn);
     if killed {
         target.d.kill();
     }

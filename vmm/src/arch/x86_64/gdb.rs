@@ -9,11 +9,10 @@
 use super::kvm::MAX_HW_BREAKPOINTS;
 use super::machine::X86Machine;
 use crate::error::{Result, WioError};
+use crate::gdb::{no_signal, refused, Debuggee, Ran};
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
 use gdbstub::common::Signal;
-use gdbstub::conn::ConnectionExt;
-use gdbstub::stub::run_blocking::{self, BlockingEventLoop};
-use gdbstub::stub::{DisconnectReason, GdbStub, SingleThreadStopReason};
+use gdbstub::stub::SingleThreadStopReason;
 use gdbstub::target::ext::base::singlethread::{
     SingleThreadBase, SingleThreadResume, SingleThreadSingleStep,
 };
@@ -140,11 +139,6 @@ impl X86Target {
     }
 }
 
-fn refused(e: WioError) -> TargetError<WioError> {
-    eprintln!("wio gdb: {e}");
-    TargetError::NonFatal
-}
-
 impl Target for X86Target {
     type Arch = X86_64_SSE;
     type Error = WioError;
@@ -212,11 +206,7 @@ impl SingleThreadBase for X86Target {
 
 impl SingleThreadResume for X86Target {
     fn resume(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
-        if signal.is_some() {
-            return Err(WioError::Usage(
-                "wio's gdb server delivers no signals to the guest".into(),
-            ));
-        }
+        no_signal(signal)?;
         self.step = false;
         Ok(())
     }
@@ -230,11 +220,7 @@ impl SingleThreadResume for X86Target {
 
 impl SingleThreadSingleStep for X86Target {
     fn step(&mut self, signal: Option<Signal>) -> std::result::Result<(), WioError> {
-        if signal.is_some() {
-            return Err(WioError::Usage(
-                "wio's gdb server delivers no signals to the guest".into(),
-            ));
-        }
+        no_signal(signal)?;
         self.step = true;
         Ok(())
     }
@@ -294,36 +280,14 @@ impl HwBreakpoint for X86Target {
     }
 }
 
-enum Loop {}
-
-impl BlockingEventLoop for Loop {
-    type Target = X86Target;
-    type Connection = TcpStream;
-    type StopReason = SingleThreadStopReason<u64>;
-
-    #[allow(clippy::type_complexity)]
-    fn wait_for_stop_reason(
-        target: &mut X86Target,
-        conn: &mut TcpStream,
-    ) -> std::result::Result<
-        run_blocking::Event<SingleThreadStopReason<u64>>,
-        run_blocking::WaitForStopReasonError<WioError, std::io::Error>,
-    > {
-        let mut poll = || conn.peek().map(|b| b.is_some()).unwrap_or(true);
-        let h = target
-            .run(&mut poll)
-            .map_err(run_blocking::WaitForStopReasonError::Target)?;
-        Ok(run_blocking::Event::TargetStopped(match h {
+impl Debuggee for X86Target {
+    fn run_for_gdb(&mut self, poll: &mut dyn FnMut() -> bool) -> Result<Ran> {
+        Ok(Ran::Stopped(match self.run(poll)? {
             Halt::Breakpoint => SingleThreadStopReason::HwBreak(()),
             Halt::Stepped => SingleThreadStopReason::DoneStep,
-            Halt::Interrupted => {
-                let byte = conn
-                    .read()
-                    .map_err(run_blocking::WaitForStopReasonError::Connection)?;
-                return Ok(run_blocking::Event::IncomingData(byte));
-            }
+            Halt::Interrupted => return Ok(Ran::Interrupted),
             Halt::Ended => {
-                let code = match target.ended.as_ref() {
+                let code = match self.ended.as_ref() {
                     Some(Ok(s)) => (*s).min(255) as u8,
                     Some(Err(e)) => e.exit_code().clamp(0, 255) as u8,
                     None => 0,
@@ -331,12 +295,6 @@ impl BlockingEventLoop for Loop {
                 SingleThreadStopReason::Exited(code)
             }
         }))
-    }
-
-    fn on_interrupt(
-        _target: &mut X86Target,
-    ) -> std::result::Result<Option<SingleThreadStopReason<u64>>, WioError> {
-        Ok(Some(SingleThreadStopReason::Signal(Signal::SIGINT)))
     }
 }
 
@@ -352,14 +310,7 @@ pub fn serve(m: X86Machine, cfg: &RunConfig, wall: Instant, conn: TcpStream) -> 
         ended: None,
         until_hit: None,
     };
-    let killed = match GdbStub::new(conn).run_blocking::<Loop>(&mut t) {
-        Ok(DisconnectReason::Kill) => true,
-        Ok(_) => false,
-        Err(e) => {
-            eprintln!("wio gdb: the gdb session ended: {e}; the run goes on without it");
-            false
-        }
-    };
+    let killed = crate::gdb::session(&mut t, conn);
     let _ = t.m.engine_mut().set_debug(false, &[]);
     let outcome = if killed && t.ended.is_none() {
         Err(WioError::Debugger(format!(

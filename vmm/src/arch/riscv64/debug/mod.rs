@@ -126,48 +126,14 @@ pub struct RvDebugger {
 
 impl RvDebugger {
     /// Takes `m` (booted or restored with `plan.cfg`) under the debugger.
-    pub fn new(mut m: RvMachine, plan: RunPlan) -> Result<RvDebugger> {
-        let echo = plan.cfg.echo();
-        let log = plan.cfg.trace.as_ref().map(|_| SharedLog::default());
-        if let Some(log) = &log {
-            m.bus.trace.set_writer(Box::new(log.clone()));
+    pub fn new(m: RvMachine, plan: RunPlan) -> Result<RvDebugger> {
+        let mut d = RvDebugger::base(m, plan, false);
+        if let Some(log) = &d.log {
+            d.m.bus.trace.set_writer(Box::new(log.clone()));
         }
-        if let Some(u) = &plan.cfg.until {
-            m.console.watch.push(u.clone());
+        if let Some(u) = &d.plan.cfg.until {
+            d.m.console.watch.push(u.clone());
         }
-        let restore_cfg = RunConfig {
-            trace: None,
-            quiet: true,
-            capture_console: false,
-            faults: FaultSource::default(),
-            fault_plan_out: None,
-            seed_given: false,
-            clock_drift_ppm: None,
-            pcap: None,
-            ..plan.cfg.clone()
-        };
-        let limit = VirtualTime::limit_or_max(plan.cfg.max_virtual_ns);
-        let restored_from = m.restored_from.clone();
-        let mut d = RvDebugger {
-            m: Box::new(m),
-            plan,
-            restore_cfg,
-            limit,
-            log,
-            checkpoints: Vec::new(),
-            interval: DEFAULT_INTERVAL,
-            frontier: 0,
-            echo,
-            sw_breaks: BTreeSet::new(),
-            hw_breaks: BTreeSet::new(),
-            watches: Vec::new(),
-            ended: None,
-            until_hit: None,
-            scanning: false,
-            restored_from,
-            seek_target: None,
-            world: false,
-        };
         d.checkpoint()?;
         Ok(d)
     }
@@ -175,16 +141,42 @@ impl RvDebugger {
     /// Takes a node of a world under the debugger: forward only (breakpoints,
     /// watchpoints, steps), the world deciding how far it runs.
     pub fn for_world(m: RvMachine, plan: RunPlan) -> RvDebugger {
+        RvDebugger::base(m, plan, true)
+    }
+
+    fn base(m: RvMachine, plan: RunPlan, world: bool) -> RvDebugger {
         let echo = plan.cfg.echo();
+        // A world's node is never restored: no trace lines to keep, no other config.
+        let log = (!world && plan.cfg.trace.is_some()).then(SharedLog::default);
+        let restore_cfg = if world {
+            plan.cfg.clone()
+        } else {
+            RunConfig {
+                trace: None,
+                quiet: true,
+                capture_console: false,
+                faults: FaultSource::default(),
+                fault_plan_out: None,
+                seed_given: false,
+                clock_drift_ppm: None,
+                pcap: None,
+                ..plan.cfg.clone()
+            }
+        };
+        let limit = if world {
+            VirtualTime::MAX
+        } else {
+            VirtualTime::limit_or_max(plan.cfg.max_virtual_ns)
+        };
         let restored_from = m.restored_from.clone();
         RvDebugger {
             m: Box::new(m),
-            restore_cfg: plan.cfg.clone(),
             plan,
-            limit: VirtualTime::MAX,
-            log: None,
+            restore_cfg,
+            limit,
+            log,
             checkpoints: Vec::new(),
-            interval: u64::MAX,
+            interval: if world { u64::MAX } else { DEFAULT_INTERVAL },
             frontier: 0,
             echo,
             sw_breaks: BTreeSet::new(),
@@ -195,7 +187,7 @@ impl RvDebugger {
             scanning: false,
             restored_from,
             seek_target: None,
-            world: true,
+            world,
         }
     }
 
