@@ -21,6 +21,9 @@ pub struct RiscvEngine {
     pub executed: u64,
     /// Stop with [`Exit::Debug`] when [`RiscvEngine::executed`] reaches this.
     pub pause_at: Option<u64>,
+    /// Stop with [`Exit::Debug`] at the first instruction boundary where the hart's clock
+    /// is at or past this cycle (a debugger seeking a virtual time).
+    pub pause_cycle: Option<u64>,
     /// Resuming from a breakpoint: run the instruction under it before checking
     /// breakpoints again (cleared by the next run).
     pub step_over_break: bool,
@@ -37,6 +40,7 @@ impl RiscvEngine {
             until_cycles: 0,
             executed: 0,
             pause_at: None,
+            pause_cycle: None,
             step_over_break: false,
             at_breakpoint: false,
         }
@@ -101,6 +105,13 @@ impl CpuEngine for RiscvEngine {
                 }
                 until = until.min(self.hart.cycles().saturating_add(p - self.executed));
             }
+            if let Some(c) = self.pause_cycle {
+                if self.hart.cycles() >= c {
+                    self.at_breakpoint = false;
+                    return Ok(Exit::Debug);
+                }
+                until = until.min(c);
+            }
             // Resuming from a breakpoint: its instruction runs alone, with none set.
             let over = std::mem::take(&mut self.step_over_break)
                 && self.hart.breakpoints().binary_search(&self.hart.pc).is_ok();
@@ -118,7 +129,8 @@ impl CpuEngine for RiscvEngine {
             }
             return Ok(match stop {
                 Stop::Budget => {
-                    let paused = self.pause_at.is_some_and(|p| self.executed >= p);
+                    let paused = self.pause_at.is_some_and(|p| self.executed >= p)
+                        || self.pause_cycle.is_some_and(|c| self.hart.cycles() >= c);
                     let deadline = self.until_cycles.min(bus.next_event_cycle());
                     if (over || paused) && self.hart.cycles() < deadline {
                         // Stepped over the breakpoint, or at the position asked for: the

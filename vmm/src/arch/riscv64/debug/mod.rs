@@ -443,6 +443,10 @@ impl RvDebugger {
                 if self.m.engine.at_breakpoint {
                     break Halt::Breakpoint;
                 }
+                let clock = self.m.engine.hart.cycles();
+                if self.m.engine.pause_cycle.is_some_and(|c| clock >= c) {
+                    break Halt::Reached;
+                }
                 if watching {
                     if let Some(addr) = self.watch_hit() {
                         if report_before {
@@ -656,25 +660,18 @@ impl RvDebugger {
                 .unwrap_or(0);
             self.restore(i)?;
         }
-        loop {
-            let now = self.now().as_ns();
-            if now >= ns {
-                return Ok(Halt::Reached);
-            }
-            // Cycles left, at one per instruction or more: half of them, at least one.
-            let clk = self.m.engine.clock;
-            let left = clk
-                .count_at_or_after(VirtualTime::from_ns(ns))
-                .saturating_sub(self.m.engine.hart.cycles());
-            let h = self.forward(
-                Some(self.position() + (left / 2).max(1)),
-                false,
-                &mut || false,
-            )?;
-            if h != Halt::Reached {
-                return Ok(h);
-            }
+        if self.now().as_ns() >= ns {
+            return Ok(Halt::Reached);
         }
+        let cycle = self
+            .m
+            .engine
+            .clock
+            .count_at_or_after(VirtualTime::from_ns(ns));
+        self.m.engine.pause_cycle = Some(cycle);
+        let h = self.forward(None, false, &mut || false);
+        self.m.engine.pause_cycle = None;
+        h
     }
 
     /// One instruction back (`reverse-stepi`).
