@@ -449,3 +449,57 @@ continue
     assert_eq!(broken, plain, "the breakpoint changed the run");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `wio run --from SNAP --gdb`: a replay of a snapshot under gdb: stepped, stepped back,
+/// moved to a virtual time by `monitor seek`, and still the replay without gdb.
+#[test]
+fn gdb_debugs_a_replay_from_a_snapshot() {
+    if !require_riscv_guests("gdb_debugs_a_replay_from_a_snapshot")
+        || !have_gdb("gdb_debugs_a_replay_from_a_snapshot")
+    {
+        return;
+    }
+    let dir = scratch("gdb-from");
+    let snap = dir.join("start.snap");
+    wio_e2e_tests::riscv_snapshot(&snap, 3, "1s");
+    let args = ["run", "--from", snap.to_str().unwrap()];
+    let plain = plain_hash(&dir, &args);
+    let script = "set architecture riscv:rv64
+target remote ADDR
+monitor where
+stepi
+stepi
+printf \"S2 pc=%lx sp=%lx a0=%lx\\n\", $pc, $sp, $a0
+stepi
+reverse-stepi
+printf \"B2 pc=%lx sp=%lx a0=%lx\\n\", $pc, $sp, $a0
+monitor seek 1.5s
+monitor where
+detach
+";
+    let (out, debugged) = session(&dir, &args, script);
+    let s2 = out
+        .lines()
+        .find(|l| l.starts_with("S2"))
+        .map(|l| l.replace("S2", ""));
+    let b2 = out
+        .lines()
+        .find(|l| l.starts_with("B2"))
+        .map(|l| l.replace("B2", ""));
+    assert!(
+        s2.is_some() && s2 == b2,
+        "reverse-stepi back to the second step:\n{out}"
+    );
+    let seeked = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("virtual time "))
+        .filter_map(|l| l.split(' ').next()?.parse::<u64>().ok())
+        .collect::<Vec<_>>();
+    assert_eq!(seeked.len(), 2, "{out}");
+    assert!(
+        seeked[0] < 1_500_000_000 && seeked[1] >= 1_500_000_000,
+        "{out}"
+    );
+    assert_eq!(debugged, plain);
+    let _ = std::fs::remove_dir_all(dir);
+}
