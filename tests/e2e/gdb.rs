@@ -495,7 +495,9 @@ detach
         .filter_map(|l| l.strip_prefix("virtual time "))
         .filter_map(|l| l.split(' ').next()?.parse::<u64>().ok())
         .collect::<Vec<_>>();
-    assert_eq!(seeked.len(), 2, "{out}");
+    // where, the seek's own where, where again.
+    assert_eq!(seeked.len(), 3, "{out}");
+    assert_eq!(seeked[1], seeked[2], "{out}");
     assert!(
         seeked[0] < 1_500_000_000 && seeked[1] >= 1_500_000_000,
         "{out}"
