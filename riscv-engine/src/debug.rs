@@ -189,3 +189,19 @@ impl Hart {
         done
     }
 }
+
+impl Hart {
+    /// Flips bit `bit` (0-7) of the RAM byte at physical `addr` (a single-event upset):
+    /// the next instruction sees it, fetched code included (decoded and compiled code is
+    /// checked against memory again). An LR reservation is kept: radiation is not a store.
+    /// False when `addr` is not RAM.
+    pub fn flip_ram_bit(&mut self, addr: u64, bit: u8) -> bool {
+        let Some(off) = self.ram.offset(addr, 1) else {
+            return false;
+        };
+        let v = self.ram.read_at(off, 1);
+        self.ram.write_at(off, 1, v ^ (1 << (bit & 7)));
+        self.icache.uncheck_all();
+        true
+    }
+}

@@ -107,6 +107,28 @@ pub enum FaultKind {
     /// Node: the CPU stops for the fault's duration while time, devices and the network
     /// move on (a VM pause, a long GC or swap storm); its interrupts wait for it.
     Pause,
+    /// Node: a single-event upset (radiation): one bit of guest RAM or of a register flips
+    /// at the fault's time (instant), seen by the next instruction (riscv64).
+    Upset {
+        /// Where the bit is: `{"ram": ADDR}`, `{"x": N}`, `{"f": N}` or `"pc"`.
+        place: UpsetPlace,
+        /// Which bit: 0-7 of a RAM byte, 0-63 of a register.
+        bit: u8,
+    },
+}
+
+/// Where an upset flips its bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpsetPlace {
+    /// The byte of guest RAM at this guest-physical address.
+    Ram(u64),
+    /// Integer register x1-x31 (x0 is hard-wired to zero).
+    X(u8),
+    /// Floating-point register f0-f31.
+    F(u8),
+    /// The program counter.
+    Pc,
 }
 
 impl FaultKind {
@@ -122,7 +144,7 @@ impl FaultKind {
                 Target::Disk
             }
             FaultKind::RtcStep { .. } => Target::Clock,
-            FaultKind::Crash { .. } | FaultKind::Pause => Target::Node,
+            FaultKind::Crash { .. } | FaultKind::Pause | FaultKind::Upset { .. } => Target::Node,
         }
     }
 
@@ -140,12 +162,13 @@ impl FaultKind {
             FaultKind::BitRot { .. } => "bit-rot",
             FaultKind::Crash { .. } => "crash",
             FaultKind::Pause => "pause",
+            FaultKind::Upset { .. } => "upset",
         }
     }
 
     /// Whether the fault acts at one instant (its duration is meaningless).
     pub fn is_instant(&self) -> bool {
-        matches!(self, FaultKind::RtcStep { .. })
+        matches!(self, FaultKind::RtcStep { .. } | FaultKind::Upset { .. })
     }
 }
 
@@ -222,6 +245,25 @@ impl FaultPlan {
                     return Err(format!(
                         "faults[{i}].params.nth: 0; the first matching request is 1"
                     ));
+                }
+                FaultKind::Upset { place, bit } => {
+                    let (what, bits, ok) = match place {
+                        UpsetPlace::Ram(_) => ("a RAM byte", 8, true),
+                        UpsetPlace::X(r) => ("x registers", 64, (1..32).contains(&r)),
+                        UpsetPlace::F(r) => ("f registers", 64, r < 32),
+                        UpsetPlace::Pc => ("pc", 64, true),
+                    };
+                    if !ok {
+                        return Err(format!(
+                            "faults[{i}].params: {what}: x1-x31 or f0-f31 (x0 never changes)"
+                        ));
+                    }
+                    if bit >= bits {
+                        return Err(format!(
+                            "faults[{i}].params.bit: {bit}; {what} has bits 0-{}",
+                            bits - 1
+                        ));
+                    }
                 }
                 FaultKind::RtcStep { delta_s } if delta_s.unsigned_abs() > 100 * 365 * 86_400 => {
                     return Err(format!(

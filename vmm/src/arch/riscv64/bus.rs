@@ -10,6 +10,7 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
+use crate::faults::plan::UpsetPlace;
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -55,6 +56,9 @@ pub struct RvBus {
     pub now_ns: u64,
     /// Whether the hart runs (node faults stop it).
     pub power: Power,
+    /// Bits the fault events just fired flip (single-event upsets), for the machine to
+    /// apply to the hart before it runs on (see `machine::apply_upsets`).
+    pub upsets: Vec<(UpsetPlace, u8)>,
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -192,6 +196,10 @@ impl RvBus {
             (Effect::PowerOff(_), p) => p,
             (Effect::PowerOn, Power::Off) => Power::Booting,
             (Effect::PowerOn, p) => p,
+            (Effect::Upset(place, bit), p) => {
+                self.upsets.push((place, bit));
+                p
+            }
         };
     }
 }

@@ -401,6 +401,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             trace,
             now_ns: 0,
             power: state.power,
+            upsets: Vec::new(),
         },
         console,
         exits,
