@@ -14,21 +14,26 @@
 //! end_ms = 30000           # ... and before 30 s
 //! [[rule]]
 //! kind = "partition"       # partition loss delay duplicate reorder error latency bit-rot
-//!                          # rtc-step crash pause
+//!                          # rtc-step crash pause upset
 //! count = [0, 2]           # how many: drawn in [0, 2]
 //! duration_ms = [200, 2000]
 //! choices = ["both", "to-guest", "from-guest"]   # partition: directions; error: read write
-//!                          # any; crash: what unflushed writes do, lost torn kept
+//!                          # any; crash: what unflushed writes do, lost torn kept; upset:
+//!                          # where, ram x f pc
 //! [[rule]]
 //! kind = "loss"
 //! count = [1, 1]
 //! duration_ms = [100, 1000]
 //! value = [100000, 500000] # loss, duplicate, bit-rot: ppm; delay, latency, reorder: ns;
-//!                          # rtc-step: s; error: the n-th request fails (0: all of them)
+//!                          # rtc-step: s; error: the n-th request fails (0: all of them);
+//!                          # upset: a bit address (physical address x 8 + bit) for ram,
+//!                          # any range for x, f, pc (register and bit come from it)
 //! # crash: duration_ms is the time the machine stays off before it boots again
 //! ```
 
-use super::plan::{Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed};
+use super::plan::{
+    Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed, UpsetPlace,
+};
 use crate::error::{Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -108,7 +113,7 @@ fn default_duration() -> [u64; 2] {
     [100, 1_000]
 }
 
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 12] = [
     "partition",
     "loss",
     "delay",
@@ -120,6 +125,7 @@ const KINDS: [&str; 11] = [
     "rtc-step",
     "crash",
     "pause",
+    "upset",
 ];
 
 fn rule(
@@ -281,6 +287,7 @@ impl Profile {
                 "partition" => &["both", "to-guest", "from-guest"],
                 "error" => &["read", "write", "any"],
                 "crash" => &["lost", "torn", "kept"],
+                "upset" => &["ram", "x", "f", "pc"],
                 _ => &[],
             };
             if allowed.is_empty() && !r.choices.is_empty() {
@@ -358,6 +365,7 @@ impl Profile {
                         },
                     },
                     "pause" => FaultKind::Pause,
+                    "upset" => upset(pick, v),
                     _ => FaultKind::RtcStep { delta_s: value },
                 };
                 let missing = match kind.target() {
@@ -378,6 +386,21 @@ impl Profile {
         }
         plan.sort();
         plan
+    }
+}
+
+/// The upset a drawn `value` names: for RAM a bit address (physical address x 8 + bit),
+/// for a register its number and bit (x1-x31, f0-f31; the pc's bit).
+fn upset(pick: Option<&str>, v: u64) -> FaultKind {
+    let (place, bit) = match pick {
+        Some("x") => (UpsetPlace::X(1 + (v % 31) as u8), (v / 31) % 64),
+        Some("f") => (UpsetPlace::F((v % 32) as u8), (v / 32) % 64),
+        Some("pc") => (UpsetPlace::Pc, v % 64),
+        _ => (UpsetPlace::Ram(v / 8), v % 8),
+    };
+    FaultKind::Upset {
+        place,
+        bit: bit as u8,
     }
 }
 
@@ -464,5 +487,66 @@ mod tests {
         }
         let e = toml::from_str::<Profile>("[[rule]]\nkind = \"loss\"\ncolour = 1\n").unwrap_err();
         assert!(e.to_string().contains("colour"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod upset_tests {
+    use super::*;
+
+    /// An upset rule draws bits inside its bit-address range (RAM) or registers x1-x31,
+    /// the same for the same seed, and adding it shifts no other rule's faults.
+    #[test]
+    fn upset_rules_draw_places_from_their_own_stream() {
+        let base: Profile =
+            toml::from_str("[[rule]]\nkind = \"pause\"\ncount = [2, 2]\nduration_ms = [10, 20]\n")
+                .unwrap();
+        let with: Profile = toml::from_str(
+            "[[rule]]\nkind = \"pause\"\ncount = [2, 2]\nduration_ms = [10, 20]\n\
+             [[rule]]\nkind = \"upset\"\ncount = [50, 50]\nvalue = [17179869184, 17181966335]\n\
+             [[rule]]\nkind = \"upset\"\ncount = [20, 20]\nvalue = [0, 100000]\nchoices = [\"x\"]\n",
+        )
+        .unwrap();
+        with.check().unwrap();
+        let has = Targets {
+            disk: false,
+            node: true,
+        };
+        let a = with.draw(RunSeed(9), has);
+        a.check().unwrap();
+        assert_eq!(a, with.draw(RunSeed(9), has));
+        let mut ram = 0;
+        for f in &a.faults {
+            match f.kind {
+                FaultKind::Upset {
+                    place: UpsetPlace::Ram(addr),
+                    bit,
+                } => {
+                    ram += 1;
+                    assert!(
+                        (0x8000_0000..0x8004_0000).contains(&addr) && bit < 8,
+                        "{f:?}"
+                    );
+                }
+                FaultKind::Upset {
+                    place: UpsetPlace::X(r),
+                    bit,
+                } => assert!((1..32).contains(&r) && bit < 64),
+                FaultKind::Pause => {}
+                _ => panic!("{f:?}"),
+            }
+        }
+        assert_eq!(ram, 50);
+        let pauses = |p: &FaultPlan| {
+            p.faults
+                .iter()
+                .filter(|f| f.kind == FaultKind::Pause)
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pauses(&a), pauses(&base.draw(RunSeed(9), has)));
+        let bad: Profile =
+            toml::from_str("[[rule]]\nkind = \"upset\"\nchoices = [\"csr\"]\n").unwrap();
+        assert!(bad.check().is_err());
     }
 }
