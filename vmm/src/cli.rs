@@ -451,9 +451,10 @@ pub struct RunArgs {
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// Wait for gdb on ADDR (host:port) and run under it (riscv64): breakpoints,
-    /// watchpoints, stepping, reverse-stepi and reverse-continue, `monitor help`. The run
-    /// stays the run without gdb (same trace hash) unless gdb writes registers or memory.
+    /// Wait for gdb on ADDR (host:port) and run under it. riscv64: breakpoints,
+    /// watchpoints, stepping, reverse-stepi and reverse-continue, `monitor help`; x86-64
+    /// (booted guests): registers, memory, stepping, 4 breakpoints. The run stays the run
+    /// without gdb (same trace hash) unless gdb writes registers or memory.
     #[arg(long, value_name = "ADDR")]
     pub gdb: Option<String>,
     /// Write the disk as the guest left it durable (base plus flushed writes) to FILE.
