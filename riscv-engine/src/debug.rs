@@ -191,17 +191,30 @@ impl Hart {
 }
 
 impl Hart {
-    /// Flips bit `bit` (0-7) of the RAM byte at physical `addr` (a single-event upset):
-    /// the next instruction sees it, fetched code included (decoded and compiled code is
-    /// checked against memory again). An LR reservation is kept: radiation is not a store.
-    /// False when `addr` is not RAM.
-    pub fn flip_ram_bit(&mut self, addr: u64, bit: u8) -> bool {
-        let Some(off) = self.ram.offset(addr, 1) else {
-            return false;
-        };
-        let v = self.ram.read_at(off, 1);
-        self.ram.write_at(off, 1, v ^ (1 << (bit & 7)));
+    /// Flips the bits of `mask` in the RAM byte at physical `addr` (an upset): the next
+    /// instruction sees them, fetched code included (decoded and compiled code is checked
+    /// against memory again). An LR reservation is kept: radiation is not a store.
+    /// Returns the byte before and after; None when `addr` is not RAM.
+    pub fn flip_ram_bits(&mut self, addr: u64, mask: u8) -> Option<(u8, u8)> {
+        let off = self.ram.offset(addr, 1)?;
+        let v = self.ram.read_at(off, 1) as u8;
+        self.ram.write_at(off, 1, u64::from(v ^ mask));
         self.icache.uncheck_all();
-        true
+        Some((v, v ^ mask))
+    }
+}
+
+impl Hart {
+    /// Flips the bits of `mask` in CSR `csr` as if M-mode software wrote it (its write
+    /// rules and effects apply: WARL fields, TLB flushes). Returns the value before and
+    /// after; None when the hart has no such writable CSR.
+    pub fn flip_csr_bits(&mut self, csr: u16, mask: u64) -> Option<(u64, u64)> {
+        let before = self.debug_csr(csr)?;
+        let prv = self.prv;
+        self.prv = Priv::Machine;
+        let ok = self.csr_write(csr, before ^ mask).is_ok();
+        self.prv = prv;
+        self.irq_dirty = true;
+        ok.then(|| (before, self.debug_csr(csr).unwrap_or(before ^ mask)))
     }
 }

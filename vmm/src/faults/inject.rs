@@ -165,8 +165,8 @@ pub enum Effect {
     Pause,
     /// Let the CPU run again.
     Resume,
-    /// Flip a bit (a single-event upset).
-    Upset(super::plan::UpsetPlace, u8),
+    /// Flip `width` bits from a bit up (a single- or multi-bit upset).
+    Upset(super::plan::UpsetPlace, u8, u8),
 }
 
 fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
@@ -342,7 +342,7 @@ impl Injector {
                     FaultKind::RtcStep { delta_s } => Effect::RtcStep(delta_s),
                     FaultKind::Crash { unflushed } => Effect::PowerOff(unflushed),
                     FaultKind::Pause => Effect::Pause,
-                    FaultKind::Upset { place, bit } => Effect::Upset(place, bit),
+                    FaultKind::Upset { place, bit, width } => Effect::Upset(place, bit, width),
                     _ => Effect::None,
                 };
             }

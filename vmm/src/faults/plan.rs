@@ -108,12 +108,17 @@ pub enum FaultKind {
     /// move on (a VM pause, a long GC or swap storm); its interrupts wait for it.
     Pause,
     /// Node: a single-event upset (radiation): one bit of guest RAM or of a register flips
-    /// at the fault's time (instant), seen by the next instruction (riscv64).
+    /// at the fault's time (instant), seen by the next instruction (riscv64); with `width`
+    /// above 1, a multi-bit upset of that many adjacent bits from `bit` up.
     Upset {
-        /// Where the bit is: `{"ram": ADDR}`, `{"x": N}`, `{"f": N}` or `"pc"`.
+        /// Where the bits are: `{"ram": ADDR}`, `{"x": N}`, `{"f": N}`, `"pc"` or
+        /// `{"csr": NUMBER}`.
         place: UpsetPlace,
-        /// Which bit: 0-7 of a RAM byte, 0-63 of a register.
+        /// The lowest bit flipped: 0-7 of a RAM byte, 0-63 of a register.
         bit: u8,
+        /// How many adjacent bits flip (default 1), within the byte or register.
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        width: u8,
     },
 }
 
@@ -129,6 +134,26 @@ pub enum UpsetPlace {
     F(u8),
     /// The program counter.
     Pc,
+    /// A CSR by its number (those the hart has; others are traced as missed).
+    Csr(u16),
+}
+
+fn one() -> u8 {
+    1
+}
+
+fn is_one(w: &u8) -> bool {
+    *w == 1
+}
+
+impl UpsetPlace {
+    /// How many bits the place holds.
+    pub fn bits(self) -> u8 {
+        match self {
+            UpsetPlace::Ram(_) => 8,
+            _ => 64,
+        }
+    }
 }
 
 impl FaultKind {
@@ -246,22 +271,29 @@ impl FaultPlan {
                         "faults[{i}].params.nth: 0; the first matching request is 1"
                     ));
                 }
-                FaultKind::Upset { place, bit } => {
-                    let (what, bits, ok) = match place {
-                        UpsetPlace::Ram(_) => ("a RAM byte", 8, true),
-                        UpsetPlace::X(r) => ("x registers", 64, (1..32).contains(&r)),
-                        UpsetPlace::F(r) => ("f registers", 64, r < 32),
-                        UpsetPlace::Pc => ("pc", 64, true),
+                FaultKind::Upset { place, bit, width } => {
+                    let bits = place.bits();
+                    let (what, ok) = match place {
+                        UpsetPlace::Ram(_) => ("a RAM byte", true),
+                        UpsetPlace::X(r) => ("x registers", (1..32).contains(&r)),
+                        UpsetPlace::F(r) => ("f registers", r < 32),
+                        UpsetPlace::Pc => ("pc", true),
+                        UpsetPlace::Csr(c) => ("a CSR", c < 0x1000),
                     };
                     if !ok {
                         return Err(format!(
-                            "faults[{i}].params: {what}: x1-x31 or f0-f31 (x0 never changes)"
+                            "faults[{i}].params: {what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"
                         ));
                     }
                     if bit >= bits {
                         return Err(format!(
                             "faults[{i}].params.bit: {bit}; {what} has bits 0-{}",
                             bits - 1
+                        ));
+                    }
+                    if width == 0 || u16::from(bit) + u16::from(width) > u16::from(bits) {
+                        return Err(format!(
+                            "faults[{i}].params.width: {width} bits from bit {bit} do not fit {what} ({bits} bits)"
                         ));
                     }
                 }

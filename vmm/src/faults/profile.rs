@@ -401,6 +401,7 @@ fn upset(pick: Option<&str>, v: u64) -> FaultKind {
     FaultKind::Upset {
         place,
         bit: bit as u8,
+        width: 1,
     }
 }
 
@@ -521,6 +522,7 @@ mod upset_tests {
                 FaultKind::Upset {
                     place: UpsetPlace::Ram(addr),
                     bit,
+                    ..
                 } => {
                     ram += 1;
                     assert!(
@@ -531,6 +533,7 @@ mod upset_tests {
                 FaultKind::Upset {
                     place: UpsetPlace::X(r),
                     bit,
+                    ..
                 } => assert!((1..32).contains(&r) && bit < 64),
                 FaultKind::Pause => {}
                 _ => panic!("{f:?}"),

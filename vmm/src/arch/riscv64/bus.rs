@@ -58,7 +58,7 @@ pub struct RvBus {
     pub power: Power,
     /// Bits the fault events just fired flip (single-event upsets), for the machine to
     /// apply to the hart before it runs on (see `machine::apply_upsets`).
-    pub upsets: Vec<(UpsetPlace, u8)>,
+    pub upsets: Vec<(UpsetPlace, u8, u8)>,
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -196,8 +196,8 @@ impl RvBus {
             (Effect::PowerOff(_), p) => p,
             (Effect::PowerOn, Power::Off) => Power::Booting,
             (Effect::PowerOn, p) => p,
-            (Effect::Upset(place, bit), p) => {
-                self.upsets.push((place, bit));
+            (Effect::Upset(place, bit, width), p) => {
+                self.upsets.push((place, bit, width));
                 p
             }
         };

@@ -488,46 +488,40 @@ impl Machine for RvMachine {
 /// Flips the bits of the upsets the fault events just fired (single-event upsets): the
 /// next instruction sees them. Each is a trace line with the value before and after.
 pub(super) fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
-    for (place, bit) in std::mem::take(&mut bus.upsets) {
-        let mask = 1u64 << bit;
-        let (what, before, after) = match place {
-            UpsetPlace::Ram(addr) => {
-                let mut b = [0u8];
-                let ok = hart.debug_read(addr, &mut b, false) == 1 && hart.flip_ram_bit(addr, bit);
-                if !ok {
-                    bus.trace.event(
-                        now_ns,
-                        "upset",
-                        json!({ "ram": addr, "bit": bit, "missed": "not RAM" }),
-                    );
-                    continue;
-                }
-                (
-                    json!({ "ram": addr }),
-                    u64::from(b[0]),
-                    u64::from(b[0]) ^ mask,
-                )
-            }
+    for (place, bit, width) in std::mem::take(&mut bus.upsets) {
+        // The plan check keeps bit + width within the place's bits.
+        let mask = (u64::MAX >> (64 - u32::from(width.clamp(1, 64)))) << bit;
+        let flipped = match place {
+            UpsetPlace::Ram(addr) => hart
+                .flip_ram_bits(addr, mask as u8)
+                .map(|(b, a)| (json!({ "ram": addr }), u64::from(b), u64::from(a))),
             UpsetPlace::X(r) => {
                 let r = usize::from(r & 31).max(1);
                 hart.x[r] ^= mask;
-                (json!({ "x": r }), hart.x[r] ^ mask, hart.x[r])
+                Some((json!({ "x": r }), hart.x[r] ^ mask, hart.x[r]))
             }
             UpsetPlace::F(r) => {
                 let r = usize::from(r & 31);
                 hart.fp.f[r] ^= mask;
-                (json!({ "f": r }), hart.fp.f[r] ^ mask, hart.fp.f[r])
+                Some((json!({ "f": r }), hart.fp.f[r] ^ mask, hart.fp.f[r]))
             }
             UpsetPlace::Pc => {
                 hart.pc ^= mask;
-                (json!({ "pc": true }), hart.pc ^ mask, hart.pc)
+                Some((json!("pc"), hart.pc ^ mask, hart.pc))
+            }
+            UpsetPlace::Csr(c) => hart
+                .flip_csr_bits(c, mask)
+                .map(|(b, a)| (json!({ "csr": c }), b, a)),
+        };
+        let line = match flipped {
+            Some((at, before, after)) => {
+                json!({ "at": at, "bit": bit, "width": width, "before": before, "after": after })
+            }
+            None => {
+                json!({ "at": place, "bit": bit, "width": width, "missed": "no such RAM or CSR" })
             }
         };
-        bus.trace.event(
-            now_ns,
-            "upset",
-            json!({ "at": what, "bit": bit, "before": before, "after": after }),
-        );
+        bus.trace.event(now_ns, "upset", line);
     }
 }
 
@@ -628,8 +622,12 @@ mod tests {
         }
         let plan: FaultPlan = serde_json::from_str(&format!(
             r#"{{"faults":[{{"at_ns":{AT_NS},"target":"node","kind":"upset","params":{{"place":{{"ram":{ADDR}}},"bit":3}}}},
-                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"f":5}},"bit":62}}}}]}}"#,
-            AT_NS + 1_000_000
+                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"f":5}},"bit":62}}}},
+                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"ram":{ADDR}}},"bit":5,"width":3}}}},
+                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"csr":832}},"bit":4,"width":2}}}}]}}"#,
+            AT_NS + 1_000_000,
+            AT_NS + 1_500_000,
+            AT_NS + 1_500_000
         ))
         .expect("a plan with upsets");
         assert_eq!(plan.check(), Ok(()));
@@ -656,6 +654,11 @@ mod tests {
             let f5 = m.engine.hart.fp.f[5];
             upto(&mut m, AT_NS + 1_000_000);
             assert_eq!(m.engine.hart.fp.f[5], f5 ^ (1 << 62));
+            // A multi-bit upset (bits 5-7) and two bits of mscratch (0x340).
+            let (b, mscratch) = (byte(&m), m.engine.hart.debug_csr(0x340).unwrap());
+            upto(&mut m, AT_NS + 1_500_000);
+            assert_eq!(byte(&m), b ^ 0b1110_0000);
+            assert_eq!(m.engine.hart.debug_csr(0x340), Some(mscratch ^ 0b11_0000));
             upto(&mut m, AT_NS + 2_000_000);
             m.bus.trace.hash_hex()
         };
@@ -664,6 +667,9 @@ mod tests {
             r#"{"place":{"x":0},"bit":1}"#,
             r#"{"place":{"ram":0},"bit":8}"#,
             r#"{"place":"pc","bit":64}"#,
+            r#"{"place":{"ram":0},"bit":6,"width":3}"#,
+            r#"{"place":{"x":3},"bit":0,"width":0}"#,
+            r#"{"place":{"csr":4096},"bit":0}"#,
         ] {
             let plan: FaultPlan = serde_json::from_str(&format!(
                 r#"{{"faults":[{{"at_ns":1,"target":"node","kind":"upset","params":{bad}}}]}}"#
