@@ -13,9 +13,7 @@
 use crate::bus::{Bus, NoDevices};
 use crate::csr::{addr, mstatus, Priv};
 use crate::hart::Hart;
-use crate::icache::ICache;
-use crate::predecode::Kind;
-use crate::trap::{Flow, Stop};
+use crate::trap::Stop;
 
 /// Most breakpoints a hart holds (a debugger sets a handful).
 pub const MAX_BREAKPOINTS: usize = 256;
@@ -52,24 +50,7 @@ impl Hart {
                 if self.breakpoints.binary_search(&pc).is_ok() {
                     return Stop::Breakpoint;
                 }
-                let e = &self.icache.entries[ICache::slot(pc)];
-                if e.pc == pc
-                    && e.generation == self.icache.generation
-                    && e.prv == self.prv
-                    && e.checked == self.icache.fence
-                    && e.op.kind != Kind::Slow
-                {
-                    let op = e.op;
-                    let len = u64::from(e.len);
-                    self.cycles += 1;
-                    match self.exec_fast(bus, &op, len) {
-                        Ok(Flow::Next) => {
-                            self.pc = pc.wrapping_add(len);
-                            self.instret += 1;
-                        }
-                        Ok(_) => self.instret += 1,
-                        Err(t) => self.take_trap(t.cause, t.tval),
-                    }
+                if self.exec_cached(bus, pc).is_some() {
                     continue;
                 }
                 if let Some(stop) = self.step(bus) {
@@ -82,22 +63,11 @@ impl Hart {
     /// CSR `csr` as the hart holds it, whatever the privilege level (None: wio's hart
     /// has no such CSR). The external interrupt line reads low in mip/sip.
     pub fn debug_csr(&self, csr: u16) -> Option<u64> {
-        let fp = || match csr {
-            addr::FFLAGS => Some(u64::from(self.fp.fflags)),
-            addr::FRM => Some(u64::from(self.fp.frm)),
-            addr::FCSR => Some(u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5)),
-            _ => None,
-        };
-        if let Some(v) = fp() {
-            return Some(v);
-        }
         match csr {
-            addr::CYCLE | addr::MCYCLE => return Some(self.cycles),
-            addr::TIME => return Some(self.time()),
-            addr::INSTRET | addr::MINSTRET => return Some(self.instret),
-            _ => {}
+            // Read even while the FPU is off, which M-mode software could not.
+            addr::FFLAGS | addr::FRM | addr::FCSR => Some(self.fp_csr(csr)),
+            _ => self.csr_read_at(csr, &NoDevices, Priv::Machine).ok(),
         }
-        self.csr_read_at(csr, &NoDevices, Priv::Machine).ok()
     }
 
     /// Translates virtual `va` as a data access at the current privilege would (Sv39 or

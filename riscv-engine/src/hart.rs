@@ -287,6 +287,41 @@ impl Hart {
         }
     }
 
+    /// Executes the instruction at `pc` when the decoded-instruction cache holds it as a
+    /// fast one: Some(true) when it fell through to the next instruction, Some(false)
+    /// after a jump or a trap (fast ops never stop the run loop); None when it must take
+    /// the slow path ([`Hart::step`]).
+    #[inline(always)]
+    pub(crate) fn exec_cached(&mut self, bus: &mut dyn Bus, pc: u64) -> Option<bool> {
+        let e = &self.icache.entries[ICache::slot(pc)];
+        if e.pc != pc
+            || e.generation != self.icache.generation
+            || e.prv != self.prv
+            || e.checked != self.icache.fence
+            || e.op.kind == Kind::Slow
+        {
+            return None;
+        }
+        let op = e.op;
+        let len = u64::from(e.len);
+        self.cycles += 1;
+        Some(match self.exec_fast(bus, &op, len) {
+            Ok(Flow::Next) => {
+                self.pc = pc.wrapping_add(len);
+                self.instret += 1;
+                true
+            }
+            Ok(_) => {
+                self.instret += 1;
+                false
+            }
+            Err(t) => {
+                self.take_trap(t.cause, t.tval);
+                false
+            }
+        })
+    }
+
     /// The run loop's step between chunks: None when the clock reached `until_cycles` or
     /// the bus's next device event; else takes a pending interrupt and returns where the
     /// chunk ends: exactly where the timer fires, so the timer interrupt lands on the same
@@ -382,30 +417,12 @@ impl Hart {
                         b.fence = 0;
                     }
                 }
-                sequential = false;
                 // Fast path: a cached, pre-decoded common instruction.
-                let e = &self.icache.entries[ICache::slot(pc)];
-                if e.pc == pc
-                    && e.generation == self.icache.generation
-                    && e.prv == self.prv
-                    && e.checked == self.icache.fence
-                    && e.op.kind != Kind::Slow
-                {
-                    let op = e.op;
-                    let len = u64::from(e.len);
-                    self.cycles += 1;
-                    match self.exec_fast(bus, &op, len) {
-                        Ok(Flow::Next) => {
-                            self.pc = pc.wrapping_add(len);
-                            self.instret += 1;
-                            sequential = true;
-                        }
-                        // Fast ops only continue or jump; they never stop the loop.
-                        Ok(_) => self.instret += 1,
-                        Err(t) => self.take_trap(t.cause, t.tval),
-                    }
+                if let Some(fell_through) = self.exec_cached(bus, pc) {
+                    sequential = fell_through;
                     continue;
                 }
+                sequential = false;
                 if let Some(stop) = self.step(bus) {
                     return stop;
                 }

@@ -26,11 +26,21 @@ impl Hart {
         }
     }
 
-    fn counter_allowed(&self, bit: u64) -> bool {
-        match self.prv {
+    /// Whether software at `prv` may read counter `bit` (cycle 1, time 2, instret 4).
+    fn counter_allowed(&self, prv: Priv, bit: u64) -> bool {
+        match prv {
             Priv::Machine => true,
             Priv::Supervisor => self.mcounteren & bit != 0,
             Priv::User => self.mcounteren & bit != 0 && self.scounteren & bit != 0,
+        }
+    }
+
+    /// fflags, frm or fcsr (`csr` is one of them).
+    pub(crate) fn fp_csr(&self, csr: u16) -> u64 {
+        match csr {
+            addr::FFLAGS => u64::from(self.fp.fflags),
+            addr::FRM => u64::from(self.fp.frm),
+            _ => u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5),
         }
     }
 
@@ -47,12 +57,10 @@ impl Hart {
         }
         let v = match csr {
             addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
-            addr::FFLAGS => u64::from(self.fp.fflags),
-            addr::FRM => u64::from(self.fp.frm),
-            addr::FCSR => u64::from(self.fp.fflags) | (u64::from(self.fp.frm) << 5),
-            addr::CYCLE if self.counter_allowed(1) => self.cycles,
-            addr::TIME if self.counter_allowed(2) => self.time(),
-            addr::INSTRET if self.counter_allowed(4) => self.instret,
+            addr::FFLAGS | addr::FRM | addr::FCSR => self.fp_csr(csr),
+            addr::CYCLE if self.counter_allowed(prv, 1) => self.cycles,
+            addr::TIME if self.counter_allowed(prv, 2) => self.time(),
+            addr::INSTRET if self.counter_allowed(prv, 4) => self.instret,
             addr::SSTATUS => self.sstatus_sd(self.mstatus & mstatus::SSTATUS_MASK),
             addr::SIE => self.mie & self.mideleg,
             addr::STVEC => self.stvec,
