@@ -11,37 +11,21 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "common/envelope.rs"]
-mod envelope;
-use envelope::envelope;
+#[path = "common/snapshot.rs"]
+mod snapshot;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use wio::faults::plan::{FaultPlan, Targets};
 use wio::faults::profile::Profile;
-
-/// Snapshot files (machine and world, raw and in a valid envelope) decoded over the
-/// whole fuzzing run (printed every 2^18).
-static SNAPSHOTS: AtomicU64 = AtomicU64::new(0);
 
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, body)) = data.split_first() else {
         return;
     };
-    if matches!(kind % 10, 0 | 1 | 8 | 9) {
-        let n = SNAPSHOTS.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % (1 << 18) == 0 {
-            eprintln!("files: {n} snapshot files decoded");
-        }
-    }
-    let path = Path::new("fuzz.input");
     let text = std::str::from_utf8(body).ok();
     match kind % 10 {
-        0 => {
-            let _ = wio::snapshot::Snapshot::decode(path, body);
-        }
-        1 => {
-            let _ = wio::world::snapshot::decode(path, body);
-        }
+        // Raw machine and world snapshots (and, 8 and 9, their bodies in an envelope).
+        0 | 1 => snapshot::decode("files", kind % 10, body),
+        8 | 9 => snapshot::decode("files", kind % 10 - 6, body),
         2 => {
             if let Some(t) = text {
                 let _ = wio::trace::verify(t);
@@ -76,22 +60,10 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        7 => {
+        _ => {
             if let Some(t) = text {
                 let _ = serde_json::from_str::<wio::world::faults::WorldPlan>(t);
             }
-        }
-        8 => {
-            let f = envelope(wio::snapshot::MAGIC, wio::snapshot::FORMAT_VERSION, body);
-            let _ = wio::snapshot::Snapshot::decode(path, &f);
-        }
-        _ => {
-            let f = envelope(
-                wio::snapshot::WORLD_MAGIC,
-                wio::world::snapshot::FORMAT_VERSION,
-                body,
-            );
-            let _ = wio::world::snapshot::decode(path, &f);
         }
     }
 });

@@ -9,43 +9,12 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-#[path = "common/envelope.rs"]
-mod envelope;
-use envelope::envelope;
-
-/// Snapshot files decoded over the whole fuzzing run (printed every 2^18).
-static DECODED: AtomicU64 = AtomicU64::new(0);
+#[path = "common/snapshot.rs"]
+mod snapshot;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&kind, body)) = data.split_first() else {
-        return;
-    };
-    let n = DECODED.fetch_add(1, Ordering::Relaxed) + 1;
-    if n % (1 << 18) == 0 {
-        eprintln!("snapshots: {n} snapshot files decoded");
-    }
-    let path = Path::new("fuzz.snap");
-    match kind % 4 {
-        0 => {
-            let _ = wio::snapshot::Snapshot::decode(path, body);
-        }
-        1 => {
-            let _ = wio::world::snapshot::decode(path, body);
-        }
-        2 => {
-            let f = envelope(wio::snapshot::MAGIC, wio::snapshot::FORMAT_VERSION, body);
-            let _ = wio::snapshot::Snapshot::decode(path, &f);
-        }
-        _ => {
-            let f = envelope(
-                wio::snapshot::WORLD_MAGIC,
-                wio::world::snapshot::FORMAT_VERSION,
-                body,
-            );
-            let _ = wio::world::snapshot::decode(path, &f);
-        }
+    if let Some((&mode, body)) = data.split_first() {
+        snapshot::decode("snapshots", mode, body);
     }
 });

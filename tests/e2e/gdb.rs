@@ -10,10 +10,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, scratch, wio, wio_bin};
 
-/// The address of `sym` (of type `kind`) in the System.map the guest manifest names
-/// under `key`.
-fn symbol(key: &str, kind: &str, sym: &str) -> Option<u64> {
-    let map = std::fs::read_to_string(riscv_guest_artifact(key)?).ok()?;
+/// The address of `sym` (of type `kind`) in the System.map at `map`.
+fn symbol(map: Option<&Path>, kind: &str, sym: &str) -> Option<u64> {
+    let map = std::fs::read_to_string(map?).ok()?;
     map.lines()
         .find_map(|l| l.strip_suffix(&format!(" {kind} {sym}")))
         .and_then(|a| u64::from_str_radix(a, 16).ok())
@@ -131,10 +130,10 @@ fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
     if !have_gdb("gdb test") {
         return;
     }
-    let map = "RISCV64_DEBIAN_SYSTEM_MAP";
+    let map = riscv_guest_artifact("RISCV64_DEBIAN_SYSTEM_MAP");
     let (Some(start_kernel), Some(jiffies)) = (
-        symbol(map, "T", "start_kernel"),
-        symbol(map, "D", "jiffies"),
+        symbol(map.as_deref(), "T", "start_kernel"),
+        symbol(map.as_deref(), "D", "jiffies"),
     ) else {
         eprintln!("SKIPPED: gdb test: no RISCV64_DEBIAN_SYSTEM_MAP with start_kernel and jiffies (images/riscv64-debian-symbols.sh could not fetch it)");
         return;
@@ -317,16 +316,11 @@ fn gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same() {
     if !have_gdb("gdb world test") {
         return;
     }
-    let image = riscv_guest_artifact("RISCV64_SMALL_IMAGE");
-    let map = image.and_then(|i| std::fs::read_to_string(i.with_file_name("System.map")).ok());
-    let find = |kind: &str, sym: &str| {
-        map.as_deref()?
-            .lines()
-            .find_map(|l| l.strip_suffix(&format!(" {kind} {sym}")))
-            .and_then(|a| u64::from_str_radix(a, 16).ok())
-    };
-    let (Some(start_kernel), Some(jiffies)) = (find("T", "start_kernel"), find("D", "jiffies"))
-    else {
+    let map = riscv_guest_artifact("RISCV64_SMALL_IMAGE").map(|i| i.with_file_name("System.map"));
+    let (Some(start_kernel), Some(jiffies)) = (
+        symbol(map.as_deref(), "T", "start_kernel"),
+        symbol(map.as_deref(), "D", "jiffies"),
+    ) else {
         eprintln!("SKIPPED: gdb world test: no System.map next to the small kernel");
         return;
     };

@@ -107,6 +107,15 @@ where
     }
 }
 
+/// What gdb hears when the run ended: the guest's status, or wio's exit code for the
+/// error that ended it (both as the low byte gdb takes).
+pub fn exited(outcome: &Result<u32>) -> SingleThreadStopReason<u64> {
+    SingleThreadStopReason::Exited(match outcome {
+        Ok(s) => (*s).min(255) as u8,
+        Err(e) => e.exit_code().clamp(0, 255) as u8,
+    })
+}
+
 /// gdb asked to resume with a signal: wio delivers none to the guest.
 pub fn no_signal(signal: Option<Signal>) -> Result<()> {
     match signal {

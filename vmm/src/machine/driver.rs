@@ -52,6 +52,31 @@ fn due_snapshot(
     Some(SnapshotAt::Console(text).describe())
 }
 
+/// How a step boundary of a run without snapshot points (a debugger's) came out.
+pub enum Boundary {
+    /// The run ends here: its outcome, and the `--until` text it stopped at, if that ended it.
+    Ended(Result<u32>, Option<String>),
+    /// The run goes on.
+    Goes,
+}
+
+/// Whether `stop` ends the run as `wio run` decides: at the `--until` line (a success,
+/// winning over the guest's own end), at the guest's end, or at the time limit.
+pub fn boundary(stop: Stop, cfg: &RunConfig, m: &mut dyn Machine) -> Boundary {
+    let at_until = cfg.until.clone().filter(|u| m.console().take_hit(u));
+    match stop {
+        _ if at_until.is_some() => Boundary::Ended(Ok(0), at_until),
+        Stop::End(outcome) => Boundary::Ended(outcome, None),
+        Stop::Limit => Boundary::Ended(
+            Err(WioError::TimeLimit {
+                limit_ns: cfg.max_virtual_ns,
+            }),
+            None,
+        ),
+        Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => Boundary::Goes,
+    }
+}
+
 /// Runs `m` to its end, taking the snapshots `cfg.snapshots` asks for on the way and
 /// stopping at `cfg.until`'s console text. A snapshot that cannot be taken or written
 /// ends the run with that error (the summary still comes).

@@ -46,6 +46,13 @@ impl RiscvEngine {
         }
     }
 
+    /// Whether the engine is at the position or past the clock cycle a debugger asked
+    /// it to stop at.
+    fn pause_due(&self) -> bool {
+        self.pause_at.is_some_and(|p| self.executed >= p)
+            || self.pause_cycle.is_some_and(|c| self.hart.cycles() >= c)
+    }
+
     /// Virtual time now.
     pub fn now(&self) -> VirtualTime {
         clock::now(&self.clock, &self.hart)
@@ -97,19 +104,15 @@ impl CpuEngine for RiscvEngine {
             clock: self.clock,
         };
         loop {
+            if self.pause_due() {
+                self.at_breakpoint = false;
+                return Ok(Exit::Debug);
+            }
             let mut until = self.until_cycles;
             if let Some(p) = self.pause_at {
-                if self.executed >= p {
-                    self.at_breakpoint = false;
-                    return Ok(Exit::Debug);
-                }
                 until = until.min(self.hart.cycles().saturating_add(p - self.executed));
             }
             if let Some(c) = self.pause_cycle {
-                if self.hart.cycles() >= c {
-                    self.at_breakpoint = false;
-                    return Ok(Exit::Debug);
-                }
                 until = until.min(c);
             }
             // Resuming from a breakpoint: its instruction runs alone, with none set.
@@ -129,10 +132,8 @@ impl CpuEngine for RiscvEngine {
             }
             return Ok(match stop {
                 Stop::Budget => {
-                    let paused = self.pause_at.is_some_and(|p| self.executed >= p)
-                        || self.pause_cycle.is_some_and(|c| self.hart.cycles() >= c);
                     let deadline = self.until_cycles.min(bus.next_event_cycle());
-                    if (over || paused) && self.hart.cycles() < deadline {
+                    if (over || self.pause_due()) && self.hart.cycles() < deadline {
                         // Stepped over the breakpoint, or at the position asked for: the
                         // loop's top decides.
                         continue;

@@ -9,9 +9,10 @@
 use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
 use crate::error::{Result, WioError};
-use crate::gdb::{no_signal, refused, Debuggee, Ran};
+use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
 use crate::machine::console::Console;
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
+use crate::snapshot::plan::parse_duration_ns;
 use crate::snapshot::Snapshot;
 use gdbstub::arch::{Arch, RegId, Registers};
 use gdbstub::common::Signal;
@@ -278,7 +279,12 @@ impl RvTarget {
                 self.where_(out);
             }
             ["seek", what] => {
-                match parse_time_ns(what) {
+                // A unit (ns, us, ms, s) makes it a time; a bare number counts instructions.
+                let time = what
+                    .ends_with('s')
+                    .then(|| parse_duration_ns(what))
+                    .flatten();
+                match time {
                     Some(ns) => self.d.seek_time(ns)?,
                     None => self.d.seek_instret(parse_u64(what)?)?,
                 };
@@ -338,15 +344,6 @@ fn parse_u64(s: &str) -> Result<u64> {
     s.replace('_', "")
         .parse()
         .map_err(|_| WioError::Usage(format!("{s:?} is not a number")))
-}
-
-/// "1.5s", "20ms", "300us", "1000ns" in ns.
-fn parse_time_ns(s: &str) -> Option<u64> {
-    let (num, unit) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
-        .iter()
-        .find_map(|(suffix, scale)| s.strip_suffix(suffix).map(|n| (n, *scale)))?;
-    let v: f64 = num.parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| (v * unit).round() as u64)
 }
 
 impl Target for RvTarget {
@@ -717,15 +714,8 @@ impl Machine for GdbNode {
                 }
                 WorldRun::Boundary(stop) => {
                     if let Stop::End(outcome) = &stop {
-                        let code = match outcome {
-                            Ok(s) => (*s).min(255) as u8,
-                            Err(e) => e.exit_code().clamp(0, 255) as u8,
-                        };
                         if let Some(GdbStubStateMachine::Running(g)) = self.gdb.take() {
-                            let _ = g.report_stop(
-                                &mut self.target,
-                                SingleThreadStopReason::Exited(code),
-                            );
+                            let _ = g.report_stop(&mut self.target, exited(outcome));
                         }
                         return stop;
                     }

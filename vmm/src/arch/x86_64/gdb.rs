@@ -9,8 +9,9 @@
 use super::kvm::MAX_HW_BREAKPOINTS;
 use super::machine::X86Machine;
 use crate::error::{Result, WioError};
-use crate::gdb::{no_signal, refused, Debuggee, Ran};
-use crate::machine::{Machine, RunConfig, RunResult, Stop};
+use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
+use crate::machine::driver::{boundary, Boundary};
+use crate::machine::{Machine, RunConfig, RunResult};
 use gdbstub::common::Signal;
 use gdbstub::stub::SingleThreadStopReason;
 use gdbstub::target::ext::base::singlethread::{
@@ -63,25 +64,9 @@ impl X86Target {
                     Halt::Breakpoint
                 });
             }
-            let at_until = self
-                .cfg
-                .until
-                .clone()
-                .filter(|u| self.m.console().take_hit(u));
-            match stop {
-                _ if at_until.is_some() => {
-                    self.until_hit = at_until;
-                    self.ended = Some(Ok(0));
-                }
-                Stop::End(o) => self.ended = Some(o),
-                Stop::Limit => {
-                    self.ended = Some(Err(WioError::TimeLimit {
-                        limit_ns: self.cfg.max_virtual_ns,
-                    }))
-                }
-                Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
-            }
-            if self.ended.is_some() {
+            if let Boundary::Ended(outcome, until) = boundary(stop, &self.cfg, self.m.as_mut()) {
+                self.until_hit = until;
+                self.ended = Some(outcome);
                 return Ok(Halt::Ended);
             }
             if step {
@@ -286,14 +271,10 @@ impl Debuggee for X86Target {
             Halt::Breakpoint => SingleThreadStopReason::HwBreak(()),
             Halt::Stepped => SingleThreadStopReason::DoneStep,
             Halt::Interrupted => return Ok(Ran::Interrupted),
-            Halt::Ended => {
-                let code = match self.ended.as_ref() {
-                    Some(Ok(s)) => (*s).min(255) as u8,
-                    Some(Err(e)) => e.exit_code().clamp(0, 255) as u8,
-                    None => 0,
-                };
-                SingleThreadStopReason::Exited(code)
-            }
+            Halt::Ended => match self.ended.as_ref() {
+                Some(outcome) => exited(outcome),
+                None => SingleThreadStopReason::Exited(0),
+            },
         }))
     }
 }

@@ -17,6 +17,7 @@ use super::snapshot::{restore, RvLoaded};
 use crate::error::{Result, WioError};
 use crate::faults::FaultSource;
 use crate::machine::console::Echo;
+use crate::machine::driver::{boundary, Boundary};
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
 use crate::trace::SharedLog;
 use std::collections::BTreeSet;
@@ -63,6 +64,19 @@ struct Watch {
     phys: u64,
     /// The bytes last seen.
     last: Vec<u8>,
+}
+
+impl Watch {
+    /// Reads the watched bytes; whether they changed since last looked at (the new
+    /// bytes become the ones looked at).
+    fn look(&mut self, hart: &wio_riscv::Hart) -> bool {
+        let mut now = vec![0; self.len as usize];
+        if hart.debug_read(self.phys, &mut now, false) != now.len() || now == self.last {
+            return false;
+        }
+        self.last = now;
+        true
+    }
 }
 
 /// The machine at a past position, ready to restore.
@@ -191,11 +205,6 @@ impl RvDebugger {
         }
     }
 
-    /// Whether this is a world's node (no reverse execution).
-    pub fn in_world(&self) -> bool {
-        self.world
-    }
-
     /// The machine (a world's node, to finish it the world's way).
     pub fn machine_mut(&mut self) -> &mut RvMachine {
         &mut self.m
@@ -219,20 +228,10 @@ impl RvDebugger {
     /// variable, or (`step`) after one instruction. `stops`: breakpoints and watchpoints
     /// are in force (gdb resumed); else it runs freely (gdb detached).
     pub fn run_in_world(&mut self, limit: VirtualTime, step: bool, stops: bool) -> WorldRun {
-        let breaks: Vec<u64> = if stops {
-            self.sw_breaks.union(&self.hw_breaks).copied().collect()
-        } else {
-            Vec::new()
-        };
-        let watching = stops && !self.watches.is_empty();
-        self.m.engine.hart.set_breakpoints(&breaks);
+        let watching = self.arm(stops);
         let target = step.then(|| self.position() + 1);
         loop {
-            let pos = self.position();
-            self.m.engine.pause_at = match (target, watching) {
-                (t, true) => Some(t.unwrap_or(u64::MAX).min(pos + 1)),
-                (t, false) => t,
-            };
+            self.pause_for(target, watching);
             let stop = self.m.run_until(limit);
             self.m.engine.pause_at = None;
             if self.m.debug_paused {
@@ -257,6 +256,28 @@ impl RvDebugger {
             }
             return WorldRun::Boundary(stop);
         }
+    }
+
+    /// Puts the breakpoints in force on the hart (`stops`), or none; returns whether
+    /// watchpoints are watched (the machine then runs one instruction at a time).
+    fn arm(&mut self, stops: bool) -> bool {
+        let breaks: Vec<u64> = if stops {
+            self.sw_breaks.union(&self.hw_breaks).copied().collect()
+        } else {
+            Vec::new()
+        };
+        self.m.engine.hart.set_breakpoints(&breaks);
+        stops && !self.watches.is_empty()
+    }
+
+    /// Where the engine pauses next: at `target`, and after every instruction while
+    /// `watching`.
+    fn pause_for(&mut self, target: Option<u64>, watching: bool) {
+        let next = self.position() + 1;
+        self.m.engine.pause_at = match (target, watching) {
+            (t, true) => Some(t.unwrap_or(u64::MAX).min(next)),
+            (t, false) => t,
+        };
     }
 
     /// A world's node resumes from where gdb stopped it: the instruction under a
@@ -320,20 +341,16 @@ impl RvDebugger {
     /// Adds (`on`) or removes a breakpoint at virtual `pc`; `hw` says which list
     /// (both stop the same way). False when no more fit.
     pub fn set_breakpoint(&mut self, pc: u64, hw: bool, on: bool) -> bool {
+        let full = self.sw_breaks.len() + self.hw_breaks.len() >= wio_riscv::debug::MAX_BREAKPOINTS;
+        if on && full {
+            return false;
+        }
         let set = if hw {
             &mut self.hw_breaks
         } else {
             &mut self.sw_breaks
         };
         if on {
-            if self.sw_breaks.len() + self.hw_breaks.len() >= wio_riscv::debug::MAX_BREAKPOINTS {
-                return false;
-            }
-            let set = if hw {
-                &mut self.hw_breaks
-            } else {
-                &mut self.sw_breaks
-            };
             set.insert(pc);
         } else {
             set.remove(&pc);
@@ -386,9 +403,7 @@ impl RvDebugger {
         let hart = &self.m.engine.hart;
         let mut hit = None;
         for w in &mut self.watches {
-            let mut now = vec![0; w.len as usize];
-            if hart.debug_read(w.phys, &mut now, false) == now.len() && now != w.last {
-                w.last = now;
+            if w.look(hart) {
                 hit.get_or_insert(w.addr);
             }
         }
@@ -399,10 +414,7 @@ impl RvDebugger {
     fn refresh_watches(&mut self) {
         let hart = &self.m.engine.hart;
         for w in &mut self.watches {
-            let mut now = vec![0; w.len as usize];
-            if hart.debug_read(w.phys, &mut now, false) == now.len() {
-                w.last = now;
-            }
+            w.look(hart);
         }
     }
 
@@ -415,14 +427,8 @@ impl RvDebugger {
         stops: bool,
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Halt> {
-        let breaks: Vec<u64> = if stops {
-            self.sw_breaks.union(&self.hw_breaks).copied().collect()
-        } else {
-            Vec::new()
-        };
-        let watching = stops && !self.watches.is_empty();
+        let watching = self.arm(stops);
         let report_before = !self.scanning;
-        self.m.engine.hart.set_breakpoints(&breaks);
         self.m.engine.step_over_break = true;
         let mut steps = 0u64;
         let halt = loop {
@@ -433,10 +439,7 @@ impl RvDebugger {
             if target.is_some_and(|t| pos >= t) {
                 break Halt::Reached;
             }
-            self.m.engine.pause_at = match (target, watching) {
-                (t, true) => Some(t.unwrap_or(u64::MAX).min(pos + 1)),
-                (t, false) => t,
-            };
+            self.pause_for(target, watching);
             let stop = self.m.run_until(self.limit);
             self.note_progress();
             if self.m.debug_paused {
@@ -487,24 +490,12 @@ impl RvDebugger {
     /// What the run driver does at a step boundary: the run's end, its limit and
     /// `--until` text, and a checkpoint when one is due.
     fn after_step(&mut self, stop: Stop) -> Result<()> {
-        let at_until = self
-            .plan
-            .cfg
-            .until
-            .clone()
-            .filter(|u| self.m.console.take_hit(u));
-        match stop {
-            _ if at_until.is_some() => {
-                self.until_hit = at_until;
-                self.ended = Some(Ok(0));
+        match boundary(stop, &self.plan.cfg, self.m.as_mut()) {
+            Boundary::Ended(outcome, until) => {
+                self.until_hit = until;
+                self.ended = Some(outcome);
             }
-            Stop::End(outcome) => self.ended = Some(outcome),
-            Stop::Limit => {
-                self.ended = Some(Err(WioError::TimeLimit {
-                    limit_ns: self.plan.cfg.max_virtual_ns,
-                }))
-            }
-            Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {
+            Boundary::Goes => {
                 let pos = self.position();
                 let last = self.checkpoints.last().map_or(0, |c| c.executed);
                 let before = self.checkpoints[self.checkpoint_before(pos)].executed;
@@ -596,19 +587,27 @@ impl RvDebugger {
 
     /// The last checkpoint at or before position `pos`.
     fn checkpoint_before(&self, pos: u64) -> usize {
-        self.checkpoints
-            .iter()
-            .rposition(|c| c.executed <= pos)
-            .unwrap_or(0)
+        self.last_checkpoint(|c| c.executed <= pos)
     }
 
-    /// Moves to position `pos` exactly (back through a checkpoint, or forward).
-    pub fn seek(&mut self, pos: u64) -> Result<Halt> {
+    /// The last checkpoint for which `before` holds (the first when none does).
+    fn last_checkpoint(&self, before: impl Fn(&Checkpoint) -> bool) -> usize {
+        self.checkpoints.iter().rposition(before).unwrap_or(0)
+    }
+
+    /// Refuses to move a world's node (it cannot go back alone).
+    fn movable(&self) -> Result<()> {
         if self.world {
             return Err(WioError::Usage(
                 "a world's node cannot be moved alone: seek is for `wio run --gdb`".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Moves to position `pos` exactly (back through a checkpoint, or forward).
+    pub fn seek(&mut self, pos: u64) -> Result<Halt> {
+        self.movable()?;
         if pos < self.position() || self.ended.is_some() {
             self.restore(self.checkpoint_before(pos))?;
         }
@@ -620,16 +619,9 @@ impl RvDebugger {
 
     /// Moves to the first position where `instret` instructions have retired.
     pub fn seek_instret(&mut self, instret: u64) -> Result<Halt> {
-        if self.world {
-            return self.seek(0);
-        }
+        self.movable()?;
         if instret < self.instret() || self.ended.is_some() {
-            let i = self
-                .checkpoints
-                .iter()
-                .rposition(|c| c.instret <= instret)
-                .unwrap_or(0);
-            self.restore(i)?;
+            self.restore(self.last_checkpoint(|c| c.instret <= instret))?;
         }
         loop {
             let have = self.instret();
@@ -649,16 +641,9 @@ impl RvDebugger {
     /// Moves to the first position at or after virtual time `ns` (an idle machine
     /// jumps over it: the position after the jump).
     pub fn seek_time(&mut self, ns: u64) -> Result<Halt> {
-        if self.world {
-            return self.seek(0);
-        }
+        self.movable()?;
         if ns < self.now().as_ns() || self.ended.is_some() {
-            let i = self
-                .checkpoints
-                .iter()
-                .rposition(|c| c.virtual_ns <= ns)
-                .unwrap_or(0);
-            self.restore(i)?;
+            self.restore(self.last_checkpoint(|c| c.virtual_ns <= ns))?;
         }
         if self.now().as_ns() >= ns {
             return Ok(Halt::Reached);
@@ -676,11 +661,9 @@ impl RvDebugger {
 
     /// One instruction back (`reverse-stepi`).
     pub fn reverse_step(&mut self) -> Result<Halt> {
-        if self.checkpoints.is_empty() {
-            return Ok(Halt::HistoryStart);
-        }
         let pos = self.position();
-        if pos <= self.checkpoints.first().map_or(0, |c| c.executed) {
+        // No history (a world's node), or at its start.
+        if self.checkpoints.first().is_none_or(|c| pos <= c.executed) {
             return Ok(Halt::HistoryStart);
         }
         self.seek(pos - 1)?;
@@ -757,9 +740,10 @@ impl RvDebugger {
         };
         let cfg = self.plan.cfg.clone();
         let until = self.until_hit.clone();
-        let mut m = self.m;
-        m.restored_from = self.restored_from.clone();
-        let mut result = Box::new(*m).finish(&cfg, outcome, self.plan.wall, until.as_deref());
+        // Restored checkpoints already carry the run's origin (see `restore`).
+        let mut result = self
+            .m
+            .finish(&cfg, outcome, self.plan.wall, until.as_deref());
         if let (Some(log), Some(path)) = (&self.log, &cfg.trace) {
             if let Err(source) = std::fs::write(path, log.contents()) {
                 result.outcome = Err(WioError::Output {
