@@ -66,8 +66,17 @@ pub mod addr {
     pub const MCAUSE: u16 = 0x342;
     pub const MTVAL: u16 = 0x343;
     pub const MIP: u16 = 0x344;
+    pub const MCOUNTINHIBIT: u16 = 0x320;
+    pub const MHPMEVENT3: u16 = 0x323;
+    pub const MHPMEVENT31: u16 = 0x33f;
+    pub const PMPCFG0: u16 = 0x3a0;
+    pub const PMPCFG15: u16 = 0x3af;
+    pub const PMPADDR0: u16 = 0x3b0;
+    pub const PMPADDR63: u16 = 0x3ef;
     pub const MCYCLE: u16 = 0xb00;
     pub const MINSTRET: u16 = 0xb02;
+    pub const MHPMCOUNTER3: u16 = 0xb03;
+    pub const MHPMCOUNTER31: u16 = 0xb1f;
 }
 
 /// mstatus bits.

@@ -42,8 +42,9 @@ impl Hart {
     /// the breakpoint it is resuming from with no breakpoints set).
     pub(crate) fn run_debug(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Stop {
         loop {
-            let Some(chunk_end) = self.next_chunk(bus, until_cycles) else {
-                return Stop::Budget;
+            let chunk_end = match self.next_chunk(bus, until_cycles) {
+                Ok(end) => end,
+                Err(stop) => return stop,
             };
             while self.cycles < chunk_end && !self.irq_dirty {
                 let pc = self.pc;

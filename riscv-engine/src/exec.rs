@@ -458,7 +458,8 @@ impl Hart {
             match i {
                 0x0000_0073 => {
                     return match self.prv {
-                        Priv::Supervisor => Ok(Flow::Stop(Stop::SbiCall)),
+                        Priv::Supervisor if !self.firmware => Ok(Flow::Stop(Stop::SbiCall)),
+                        Priv::Supervisor => Err(Trap::new(cause::ECALL_S, 0)),
                         Priv::User => Err(Trap::new(cause::ECALL_U, 0)),
                         Priv::Machine => Err(Trap::new(cause::ECALL_M, 0)),
                     };

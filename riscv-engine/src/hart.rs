@@ -14,6 +14,7 @@ use crate::csr::{cause, irq, mstatus, Priv};
 use crate::fpu::FpState;
 use crate::icache::{Block, FastPages, ICache, BLOCK_HOT, BUILT, JIT_HOT};
 use crate::mmu::Tlb;
+use crate::pmp::Pmp;
 use crate::predecode::{Kind, Op};
 use crate::ram::Ram;
 use crate::trap::Flow;
@@ -89,6 +90,18 @@ pub struct Hart {
     /// A debugger's breakpoints (virtual pcs, sorted; see `debug`). Not part of the
     /// hart's state: snapshots never hold them.
     pub(crate) breakpoints: Vec<u64>,
+    /// M-mode is the guest's (firmware or a bare-metal program, see
+    /// [`Hart::enter_firmware`]): ECALL from S traps to M instead of stopping for wio's
+    /// SBI, the timer raises MTIP (CLINT), the CLINT window answers, PMP is enforced.
+    pub(crate) firmware: bool,
+    /// Physical memory protection (enforced only with `firmware`).
+    pub(crate) pmp: Pmp,
+    /// Some PMP entry is locked, so M-mode accesses are checked too. Derived from `pmp`
+    /// (see [`Hart::pmp_changed`]).
+    pub(crate) pmp_locked: bool,
+    /// The guest wrote mtimecmp since the run loop last looked: the run returns
+    /// [`Stop::TimerSet`] for the machine to add its latency.
+    pub(crate) timer_written: bool,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -157,7 +170,40 @@ impl Hart {
             superpages: Vec::new(),
             superpages_overflow: false,
             breakpoints: Vec::new(),
+            firmware: false,
+            pmp: Pmp::default(),
+            pmp_locked: false,
+            timer_written: false,
         }
+    }
+
+    /// Puts the hart where reset leaves it for an M-mode guest (firmware such as
+    /// OpenSBI, or a bare-metal program): M-mode at `pc` with a0 = hart id 0, `a1` (the
+    /// device tree) and `a2` (fw_dynamic's info, or 0). From here on the guest's M-mode
+    /// owns the machine: ECALLs from S trap to it, the timer is the CLINT's (MTIP), and
+    /// PMP is enforced.
+    pub fn enter_firmware(&mut self, pc: u64, a1: u64, a2: u64) {
+        self.prv = Priv::Machine;
+        self.pc = pc;
+        self.x[10] = 0;
+        self.x[11] = a1;
+        self.x[12] = a2;
+        self.firmware = true;
+        self.pmp_changed();
+        self.irq_dirty = true;
+    }
+
+    /// Whether the hart's M-mode is the guest's (see [`Hart::enter_firmware`]).
+    pub fn firmware(&self) -> bool {
+        self.firmware
+    }
+
+    /// Recomputes whether M-mode accesses are PMP-checked, and drops every cached
+    /// translation, page shortcut and decoded instruction (what they allowed may have
+    /// changed).
+    pub(crate) fn pmp_changed(&mut self) {
+        self.pmp_locked = self.pmp.any_locked();
+        self.flush_tlb();
     }
 
     /// Forgets the one-page load/store shortcuts; called whenever a translation
@@ -322,22 +368,27 @@ impl Hart {
         })
     }
 
-    /// The run loop's step between chunks: None when the clock reached `until_cycles` or
-    /// the bus's next device event; else takes a pending interrupt and returns where the
-    /// chunk ends: exactly where the timer fires, so the timer interrupt lands on the same
-    /// instruction in every run.
+    /// The run loop's step between chunks: Err(Budget) when the clock reached
+    /// `until_cycles` or the bus's next device event, Err(TimerSet) after a CLINT mtimecmp
+    /// write; else takes a pending interrupt and returns where the chunk ends: exactly
+    /// where the timer fires, so the timer interrupt lands on the same instruction in
+    /// every run.
     #[inline(always)]
-    pub(crate) fn next_chunk(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Option<u64> {
+    pub(crate) fn next_chunk(&mut self, bus: &mut dyn Bus, until_cycles: u64) -> Result<u64, Stop> {
+        if self.timer_written {
+            self.timer_written = false;
+            return Err(Stop::TimerSet);
+        }
         let until_cycles = until_cycles.min(bus.next_event_cycle());
         if self.cycles >= until_cycles {
-            return None;
+            return Err(Stop::Budget);
         }
         if let Some(code) = self.pending_interrupt(bus) {
             self.take_trap(cause::INTERRUPT | code, 0);
         }
         self.irq_dirty = false;
         let deadline = self.timer_deadline();
-        Some(if deadline > self.cycles {
+        Ok(if deadline > self.cycles {
             until_cycles.min(deadline)
         } else {
             until_cycles
@@ -351,8 +402,9 @@ impl Hart {
             return self.run_debug(bus, until_cycles);
         }
         loop {
-            let Some(chunk_end) = self.next_chunk(bus, until_cycles) else {
-                return Stop::Budget;
+            let chunk_end = match self.next_chunk(bus, until_cycles) {
+                Ok(end) => end,
+                Err(stop) => return stop,
             };
             // Set after a single fast instruction that fell through: the next pc is the
             // middle of a run of instructions, not where a block would start, so the block

@@ -8,6 +8,7 @@
 //! around it (UART, PLIC, virtio, SBI) lives in the `wio` binary.
 
 pub mod bus;
+pub mod clint;
 pub mod csr;
 pub mod debug;
 pub(crate) mod exec;
@@ -16,6 +17,7 @@ pub mod hart;
 mod icache;
 mod jit;
 pub mod mmu;
+pub mod pmp;
 mod predecode;
 pub mod ram;
 pub mod rvc;

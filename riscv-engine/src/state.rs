@@ -11,6 +11,7 @@ use crate::csr::Priv;
 use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
 use crate::icache::{Decoded, FastPages, ICache, ICACHE_ENTRIES};
 use crate::mmu::TlbEntry;
+use crate::pmp::Pmp;
 use serde::{Deserialize, Serialize};
 
 /// Why a saved hart state cannot be loaded.
@@ -91,6 +92,12 @@ pub struct HartState {
     pub load_pages: Vec<(u64, u64)>,
     /// Valid store shortcuts.
     pub store_pages: Vec<(u64, u64)>,
+    /// M-mode is the guest's (see [`Hart::enter_firmware`]).
+    pub firmware: bool,
+    /// The PMP registers.
+    pub pmp: Pmp,
+    /// An mtimecmp write the run loop has not reported yet (see `clint`).
+    pub timer_written: bool,
 }
 
 fn priv_bits(p: Priv) -> u8 {
@@ -187,6 +194,9 @@ impl Hart {
             superpages: (self.superpages.clone(), self.superpages_overflow),
             load_pages: pages(&self.load_pages),
             store_pages: pages(&self.store_pages),
+            firmware: self.firmware,
+            pmp: self.pmp.clone(),
+            timer_written: self.timer_written,
         }
     }
 
@@ -264,6 +274,10 @@ impl Hart {
         self.store_pages = p.store_pages.clone();
         self.superpages = s.superpages.0.clone();
         self.superpages_overflow = s.superpages.1;
+        self.firmware = s.firmware;
+        self.pmp = s.pmp.clone();
+        self.pmp_locked = self.pmp.any_locked();
+        self.timer_written = s.timer_written;
         Ok(())
     }
 }

@@ -32,6 +32,9 @@ pub enum Stop {
     Wfi,
     /// ECALL from S-mode: an SBI call for the machine to serve (pc already past it).
     SbiCall,
+    /// An M-mode guest wrote the CLINT's mtimecmp (see `clint`): the timer is set with no
+    /// latency; the machine may add its seeded one (`Hart::set_timer`).
+    TimerSet,
     /// The next instruction is at a debugger's breakpoint (see `Hart::set_breakpoints`);
     /// it has not run.
     Breakpoint,

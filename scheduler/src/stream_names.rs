@@ -22,6 +22,11 @@
 pub const X86_BOOT_RNG_SEED: &str = "x86-boot-rng-seed";
 /// The riscv64 device tree's `/chosen/rng-seed`.
 pub const RISCV_FDT_RNG_SEED: &str = "riscv-fdt-rng-seed";
+/// The flight I/O board's simulated world (riscv64 M-mode guests): the sensor's noise
+/// and the disturbance acting on the plant.
+pub const FLIGHT_IO: &str = "flight-io";
+/// Random bytes the bare-metal promise port hands out (riscv64 M-mode guests).
+pub const SDK_PORT: &str = "sdk-port";
 /// The values the x86-64 paravirtual port hands a guest that selects its entropy register.
 pub const PARAVIRT_ENTROPY: &str = "paravirt-entropy";
 /// The timer interrupt's extra latency (CPU-timing noise: where the guest is preempted).
@@ -76,6 +81,8 @@ pub fn fault(kind: &str, n: usize) -> String {
 pub const ALL: &[&str] = &[
     X86_BOOT_RNG_SEED,
     RISCV_FDT_RNG_SEED,
+    FLIGHT_IO,
+    SDK_PORT,
     PARAVIRT_ENTROPY,
     SCHED_NOISE_TIMER,
     CLOCK_DRIFT,

@@ -346,6 +346,14 @@ pub struct RunArgs {
     /// Initial ramdisk to hand to the kernel.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub initrd: Option<PathBuf>,
+    /// riscv64: M-mode firmware to start before the kernel instead of wio's built-in SBI,
+    /// e.g. Debian's OpenSBI fw_dynamic.bin (images/riscv64-opensbi.sh). A raw binary is
+    /// loaded at the RAM base, an ELF at its addresses (linked at 0: at the RAM base);
+    /// it starts in M-mode with a0 = 0, a1 = the device tree, a2 = fw_dynamic_info
+    /// naming the kernel (in S-mode at RAM base + 2 MiB). An ELF --kernel without
+    /// --firmware is a bare-metal program and starts in M-mode itself.
+    #[arg(long, value_name = "FILE", conflicts_with = "from")]
+    pub firmware: Option<PathBuf>,
     /// Kernel command line (default for Linux: deterministic arguments, see README).
     #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,

@@ -54,6 +54,9 @@ pub enum Exit {
     Budget,
     /// The guest called the hypervisor (RISC-V: an SBI ecall; the pc is already past it).
     Hypercall,
+    /// The guest set its timer through a device the engine models itself (RISC-V: the
+    /// CLINT's mtimecmp of an M-mode guest); the machine may add its seeded latency.
+    TimerSet,
     /// The engine stopped for a debugger (a breakpoint, or the instruction position it
     /// was asked to stop at) between two instructions; running it again goes on exactly
     /// as if it had not stopped.

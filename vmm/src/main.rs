@@ -98,6 +98,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         kernel: args.kernel.clone(),
         guest: args.guest.clone(),
         initrd: args.initrd.clone(),
+        firmware: args.firmware.clone(),
         cmdline: args.cmdline.clone(),
         mem_mib: args.mem,
         epoch_unix,
@@ -118,6 +119,12 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if args.guest.is_some() && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
+        ));
+    }
+    if args.firmware.is_some() && arch != Arch::Riscv64 {
+        return Err(WioError::Usage(
+            "--firmware starts M-mode firmware on a riscv64 machine; use it with --arch riscv64"
+                .into(),
         ));
     }
     if args.guest.is_some() && args.kernel.is_some() {

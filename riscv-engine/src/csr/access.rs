@@ -93,6 +93,24 @@ impl Hart {
             addr::MIP => self.mip(bus),
             addr::MCYCLE => self.cycles,
             addr::MINSTRET => self.instret,
+            // Sixteen PMP entries; the rest of the 64 read as zero (WARL), odd pmpcfg
+            // registers do not exist on RV64.
+            addr::PMPCFG0..=addr::PMPCFG15 => {
+                let n = usize::from(csr - addr::PMPCFG0);
+                if !n.is_multiple_of(2) {
+                    return Err(());
+                }
+                self.pmp.read_cfg(n).unwrap_or(0)
+            }
+            addr::PMPADDR0..=addr::PMPADDR63 => self
+                .pmp
+                .read_addr(usize::from(csr - addr::PMPADDR0))
+                .unwrap_or(0),
+            // Counters cannot be inhibited, and there are no event counters: read-only
+            // zero (WARL), as firmware probing for them expects.
+            addr::MCOUNTINHIBIT
+            | addr::MHPMEVENT3..=addr::MHPMEVENT31
+            | addr::MHPMCOUNTER3..=addr::MHPMCOUNTER31 => 0,
             _ => return Err(()),
         };
         Ok(v)
@@ -184,6 +202,26 @@ impl Hart {
                 self.irq_dirty = true;
             }
             addr::MCYCLE | addr::MINSTRET => {} // the clock is wio's: writes are ignored
+            addr::PMPCFG0..=addr::PMPCFG15 => {
+                let n = usize::from(csr - addr::PMPCFG0);
+                if !n.is_multiple_of(2) {
+                    return Err(());
+                }
+                if self.pmp.write_cfg(n, value) {
+                    self.pmp_changed();
+                }
+            }
+            addr::PMPADDR0..=addr::PMPADDR63 => {
+                if self
+                    .pmp
+                    .write_addr(usize::from(csr - addr::PMPADDR0), value)
+                {
+                    self.pmp_changed();
+                }
+            }
+            addr::MCOUNTINHIBIT
+            | addr::MHPMEVENT3..=addr::MHPMEVENT31
+            | addr::MHPMCOUNTER3..=addr::MHPMCOUNTER31 => {}
             _ => return Err(()),
         }
         Ok(())

@@ -101,6 +101,9 @@ impl Hart {
 
     #[inline]
     fn fetch_phys(&mut self, _bus: &mut dyn Bus, paddr: u64, vaddr: u64) -> Result<u32, Trap> {
+        if !self.pmp_allows(paddr, 2, Access::Exec, self.prv) {
+            return Err(Trap::new(cause::INSN_ACCESS, vaddr));
+        }
         match self.ram.offset(paddr, 2) {
             Some(off) => Ok(self.ram.read_at(off, 2) as u32),
             None => Err(Trap::new(cause::INSN_ACCESS, vaddr)),
@@ -146,6 +149,11 @@ impl Hart {
             self.icache.blocks[slot].hits = BLOCK_HOT - 2;
             return;
         };
+        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) {
+            // Part of the page may not be executable now: fetch one by one.
+            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
+            return;
+        }
         let ICache {
             entries,
             blocks,

@@ -9,6 +9,7 @@ use crate::bus::Bus;
 use crate::csr::{cause, mstatus, Priv};
 use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
 use crate::icache::{Block, ICache, BLOCK_ENTRIES, ICACHE_ENTRIES};
+use crate::pmp::Verdict;
 use crate::trap::Trap;
 
 impl Hart {
@@ -88,6 +89,33 @@ impl Hart {
         }
     }
 
+    /// Whether PMP lets software at `prv` make an access of `len` bytes at physical
+    /// `paddr` (always, unless M-mode is the guest's: see `pmp`).
+    #[inline]
+    pub(crate) fn pmp_allows(&self, paddr: u64, len: u64, access: Access, prv: Priv) -> bool {
+        if !self.firmware || (prv == Priv::Machine && !self.pmp_locked) {
+            return true;
+        }
+        self.pmp.check(paddr, len, access, prv == Priv::Machine) == Verdict::Allow
+    }
+
+    /// [`Hart::pmp_allows`] for a data access at the effective privilege, as an access
+    /// fault (tval: the virtual address) when refused.
+    #[inline]
+    fn pmp_data(&self, paddr: u64, len: u64, access: Access, vaddr: u64) -> Result<(), Trap> {
+        if self.pmp_allows(paddr, len, access, self.effective_priv(access)) {
+            Ok(())
+        } else {
+            Err(Self::access_fault(access, vaddr))
+        }
+    }
+
+    /// Whether a whole 4 KiB page may be reached through the load/store shortcuts.
+    #[inline]
+    fn pmp_page(&self, page: u64, access: Access) -> bool {
+        !self.firmware || self.pmp_allows(page, 0x1000, access, self.effective_priv(access))
+    }
+
     fn page_fault(access: Access, vaddr: u64) -> Trap {
         let cause = match access {
             Access::Exec => cause::INSN_PAGE_FAULT,
@@ -97,7 +125,7 @@ impl Hart {
         Trap::new(cause, vaddr)
     }
 
-    fn access_fault(access: Access, addr: u64) -> Trap {
+    pub(crate) fn access_fault(access: Access, addr: u64) -> Trap {
         let cause = match access {
             Access::Exec => cause::INSN_ACCESS,
             Access::Load => cause::LOAD_ACCESS,
@@ -194,6 +222,11 @@ impl Hart {
             return Ok(self.ram.read_at(off, size));
         }
         self.irq_dirty = true;
+        if self.clint_claims(paddr) {
+            return self
+                .clint_read(paddr - crate::clint::BASE, size)
+                .ok_or_else(|| Self::access_fault(access, paddr));
+        }
         bus.mmio_read(paddr, size, self.cycles)
             .ok_or_else(|| Self::access_fault(access, paddr))
     }
@@ -214,6 +247,13 @@ impl Hart {
             return Ok(());
         }
         self.irq_dirty = true;
+        if self.clint_claims(paddr) {
+            return if self.clint_write(paddr - crate::clint::BASE, size, value) {
+                Ok(())
+            } else {
+                Err(Self::access_fault(Access::Store, paddr))
+            };
+        }
         if bus.mmio_write(paddr, size, value, self.cycles) {
             Ok(())
         } else {
@@ -237,14 +277,19 @@ impl Hart {
     fn load_slow(&mut self, bus: &mut dyn Bus, vaddr: u64, size: u8) -> Result<u64, Trap> {
         if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
             let p = self.translate(vaddr, Access::Load)?;
+            self.pmp_data(p, u64::from(size), Access::Load, vaddr)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                self.load_pages.insert(vaddr, off);
+                if self.pmp_page(p & !0xfff, Access::Load) {
+                    self.load_pages.insert(vaddr, off);
+                }
             }
             return self.read_phys(bus, p, size, Access::Load);
         }
         let mut v = 0u64;
         for i in 0..u64::from(size) {
-            let p = self.translate(vaddr.wrapping_add(i), Access::Load)?;
+            let va = vaddr.wrapping_add(i);
+            let p = self.translate(va, Access::Load)?;
+            self.pmp_data(p, 1, Access::Load, va)?;
             v |= self.read_phys(bus, p, 1, Access::Load)? << (8 * i);
         }
         Ok(v)
@@ -280,15 +325,20 @@ impl Hart {
     ) -> Result<(), Trap> {
         if (vaddr & 0xfff) + u64::from(size) <= 0x1000 {
             let p = self.translate(vaddr, Access::Store)?;
+            self.pmp_data(p, u64::from(size), Access::Store, vaddr)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                self.store_pages.insert(vaddr, off);
+                if self.pmp_page(p & !0xfff, Access::Store) {
+                    self.store_pages.insert(vaddr, off);
+                }
             }
             return self.write_phys(bus, p, size, value);
         }
         // Translate every byte first so a fault leaves memory untouched.
         let mut phys = [0u64; 8];
         for (i, slot) in phys.iter_mut().enumerate().take(usize::from(size)) {
-            *slot = self.translate(vaddr.wrapping_add(i as u64), Access::Store)?;
+            let va = vaddr.wrapping_add(i as u64);
+            *slot = self.translate(va, Access::Store)?;
+            self.pmp_data(*slot, 1, Access::Store, va)?;
         }
         for (i, &p) in phys.iter().enumerate().take(usize::from(size)) {
             self.write_phys(bus, p, 1, value >> (8 * i))?;
@@ -312,6 +362,11 @@ impl Hart {
             return Err(Trap::new(c, vaddr));
         }
         let p = self.translate(vaddr, access)?;
+        // AMOs read and write: both permissions are needed (LR only reads).
+        self.pmp_data(p, u64::from(size), access, vaddr)?;
+        if access == Access::Store {
+            self.pmp_data(p, u64::from(size), Access::Load, vaddr)?;
+        }
         self.ram
             .offset(p, u64::from(size))
             .ok_or_else(|| Self::access_fault(access, p))

@@ -18,7 +18,8 @@ impl Hart {
     pub fn mip_with(&self, external: bool) -> u64 {
         let mut mip = self.mip_sw;
         if self.cycles >= self.timer_deadline() {
-            mip |= irq::STI;
+            // The SBI timer (wio's SBI sets STIP), or the CLINT's (MTIP) for M-mode guests.
+            mip |= if self.firmware { irq::MTI } else { irq::STI };
         }
         if external {
             mip |= irq::SEI;

@@ -21,6 +21,9 @@ pub struct RunConfig {
     pub guest: Option<String>,
     /// Optional initrd.
     pub initrd: Option<PathBuf>,
+    /// M-mode firmware (riscv64: e.g. OpenSBI's fw_dynamic.bin) started before the
+    /// kernel instead of wio's built-in SBI.
+    pub firmware: Option<PathBuf>,
     /// Kernel command line; `None` picks a default for the kernel.
     pub cmdline: Option<String>,
     /// Guest memory in MiB.
@@ -131,6 +134,7 @@ impl RunConfig {
             kernel: None,
             guest: None,
             initrd: None,
+            firmware: None,
             cmdline: None,
             mem_mib: 256,
             epoch_unix: 0,
@@ -223,6 +227,8 @@ impl RunConfig {
             link: Meta::link_fields(&self.link),
             kernel_path: None,
             initrd_path: None,
+            firmware_path: None,
+            firmware_sha256: None,
         }
     }
 }

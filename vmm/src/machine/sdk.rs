@@ -9,6 +9,7 @@ use crate::error::WioError;
 use crate::promises::{Ledger, Noted};
 use crate::trace::{fnv1a, fold, Trace};
 use serde_json::json;
+use wio_virtio_devices::console::Line;
 use wio_virtio_devices::Console;
 
 /// Takes the channel's waiting lines into `ledger`. Returns the stop the driver must
@@ -23,8 +24,19 @@ pub fn drain(
     if !console.has_lines() {
         return None;
     }
+    note_lines(console.take_lines(), ledger, trace, stop_on_violation)
+}
+
+/// Takes `lines` (virtual time written, text) of a promise channel into `ledger`, as
+/// [`drain`] does (bare-metal guests write them through `devices::riscv::sdk_port`).
+pub fn note_lines(
+    lines: Vec<Line>,
+    ledger: &mut Ledger,
+    trace: &mut Trace,
+    stop_on_violation: bool,
+) -> Option<Stop> {
     let mut stop = None;
-    for (t, line) in console.take_lines() {
+    for (t, line) in lines {
         trace.fold(fold::SDK_LINE, line.len() as u64, fnv1a(&line), t);
         match ledger.note(t, &line) {
             Noted::Nothing => {}

@@ -34,7 +34,7 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
 /// the platform instead of inside it. Version 3: the paths of the kernel and initrd.
 /// Version 4: a riscv64 machine keeps where it is parked (worlds restore it exactly).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
 const HEADER: usize = 8 + 4 + 8;
@@ -88,6 +88,12 @@ pub struct Meta {
     /// Where the initrd was.
     #[serde(default)]
     pub initrd_path: Option<PathBuf>,
+    /// Where the M-mode firmware was (riscv64 `--firmware`).
+    #[serde(default)]
+    pub firmware_path: Option<PathBuf>,
+    /// SHA-256 of that firmware.
+    #[serde(default)]
+    pub firmware_sha256: Option<String>,
 }
 
 impl Meta {
@@ -462,6 +468,8 @@ pub(crate) fn test_snapshot(ram: &[u8], seed: u64, virtual_ns: u64) -> Snapshot 
             link: [1, 2, 3, 4],
             kernel_path: None,
             initrd_path: None,
+            firmware_path: None,
+            firmware_sha256: None,
         },
         machine: vec![7; 100],
         memory: memory_runs(ram),

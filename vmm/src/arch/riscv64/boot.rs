@@ -3,6 +3,7 @@
 //! memory, and each boot's device-tree rng-seed.
 
 use super::fdt;
+use super::firmware;
 use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
 use crate::error::{Result, WioError};
 use crate::memory::GuestMem;
@@ -180,18 +181,36 @@ pub struct BootImage {
     pub cmdline: String,
     /// How many virtio-mmio slots the device tree lists.
     pub virtio_slots: usize,
+    /// M-mode firmware started before the kernel (`--firmware`), and where it came from.
+    pub firmware: Option<(PathBuf, Vec<u8>)>,
 }
 
 impl BootImage {
+    /// Whether the kernel is a bare-metal program (an ELF, started in M-mode).
+    pub fn bare_metal(&self) -> bool {
+        firmware::is_elf(&self.kernel)
+    }
+
+    /// Whether the guest's M-mode runs its own code (firmware or a bare-metal program).
+    pub fn m_mode(&self) -> bool {
+        self.firmware.is_some() || self.bare_metal()
+    }
+
     /// Loads the kernel, the initrd and a device tree (with `rng_seed`) into the hart's RAM
-    /// of `mem_bytes`, and points the hart at the kernel in supervisor mode.
+    /// of `mem_bytes` and points the hart at where the machine starts: the kernel in
+    /// supervisor mode (wio's SBI), the firmware in M-mode with the kernel as its next
+    /// stage, or a bare-metal program in M-mode.
     pub fn load_into(&self, hart: &mut Hart, mem_bytes: u64, rng_seed: &[u8]) -> Result<Placement> {
-        let placement = load(
-            &mut hart.ram,
-            &self.kernel_path,
-            &self.kernel,
-            self.initrd.as_ref().map(|(p, b)| (p, b.as_slice())),
-        )?;
+        let placement = if self.bare_metal() {
+            self.load_bare_metal(&mut hart.ram, mem_bytes)?
+        } else {
+            load(
+                &mut hart.ram,
+                &self.kernel_path,
+                &self.kernel,
+                self.initrd.as_ref().map(|(p, b)| (p, b.as_slice())),
+            )?
+        };
         let virtio: Vec<(u32, u32)> = (0..self.virtio_slots)
             .map(|slot| (slot as u32, super::bus::virtio_irq(slot)))
             .collect();
@@ -201,12 +220,73 @@ impl BootImage {
             initrd: placement.initrd,
             rng_seed,
             virtio: &virtio,
+            m_mode: self.m_mode(),
         })?;
         if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
             return Err(WioError::Internal("device tree does not fit".into()));
         }
-        hart.enter_supervisor(placement.entry, 0, placement.fdt_addr);
+        match &self.firmware {
+            Some((path, bytes)) => {
+                let fw = firmware::parse_firmware(path, bytes, mem_bytes)?;
+                if fw.end() > placement.entry {
+                    return Err(WioError::ArtifactFormat {
+                        what: "firmware",
+                        path: path.clone(),
+                        reason: format!(
+                            "occupies up to {:#x}, over the kernel at {:#x}; firmware must fit below RAM base + 2 MiB",
+                            fw.end(),
+                            placement.entry
+                        ),
+                    });
+                }
+                // fw_dynamic_info just above the device tree, in the RAM the tree reserves.
+                let info_addr = placement.fdt_addr + MAX_FDT_BYTES;
+                if !fw.load(&mut hart.ram)
+                    || !hart
+                        .ram
+                        .load(info_addr, &firmware::dynamic_info(placement.entry))
+                {
+                    return Err(WioError::Internal("firmware placement out of RAM".into()));
+                }
+                hart.enter_firmware(fw.entry, placement.fdt_addr, info_addr);
+            }
+            None if self.bare_metal() => {
+                hart.enter_firmware(placement.entry, placement.fdt_addr, 0)
+            }
+            None => hart.enter_supervisor(placement.entry, 0, placement.fdt_addr),
+        }
         Ok(placement)
+    }
+
+    /// Loads a bare-metal ELF program; the device tree goes where it goes for a kernel.
+    fn load_bare_metal(&self, ram: &mut Ram, mem_bytes: u64) -> Result<Placement> {
+        if let Some((path, _)) = &self.initrd {
+            return Err(WioError::Usage(format!(
+                "{} is a bare-metal program (ELF), which takes no initrd ({}); drop --initrd",
+                self.kernel_path.display(),
+                path.display()
+            )));
+        }
+        let img = firmware::parse_elf("kernel", &self.kernel_path, &self.kernel, mem_bytes)?;
+        let fdt_addr = (RAM_BASE + mem_bytes - 2 * 1024 * 1024).max(RAM_BASE);
+        if img.end() > fdt_addr {
+            return Err(bad_kernel(
+                &self.kernel_path,
+                format!(
+                    "occupies memory up to {:#x}, where the device tree goes ({fdt_addr:#x}); raise --mem",
+                    img.end()
+                ),
+            ));
+        }
+        if !img.load(ram) {
+            return Err(WioError::Internal("program placement out of RAM".into()));
+        }
+        Ok(Placement {
+            entry: img.entry,
+            kernel_end: img.end(),
+            initrd: None,
+            fdt_addr,
+        })
     }
 
     /// The image a snapshot's machine booted, read again from the paths the snapshot
@@ -246,12 +326,20 @@ impl BootImage {
             )),
             None => None,
         };
+        let firmware = match &meta.firmware_sha256 {
+            Some(sha) => Some((
+                meta.firmware_path.clone().unwrap_or_default(),
+                read("firmware", meta.firmware_path.as_ref(), sha)?,
+            )),
+            None => None,
+        };
         Ok(BootImage {
             kernel_path: meta.kernel_path.clone().unwrap_or_default(),
             kernel,
             initrd,
             cmdline: meta.cmdline.clone(),
             virtio_slots,
+            firmware,
         })
     }
 }

@@ -5,8 +5,10 @@
 
 use super::layout;
 use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::flight_io::{FlightIo, Watchdog};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
+use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
@@ -23,6 +25,9 @@ pub enum BusEvent {
     Virtio(VirtioEvent),
     /// A planned fault starts or ends: (its index in the plan, which edge).
     Fault(usize, Phase),
+    /// The flight I/O board's watchdog expires (its arming's generation; a later pet
+    /// makes the event stale).
+    Watchdog(u64),
 }
 
 /// Whether the hart runs, as node faults leave it.
@@ -37,6 +42,16 @@ pub enum Power {
     Off,
     /// The power is back: the machine boots before the hart runs again.
     Booting,
+}
+
+/// What the guest asked of the test device (see `layout::TEST_BASE`), for the machine to
+/// carry out once the hart has stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestRequest {
+    /// Power off with this status (0: success).
+    PowerOff(u32),
+    /// Reboot.
+    Reset,
 }
 
 /// The devices behind the hart.
@@ -59,6 +74,13 @@ pub struct RvBus {
     /// Bits the fault events just fired flip (single-event upsets), for the machine to
     /// apply to the hart before it runs on (see `machine::apply_upsets`).
     pub upsets: Vec<(UpsetPlace, u8, u8)>,
+    /// A power-off or reset the guest wrote to the test device; the hart stops at once
+    /// (the bus reports an event due now) and the machine acts on it.
+    pub test_request: Option<TestRequest>,
+    /// The flight I/O board (M-mode guests only).
+    pub flight: Option<FlightIo>,
+    /// The bare-metal promise port (M-mode guests only).
+    pub sdk_port: Option<SdkPort>,
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -155,7 +177,41 @@ impl RvBus {
                     // and frames are handled: no timer, no interrupt line moves here.
                     self.node_effect(effect, now_ns);
                 }
+                BusEvent::Watchdog(generation) => self.watchdog_expired(generation, now_ns),
             }
+        }
+    }
+
+    /// The watchdog of arming `generation` ran out: unless petted since (or the machine
+    /// is not running), it resets the machine, which boots its program again.
+    fn watchdog_expired(&mut self, generation: u64, now_ns: u64) {
+        let Some(board) = self.flight.as_mut() else {
+            return;
+        };
+        if !board.expires(generation) || self.power != Power::On {
+            return;
+        }
+        board.watchdog_reset(now_ns);
+        if let Some(port) = self.sdk_port.as_mut() {
+            port.reset();
+        }
+        self.trace.event(
+            now_ns,
+            "watchdog-reset",
+            json!({ "resets": board.watchdog_resets, "angle_mdeg": board.true_angle_mdeg() }),
+        );
+        self.power = Power::Booting;
+    }
+
+    fn watchdog(&mut self, w: Watchdog) {
+        if let Watchdog::Arm { at_ns, generation } = w {
+            // One armed expiry at a time is live; stale ones are few (one per pet) and
+            // dropped when they come due, but the queue is bounded: drop them now.
+            self.events
+                .remove_where(|e| matches!(e, BusEvent::Watchdog(_)));
+            self.events
+                .push(at_ns, BusEvent::Watchdog(generation))
+                .expect("device event queue overflow");
         }
     }
 }
@@ -213,6 +269,11 @@ impl ExitHandler for RvBus {
 
     fn mmio_claims(&self, addr: u64) -> bool {
         in_window(addr, layout::RTC_BASE, layout::RTC_SIZE)
+            || in_window(addr, layout::TEST_BASE, layout::TEST_SIZE)
+            || (self.flight.is_some()
+                && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
+            || (self.sdk_port.is_some()
+                && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
             || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
             || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
             || in_window(
@@ -233,6 +294,18 @@ impl ExitHandler for RvBus {
             v
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             u64::from(self.plic.read(addr - layout::PLIC_BASE))
+        } else if let Some(board) = self
+            .flight
+            .as_mut()
+            .filter(|_| word && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
+        {
+            u64::from(board.read(addr - layout::FLIGHT_IO_BASE, self.now_ns))
+        } else if let Some(port) = self
+            .sdk_port
+            .as_mut()
+            .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
+        {
+            u64::from(port.read(addr - layout::SDK_PORT_BASE))
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
@@ -259,12 +332,37 @@ impl ExitHandler for RvBus {
         if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
             self.rtc
                 .write(addr - layout::RTC_BASE, value as u32, self.now_ns);
+        } else if addr == layout::TEST_BASE && word {
+            let v = value as u32;
+            let request = match v & 0xffff {
+                x if x == layout::TEST_PASS => Some(TestRequest::PowerOff(0)),
+                // A failure code of 0 still says failure.
+                x if x == layout::TEST_FAIL => Some(TestRequest::PowerOff((v >> 16).max(1))),
+                x if x == layout::TEST_RESET => Some(TestRequest::Reset),
+                _ => None,
+            };
+            if request.is_some() {
+                self.test_request = request;
+            }
         } else if in_window(addr, layout::UART_BASE, 8) {
             self.uart
                 .write((addr - layout::UART_BASE) as u8, value as u8);
             self.uart_irq();
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             self.plic.write(addr - layout::PLIC_BASE, value as u32);
+        } else if let Some(board) = self
+            .flight
+            .as_mut()
+            .filter(|_| word && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
+        {
+            let w = board.write(addr - layout::FLIGHT_IO_BASE, value as u32, self.now_ns);
+            self.watchdog(w);
+        } else if let Some(port) = self
+            .sdk_port
+            .as_mut()
+            .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
+        {
+            port.write(addr - layout::SDK_PORT_BASE, value as u32, self.now_ns);
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
@@ -283,6 +381,10 @@ impl ExitHandler for RvBus {
     }
 
     fn next_event_ns(&self) -> u64 {
+        if self.test_request.is_some() {
+            // Stop the hart right after the write: the machine powers off or resets.
+            return self.now_ns;
+        }
         self.events.peek_time().unwrap_or(u64::MAX)
     }
 }

@@ -142,6 +142,7 @@ impl CpuEngine for RiscvEngine {
                 }
                 Stop::Wfi => Exit::Halt,
                 Stop::SbiCall => Exit::Hypercall,
+                Stop::TimerSet => Exit::TimerSet,
                 Stop::Breakpoint => {
                     self.at_breakpoint = true;
                     Exit::Debug

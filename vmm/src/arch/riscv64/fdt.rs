@@ -18,10 +18,15 @@ pub struct FdtSpec<'a> {
     pub rng_seed: &'a [u8],
     /// virtio-mmio slots in use (index, PLIC source).
     pub virtio: &'a [(u32, u32)],
+    /// M-mode runs the guest's code (firmware or bare metal): the tree then also lists
+    /// the CLINT and the test device with its power-off and reboot values, which such
+    /// code drives itself (wio's SBI does both for a supervisor kernel).
+    pub m_mode: bool,
 }
 
 const PHANDLE_CPU_INTC: u32 = 1;
 const PHANDLE_PLIC: u32 = 2;
+const PHANDLE_TEST: u32 = 3;
 
 fn fdt_err(e: vm_fdt::Error) -> WioError {
     WioError::Internal(format!("building the device tree: {e}"))
@@ -146,6 +151,10 @@ pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
     w.property_u32("interrupts", RTC_IRQ).map_err(fdt_err)?;
     w.end_node(rtc).map_err(fdt_err)?;
 
+    if spec.m_mode {
+        m_mode_devices(&mut w)?;
+    }
+
     for &(slot, irq) in spec.virtio {
         let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
         let node = w
@@ -165,6 +174,71 @@ pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
     w.finish().map_err(fdt_err)
 }
 
+/// The CLINT (msip and the machine timer, cause 3 and 7), the flight I/O board and the
+/// promise port of bare-metal programs, and the test device (a syscon whose power-off
+/// and reboot values OpenSBI's and Linux's syscon drivers write).
+fn m_mode_devices(w: &mut vm_fdt::FdtWriter) -> Result<()> {
+    let clint = w
+        .begin_node(&format!("clint@{:x}", wio_riscv::clint::BASE))
+        .map_err(fdt_err)?;
+    w.property_string_list(
+        "compatible",
+        vec!["sifive,clint0".into(), "riscv,clint0".into()],
+    )
+    .map_err(fdt_err)?;
+    w.property_array_u64("reg", &[wio_riscv::clint::BASE, wio_riscv::clint::SIZE])
+        .map_err(fdt_err)?;
+    w.property_array_u32(
+        "interrupts-extended",
+        &[PHANDLE_CPU_INTC, 3, PHANDLE_CPU_INTC, 7],
+    )
+    .map_err(fdt_err)?;
+    w.end_node(clint).map_err(fdt_err)?;
+
+    let test = w
+        .begin_node(&format!("test@{TEST_BASE:x}"))
+        .map_err(fdt_err)?;
+    w.property_string_list(
+        "compatible",
+        vec![
+            "sifive,test1".into(),
+            "sifive,test0".into(),
+            "syscon".into(),
+        ],
+    )
+    .map_err(fdt_err)?;
+    w.property_array_u64("reg", &[TEST_BASE, TEST_SIZE])
+        .map_err(fdt_err)?;
+    w.property_phandle(PHANDLE_TEST).map_err(fdt_err)?;
+    w.end_node(test).map_err(fdt_err)?;
+    for (base, size, compatible) in [
+        (FLIGHT_IO_BASE, FLIGHT_IO_SIZE, "wio,flight-io"),
+        (SDK_PORT_BASE, SDK_PORT_SIZE, "wio,sdk-port"),
+    ] {
+        let node = w
+            .begin_node(&format!("{}@{base:x}", &compatible[4..]))
+            .map_err(fdt_err)?;
+        w.property_string("compatible", compatible)
+            .map_err(fdt_err)?;
+        w.property_array_u64("reg", &[base, size])
+            .map_err(fdt_err)?;
+        w.end_node(node).map_err(fdt_err)?;
+    }
+    for (name, compatible, value) in [
+        ("poweroff", "syscon-poweroff", TEST_PASS),
+        ("reboot", "syscon-reboot", TEST_RESET),
+    ] {
+        let node = w.begin_node(name).map_err(fdt_err)?;
+        w.property_string("compatible", compatible)
+            .map_err(fdt_err)?;
+        w.property_u32("regmap", PHANDLE_TEST).map_err(fdt_err)?;
+        w.property_u32("offset", 0).map_err(fdt_err)?;
+        w.property_u32("value", value).map_err(fdt_err)?;
+        w.end_node(node).map_err(fdt_err)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +251,7 @@ mod tests {
             initrd: Some((0x8800_0000, 0x8810_0000)),
             rng_seed: &[7; 64],
             virtio: &[],
+            m_mode: true,
         };
         let blob = build(&spec).unwrap();
         assert_eq!(&blob[..4], &[0xd0, 0x0d, 0xfe, 0xed], "FDT magic");
@@ -190,6 +265,8 @@ mod tests {
             "google,goldfish-rtc",
             "linux,initrd-start",
             "rng-seed",
+            "riscv,clint0",
+            "syscon-poweroff",
         ] {
             assert!(text.contains(needle), "missing {needle}");
         }

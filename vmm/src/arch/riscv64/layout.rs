@@ -7,6 +7,26 @@ pub const RTC_BASE: u64 = 0x0010_1000;
 pub const RTC_SIZE: u64 = 0x1000;
 /// The RTC's PLIC source.
 pub const RTC_IRQ: u32 = 11;
+/// The test device (SiFive's "test finisher", as on QEMU's `virt`): a 32-bit write of
+/// [`TEST_PASS`] powers off, [`TEST_FAIL`] | code << 16 powers off with a failure code,
+/// [`TEST_RESET`] reboots. Listed in the device tree of M-mode guests.
+pub const TEST_BASE: u64 = 0x0010_0000;
+/// Test device register window.
+pub const TEST_SIZE: u64 = 0x1000;
+/// Test device: power off, success.
+pub const TEST_PASS: u32 = 0x5555;
+/// Test device: power off with the failure code in the upper 16 bits.
+pub const TEST_FAIL: u32 = 0x3333;
+/// Test device: reset.
+pub const TEST_RESET: u32 = 0x7777;
+/// The flight I/O board of M-mode guests (see `devices::riscv::flight_io`).
+pub const FLIGHT_IO_BASE: u64 = 0x1020_0000;
+/// Flight I/O register window.
+pub const FLIGHT_IO_SIZE: u64 = 0x1000;
+/// The promise port of M-mode guests (see `devices::riscv::sdk_port`).
+pub const SDK_PORT_BASE: u64 = 0x1020_1000;
+/// Promise port register window.
+pub const SDK_PORT_SIZE: u64 = 0x1000;
 /// PLIC base.
 pub const PLIC_BASE: u64 = 0x0c00_0000;
 /// PLIC size.

@@ -7,14 +7,16 @@
 //! idle time costs nothing.
 
 use super::boot::{fdt_rng_seed, hart_on, BootImage};
-use super::bus::{Power, RvBus};
+use super::bus::{Power, RvBus, TestRequest};
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
 use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
+use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
@@ -164,6 +166,17 @@ impl RvMachine {
             }
         });
 
+        let firmware = match &cfg.firmware {
+            Some(p) => Some((
+                p.clone(),
+                std::fs::read(p).map_err(|source| WioError::ArtifactIo {
+                    what: "firmware",
+                    path: p.clone(),
+                    source,
+                })?,
+            )),
+            None => None,
+        };
         let trace = crate::trace::open(cfg.trace.as_ref())?;
 
         let mem_bytes = cfg.mem_mib << 20;
@@ -177,12 +190,18 @@ impl RvMachine {
             initrd: initrd_path.clone().zip(initrd),
             cmdline: cmdline.clone(),
             virtio_slots: devices.len(),
+            firmware,
         };
         let placement = image.load_into(&mut hart, mem_bytes, &fdt_rng_seed(seed, 1))?;
+        let hart_pc = hart.pc;
         let kernel = &image.kernel;
         let initrd = image.initrd.as_ref().map(|(_, b)| b);
         let kernel_sha256 = hex(&Sha256::digest(kernel));
         let initrd_sha256 = initrd.as_ref().map(|b| hex(&Sha256::digest(b)));
+        let firmware_sha256 = image
+            .firmware
+            .as_ref()
+            .map(|(_, b)| hex(&Sha256::digest(b)));
         let mut bus = RvBus {
             uart: Uart16550::default(),
             rtc: GoldfishRtc::new(cfg.epoch_unix.max(0) as u64),
@@ -195,6 +214,9 @@ impl RvMachine {
             now_ns: 0,
             power: Power::On,
             upsets: Vec::new(),
+            test_request: None,
+            flight: image.m_mode().then(|| FlightIo::new(seed)),
+            sdk_port: image.m_mode().then(|| SdkPort::new(seed)),
         };
         bus.trace.event(
             0,
@@ -213,6 +235,18 @@ impl RvMachine {
                 "fdt": placement.fdt_addr,
             }),
         );
+        if image.m_mode() {
+            // Only for M-mode guests, so the traces of supervisor kernels stay as they were.
+            bus.trace.event(
+                0,
+                "m-mode",
+                json!({
+                    "firmware_sha256": firmware_sha256,
+                    "bare_metal": image.bare_metal(),
+                    "pc": hart_pc,
+                }),
+            );
+        }
         bus.schedule_faults();
         let drift = cfg
             .clock_drift_ppm
@@ -237,6 +271,11 @@ impl RvMachine {
             meta: Meta {
                 kernel_path: Some(std::fs::canonicalize(&kernel_path).unwrap_or(kernel_path)),
                 initrd_path: initrd_path.map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
+                firmware_path: cfg
+                    .firmware
+                    .clone()
+                    .map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
+                firmware_sha256,
                 ..cfg.boot_meta(BootMeta {
                     arch: Arch::Riscv64,
                     mem_base: layout::RAM_BASE,
@@ -298,7 +337,28 @@ impl RvMachine {
         }
         let out = bus.uart.take_output();
         console.push(&out, now, &mut bus.trace);
+        if let Some(request) = bus.test_request.take() {
+            console.flush_line(now, &mut bus.trace);
+            bus.trace.event(
+                now,
+                "test-device",
+                json!({ "request": format!("{request:?}") }),
+            );
+            return match request {
+                TestRequest::PowerOff(0) => Stop::End(Ok(console.status.unwrap_or(0))),
+                TestRequest::PowerOff(code) => Stop::End(Ok(code)),
+                TestRequest::Reset => Stop::End(Err(WioError::GuestCrash(format!(
+                    "guest requested a reboot (test device reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
+                    hart.pc
+                )))),
+            };
+        }
         match exit {
+            Exit::TimerSet => {
+                *self.exits.entry("mtimecmp").or_insert(0) += 1;
+                let value = hart.timecmp;
+                arm_timer(&clk, hart, &mut self.noise, value);
+            }
             Exit::Budget => {
                 // At the last cycle at or before the limit (the limit itself unless a
                 // slow clock's cycle steps over it).
@@ -321,16 +381,7 @@ impl RvMachine {
                     SbiEffect::None => {}
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
-                    SbiEffect::SetTimer(value) => {
-                        if value != u64::MAX {
-                            let target = value.saturating_mul(layout::CYCLES_PER_TICK);
-                            // The guest's interval is in its (drifting) cycles; the
-                            // latency, like device events, in virtual time.
-                            let interval = clk.ns_of(target.saturating_sub(hart.cycles()));
-                            let delay = self.noise.delay_ns(interval);
-                            hart.set_timer(value, clk.count_of(delay));
-                        }
-                    }
+                    SbiEffect::SetTimer(value) => arm_timer(&clk, hart, &mut self.noise, value),
                     SbiEffect::Suspend => {
                         if let Some(e) =
                             idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked)
@@ -375,16 +426,22 @@ impl Machine for RvMachine {
             return stop;
         }
         let bus = &mut self.bus;
-        let Some(console) = bus.virtio.console_mut() else {
-            return stop;
-        };
         let setup_before = self.promises.setup_complete_ns;
-        let drained = sdk::drain(
-            console,
-            &mut self.promises,
-            &mut bus.trace,
-            self.stop_on_violation,
-        );
+        let drained = match (bus.virtio.console_mut(), bus.sdk_port.as_mut()) {
+            (Some(console), _) => sdk::drain(
+                console,
+                &mut self.promises,
+                &mut bus.trace,
+                self.stop_on_violation,
+            ),
+            (None, Some(port)) => sdk::note_lines(
+                port.take_lines(),
+                &mut self.promises,
+                &mut bus.trace,
+                self.stop_on_violation,
+            ),
+            (None, None) => return stop,
+        };
         if let (None, Some(t)) = (setup_before, self.promises.setup_complete_ns) {
             // A fault profile counted from setup-complete draws its faults now.
             let has = Targets {
@@ -482,6 +539,20 @@ impl Machine for RvMachine {
                 promises: Some(Promises::new(&m.promises, channel)),
             },
         )
+    }
+}
+
+/// Sets the timer the guest just programmed (SBI set_timer, or an M-mode guest's CLINT
+/// mtimecmp) with the machine's seeded latency: the interrupt becomes pending that long
+/// after `time` reaches `value`.
+fn arm_timer(clk: &InstructionClock, hart: &mut Hart, noise: &mut TimerNoise, value: u64) {
+    if value != u64::MAX {
+        let target = value.saturating_mul(layout::CYCLES_PER_TICK);
+        // The guest's interval is in its (drifting) cycles; the latency, like device
+        // events, in virtual time.
+        let interval = clk.ns_of(target.saturating_sub(hart.cycles()));
+        let delay = noise.delay_ns(interval);
+        hart.set_timer(value, clk.count_of(delay));
     }
 }
 

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod debug;
 pub mod engine;
 pub mod fdt;
+pub mod firmware;
 pub mod gdb;
 pub mod layout;
 pub mod machine;

@@ -9,8 +9,10 @@ use super::engine::RiscvEngine;
 use super::layout;
 use super::machine::{check_drift, RvMachine};
 use crate::devices::legacy::serial::{Uart16550, UartState};
+use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
+use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
@@ -61,10 +63,14 @@ pub(super) struct MachineState {
     pub(super) clock: InstructionClock,
     /// Where it is parked (virtual ns; see [`Machine::parked_until`]).
     pub(super) parked: Option<u64>,
+    /// The flight I/O board (M-mode guests).
+    pub(super) flight: Option<FlightIo>,
+    /// The bare-metal promise port (M-mode guests).
+    pub(super) sdk_port: Option<SdkPort>,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
-pub(super) const EXIT_KINDS: [&str; 3] = ["wfi", "sbi", "mmio"];
+pub(super) const EXIT_KINDS: [&str; 4] = ["wfi", "sbi", "mmio", "mtimecmp"];
 
 impl RvMachine {
     /// The machine's state as a snapshot; `reason` says why it was taken.
@@ -78,6 +84,8 @@ impl RvMachine {
             hart: self.engine.hart.save_state(),
             uart: self.bus.uart.save_state(),
             rtc: self.bus.rtc.clone(),
+            flight: self.bus.flight.clone(),
+            sdk_port: self.bus.sdk_port.clone(),
             plic: self.bus.plic.clone(),
             virtio,
             events: self
@@ -238,6 +246,7 @@ fn event_ok(ev: &BusEvent, slots: usize, faults: &Injector) -> bool {
             *slot < slots
         }
         BusEvent::Fault(index, _) => faults.has(*index),
+        BusEvent::Watchdog(_) => true,
     }
 }
 
@@ -402,6 +411,19 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             now_ns: 0,
             power: state.power,
             upsets: Vec::new(),
+            test_request: None,
+            flight: state.flight.clone().map(|mut b| {
+                if let Some(s) = reseed {
+                    b.rekey(s);
+                }
+                b
+            }),
+            sdk_port: state.sdk_port.clone().map(|mut p| {
+                if let Some(s) = reseed {
+                    p.rekey(s);
+                }
+                p
+            }),
         },
         console,
         exits,

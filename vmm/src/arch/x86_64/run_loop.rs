@@ -128,9 +128,9 @@ fn step_inner(
 
     match exit {
         Exit::PortIo | Exit::Mmio | Exit::InterruptWindow | Exit::Budget => {}
-        Exit::Hypercall => {
+        Exit::Hypercall | Exit::TimerSet => {
             return Err(WioError::Internal(format!(
-                "the x86-64 engine reported a hypercall near {}; x86-64 guests have none",
+                "the x86-64 engine reported {exit:?} near {}; x86-64 guests have none",
                 pc_text(engine)
             )))
         }
