@@ -18,6 +18,7 @@
 #                                   when it could not be fetched: the gdb test then skips)
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
 #   RISCV64_OPENSBI_FW_JUMP=...     the same, fw_jump.bin
+#   RISCV64_FLIGHT_ELF=...          the bare-metal flight-software example (images/flight)
 #
 # The same lines are written to $WIO_CACHE/riscv64-guests.env, where `wio run --guest`
 # finds them. Progress goes to stderr. Everything cached: about a second. Nothing cached: about 5 minutes
@@ -61,6 +62,8 @@ run "$HERE/riscv64-rootfs.sh" --payments "$small_initramfs"
 payments_rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-opensbi.sh"
 fw_dynamic="$(get FW_DYNAMIC)"; fw_jump="$(get FW_JUMP)"
+run "$HERE/riscv64-flight.sh"
+flight_elf="$(get FLIGHT_ELF)"
 # Symbols for debugging only: a failed download must not take the guests away.
 debian_system_map="$(bash "$HERE/riscv64-debian-symbols.sh" | sed -n 's/^SYSTEM_MAP=//p')" ||
   wio_log "WARNING: the Debian kernel's symbols could not be fetched; the gdb test on it will say SKIPPED"
@@ -80,6 +83,7 @@ RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
 RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump
+RISCV64_FLIGHT_ELF=$flight_elf
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

@@ -1,6 +1,7 @@
 //! Faults: the explicit plan a run injects (`plan`), how it is drawn from the seed by a
 //! profile (`profile`), and how a machine applies it at its virtual times (`inject`).
 
+pub mod flux;
 pub mod inject;
 pub mod plan;
 pub mod profile;

@@ -31,6 +31,7 @@
 //! # crash: duration_ms is the time the machine stays off before it boots again
 //! ```
 
+use super::flux;
 use super::plan::{
     Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed, UpsetPlace,
 };
@@ -88,9 +89,10 @@ pub struct Rule {
     /// The fault kind (`partition`, `loss`, `delay`, `duplicate`, `reorder`, `error`,
     /// `latency`, `bit-rot`, `rtc-step`, `crash`, `pause`).
     pub kind: String,
-    /// How many faults, drawn uniformly in [min, max].
-    #[serde(default = "default_count")]
-    pub count: [u64; 2],
+    /// How many faults, drawn uniformly in [min, max] (default [0, 1]; not with
+    /// `rate_per_bit_s`).
+    #[serde(default)]
+    pub count: Option<[u64; 2]>,
     /// Each fault's duration in ms, drawn in [min, max] (ignored for `rtc-step`).
     #[serde(default = "default_duration")]
     pub duration_ms: [u64; 2],
@@ -103,10 +105,35 @@ pub struct Rule {
     /// what happens to unflushed writes (crash).
     #[serde(default)]
     pub choices: Vec<String>,
+    /// `upset` only: upsets arrive at this rate per bit per virtual second (decimal text,
+    /// "1.16e-12"), over the bits the rule aims at (its `value` range of RAM bits, or
+    /// every bit of the registers it chooses), instead of a drawn count: see `flux`.
+    #[serde(default)]
+    pub rate_per_bit_s: Option<String>,
+    /// With `rate_per_bit_s`: an acceleration factor, as a beam test accelerates the
+    /// fluence of the orbit (default 1).
+    #[serde(default)]
+    pub flux: Option<u64>,
 }
 
-fn default_count() -> [u64; 2] {
-    [0, 1]
+/// A rule's count when it gives none.
+const DEFAULT_COUNT: [u64; 2] = [0, 1];
+
+impl Rule {
+    /// How many faults the rule draws, [min, max].
+    pub fn count(&self) -> [u64; 2] {
+        self.count.unwrap_or(DEFAULT_COUNT)
+    }
+
+    /// The bits an upset rule aims at (RAM bits of its range, or the registers' bits).
+    fn upset_bits(&self) -> u64 {
+        match self.choices.first().map(String::as_str) {
+            Some("x") => 31 * 64,
+            Some("f") => 32 * 64,
+            Some("pc") => 64,
+            _ => self.value[1].abs_diff(self.value[0]).saturating_add(1),
+        }
+    }
 }
 
 fn default_duration() -> [u64; 2] {
@@ -137,10 +164,12 @@ fn rule(
 ) -> Rule {
     Rule {
         kind: kind.into(),
-        count,
+        count: Some(count),
         duration_ms,
         value,
         choices: choices.iter().map(|c| c.to_string()).collect(),
+        rate_per_bit_s: None,
+        flux: None,
     }
 }
 
@@ -257,13 +286,45 @@ impl Profile {
                     KINDS.join(", ")
                 ));
             }
-            if r.count[0] > r.count[1] || r.count[1] > MAX_COUNT {
+            let [lo, hi] = r.count();
+            if lo > hi || hi > MAX_COUNT {
                 return Err(format!(
-                    "{}: [{}, {}] must be [min, max] with max <= {MAX_COUNT}",
+                    "{}: [{lo}, {hi}] must be [min, max] with max <= {MAX_COUNT}",
                     at("count"),
-                    r.count[0],
-                    r.count[1]
                 ));
+            }
+            if r.rate_per_bit_s.is_some() || r.flux.is_some() {
+                if r.kind != "upset" {
+                    return Err(format!(
+                        "{}: only upset rules take a rate",
+                        at("rate_per_bit_s")
+                    ));
+                }
+                let Some(text) = &r.rate_per_bit_s else {
+                    return Err(format!("{}: flux needs rate_per_bit_s", at("flux")));
+                };
+                if r.count.is_some() {
+                    return Err(format!("{}: give a count or a rate, not both", at("count")));
+                }
+                if r.choices.len() > 1 {
+                    return Err(format!(
+                        "{}: a rate applies to one place: choose one of ram, x, f, pc",
+                        at("choices")
+                    ));
+                }
+                let rate =
+                    flux::parse_rate(text).map_err(|e| format!("{}: {e}", at("rate_per_bit_s")))?;
+                let accel = r.flux.unwrap_or(1);
+                if accel == 0 {
+                    return Err(format!("{}: must be at least 1", at("flux")));
+                }
+                if flux::slot_chance(rate, r.upset_bits(), accel).is_none() {
+                    return Err(format!(
+                        "{}: {text} x {} bits x flux {accel} is one upset per ms or more; lower the rate or the flux",
+                        at("rate_per_bit_s"),
+                        r.upset_bits()
+                    ));
+                }
             }
             if r.duration_ms[0] > r.duration_ms[1] {
                 return Err(format!("{}: min above max", at("duration_ms")));
@@ -324,11 +385,25 @@ impl Profile {
             let n = seen.iter().filter(|k| **k == r.kind).count();
             seen.push(&r.kind);
             let mut s = seed.stream(&stream_names::fault(&r.kind, n));
-            let count = s.range_inclusive(r.count[0], r.count[1]);
-            for _ in 0..count {
-                let at_ns = origin_ns.saturating_add(
-                    s.range_inclusive(self.start_ms * 1_000_000, self.end_ms * 1_000_000 - 1),
-                );
+            let (lo_ns, hi_ns) = (self.start_ms * 1_000_000, self.end_ms * 1_000_000);
+            // A rate (checked by `check`) gives the times; else a drawn count, each
+            // fault's time drawn in the window.
+            let timed: Option<Vec<u64>> = r.rate_per_bit_s.as_deref().map(|text| {
+                let chance = flux::parse_rate(text)
+                    .ok()
+                    .and_then(|rate| flux::slot_chance(rate, r.upset_bits(), r.flux.unwrap_or(1)))
+                    .unwrap_or((0, 1));
+                flux::draw_times(&mut s, lo_ns, hi_ns, chance, MAX_COUNT)
+            });
+            let count = match &timed {
+                Some(times) => times.len() as u64,
+                None => s.range_inclusive(r.count()[0], r.count()[1]),
+            };
+            for i in 0..count {
+                let at_ns = origin_ns.saturating_add(match &timed {
+                    Some(times) => times[i as usize],
+                    None => s.range_inclusive(lo_ns, hi_ns - 1),
+                });
                 let duration_ns = s.range_inclusive(r.duration_ms[0], r.duration_ms[1]) * 1_000_000;
                 let span = r.value[1].abs_diff(r.value[0]);
                 let value = r.value[0].saturating_add_unsigned(s.range_inclusive(0, span));

@@ -427,21 +427,31 @@ impl Machine for RvMachine {
         }
         let bus = &mut self.bus;
         let setup_before = self.promises.setup_complete_ns;
-        let drained = match (bus.virtio.console_mut(), bus.sdk_port.as_mut()) {
-            (Some(console), _) => sdk::drain(
+        // Two channels may carry promises: the virtio console's `wio.sdk` port, and the
+        // promise port of M-mode guests. The run's end wins over setup-complete.
+        let mut drained = None;
+        if let Some(console) = bus.virtio.console_mut() {
+            drained = sdk::drain(
                 console,
                 &mut self.promises,
                 &mut bus.trace,
                 self.stop_on_violation,
-            ),
-            (None, Some(port)) => sdk::note_lines(
-                port.take_lines(),
-                &mut self.promises,
-                &mut bus.trace,
-                self.stop_on_violation,
-            ),
-            (None, None) => return stop,
-        };
+            );
+        }
+        if let Some(port) = bus.sdk_port.as_mut() {
+            let lines = port.take_lines();
+            if !lines.is_empty() {
+                let d = sdk::note_lines(
+                    lines,
+                    &mut self.promises,
+                    &mut bus.trace,
+                    self.stop_on_violation,
+                );
+                if !matches!(drained, Some(Stop::End(_))) {
+                    drained = d.or(drained);
+                }
+            }
+        }
         if let (None, Some(t)) = (setup_before, self.promises.setup_complete_ns) {
             // A fault profile counted from setup-complete draws its faults now.
             let has = Targets {

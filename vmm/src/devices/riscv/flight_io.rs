@@ -130,8 +130,8 @@ impl FlightIo {
         let target = now_ns / STEP_NS;
         while self.steps < target {
             // Disturbance torque: a slowly changing value (new every 100 ms) plus jitter.
-            let slow = noise(self.key, self.steps / 100, 200);
-            let jitter = noise(self.key.rotate_left(17), self.steps, 50);
+            let slow = noise(self.key, self.steps / 100, 20);
+            let jitter = noise(self.key.rotate_left(17), self.steps, 5);
             let accel = (self.torque + slow + jitter) * 100; // µdeg/s per step
             self.rate_udeg_s = (self.rate_udeg_s + accel).clamp(-MAX_RATE_UDEG_S, MAX_RATE_UDEG_S);
             self.angle_udeg =

@@ -1,0 +1,266 @@
+/* wio's flight-software example: a bare-metal attitude control loop for one axis of a
+ * spacecraft, in M-mode on wio's riscv64 machine (no firmware, no OS).
+ *
+ * Every millisecond of virtual time (CLINT timer, WFI in between) it reads the attitude
+ * sensor of the flight I/O board, computes a PD torque command toward the current
+ * maneuver's setpoint, limits it to the actuator's safe envelope, commands the actuator
+ * and pets the board's watchdog. The control state (setpoint, gains, command limit,
+ * maneuver index) is the memory radiation can corrupt; it lives in the .critical page.
+ *
+ * Protection (the switch: "protect=on" (default) or "protect=off" in the device tree's
+ * bootargs, i.e. wio's --cmdline):
+ *   - triple modular redundancy: three copies of the state, every read a bitwise
+ *     majority vote, every write to all three;
+ *   - a scrubber: every 10 ms each word is voted and written back to all copies, so
+ *     upsets do not accumulate until two copies of a word disagree with the third.
+ *
+ * Promises, on wio's bare-metal promise port (JSON lines of the Antithesis SDK protocol,
+ * each sent the first time its condition is seen true and the first time false, as the
+ * SDKs do):
+ *   - always: the actuator command stays within its safe envelope (|cmd| <= 500);
+ *   - always: the watchdog never fires (checked at boot from the board's reset cause);
+ *   - sometimes: a maneuver completes (the attitude settles within 0.5 degree).
+ * The program reports setup complete after initialising, and runs RUN_MS of virtual
+ * time, then powers off (status 0).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define UART_BASE 0x10000000UL
+#define TEST_BASE 0x00100000UL
+#define FIO_BASE 0x10200000UL
+#define SDK_BASE 0x10201000UL
+#define CLINT_MTIMECMP 0x02004000UL
+#define CLINT_MTIME 0x0200bff8UL
+#define TICKS_PER_MS 10000ULL /* the device tree's timebase: 10 MHz */
+
+#define FIO_ANGLE 0x00
+#define FIO_RATE 0x04
+#define FIO_COMMAND 0x08
+#define FIO_RESET_CAUSE 0x0c
+#define FIO_WDT_TIMEOUT 0x10
+#define FIO_WDT_PET 0x14
+#define WDT_KEY 0x5afe
+
+#define ENVELOPE 500   /* the actuator's safe envelope (torque units) */
+#define RUN_MS 6000    /* virtual milliseconds of flight */
+#define MANEUVER_MS 1500
+#define SCRUB_MS 10
+#define WDT_TIMEOUT_US 20000
+
+#define MIP_MTIP (1UL << 7)
+
+static inline uint32_t rd32(uintptr_t a) { return *(volatile uint32_t *)a; }
+static inline void wr32(uintptr_t a, uint32_t v) { *(volatile uint32_t *)a = v; }
+static inline uint64_t rd64(uintptr_t a) { return *(volatile uint64_t *)a; }
+static inline void wr64(uintptr_t a, uint64_t v) { *(volatile uint64_t *)a = v; }
+
+/* ---------------------------------------------------------------- console (NS16550) */
+static void uart_putc(char c) {
+    while (!(*(volatile uint8_t *)(UART_BASE + 5) & 0x20)) {
+    }
+    *(volatile uint8_t *)UART_BASE = (uint8_t)c;
+}
+static int uart_stdio_putc(char c, FILE *f) {
+    (void)f;
+    uart_putc(c);
+    return (unsigned char)c;
+}
+static FILE uart_file = FDEV_SETUP_STREAM(uart_stdio_putc, NULL, NULL, _FDEV_SETUP_WRITE);
+FILE *const stdout = &uart_file;
+
+/* ---------------------------------------------------------------- promises */
+static void sdk_line(const char *s) {
+    while (*s) wr32(SDK_BASE, (uint8_t)*s++);
+    wr32(SDK_BASE, '\n');
+}
+
+struct promise {
+    const char *id;
+    const char *type; /* always / sometimes */
+    const char *display;
+    int seen_true, seen_false;
+};
+
+static struct promise p_envelope = {"actuator command within its safe envelope", "always",
+                                    "Always", 0, 0};
+static struct promise p_watchdog = {"watchdog never fires", "always", "Always", 0, 0};
+static struct promise p_settled = {"a maneuver completes", "sometimes", "Sometimes", 0, 0};
+
+static void promise_line(const struct promise *p, int hit, int cond, const char *details) {
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"antithesis_assert\":{\"id\":\"%s\",\"message\":\"%s\",\"assert_type\":\"%s\","
+             "\"display_type\":\"%s\",\"hit\":%s,\"must_hit\":true,\"condition\":%s,"
+             "\"location\":{\"file\":\"flight.c\",\"function\":\"control\"},\"details\":%s}}",
+             p->id, p->id, p->type, p->display, hit ? "true" : "false", cond ? "true" : "false",
+             details ? details : "null");
+    sdk_line(buf);
+}
+
+/* Reports an evaluation the first time its condition is seen true and the first time false. */
+static void promise(struct promise *p, int cond, const char *details) {
+    int *seen = cond ? &p->seen_true : &p->seen_false;
+    if (*seen) return;
+    *seen = 1;
+    promise_line(p, 1, cond, details);
+}
+
+/* ---------------------------------------------------------------- device tree */
+static uint32_t be32(const uint8_t *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+/* /chosen/bootargs of the flattened device tree at `fdt`, or NULL. */
+static const char *fdt_bootargs(const uint8_t *fdt) {
+    if (!fdt || be32(fdt) != 0xd00dfeed) return NULL;
+    const uint8_t *st = fdt + be32(fdt + 8);
+    const char *strings = (const char *)fdt + be32(fdt + 12);
+    const uint8_t *end = st + be32(fdt + 36);
+    int depth = 0, in_chosen = 0;
+    while (st + 4 <= end) {
+        uint32_t tok = be32(st);
+        st += 4;
+        if (tok == 1) { /* BEGIN_NODE */
+            const char *name = (const char *)st;
+            depth++;
+            if (depth == 2) in_chosen = strcmp(name, "chosen") == 0;
+            st += (strlen(name) + 4) & ~3u;
+        } else if (tok == 2) { /* END_NODE */
+            if (depth == 2) in_chosen = 0;
+            depth--;
+        } else if (tok == 3) { /* PROP */
+            uint32_t len = be32(st), nameoff = be32(st + 4);
+            const char *val = (const char *)st + 8;
+            if (in_chosen && strcmp(strings + nameoff, "bootargs") == 0) return val;
+            st += 8 + ((len + 3) & ~3u);
+        } else if (tok == 4) { /* NOP */
+        } else {
+            break; /* END */
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- protected state */
+enum { W_SETPOINT, W_KP, W_KD, W_LIMIT, W_MANEUVER, NWORDS };
+
+/* Three copies; copy 0 is the only one used without protection. */
+__attribute__((section(".critical"))) volatile uint32_t state[3][NWORDS];
+
+static int protect = 1;
+static uint32_t scrub_fixes;
+
+static uint32_t state_get(int w) {
+    if (!protect) return state[0][w];
+    uint32_t a = state[0][w], b = state[1][w], c = state[2][w];
+    return (a & b) | (a & c) | (b & c);
+}
+
+static void state_set(int w, uint32_t v) {
+    state[0][w] = v;
+    if (protect) state[1][w] = state[2][w] = v;
+}
+
+static void scrub(void) {
+    for (int w = 0; w < NWORDS; w++) {
+        uint32_t v = state_get(w);
+        for (int c = 0; c < 3; c++) {
+            if (state[c][w] != v) {
+                state[c][w] = v;
+                scrub_fixes++;
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- traps */
+void trap_report(uint64_t cause, uint64_t epc, uint64_t tval) {
+    printf("flight: trap mcause=%#llx mepc=%#llx mtval=%#llx; waiting for the watchdog\n",
+           (unsigned long long)cause, (unsigned long long)epc, (unsigned long long)tval);
+}
+
+void power_off(int status) {
+    wr32(TEST_BASE, status == 0 ? 0x5555 : (0x3333 | ((uint32_t)status << 16)));
+}
+
+/* ---------------------------------------------------------------- the loop */
+static const int32_t maneuvers[] = {0, 12000, -8000, 15000, 3000, -10000, 0, 6000};
+#define NMANEUVERS (int)(sizeof maneuvers / sizeof maneuvers[0])
+
+static void wait_until(uint64_t ticks) {
+    wr64(CLINT_MTIMECMP, ticks);
+    for (;;) {
+        uint64_t mip;
+        __asm__ volatile("csrr %0, mip" : "=r"(mip));
+        if (mip & MIP_MTIP) break;
+        __asm__ volatile("wfi");
+    }
+}
+
+int main(const uint8_t *fdt) {
+    const char *args = fdt_bootargs(fdt);
+    if (args && strstr(args, "protect=off")) protect = 0;
+    uint32_t cause = rd32(FIO_BASE + FIO_RESET_CAUSE);
+    printf("flight: start (reset cause %s), protection %s\n", cause ? "watchdog" : "power-on",
+           protect ? "on: TMR voting, scrubber every 10 ms" : "off");
+
+    /* The catalogue: every promise, before any is evaluated. */
+    promise_line(&p_envelope, 0, 0, NULL);
+    promise_line(&p_watchdog, 0, 0, NULL);
+    promise_line(&p_settled, 0, 0, NULL);
+    promise(&p_watchdog, cause == 0, cause ? "{\"reset_cause\":\"watchdog\"}" : NULL);
+
+    for (int c = 0; c < 3; c++)
+        for (int w = 0; w < NWORDS; w++) state[c][w] = 0;
+    state_set(W_SETPOINT, (uint32_t)maneuvers[0]);
+    state_set(W_KP, 160);
+    state_set(W_KD, 64);
+    state_set(W_LIMIT, ENVELOPE);
+    state_set(W_MANEUVER, 0);
+
+    /* The CLINT timer wakes WFI (mie.MTIE) without traps (mstatus.MIE stays 0). */
+    __asm__ volatile("csrs mie, %0" ::"r"(MIP_MTIP));
+    wr32(FIO_BASE + FIO_WDT_TIMEOUT, WDT_TIMEOUT_US);
+    sdk_line("{\"antithesis_setup\":{\"status\":\"complete\",\"details\":null}}");
+
+    uint64_t start = rd64(CLINT_MTIME);
+    int32_t peak = 0;
+    uint32_t settled = 0;
+    for (uint32_t ms = 1; ms <= RUN_MS; ms++) {
+        wait_until(start + ms * TICKS_PER_MS);
+        if (ms % MANEUVER_MS == 0) {
+            uint32_t m = (state_get(W_MANEUVER) + 1) % NMANEUVERS;
+            state_set(W_MANEUVER, m);
+            state_set(W_SETPOINT, (uint32_t)maneuvers[m]);
+            printf("flight: t=%lu ms maneuver %lu to %ld mdeg\n", (unsigned long)ms,
+                   (unsigned long)m, (long)maneuvers[m]);
+        }
+        int32_t angle = (int32_t)rd32(FIO_BASE + FIO_ANGLE);
+        int32_t rate = (int32_t)rd32(FIO_BASE + FIO_RATE);
+        int32_t err = angle - (int32_t)state_get(W_SETPOINT);
+        int64_t cmd = -((int64_t)(int32_t)state_get(W_KP) * err +
+                        (int64_t)(int32_t)state_get(W_KD) * rate) / 1000;
+        int64_t limit = (int32_t)state_get(W_LIMIT);
+        if (cmd > limit) cmd = limit;
+        if (cmd < -limit) cmd = -limit;
+        int inside = cmd >= -ENVELOPE && cmd <= ENVELOPE;
+        char details[160];
+        snprintf(details, sizeof details, "{\"command\":%lld,\"limit\":%lld,\"t_ms\":%lu}",
+                 (long long)cmd, (long long)limit, (unsigned long)ms);
+        promise(&p_envelope, inside, details);
+        if (cmd > peak) peak = (int32_t)cmd;
+        if (-cmd > peak) peak = (int32_t)-cmd;
+        wr32(FIO_BASE + FIO_COMMAND, (uint32_t)(int32_t)cmd);
+        if (state_get(W_MANEUVER) != 0 && err < 500 && err > -500 && rate < 1000 && rate > -1000) {
+            settled++;
+            promise(&p_settled, 1, NULL);
+        }
+        wr32(FIO_BASE + FIO_WDT_PET, WDT_KEY);
+        if (protect && ms % SCRUB_MS == 0) scrub();
+    }
+    printf("flight: done after %d ms: peak command %ld, settled samples %lu, scrub repairs %lu\n",
+           RUN_MS, (long)peak, (unsigned long)settled, (unsigned long)scrub_fixes);
+    return 0;
+}
