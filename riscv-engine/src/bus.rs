@@ -10,6 +10,9 @@ pub trait Bus {
     fn mmio_write(&mut self, addr: u64, size: u8, value: u64, cycles: u64) -> bool;
     /// Whether the supervisor external interrupt line (from the PLIC) is high.
     fn external_interrupt(&self) -> bool;
+    /// The ECC memory controller found an error in the word at physical `paddr` (see
+    /// `ecc`) at hart cycle `cycles`: the platform's EDAC reports it.
+    fn memory_error(&mut self, _paddr: u64, _kind: crate::ecc::MemoryError, _cycles: u64) {}
     /// The hart cycle at which the machine has a device event due (u64::MAX: none);
     /// [`crate::Hart::run`] returns there so the event fires on time.
     fn next_event_cycle(&self) -> u64 {

@@ -410,7 +410,7 @@ impl Hart {
                 _ => return Err(illegal(i)),
             },
             0x73 => return self.system(bus, i),
-            0x2f => self.atomic(i, x1, x2)?,
+            0x2f => self.atomic(bus, i, x1, x2)?,
             0x07 => {
                 if self.mstatus & mstatus::FS == 0 {
                     return Err(illegal(i));
@@ -545,7 +545,7 @@ impl Hart {
         Ok(Flow::Next)
     }
 
-    fn atomic(&mut self, i: u32, x1: u64, x2: u64) -> Result<(), Trap> {
+    fn atomic(&mut self, bus: &mut dyn Bus, i: u32, x1: u64, x2: u64) -> Result<(), Trap> {
         let size: u8 = match funct3(i) {
             2 => 4,
             3 => 8,
@@ -559,14 +559,14 @@ impl Hart {
                 if rs2(i) != 0 {
                     return Err(illegal(i));
                 }
-                let off = self.amo_address(x1, size, Access::Load)?;
+                let off = self.amo_address(bus, x1, size, Access::Load)?;
                 let v = extend(self.ram.read_at(off, size));
                 self.reservation = self.ram.base() + off as u64;
                 self.set(rd(i), v);
             }
             0x03 => {
                 // SC
-                let off = self.amo_address(x1, size, Access::Store)?;
+                let off = self.amo_address(bus, x1, size, Access::Store)?;
                 let paddr = self.ram.base() + off as u64;
                 if self.reservation == paddr {
                     self.ram.write_at(off, size, x2);
@@ -577,7 +577,7 @@ impl Hart {
                 self.reservation = NO_RESERVATION;
             }
             _ => {
-                let off = self.amo_address(x1, size, Access::Store)?;
+                let off = self.amo_address(bus, x1, size, Access::Store)?;
                 let old = extend(self.ram.read_at(off, size));
                 let b = extend(x2);
                 let new = match funct5 {

@@ -11,6 +11,7 @@
 
 use crate::bus::Bus;
 use crate::csr::{cause, irq, mstatus, Priv};
+use crate::ecc::Ecc;
 use crate::fpu::FpState;
 use crate::icache::{Block, FastPages, ICache, BLOCK_HOT, BUILT, JIT_HOT};
 use crate::mmu::Tlb;
@@ -102,6 +103,8 @@ pub struct Hart {
     /// The guest wrote mtimecmp since the run loop last looked: the run returns
     /// [`Stop::TimerSet`] for the machine to add its latency.
     pub(crate) timer_written: bool,
+    /// SECDED ECC on RAM and its pending codeword errors (see `ecc`).
+    pub(crate) ecc: Ecc,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -174,6 +177,7 @@ impl Hart {
             pmp: Pmp::default(),
             pmp_locked: false,
             timer_written: false,
+            ecc: Ecc::default(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod bus;
 pub mod clint;
 pub mod csr;
 pub mod debug;
+pub mod ecc;
 pub(crate) mod exec;
 pub mod fpu;
 pub mod hart;
@@ -26,6 +27,7 @@ mod trap;
 
 pub use bus::{Bus, NoDevices};
 pub use csr::Priv;
+pub use ecc::MemoryError;
 pub use hart::Hart;
 pub use ram::Ram;
 pub use state::{HartState, PreparedHart, StateError};

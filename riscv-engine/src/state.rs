@@ -98,6 +98,10 @@ pub struct HartState {
     pub pmp: Pmp,
     /// An mtimecmp write the run loop has not reported yet (see `clint`).
     pub timer_written: bool,
+    /// RAM is SECDED ECC memory (see `ecc`).
+    pub ecc: bool,
+    /// Pending codeword errors: (word address, flipped data bits).
+    pub ecc_errors: Vec<(u64, u64)>,
 }
 
 fn priv_bits(p: Priv) -> u8 {
@@ -197,6 +201,8 @@ impl Hart {
             firmware: self.firmware,
             pmp: self.pmp.clone(),
             timer_written: self.timer_written,
+            ecc: self.ecc.enabled,
+            ecc_errors: self.ecc_errors(),
         }
     }
 
@@ -278,6 +284,10 @@ impl Hart {
         self.pmp = s.pmp.clone();
         self.pmp_locked = self.pmp.any_locked();
         self.timer_written = s.timer_written;
+        // Checked by `prepare`; set as they were (the caches were restored as they were,
+        // and held no shortcut into these words' pages).
+        self.ecc.enabled = s.ecc;
+        self.ecc.errors = s.ecc_errors.iter().copied().collect();
         Ok(())
     }
 }
@@ -301,6 +311,14 @@ impl HartState {
     pub fn prepare(&self) -> Result<PreparedHart, StateError> {
         let s = self;
         let prv = priv_from(s.prv)?;
+        let ram_end = s.ram_base.saturating_add(s.ram_size);
+        if s.ecc_errors.len() > crate::ecc::MAX_ERROR_WORDS
+            || s.ecc_errors.iter().any(|&(a, m)| {
+                a % 8 != 0 || m == 0 || a < s.ram_base || a.saturating_add(8) > ram_end
+            })
+        {
+            return Err(StateError::Invalid("ECC error words".into()));
+        }
         if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
             return Err(StateError::Invalid("x0, fflags or frm out of range".into()));
         }

@@ -354,6 +354,12 @@ pub struct RunArgs {
     /// --firmware is a bare-metal program and starts in M-mode itself.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub firmware: Option<PathBuf>,
+    /// riscv64: RAM is SECDED ECC memory (one codeword per 8 bytes): an upset's single-bit
+    /// error is corrected when the word is next read, two in one word are an
+    /// uncorrectable error (the access faults); both are reported by an EDAC unit in
+    /// the device tree ("wio,edac", PLIC source 12) and traced.
+    #[arg(long, conflicts_with = "from")]
+    pub ecc: bool,
     /// Kernel command line (default for Linux: deterministic arguments, see README).
     #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,

@@ -31,6 +31,11 @@ pub trait ExitHandler {
     fn next_event_ns(&self) -> u64 {
         u64::MAX
     }
+
+    /// The ECC memory controller found an error in the word at `paddr` (`corrected`:
+    /// a single-bit error fixed on the fly; else an uncorrectable one, whose access
+    /// faulted). Machines with an EDAC unit report it there.
+    fn memory_error(&mut self, _paddr: u64, _corrected: bool) {}
 }
 
 /// Why the engine returned to the run loop.

@@ -99,6 +99,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         guest: args.guest.clone(),
         initrd: args.initrd.clone(),
         firmware: args.firmware.clone(),
+        ecc: args.ecc,
         cmdline: args.cmdline.clone(),
         mem_mib: args.mem,
         epoch_unix,
@@ -119,6 +120,11 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if args.guest.is_some() && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
+        ));
+    }
+    if args.ecc && arch != Arch::Riscv64 {
+        return Err(WioError::Usage(
+            "--ecc models ECC memory on riscv64 machines; use it with --arch riscv64".into(),
         ));
     }
     if args.firmware.is_some() && arch != Arch::Riscv64 {

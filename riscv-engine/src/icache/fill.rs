@@ -100,8 +100,13 @@ impl Hart {
     }
 
     #[inline]
-    fn fetch_phys(&mut self, _bus: &mut dyn Bus, paddr: u64, vaddr: u64) -> Result<u32, Trap> {
+    fn fetch_phys(&mut self, bus: &mut dyn Bus, paddr: u64, vaddr: u64) -> Result<u32, Trap> {
         if !self.pmp_allows(paddr, 2, Access::Exec, self.prv) {
+            return Err(Trap::new(cause::INSN_ACCESS, vaddr));
+        }
+        if self.ram.offset(paddr, 2).is_some()
+            && self.ecc_access(bus, paddr, 2, Access::Exec).is_err()
+        {
             return Err(Trap::new(cause::INSN_ACCESS, vaddr));
         }
         match self.ram.offset(paddr, 2) {
@@ -149,8 +154,10 @@ impl Hart {
             self.icache.blocks[slot].hits = BLOCK_HOT - 2;
             return;
         };
-        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) {
-            // Part of the page may not be executable now: fetch one by one.
+        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) || self.ecc_page(paddr)
+        {
+            // Part of the page may not be executable now, or holds a word the memory
+            // controller must check: fetch one by one.
             self.icache.blocks[slot].hits = BLOCK_HOT - 2;
             return;
         }

@@ -219,6 +219,7 @@ impl Hart {
         access: Access,
     ) -> Result<u64, Trap> {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
+            self.ecc_access(bus, paddr, size, access)?;
             return Ok(self.ram.read_at(off, size));
         }
         self.irq_dirty = true;
@@ -240,6 +241,7 @@ impl Hart {
         value: u64,
     ) -> Result<(), Trap> {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
+            self.ecc_access(bus, paddr, size, Access::Store)?;
             self.ram.write_at(off, size, value);
             if self.reservation != NO_RESERVATION && self.reservation >> 3 == paddr >> 3 {
                 self.reservation = NO_RESERVATION;
@@ -279,7 +281,7 @@ impl Hart {
             let p = self.translate(vaddr, Access::Load)?;
             self.pmp_data(p, u64::from(size), Access::Load, vaddr)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                if self.pmp_page(p & !0xfff, Access::Load) {
+                if self.pmp_page(p & !0xfff, Access::Load) && !self.ecc_page(p) {
                     self.load_pages.insert(vaddr, off);
                 }
             }
@@ -327,7 +329,7 @@ impl Hart {
             let p = self.translate(vaddr, Access::Store)?;
             self.pmp_data(p, u64::from(size), Access::Store, vaddr)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                if self.pmp_page(p & !0xfff, Access::Store) {
+                if self.pmp_page(p & !0xfff, Access::Store) && !self.ecc_page(p) {
                     self.store_pages.insert(vaddr, off);
                 }
             }
@@ -349,6 +351,7 @@ impl Hart {
     /// Translates an AMO/LR/SC address: must be naturally aligned and in RAM.
     pub(crate) fn amo_address(
         &mut self,
+        bus: &mut dyn Bus,
         vaddr: u64,
         size: u8,
         access: Access,
@@ -367,8 +370,14 @@ impl Hart {
         if access == Access::Store {
             self.pmp_data(p, u64::from(size), Access::Load, vaddr)?;
         }
-        self.ram
+        let off = self
+            .ram
             .offset(p, u64::from(size))
-            .ok_or_else(|| Self::access_fault(access, p))
+            .ok_or_else(|| Self::access_fault(access, p))?;
+        // The read of a read-modify-write (and LR's read) goes through the memory
+        // controller's check.
+        self.ecc_access(bus, p, size, Access::Load)
+            .map_err(|_| Self::access_fault(access, p))?;
+        Ok(off)
     }
 }

@@ -24,6 +24,8 @@ pub struct RunConfig {
     /// M-mode firmware (riscv64: e.g. OpenSBI's fw_dynamic.bin) started before the
     /// kernel instead of wio's built-in SBI.
     pub firmware: Option<PathBuf>,
+    /// riscv64: RAM is SECDED ECC memory with an EDAC unit.
+    pub ecc: bool,
     /// Kernel command line; `None` picks a default for the kernel.
     pub cmdline: Option<String>,
     /// Guest memory in MiB.
@@ -135,6 +137,7 @@ impl RunConfig {
             guest: None,
             initrd: None,
             firmware: None,
+            ecc: false,
             cmdline: None,
             mem_mib: 256,
             epoch_unix: 0,
@@ -229,6 +232,7 @@ impl RunConfig {
             initrd_path: None,
             firmware_path: None,
             firmware_sha256: None,
+            ecc: false,
         }
     }
 }

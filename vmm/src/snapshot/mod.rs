@@ -94,6 +94,9 @@ pub struct Meta {
     /// SHA-256 of that firmware.
     #[serde(default)]
     pub firmware_sha256: Option<String>,
+    /// RAM is ECC memory (riscv64 `--ecc`).
+    #[serde(default)]
+    pub ecc: bool,
 }
 
 impl Meta {
@@ -470,6 +473,7 @@ pub(crate) fn test_snapshot(ram: &[u8], seed: u64, virtual_ns: u64) -> Snapshot 
             initrd_path: None,
             firmware_path: None,
             firmware_sha256: None,
+            ecc: false,
         },
         machine: vec![7; 100],
         memory: memory_runs(ram),

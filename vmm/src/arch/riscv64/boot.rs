@@ -183,6 +183,8 @@ pub struct BootImage {
     pub virtio_slots: usize,
     /// M-mode firmware started before the kernel (`--firmware`), and where it came from.
     pub firmware: Option<(PathBuf, Vec<u8>)>,
+    /// RAM is ECC memory (`--ecc`).
+    pub ecc: bool,
 }
 
 impl BootImage {
@@ -221,7 +223,9 @@ impl BootImage {
             rng_seed,
             virtio: &virtio,
             m_mode: self.m_mode(),
+            edac: self.ecc,
         })?;
+        hart.set_ecc(self.ecc);
         if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
             return Err(WioError::Internal("device tree does not fit".into()));
         }
@@ -340,6 +344,7 @@ impl BootImage {
             cmdline: meta.cmdline.clone(),
             virtio_slots,
             firmware,
+            ecc: meta.ecc,
         })
     }
 }

@@ -5,6 +5,7 @@
 
 use super::layout;
 use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::{FlightIo, Watchdog};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -81,6 +82,8 @@ pub struct RvBus {
     pub flight: Option<FlightIo>,
     /// The bare-metal promise port (M-mode guests only).
     pub sdk_port: Option<SdkPort>,
+    /// The EDAC unit (machines with ECC memory only).
+    pub edac: Option<Edac>,
 }
 
 /// PLIC source of virtio slot `slot`.
@@ -274,6 +277,7 @@ impl ExitHandler for RvBus {
                 && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
             || (self.sdk_port.is_some()
                 && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
+            || (self.edac.is_some() && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
             || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
             || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
             || in_window(
@@ -306,6 +310,12 @@ impl ExitHandler for RvBus {
             .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
         {
             u64::from(port.read(addr - layout::SDK_PORT_BASE))
+        } else if let Some(edac) = self
+            .edac
+            .as_ref()
+            .filter(|_| word && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
+        {
+            u64::from(edac.read(addr - layout::EDAC_BASE))
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
@@ -363,6 +373,13 @@ impl ExitHandler for RvBus {
             .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
         {
             port.write(addr - layout::SDK_PORT_BASE, value as u32, self.now_ns);
+        } else if let Some(edac) = self
+            .edac
+            .as_mut()
+            .filter(|_| word && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
+        {
+            edac.write(addr - layout::EDAC_BASE, value as u32);
+            self.plic.set_level(layout::EDAC_IRQ, edac.irq());
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
@@ -378,6 +395,19 @@ impl ExitHandler for RvBus {
 
     fn set_time(&mut self, now_ns: u64) {
         self.now_ns = now_ns;
+    }
+
+    fn memory_error(&mut self, paddr: u64, corrected: bool) {
+        let Some(edac) = self.edac.as_mut() else {
+            return;
+        };
+        edac.record(paddr, corrected);
+        self.plic.set_level(layout::EDAC_IRQ, edac.irq());
+        self.trace.event(
+            self.now_ns,
+            "ecc",
+            json!({ "word": paddr, "error": if corrected { "corrected" } else { "uncorrectable" } }),
+        );
     }
 
     fn next_event_ns(&self) -> u64 {

@@ -6,7 +6,7 @@ use super::clock;
 use crate::engine::{CpuEngine, Exit, ExitHandler};
 use crate::error::Result;
 use wio_clock::{InstructionClock, VirtualTime};
-use wio_riscv::{Bus, Hart, Stop};
+use wio_riscv::{Bus, Hart, MemoryError, Stop};
 
 /// The interpreter as an engine.
 pub struct RiscvEngine {
@@ -89,6 +89,11 @@ impl Bus for BusAdapter<'_> {
 
     fn external_interrupt(&self) -> bool {
         self.io.external_interrupt()
+    }
+
+    fn memory_error(&mut self, paddr: u64, kind: MemoryError, cycles: u64) {
+        self.io.set_time(self.clock.time_at(cycles).as_ns());
+        self.io.memory_error(paddr, kind == MemoryError::Corrected);
     }
 
     fn next_event_cycle(&self) -> u64 {

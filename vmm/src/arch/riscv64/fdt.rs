@@ -22,6 +22,8 @@ pub struct FdtSpec<'a> {
     /// the CLINT and the test device with its power-off and reboot values, which such
     /// code drives itself (wio's SBI does both for a supervisor kernel).
     pub m_mode: bool,
+    /// RAM is ECC memory: the tree lists the EDAC unit.
+    pub edac: bool,
 }
 
 const PHANDLE_CPU_INTC: u32 = 1;
@@ -154,6 +156,19 @@ pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
     if spec.m_mode {
         m_mode_devices(&mut w)?;
     }
+    if spec.edac {
+        let node = w
+            .begin_node(&format!("edac@{EDAC_BASE:x}"))
+            .map_err(fdt_err)?;
+        w.property_string("compatible", "wio,edac")
+            .map_err(fdt_err)?;
+        w.property_array_u64("reg", &[EDAC_BASE, EDAC_SIZE])
+            .map_err(fdt_err)?;
+        w.property_u32("interrupt-parent", PHANDLE_PLIC)
+            .map_err(fdt_err)?;
+        w.property_u32("interrupts", EDAC_IRQ).map_err(fdt_err)?;
+        w.end_node(node).map_err(fdt_err)?;
+    }
 
     for &(slot, irq) in spec.virtio {
         let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
@@ -252,6 +267,7 @@ mod tests {
             rng_seed: &[7; 64],
             virtio: &[],
             m_mode: true,
+            edac: true,
         };
         let blob = build(&spec).unwrap();
         assert_eq!(&blob[..4], &[0xd0, 0x0d, 0xfe, 0xed], "FDT magic");
@@ -267,6 +283,7 @@ mod tests {
             "rng-seed",
             "riscv,clint0",
             "syscon-poweroff",
+            "wio,edac",
         ] {
             assert!(text.contains(needle), "missing {needle}");
         }

@@ -27,6 +27,12 @@ pub const FLIGHT_IO_SIZE: u64 = 0x1000;
 pub const SDK_PORT_BASE: u64 = 0x1020_1000;
 /// Promise port register window.
 pub const SDK_PORT_SIZE: u64 = 0x1000;
+/// The EDAC unit of ECC memory (`--ecc`; see `devices::riscv::edac`).
+pub const EDAC_BASE: u64 = 0x1020_2000;
+/// EDAC register window.
+pub const EDAC_SIZE: u64 = 0x1000;
+/// The EDAC unit's PLIC source.
+pub const EDAC_IRQ: u32 = 12;
 /// PLIC base.
 pub const PLIC_BASE: u64 = 0x0c00_0000;
 /// PLIC size.

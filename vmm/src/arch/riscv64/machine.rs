@@ -13,6 +13,7 @@ use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
 use crate::devices::legacy::serial::Uart16550;
+use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -191,6 +192,7 @@ impl RvMachine {
             cmdline: cmdline.clone(),
             virtio_slots: devices.len(),
             firmware,
+            ecc: cfg.ecc,
         };
         let placement = image.load_into(&mut hart, mem_bytes, &fdt_rng_seed(seed, 1))?;
         let hart_pc = hart.pc;
@@ -217,6 +219,7 @@ impl RvMachine {
             test_request: None,
             flight: image.m_mode().then(|| FlightIo::new(seed)),
             sdk_port: image.m_mode().then(|| SdkPort::new(seed)),
+            edac: cfg.ecc.then(Edac::default),
         };
         bus.trace.event(
             0,
@@ -276,6 +279,7 @@ impl RvMachine {
                     .clone()
                     .map(|p| std::fs::canonicalize(&p).unwrap_or(p)),
                 firmware_sha256,
+                ecc: cfg.ecc,
                 ..cfg.boot_meta(BootMeta {
                     arch: Arch::Riscv64,
                     mem_base: layout::RAM_BASE,
@@ -573,6 +577,19 @@ pub(super) fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
         // The plan check keeps bit + width within the place's bits.
         let mask = (u64::MAX >> (64 - u32::from(width.clamp(1, 64)))) << bit;
         let flipped = match place {
+            UpsetPlace::Ram(addr) if hart.ecc() => {
+                // ECC memory: the codeword changes, the data does not (see wio_riscv::ecc).
+                let line = match hart.ecc_upset(addr, bit, width) {
+                    Some(n) => {
+                        json!({ "at": { "ram": addr }, "bit": bit, "width": width, "ecc": { "word_errors": n } })
+                    }
+                    None => {
+                        json!({ "at": place, "bit": bit, "width": width, "missed": "no such RAM, or too many words with errors" })
+                    }
+                };
+                bus.trace.event(now_ns, "upset", line);
+                continue;
+            }
             UpsetPlace::Ram(addr) => hart
                 .flip_ram_bits(addr, mask as u8)
                 .map(|(b, a)| (json!({ "ram": addr }), u64::from(b), u64::from(a))),

@@ -9,6 +9,7 @@ use super::engine::RiscvEngine;
 use super::layout;
 use super::machine::{check_drift, RvMachine};
 use crate::devices::legacy::serial::{Uart16550, UartState};
+use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
@@ -67,6 +68,8 @@ pub(super) struct MachineState {
     pub(super) flight: Option<FlightIo>,
     /// The bare-metal promise port (M-mode guests).
     pub(super) sdk_port: Option<SdkPort>,
+    /// The EDAC unit (ECC memory).
+    pub(super) edac: Option<Edac>,
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -86,6 +89,7 @@ impl RvMachine {
             rtc: self.bus.rtc.clone(),
             flight: self.bus.flight.clone(),
             sdk_port: self.bus.sdk_port.clone(),
+            edac: self.bus.edac.clone(),
             plic: self.bus.plic.clone(),
             virtio,
             events: self
@@ -424,6 +428,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
                 }
                 p
             }),
+            edac: state.edac.clone(),
         },
         console,
         exits,
