@@ -570,6 +570,7 @@ impl Hart {
                 let paddr = self.ram.base() + off as u64;
                 if self.reservation == paddr {
                     self.ram.write_at(off, size, x2);
+                    self.force_stuck(paddr, size);
                     self.set(rd(i), 0);
                 } else {
                     self.set(rd(i), 1);
@@ -593,6 +594,7 @@ impl Hart {
                     _ => return Err(illegal(i)),
                 };
                 self.ram.write_at(off, size, new);
+                self.force_stuck(self.ram.base() + off as u64, size);
                 if self.reservation != NO_RESERVATION
                     && self.reservation >> 3 == (self.ram.base() + off as u64) >> 3
                 {

@@ -18,6 +18,7 @@ use crate::mmu::Tlb;
 use crate::pmp::Pmp;
 use crate::predecode::{Kind, Op};
 use crate::ram::Ram;
+use crate::stuck::Stuck;
 use crate::trap::Flow;
 
 /// Re-exported from `csr`, where they now live, for existing users of `hart::`.
@@ -105,6 +106,8 @@ pub struct Hart {
     pub(crate) timer_written: bool,
     /// SECDED ECC on RAM and its pending codeword errors (see `ecc`).
     pub(crate) ecc: Ecc,
+    /// Stuck-at bits of RAM (see `stuck`).
+    pub(crate) stuck: Stuck,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -178,6 +181,7 @@ impl Hart {
             pmp_locked: false,
             timer_written: false,
             ecc: Ecc::default(),
+            stuck: Stuck::default(),
         }
     }
 

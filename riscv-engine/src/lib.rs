@@ -23,6 +23,7 @@ mod predecode;
 pub mod ram;
 pub mod rvc;
 pub mod state;
+pub mod stuck;
 mod trap;
 
 pub use bus::{Bus, NoDevices};

@@ -102,6 +102,8 @@ pub struct HartState {
     pub ecc: bool,
     /// Pending codeword errors: (word address, flipped data bits).
     pub ecc_errors: Vec<(u64, u64)>,
+    /// Stuck-at bits: (byte address, mask, values).
+    pub stuck: Vec<(u64, u8, u8)>,
 }
 
 fn priv_bits(p: Priv) -> u8 {
@@ -203,6 +205,7 @@ impl Hart {
             timer_written: self.timer_written,
             ecc: self.ecc.enabled,
             ecc_errors: self.ecc_errors(),
+            stuck: self.stuck_bits(),
         }
     }
 
@@ -288,6 +291,7 @@ impl Hart {
         // and held no shortcut into these words' pages).
         self.ecc.enabled = s.ecc;
         self.ecc.errors = s.ecc_errors.iter().copied().collect();
+        self.stuck.bytes = s.stuck.iter().map(|&(a, m, v)| (a, (m, v & m))).collect();
         Ok(())
     }
 }
@@ -318,6 +322,13 @@ impl HartState {
             })
         {
             return Err(StateError::Invalid("ECC error words".into()));
+        }
+        if s.stuck.len() > crate::stuck::MAX_STUCK_BYTES
+            || s.stuck
+                .iter()
+                .any(|&(a, m, _)| m == 0 || a < s.ram_base || a >= ram_end)
+        {
+            return Err(StateError::Invalid("stuck-at bits".into()));
         }
         if s.x[0] != 0 || s.fflags > 0x1f || s.frm > 7 {
             return Err(StateError::Invalid("x0, fflags or frm out of range".into()));

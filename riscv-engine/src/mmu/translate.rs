@@ -243,6 +243,7 @@ impl Hart {
         if let Some(off) = self.ram.offset(paddr, u64::from(size)) {
             self.ecc_access(bus, paddr, size, Access::Store)?;
             self.ram.write_at(off, size, value);
+            self.force_stuck(paddr, size);
             if self.reservation != NO_RESERVATION && self.reservation >> 3 == paddr >> 3 {
                 self.reservation = NO_RESERVATION;
             }
@@ -329,7 +330,10 @@ impl Hart {
             let p = self.translate(vaddr, Access::Store)?;
             self.pmp_data(p, u64::from(size), Access::Store, vaddr)?;
             if let Some(off) = self.ram.offset(p & !0xfff, 0x1000) {
-                if self.pmp_page(p & !0xfff, Access::Store) && !self.ecc_page(p) {
+                if self.pmp_page(p & !0xfff, Access::Store)
+                    && !self.ecc_page(p)
+                    && !self.stuck_page(p)
+                {
                     self.store_pages.insert(vaddr, off);
                 }
             }

@@ -167,6 +167,8 @@ pub enum Effect {
     Resume,
     /// Flip `width` bits from a bit up (a single- or multi-bit upset).
     Upset(super::plan::UpsetPlace, u8, u8),
+    /// Stick a RAM bit (address, bit) at a value, or free it (None).
+    Stuck(u64, u8, Option<bool>),
 }
 
 fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
@@ -343,6 +345,9 @@ impl Injector {
                     FaultKind::Crash { unflushed } => Effect::PowerOff(unflushed),
                     FaultKind::Pause => Effect::Pause,
                     FaultKind::Upset { place, bit, width } => Effect::Upset(place, bit, width),
+                    FaultKind::Stuck { ram, bit, value } => {
+                        Effect::Stuck(ram, bit, Some(value == 1))
+                    }
                     _ => Effect::None,
                 };
             }
@@ -350,6 +355,7 @@ impl Injector {
                 effect = match fault.kind {
                     FaultKind::Crash { .. } => Effect::PowerOn,
                     FaultKind::Pause => Effect::Resume,
+                    FaultKind::Stuck { ram, bit, .. } => Effect::Stuck(ram, bit, None),
                     _ => Effect::None,
                 };
             }

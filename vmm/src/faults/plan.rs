@@ -120,6 +120,16 @@ pub enum FaultKind {
         #[serde(default = "one", skip_serializing_if = "is_one")]
         width: u8,
     },
+    /// Node: a stuck-at bit of guest RAM (a cell damaged by total dose or a latch-up): for
+    /// the fault's duration the bit reads `value` whatever is written (riscv64).
+    Stuck {
+        /// The byte's guest-physical address.
+        ram: u64,
+        /// Which bit of it (0-7).
+        bit: u8,
+        /// The value it is stuck at (0 or 1).
+        value: u8,
+    },
 }
 
 /// Where an upset flips its bit.
@@ -169,7 +179,10 @@ impl FaultKind {
                 Target::Disk
             }
             FaultKind::RtcStep { .. } => Target::Clock,
-            FaultKind::Crash { .. } | FaultKind::Pause | FaultKind::Upset { .. } => Target::Node,
+            FaultKind::Crash { .. }
+            | FaultKind::Pause
+            | FaultKind::Upset { .. }
+            | FaultKind::Stuck { .. } => Target::Node,
         }
     }
 
@@ -188,6 +201,7 @@ impl FaultKind {
             FaultKind::Crash { .. } => "crash",
             FaultKind::Pause => "pause",
             FaultKind::Upset { .. } => "upset",
+            FaultKind::Stuck { .. } => "stuck",
         }
     }
 
@@ -296,6 +310,16 @@ impl FaultPlan {
                             "faults[{i}].params.width: {width} bits from bit {bit} do not fit {what} ({bits} bits)"
                         ));
                     }
+                }
+                FaultKind::Stuck { bit, value, .. } if bit > 7 || value > 1 => {
+                    return Err(format!(
+                        "faults[{i}].params: bit {bit}, value {value}; a stuck bit is bit 0-7 of a RAM byte, stuck at 0 or 1"
+                    ));
+                }
+                FaultKind::Stuck { .. } if f.duration_ns == 0 => {
+                    return Err(format!(
+                        "faults[{i}].duration_ns: 0; a stuck bit lasts its duration (give a long one for a permanent defect)"
+                    ));
                 }
                 FaultKind::RtcStep { delta_s } if delta_s.unsigned_abs() > 100 * 365 * 86_400 => {
                     return Err(format!(

@@ -140,7 +140,7 @@ fn default_duration() -> [u64; 2] {
     [100, 1_000]
 }
 
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "partition",
     "loss",
     "delay",
@@ -153,6 +153,7 @@ const KINDS: [&str; 12] = [
     "crash",
     "pause",
     "upset",
+    "stuck",
 ];
 
 fn rule(
@@ -349,6 +350,7 @@ impl Profile {
                 "error" => &["read", "write", "any"],
                 "crash" => &["lost", "torn", "kept"],
                 "upset" => &["ram", "x", "f", "pc"],
+                "stuck" => &["0", "1"],
                 _ => &[],
             };
             if allowed.is_empty() && !r.choices.is_empty() {
@@ -441,6 +443,11 @@ impl Profile {
                     },
                     "pause" => FaultKind::Pause,
                     "upset" => upset(pick, v),
+                    "stuck" => FaultKind::Stuck {
+                        ram: v / 8,
+                        bit: (v % 8) as u8,
+                        value: u8::from(pick == Some("1")),
+                    },
                     _ => FaultKind::RtcStep { delta_s: value },
                 };
                 let missing = match kind.target() {

@@ -75,6 +75,9 @@ pub struct RvBus {
     /// Bits the fault events just fired flip (single-event upsets), for the machine to
     /// apply to the hart before it runs on (see `machine::apply_upsets`).
     pub upsets: Vec<(UpsetPlace, u8, u8)>,
+    /// RAM bits the fault events just stuck (value) or freed (None), applied with the
+    /// upsets.
+    pub stuck: Vec<(u64, u8, Option<bool>)>,
     /// A power-off or reset the guest wrote to the test device; the hart stops at once
     /// (the bus reports an event due now) and the machine acts on it.
     pub test_request: Option<TestRequest>,
@@ -257,6 +260,10 @@ impl RvBus {
             (Effect::PowerOn, p) => p,
             (Effect::Upset(place, bit, width), p) => {
                 self.upsets.push((place, bit, width));
+                p
+            }
+            (Effect::Stuck(addr, bit, value), p) => {
+                self.stuck.push((addr, bit, value));
                 p
             }
         };

@@ -216,6 +216,7 @@ impl RvMachine {
             now_ns: 0,
             power: Power::On,
             upsets: Vec::new(),
+            stuck: Vec::new(),
             test_request: None,
             flight: image.m_mode().then(|| FlightIo::new(seed)),
             sdk_port: image.m_mode().then(|| SdkPort::new(seed)),
@@ -620,6 +621,23 @@ pub(super) fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
             }
         };
         bus.trace.event(now_ns, "upset", line);
+    }
+    for (addr, bit, value) in std::mem::take(&mut bus.stuck) {
+        let line = match value {
+            Some(v) => match hart.stick_bit(addr, bit, v) {
+                Some((before, after)) => {
+                    json!({ "ram": addr, "bit": bit, "value": u8::from(v), "before": before, "after": after })
+                }
+                None => {
+                    json!({ "ram": addr, "bit": bit, "value": u8::from(v), "missed": "no such RAM, or too many stuck bytes" })
+                }
+            },
+            None => {
+                hart.release_bit(addr, bit);
+                json!({ "ram": addr, "bit": bit, "released": true })
+            }
+        };
+        bus.trace.event(now_ns, "stuck", line);
     }
 }
 

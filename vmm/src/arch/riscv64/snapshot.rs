@@ -415,6 +415,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             now_ns: 0,
             power: state.power,
             upsets: Vec::new(),
+            stuck: Vec::new(),
             test_request: None,
             flight: state.flight.clone().map(|mut b| {
                 if let Some(s) = reseed {
