@@ -534,10 +534,15 @@ impl Hart {
             0
         };
         if writes {
+            // CSRRS/CSRRC modify what software can write: in mip/sip the bits lines drive
+            // (the external interrupt, the timer) read as pending but must not be
+            // written back as software bits (a csrs mip, STIP while the PLIC line is high
+            // would latch SEIP forever).
+            let base = self.csr_rmw_base(csr, old);
             let new = match f3 & 3 {
                 1 => src,
-                2 => old | src,
-                _ => old & !src,
+                2 => base | src,
+                _ => base & !src,
             };
             self.csr_write(csr, new).map_err(|()| illegal(i))?;
         }

@@ -73,3 +73,244 @@ fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
     assert!(urandom(&text1).is_some());
     assert_ne!(urandom(&text1), urandom(&text3));
 }
+
+/// The flight-software example's ELF, or None (with a SKIPPED line) when not built.
+fn flight_elf(test: &str) -> Option<String> {
+    if !require_riscv_guests(test) {
+        return None;
+    }
+    match riscv_guest_artifact("RISCV64_FLIGHT_ELF") {
+        Some(p) => Some(p.to_str().expect("a UTF-8 path").to_string()),
+        None => {
+            println!("SKIPPED: {test}: no RISCV64_FLIGHT_ELF in the manifest (run images/build-all-riscv64.sh)");
+            None
+        }
+    }
+}
+
+/// Runs the flight example with `seed`, protection `protect` ("on"/"off") and `extra`.
+fn fly(elf: &str, seed: u64, protect: &str, extra: &[&str]) -> (String, serde_json::Value) {
+    let seed = seed.to_string();
+    let cmdline = format!("protect={protect}");
+    let mut args = vec![
+        "--arch",
+        "riscv64",
+        "--kernel",
+        elf,
+        "--mem",
+        "64",
+        "--seed",
+        &seed,
+        "--cmdline",
+        &cmdline,
+        "--no-summary",
+    ];
+    args.extend_from_slice(extra);
+    let (out, s) = run_with_summary(&args);
+    (stdout(&out), s)
+}
+
+fn promise_status<'a>(s: &'a serde_json::Value, id: &str) -> &'a str {
+    s["promises"]["list"]
+        .as_array()
+        .and_then(|l| l.iter().find(|p| p["id"] == id))
+        .and_then(|p| p["status"].as_str())
+        .unwrap_or("absent")
+}
+
+const ENVELOPE: &str = "actuator command within its safe envelope";
+const WATCHDOG: &str = "watchdog never fires";
+
+/// Byte 1 of copy 0 of the command limit (state[0][3] at 0x80010000 + 12).
+const LIMIT_BYTE: u64 = 0x8001_000d;
+
+fn plan(dir: &std::path::Path, name: &str, fault: &str) -> String {
+    wio_e2e_tests::write_file(dir, name, &format!("{{\"faults\": [{fault}]}}"))
+}
+
+#[test]
+fn bare_metal_flight_software_runs_twice_per_seed_identically() {
+    let Some(elf) = flight_elf("bare_metal_flight_software_runs_twice_per_seed_identically") else {
+        return;
+    };
+    let (text1, s1) = fly(&elf, 1, "on", &[]);
+    assert_eq!(s1["exit_status"], 0, "{text1}");
+    assert!(text1.contains("protection on"), "{text1}");
+    assert!(text1.contains("flight: done after 6000 ms"), "{text1}");
+    for id in [ENVELOPE, WATCHDOG, "a maneuver completes"] {
+        assert_eq!(promise_status(&s1, id), "passed", "{id}: {s1}");
+    }
+    let (text2, s2) = fly(&elf, 1, "on", &[]);
+    assert_eq!((&text1, &s1["trace_hash"]), (&text2, &s2["trace_hash"]));
+    // Another seed moves the sensor noise and disturbance, hence the run.
+    let (_, s3) = fly(&elf, 2, "on", &[]);
+    assert_eq!(s3["exit_status"], 0);
+    assert_ne!(s1["trace_hash"], s3["trace_hash"]);
+}
+
+#[test]
+fn a_planned_bit_flip_reaches_the_guest_at_its_time_and_ecc_corrects_or_reports_it() {
+    let Some(elf) = flight_elf(
+        "a_planned_bit_flip_reaches_the_guest_at_its_time_and_ecc_corrects_or_reports_it",
+    ) else {
+        return;
+    };
+    let dir = wio_e2e_tests::scratch("upset");
+    let single = plan(
+        &dir,
+        "single.json",
+        &format!("{{\"at_ns\": 1000000000, \"target\": \"node\", \"kind\": \"upset\", \"params\": {{\"place\": {{\"ram\": {LIMIT_BYTE}}}, \"bit\": 4}}}}"),
+    );
+    let double = plan(
+        &dir,
+        "double.json",
+        &format!("{{\"at_ns\": 1000000000, \"target\": \"node\", \"kind\": \"upset\", \"params\": {{\"place\": {{\"ram\": {LIMIT_BYTE}}}, \"bit\": 4, \"width\": 2}}}}"),
+    );
+    let trace = dir.join("t.jsonl");
+    let trace = trace.to_str().unwrap();
+    let events = |kind: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(trace)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["ev"] == kind)
+            .collect()
+    };
+    // Without ECC, the flipped limit (500 ^ 4096) is what the loop uses: the first slew
+    // commands beyond the envelope.
+    let (_, s) = fly(&elf, 1, "off", &["--fault-plan", &single, "--trace", trace]);
+    assert_eq!(promise_status(&s, ENVELOPE), "violated", "{s}");
+    let up = events("upset");
+    assert_eq!(up.len(), 1);
+    assert_eq!(
+        up[0]["t"], 1_000_000_000u64,
+        "the flip lands at its planned time"
+    );
+    assert_eq!(
+        (up[0]["before"].as_u64(), up[0]["after"].as_u64()),
+        (Some(1), Some(17))
+    );
+    let text = std::fs::read_to_string(trace).unwrap();
+    assert!(
+        text.contains("\\\"limit\\\":4596"),
+        "the guest saw the flipped limit"
+    );
+    // With ECC the single flip is corrected at the next read of the word, within the
+    // next 1 ms control cycle, and reported by the EDAC unit; nothing breaks.
+    let (_, s) = fly(
+        &elf,
+        1,
+        "off",
+        &["--ecc", "--fault-plan", &single, "--trace", trace],
+    );
+    assert_eq!(s["exit_status"], 0, "{s}");
+    assert_eq!(promise_status(&s, ENVELOPE), "passed");
+    let ecc = events("ecc");
+    assert_eq!(ecc.len(), 1, "{ecc:?}");
+    assert_eq!(ecc[0]["error"], "corrected");
+    assert_eq!(ecc[0]["word"], LIMIT_BYTE & !7);
+    let t = ecc[0]["t"].as_u64().unwrap();
+    assert!(
+        (1_000_000_000..1_001_000_000).contains(&t),
+        "corrected at {t}"
+    );
+    // Two bits of one word: uncorrectable; the load faults, the loop stops, the watchdog
+    // resets the machine and the program reports it.
+    let (text, s) = fly(
+        &elf,
+        1,
+        "off",
+        &["--ecc", "--fault-plan", &double, "--trace", trace],
+    );
+    assert_eq!(events("ecc")[0]["error"], "uncorrectable");
+    assert!(
+        text.contains("flight: trap mcause=0x5"),
+        "load access fault:\n{text}"
+    );
+    assert!(text.contains("reset cause watchdog"), "{text}");
+    assert_eq!(events("watchdog-reset").len(), 1);
+    assert_eq!(promise_status(&s, WATCHDOG), "violated", "{s}");
+    assert_eq!(s["restarts"], 1);
+}
+
+#[test]
+fn stuck_bits_break_the_unprotected_loop_and_tmr_outvotes_them() {
+    let Some(elf) = flight_elf("stuck_bits_break_the_unprotected_loop_and_tmr_outvotes_them")
+    else {
+        return;
+    };
+    let dir = wio_e2e_tests::scratch("stuck");
+    let stuck = plan(
+        &dir,
+        "stuck.json",
+        &format!("{{\"at_ns\": 1000000000, \"duration_ns\": 2000000000, \"target\": \"node\", \"kind\": \"stuck\", \"params\": {{\"ram\": {LIMIT_BYTE}, \"bit\": 4, \"value\": 1}}}}"),
+    );
+    let (_, s) = fly(&elf, 1, "off", &["--fault-plan", &stuck]);
+    assert_eq!(promise_status(&s, ENVELOPE), "violated", "{s}");
+    let (text, s) = fly(&elf, 1, "on", &["--fault-plan", &stuck]);
+    assert_eq!(s["exit_status"], 0, "{text}");
+    assert_eq!(promise_status(&s, ENVELOPE), "passed");
+    // The scrubber rewrote the stuck copy every 10 ms of the 2 s.
+    let repairs: u64 = text
+        .lines()
+        .find_map(|l| l.split("scrub repairs ").nth(1))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a scrub count");
+    assert!((190..=210).contains(&repairs), "{repairs} repairs\n{text}");
+}
+
+#[test]
+fn exploring_a_geo_profile_breaks_the_unprotected_loop_and_not_the_protected_one() {
+    let Some(elf) =
+        flight_elf("exploring_a_geo_profile_breaks_the_unprotected_loop_and_not_the_protected_one")
+    else {
+        return;
+    };
+    let geo = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/flight/geo.toml");
+    let dir = wio_e2e_tests::scratch("geo");
+    let mut reports = Vec::new();
+    for protect in ["off", "on"] {
+        let snap = dir.join(format!("{protect}.snap"));
+        let (_, s) = fly(
+            &elf,
+            0,
+            protect,
+            &[
+                "--faults",
+                geo,
+                "--snapshot-at",
+                "setup-complete",
+                "--snapshot-out",
+                snap.to_str().unwrap(),
+                "--quiet",
+            ],
+        );
+        assert_eq!(s["exit_status"], 0, "{s}");
+        let report = dir.join(format!("{protect}.json"));
+        wio_e2e_tests::explore_to(&snap, "0..40", &report, &["--exit-zero"]);
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        reports.push(r["results"].as_array().unwrap().clone());
+    }
+    let (off, on) = (&reports[0], &reports[1]);
+    assert_eq!(off.len(), 40);
+    assert_eq!(on.len(), 40);
+    let failing = |r: &[serde_json::Value]| -> Vec<u64> {
+        r.iter()
+            .filter(|x| x["failed"] == true)
+            .map(|x| x["seed"].as_u64().unwrap())
+            .collect()
+    };
+    let off_failing = failing(off);
+    assert!(
+        off_failing.len() >= 5,
+        "only {off_failing:?} failed without protection"
+    );
+    assert_eq!(failing(on), Vec::<u64>::new(), "protected seeds failed");
+    for (a, b) in off.iter().zip(on) {
+        assert_eq!(a["seed"], b["seed"]);
+        assert_eq!(a["faults"], b["faults"], "the same upsets hit both");
+        assert!(!a["faults"].as_array().unwrap().is_empty());
+    }
+    println!("geo: without protection seeds {off_failing:?} failed of 40; with it none");
+}

@@ -116,6 +116,17 @@ impl Hart {
         Ok(v)
     }
 
+    /// The value a CSRRS/CSRRC of `csr` modifies, given what it read (`read`): the
+    /// software-writable interrupt-pending bits for mip and sip (the privileged spec: only
+    /// the software-writable SEIP takes part in the read-modify-write), else `read`.
+    pub(crate) fn csr_rmw_base(&self, csr: u16, read: u64) -> u64 {
+        match csr {
+            addr::MIP => self.mip_sw,
+            addr::SIP => self.mip_sw & self.mideleg,
+            _ => read,
+        }
+    }
+
     /// Writes CSR `csr` (the caller checked it is not read-only).
     pub(crate) fn csr_write(&mut self, csr: u16, value: u64) -> Result<(), ()> {
         if (csr >> 8) & 3 > self.prv as u16 || csr >> 10 == 3 {

@@ -201,3 +201,34 @@ fn csr_privilege_and_read_only_checks() {
     assert_eq!(h.mie & !irq::S_MASK, irq::S_MASK & !irq::S_MASK);
     assert_eq!(h.x[3], 0, "Sv48 write ignored");
 }
+
+#[test]
+fn csrs_on_mip_never_latches_the_external_line_into_seip() {
+    /// A platform whose external interrupt line is high.
+    struct LineHigh;
+    impl crate::Bus for LineHigh {
+        fn mmio_read(&mut self, _: u64, _: u8, _: u64) -> Option<u64> {
+            None
+        }
+        fn mmio_write(&mut self, _: u64, _: u8, _: u64, _: u64) -> bool {
+            false
+        }
+        fn external_interrupt(&self) -> bool {
+            true
+        }
+    }
+    // M-mode (firmware) sets STIP with csrrs while the PLIC line is high, then clears it.
+    let mut h = hart_with(&[
+        i(0x73, 3, 2, 1, i32::from(addr::MIP as i16)), // csrrs x3, mip, x1
+        i(0x73, 4, 3, 1, i32::from(addr::MIP as i16)), // csrrc x4, mip, x1
+    ]);
+    h.enter_firmware(BASE, 0, 0);
+    h.x[1] = irq::STI;
+    let until = h.cycles() + 2;
+    h.run(&mut LineHigh, until);
+    assert_eq!(h.x[3] & irq::SEI, irq::SEI, "the line reads as pending");
+    assert_eq!(h.x[4] & (irq::SEI | irq::STI), irq::SEI | irq::STI);
+    assert_eq!(h.mip_sw & irq::SEI, 0, "SEIP was latched from the line");
+    assert_eq!(h.mip_sw & irq::STI, 0);
+    assert_eq!(h.mip_with(false) & irq::SEI, 0);
+}
