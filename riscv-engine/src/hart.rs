@@ -101,6 +101,9 @@ pub struct Hart {
     /// Some PMP entry is locked, so M-mode accesses are checked too. Derived from `pmp`
     /// (see [`Hart::pmp_changed`]).
     pub(crate) pmp_locked: bool,
+    /// Pages PMP allows whole, by (page, privilege, access): a memo of `pmp`'s verdicts,
+    /// emptied on every PMP change (a pure cache: not part of a snapshot).
+    pub(crate) pmp_pages: Box<[u64; PMP_MEMO]>,
     /// The guest wrote mtimecmp since the run loop last looked: the run returns
     /// [`Stop::TimerSet`] for the machine to add its latency.
     pub(crate) timer_written: bool,
@@ -112,6 +115,9 @@ pub struct Hart {
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
 pub(crate) const NO_RESERVATION: u64 = u64::MAX;
+
+/// Entries of the PMP page memo.
+pub(crate) const PMP_MEMO: usize = 256;
 
 /// Superpage regions tracked for single-page SFENCE.VMA.
 pub(crate) const MAX_SUPERPAGES: usize = 64;
@@ -179,6 +185,7 @@ impl Hart {
             firmware: false,
             pmp: Pmp::default(),
             pmp_locked: false,
+            pmp_pages: Box::new([0; PMP_MEMO]),
             timer_written: false,
             ecc: Ecc::default(),
             stuck: Stuck::default(),
@@ -211,6 +218,7 @@ impl Hart {
     /// changed).
     pub(crate) fn pmp_changed(&mut self) {
         self.pmp_locked = self.pmp.any_locked();
+        self.pmp_pages.fill(0);
         self.flush_tlb();
     }
 

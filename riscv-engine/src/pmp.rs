@@ -41,6 +41,11 @@ pub struct Pmp {
     pub cfg: [u8; ENTRIES],
     /// Address register of each entry.
     pub addr: [u64; ENTRIES],
+    /// The active entries' byte ranges and configuration bytes, in priority order:
+    /// derived from `cfg` and `addr` by [`Pmp::compile`] after every change, so a check
+    /// is a few comparisons (not part of a snapshot: rebuilt on load).
+    #[serde(skip)]
+    active: Vec<(u64, u64, u8)>,
 }
 
 /// What an access check concluded.
@@ -76,6 +81,13 @@ impl Pmp {
                 && (self.cfg[i + 1] & cfg::A) >> cfg::A_SHIFT == cfg::TOR)
     }
 
+    /// Rebuilds the active ranges from the registers (call after any change).
+    pub fn compile(&mut self) {
+        self.active = (0..ENTRIES)
+            .filter_map(|i| self.range(i).map(|(lo, hi)| (lo, hi, self.cfg[i])))
+            .collect();
+    }
+
     /// Reads pmpcfg register `n` (even n only on RV64: 0 or 2), 8 entries per register.
     pub fn read_cfg(&self, n: usize) -> Option<u64> {
         if !n.is_multiple_of(2) || n / 2 >= ENTRIES / 8 {
@@ -107,6 +119,7 @@ impl Pmp {
             }
             self.cfg[i] = b;
         }
+        self.compile();
         true
     }
 
@@ -122,6 +135,7 @@ impl Pmp {
         }
         if !self.addr_locked(i) {
             self.addr[i] = value & ADDR_MASK;
+            self.compile();
         }
         true
     }
@@ -153,10 +167,7 @@ impl Pmp {
     /// below.
     pub fn check(&self, addr: u64, len: u64, access: Access, machine: bool) -> Verdict {
         let end = addr.saturating_add(len);
-        for i in 0..ENTRIES {
-            let Some((lo, hi)) = self.range(i) else {
-                continue;
-            };
+        for &(lo, hi, cfg) in &self.active {
             let hits_first = addr >= lo && addr < hi;
             let hits_any = addr < hi && end > lo;
             if !hits_any {
@@ -166,7 +177,7 @@ impl Pmp {
                 // A partial match fails whatever the mode.
                 return Verdict::Deny;
             }
-            if machine && !self.locked(i) {
+            if machine && cfg & cfg::L == 0 {
                 return Verdict::Allow;
             }
             let bit = match access {
@@ -174,7 +185,7 @@ impl Pmp {
                 Access::Store => cfg::W,
                 Access::Exec => cfg::X,
             };
-            return if self.cfg[i] & bit != 0 {
+            return if cfg & bit != 0 {
                 Verdict::Allow
             } else {
                 Verdict::Deny

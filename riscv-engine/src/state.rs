@@ -285,6 +285,8 @@ impl Hart {
         self.superpages_overflow = s.superpages.1;
         self.firmware = s.firmware;
         self.pmp = s.pmp.clone();
+        self.pmp.compile();
+        self.pmp_pages.fill(0);
         self.pmp_locked = self.pmp.any_locked();
         self.timer_written = s.timer_written;
         // Checked by `prepare`; set as they were (the caches were restored as they were,

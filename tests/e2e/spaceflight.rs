@@ -72,6 +72,29 @@ fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
     };
     assert!(urandom(&text1).is_some());
     assert_ne!(urandom(&text1), urandom(&text3));
+    // A snapshot in the middle (firmware state, PMP, CLINT timer) restores to the same end.
+    let dir = wio_e2e_tests::scratch("opensbi");
+    let snap = dir.join("mid.snap");
+    let (_, s4) = opensbi_boot(
+        3,
+        &[
+            "--quiet",
+            "--snapshot-at",
+            "2s",
+            "--snapshot-out",
+            snap.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(s4["trace_hash"], s1["trace_hash"]);
+    let (_, s5) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(s5["trace_hash"], s1["trace_hash"], "restored run diverged");
 }
 
 /// The flight-software example's ELF, or None (with a SKIPPED line) when not built.
@@ -142,6 +165,37 @@ fn bare_metal_flight_software_runs_twice_per_seed_identically() {
     }
     let (text2, s2) = fly(&elf, 1, "on", &[]);
     assert_eq!((&text1, &s1["trace_hash"]), (&text2, &s2["trace_hash"]));
+    // Under radiation and ECC, a run restored from a mid-flight snapshot ends the same.
+    let geo = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/flight/geo.toml");
+    let dir = wio_e2e_tests::scratch("flight-snap");
+    let snap = dir.join("mid.snap");
+    let radiated = ["--ecc", "--faults", geo, "--quiet"];
+    let (_, r1) = fly(&elf, 9, "off", &radiated);
+    assert!(
+        r1["faults"].as_array().is_some_and(|f| !f.is_empty()),
+        "{r1}"
+    );
+    let mut with_snap = radiated.to_vec();
+    with_snap.extend_from_slice(&[
+        "--snapshot-at",
+        "2500ms",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let (_, r2) = fly(&elf, 9, "off", &with_snap);
+    let (_, r3) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        "9",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(r1["trace_hash"], r2["trace_hash"]);
+    assert_eq!(
+        r1["trace_hash"], r3["trace_hash"],
+        "restored flight diverged"
+    );
     // Another seed moves the sensor noise and disturbance, hence the run.
     let (_, s3) = fly(&elf, 2, "on", &[]);
     assert_eq!(s3["exit_status"], 0);
@@ -313,4 +367,75 @@ fn exploring_a_geo_profile_breaks_the_unprotected_loop_and_not_the_protected_one
         assert!(!a["faults"].as_array().unwrap().is_empty());
     }
     println!("geo: without protection seeds {off_failing:?} failed of 40; with it none");
+}
+
+#[test]
+fn a_failing_radiation_seed_shrinks_to_the_upsets_that_matter() {
+    if flight_elf("a_failing_radiation_seed_shrinks_to_the_upsets_that_matter").is_none() {
+        return;
+    }
+    let world = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/flight/world.toml");
+    let dir = wio_e2e_tests::scratch("flight-shrink");
+    let snap = dir.join("obc.snap");
+    let out = wio_e2e_tests::wio(&[
+        "sim",
+        world,
+        "--seed",
+        "0",
+        "--quiet",
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(snap.exists(), "{}", wio_e2e_tests::stderr(&out));
+    let report = dir.join("obc.json");
+    wio_e2e_tests::explore_to(&snap, "0..10", &report, &["--exit-zero"]);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let failing = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["failed"] == true)
+        .count();
+    assert!(failing > 0, "no seed of 10 failed: {r}");
+    let minimal = dir.join("min.json");
+    let out = wio_e2e_tests::wio(&[
+        "shrink",
+        "--report",
+        report.to_str().unwrap(),
+        "--out",
+        minimal.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        wio_e2e_tests::stderr(&out)
+    );
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&minimal).unwrap()).unwrap();
+    let faults = plan["nodes"][0][1]["faults"].as_array().unwrap();
+    assert!(!faults.is_empty() && faults.len() <= 2, "{plan}");
+    assert!(faults.iter().all(|f| f["kind"] == "upset"));
+    // The minimal plan alone still breaks the promise.
+    let seed = plan["seed"].as_u64().unwrap().to_string();
+    let (_, s) = wio_e2e_tests::with_summary(
+        "sim",
+        &[
+            "--from",
+            snap.to_str().unwrap(),
+            "--seed",
+            &seed,
+            "--fault-plan",
+            minimal.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    // (A world summary lists the promises judged over its nodes.)
+    let violated = s["promises"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|p| p["status"] == "violated"));
+    assert!(violated, "{s}");
 }

@@ -182,13 +182,23 @@ impl Hart {
                 }
             }
             addr::MSTATUS => {
+                let before = self.mstatus;
                 self.mstatus = (self.mstatus & !mstatus::WRITABLE) | (value & mstatus::WRITABLE);
                 // MPP = 2 is reserved: keep it legal.
                 if (self.mstatus >> mstatus::MPP_SHIFT) & 3 == 2 {
                     self.mstatus &= !mstatus::MPP;
                 }
                 self.irq_dirty = true;
-                self.flush_tlb();
+                // TLB entries keep the leaf's flags and are checked against the current
+                // privilege, SUM and MXR on every hit, and fetches never depend on these
+                // bits: only the load/store shortcuts (which had their permission checked
+                // once) must go when the effective data privilege or its checks change.
+                // M-mode firmware writes mstatus on every trap; flushing the TLB and the
+                // decoded instructions there would cost the kernel its caches each time.
+                let data_bits = mstatus::MPRV | mstatus::MPP | mstatus::SUM | mstatus::MXR;
+                if (before ^ self.mstatus) & data_bits != 0 {
+                    self.forget_data_pages();
+                }
             }
             addr::MISA => {}
             addr::MEDELEG => self.medeleg = value & DEFAULT_MEDELEG,

@@ -7,7 +7,7 @@
 use super::{permits, pte, Access};
 use crate::bus::Bus;
 use crate::csr::{cause, mstatus, Priv};
-use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
+use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION, PMP_MEMO};
 use crate::icache::{Block, ICache, BLOCK_ENTRIES, ICACHE_ENTRIES};
 use crate::pmp::Verdict;
 use crate::trap::Trap;
@@ -92,17 +92,31 @@ impl Hart {
     /// Whether PMP lets software at `prv` make an access of `len` bytes at physical
     /// `paddr` (always, unless M-mode is the guest's: see `pmp`).
     #[inline]
-    pub(crate) fn pmp_allows(&self, paddr: u64, len: u64, access: Access, prv: Priv) -> bool {
+    pub(crate) fn pmp_allows(&mut self, paddr: u64, len: u64, access: Access, prv: Priv) -> bool {
         if !self.firmware || (prv == Priv::Machine && !self.pmp_locked) {
             return true;
         }
-        self.pmp.check(paddr, len, access, prv == Priv::Machine) == Verdict::Allow
+        let page = paddr >> 12;
+        let kind = (prv as u64) << 2 | access as u64;
+        let tag = (page << 4 | kind) + 1;
+        let slot = (page as usize ^ kind as usize) % PMP_MEMO;
+        if self.pmp_pages[slot] == tag && (paddr & 0xfff) + len <= 0x1000 {
+            return true;
+        }
+        let machine = prv == Priv::Machine;
+        if self.pmp.check(page << 12, 0x1000, access, machine) == Verdict::Allow {
+            self.pmp_pages[slot] = tag;
+            if (paddr & 0xfff) + len <= 0x1000 {
+                return true;
+            }
+        }
+        self.pmp.check(paddr, len, access, machine) == Verdict::Allow
     }
 
     /// [`Hart::pmp_allows`] for a data access at the effective privilege, as an access
     /// fault (tval: the virtual address) when refused.
     #[inline]
-    fn pmp_data(&self, paddr: u64, len: u64, access: Access, vaddr: u64) -> Result<(), Trap> {
+    fn pmp_data(&mut self, paddr: u64, len: u64, access: Access, vaddr: u64) -> Result<(), Trap> {
         if self.pmp_allows(paddr, len, access, self.effective_priv(access)) {
             Ok(())
         } else {
@@ -112,7 +126,7 @@ impl Hart {
 
     /// Whether a whole 4 KiB page may be reached through the load/store shortcuts.
     #[inline]
-    fn pmp_page(&self, page: u64, access: Access) -> bool {
+    fn pmp_page(&mut self, page: u64, access: Access) -> bool {
         !self.firmware || self.pmp_allows(page, 0x1000, access, self.effective_priv(access))
     }
 

@@ -5,9 +5,19 @@ use crate::error::{Result, WioError};
 use std::path::PathBuf;
 
 /// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.
-pub const GUESTS: [(&str, &str, &str); 2] = [
-    ("small", "RISCV64_SMALL_IMAGE", "RISCV64_SMALL_INITRAMFS"),
-    ("debian", "RISCV64_DEBIAN_IMAGE", "RISCV64_DEBIAN_INITRAMFS"),
+pub const GUESTS: [(&str, &str, Option<&str>); 3] = [
+    (
+        "small",
+        "RISCV64_SMALL_IMAGE",
+        Some("RISCV64_SMALL_INITRAMFS"),
+    ),
+    (
+        "debian",
+        "RISCV64_DEBIAN_IMAGE",
+        Some("RISCV64_DEBIAN_INITRAMFS"),
+    ),
+    // The bare-metal flight-software example (images/flight): an ELF, no initramfs.
+    ("flight", "RISCV64_FLIGHT_ELF", None),
 ];
 
 /// The root disks built by `images/build-all-riscv64.sh`, by name.
@@ -62,7 +72,7 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
     let (_, kernel_key, initrd_key) =
         GUESTS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
             WioError::Usage(format!(
-                "unknown --guest {name:?}; riscv64 guests: small, debian"
+                "unknown --guest {name:?}; riscv64 guests: small, debian, flight"
             ))
         })?;
     let cache = cache_dir()?;
@@ -85,12 +95,15 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         ))
     };
     let kernel = get(kernel_key).ok_or_else(stale)?;
-    let initrd = get(initrd_key).ok_or_else(stale)?;
-    if !kernel.exists() || !initrd.exists() {
+    let initrd = match initrd_key {
+        Some(key) => Some(get(key).ok_or_else(stale)?),
+        None => None,
+    };
+    if !kernel.exists() || initrd.as_ref().is_some_and(|i| !i.exists()) {
         return Err(WioError::Usage(format!(
             "the cached {name} guest is gone from {}; re-run images/build-all-riscv64.sh",
             cache.display()
         )));
     }
-    Ok((kernel, Some(initrd)))
+    Ok((kernel, initrd))
 }
