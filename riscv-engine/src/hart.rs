@@ -222,6 +222,14 @@ impl Hart {
         self.flush_tlb();
     }
 
+    /// A fault changed how RAM behaves under the hart's caches (an ECC error, a stuck
+    /// bit): drops the load/store shortcuts (accesses to such pages must take the slow,
+    /// checking path) and makes cached instructions be fetched, and checked, again.
+    pub(crate) fn memory_faulted(&mut self) {
+        self.forget_data_pages();
+        self.icache.uncheck_all();
+    }
+
     /// Forgets the one-page load/store shortcuts; called whenever a translation
     /// or its permission may change (TLB flush, privilege change, mstatus write).
     #[inline]
