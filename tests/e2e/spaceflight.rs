@@ -10,6 +10,7 @@ use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, run_with_summary
 /// Boots Debian's kernel and initramfs under OpenSBI fw_dynamic with `seed`.
 fn opensbi_boot(seed: u64, extra: &[&str]) -> (String, serde_json::Value) {
     let fw = riscv_guest_artifact("RISCV64_OPENSBI_FW_DYNAMIC").expect("OpenSBI in the manifest");
+    assert!(fw.is_file(), "no OpenSBI at {fw:?}");
     let kernel = riscv_guest_artifact("RISCV64_DEBIAN_IMAGE").expect("Debian kernel");
     let initrd = riscv_guest_artifact("RISCV64_DEBIAN_INITRAMFS").expect("Debian initramfs");
     let seed = seed.to_string();
@@ -34,6 +35,10 @@ fn opensbi_boot(seed: u64, extra: &[&str]) -> (String, serde_json::Value) {
 #[test]
 fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
     if !require_riscv_guests("opensbi_boots_the_debian_kernel_to_its_workload_twice_identically") {
+        return;
+    }
+    if !riscv_guest_artifact("RISCV64_OPENSBI_FW_DYNAMIC").is_some_and(|p| p.is_file()) {
+        println!("SKIPPED: opensbi_boots_the_debian_kernel_to_its_workload_twice_identically: Debian's OpenSBI is not built (images/riscv64-opensbi.sh)");
         return;
     }
     let (text1, s1) = opensbi_boot(3, &[]);
@@ -102,7 +107,7 @@ fn flight_elf(test: &str) -> Option<String> {
     if !require_riscv_guests(test) {
         return None;
     }
-    match riscv_guest_artifact("RISCV64_FLIGHT_ELF") {
+    match riscv_guest_artifact("RISCV64_FLIGHT_ELF").filter(|p| p.is_file()) {
         Some(p) => Some(p.to_str().expect("a UTF-8 path").to_string()),
         None => {
             println!("SKIPPED: {test}: no RISCV64_FLIGHT_ELF in the manifest (run images/build-all-riscv64.sh)");

@@ -230,6 +230,12 @@ impl KvmEngine {
         let profile = cpuid::profile();
         vcpu.set_cpuid2(&profile)
             .map_err(|e| kvm_error("KVM_SET_CPUID2", e))?;
+        // The APIC is off before the profile is read back: KVM derives CPUID's APIC bit
+        // from IA32_APIC_BASE (a backend that refuses the MSR keeps its own view, which
+        // the read-back reports).
+        let apic_off = Msrs::from_entries(&[regs::apic_base_disabled()])
+            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let _ = vcpu.set_msrs(&apic_off);
         let cpuid_readback = vcpu
             .get_cpuid2(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
             .map_err(|e| kvm_error("KVM_GET_CPUID2", e))?

@@ -15,6 +15,8 @@ const EFER_LMA: u64 = 1 << 10;
 
 /// MSR numbers wio resets at boot.
 pub mod msr {
+    /// The local APIC's base address and enable bit.
+    pub const IA32_APIC_BASE: u32 = 0x1b;
     /// SYSENTER code segment.
     pub const IA32_SYSENTER_CS: u32 = 0x174;
     /// SYSENTER stack pointer.
@@ -104,7 +106,20 @@ pub fn boot_msrs() -> Vec<kvm_msr_entry> {
         data: 1,
         ..Default::default()
     });
+    entries.push(apic_base_disabled());
     entries
+}
+
+/// IA32_APIC_BASE with the local APIC disabled (the default base, BSP set, enable bit
+/// clear): wio's guests run in PIC mode, and KVM shows CPUID's APIC bit as long as this
+/// MSR says enabled (it recomputes the bit when the MSR changes), whatever
+/// KVM_SET_CPUID2 set. With it off, Linux never probes a local APIC wio does not have.
+pub fn apic_base_disabled() -> kvm_msr_entry {
+    kvm_msr_entry {
+        index: msr::IA32_APIC_BASE,
+        data: 0xfee0_0000 | 0x100,
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]
