@@ -11,6 +11,9 @@
 # binary's status (0: all passed), 1 when L1 did not report one, 2 on bad arguments.
 #
 # Usage: ci/l1.sh [TEST_FILTER]      e.g. ci/l1.sh cpuid (default: every x86-64 test)
+#   L1_SCRIPT=FILE      run FILE (sh) inside L1 instead of the tests, in /tmp, with wio at
+#                       /l1/wio; its exit status is L1's (for experiments and benchmarks)
+#   L1_FILES="A B"      more files copied into L1's /l1/ (for L1_SCRIPT)
 #   L1_MEM_MIB=3072     L1 memory (default 3072)
 #   L1_TIMEOUT_S=1200   wall seconds before L1 is stopped (default 1200)
 set -euo pipefail
@@ -53,6 +56,12 @@ for lib in $(for f in "$ov"/l1/*; do ldd "$f" 2>/dev/null; done | grep -oE '/[^ 
   mkdir -p "$ov$(dirname "$lib")"
   cp -L "$lib" "$ov$lib"
 done
+for f in ${L1_FILES:-}; do cp "$f" "$ov/l1/"; done
+if [[ -n "${L1_SCRIPT:-}" ]]; then
+  runs="sh /l1/script.sh || status=\$?
+"
+  cp "$L1_SCRIPT" "$ov/l1/script.sh"
+fi
 cat >"$ov/l1/run.sh" <<RUN
 #!/bin/sh
 cd /tmp

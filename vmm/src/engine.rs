@@ -77,6 +77,12 @@ pub trait CpuEngine {
     fn interrupt_ready(&mut self) -> bool {
         false
     }
+    /// Whether the guest, stopped at a halt, halted with interrupts disabled: then no
+    /// interrupt wio delivers can wake it (wio sends no NMI), which is how Linux powers
+    /// an x86 machine off when it has no ACPI (`machine_halt`: interrupts off, HLT).
+    fn halted_for_good(&mut self) -> bool {
+        false
+    }
     /// Injects external interrupt `vector`; only valid when [`CpuEngine::interrupt_ready`] holds.
     fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
         Err(crate::error::WioError::Internal(format!(

@@ -399,6 +399,10 @@ impl CpuEngine for KvmEngine {
         run.ready_for_interrupt_injection != 0 && run.if_flag != 0
     }
 
+    fn halted_for_good(&mut self) -> bool {
+        self.vcpu.get_kvm_run().if_flag == 0
+    }
+
     fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
         let irq = kvm_interrupt {
             irq: u32::from(vector),

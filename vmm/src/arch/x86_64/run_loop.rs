@@ -135,6 +135,20 @@ fn step_inner(
             )))
         }
         Exit::Debug => return Ok(Inner::Debug),
+        Exit::Halt if engine.halted_for_good() => {
+            // Halted with interrupts off: the machine is off for good. Linux halts so
+            // when it powers off without ACPI (`poweroff -f`, `reboot: System halted`);
+            // the run ends with the status the guest's init reported, else 0.
+            drain_console(platform, console);
+            let now = platform.clock.now_ns();
+            console.flush_line(now, &mut platform.trace);
+            platform.trace.event(
+                now,
+                "power-off",
+                json!({ "how": "halted with interrupts disabled", "at": pc_text(engine) }),
+            );
+            return Ok(Inner::Ended(console.status.unwrap_or(0)));
+        }
         Exit::Halt => {
             if !platform.pic.has_pending() {
                 match platform.events.peek_time() {
