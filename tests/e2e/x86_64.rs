@@ -377,3 +377,55 @@ fn timing_noise_moves_pit_interrupts_within_its_bound_and_repeats_per_seed() {
     }
     assert!(lines.len() >= 2, "seeds move the interrupts: {lines:?}");
 }
+
+#[test]
+fn ctrl_c_ends_a_spinning_guest_promptly_with_a_complete_trace() {
+    if !require_kvm("ctrl_c_ends_a_spinning_guest_promptly_with_a_complete_trace") {
+        return;
+    }
+    let dir = wio_e2e_tests::scratch("ctrl-c");
+    let trace = dir.join("spin.jsonl");
+    // A guest that loops without exits: only the signal can end it before the watchdog.
+    let child = std::process::Command::new(wio_e2e_tests::wio_bin())
+        .args([
+            "run",
+            "--cmdline",
+            "spin",
+            "--watchdog-ms",
+            "60000",
+            "--quiet",
+            "--trace",
+        ])
+        .arg(&trace)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn wio");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("wait for wio");
+    let took = sent.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(took.as_secs() < 5, "took {took:?} after Ctrl-C");
+    // The trace is whole: its chain verifies and its last line is the run's end.
+    let v = wio(&["verify-trace", trace.to_str().unwrap()]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(last.contains("\"code\":130"), "{last}");
+}

@@ -33,6 +33,8 @@ pub mod exit_code {
     pub const TRACE_INVALID: i32 = 109;
     /// A debugger ended the run (gdb's `kill`) or could not be served (`--gdb`).
     pub const DEBUGGER: i32 = 110;
+    /// Ctrl-C or SIGTERM ended the run (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Everything that can stop wio before or during a run.
@@ -100,6 +102,9 @@ pub enum WioError {
     /// A debugger ended the run, or could not be served.
     #[error("{0}")]
     Debugger(String),
+    /// Ctrl-C or SIGTERM ended the run (at this virtual time, ns).
+    #[error("interrupted (Ctrl-C or SIGTERM) at virtual {0} ns; the trace and summary cover the run up to there")]
+    Interrupted(u64),
     /// Promises failed: how many, and the first one's verdict and message.
     #[error("{count} promise(s) failed; first: {first}")]
     Promise {
@@ -127,6 +132,7 @@ impl WioError {
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,
+            WioError::Interrupted(_) => exit_code::INTERRUPTED,
         }
     }
 }

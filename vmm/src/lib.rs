@@ -13,6 +13,7 @@ pub mod explore;
 pub mod faults;
 pub mod gdb;
 pub mod initrd;
+pub mod interrupt;
 pub mod machine;
 pub mod memory;
 pub mod pool;

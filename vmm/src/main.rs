@@ -23,6 +23,9 @@ fn parse_until(s: &str) -> Result<String, WioError> {
 }
 
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
+    // Ctrl-C / SIGTERM end the run at its next step, with the trace and summary written.
+    wio::interrupt::install()
+        .map_err(|e| WioError::Internal(format!("installing the Ctrl-C handler: {e}")))?;
     let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
         WioError::Usage(format!(
             "--epoch {:?} is not an RFC 3339 date like 2026-01-01T00:00:00Z",

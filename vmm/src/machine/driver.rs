@@ -96,6 +96,9 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
     let mut until_hit = None;
     let outcome = loop {
         let stop = m.run_until(limit);
+        if crate::interrupt::requested() {
+            break Err(WioError::Interrupted(m.now().as_ns()));
+        }
         // The --until line ends the run after this step's snapshot points (a snapshot at
         // the same line is still taken), and wins over the guest's own end.
         let at_until = cfg.until.as_deref().filter(|u| m.console().take_hit(u));

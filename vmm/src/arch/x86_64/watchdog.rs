@@ -51,26 +51,30 @@ impl Watchdog {
             stop: AtomicBool::new(false),
         });
         let watcher = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("wio-watchdog".into())
-            .spawn(move || {
-                let tick = (limit / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
-                let mut seen = u64::MAX;
-                let mut since = Instant::now();
-                while !watcher.stop.load(Ordering::Acquire) {
-                    std::thread::sleep(tick);
-                    let g = watcher.generation.load(Ordering::Acquire);
-                    if g != seen {
-                        seen = g;
-                        since = Instant::now();
-                    } else if g % 2 == 1 && since.elapsed() >= limit {
-                        watcher.fired.store(true, Ordering::Release);
-                        // SAFETY: `target` is the vCPU thread, alive until stop is set and this
-                        // thread joined (Drop); the signal's handler is a no-op.
-                        unsafe { libc::pthread_kill(target, kick_signal()) };
+        // Ctrl-C must reach the vCPU's thread (interrupting KVM_RUN), not this one.
+        let thread = crate::interrupt::without_stop_signals(|| {
+            std::thread::Builder::new()
+                .name("wio-watchdog".into())
+                .spawn(move || {
+                    let tick =
+                        (limit / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
+                    let mut seen = u64::MAX;
+                    let mut since = Instant::now();
+                    while !watcher.stop.load(Ordering::Acquire) {
+                        std::thread::sleep(tick);
+                        let g = watcher.generation.load(Ordering::Acquire);
+                        if g != seen {
+                            seen = g;
+                            since = Instant::now();
+                        } else if g % 2 == 1 && since.elapsed() >= limit {
+                            watcher.fired.store(true, Ordering::Release);
+                            // SAFETY: `target` is the vCPU thread, alive until stop is set and this
+                            // thread joined (Drop); the signal's handler is a no-op.
+                            unsafe { libc::pthread_kill(target, kick_signal()) };
+                        }
                     }
-                }
-            })?;
+                })
+        })?;
         Ok(Watchdog {
             shared,
             thread: Some(thread),
