@@ -22,7 +22,7 @@ source "$ROOT/images/lib.sh"
 WIO_PROG=l1
 
 install_host_tools qemu-system-x86 cpio gzip
-eval "$(bash "$ROOT/images/x86_64-l1.sh" | grep -E '^L1_(KERNEL|INITRD)=')"
+eval "$(bash "$ROOT/images/x86_64-l1.sh" | grep -E '^L[12]_(KERNEL|INITRD)=')"
 
 # Test binaries (tests/e2e/NAME.rs) and the filter that picks their x86-64 tests.
 TESTS=(x86_64: faults:x86_64 snapshots:x86_64)
@@ -41,6 +41,9 @@ trap 'rm -rf "$work"' EXIT
 ov="$work/overlay"
 mkdir -p "$ov/l1"
 cp "$ROOT/target/release/wio" "$ov/l1/wio"
+# Linux as wio's guest (L2): the L1 kernel itself, with a busybox workload initramfs.
+cp "$L1_KERNEL" "$ov/l1/l2-kernel"
+cp "$L2_INITRD" "$ov/l1/l2-initrd.cpio.gz"
 runs=""
 for t in "${TESTS[@]}"; do
   name="${t%%:*}" filter="${1:-${t#*:}}"
@@ -66,6 +69,7 @@ cat >"$ov/l1/run.sh" <<RUN
 #!/bin/sh
 cd /tmp
 export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1
+export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/l2-initrd.cpio.gz
 status=0
 echo "wio-l1: wio run --seed 42 (the test guest)"
 /l1/wio run --seed 42 --quiet 2>&1 | grep -E '^(arch|trace hash|exit status|warning)' || true

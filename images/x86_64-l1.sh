@@ -10,8 +10,11 @@
 #                    /l1/run.sh from the archive appended after it (ci/l1.sh builds
 #                    that one: wio, the tests, their libraries), prints
 #                    "wio-l1: status=N" and powers off
+#   l2-initramfs.cpio.gz  a busybox initramfs for the same kernel as wio's guest (L2):
+#                    its init prints the wio-init/workload lines (urandom, date, uptime)
+#                    and powers off with `poweroff -f`
 #   inputs.txt       the inputs whose hash is <key>
-# Prints (stdout): L1_KERNEL=<path> and L1_INITRD=<path>
+# Prints (stdout): L1_KERNEL=<path>, L1_INITRD=<path> and L2_INITRD=<path>
 #
 # Usage: images/x86_64-l1.sh        (WIO_CACHE: see lib.sh)
 set -euo pipefail
@@ -79,10 +82,33 @@ INIT
   chmod +x "$root/init"
   find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --reproducible 2>/dev/null | gzip -9n >"$out/base.cpio.gz")
-  touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/base.cpio.gz"
+  # The L2 guest's initramfs: the same busybox, a workload init.
+  local l2="$x/l2"
+  mkdir -p "$l2"/{bin,dev,proc,sys,tmp}
+  cp "$root/bin/busybox" "$l2/bin/busybox"
+  cat >"$l2/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo "wio-init: start"
+echo "workload: uname: $(uname -r)"
+echo "workload: urandom: $(head -c 16 /dev/urandom | od -An -tx1)"
+echo "workload: date: $(date)"
+echo "workload: uptime: $(cat /proc/uptime)"
+echo "wio-init: done status=0"
+poweroff -f
+INIT
+  chmod +x "$l2/init"
+  find "$l2" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  (cd "$l2" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --reproducible 2>/dev/null | gzip -9n >"$out/l2-initramfs.cpio.gz")
+  touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/base.cpio.gz" "$out/l2-initramfs.cpio.gz"
   rm -rf "$x"
 }
 
 wio_cached x86_64/l1
 echo "L1_KERNEL=$WIO_OUT/vmlinuz"
 echo "L1_INITRD=$WIO_OUT/base.cpio.gz"
+echo "L2_INITRD=$WIO_OUT/l2-initramfs.cpio.gz"
