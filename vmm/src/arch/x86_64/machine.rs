@@ -36,6 +36,11 @@ use wio_virtio_devices::Frame;
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
 pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
 
+/// Said of every run of a kernel other than the built-in test guest (rule 5: detect and
+/// say so). No x86 kernel with wio's determinism patches exists yet; when one does, it
+/// will announce itself on the paravirt port and this warning will be for the others.
+const RDTSC_WARNING: &str = "this kernel reads the hardware TSC (RDTSC), which KVM does not let wio intercept: what it derives from it (its CRNG: /dev/urandom, getrandom; TSC-based clocks) may differ between runs of one seed; control flow, exits and virtual time follow the seed";
+
 /// One x86-64 machine, booted or restored, ready for the run loop.
 pub struct X86Machine {
     engine: KvmEngine,
@@ -145,7 +150,10 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
     let engine = KvmEngine::new(&mem, info.entry, kvm_options(cfg))?;
-    let warnings = host_warnings(&engine, &host);
+    let mut warnings = host_warnings(&engine, &host);
+    if cfg.kernel.is_some() {
+        warnings.push(RDTSC_WARNING.to_string());
+    }
 
     let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
     let mut platform = Platform::new(
