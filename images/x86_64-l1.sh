@@ -37,6 +37,20 @@ wio_inputs() {
   printf 'package busybox-static %s\n' "$(candidate busybox-static)"
 }
 
+# The first lines of both inits: busybox's applets, /proc, /sys, /dev.
+INIT_HEAD='#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev'
+
+# pack DIR OUT: DIR as a reproducible gzip'd newc cpio archive.
+pack() {
+  find "$1" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  (cd "$1" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --reproducible 2>/dev/null | gzip -9n >"$2")
+}
+
 wio_build() {
   local out="$1" x k rel root m
   k="$(kernel_pkg)"
@@ -52,13 +66,7 @@ wio_build() {
   for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
     cp "$x/deb/lib/modules/$rel/kernel/$m.ko" "$root/modules/" || wio_die "no $m.ko in $k"
   done
-  cat >"$root/init" <<'INIT'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+  { printf '%s\n' "$INIT_HEAD"; cat <<'INIT'
 mount -t tmpfs -o size=1g tmpfs /tmp
 for m in irqbypass ccp kvm kvm-amd; do
   insmod /modules/$m.ko || echo "wio-l1: insmod $m failed"
@@ -79,20 +87,14 @@ echo "wio-l1: status=$status"
 sync
 poweroff -f
 INIT
+  } >"$root/init"
   chmod +x "$root/init"
-  find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-  (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --reproducible 2>/dev/null | gzip -9n >"$out/base.cpio.gz")
+  pack "$root" "$out/base.cpio.gz"
   # The L2 guest's initramfs: the same busybox, a workload init.
   local l2="$x/l2"
   mkdir -p "$l2"/{bin,dev,proc,sys,tmp}
   cp "$root/bin/busybox" "$l2/bin/busybox"
-  cat >"$l2/init" <<'INIT'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+  { printf '%s\n' "$INIT_HEAD"; cat <<'INIT'
 echo "wio-init: start"
 echo "workload: uname: $(uname -r)"
 echo "workload: urandom: $(head -c 16 /dev/urandom | od -An -tx1)"
@@ -101,9 +103,9 @@ echo "workload: uptime: $(cat /proc/uptime)"
 echo "wio-init: done status=0"
 poweroff -f
 INIT
+  } >"$l2/init"
   chmod +x "$l2/init"
-  find "$l2" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-  (cd "$l2" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --reproducible 2>/dev/null | gzip -9n >"$out/l2-initramfs.cpio.gz")
+  pack "$l2" "$out/l2-initramfs.cpio.gz"
   touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/base.cpio.gz" "$out/l2-initramfs.cpio.gz"
   rm -rf "$x"
 }

@@ -208,11 +208,6 @@ impl Hart {
         self.irq_dirty = true;
     }
 
-    /// Whether the hart's M-mode is the guest's (see [`Hart::enter_firmware`]).
-    pub fn firmware(&self) -> bool {
-        self.firmware
-    }
-
     /// Recomputes whether M-mode accesses are PMP-checked, and drops every cached
     /// translation, page shortcut and decoded instruction (what they allowed may have
     /// changed).

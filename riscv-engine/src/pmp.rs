@@ -58,11 +58,6 @@ pub enum Verdict {
 }
 
 impl Pmp {
-    /// Whether any entry is active (A != OFF).
-    pub fn any_active(&self) -> bool {
-        self.cfg.iter().any(|c| c & cfg::A != 0)
-    }
-
     /// Whether any entry is locked (then M-mode accesses are checked too).
     pub fn any_locked(&self) -> bool {
         self.cfg.iter().any(|c| c & cfg::L != 0)

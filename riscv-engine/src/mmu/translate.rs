@@ -127,7 +127,7 @@ impl Hart {
     /// Whether a whole 4 KiB page may be reached through the load/store shortcuts.
     #[inline]
     fn pmp_page(&mut self, page: u64, access: Access) -> bool {
-        !self.firmware || self.pmp_allows(page, 0x1000, access, self.effective_priv(access))
+        self.pmp_allows(page, 0x1000, access, self.effective_priv(access))
     }
 
     fn page_fault(access: Access, vaddr: u64) -> Trap {

@@ -89,6 +89,15 @@ pub struct RvBus {
     pub edac: Option<Edac>,
 }
 
+/// The devices only some machines have (M-mode guests: the flight I/O board and the
+/// promise port; ECC memory: the EDAC unit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Optional {
+    Flight,
+    SdkPort,
+    Edac,
+}
+
 /// PLIC source of virtio slot `slot`.
 pub fn virtio_irq(slot: usize) -> u32 {
     slot as u32 + 1
@@ -106,6 +115,33 @@ fn le(data: &[u8]) -> u64 {
 }
 
 impl RvBus {
+    /// Which optional device this machine has at `addr`, and the offset in its window.
+    fn optional_at(&self, addr: u64) -> Option<(Optional, u64)> {
+        [
+            (
+                Optional::Flight,
+                self.flight.is_some(),
+                layout::FLIGHT_IO_BASE,
+                layout::FLIGHT_IO_SIZE,
+            ),
+            (
+                Optional::SdkPort,
+                self.sdk_port.is_some(),
+                layout::SDK_PORT_BASE,
+                layout::SDK_PORT_SIZE,
+            ),
+            (
+                Optional::Edac,
+                self.edac.is_some(),
+                layout::EDAC_BASE,
+                layout::EDAC_SIZE,
+            ),
+        ]
+        .into_iter()
+        .find(|&(_, present, base, size)| present && in_window(addr, base, size))
+        .map(|(device, _, base, _)| (device, addr - base))
+    }
+
     fn uart_irq(&mut self) {
         if self.uart.take_irq() {
             self.plic.pulse(layout::UART_IRQ);
@@ -280,11 +316,7 @@ impl ExitHandler for RvBus {
     fn mmio_claims(&self, addr: u64) -> bool {
         in_window(addr, layout::RTC_BASE, layout::RTC_SIZE)
             || in_window(addr, layout::TEST_BASE, layout::TEST_SIZE)
-            || (self.flight.is_some()
-                && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
-            || (self.sdk_port.is_some()
-                && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
-            || (self.edac.is_some() && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
+            || self.optional_at(addr).is_some()
             || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
             || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
             || in_window(
@@ -305,24 +337,13 @@ impl ExitHandler for RvBus {
             v
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             u64::from(self.plic.read(addr - layout::PLIC_BASE))
-        } else if let Some(board) = self
-            .flight
-            .as_mut()
-            .filter(|_| word && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
-        {
-            u64::from(board.read(addr - layout::FLIGHT_IO_BASE, self.now_ns))
-        } else if let Some(port) = self
-            .sdk_port
-            .as_mut()
-            .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
-        {
-            u64::from(port.read(addr - layout::SDK_PORT_BASE))
-        } else if let Some(edac) = self
-            .edac
-            .as_ref()
-            .filter(|_| word && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
-        {
-            u64::from(edac.read(addr - layout::EDAC_BASE))
+        } else if let Some((device, off)) = self.optional_at(addr).filter(|_| word) {
+            let now = self.now_ns;
+            u64::from(match device {
+                Optional::Flight => self.flight.as_mut().map_or(0, |b| b.read(off, now)),
+                Optional::SdkPort => self.sdk_port.as_mut().map_or(0, |p| p.read(off)),
+                Optional::Edac => self.edac.as_ref().map_or(0, |e| e.read(off)),
+            })
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {
@@ -367,26 +388,26 @@ impl ExitHandler for RvBus {
             self.uart_irq();
         } else if in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE) && word {
             self.plic.write(addr - layout::PLIC_BASE, value as u32);
-        } else if let Some(board) = self
-            .flight
-            .as_mut()
-            .filter(|_| word && in_window(addr, layout::FLIGHT_IO_BASE, layout::FLIGHT_IO_SIZE))
-        {
-            let w = board.write(addr - layout::FLIGHT_IO_BASE, value as u32, self.now_ns);
-            self.watchdog(w);
-        } else if let Some(port) = self
-            .sdk_port
-            .as_mut()
-            .filter(|_| word && in_window(addr, layout::SDK_PORT_BASE, layout::SDK_PORT_SIZE))
-        {
-            port.write(addr - layout::SDK_PORT_BASE, value as u32, self.now_ns);
-        } else if let Some(edac) = self
-            .edac
-            .as_mut()
-            .filter(|_| word && in_window(addr, layout::EDAC_BASE, layout::EDAC_SIZE))
-        {
-            edac.write(addr - layout::EDAC_BASE, value as u32);
-            self.plic.set_level(layout::EDAC_IRQ, edac.irq());
+        } else if let Some((device, off)) = self.optional_at(addr).filter(|_| word) {
+            let (v, now) = (value as u32, self.now_ns);
+            match device {
+                Optional::Flight => {
+                    if let Some(w) = self.flight.as_mut().map(|b| b.write(off, v, now)) {
+                        self.watchdog(w);
+                    }
+                }
+                Optional::SdkPort => {
+                    if let Some(p) = self.sdk_port.as_mut() {
+                        p.write(off, v, now);
+                    }
+                }
+                Optional::Edac => {
+                    if let Some(e) = self.edac.as_mut() {
+                        e.write(off, v);
+                        self.plic.set_level(layout::EDAC_IRQ, e.irq());
+                    }
+                }
+            }
         } else if let Some((slot, offset)) =
             Self::virtio_slot(addr).filter(|(slot, _)| *slot < self.virtio.len())
         {

@@ -519,11 +519,15 @@ impl Machine for RvMachine {
         exits.insert("mmio", m.bus.mmio_accesses);
         let mut bus = m.bus;
         let applied = bus.faults.applied().to_vec();
-        let channel = bus
+        let mut channel = bus
             .virtio
             .console_mut()
             .map(|c| c.stats.clone())
             .unwrap_or_default();
+        // Lines the bare-metal promise port had to drop count with the channel's.
+        if let Some(port) = &bus.sdk_port {
+            channel.dropped_lines += port.dropped_lines;
+        }
         let mut console = m.console;
         finish_run(
             cfg,

@@ -93,10 +93,6 @@ pub struct FlightIo {
     wdt_timeout_us: u32,
     /// Counts armings: an expiry event of an older arming is stale.
     wdt_generation: u64,
-    /// Commands written, and the largest magnitude asked for (for the summary).
-    pub commands: u64,
-    /// Largest |command| written.
-    pub peak_command: u64,
     /// Watchdog resets so far.
     pub watchdog_resets: u64,
 }
@@ -113,8 +109,6 @@ impl FlightIo {
             reset_cause: 0,
             wdt_timeout_us: 0,
             wdt_generation: 0,
-            commands: 0,
-            peak_command: 0,
             watchdog_resets: 0,
         }
     }
@@ -165,10 +159,7 @@ impl FlightIo {
         self.advance(now_ns);
         match offset {
             reg::COMMAND => {
-                let asked = i64::from(value as i32);
-                self.commands += 1;
-                self.peak_command = self.peak_command.max(asked.unsigned_abs());
-                self.torque = asked.clamp(-TORQUE_MAX, TORQUE_MAX);
+                self.torque = i64::from(value as i32).clamp(-TORQUE_MAX, TORQUE_MAX);
                 Watchdog::Unchanged
             }
             reg::WDT_TIMEOUT => {
@@ -266,9 +257,8 @@ mod tests {
         b.watchdog_reset(30);
         assert_eq!(b.read(reg::RESET_CAUSE, 30), 1);
         assert!(!b.expires(g2));
-        // Saturation and the peak.
+        // Saturation.
         b.write(reg::COMMAND, (-5000i32) as u32, 40);
         assert_eq!(b.read(reg::COMMAND, 40) as i32, -(TORQUE_MAX as i32));
-        assert_eq!(b.peak_command, 5000);
     }
 }
