@@ -1,6 +1,6 @@
 /*
  * wio-assert: promises from shell scripts (and wio-random: seeded random numbers), over
- * wio's promise channel (wio-sdk.h). Freestanding riscv64 (raw system calls).
+ * wio's promise channel (wio-sdk.h). Freestanding (raw system calls).
  *
  *   wio-assert always|always-or-unreachable|sometimes MESSAGE true|false [DETAILS_JSON]
  *   wio-assert reachable|unreachable MESSAGE [DETAILS_JSON]
@@ -13,7 +13,6 @@
  */
 #include "wio-sdk.h"
 
-#define SYS_exit 93
 
 static int eq(const char *a, const char *b) {
     while (*a && *a == *b) a++, b++;
@@ -115,12 +114,4 @@ int main_c(int argc, char **argv) {
     return assert_main(argc, argv);
 }
 
-/* _start: argc at sp, argv after it. */
-__asm__(
-    ".globl _start\n"
-    "_start:\n"
-    "  ld a0, 0(sp)\n"
-    "  addi a1, sp, 8\n"
-    "  call main_c\n"
-    "  li a7, 93\n"
-    "  ecall\n");
+WIO_START_MAIN(main_c);

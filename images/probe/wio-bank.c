@@ -9,14 +9,10 @@
  * Promises (wio-sdk.h): always "money is conserved" (A + B at the end), reachable "both
  * workers finished"; setup is declared complete before the workers start (the branch
  * point). Prints "bank: start", then "bank: A=.. B=.. total=.. of ..".
- * Usage: wio-bank [N [K]] (default 100000 300). Freestanding riscv64.
+ * Usage: wio-bank [N [K]] (default 100000 300). Freestanding.
  */
 #include "wio-sdk.h"
 
-#define SYS_exit 93
-#define SYS_clone 220
-#define SYS_mmap 222
-#define SYS_wait4 260
 #define SIGCHLD 17
 #define START 1000000000UL
 
@@ -99,11 +95,4 @@ int bank_main(int argc, char **argv) {
     return 0;
 }
 
-__asm__(
-    ".globl _start\n"
-    "_start:\n"
-    "  ld a0, 0(sp)\n"
-    "  addi a1, sp, 8\n"
-    "  call bank_main\n"
-    "  li a7, 93\n"
-    "  ecall\n");
+WIO_START_MAIN(bank_main);

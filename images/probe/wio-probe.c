@@ -1,18 +1,13 @@
 /*
- * wio-probe: a tiny freestanding riscv64 Linux program (no libc) that prints
+ * wio-probe: a tiny freestanding Linux program (no libc; riscv64 or x86-64) that prints
  * what a guest program observes of the nondeterminism wio controls:
  * getrandom(2) bytes, CLOCK_REALTIME / CLOCK_MONOTONIC, and the addresses
- * ASLR chose for its stack, heap (brk) and an anonymous mmap.
- * Built by images/riscv64-initramfs.sh with riscv64-linux-gnu-gcc.
+ * ASLR chose for its stack, heap (brk) and an anonymous mmap; on x86-64 also the
+ * AT_RANDOM bytes the kernel gave it.
+ * Built by images/initramfs.sh with the architecture's gcc.
  */
 #include "wio-sys.h"
 
-#define SYS_write 64
-#define SYS_exit 93
-#define SYS_clock_gettime 113
-#define SYS_brk 214
-#define SYS_mmap 222
-#define SYS_getrandom 278
 
 static char out[512];
 static int len;
@@ -55,10 +50,24 @@ void probe_main(void) {
     flush();
 }
 
-__asm__(
-    ".globl _start\n"
-    "_start:\n"
-    "  call probe_main\n"
-    "  li a0, 0\n"
-    "  li a7, 93\n"
-    "  ecall\n");
+#if defined(__x86_64__)
+/* x86-64 first prints the 16 bytes the kernel left at AT_RANDOM (auxv entry 25, past argv
+ * and the environment): what libc seeds its stack guard and pointer mangling from. */
+int probe_main_auxv(i64 argc, char **argv) {
+    char **p = argv + argc + 1;
+    while (*p) p++;
+    for (u64 *aux = (u64 *)(p + 1); aux[0]; aux += 2) {
+        if (aux[0] == 25) {
+            const unsigned char *r = (const unsigned char *)aux[1];
+            put("probe: at_random:");
+            for (int i = 0; i < 16; i++) { put(" "); hex(r[i], 2); }
+            put("\n");
+        }
+    }
+    probe_main();
+    return 0;
+}
+WIO_START_MAIN(probe_main_auxv);
+#else
+WIO_START(probe_main);
+#endif

@@ -5,15 +5,10 @@
  * load and its store, so the final count depends only on where the timer interrupts
  * land: exactly what wio's CPU-timing noise (--sched-noise) lets a seed move.
  * Prints "race: start", then "race: counter=N of M". Freestanding (raw system calls).
- * Built by images/riscv64-initramfs.sh; the workload runs it when booted with wio.race=1.
+ * Built by images/initramfs.sh; the workload runs it when booted with wio.race=1.
  */
 #include "wio-sys.h"
 
-#define SYS_write 64
-#define SYS_exit 93
-#define SYS_clone 220
-#define SYS_mmap 222
-#define SYS_wait4 260
 #define SIGCHLD 17
 #define ITERS 10000000UL
 
@@ -55,10 +50,4 @@ void race_main(void) {
     write_str("\n");
 }
 
-__asm__(
-    ".globl _start\n"
-    "_start:\n"
-    "  call race_main\n"
-    "  li a0, 0\n"
-    "  li a7, 93\n"
-    "  ecall\n");
+WIO_START(race_main);

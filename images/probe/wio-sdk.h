@@ -22,10 +22,10 @@
 /* Helpers a program may not all use. */
 #define WIO_FN static __attribute__((unused))
 
-#define WIO_SYS_read 63
-#define WIO_SYS_write 64
-#define WIO_SYS_openat 56
-#define WIO_SYS_close 57
+#define WIO_SYS_read SYS_read
+#define WIO_SYS_write SYS_write
+#define WIO_SYS_openat SYS_openat
+#define WIO_SYS_close SYS_close
 #define WIO_AT_FDCWD (-100)
 #define WIO_O_RDWR 2
 

@@ -34,11 +34,12 @@ use wio_virtio_devices::Frame;
 
 /// Kernel arguments wio uses for a Linux kernel when `--cmdline` is not given:
 /// they keep Linux off every host-time and host-entropy source (see DESIGN.md).
-pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr norandmaps lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
+pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr lpj=1000000 no-kvmclock noapic nolapic nosmp tsc=unstable randomize_kstack_offset=off kfence.sample_interval=0 i8042.noaux i8042.nokbd reboot=k panic=-1 random.trust_cpu=off";
 
-/// Said of every run of a kernel other than the built-in test guest (rule 5: detect and
-/// say so). No x86 kernel with wio's determinism patches exists yet; when one does, it
-/// will announce itself on the paravirt port and this warning will be for the others.
+/// Said of every booted run of a kernel other than the built-in test guest that did not
+/// announce itself on the paravirt port (rule 5: detect and say so). wio's small kernel
+/// (`guest-kernel/x86_64`, CONFIG_WIO_GUEST) announces itself: its TSC reads go through the
+/// port and user RDTSC traps.
 const RDTSC_WARNING: &str = "this kernel reads the hardware TSC (RDTSC), which KVM does not let wio intercept: what it derives from it (its CRNG: /dev/urandom, getrandom; TSC-based clocks) may differ between runs of one seed; control flow, exits and virtual time follow the seed";
 
 /// One x86-64 machine, booted or restored, ready for the run loop.
@@ -54,6 +55,8 @@ pub struct X86Machine {
     mem: GuestMem,
     host: HostVirt,
     warnings: Vec<String>,
+    /// Warn at the end unless the kernel announced itself (see [`RDTSC_WARNING`]).
+    rdtsc_warning: bool,
     /// The seed the run has now.
     seed: u64,
     restored_from: Option<RestoredFrom>,
@@ -103,6 +106,22 @@ fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
     warnings
 }
 
+/// The command line of a Linux guest without `--cmdline`: [`DEFAULT_LINUX_CMDLINE`], every
+/// virtio slot (rng, net, and blk with a disk: the slot order of `virtio::devices`), and with
+/// a disk its ext4 root (`/dev/vda`, as on riscv64).
+fn linux_cmdline(disk: bool) -> String {
+    let slots = if disk { 3 } else { 2 };
+    let mut c = DEFAULT_LINUX_CMDLINE.to_string();
+    for slot in 0..slots {
+        c.push(' ');
+        c.push_str(&super::platform::virtio_cmdline(slot));
+    }
+    if disk {
+        c.push_str(" root=/dev/vda rw rootfstype=ext4 init=/init");
+    }
+    c
+}
+
 fn kvm_options(cfg: &RunConfig) -> KvmOptions {
     KvmOptions {
         watchdog: Duration::from_millis(cfg.watchdog_ms),
@@ -126,10 +145,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     };
     let cmdline = match (&cfg.cmdline, &cfg.kernel) {
         (Some(c), _) => c.clone(),
-        (None, Some(_)) => format!(
-            "{DEFAULT_LINUX_CMDLINE} {}",
-            super::platform::virtio_cmdline(0)
-        ),
+        (None, Some(_)) => linux_cmdline(disk.is_some()),
         (None, None) => String::new(),
     };
     let seed = RunSeed(cfg.seed);
@@ -150,10 +166,8 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
     let engine = KvmEngine::new(&mem, info.entry, kvm_options(cfg))?;
-    let mut warnings = host_warnings(&engine, &host);
-    if cfg.kernel.is_some() {
-        warnings.push(RDTSC_WARNING.to_string());
-    }
+    let warnings = host_warnings(&engine, &host);
+    let rdtsc_warning = cfg.kernel.is_some();
 
     let tsc = VirtualTsc::new(DEFAULT_TSC_HZ);
     let mut platform = Platform::new(
@@ -225,6 +239,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         mem,
         host,
         warnings,
+        rdtsc_warning,
         seed: cfg.seed,
         restored_from: None,
         debug_paused: false,
@@ -383,6 +398,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         mem,
         host,
         warnings,
+        rdtsc_warning: false,
         seed,
     })
 }
@@ -508,6 +524,9 @@ impl Machine for X86Machine {
         until: Option<&str>,
     ) -> RunResult {
         let mut m = *self;
+        if m.rdtsc_warning && !m.platform.paravirt.announced() {
+            m.warnings.push(RDTSC_WARNING.to_string());
+        }
         let platform = &mut m.platform;
         run_loop::drain_console(platform, &mut m.console);
         let now = platform.clock.now_ns();

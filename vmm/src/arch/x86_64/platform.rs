@@ -79,7 +79,8 @@ pub struct Platform {
     rtc: Rtc,
     com1: Uart16550,
     i8042: I8042,
-    paravirt: Paravirt,
+    /// wio's paravirt port (whether a kernel announced itself is read at the end of a run).
+    pub paravirt: Paravirt,
     entropy: Stream,
     /// The PIT interrupt's seeded extra latency.
     noise: TimerNoise,
@@ -502,6 +503,17 @@ impl ExitHandler for Platform {
                 Some(Selector::Entropy) => self.entropy.next_u64(),
                 Some(Selector::SnapshotHere) => {
                     self.snapshot_request = true;
+                    0
+                }
+                Some(Selector::Announce) => {
+                    if !self.paravirt.announced() {
+                        self.trace.event(
+                            now,
+                            "guest-announce",
+                            json!({ "what": "kernel reads time through the paravirt port" }),
+                        );
+                    }
+                    self.paravirt.announce();
                     0
                 }
                 None => u64::MAX,

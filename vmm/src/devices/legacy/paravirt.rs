@@ -26,6 +26,10 @@ pub enum Selector {
     /// "Snapshot here": the guest asks for a snapshot at this point (`--snapshot-at guest`).
     /// Latches 0 whether or not a snapshot is taken, so the guest runs the same either way.
     SnapshotHere,
+    /// The guest kernel announces that it reads time only through this port (wio's
+    /// determinism patches, `guest-kernel/x86_64`), so the run's summary need not warn that
+    /// its RDTSC reads reach host time. Latches 0 (the acknowledgement the kernel checks).
+    Announce,
 }
 
 impl Selector {
@@ -37,6 +41,7 @@ impl Selector {
             2 => Some(Selector::TscHz),
             3 => Some(Selector::Entropy),
             4 => Some(Selector::SnapshotHere),
+            5 => Some(Selector::Announce),
             _ => None,
         }
     }
@@ -46,6 +51,10 @@ impl Selector {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Paravirt {
     latched: u64,
+    /// A kernel announced itself ([`Selector::Announce`]) in this run. Not in snapshots: a
+    /// restored machine does not repeat the boot's warnings either.
+    #[serde(skip)]
+    announced: bool,
 }
 
 impl Paravirt {
@@ -57,6 +66,16 @@ impl Paravirt {
     /// Latches a value for the following reads.
     pub fn latch(&mut self, value: u64) {
         self.latched = value;
+    }
+
+    /// Records a kernel's announcement ([`Selector::Announce`]).
+    pub fn announce(&mut self) {
+        self.announced = true;
+    }
+
+    /// Whether a kernel announced itself in this run.
+    pub fn announced(&self) -> bool {
+        self.announced
     }
 
     /// Port read: the low or high half of the latched value (all ones elsewhere).
@@ -80,5 +99,9 @@ mod tests {
         assert_eq!(p.read(LOW_PORT), 0x5566_7788);
         assert_eq!(p.read(HIGH_PORT), 0x1122_3344);
         assert_eq!(Selector::from_u32(9), None);
+        assert_eq!(Selector::from_u32(5), Some(Selector::Announce));
+        assert!(!p.announced());
+        p.announce();
+        assert!(p.announced());
     }
 }
