@@ -493,3 +493,264 @@ fn debian_amd64_kernel_boots_to_its_init_and_powers_off() {
         }
     );
 }
+
+/// wio's small x86-64 kernel (guest-kernel/x86_64, with the determinism patches) and its
+/// busybox workload initramfs (images/x86_64-initramfs.sh), as ci/l1.sh hands them to the
+/// tests inside its L1: `None` (the test skips, saying why) anywhere else.
+fn small_kernel(test: &str) -> Option<(String, String)> {
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var("WIO_X86_SMALL_KERNEL").ok(),
+        std::env::var("WIO_X86_SMALL_INITRD").ok(),
+    ) else {
+        println!(
+            "SKIPPED: {test}: no WIO_X86_SMALL_KERNEL/INITRD (ci/l1.sh builds them and sets them inside its L1)"
+        );
+        return None;
+    };
+    if kvm_host() != KvmHost::Hardware {
+        println!("SKIPPED: {test}: Linux needs hardware virtualization (this host's KVM is not)");
+        return None;
+    }
+    Some((kernel, initrd))
+}
+
+/// The console line starting with `prefix` (whole line), or a panic showing the console.
+fn line_of(text: &str, prefix: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
+        .to_string()
+}
+
+/// The number after `key` in `line` (digits only).
+fn number_after(line: &str, key: &str) -> u64 {
+    let at = line
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {line:?}"))
+        + key.len();
+    line[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {key:?} in {line:?}"))
+}
+
+#[test]
+fn small_kernel_is_bit_identical_per_seed_and_its_seed_moves_entropy_aslr_and_rdtsc() {
+    let test = "small_kernel_is_bit_identical_per_seed_and_its_seed_moves_entropy_aslr_and_rdtsc";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let boot = |seed: &str| {
+        let (out, s) = run_with_summary(&[
+            "--kernel",
+            &kernel,
+            "--initrd",
+            &initrd,
+            "--mem",
+            "256",
+            "--seed",
+            seed,
+            "--no-summary",
+        ]);
+        (stdout(&out), s)
+    };
+    let (text1, s1) = boot("1");
+    let (text1b, s1b) = boot("1");
+    let (text2, s2) = boot("2");
+    assert_eq!(s1["exit_status"], 0, "{text1}\n{s1}");
+    assert!(text1.contains("wio-init: done status=0"), "{text1}");
+    // Same seed, same bits: trace, console, exits, virtual time.
+    for key in ["trace_hash", "console_sha256", "exits", "virtual_ns"] {
+        assert_eq!(
+            s1[key], s1b[key],
+            "{key} differs between two runs of seed 1"
+        );
+    }
+    assert_eq!(text1, text1b);
+    // The kernel announced its patches: no RDTSC warning (Debian's kernel gets one).
+    assert!(
+        !s1["warnings"].to_string().contains("RDTSC"),
+        "{}",
+        s1["warnings"]
+    );
+    // Another seed changes what the guest observes: its CRNG (urandom, getrandom, AT_RANDOM),
+    // the virtio-rng, and every ASLR'd address.
+    assert_ne!(s1["trace_hash"], s2["trace_hash"]);
+    for prefix in [
+        "workload: urandom:",
+        "workload: hwrng:",
+        "probe: getrandom:",
+        "probe: at_random:",
+    ] {
+        assert_ne!(line_of(&text1, prefix), line_of(&text2, prefix), "{prefix}");
+    }
+    let (a1, a2) = (
+        line_of(&text1, "probe: stack:"),
+        line_of(&text2, "probe: stack:"),
+    );
+    for key in ["stack: ", "brk: ", "mmap: "] {
+        let word = |l: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_ne!(
+            word(&a1),
+            word(&a2),
+            "ASLR: {key} same for seeds 1 and 2: {a1}"
+        );
+    }
+    // User-space RDTSC is trapped and served from the virtual TSC (2 GHz): across `sleep 1`
+    // it advances by one virtual second (within 1%: the kernel's clock counts PIT ticks).
+    let slept = line_of(&text1, "clock: slept 1 s:");
+    let mono = number_after(&slept, "monotonic +");
+    let tsc = number_after(&slept, "tsc +");
+    assert!((1_000_000_000..1_010_000_000).contains(&mono), "{slept}");
+    assert!((1_980_000_000..2_020_000_000).contains(&tsc), "{slept}");
+    assert!(s1["virtual_ns"].as_u64().unwrap() > 1_000_000_000, "{s1}");
+    // virtio-net: the simulated link's peer answers ping and TCP echo.
+    assert!(
+        line_of(&text1, "workload: net:").contains("3 replies"),
+        "{text1}"
+    );
+    assert!(
+        line_of(&text1, "workload: tcp echo:").contains("hello-over-tcp"),
+        "{text1}"
+    );
+    println!(
+        "{test}: seed 1 {} ({} exits, {} virtual ns), seed 2 {}; {slept}",
+        s1["trace_hash"], s1["exits"], s1["virtual_ns"], s2["trace_hash"]
+    );
+}
+
+#[test]
+fn small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores() {
+    let test = "small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let dir = scratch("x86-small-snap");
+    let snap = dir.join("mid.snap");
+    let base = [
+        "--kernel",
+        kernel.as_str(),
+        "--initrd",
+        initrd.as_str(),
+        "--mem",
+        "256",
+        "--seed",
+        "3",
+        "--quiet",
+        "--no-summary",
+    ];
+    let (_, plain) = run_with_summary(&base);
+    assert_eq!(plain["exit_status"], 0, "{plain}");
+    // 0.5 s virtual: after init started, inside the workload (before its one-second sleep).
+    let mut args = base.to_vec();
+    args.extend([
+        "--snapshot-at",
+        "0.5s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let (out, full) = run_with_summary(&args);
+    assert_eq!(
+        full["trace_hash"],
+        plain["trace_hash"],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, restored) =
+        run_with_summary(&["--from", snap.to_str().unwrap(), "--quiet", "--no-summary"]);
+    for key in ["trace_hash", "console_sha256", "virtual_ns", "exit_status"] {
+        assert_eq!(
+            restored[key],
+            plain[key],
+            "restored run: {key} differs ({})",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Branches of the snapshot: each its own seed; the snapshot's own seed ends as the run did.
+    let rep = dir.join("explore.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "2..5",
+        "--jobs",
+        "1",
+        "--match",
+        "clock: slept 1 s",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    let results = r["results"].as_array().expect("results");
+    assert_eq!(results.len(), 3);
+    let hashes: std::collections::BTreeSet<String> = results
+        .iter()
+        .map(|x| x["trace_hash"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(hashes.len(), 3, "three seeds, three traces: {r}");
+    assert_eq!(
+        results[1]["trace_hash"], plain["trace_hash"],
+        "seed 3's branch is the run"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
+    let test = "small_kernel_serves_debians_redis_from_a_virtio_blk_root";
+    let Some((kernel, _)) = small_kernel(test) else {
+        return;
+    };
+    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
+        println!("SKIPPED: {test}: no WIO_X86_REDIS_ROOTFS (ci/l1.sh builds it with images/x86_64-rootfs.sh --redis)");
+        return;
+    };
+    let before = std::fs::read(&rootfs).unwrap();
+    let boot = || {
+        let (out, s) = run_with_summary(&[
+            "--kernel",
+            &kernel,
+            "--mem",
+            "256",
+            "--seed",
+            "1",
+            "--no-summary",
+            &rootfs,
+        ]);
+        (stdout(&out), s)
+    };
+    let (text1, s1) = boot();
+    let (text2, s2) = boot();
+    assert_eq!(s1["exit_status"], 0, "{text1}\n{s1}");
+    let redis = line_of(&text1, "workload: redis:");
+    assert!(
+        redis.contains("ping=PONG") && redis.contains("incr=2"),
+        "{redis}"
+    );
+    assert_eq!(s1["trace_hash"], s2["trace_hash"]);
+    assert_eq!(text1, text2);
+    assert!(s1["disk"]["writes"].as_u64().unwrap() > 0, "{s1}");
+    assert!(
+        std::fs::read(&rootfs).unwrap() == before,
+        "the base image must never change"
+    );
+    println!("{test}: {redis}; trace {}", s1["trace_hash"]);
+}
