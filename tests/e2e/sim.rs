@@ -632,3 +632,53 @@ run = "cat /note 2>/dev/null || echo no-note; ping -c 1 a"
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn ctrl_c_ends_a_world_promptly_with_every_nodes_summary() {
+    if !require_riscv_guests("ctrl_c_ends_a_world_promptly_with_every_nodes_summary") {
+        return;
+    }
+    let dir = scratch("sim-ctrl-c");
+    // Two nodes that would compute for an hour of virtual time.
+    let world = write_file(
+        &dir,
+        "busy.toml",
+        r#"max_virtual_secs = 3600
+[[node]]
+name = "a"
+run = "echo busy; while :; do :; done"
+[[node]]
+name = "b"
+run = "echo busy; while :; do :; done"
+"#,
+    );
+    let summary = dir.join("summary.json");
+    let child = std::process::Command::new(wio_e2e_tests::wio_bin())
+        .args(["sim", &world, "--seed", "1", "--summary-json"])
+        .arg(&summary)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn wio sim");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("wait for wio sim");
+    let took = sent.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(took.as_secs() < 5, "took {took:?} after Ctrl-C");
+    // The summary names both nodes, each ended by the interruption, before the time limit.
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).expect("summary written")).unwrap();
+    assert_eq!(s["wio_exit_code"], 130, "{s}");
+    let nodes = s["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 2, "{s}");
+    for n in nodes {
+        assert_eq!(n[1]["wio_exit_code"], 130, "{n}");
+    }
+    assert!(s["virtual_ns"].as_u64().unwrap() < 3_600_000_000_000, "{s}");
+}

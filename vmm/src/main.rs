@@ -197,6 +197,9 @@ fn exit_for(r: &explore::Report) -> i32 {
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
+    // Ctrl-C / SIGTERM end the world at its next quantum, every node's summary written.
+    wio::interrupt::install()
+        .map_err(|e| WioError::Internal(format!("installing the Ctrl-C handler: {e}")))?;
     let opts = world::Options {
         gdb: match &args.gdb {
             Some(spec) => Some(

@@ -51,8 +51,13 @@ enum Cmd {
     /// Take a snapshot of every machine.
     Snapshot { reason: String },
     /// End every machine and report: those still running with the time limit, or
-    /// (`until`: the world stopped at its `until` text) as a success.
-    Finish { limit_ns: u64, until: bool },
+    /// (`until`: the world stopped at its `until` text) as a success, or (`interrupted`:
+    /// Ctrl-C or SIGTERM at that world time) as interrupted.
+    Finish {
+        limit_ns: u64,
+        until: bool,
+        interrupted: Option<u64>,
+    },
 }
 
 enum Reply {
@@ -169,13 +174,17 @@ fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Repl
                     return;
                 }
             }
-            Cmd::Finish { limit_ns, until } => {
+            Cmd::Finish {
+                limit_ns,
+                until,
+                interrupted,
+            } => {
                 let mut out = Vec::new();
                 for o in &mut owned {
-                    let outcome = o.ended.take().unwrap_or(if until {
-                        Ok(0)
-                    } else {
-                        Err(WioError::TimeLimit { limit_ns })
+                    let outcome = o.ended.take().unwrap_or(match interrupted {
+                        Some(at_ns) => Err(WioError::Interrupted(at_ns)),
+                        None if until => Ok(0),
+                        None => Err(WioError::TimeLimit { limit_ns }),
                     });
                     if let Some(m) = o.machine.take() {
                         out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
@@ -297,10 +306,19 @@ impl Hosts {
 
     /// Ends every machine and returns the summaries in node order; `until`: the world
     /// stopped at its `until` text (machines still running end as a success).
-    pub fn finish(mut self, limit_ns: u64, until: bool) -> Result<Vec<(usize, Summary)>> {
+    pub fn finish(
+        mut self,
+        limit_ns: u64,
+        until: bool,
+        interrupted: Option<u64>,
+    ) -> Result<Vec<(usize, Summary)>> {
         for tx in &self.txs {
-            tx.send(Cmd::Finish { limit_ns, until })
-                .map_err(|_| WioError::Internal("a world thread died".into()))?;
+            tx.send(Cmd::Finish {
+                limit_ns,
+                until,
+                interrupted,
+            })
+            .map_err(|_| WioError::Internal("a world thread died".into()))?;
         }
         let mut out = Vec::new();
         for rx in &self.rxs {

@@ -461,9 +461,16 @@ impl World {
         let mut deliveries: Vec<Delivery> = Vec::new();
         let ends = self.scenario.end_when_done.clone();
         let mut done = false;
+        let mut interrupted = None;
         while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() && !done {
             if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 return Ok(None);
+            }
+            // Ctrl-C or SIGTERM: end every node here, with its trace and summary (exit 130).
+            if crate::interrupt::requested() {
+                interrupted = Some(self.t);
+                self.trace.event(self.t, "interrupted", json!({}));
+                break;
             }
             // When every live machine is parked (idle at the last boundary, nothing to
             // take up) and no frame is on its way to one, nothing happens anywhere before
@@ -575,7 +582,10 @@ impl World {
         let stopped_at_until = until_line.is_some();
         let mut summaries = Vec::new();
         let mut code = 0;
-        for (i, summary) in self.hosts.finish(max_ns, stopped_at_until || done)? {
+        for (i, summary) in self
+            .hosts
+            .finish(max_ns, stopped_at_until || done, interrupted)?
+        {
             // A node's error or non-zero guest status (its wio exit code says both).
             if code == 0 && summary.wio_exit_code != 0 {
                 code = summary.wio_exit_code;

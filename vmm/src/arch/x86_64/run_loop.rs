@@ -65,6 +65,13 @@ pub fn step(
     }
 }
 
+/// `WIO_DEBUG_EXITS=1`: every exit (kind, RIP, virtual time) and every injected interrupt
+/// (vector, RIP) on stderr, to find where two runs of one seed part (a debugging aid: slow).
+fn debug_exits() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("WIO_DEBUG_EXITS").is_some_and(|v| v == "1"))
+}
+
 /// What [`step_inner`] came to.
 enum Inner {
     Ran,
@@ -96,6 +103,10 @@ fn step_inner(
         if platform.pic.has_pending() {
             if engine.interrupt_ready() {
                 if let Some(vector) = platform.pic.acknowledge() {
+                    if debug_exits() {
+                        let rip = engine.program_counter().unwrap_or(0);
+                        eprintln!("wio-debug: inject {vector} rip {rip:#x}");
+                    }
                     engine.inject_interrupt(vector)?;
                     stats.interrupts += 1;
                     let now = platform.clock.now_ns();
@@ -113,6 +124,13 @@ fn step_inner(
     }
 
     let exit = engine.run(platform)?;
+    if debug_exits() {
+        let rip = engine.program_counter().unwrap_or(0);
+        eprintln!(
+            "wio-debug: exit {exit:?} rip {rip:#x} t {}",
+            platform.clock.now_ns()
+        );
+    }
     if exit == Exit::Debug {
         return Ok(Inner::Debug);
     }
