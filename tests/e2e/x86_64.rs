@@ -778,3 +778,48 @@ fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
     );
     println!("{test}: {redis}; trace {}", s1["trace_hash"]);
 }
+
+#[test]
+fn a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees() {
+    if !require_kvm("a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees") {
+        return;
+    }
+    use std::io::BufRead;
+    let (_, plain) = run_with_summary(&["--seed", "7", "--no-summary"]);
+    // The same run, its vCPU thread hit by a signal with a handler (the watchdog's
+    // SIGRTMIN+1, here not from the watchdog) every 2 ms from its first console line on:
+    // each one stops KVM_RUN at a point host timing chose, which must not become an exit.
+    let dir = scratch("stray-signals");
+    let summary = dir.join("s.json");
+    let mut child = std::process::Command::new(wio_e2e_tests::wio_bin())
+        .args(["run", "--seed", "7", "--no-summary", "--summary-json"])
+        .arg(&summary)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn wio");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("a console line").unwrap();
+    let sig = (libc_sigrtmin() + 1).to_string();
+    let mut sent = 0;
+    while child.try_wait().unwrap().is_none() {
+        let _ = std::process::Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status();
+        sent += 1;
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    for _ in lines {}
+    assert_eq!(child.wait().unwrap().code(), Some(0), "after {first:?}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    for key in ["trace_hash", "exits", "virtual_ns", "console_sha256"] {
+        assert_eq!(s[key], plain[key], "{key} changed under {sent} signals");
+    }
+    println!("{sent} signals, same run");
+}
+
+/// SIGRTMIN on Linux/glibc (the first real-time signal glibc leaves to programs).
+fn libc_sigrtmin() -> i32 {
+    34
+}

@@ -341,56 +341,79 @@ impl KvmEngine {
     }
 }
 
+/// What one KVM_RUN came to (`fired`: the watchdog interrupted it), its I/O handed to `io`.
+fn exit_of(
+    result: std::result::Result<VcpuExit<'_>, kvm_ioctls::Error>,
+    fired: bool,
+    io: &mut dyn ExitHandler,
+) -> Result<Exit> {
+    match result {
+        Ok(VcpuExit::IoIn(port, data)) => {
+            io.pio_read(port, data);
+            Ok(Exit::PortIo)
+        }
+        Ok(VcpuExit::IoOut(port, data)) => {
+            io.pio_write(port, data);
+            Ok(Exit::PortIo)
+        }
+        Ok(VcpuExit::MmioRead(addr, data)) => {
+            io.mmio_read(addr, data);
+            Ok(Exit::Mmio)
+        }
+        Ok(VcpuExit::MmioWrite(addr, data)) => {
+            io.mmio_write(addr, data);
+            Ok(Exit::Mmio)
+        }
+        Ok(VcpuExit::Hlt) => Ok(Exit::Halt),
+        Ok(VcpuExit::Debug(_)) => Ok(Exit::Debug),
+        Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
+        Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
+        Ok(VcpuExit::Intr) => Ok(if fired {
+            Exit::Stalled(0)
+        } else {
+            Exit::InterruptWindow
+        }),
+        Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(format!(
+            "KVM could not enter the guest (hardware reason {reason:#x})"
+        ))),
+        Ok(other) => Ok(Exit::Crash(format!("unexpected KVM exit {other:?}"))),
+        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
+            if fired {
+                Ok(Exit::Stalled(0))
+            } else {
+                // Ctrl-C or SIGTERM (other signals re-enter in run): the driver ends the run.
+                Ok(Exit::InterruptWindow)
+            }
+        }
+        Err(e) => Err(kvm_error("KVM_RUN", e)),
+    }
+}
+
 impl CpuEngine for KvmEngine {
     fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
-        self.watchdog.enter();
-        let result = self.vcpu.run();
-        let fired = self.watchdog.leave();
-        match result {
-            Ok(VcpuExit::IoIn(port, data)) => {
-                io.pio_read(port, data);
-                Ok(Exit::PortIo)
-            }
-            Ok(VcpuExit::IoOut(port, data)) => {
-                io.pio_write(port, data);
-                Ok(Exit::PortIo)
-            }
-            Ok(VcpuExit::MmioRead(addr, data)) => {
-                io.mmio_read(addr, data);
-                Ok(Exit::Mmio)
-            }
-            Ok(VcpuExit::MmioWrite(addr, data)) => {
-                io.mmio_write(addr, data);
-                Ok(Exit::Mmio)
-            }
-            Ok(VcpuExit::Hlt) => Ok(Exit::Halt),
-            Ok(VcpuExit::Debug(_)) => Ok(Exit::Debug),
-            Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
-            Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
-            Ok(VcpuExit::Intr) => Ok(if fired {
-                Exit::Stalled(0)
-            } else {
-                Exit::InterruptWindow
-            }),
-            Ok(VcpuExit::InternalError) => {
+        loop {
+            self.watchdog.enter();
+            let result = self.vcpu.run();
+            let fired = self.watchdog.leave();
+            let signalled = match &result {
+                Ok(VcpuExit::Intr) => true,
+                Err(e) => e.errno() == libc::EINTR || e.errno() == libc::EAGAIN,
+                Ok(_) => false,
+            };
+            if matches!(result, Ok(VcpuExit::InternalError)) {
+                drop(result);
                 // SAFETY: KVM filled the `internal` member of the exit union for KVM_EXIT_INTERNAL_ERROR.
                 let suberror =
                     unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
-                Ok(Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")))
+                return Ok(Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")));
             }
-            Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(format!(
-                "KVM could not enter the guest (hardware reason {reason:#x})"
-            ))),
-            Ok(other) => Ok(Exit::Crash(format!("unexpected KVM exit {other:?}"))),
-            Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-                if fired {
-                    Ok(Exit::Stalled(0))
-                } else {
-                    // A stray signal: no guest state changed that the run loop must handle.
-                    Ok(Exit::InterruptWindow)
-                }
+            if signalled && !fired && !crate::interrupt::requested() {
+                // A signal that is neither the watchdog's nor Ctrl-C's stopped KVM_RUN at a
+                // point host timing chose: not one of the guest's exits. Re-enter without
+                // counting it, charging virtual time or delivering anything there (rule 3).
+                continue;
             }
-            Err(e) => Err(kvm_error("KVM_RUN", e)),
+            return exit_of(result, fired, io);
         }
     }
 
