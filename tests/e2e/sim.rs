@@ -660,15 +660,7 @@ run = "echo busy; while :; do :; done"
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn wio sim");
-    std::thread::sleep(std::time::Duration::from_secs(4));
-    let sent = std::time::Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(kill.success());
-    let out = child.wait_with_output().expect("wait for wio sim");
-    let took = sent.elapsed();
+    let (out, took) = wio_e2e_tests::interrupt_after(child, std::time::Duration::from_secs(4));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(took.as_secs() < 5, "took {took:?} after Ctrl-C");
     // The summary names both nodes, each ended by the interruption, before the time limit.

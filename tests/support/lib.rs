@@ -231,3 +231,20 @@ pub fn explore_to(snap: &Path, seeds: &str, report: &Path, extra: &[&str]) -> Ou
     args.extend_from_slice(extra);
     wio(&args)
 }
+
+/// Sends SIGINT (Ctrl-C) to `child` after `after`, then waits for it: its output and how
+/// long it took to end after the signal.
+pub fn interrupt_after(
+    child: std::process::Child,
+    after: std::time::Duration,
+) -> (Output, std::time::Duration) {
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success(), "kill -INT {}", child.id());
+    let out = child.wait_with_output().expect("wait for wio");
+    (out, sent.elapsed())
+}
