@@ -512,12 +512,9 @@ fn small_kernel(test: &str) -> Option<(String, String)> {
     Some((kernel, initrd))
 }
 
-/// The console line starting with `prefix` (whole line), or a panic showing the console.
-fn line_of(text: &str, prefix: &str) -> String {
-    text.lines()
-        .find(|l| l.starts_with(prefix))
-        .unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
-        .to_string()
+/// The console line starting with `prefix`, or a panic showing the console.
+fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
+    console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
 }
 
 /// The number after `key` in `line` (digits only).
@@ -601,16 +598,16 @@ fn small_kernel_is_bit_identical_per_seed_and_its_seed_moves_entropy_aslr_and_rd
                 .to_string()
         };
         assert_ne!(
-            word(&a1),
-            word(&a2),
+            word(a1),
+            word(a2),
             "ASLR: {key} same for seeds 1 and 2: {a1}"
         );
     }
     // User-space RDTSC is trapped and served from the virtual TSC (2 GHz): across `sleep 1`
     // it advances by one virtual second (within 1%: the kernel's clock counts PIT ticks).
     let slept = line_of(&text1, "clock: slept 1 s:");
-    let mono = number_after(&slept, "monotonic +");
-    let tsc = number_after(&slept, "tsc +");
+    let mono = number_after(slept, "monotonic +");
+    let tsc = number_after(slept, "tsc +");
     assert!((1_000_000_000..1_010_000_000).contains(&mono), "{slept}");
     assert!((1_980_000_000..2_020_000_000).contains(&tsc), "{slept}");
     assert!(s1["virtual_ns"].as_u64().unwrap() > 1_000_000_000, "{s1}");
@@ -680,19 +677,7 @@ fn small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores() {
     }
     // Branches of the snapshot: each its own seed; the snapshot's own seed ends as the run did.
     let rep = dir.join("explore.json");
-    let o = wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--seeds",
-        "2..5",
-        "--jobs",
-        "1",
-        "--match",
-        "clock: slept 1 s",
-        "--report",
-        rep.to_str().unwrap(),
-    ]);
+    let o = wio_e2e_tests::explore_to(&snap, "2..5", &rep, &["--match", "clock: slept 1 s"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -787,7 +772,7 @@ fn a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees() {
         .expect("spawn wio");
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().expect("a console line").unwrap();
-    let sig = (libc_sigrtmin() + 1).to_string();
+    let sig = (SIGRTMIN + 1).to_string();
     let mut sent = 0;
     while child.try_wait().unwrap().is_none() {
         let _ = std::process::Command::new("kill")
@@ -806,7 +791,5 @@ fn a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees() {
     println!("{sent} signals, same run");
 }
 
-/// SIGRTMIN on Linux/glibc (the first real-time signal glibc leaves to programs).
-fn libc_sigrtmin() -> i32 {
-    34
-}
+/// SIGRTMIN on Linux with glibc (the first real-time signal glibc leaves to programs).
+const SIGRTMIN: i32 = 34;

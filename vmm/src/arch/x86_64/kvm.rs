@@ -341,10 +341,9 @@ impl KvmEngine {
     }
 }
 
-/// What one KVM_RUN came to (`fired`: the watchdog interrupted it), its I/O handed to `io`.
+/// What one KVM_RUN that no signal stopped came to, its I/O handed to `io`.
 fn exit_of(
     result: std::result::Result<VcpuExit<'_>, kvm_ioctls::Error>,
-    fired: bool,
     io: &mut dyn ExitHandler,
 ) -> Result<Exit> {
     match result {
@@ -368,23 +367,10 @@ fn exit_of(
         Ok(VcpuExit::Debug(_)) => Ok(Exit::Debug),
         Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
         Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
-        Ok(VcpuExit::Intr) => Ok(if fired {
-            Exit::Stalled(0)
-        } else {
-            Exit::InterruptWindow
-        }),
         Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(format!(
             "KVM could not enter the guest (hardware reason {reason:#x})"
         ))),
         Ok(other) => Ok(Exit::Crash(format!("unexpected KVM exit {other:?}"))),
-        Err(e) if e.errno() == libc::EINTR || e.errno() == libc::EAGAIN => {
-            if fired {
-                Ok(Exit::Stalled(0))
-            } else {
-                // Ctrl-C or SIGTERM (other signals re-enter in run): the driver ends the run.
-                Ok(Exit::InterruptWindow)
-            }
-        }
         Err(e) => Err(kvm_error("KVM_RUN", e)),
     }
 }
@@ -407,13 +393,20 @@ impl CpuEngine for KvmEngine {
                     unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
                 return Ok(Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")));
             }
-            if signalled && !fired && !crate::interrupt::requested() {
-                // A signal that is neither the watchdog's nor Ctrl-C's stopped KVM_RUN at a
-                // point host timing chose: not one of the guest's exits. Re-enter without
-                // counting it, charging virtual time or delivering anything there (rule 3).
+            if signalled {
+                if fired {
+                    return Ok(Exit::Stalled(0));
+                }
+                if crate::interrupt::requested() {
+                    // Ctrl-C or SIGTERM: the driver ends the run after this step.
+                    return Ok(Exit::InterruptWindow);
+                }
+                // Any other signal stopped KVM_RUN at a point host timing chose: not one of
+                // the guest's exits. Re-enter without counting it, charging virtual time or
+                // delivering anything there (rule 3).
                 continue;
             }
-            return exit_of(result, fired, io);
+            return exit_of(result, io);
         }
     }
 
