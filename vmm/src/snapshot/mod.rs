@@ -34,7 +34,9 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
 /// the platform instead of inside it. Version 3: the paths of the kernel and initrd.
 /// Version 4: a riscv64 machine keeps where it is parked (worlds restore it exactly).
-pub const FORMAT_VERSION: u32 = 5;
+/// Version 6: an x86-64 machine keeps whether it booted a kernel and whether that kernel
+/// announced wio's determinism patches (a restored run repeats the RDTSC warning).
+pub const FORMAT_VERSION: u32 = 6;
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
 const HEADER: usize = 8 + 4 + 8;

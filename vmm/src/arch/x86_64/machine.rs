@@ -74,6 +74,9 @@ struct X86State {
     exits: Vec<(String, u64)>,
     interrupts: u64,
     idle_ns: u64,
+    /// The machine booted a kernel (not the test guest): it warns at the end unless the
+    /// kernel announced itself (the announcement is in the platform state).
+    rdtsc_warning: bool,
 }
 
 fn check_mem(mem_mib: u64) -> Result<()> {
@@ -398,7 +401,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         mem,
         host,
         warnings,
-        rdtsc_warning: false,
+        rdtsc_warning: state.rdtsc_warning,
         seed,
     })
 }
@@ -486,6 +489,7 @@ impl Machine for X86Machine {
                 .collect(),
             interrupts: stats.interrupts,
             idle_ns: stats.idle_ns,
+            rdtsc_warning: self.rdtsc_warning,
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =

@@ -51,9 +51,8 @@ impl Selector {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Paravirt {
     latched: u64,
-    /// A kernel announced itself ([`Selector::Announce`]) in this run. Not in snapshots: a
-    /// restored machine does not repeat the boot's warnings either.
-    #[serde(skip)]
+    /// A kernel announced itself ([`Selector::Announce`]) in this run or before the
+    /// snapshot it was restored from (a restored run warns exactly when its boot would).
     announced: bool,
 }
 
@@ -73,7 +72,7 @@ impl Paravirt {
         self.announced = true;
     }
 
-    /// Whether a kernel announced itself in this run.
+    /// Whether a kernel announced itself in this run (or before its snapshot).
     pub fn announced(&self) -> bool {
         self.announced
     }
