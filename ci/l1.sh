@@ -22,14 +22,17 @@ source "$ROOT/images/lib.sh"
 WIO_PROG=l1
 
 install_host_tools qemu-system-x86 cpio gzip
-eval "$(bash "$ROOT/images/x86_64-l1.sh" | grep -E '^L[12]_(KERNEL|INITRD)=')"
+eval "$(bash "$ROOT/images/x86_64-l1.sh" | grep -E '^L[12]_(KERNEL|INITRD|MODULES)=')"
+# Debian's kernel as wio's guest (L2) boots wio's workload initramfs with the kernel's own
+# virtio modules (the init loads them).
+DEBIAN_INITRD="$(bash "$ROOT/images/x86_64-initramfs.sh" --modules "$L2_MODULES" | sed -n 's/^INITRAMFS=//p')"
 # wio's small x86-64 kernel (with the determinism patches), its workload initramfs and a
 # redis root disk: the L2 guests of the small-kernel tests (built once, then cached).
 SMALL_KERNEL="$(bash "$ROOT/guest-kernel/x86_64/build-small-kernel.sh" | sed -n 's/^BZIMAGE=//p')"
 SMALL_INITRD="$(bash "$ROOT/images/x86_64-initramfs.sh" | sed -n 's/^INITRAMFS=//p')"
 REDIS_ROOTFS="$(bash "$ROOT/images/x86_64-rootfs.sh" --redis "$SMALL_INITRD" | sed -n 's/^ROOTFS=//p')"
-[[ -f "$SMALL_KERNEL" && -f "$SMALL_INITRD" && -f "$REDIS_ROOTFS" ]] ||
-  wio_die "the small x86-64 kernel, its initramfs or the redis root disk was not built"
+[[ -f "$SMALL_KERNEL" && -f "$SMALL_INITRD" && -f "$REDIS_ROOTFS" && -f "$DEBIAN_INITRD" ]] ||
+  wio_die "the small x86-64 kernel, an initramfs or the redis root disk was not built"
 
 # Test binaries (tests/e2e/NAME.rs) and the filter that picks their x86-64 tests.
 TESTS=(x86_64: faults:x86_64 snapshots:x86_64)
@@ -51,6 +54,7 @@ cp "$ROOT/target/release/wio" "$ov/l1/wio"
 # Linux as wio's guest (L2): the L1 kernel itself, with a busybox workload initramfs.
 cp "$L1_KERNEL" "$ov/l1/l2-kernel"
 cp "$L2_INITRD" "$ov/l1/l2-initrd.cpio.gz"
+cp "$DEBIAN_INITRD" "$ov/l1/debian-initrd.cpio.gz"
 cp "$SMALL_KERNEL" "$ov/l1/small-bzImage"
 cp "$SMALL_INITRD" "$ov/l1/small-initrd.cpio.gz"
 cp "$REDIS_ROOTFS" "$ov/l1/redis-rootfs.ext4"
@@ -65,7 +69,7 @@ for t in "${TESTS[@]}"; do
 "
 done
 # The shared libraries they need, at the paths their loader looks in.
-for lib in $(for f in "$ov"/l1/*; do ldd "$f" 2>/dev/null; done | grep -oE '/[^ ]+\.so[^ ]*' | sort -u); do
+for lib in $(for f in "$ov"/l1/*; do ldd "$f" 2>/dev/null || true; done | grep -oE '/[^ ]+\.so[^ ]*' | sort -u); do
   mkdir -p "$ov$(dirname "$lib")"
   cp -L "$lib" "$ov$lib"
 done
@@ -79,7 +83,7 @@ cat >"$ov/l1/run.sh" <<RUN
 #!/bin/sh
 cd /tmp
 export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1
-export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/l2-initrd.cpio.gz
+export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/debian-initrd.cpio.gz
 export WIO_X86_SMALL_KERNEL=/l1/small-bzImage WIO_X86_SMALL_INITRD=/l1/small-initrd.cpio.gz
 export WIO_X86_REDIS_ROOTFS=/l1/redis-rootfs.ext4
 status=0

@@ -15,6 +15,7 @@
 # Usage: images/riscv64-debian-kernel.sh        (WIO_CACHE, WIO_APT_UPDATE: see lib.sh)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/kernel-modules.sh"
 
 # Module names as modinfo spells them (dashes and underscores are the same to the kernel).
 WANTED_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
@@ -33,13 +34,12 @@ wio_inputs() {
   ver="$(deb_candidate_version "$pkg")"
   deb="$(deb_uri_info "$pkg")"
   printf '%s\n' "$script_lines"
+  kernel_modules_inputs
   printf 'meta %s %s\n' "$META_PKG" "$meta_ver"
   printf 'package %s %s\n' "$pkg" "$ver"
   printf 'deb %s\n' "$(cut -d' ' -f1-2 <<<"$deb")"
   printf 'modules %s\n' "${WANTED_MODULES[*]}"
 }
-
-norm() { tr '-' '_' <<<"$1"; }
 
 wio_build() {
   local out="$1" pkg deb x img rel
@@ -67,61 +67,13 @@ wio_build() {
   [[ -f "$x/boot/System.map-$rel" ]] && cp "$x/boot/System.map-$rel" "$out/System.map"
 
   # --- the virtio modules and their dependencies
-  local src="" d
+  local src="" d mods
   for d in "$x/usr/lib/modules/$rel" "$x/lib/modules/$rel"; do [[ -d "$d" ]] && src="$d" && break; done
   [[ -n "$src" ]] || wio_die "no modules tree for $rel in $pkg"
-  # name -> file, for every module of the package
-  declare -A file_of=()
-  local f name
-  while IFS= read -r f; do
-    name="$(basename "$f")"; name="${name%%.ko*}"
-    file_of[$(norm "$name")]="${f#"$src"/}"
-  done < <(find "$src/kernel" -name '*.ko*' -type f)
-  declare -A builtin=()
-  while IFS= read -r f; do
-    name="$(basename "$f")"; builtin[$(norm "${name%%.ko*}")]=1
-  done <"$src/modules.builtin"
-
-  local todo=() seen=() m deps
-  declare -A done_=()
-  : >"$out/modules-builtin.txt"
-  for m in "${WANTED_MODULES[@]}"; do todo+=("$(norm "$m")"); done
-  while ((${#todo[@]})); do
-    m="${todo[0]}"; todo=("${todo[@]:1}")
-    [[ -n "${done_[$m]:-}" ]] && continue
-    done_[$m]=1
-    if [[ -n "${builtin[$m]:-}" ]]; then
-      echo "$m" >>"$out/modules-builtin.txt"; continue
-    fi
-    [[ -n "${file_of[$m]:-}" ]] || { wio_log "note: module $m is neither modular nor built in"; continue; }
-    seen+=("$m")
-    deps="$(modinfo -F depends "$src/${file_of[$m]}")"
-    for d in ${deps//,/ }; do todo+=("$(norm "$d")"); done
-  done
-  # also: modules.builtin says virtio_console is built in when CONFIG_VIRTIO_CONSOLE=y
-  rel_dir="$out/modules/$rel"
-  mkdir -p "$rel_dir"
-  for m in "${seen[@]}"; do
-    f="${file_of[$m]}"
-    mkdir -p "$rel_dir/$(dirname "$f")"
-    case "$f" in
-      *.ko.xz) xz -dc "$src/$f" >"$rel_dir/${f%.xz}" ;;
-      *.ko.zst) zstd -qdc "$src/$f" >"$rel_dir/${f%.zst}" ;;
-      *.ko.gz) gzip -dc "$src/$f" >"$rel_dir/${f%.gz}" ;;
-      *) cp "$src/$f" "$rel_dir/$f" ;;
-    esac
-  done
-  cp "$src/modules.builtin" "$src/modules.order" "$rel_dir/"
-  [[ -f "$src/modules.builtin.modinfo" ]] && cp "$src/modules.builtin.modinfo" "$rel_dir/"
-  # depmod -b BASE looks in BASE/lib/modules/<release>
-  local base
-  wio_tmpdir base depmod
-  mkdir -p "$base/lib/modules"
-  mv "$rel_dir" "$base/lib/modules/$rel"
-  depmod -b "$base" "$rel"
-  mv "$base/lib/modules/$rel" "$rel_dir"
+  # (modules.builtin says virtio_console is built in when CONFIG_VIRTIO_CONSOLE=y)
+  mods="$(collect_kernel_modules "$src" "$out/modules/$rel" "$out/modules-builtin.txt" "${WANTED_MODULES[@]}")"
   find "$out" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-  wio_log "kernel $rel: modules $(printf '%s ' "${seen[@]}")| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
+  wio_log "kernel $rel: modules $mods| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
   printf '%s\n' "$rel" >"$out/kernel-release"
   rm -rf "$x"
 }

@@ -12,17 +12,23 @@
 #                    "wio-l1: status=N" and powers off
 #   l2-initramfs.cpio.gz  a busybox initramfs for the same kernel as wio's guest (L2):
 #                    its init prints the wio-init/workload lines (urandom, date, uptime)
-#                    and powers off with `poweroff -f`
+#                    and powers off with `poweroff -f` (ci/bench_x86_l2.sh boots it)
+#   modules/<release>/  the kernel's virtio modules (virtio-mmio, -blk, -net, -rng, -console)
+#                    and their dependencies with depmod's files, for wio's workload
+#                    initramfs as the kernel's L2 guest (images/x86_64-initramfs.sh --modules)
 #   inputs.txt       the inputs whose hash is <key>
-# Prints (stdout): L1_KERNEL=<path>, L1_INITRD=<path> and L2_INITRD=<path>
+# Prints (stdout): L1_KERNEL=<path>, L1_INITRD=<path>, L2_INITRD=<path>, L2_MODULES=<path>
 #
 # Usage: images/x86_64-l1.sh        (WIO_CACHE: see lib.sh)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/kernel-modules.sh"
 
 [[ $# -eq 0 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
 
-install_host_tools dpkg cpio gzip
+install_host_tools dpkg cpio gzip kmod
+# The virtio drivers wio's machine offers (modular in Debian's amd64 kernel).
+L2_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
 
 # The kernel package linux-image-amd64 points at, and busybox-static (host apt: bookworm amd64).
 kernel_pkg() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1; }
@@ -33,6 +39,8 @@ wio_inputs() {
   k="$(kernel_pkg)"
   [[ -n "$k" ]] || wio_die "no linux-image-*-amd64 behind linux-image-amd64 (apt-get update?)"
   wio_script_inputs
+  kernel_modules_inputs
+  printf 'l2-modules %s\n' "${L2_MODULES[*]}"
   printf 'package %s %s\n' "$k" "$(candidate "$k")"
   printf 'package busybox-static %s\n' "$(candidate busybox-static)"
 }
@@ -52,7 +60,7 @@ pack() {
 }
 
 wio_build() {
-  local out="$1" x k rel root m
+  local out="$1" x k rel root m mods
   k="$(kernel_pkg)"
   rel="${k#linux-image-}"
   wio_tmpdir x l1
@@ -60,6 +68,9 @@ wio_build() {
   mkdir -p "$x/deb" "$x/root"
   for d in "$x"/*.deb; do dpkg-deb -x "$d" "$x/deb"; done
   cp "$x/deb/boot/vmlinuz-$rel" "$out/vmlinuz"
+  mods="$(collect_kernel_modules "$x/deb/lib/modules/$rel" "$out/modules/$rel" "$out/modules-builtin.txt" "${L2_MODULES[@]}")"
+  wio_log "L2 modules of $rel: $mods| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
+  printf '%s\n' "$rel" >"$out/kernel-release"
   root="$x/root"
   mkdir -p "$root"/{bin,dev,proc,sys,tmp,l1,modules}
   cp "$x/deb/bin/busybox" "$root/bin/busybox"
@@ -106,7 +117,7 @@ INIT
   } >"$l2/init"
   chmod +x "$l2/init"
   pack "$l2" "$out/l2-initramfs.cpio.gz"
-  touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/base.cpio.gz" "$out/l2-initramfs.cpio.gz"
+  find "$out" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   rm -rf "$x"
 }
 
@@ -114,3 +125,4 @@ wio_cached x86_64/l1
 echo "L1_KERNEL=$WIO_OUT/vmlinuz"
 echo "L1_INITRD=$WIO_OUT/base.cpio.gz"
 echo "L2_INITRD=$WIO_OUT/l2-initramfs.cpio.gz"
+echo "L2_MODULES=$WIO_OUT/modules/$(cat "$WIO_OUT/kernel-release")"
