@@ -65,6 +65,7 @@ fn bare_run(cmdline: &str) -> Result<(u64, f64)> {
             initrd: None,
             cmdline,
             rng_seed: [0; 32],
+            virtio: &[],
         },
     )?;
     let mut engine = KvmEngine::new(

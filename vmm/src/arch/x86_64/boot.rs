@@ -6,7 +6,7 @@ use super::layout::{
     CMDLINE_ADDR, EBDA_START, GDT_ADDR, KERNEL_LOAD_ADDR, MAX_CMDLINE_BYTES, MAX_INITRD_ADDR,
     SETUP_DATA_ADDR, ZERO_PAGE_ADDR,
 };
-use super::{gdt::BOOT_GDT, paging};
+use super::{acpi, gdt::BOOT_GDT, paging};
 use crate::error::{Result, WioError};
 use crate::memory::GuestMem;
 use linux_loader::bootparam::{boot_e820_entry, boot_params};
@@ -87,6 +87,9 @@ pub struct BootSpec<'a> {
     pub cmdline: &'a str,
     /// RNG seed bytes for `SETUP_RNG_SEED`, drawn from the run seed.
     pub rng_seed: [u8; RNG_SEED_LEN],
+    /// The virtio-mmio slots the ACPI tables describe (kernels without
+    /// `virtio_mmio.device=` support find them there).
+    pub virtio: &'a [acpi::MmioDevice],
 }
 
 /// Where the guest starts.
@@ -224,6 +227,10 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
         };
     }
     params.e820_entries = e820.len() as u8;
+    for (addr, bytes) in acpi::tables(spec.virtio) {
+        write(mem, &bytes, addr, "ACPI tables")?;
+    }
+    params.acpi_rsdp_addr = acpi::RSDP_ADDR;
     mem.write_obj(params, GuestAddress(ZERO_PAGE_ADDR))
         .map_err(|e| WioError::Internal(format!("writing boot_params: {e}")))?;
 
@@ -324,6 +331,7 @@ mod tests {
             initrd: None,
             cmdline: "",
             rng_seed: [0; 32],
+            virtio: &[],
         };
         let err = load(&mem, &spec).unwrap_err();
         assert!(
@@ -349,6 +357,7 @@ mod tests {
             initrd: None,
             cmdline: "",
             rng_seed: [0; 32],
+            virtio: &[],
         };
         let err = load(&mem, &spec).unwrap_err();
         assert!(err.to_string().contains("RISC-V"), "{err}");
@@ -366,6 +375,7 @@ mod tests {
             initrd: None,
             cmdline: "quiet",
             rng_seed: [7; 32],
+            virtio: &[],
         };
         let info = load(&mem, &spec).unwrap();
         assert_eq!(info.format, KernelFormat::Elf);
@@ -390,6 +400,7 @@ mod tests {
             initrd: None,
             cmdline: "console=ttyS0",
             rng_seed: [1; 32],
+            virtio: &[],
         };
         let info = load(&mem, &spec).unwrap();
         assert_eq!(info.format, KernelFormat::BzImage);
@@ -424,6 +435,7 @@ mod tests {
             initrd: Some(&path),
             cmdline: "",
             rng_seed: [0; 32],
+            virtio: &[],
         };
         let info = load(&mem, &spec).unwrap();
         let (addr, size) = info.initrd.unwrap();

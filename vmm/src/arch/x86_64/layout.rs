@@ -25,6 +25,10 @@ pub const MAX_CMDLINE_BYTES: usize = 2048;
 pub const SETUP_DATA_ADDR: u64 = 0x3_0000;
 /// Where conventional memory ends for the e820 map (EBDA and BIOS area above).
 pub const EBDA_START: u64 = 0x9_fc00;
+/// wio's ACPI tables (`acpi`): the BIOS area Linux scans for the RSDP (e820 reserved).
+pub const ACPI_START: u64 = 0xe_0000;
+/// End of the ACPI tables' area (1 MiB).
+pub const ACPI_END: u64 = 0x10_0000;
 /// Where kernels are loaded.
 pub const KERNEL_LOAD_ADDR: u64 = 0x10_0000;
 /// Highest address an initrd may end at (also bounded by the kernel's initrd_addr_max).

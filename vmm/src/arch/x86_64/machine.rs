@@ -109,11 +109,20 @@ fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
     warnings
 }
 
+/// How many virtio slots the machine has: rng and net, and blk with a disk (`virtio::devices`).
+fn virtio_slots(disk: bool) -> usize {
+    if disk {
+        3
+    } else {
+        2
+    }
+}
+
 /// The command line of a Linux guest without `--cmdline`: [`DEFAULT_LINUX_CMDLINE`], every
 /// virtio slot (rng, net, and blk with a disk: the slot order of `virtio::devices`), and with
 /// a disk its ext4 root (`/dev/vda`, as on riscv64).
 fn linux_cmdline(disk: bool) -> String {
-    let slots = if disk { 3 } else { 2 };
+    let slots = virtio_slots(disk);
     let mut c = DEFAULT_LINUX_CMDLINE.to_string();
     for slot in 0..slots {
         c.push(' ');
@@ -158,11 +167,17 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
 
     let mem_bytes = cfg.mem_mib << 20;
     let mem = memory::allocate(0, mem_bytes)?;
+    // The ACPI tables describe the same slots as the command line (for kernels that take
+    // no virtio_mmio.device=, like Debian's).
+    let acpi_slots: Vec<_> = (0..virtio_slots(disk.is_some()))
+        .map(super::platform::virtio_acpi_device)
+        .collect();
     let spec = BootSpec {
         kernel: &kernel,
         initrd: cfg.initrd.as_deref(),
         cmdline: &cmdline,
         rng_seed,
+        virtio: &acpi_slots,
     };
     let info = boot::load(&mem, &spec)?;
 

@@ -3,6 +3,7 @@
 //! with, the KVM vCPU engine and its watchdog, the PC platform, the run loop, and the
 //! machine that puts them together.
 
+pub mod acpi;
 pub mod boot;
 pub mod cpuid;
 pub mod gdb;

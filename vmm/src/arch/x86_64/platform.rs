@@ -3,6 +3,7 @@
 //! trace that records what the guest saw.
 
 use crate::devices::legacy::{
+    acpi_pm::AcpiPm,
     debug_exit::{self, DEBUG_EXIT_PORT},
     i8042::I8042,
     paravirt::{self, Paravirt, Selector},
@@ -52,6 +53,15 @@ pub fn virtio_cmdline(slot: usize) -> String {
     )
 }
 
+/// Virtio slot `slot` as the ACPI tables describe it (`LNRO0005` device in the DSDT).
+pub fn virtio_acpi_device(slot: usize) -> super::acpi::MmioDevice {
+    super::acpi::MmioDevice {
+        base: (VIRTIO_BASE + slot as u64 * VIRTIO_SIZE) as u32,
+        size: VIRTIO_SIZE as u32,
+        irq: u32::from(VIRTIO_IRQ_BASE) + slot as u32,
+    }
+}
+
 /// Why the guest asked the run to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GuestStop {
@@ -59,6 +69,8 @@ pub enum GuestStop {
     Status(u32),
     /// The guest pulsed the reset line (i8042 0xfe): a reboot or a panic.
     Reset,
+    /// The guest entered ACPI S5 (soft off): Linux's ACPI power-off.
+    PowerOff,
 }
 
 /// Counters of what the guest did, for the summary.
@@ -79,6 +91,7 @@ pub struct Platform {
     rtc: Rtc,
     com1: Uart16550,
     i8042: I8042,
+    acpi_pm: AcpiPm,
     /// wio's paravirt port (whether a kernel announced itself is read at the end of a run).
     pub paravirt: Paravirt,
     entropy: Stream,
@@ -115,6 +128,7 @@ pub struct PlatformState {
     rtc: crate::devices::legacy::rtc::RtcState,
     com1: crate::devices::legacy::serial::UartState,
     i8042: I8042,
+    acpi_pm: AcpiPm,
     paravirt: Paravirt,
     entropy: wio_scheduler::SavedStream,
     noise: TimerNoiseState,
@@ -153,6 +167,7 @@ impl Platform {
             rtc: Rtc::new(epoch_unix, mem_bytes),
             com1: Uart16550::default(),
             i8042: I8042::default(),
+            acpi_pm: AcpiPm::default(),
             paravirt: Paravirt::default(),
             entropy,
             noise,
@@ -351,6 +366,7 @@ impl Platform {
             rtc: self.rtc.save_state(),
             com1: self.com1.save_state(),
             i8042: self.i8042.clone(),
+            acpi_pm: self.acpi_pm.clone(),
             paravirt: self.paravirt.clone(),
             entropy: self.entropy.save(),
             noise: self.noise.save(),
@@ -407,6 +423,7 @@ impl Platform {
         self.pic = s.pic;
         self.pit = s.pit;
         self.i8042 = s.i8042;
+        self.acpi_pm = s.acpi_pm;
         self.paravirt = s.paravirt;
         self.entropy = Stream::resume(&s.entropy, reseed);
         self.noise = TimerNoise::resume(&s.noise, reseed);
@@ -431,6 +448,8 @@ impl Platform {
             Some(self.com1.read((port - COM1_BASE) as u8))
         } else if I8042::handles(port) {
             Some(self.i8042.read(port))
+        } else if AcpiPm::handles(port) {
+            Some(self.acpi_pm.read(port))
         } else {
             None
         }
@@ -451,6 +470,11 @@ impl Platform {
             self.i8042.write(port, value);
             if self.i8042.reset_requested() {
                 self.stop.get_or_insert(GuestStop::Reset);
+            }
+        } else if AcpiPm::handles(port) {
+            self.acpi_pm.write(port, value);
+            if self.acpi_pm.powered_off() {
+                self.stop.get_or_insert(GuestStop::PowerOff);
             }
         } else {
             return port == POST_PORT;

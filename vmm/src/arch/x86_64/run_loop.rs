@@ -204,6 +204,18 @@ fn step_inner(
     drain_console(platform, console);
     match platform.stop {
         Some(GuestStop::Status(s)) => Ok(Inner::Ended(s)),
+        Some(GuestStop::PowerOff) => {
+            // ACPI S5: Linux powering off through the FADT's PM1a control block. The run
+            // ends with the status the guest's init reported, else 0 (as for a halt).
+            let now = platform.clock.now_ns();
+            console.flush_line(now, &mut platform.trace);
+            platform.trace.event(
+                now,
+                "power-off",
+                json!({ "how": "ACPI S5 (PM1a control)", "at": pc_text(engine) }),
+            );
+            Ok(Inner::Ended(console.status.unwrap_or(0)))
+        }
         Some(GuestStop::Reset) => Err(WioError::GuestCrash(format!(
             "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
             pc_text(engine)
