@@ -1,0 +1,399 @@
+//! End-to-end tests of Linux guests on the x86-64 KVM engine: Debian's unmodified amd64
+//! kernel and wio's small kernel with the determinism patches, with the busybox workload,
+//! a redis root disk, snapshots and explore. They need hardware virtualization and the
+//! guests ci/l1.sh builds: each test skips loudly (SKIPPED: ...) anywhere else.
+
+#![forbid(unsafe_code)]
+
+use wio_e2e_tests::{console_line, kvm_host, run_with_summary, scratch, stderr, stdout, KvmHost};
+
+/// `--watchdog-ms` for Linux guests inside L1: under TCG a kernel's decompressor runs for
+/// seconds without an exit (the default 5 s cut Debian's kernel there now and then).
+const LINUX_WATCHDOG_MS: &str = "60000";
+
+#[test]
+fn debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers_off() {
+    let test = "debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers_off";
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var_os("WIO_X86_LINUX_KERNEL"),
+        std::env::var_os("WIO_X86_LINUX_INITRD"),
+    ) else {
+        println!(
+            "SKIPPED: {test}: no WIO_X86_LINUX_KERNEL/INITRD (ci/l1.sh sets them inside its L1)"
+        );
+        return;
+    };
+    if kvm_host() != KvmHost::Hardware {
+        println!("SKIPPED: {test}: Linux needs hardware virtualization (this host's KVM is not)");
+        return;
+    }
+    let (kernel, initrd) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
+    let dir = scratch("x86-debian");
+    let snap = dir.join("boot.snap");
+    let trace = dir.join("trace.jsonl");
+    let boot = |more: &[&str]| {
+        let mut args = vec![
+            "--kernel",
+            kernel,
+            "--initrd",
+            initrd,
+            "--seed",
+            "1",
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+            "--no-summary",
+        ];
+        args.extend(more);
+        let (out, s) = run_with_summary(&args);
+        (stdout(&out), s)
+    };
+    let (text1, s1) = boot(&["--trace", trace.to_str().unwrap()]);
+    // The second boot also writes a snapshot before init (which starts at about 36 ms).
+    let (text2, s2) = boot(&[
+        "--snapshot-at",
+        "20ms",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    // Debian's unmodified kernel finds the virtio slots in wio's ACPI tables (it takes no
+    // virtio_mmio.device=), loads its own virtio modules from the initramfs and runs the
+    // same workload as the small kernel: hwrng, ping and TCP echo to the peer, the probe,
+    // two workers; then it powers off through ACPI S5 with the init's status.
+    for (text, s) in [(&text1, &s1), (&text2, &s2)] {
+        assert_eq!(s["exit_status"], 0, "{text}\n{s}");
+        assert!(text.contains("wio-init: done status=0"), "{text}");
+        assert!(
+            line_of(text, "wio-init: modules loaded:").contains("virtio_mmio"),
+            "{text}"
+        );
+        assert!(
+            line_of(text, "workload: net:").contains("3 replies"),
+            "{text}"
+        );
+        assert_eq!(
+            line_of(text, "workload: tcp echo:"),
+            "workload: tcp echo: hello-over-tcp"
+        );
+        assert_eq!(
+            line_of(text, "workload: workers exited:"),
+            "workload: workers exited: 0 0"
+        );
+        assert!(
+            text.contains("ACPI: PM: Preparing to enter system sleep state S5"),
+            "{text}"
+        );
+        assert!(s["virtual_ns"].as_u64().unwrap() < 10_000_000_000, "{s}");
+        // A few hundred virtio accesses, no local-APIC probing storm (once 139,000).
+        let mmio = s["exits"]["mmio"].as_u64().unwrap_or(0);
+        assert!(mmio < 2_000, "{mmio} MMIO exits: {s}");
+    }
+    let power_off = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"power-off\""))
+        .map(str::to_string);
+    assert!(
+        power_off.as_deref().is_some_and(|l| l.contains("ACPI S5")),
+        "{power_off:?}"
+    );
+    // The virtio-rng's bytes come from the seed: the same in both runs.
+    assert_eq!(
+        line_of(&text1, "workload: hwrng:"),
+        line_of(&text2, "workload: hwrng:")
+    );
+    // What this unmodified kernel derives from the hardware TSC differs between runs of one
+    // seed: its CRNG (urandom, getrandom, AT_RANDOM, ASLR) and the kernel timers it
+    // randomizes (network timers: the virtual time the workload takes). wio says so in the
+    // summary; the differences are reported, not asserted (README "x86-64 hosts").
+    assert!(
+        s1["warnings"].to_string().contains("RDTSC"),
+        "no determinism warning: {}",
+        s1["warnings"]
+    );
+    // A run restored from a snapshot of this kernel warns too (rule 5: never hidden).
+    let (out, restored) =
+        run_with_summary(&["--from", snap.to_str().unwrap(), "--quiet", "--no-summary"]);
+    assert_eq!(restored["exit_status"], 0, "{}", stderr(&out));
+    assert!(
+        restored["warnings"].to_string().contains("RDTSC"),
+        "restored run without the determinism warning: {}",
+        restored["warnings"]
+    );
+    let differ: Vec<&str> = ["workload: urandom:", "probe: getrandom:", "probe: stack:"]
+        .into_iter()
+        .filter(|p| console_line(&text1, p) != console_line(&text2, p))
+        .collect();
+    println!(
+        "{test}: two runs of seed 1: exits {} / {}, virtual ns {} / {}; lines that differ: {differ:?}",
+        s1["exits"], s2["exits"], s1["virtual_ns"], s2["virtual_ns"]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// wio's small x86-64 kernel (guest-kernel/x86_64, with the determinism patches) and its
+/// busybox workload initramfs (images/x86_64-initramfs.sh), as ci/l1.sh hands them to the
+/// tests inside its L1: `None` (the test skips, saying why) anywhere else.
+fn small_kernel(test: &str) -> Option<(String, String)> {
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var("WIO_X86_SMALL_KERNEL").ok(),
+        std::env::var("WIO_X86_SMALL_INITRD").ok(),
+    ) else {
+        println!(
+            "SKIPPED: {test}: no WIO_X86_SMALL_KERNEL/INITRD (ci/l1.sh builds them and sets them inside its L1)"
+        );
+        return None;
+    };
+    if kvm_host() != KvmHost::Hardware {
+        println!("SKIPPED: {test}: Linux needs hardware virtualization (this host's KVM is not)");
+        return None;
+    }
+    Some((kernel, initrd))
+}
+
+/// The console line starting with `prefix`, or a panic showing the console.
+fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
+    console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
+}
+
+/// The number after `key` in `line` (digits only).
+fn number_after(line: &str, key: &str) -> u64 {
+    let at = line
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {line:?}"))
+        + key.len();
+    line[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after {key:?} in {line:?}"))
+}
+
+#[test]
+fn small_kernel_is_bit_identical_per_seed_and_its_seed_moves_entropy_aslr_and_rdtsc() {
+    let test = "small_kernel_is_bit_identical_per_seed_and_its_seed_moves_entropy_aslr_and_rdtsc";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let boot = |seed: &str| {
+        let (out, s) = run_with_summary(&[
+            "--kernel",
+            &kernel,
+            "--initrd",
+            &initrd,
+            "--mem",
+            "256",
+            "--seed",
+            seed,
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+            "--no-summary",
+        ]);
+        (stdout(&out), s)
+    };
+    let (text1, s1) = boot("1");
+    let (text1b, s1b) = boot("1");
+    let (text2, s2) = boot("2");
+    assert_eq!(s1["exit_status"], 0, "{text1}\n{s1}");
+    assert!(text1.contains("wio-init: done status=0"), "{text1}");
+    // Same seed, same bits: trace, console, exits, virtual time.
+    for key in ["trace_hash", "console_sha256", "exits", "virtual_ns"] {
+        assert_eq!(
+            s1[key], s1b[key],
+            "{key} differs between two runs of seed 1"
+        );
+    }
+    assert_eq!(text1, text1b);
+    // The kernel announced its patches: no RDTSC warning (Debian's kernel gets one).
+    assert!(
+        !s1["warnings"].to_string().contains("RDTSC"),
+        "{}",
+        s1["warnings"]
+    );
+    // Another seed changes what the guest observes: its CRNG (urandom, getrandom, AT_RANDOM),
+    // the virtio-rng, and every ASLR'd address.
+    assert_ne!(s1["trace_hash"], s2["trace_hash"]);
+    for prefix in [
+        "workload: urandom:",
+        "workload: hwrng:",
+        "probe: getrandom:",
+        "probe: at_random:",
+    ] {
+        assert_ne!(line_of(&text1, prefix), line_of(&text2, prefix), "{prefix}");
+    }
+    let (a1, a2) = (
+        line_of(&text1, "probe: stack:"),
+        line_of(&text2, "probe: stack:"),
+    );
+    for key in ["stack: ", "brk: ", "mmap: "] {
+        let word = |l: &str| {
+            l.split(key)
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_ne!(
+            word(a1),
+            word(a2),
+            "ASLR: {key} same for seeds 1 and 2: {a1}"
+        );
+    }
+    // User-space RDTSC is trapped and served from the virtual TSC (2 GHz): across `sleep 1`
+    // it advances by one virtual second, never less, and by less than a millisecond more
+    // (the kernel's clocksource is the same virtual TSC and its high-resolution timer fires
+    // on the PIT in one-shot mode); the kernel's monotonic clock agrees within 0.1 ms.
+    let slept = line_of(&text1, "clock: slept 1 s:");
+    let mono = number_after(slept, "monotonic +");
+    let tsc = number_after(slept, "tsc +");
+    assert!((1_000_000_000..1_001_000_000).contains(&mono), "{slept}");
+    assert!((2_000_000_000..2_002_000_000).contains(&tsc), "{slept}");
+    assert!((tsc / 2).abs_diff(mono) < 100_000, "{slept}");
+    assert!(s1["virtual_ns"].as_u64().unwrap() > 1_000_000_000, "{s1}");
+    // virtio-net: the simulated link's peer answers ping and TCP echo.
+    assert!(
+        line_of(&text1, "workload: net:").contains("3 replies"),
+        "{text1}"
+    );
+    assert!(
+        line_of(&text1, "workload: tcp echo:").contains("hello-over-tcp"),
+        "{text1}"
+    );
+    println!(
+        "{test}: seed 1 {} ({} exits, {} virtual ns), seed 2 {}; {slept}",
+        s1["trace_hash"], s1["exits"], s1["virtual_ns"], s2["trace_hash"]
+    );
+}
+
+#[test]
+fn small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores() {
+    let test = "small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let dir = scratch("x86-small-snap");
+    let snap = dir.join("mid.snap");
+    let base = [
+        "--kernel",
+        kernel.as_str(),
+        "--initrd",
+        initrd.as_str(),
+        "--mem",
+        "256",
+        "--seed",
+        "3",
+        "--watchdog-ms",
+        LINUX_WATCHDOG_MS,
+        "--quiet",
+        "--no-summary",
+    ];
+    let (_, plain) = run_with_summary(&base);
+    assert_eq!(plain["exit_status"], 0, "{plain}");
+    // 0.5 s virtual: after init started, inside the workload (before its one-second sleep).
+    let mut args = base.to_vec();
+    args.extend([
+        "--snapshot-at",
+        "0.5s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let (out, full) = run_with_summary(&args);
+    assert_eq!(
+        full["trace_hash"],
+        plain["trace_hash"],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, restored) =
+        run_with_summary(&["--from", snap.to_str().unwrap(), "--quiet", "--no-summary"]);
+    for key in ["trace_hash", "console_sha256", "virtual_ns", "exit_status"] {
+        assert_eq!(
+            restored[key],
+            plain[key],
+            "restored run: {key} differs ({})",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The snapshot remembers that this kernel announced wio's patches: no RDTSC warning.
+    assert!(
+        !restored["warnings"].to_string().contains("RDTSC"),
+        "{}",
+        restored["warnings"]
+    );
+    // Branches of the snapshot: each its own seed; the snapshot's own seed ends as the run did.
+    let rep = dir.join("explore.json");
+    let o = wio_e2e_tests::explore_to(&snap, "2..5", &rep, &["--match", "clock: slept 1 s"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rep).unwrap()).unwrap();
+    let results = r["results"].as_array().expect("results");
+    assert_eq!(results.len(), 3);
+    let hashes: std::collections::BTreeSet<String> = results
+        .iter()
+        .map(|x| x["trace_hash"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(hashes.len(), 3, "three seeds, three traces: {r}");
+    assert_eq!(
+        results[1]["trace_hash"], plain["trace_hash"],
+        "seed 3's branch is the run"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
+    let test = "small_kernel_serves_debians_redis_from_a_virtio_blk_root";
+    let Some((kernel, _)) = small_kernel(test) else {
+        return;
+    };
+    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
+        println!("SKIPPED: {test}: no WIO_X86_REDIS_ROOTFS (ci/l1.sh builds it with images/x86_64-rootfs.sh --redis)");
+        return;
+    };
+    let before = std::fs::read(&rootfs).unwrap();
+    let boot = || {
+        let (out, s) = run_with_summary(&[
+            "--kernel",
+            &kernel,
+            "--mem",
+            "256",
+            "--seed",
+            "1",
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+            "--no-summary",
+            &rootfs,
+        ]);
+        (stdout(&out), s)
+    };
+    let (text1, s1) = boot();
+    let (text2, s2) = boot();
+    assert_eq!(s1["exit_status"], 0, "{text1}\n{s1}");
+    let redis = line_of(&text1, "workload: redis:");
+    assert!(
+        redis.contains("ping=PONG") && redis.contains("incr=2"),
+        "{redis}"
+    );
+    assert_eq!(s2["exit_status"], 0, "{text2}\n{s2}");
+    assert!(s1["disk"]["writes"].as_u64().unwrap() > 0, "{s1}");
+    // Same seed, same bits, disk included. (Before stray signals stopped counting as exits,
+    // about one run in twelve inside L1 parted at this workload's O_DIRECT phase; after, 56 of
+    // 56 matched. The mechanism is not identified: this catches it if it comes back.)
+    assert_eq!(
+        s1["trace_hash"], s2["trace_hash"],
+        "two runs of seed 1 differ"
+    );
+    assert_eq!(text1, text2);
+    assert!(
+        std::fs::read(&rootfs).unwrap() == before,
+        "the base image must never change"
+    );
+    println!("{test}: {redis}; trace {}", s1["trace_hash"]);
+}
