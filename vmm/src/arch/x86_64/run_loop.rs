@@ -155,17 +155,9 @@ fn step_inner(
         Exit::Debug => return Ok(Inner::Debug),
         Exit::Halt if engine.halted_for_good() => {
             // Halted with interrupts off: the machine is off for good. Linux halts so
-            // when it powers off without ACPI (`poweroff -f`, `reboot: System halted`);
-            // the run ends with the status the guest's init reported, else 0.
+            // when it powers off without ACPI (`poweroff -f`, `reboot: System halted`).
             drain_console(platform, console);
-            let now = platform.clock.now_ns();
-            console.flush_line(now, &mut platform.trace);
-            platform.trace.event(
-                now,
-                "power-off",
-                json!({ "how": "halted with interrupts disabled", "at": pc_text(engine) }),
-            );
-            return Ok(Inner::Ended(console.status.unwrap_or(0)));
+            return Ok(power_off(platform, console, engine, "halted with interrupts disabled"));
         }
         Exit::Halt => {
             if !platform.pic.has_pending() {
@@ -204,24 +196,33 @@ fn step_inner(
     drain_console(platform, console);
     match platform.stop {
         Some(GuestStop::Status(s)) => Ok(Inner::Ended(s)),
-        Some(GuestStop::PowerOff) => {
-            // ACPI S5: Linux powering off through the FADT's PM1a control block. The run
-            // ends with the status the guest's init reported, else 0 (as for a halt).
-            let now = platform.clock.now_ns();
-            console.flush_line(now, &mut platform.trace);
-            platform.trace.event(
-                now,
-                "power-off",
-                json!({ "how": "ACPI S5 (PM1a control)", "at": pc_text(engine) }),
-            );
-            Ok(Inner::Ended(console.status.unwrap_or(0)))
-        }
+        // ACPI S5: Linux powering off through the FADT's PM1a control block.
+        Some(GuestStop::PowerOff) => Ok(power_off(platform, console, engine, "ACPI S5 (PM1a control)")),
         Some(GuestStop::Reset) => Err(WioError::GuestCrash(format!(
             "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
             pc_text(engine)
         ))),
         None => Ok(Inner::Ran),
     }
+}
+
+/// The guest switched the machine off (`how`): the console's last line and a `power-off`
+/// event go to the trace, and the run ends with the status the guest's init reported
+/// (`wio-init: done status=N`), else 0.
+fn power_off(
+    platform: &mut Platform,
+    console: &mut Console,
+    engine: &mut dyn CpuEngine,
+    how: &str,
+) -> Inner {
+    let now = platform.clock.now_ns();
+    console.flush_line(now, &mut platform.trace);
+    platform.trace.event(
+        now,
+        "power-off",
+        json!({ "how": how, "at": pc_text(engine) }),
+    );
+    Inner::Ended(console.status.unwrap_or(0))
 }
 
 fn pc_text(engine: &mut dyn CpuEngine) -> String {
