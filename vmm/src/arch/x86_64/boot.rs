@@ -305,6 +305,7 @@ fn load_initrd(mem: &GuestMem, path: &Path, kernel_end: u64, addr_max: u64) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::x86_64::layout;
     use crate::memory;
 
     #[test]
@@ -415,6 +416,37 @@ mod tests {
         assert_eq!({ params.hdr.type_of_loader }, KERNEL_LOADER_OTHER);
         assert_eq!({ params.hdr.cmd_line_ptr }, CMDLINE_ADDR as u32);
         assert_eq!({ params.e820_entries }, 3);
+    }
+
+    #[test]
+    fn writes_acpi_tables_describing_the_virtio_slots() {
+        let mem = memory::allocate(0, 64 << 20).unwrap();
+        let kernel = KernelImage {
+            name: "bzImage".into(),
+            bytes: super::super::testguest::X86_64_TEST_GUEST_BZIMAGE.to_vec(),
+        };
+        let slots: Vec<_> = (0..3)
+            .map(crate::arch::x86_64::platform::virtio_acpi_device)
+            .collect();
+        let spec = BootSpec {
+            kernel: &kernel,
+            initrd: None,
+            cmdline: "console=ttyS0",
+            rng_seed: [1; 32],
+            virtio: &slots,
+        };
+        load(&mem, &spec).unwrap();
+        let params: boot_params = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR)).unwrap();
+        assert_eq!({ params.acpi_rsdp_addr }, acpi::RSDP_ADDR);
+        // The RSDP is where Linux also scans for it, inside the e820-reserved BIOS area.
+        let mut area = vec![0u8; (layout::ACPI_END - layout::ACPI_START) as usize];
+        mem.read_slice(&mut area, GuestAddress(layout::ACPI_START))
+            .unwrap();
+        let at = (acpi::RSDP_ADDR - layout::ACPI_START) as usize;
+        assert_eq!(&area[at..at + 8], b"RSD PTR ");
+        let hid = b"LNRO0005\0";
+        let devices = area.windows(hid.len()).filter(|w| w == hid).count();
+        assert_eq!(devices, 3, "one DSDT device per slot");
     }
 
     #[test]

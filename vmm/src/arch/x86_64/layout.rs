@@ -29,6 +29,8 @@ pub const EBDA_START: u64 = 0x9_fc00;
 pub const ACPI_START: u64 = 0xe_0000;
 /// End of the ACPI tables' area (1 MiB).
 pub const ACPI_END: u64 = 0x10_0000;
+// The tables sit in the e820-reserved area between the EBDA and 1 MiB.
+const _: () = assert!(ACPI_START >= EBDA_START && ACPI_END <= KERNEL_LOAD_ADDR);
 /// Where kernels are loaded.
 pub const KERNEL_LOAD_ADDR: u64 = 0x10_0000;
 /// Highest address an initrd may end at (also bounded by the kernel's initrd_addr_max).
