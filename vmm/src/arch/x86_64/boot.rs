@@ -426,7 +426,7 @@ mod tests {
             bytes: super::super::testguest::X86_64_TEST_GUEST_BZIMAGE.to_vec(),
         };
         let slots: Vec<_> = (0..3)
-            .map(crate::arch::x86_64::platform::virtio_acpi_device)
+            .map(crate::arch::x86_64::platform::virtio_slot)
             .collect();
         let spec = BootSpec {
             kernel: &kernel,

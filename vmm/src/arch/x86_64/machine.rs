@@ -170,7 +170,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     // The ACPI tables describe the same slots as the command line (for kernels that take
     // no virtio_mmio.device=, like Debian's).
     let acpi_slots: Vec<_> = (0..virtio_slots(disk.is_some()))
-        .map(super::platform::virtio_acpi_device)
+        .map(super::platform::virtio_slot)
         .collect();
     let spec = BootSpec {
         kernel: &kernel,
@@ -585,6 +585,15 @@ impl Machine for X86Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_line_and_the_acpi_tables_announce_the_same_slots() {
+        let c = linux_cmdline(true);
+        assert!(c.contains(" virtio_mmio.device=4K@0xd0000000:5 virtio_mmio.device=4K@0xd0001000:6 virtio_mmio.device=4K@0xd0002000:7 root=/dev/vda"), "{c}");
+        assert!(!linux_cmdline(false).contains("0xd0002000"));
+        let s = super::super::platform::virtio_slot(2);
+        assert_eq!((s.base, s.size, s.irq), (0xd000_2000, 0x1000, 7));
+    }
 
     fn kvm_usable() -> bool {
         let ok = std::fs::OpenOptions::new()

@@ -44,22 +44,25 @@ pub const VIRTIO_SIZE: u64 = 0x1000;
 /// PIC line of virtio slot 0 (slot i uses VIRTIO_IRQ_BASE + i).
 pub const VIRTIO_IRQ_BASE: u8 = 5;
 
-/// The kernel argument announcing virtio slot `slot` to a Linux guest.
-pub fn virtio_cmdline(slot: usize) -> String {
-    format!(
-        "virtio_mmio.device=4K@{:#x}:{}",
-        VIRTIO_BASE + slot as u64 * VIRTIO_SIZE,
-        VIRTIO_IRQ_BASE as usize + slot
-    )
-}
-
-/// Virtio slot `slot` as the ACPI tables describe it (`LNRO0005` device in the DSDT).
-pub fn virtio_acpi_device(slot: usize) -> super::acpi::MmioDevice {
+/// Virtio slot `slot`: its register window and PIC line, as the command line
+/// ([`virtio_cmdline`]) and the ACPI tables (an `LNRO0005` device in the DSDT) announce it.
+pub fn virtio_slot(slot: usize) -> super::acpi::MmioDevice {
     super::acpi::MmioDevice {
         base: (VIRTIO_BASE + slot as u64 * VIRTIO_SIZE) as u32,
         size: VIRTIO_SIZE as u32,
         irq: u32::from(VIRTIO_IRQ_BASE) + slot as u32,
     }
+}
+
+/// The kernel argument announcing virtio slot `slot` to a Linux guest.
+pub fn virtio_cmdline(slot: usize) -> String {
+    let s = virtio_slot(slot);
+    format!(
+        "virtio_mmio.device={}K@{:#x}:{}",
+        s.size >> 10,
+        s.base,
+        s.irq
+    )
 }
 
 /// Why the guest asked the run to end.
