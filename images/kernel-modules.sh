@@ -9,6 +9,10 @@ kernel_modules_inputs() {
   printf 'lib kernel-modules.sh %s\n' "$(wio_sha256_file "${BASH_SOURCE[0]}")"
 }
 
+# The virtio drivers of wio's machines (virtio-mmio slots: rng, net, blk, and the console of
+# the promise channel) with the ring and core they need, as modinfo spells them.
+WIO_VIRTIO_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
+
 # Module names as modinfo spells them (dashes and underscores are the same to the kernel).
 kernel_module_norm() { tr '-' '_' <<<"$1"; }
 

@@ -17,8 +17,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/kernel-modules.sh"
 
-# Module names as modinfo spells them (dashes and underscores are the same to the kernel).
-WANTED_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
 META_PKG=linux-image-riscv64
 
 [[ $# -eq 0 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
@@ -38,7 +36,7 @@ wio_inputs() {
   printf 'meta %s %s\n' "$META_PKG" "$meta_ver"
   printf 'package %s %s\n' "$pkg" "$ver"
   printf 'deb %s\n' "$(cut -d' ' -f1-2 <<<"$deb")"
-  printf 'modules %s\n' "${WANTED_MODULES[*]}"
+  printf 'modules %s\n' "${WIO_VIRTIO_MODULES[*]}"
 }
 
 wio_build() {
@@ -71,7 +69,7 @@ wio_build() {
   for d in "$x/usr/lib/modules/$rel" "$x/lib/modules/$rel"; do [[ -d "$d" ]] && src="$d" && break; done
   [[ -n "$src" ]] || wio_die "no modules tree for $rel in $pkg"
   # (modules.builtin says virtio_console is built in when CONFIG_VIRTIO_CONSOLE=y)
-  mods="$(collect_kernel_modules "$src" "$out/modules/$rel" "$out/modules-builtin.txt" "${WANTED_MODULES[@]}")"
+  mods="$(collect_kernel_modules "$src" "$out/modules/$rel" "$out/modules-builtin.txt" "${WIO_VIRTIO_MODULES[@]}")"
   find "$out" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   wio_log "kernel $rel: modules $mods| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
   printf '%s\n' "$rel" >"$out/kernel-release"

@@ -27,8 +27,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/kernel-modules.sh"
 [[ $# -eq 0 ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
 
 install_host_tools dpkg cpio gzip kmod
-# The virtio drivers wio's machine offers (modular in Debian's amd64 kernel).
-L2_MODULES=(virtio_mmio virtio_blk virtio_net virtio_rng virtio_console virtio_ring virtio)
 
 # The kernel package linux-image-amd64 points at, and busybox-static (host apt: bookworm amd64).
 kernel_pkg() { apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1; }
@@ -40,7 +38,7 @@ wio_inputs() {
   [[ -n "$k" ]] || wio_die "no linux-image-*-amd64 behind linux-image-amd64 (apt-get update?)"
   wio_script_inputs
   kernel_modules_inputs
-  printf 'l2-modules %s\n' "${L2_MODULES[*]}"
+  printf 'l2-modules %s\n' "${WIO_VIRTIO_MODULES[*]}"
   printf 'package %s %s\n' "$k" "$(candidate "$k")"
   printf 'package busybox-static %s\n' "$(candidate busybox-static)"
 }
@@ -68,7 +66,7 @@ wio_build() {
   mkdir -p "$x/deb" "$x/root"
   for d in "$x"/*.deb; do dpkg-deb -x "$d" "$x/deb"; done
   cp "$x/deb/boot/vmlinuz-$rel" "$out/vmlinuz"
-  mods="$(collect_kernel_modules "$x/deb/lib/modules/$rel" "$out/modules/$rel" "$out/modules-builtin.txt" "${L2_MODULES[@]}")"
+  mods="$(collect_kernel_modules "$x/deb/lib/modules/$rel" "$out/modules/$rel" "$out/modules-builtin.txt" "${WIO_VIRTIO_MODULES[@]}")"
   wio_log "L2 modules of $rel: $mods| built in: $(tr '\n' ' ' <"$out/modules-builtin.txt")"
   printf '%s\n' "$rel" >"$out/kernel-release"
   root="$x/root"
