@@ -25,8 +25,6 @@ ROUNDS="${1:-3}"
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
 install_host_tools qemu-system-x86 cpio gzip
 
-SMALL_KERNEL="$(bash "$ROOT/guest-kernel/x86_64/build-small-kernel.sh" | sed -n 's/^BZIMAGE=//p')"
-SMALL_INITRD="$(bash "$ROOT/images/x86_64-initramfs.sh" | sed -n 's/^INITRAMFS=//p')"
 CMDLINE="console=ttyS0 lpj=1000000 panic=-1"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/wio-bench-l2.XXXXXX")"
@@ -43,9 +41,9 @@ for f in bios-256k.bin bios-microvm.bin linuxboot_dma.bin kvmvapic.bin; do
   cp -L "/usr/share/qemu/$f" "$q/usr/share/qemu/" 2>/dev/null || cp -L "/usr/share/seabios/$f" "$q/usr/share/qemu/"
 done
 tar -C "$q" -czf "$work/qemu.tgz" .
-cp "$SMALL_KERNEL" "$work/small-bzImage"
-cp "$SMALL_INITRD" "$work/small-initrd.cpio.gz"
 
+# ci/l1.sh builds and copies in the rest: /l1/wio, /l1/l2-kernel and its initramfs, and the
+# small kernel with its initramfs (/l1/small-bzImage, /l1/small-initrd.cpio.gz).
 cat >"$work/bench.sh" <<SCRIPT
 tar -xzf /l1/qemu.tgz -C /
 CMDLINE="$CMDLINE"
@@ -88,7 +86,7 @@ done
 exit 0
 SCRIPT
 wio_log "running $ROUNDS rounds inside L1 (each: Debian under wio, QEMU pc, QEMU microvm; the small kernel under wio)"
-L1_TIMEOUT_S="${L1_TIMEOUT_S:-900}" L1_SCRIPT="$work/bench.sh" L1_FILES="$work/qemu.tgz $work/small-bzImage $work/small-initrd.cpio.gz" \
+L1_TIMEOUT_S="${L1_TIMEOUT_S:-900}" L1_SCRIPT="$work/bench.sh" L1_FILES="$work/qemu.tgz" \
   bash "$ROOT/ci/l1.sh" | tr -d '\r' | tee "$work/l1.log" | grep -A16 '^bench' || true
 python3 - "$work/l1.log" <<'PY'
 import json, re, statistics, sys
