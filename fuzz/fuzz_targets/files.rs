@@ -1,7 +1,7 @@
 //! Hostile files: the fuzzer's bytes as each kind of file wio reads from another machine
 //! or a user (the first byte picks which): machine snapshots, world snapshots, traces
 //! (verify-trace), exploration reports, scenario files, fault plans, fault profiles (then
-//! drawn), world fault plans; and snapshot bodies inside a valid envelope (the harness
+//! drawn), world fault plans; and snapshot sections inside a valid container (the harness
 //! computes the length and checksum, so the fuzzer reaches the decoders behind them).
 //!
 //! Invariants: no panic; every refusal is an error value (the binary turns it into its
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let text = std::str::from_utf8(body).ok();
     match kind % 10 {
-        // Raw machine and world snapshots (and, 8 and 9, their bodies in an envelope).
+        // Raw machine and world snapshots (and, 8 and 9, their sections in a container).
         0 | 1 => snapshot::decode("files", kind % 10, body),
         8 | 9 => snapshot::decode("files", kind % 10 - 6, body),
         2 => {

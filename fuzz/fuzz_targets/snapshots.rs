@@ -1,7 +1,7 @@
 //! Hostile snapshot files, every input one: the first byte picks a machine snapshot or a
-//! world snapshot, raw (header, length and checksum checks first) or as a body in a valid
-//! envelope (the harness computes length and checksum, so the fuzzer reaches the
-//! metadata, machine state and memory-run decoders behind them).
+//! world snapshot, raw (header, length and checksum checks first) or as sections in a valid
+//! container (the harness computes lengths and checksums, so the fuzzer reaches the
+//! metadata, world-state and memory-run decoders behind them).
 //!
 //! Invariants: no panic; every refusal is an error value (the binary turns it into its
 //! documented exit code); bounded memory (run with an RSS limit: a snapshot claiming a

@@ -471,13 +471,44 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
     version[8] = 9;
     check("version.snap", &version, 101, "format version 9");
     check("empty.snap", b"", 101, "not a wio snapshot");
-    // Valid envelopes around damaged machine state (checksum recomputed): the restore refuses
-    // or runs (a damaged hart may well loop forever: each try gets 2 wall seconds), but never
-    // panics.
-    let meta_len = u64::from_le_bytes(good[20..28].try_into().unwrap()) as usize;
-    let machine_at = 28 + meta_len + 8;
-    let machine_len =
-        u64::from_le_bytes(good[28 + meta_len..machine_at].try_into().unwrap()) as usize;
+    // One damaged section is named (its own checksum fails first).
+    let sections = sections_of(&good);
+    let names: Vec<&str> = sections.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"meta"), "{names:?}");
+    assert_eq!(names.last(), Some(&"memory"), "{names:?}");
+    for want in [
+        "hart", "plic", "uart", "events", "faults", "promises", "virtio.0",
+    ] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    let plic = sections.iter().find(|s| s.name == "plic").unwrap();
+    let mut b = good.clone();
+    b[plic.payload.start] ^= 0x40;
+    check(
+        "plic.snap",
+        &b,
+        101,
+        "section `plic` does not match its checksum",
+    );
+    // A section whose checksum holds but whose state its component refuses is named too:
+    // a PLIC priority of 9 (the guest can write at most 7).
+    let mut b = good.clone();
+    assert_eq!(b[plic.payload.start], 0, "priority of source 0");
+    b[plic.payload.start] = 9;
+    reseal(&mut b, &sections);
+    check(
+        "plic-refused.snap",
+        &b,
+        101,
+        "has a `plic` section this machine refuses: saved PLIC register priority holds 0x9",
+    );
+    // Valid containers around damaged machine state (checksums recomputed): the restore
+    // refuses or runs (a damaged hart may well loop forever: each try gets 2 wall seconds),
+    // but never panics.
+    let state: Vec<&Section> = sections
+        .iter()
+        .filter(|s| s.name != "meta" && s.name != "memory")
+        .collect();
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut codes = Vec::new();
     for round in 0..24 {
@@ -486,12 +517,14 @@ fn damaged_or_foreign_snapshots_are_one_line_errors() {
         x ^= x << 17;
         let mut b = good.clone();
         for k in 0..1 + round % 4 {
-            let at = machine_at + ((x >> (8 * k)) as usize % machine_len.min(4096));
-            b[at] ^= (x >> 40) as u8 | 1;
+            let section = state[(x >> (16 * k)) as usize % state.len()];
+            let len = section.payload.len();
+            if len > 0 {
+                let at = section.payload.start + ((x >> (8 * k)) as usize % len.min(4096));
+                b[at] ^= (x >> 40) as u8 | 1;
+            }
         }
-        let n = b.len();
-        let sum: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(&b[..n - 32]).into();
-        b[n - 32..].copy_from_slice(&sum);
+        reseal(&mut b, &sections);
         let p = dir.join("mutated.snap");
         std::fs::write(&p, &b).unwrap();
         let o = std::process::Command::new("timeout")
@@ -724,4 +757,59 @@ fn two_identical_runs_write_byte_identical_snapshots() {
         a == b,
         "the two snapshots differ: a snapshot must be a function of the run"
     );
+}
+
+/// One section of a snapshot file (see vmm/src/snapshot/sections.rs for the layout).
+struct Section {
+    name: String,
+    /// Where its SHA-256 is.
+    digest_at: usize,
+    /// Where its payload is.
+    payload: std::ops::Range<usize>,
+}
+
+/// Bytes before a snapshot file's first section: magic, major, minor, length, count.
+const HEADER: usize = 8 + 4 + 4 + 8 + 4;
+
+/// The sections of a snapshot file's bytes.
+fn sections_of(bytes: &[u8]) -> Vec<Section> {
+    let count = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+    let mut at = HEADER;
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let n = bytes[at] as usize;
+        let name = String::from_utf8(bytes[at + 1..at + 1 + n].to_vec()).unwrap();
+        at += 1 + n;
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        let digest_at = at + 8;
+        at += 40;
+        out.push(Section {
+            name,
+            digest_at,
+            payload: at..at + len,
+        });
+        at += len;
+    }
+    assert_eq!(at, bytes.len() - 32, "sections end at the trailer");
+    out
+}
+
+/// Recomputes every section's SHA-256 and the trailer (the SHA-256 of everything but the
+/// payloads), so damaged payloads reach the decoders behind the checksums.
+fn reseal(bytes: &mut [u8], sections: &[Section]) {
+    use sha2::{Digest, Sha256};
+    for s in sections {
+        let d = Sha256::digest(&bytes[s.payload.clone()]);
+        bytes[s.digest_at..s.digest_at + 32].copy_from_slice(&d);
+    }
+    let mut trailer = Sha256::new();
+    let mut from = 0;
+    for s in sections {
+        trailer.update(&bytes[from..s.payload.start]);
+        from = s.payload.end;
+    }
+    trailer.update(&bytes[from..bytes.len() - 32]);
+    let n = bytes.len();
+    let sum = trailer.finalize();
+    bytes[n - 32..].copy_from_slice(&sum);
 }

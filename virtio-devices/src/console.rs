@@ -17,6 +17,7 @@
 //! memory and shows up in the counters, never as a host error.
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 use std::collections::VecDeque;
 use virtio_queue::Queue;
@@ -26,7 +27,7 @@ use wio_scheduler::{stream_names, RunSeed, Stream};
 /// virtio device ID of the console.
 pub const DEVICE_ID: u32 = 3;
 /// The device's name in errors.
-const DEVICE: &str = "virtio-console";
+pub(crate) const DEVICE: &str = "virtio-console";
 /// Feature bit: named ports and a control queue pair.
 pub const F_MULTIPORT: u64 = 1 << 1;
 /// Queue size offered.
@@ -129,9 +130,12 @@ pub struct Console {
     pub stats: ConsoleStats,
 }
 
-/// What a snapshot keeps of the console.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct ConsoleState {
+/// What a snapshot keeps of the console ([`DeviceState::Console`]): its two streams, the
+/// guest's buffers per queue, control messages and random bytes owed, the line being
+/// written and the lines waiting for the machine, which ports the guest has open, its
+/// timers and its counters.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ConsoleState {
     random: wio_scheduler::SavedStream,
     latency: wio_scheduler::SavedStream,
     control_buffers: Vec<Request>,
@@ -474,8 +478,8 @@ impl VirtioDevice for Console {
         self.guest_open = [false; 2];
     }
 
-    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
-        Ok(crate::state::encode(&ConsoleState {
+    fn save_state(&self) -> Result<DeviceState, DeviceError> {
+        Ok(DeviceState::Console(Box::new(ConsoleState {
             random: self.random.save(),
             latency: self.latency.save(),
             control_buffers: self.control_buffers.iter().cloned().collect(),
@@ -492,11 +496,17 @@ impl VirtioDevice for Console {
             timers: self.timers.clone(),
             deliver_armed: self.deliver_armed,
             stats: self.stats.clone(),
-        }))
+        })))
     }
 
-    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: ConsoleState = crate::state::decode(state, DEVICE)?;
+    fn load_state(
+        &mut self,
+        state: &DeviceState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        let DeviceState::Console(s) = state else {
+            return Err(state.wrong_kind(DEVICE));
+        };
         if s.control_out.len() > MAX_CONTROL
             || s.lines.len() > MAX_PENDING_LINES
             || s.random_owed.len() > MAX_RANDOM_OWED
@@ -506,18 +516,18 @@ impl VirtioDevice for Console {
         }
         self.random = Stream::resume(&s.random, reseed);
         self.latency = Stream::resume(&s.latency, reseed);
-        self.control_buffers = s.control_buffers.into();
-        self.control_out = s.control_out.into();
-        let [a, b] = s.rx_buffers;
-        self.rx_buffers = [a.into(), b.into()];
-        self.random_owed = s.random_owed.into();
-        self.partial = s.partial;
+        self.control_buffers = s.control_buffers.iter().cloned().collect();
+        self.control_out = s.control_out.iter().cloned().collect();
+        let [a, b] = &s.rx_buffers;
+        self.rx_buffers = [a.iter().cloned().collect(), b.iter().cloned().collect()];
+        self.random_owed = s.random_owed.iter().copied().collect();
+        self.partial = s.partial.clone();
         self.overlong = s.overlong;
-        self.lines = s.lines.into();
+        self.lines = s.lines.iter().cloned().collect();
         self.guest_open = s.guest_open;
-        self.timers = s.timers;
+        self.timers = s.timers.clone();
         self.deliver_armed = s.deliver_armed;
-        self.stats = s.stats;
+        self.stats = s.stats.clone();
         Ok(())
     }
 }

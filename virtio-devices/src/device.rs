@@ -12,6 +12,7 @@ use virtio_queue::{Queue, QueueT};
 use vm_memory::GuestAddress;
 
 pub use crate::error::DeviceError;
+pub use crate::state::DeviceState;
 
 /// Guest memory as devices see it.
 pub type GuestMem = vm_memory::GuestMemoryMmap<()>;
@@ -171,13 +172,22 @@ pub trait VirtioDevice {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
     /// The device's state for a snapshot: everything that shapes what it does next
     /// (stream positions, requests it holds, its disk overlay, its network's history).
-    fn save_state(&self) -> Result<Vec<u8>, DeviceError>;
+    ///
+    /// The state is a typed value ([`DeviceState`], the variant of the device's kind) for
+    /// the machine to encode in its snapshot; a net device whose peer outgrew its history
+    /// cannot be saved ([`DeviceError::HistoryOverflow`]).
+    fn save_state(&self) -> Result<DeviceState, DeviceError>;
     /// Loads a state saved by [`VirtioDevice::save_state`] of the same kind of device,
     /// built with the same configuration. With `reseed`, the device's random streams are
     /// re-keyed from that seed (a branch with another seed) instead of resuming.
+    ///
+    /// A state of another kind of device is refused ([`DeviceError::StateKind`]), as is one
+    /// beyond the device's bounds or one whose disk does not fit; the state is borrowed (a
+    /// snapshot may be restored many times), so the device copies what it keeps. The
+    /// checks come before any change: on an error the device is as it was.
     fn load_state(
         &mut self,
-        state: &[u8],
+        state: &DeviceState,
         reseed: Option<wio_scheduler::RunSeed>,
     ) -> Result<(), DeviceError>;
 }

@@ -96,13 +96,14 @@ pub enum DeviceError {
         /// The limit ([`crate::net::stack::MAX_HISTORY`]).
         max: usize,
     },
-    /// Saved state bytes do not decode.
-    #[error("saved {what} state does not decode: {error}")]
-    StateDecode {
-        /// Whose state ("virtio-rng", "virtio-mmio transport", ...).
-        what: &'static str,
-        /// What the decoder said.
-        error: postcard::Error,
+    /// A saved device state is of another kind of device than the one loading it (a
+    /// snapshot's slot holds another device than this machine's).
+    #[error("saved state is of a {saved} device, this is a {here} device")]
+    StateKind {
+        /// The device loading the state ("virtio-rng", "virtio-blk", ...).
+        here: &'static str,
+        /// The device the state was saved from (see [`crate::DeviceState::kind`]).
+        saved: &'static str,
     },
     /// A saved state holds more of something than the device ever does.
     #[error("saved {device} state exceeds the device's limits: {len} {what}, at most {max}")]
@@ -243,7 +244,7 @@ pub enum DiskStateError {
         /// Chunks the disk has.
         chunks: u64,
     },
-    /// A saved chunk is not [`CHUNK`] bytes long.
+    /// A saved chunk is not [`CHUNK`](crate::block::disk::CHUNK) bytes long.
     #[error("saved disk chunk {index} is torn ({len} bytes, not {chunk})")]
     TornChunk {
         /// Chunk index.

@@ -9,6 +9,10 @@
 //! Devices: block (virtio-blk), network (virtio-net on a simulated link to a
 //! deterministic peer), entropy (virtio-rng) and the console (virtio-console: the
 //! guest's channel to wio).
+//!
+//! Snapshots: each device saves its state as a typed [`DeviceState`] and its transport as
+//! a [`TransportState`] around it (see [`state`]); the machine encodes them in its
+//! snapshot file, and a state loads only into a device of its own kind.
 
 #![forbid(unsafe_code)]
 
@@ -21,12 +25,15 @@ pub mod net;
 pub mod rng;
 pub mod state;
 
-pub use block::{Block, Disk, DiskError, DiskFault, DiskOp, DiskStateError, Unflushed};
-pub use console::Console;
+pub use block::{
+    Block, BlockState, Disk, DiskError, DiskFault, DiskOp, DiskStateError, Overlay, Unflushed,
+};
+pub use console::{Console, ConsoleState};
 pub use device::{DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice};
-pub use mmio::MmioTransport;
-pub use net::{Direction, Frame, Link, Net, NetFault};
-pub use rng::Rng;
+pub use mmio::{MmioTransport, TransportState};
+pub use net::{Direction, Frame, Link, Net, NetFault, NetState};
+pub use rng::{Rng, RngState};
+pub use state::DeviceState;
 
 /// The virtio-mmio transport version wio implements (the "modern" layout).
 pub const VIRTIO_MMIO_VERSION: u32 = 2;

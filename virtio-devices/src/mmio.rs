@@ -3,7 +3,7 @@
 //! interrupt status, and the device status machine including
 //! DEVICE_NEEDS_RESET when the guest hands the device something malformed.
 
-use crate::device::{DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::device::{DeviceError, DeviceState, GuestMem, Pending, Request, VirtioDevice};
 use crate::{VIRTIO_F_VERSION_1, VIRTIO_MMIO_MAGIC, VIRTIO_MMIO_VERSION};
 use virtio_queue::{Queue, QueueT};
 use wio_scheduler::RunSeed;
@@ -102,20 +102,6 @@ impl MmioTransport {
     /// The device behind the transport, to change.
     pub fn device_mut(&mut self) -> &mut dyn VirtioDevice {
         self.device.as_mut()
-    }
-
-    /// For a saved transport of a block device: the state without the disk's chunks, and
-    /// the chunks as a shared overlay (None for other devices). See [`crate::block::Overlay`].
-    pub fn split_block_overlay(
-        state: &[u8],
-    ) -> Result<Option<(Vec<u8>, crate::block::Overlay)>, DeviceError> {
-        let mut s: TransportState = crate::state::decode(state, "virtio-mmio transport")?;
-        if s.device_type != crate::block::DEVICE_ID {
-            return Ok(None);
-        }
-        let (device, overlay) = crate::block::split_state(&s.device)?;
-        s.device = device;
-        Ok(Some((crate::state::encode(&s), overlay)))
     }
 
     /// Whether the interrupt line is high.
@@ -316,7 +302,7 @@ impl MmioTransport {
 }
 
 /// A queue's registers and ring positions as a snapshot keeps them.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct SavedQueue {
     max_size: u16,
     next_avail: u16,
@@ -329,9 +315,12 @@ struct SavedQueue {
     used_ring: u64,
 }
 
-/// What a snapshot keeps of a transport and its device.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct TransportState {
+/// What a snapshot keeps of a transport and its device: the device type, each queue's
+/// registers and ring positions, the transport's registers, and the device's own
+/// [`DeviceState`]. Saved by [`MmioTransport::save_state`], loaded by
+/// [`MmioTransport::load_state`]; the machine serialises it (serde) into its snapshot.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct TransportState {
     device_type: u32,
     queues: Vec<SavedQueue>,
     queue_sel: u32,
@@ -341,13 +330,42 @@ struct TransportState {
     status: u32,
     interrupt_status: u32,
     config_generation: u32,
-    #[serde(with = "serde_bytes")]
-    device: Vec<u8>,
+    device: DeviceState,
+}
+
+impl TransportState {
+    /// The virtio device ID of the saved device (e.g. [`crate::block::DEVICE_ID`]), so the
+    /// machine can tell which slot holds what without loading it.
+    pub fn device_type(&self) -> u32 {
+        self.device_type
+    }
+
+    /// For a saved block device: moves its disk's chunks out into a shared copy-on-write
+    /// [`Overlay`](crate::block::Overlay), validated as
+    /// [`DiskState::into_overlay`](crate::block::DiskState::into_overlay) does, and leaves
+    /// this state without them. A snapshot restored many times does this once; each
+    /// restore then loads the stripped state and hands the disk a clone of the overlay
+    /// ([`Disk::set_overlay`](crate::block::Disk::set_overlay)), which gives exactly what
+    /// loading the full state gave, without copying the disk per restore.
+    ///
+    /// `Ok(None)` for a device of another type (nothing is taken). A state of device type
+    /// block that holds another kind of device state is refused
+    /// ([`DeviceError::StateKind`]); on an error nothing is taken.
+    pub fn take_block_overlay(&mut self) -> Result<Option<crate::block::Overlay>, DeviceError> {
+        if self.device_type != crate::block::DEVICE_ID {
+            return Ok(None);
+        }
+        match &mut self.device {
+            DeviceState::Block(block) => block.take_overlay().map(Some),
+            other => Err(other.wrong_kind(crate::block::DEVICE)),
+        }
+    }
 }
 
 impl MmioTransport {
-    /// The transport's and its device's state for a snapshot.
-    pub fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+    /// The transport's and its device's state for a snapshot (fails only if the device
+    /// cannot be saved, see [`VirtioDevice::save_state`]).
+    pub fn save_state(&self) -> Result<TransportState, DeviceError> {
         let queues = self
             .queues
             .iter()
@@ -366,7 +384,7 @@ impl MmioTransport {
                 }
             })
             .collect();
-        Ok(crate::state::encode(&TransportState {
+        Ok(TransportState {
             device_type: self.device.device_type(),
             queues,
             queue_sel: self.queue_sel,
@@ -377,13 +395,21 @@ impl MmioTransport {
             interrupt_status: self.interrupt_status,
             config_generation: self.config_generation,
             device: self.device.save_state()?,
-        }))
+        })
     }
 
     /// Loads a state saved by [`MmioTransport::save_state`] into this transport, whose
-    /// device must be of the same type and built with the same configuration.
-    pub fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: TransportState = crate::state::decode(state, "virtio-mmio transport")?;
+    /// device must be of the same type with the same number and sizes of queues
+    /// ([`DeviceError::DeviceMismatch`], [`DeviceError::QueueSizeMismatch`]) and built with
+    /// the same configuration; the device then loads its own state (see
+    /// [`VirtioDevice::load_state`]). With `reseed`, the device's streams are re-keyed. On
+    /// an error the transport is as it was.
+    pub fn load_state(
+        &mut self,
+        state: &TransportState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        let s = state;
         let here = self.device.device_type();
         if s.device_type != here || s.queues.len() != self.queues.len() {
             return Err(DeviceError::DeviceMismatch {
@@ -720,7 +746,11 @@ mod tests {
         let fresh = || MmioTransport::new(Box::new(Rng::new(RunSeed(7), "rng", 10_000)));
         let mut copy = fresh();
         copy.load_state(&saved, None).unwrap();
-        assert_eq!(copy.save_state().unwrap(), saved);
+        assert_eq!(saved.device_type(), crate::rng::DEVICE_ID);
+        assert_eq!(
+            postcard::to_stdvec(&copy.save_state().unwrap()).unwrap(),
+            postcard::to_stdvec(&saved).unwrap()
+        );
         assert_eq!(r(&mut copy, reg::STATUS), r(&mut t, reg::STATUS));
         let mut reseeded = fresh();
         reseeded.load_state(&saved, Some(RunSeed(8))).unwrap();
@@ -736,14 +766,70 @@ mod tests {
         }
         assert_eq!(outputs[0], outputs[1]);
         assert_ne!(outputs[0], outputs[2], "another seed draws other bytes");
-        // Garbage and other devices are refused without a panic.
-        assert!(fresh().load_state(&saved[..saved.len() / 2], None).is_err());
+        // A transport of another device type or queue count is refused.
         let mut net = MmioTransport::new(Box::new(crate::Net::new(
             RunSeed(7),
             "net",
             crate::Link::default(),
             None,
         )));
-        assert!(net.load_state(&saved, None).is_err());
+        assert!(matches!(
+            net.load_state(&saved, None),
+            Err(DeviceError::DeviceMismatch {
+                saved_type: 4,
+                saved_queues: 1,
+                here_type: 1,
+                here_queues: 2
+            })
+        ));
+        let mut fewer = saved.clone();
+        fewer.queues.clear();
+        assert!(matches!(
+            fresh().load_state(&fewer, None),
+            Err(DeviceError::DeviceMismatch {
+                saved_type: 4,
+                saved_queues: 0,
+                here_type: 4,
+                here_queues: 1
+            })
+        ));
+        let mut resized = saved.clone();
+        resized.queues[0].max_size = 128;
+        assert!(matches!(
+            fresh().load_state(&resized, None),
+            Err(DeviceError::QueueSizeMismatch {
+                queue: 0,
+                saved: 128,
+                here: 256
+            })
+        ));
+        // A transport whose device state is of another kind is refused by the device, and
+        // leaves the transport as it was.
+        let mut other = saved.clone();
+        other.device = net.device().save_state().unwrap();
+        let mut target = fresh();
+        let before = postcard::to_stdvec(&target.save_state().unwrap()).unwrap();
+        assert!(matches!(
+            target.load_state(&other, None),
+            Err(DeviceError::StateKind {
+                here: "virtio-rng",
+                saved: "virtio-net"
+            })
+        ));
+        assert_eq!(
+            postcard::to_stdvec(&target.save_state().unwrap()).unwrap(),
+            before
+        );
+        // Nothing to take from a transport that is not a block device's.
+        assert!(other.take_block_overlay().unwrap().is_none());
+        let mut claims_block = other;
+        claims_block.device_type = crate::block::DEVICE_ID;
+        assert!(matches!(
+            claims_block.take_block_overlay(),
+            Err(DeviceError::StateKind {
+                here: "virtio-blk",
+                saved: "virtio-net"
+            })
+        ));
     }
 }

@@ -5,6 +5,7 @@
 //! guest sees and when it sees it are functions of the seed.
 
 use crate::device::{submit_with_latency, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 use virtio_queue::Queue;
 use vm_memory::Bytes;
@@ -13,7 +14,7 @@ use wio_scheduler::{stream_names, RunSeed, Stream};
 /// virtio device ID of the entropy device.
 pub const DEVICE_ID: u32 = 4;
 /// The device's name in errors.
-const DEVICE: &str = "virtio-rng";
+pub(crate) const DEVICE: &str = "virtio-rng";
 /// Queue size offered.
 pub const QUEUE_SIZE: u16 = 256;
 /// Most bytes served per request (a guest asking for more gets this many).
@@ -28,9 +29,11 @@ pub struct Rng {
     pub served_bytes: u64,
 }
 
-/// What a snapshot keeps of the entropy device.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct RngState {
+/// What a snapshot keeps of the entropy device ([`DeviceState::Rng`]): the positions of
+/// its two streams and its counter, so a restored device hands out the same bytes after
+/// the same latencies as the one saved.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct RngState {
     bytes: wio_scheduler::SavedStream,
     latency: wio_scheduler::SavedStream,
     served_bytes: u64,
@@ -66,16 +69,22 @@ impl VirtioDevice for Rng {
         self
     }
 
-    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
-        Ok(crate::state::encode(&RngState {
+    fn save_state(&self) -> Result<DeviceState, DeviceError> {
+        Ok(DeviceState::Rng(RngState {
             bytes: self.bytes.save(),
             latency: self.latency.save(),
             served_bytes: self.served_bytes,
         }))
     }
 
-    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: RngState = crate::state::decode(state, DEVICE)?;
+    fn load_state(
+        &mut self,
+        state: &DeviceState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        let DeviceState::Rng(s) = state else {
+            return Err(state.wrong_kind(DEVICE));
+        };
         self.bytes = Stream::resume(&s.bytes, reseed);
         self.latency = Stream::resume(&s.latency, reseed);
         self.served_bytes = s.served_bytes;
@@ -129,5 +138,67 @@ impl VirtioDevice for Rng {
         }
         self.served_bytes += u64::from(written);
         Ok(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::test_request;
+    use vm_memory::GuestAddress;
+
+    fn mem() -> GuestMem {
+        GuestMem::from_ranges(&[(GuestAddress(0), 0x1_0000)]).unwrap()
+    }
+
+    /// Serves one 16-byte request and returns the bytes.
+    fn draw(rng: &mut Rng, m: &GuestMem) -> [u8; 16] {
+        let r = test_request(0, &[(0x1000, 16, true)]);
+        assert_eq!(rng.complete(0, &r, m, 0).unwrap(), 16);
+        let mut got = [0u8; 16];
+        m.read_slice(&mut got, GuestAddress(0x1000)).unwrap();
+        got
+    }
+
+    #[test]
+    fn state_round_trips_reseeds_and_refuses_other_devices() {
+        let m = mem();
+        let mut rng = Rng::new(RunSeed(5), "rng", 100);
+        draw(&mut rng, &m);
+        let saved = rng.save_state().unwrap();
+        assert_eq!(saved.kind(), "virtio-rng");
+        let mut copy = Rng::new(RunSeed(6), "rng", 100);
+        copy.load_state(&saved, None).unwrap();
+        assert_eq!(
+            postcard::to_stdvec(&copy.save_state().unwrap()).unwrap(),
+            postcard::to_stdvec(&saved).unwrap()
+        );
+        assert_eq!(copy.served_bytes, 16);
+        let mut reseeded = Rng::new(RunSeed(5), "rng", 100);
+        reseeded.load_state(&saved, Some(RunSeed(9))).unwrap();
+        let next = draw(&mut rng, &m);
+        assert_eq!(draw(&mut copy, &m), next);
+        assert_ne!(draw(&mut reseeded, &m), next);
+
+        let before = postcard::to_stdvec(&copy.save_state().unwrap()).unwrap();
+        let net = crate::Net::new(RunSeed(5), "net", crate::Link::default(), None)
+            .save_state()
+            .unwrap();
+        let e = copy.load_state(&net, None).unwrap_err();
+        assert!(matches!(
+            e,
+            DeviceError::StateKind {
+                here: "virtio-rng",
+                saved: "virtio-net"
+            }
+        ));
+        assert_eq!(
+            e.to_string(),
+            "saved state is of a virtio-net device, this is a virtio-rng device"
+        );
+        assert_eq!(
+            postcard::to_stdvec(&copy.save_state().unwrap()).unwrap(),
+            before
+        );
     }
 }

@@ -96,10 +96,4 @@ pub trait CpuEngine {
     fn set_deadline(&mut self, _until_ns: u64) {}
     /// The guest's program counter, for error messages.
     fn program_counter(&mut self) -> Option<u64>;
-    /// The engine's state for a snapshot (engines that cannot snapshot say so).
-    fn save_state(&mut self) -> Result<Vec<u8>> {
-        Err(crate::error::WioError::Usage(
-            "this engine cannot take snapshots".into(),
-        ))
-    }
 }

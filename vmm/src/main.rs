@@ -384,8 +384,9 @@ fn world_snapshot_info(path: &std::path::Path, as_json: bool) -> Result<i32, Wio
     }
     println!("world snapshot {}", path.display());
     println!(
-        "format        world version {} (wio {})",
-        world::snapshot::FORMAT_VERSION,
+        "format        world version {}.{} (wio {})",
+        world::snapshot::FORMAT.major,
+        world::snapshot::FORMAT.minor,
         st.wio_version
     );
     println!("checksum      {sha256} (verified)");
@@ -440,15 +441,17 @@ fn snapshot_info(
     if as_json {
         let doc = serde_json::json!({
             "meta": m, "sha256": s.sha256, "memory_pages": pages,
-            "machine_state_bytes": s.machine.len(),
+            "machine_state_bytes": s.state.iter().map(|(_, b)| b.len()).sum::<usize>(),
+            "sections": s.state.iter().map(|(n, b)| serde_json::json!({"name": n, "bytes": b.len()})).collect::<Vec<_>>(),
         });
         println!("{doc:#}");
         return Ok(0);
     }
     println!("snapshot      {}", path.display());
     println!(
-        "format        version {} (wio {})",
-        snapshot::FORMAT_VERSION,
+        "format        version {}.{} (wio {})",
+        snapshot::FORMAT.major,
+        snapshot::FORMAT.minor,
         m.wio_version
     );
     println!("checksum      {} (verified)", s.sha256);
@@ -468,10 +471,17 @@ fn snapshot_info(
         println!("instructions  {n}");
     }
     println!(
-        "memory        {pages} non-zero pages ({:.1} MiB); machine state {} bytes",
+        "memory        {pages} non-zero pages ({:.1} MiB); machine state {} bytes in {} sections",
         (pages * snapshot::PAGE) as f64 / (1 << 20) as f64,
-        s.machine.len()
+        s.state.iter().map(|(_, b)| b.len()).sum::<usize>(),
+        s.state.iter().count()
     );
+    let names: Vec<String> = s
+        .state
+        .iter()
+        .map(|(n, b)| format!("{n} ({b} B)", b = b.len()))
+        .collect();
+    println!("sections      {}", names.join(", "));
     println!("kernel        sha256 {}", m.kernel_sha256);
     if let Some(i) = &m.initrd_sha256 {
         println!("initrd        sha256 {i}");

@@ -1,6 +1,6 @@
-//! What the file targets share: a snapshot file decoded, raw or as a body in a valid
-//! envelope (the harness computes length and checksum, so the fuzzer reaches the
-//! metadata, machine state and memory-run decoders behind them), and counted.
+//! What the file targets share: a snapshot file decoded, raw or as sections in a valid
+//! container (the harness computes every length and checksum, so the fuzzer reaches the
+//! metadata, world-state and memory-run decoders behind them), and counted.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,21 +8,29 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Snapshot files decoded over the whole fuzzing run (printed every 2^18).
 static DECODED: AtomicU64 = AtomicU64::new(0);
 
-/// `body` in a valid snapshot envelope: magic, version, total length, checksum.
-fn envelope(magic: &[u8; 8], version: u32, body: &[u8]) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    let mut out = Vec::with_capacity(body.len() + 52);
-    out.extend_from_slice(magic);
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&((20 + body.len() + 32) as u64).to_le_bytes());
-    out.extend_from_slice(body);
-    let sum = Sha256::digest(&out);
-    out.extend_from_slice(&sum);
-    out
+/// Section names the harness picks from (a name byte indexes them): those machine and
+/// world snapshots have, and one neither has.
+const NAMES: [&str; 9] = [
+    "meta", "memory", "hart", "plic", "virtio.0", "world", "node.0", "node.1", "x",
+];
+
+/// `body` read as sections, each `[name index u8][length u16 LE][payload]` (cut short at
+/// the end of the input), in a valid container of `format`.
+fn container(format: &wio::snapshot::sections::Format, mut body: &[u8]) -> Vec<u8> {
+    let mut sections: Vec<(&str, &[u8])> = Vec::new();
+    while let [name, lo, hi, rest @ ..] = body {
+        let len = (usize::from(*hi) << 8 | usize::from(*lo)).min(rest.len());
+        let name = NAMES[usize::from(*name) % NAMES.len()];
+        if sections.iter().all(|(n, _)| *n != name) {
+            sections.push((name, &rest[..len]));
+        }
+        body = &rest[len..];
+    }
+    format.encode(&sections)
 }
 
 /// Decodes `body` as a snapshot file: `mode` 0 a machine snapshot, 1 a world snapshot,
-/// 2 a machine snapshot's body in a valid envelope, 3 a world snapshot's. Counts it
+/// 2 a machine snapshot's sections in a valid container, 3 a world snapshot's. Counts it
 /// (printed with `target`'s name).
 pub fn decode(target: &str, mode: u8, body: &[u8]) {
     let n = DECODED.fetch_add(1, Ordering::Relaxed) + 1;
@@ -38,15 +46,11 @@ pub fn decode(target: &str, mode: u8, body: &[u8]) {
             let _ = wio::world::snapshot::decode(path, body);
         }
         2 => {
-            let f = envelope(wio::snapshot::MAGIC, wio::snapshot::FORMAT_VERSION, body);
+            let f = container(&wio::snapshot::FORMAT, body);
             let _ = wio::snapshot::Snapshot::decode(path, &f);
         }
         _ => {
-            let f = envelope(
-                wio::snapshot::WORLD_MAGIC,
-                wio::world::snapshot::FORMAT_VERSION,
-                body,
-            );
+            let f = container(&wio::world::snapshot::FORMAT, body);
             let _ = wio::world::snapshot::decode(path, &f);
         }
     }

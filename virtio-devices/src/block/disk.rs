@@ -60,28 +60,45 @@ pub struct DiskState {
 }
 
 impl DiskState {
-    /// The chunks as a shared overlay, checked against the saved base length.
-    pub fn into_overlay(self) -> Result<Overlay, DiskStateError> {
+    /// Checks every chunk against the saved base length: each lies within the disk and
+    /// is [`CHUNK`] bytes long (durable chunks first, then volatile ones, in list order).
+    fn check(&self) -> Result<(), DiskStateError> {
         let capacity = self.base_len / SECTOR * SECTOR;
         let chunks = capacity.div_ceil(CHUNK);
-        let mut maps = [BTreeMap::new(), BTreeMap::new()];
-        for (map, list) in maps.iter_mut().zip([self.durable, self.volatile]) {
-            for (k, v) in list {
-                if k >= chunks {
-                    return Err(DiskStateError::ChunkOutOfRange { index: k, chunks });
-                }
-                if v.len() as u64 != CHUNK {
-                    return Err(DiskStateError::TornChunk {
-                        index: k,
-                        len: v.len(),
-                        chunk: CHUNK,
-                    });
-                }
-                map.insert(k, Chunk::from(v));
+        for (k, v) in self.durable.iter().chain(&self.volatile) {
+            if *k >= chunks {
+                return Err(DiskStateError::ChunkOutOfRange { index: *k, chunks });
+            }
+            if v.len() as u64 != CHUNK {
+                return Err(DiskStateError::TornChunk {
+                    index: *k,
+                    len: v.len(),
+                    chunk: CHUNK,
+                });
             }
         }
-        let [durable, volatile] = maps;
-        Ok(Overlay { durable, volatile })
+        Ok(())
+    }
+
+    /// The chunks as a shared overlay, checked against the saved base length.
+    pub fn into_overlay(mut self) -> Result<Overlay, DiskStateError> {
+        self.take_overlay()
+    }
+
+    /// Moves the chunks out as a shared overlay, checked against the saved base length,
+    /// leaving the base length and no chunks (a state that loads as an empty overlay, for
+    /// [`Disk::set_overlay`] to complete). On an error nothing is moved.
+    pub fn take_overlay(&mut self) -> Result<Overlay, DiskStateError> {
+        self.check()?;
+        let map = |list: Vec<(u64, Vec<u8>)>| {
+            list.into_iter()
+                .map(|(k, v)| (k, Chunk::from(v)))
+                .collect::<BTreeMap<_, _>>()
+        };
+        Ok(Overlay {
+            durable: map(std::mem::take(&mut self.durable)),
+            volatile: map(std::mem::take(&mut self.volatile)),
+        })
     }
 }
 

@@ -14,6 +14,7 @@ mod faults;
 use crate::device::{
     submit_with_latency, DeviceError, GuestMem, Pending, Request, Segment, VirtioDevice,
 };
+use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 pub use disk::{Disk, DiskError, DiskState, DiskStateError, Overlay};
 pub use faults::{DiskFault, DiskOp, Unflushed};
@@ -21,25 +22,6 @@ use faults::{Faults, FaultsState, T_FLUSH, T_IN, T_OUT};
 
 pub use crate::error::RequestError;
 
-/// Splits a saved block device state into the state without its disk chunks and the
-/// chunks as a shared overlay: a snapshot loaded once hands the overlay to every branch
-/// (see [`Disk::set_overlay`]) instead of decoding a copy per branch.
-pub(crate) fn split_state(bytes: &[u8]) -> Result<(Vec<u8>, Overlay), DeviceError> {
-    let mut s: BlockState = crate::state::decode(bytes, DEVICE)?;
-    let base_len = s.disk.base_len;
-    let disk = std::mem::replace(
-        &mut s.disk,
-        DiskState {
-            base_len,
-            durable: Vec::new(),
-            volatile: Vec::new(),
-        },
-    );
-    let overlay = disk
-        .into_overlay()
-        .map_err(|error| DeviceError::DiskState { error })?;
-    Ok((crate::state::encode(&s), overlay))
-}
 use virtio_queue::Queue;
 use vm_memory::{Bytes, GuestAddress};
 use wio_scheduler::{stream_names, RunSeed, Stream};
@@ -47,7 +29,7 @@ use wio_scheduler::{stream_names, RunSeed, Stream};
 /// virtio device ID of the block device.
 pub const DEVICE_ID: u32 = 2;
 /// The device's name in errors.
-const DEVICE: &str = "virtio-blk";
+pub(crate) const DEVICE: &str = "virtio-blk";
 /// Queue size offered.
 pub const QUEUE_SIZE: u16 = 128;
 /// Feature bit: the device supports FLUSH.
@@ -263,13 +245,31 @@ impl Block {
     }
 }
 
-/// What a snapshot keeps of the block device.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct BlockState {
+/// What a snapshot keeps of the block device ([`DeviceState::Block`]): its disk's writes
+/// (durable and volatile chunks, on a base of the saved length), its latency stream, its
+/// counters and the faults in force.
+///
+/// The chunks can be moved out once into a shared [`Overlay`]
+/// ([`crate::TransportState::take_block_overlay`]) so that many restores of one snapshot
+/// share them instead of each copying the disk.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct BlockState {
     disk: DiskState,
     latency: wio_scheduler::SavedStream,
     stats: BlockStats,
     faults: FaultsState,
+}
+
+impl BlockState {
+    /// Moves the disk's chunks out as a shared overlay (validated as
+    /// [`DiskState::into_overlay`] does), leaving the saved disk without chunks: loading the
+    /// stripped state and then [`Disk::set_overlay`] with the overlay gives what loading the
+    /// full state gave. On an error nothing is moved.
+    pub(crate) fn take_overlay(&mut self) -> Result<Overlay, DeviceError> {
+        self.disk
+            .take_overlay()
+            .map_err(|error| DeviceError::DiskState { error })
+    }
 }
 
 impl VirtioDevice for Block {
@@ -277,23 +277,29 @@ impl VirtioDevice for Block {
         DEVICE_ID
     }
 
-    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
-        Ok(crate::state::encode(&BlockState {
+    fn save_state(&self) -> Result<DeviceState, DeviceError> {
+        Ok(DeviceState::Block(Box::new(BlockState {
             disk: self.disk.save_state(),
             latency: self.latency.save(),
             stats: self.stats.clone(),
             faults: self.faults.save(),
-        }))
+        })))
     }
 
-    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: BlockState = crate::state::decode(state, DEVICE)?;
+    fn load_state(
+        &mut self,
+        state: &DeviceState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        let DeviceState::Block(s) = state else {
+            return Err(state.wrong_kind(DEVICE));
+        };
         self.disk
-            .load_state(s.disk)
+            .load_state(s.disk.clone())
             .map_err(|error| DeviceError::DiskState { error })?;
         self.latency = Stream::resume(&s.latency, reseed);
-        self.stats = s.stats;
-        self.faults.load(s.faults, reseed);
+        self.stats = s.stats.clone();
+        self.faults.load(s.faults.clone(), reseed);
         Ok(())
     }
 
@@ -712,5 +718,139 @@ mod tests {
         copy.complete(0, &r, &mem, 0).unwrap();
         assert_eq!(mem.read_obj::<u8>(GuestAddress(0x3000)).unwrap(), S_IOERR);
         assert_eq!(submit_two(&mut copy), submit_two(&mut blk));
+        // Another device's state is refused.
+        let rng = crate::Rng::new(RunSeed(1), "rng", 1).save_state().unwrap();
+        assert!(matches!(
+            copy.load_state(&rng, None),
+            Err(DeviceError::StateKind {
+                here: "virtio-blk",
+                saved: "virtio-rng"
+            })
+        ));
+    }
+
+    /// The block device behind a transport.
+    fn block_of(t: &mut MmioTransport) -> &mut Block {
+        t.device_mut().as_any_mut().downcast_mut::<Block>().unwrap()
+    }
+
+    #[test]
+    fn a_taken_overlay_restores_what_the_full_state_restores() {
+        let base: Vec<u8> = (0..4 * 4096u32).map(|i| (i % 251) as u8).collect();
+        let mut t = MmioTransport::new(Box::new(Block::new(
+            disk(&base, "split"),
+            RunSeed(4),
+            "blk",
+            1000,
+        )));
+        let d = block_of(&mut t).disk_mut();
+        d.write(4096, &[1; 100]).unwrap();
+        d.flush();
+        d.write(3 * 4096 + 7, &[2; 10]).unwrap();
+        d.write(4096 + 50, &[3; 4]).unwrap();
+        let saved = t.save_state().unwrap();
+        let fresh = |tag: &str| {
+            MmioTransport::new(Box::new(Block::new(
+                disk(&base, tag),
+                RunSeed(4),
+                "blk",
+                1000,
+            )))
+        };
+        let mut full = fresh("split-full");
+        full.load_state(&saved, None).unwrap();
+
+        let mut stripped = saved.clone();
+        let overlay = stripped
+            .take_block_overlay()
+            .unwrap()
+            .expect("a block device");
+        assert_eq!(
+            (overlay.durable.len(), overlay.volatile.len()),
+            (1, 2),
+            "the chunks moved into the overlay"
+        );
+        assert!(
+            postcard::to_stdvec(&stripped).unwrap().len() + 3 * 4096
+                <= postcard::to_stdvec(&saved).unwrap().len(),
+            "and out of the state"
+        );
+        assert_eq!(
+            stripped.take_block_overlay().unwrap(),
+            Some(Overlay::default()),
+            "a stripped state has no chunks left"
+        );
+        let mut bare = fresh("split-bare");
+        bare.load_state(&stripped, None).unwrap();
+        assert_eq!(block_of(&mut bare).disk().volatile_chunks(), 0);
+        // Two restores share the overlay; each is what the full restore is.
+        for tag in ["split-a", "split-b"] {
+            let mut r = fresh(tag);
+            r.load_state(&stripped, None).unwrap();
+            block_of(&mut r).disk_mut().set_overlay(overlay.clone());
+            assert_eq!(
+                postcard::to_stdvec(&r.save_state().unwrap()).unwrap(),
+                postcard::to_stdvec(&full.save_state().unwrap()).unwrap()
+            );
+            assert_eq!(
+                postcard::to_stdvec(&r.save_state().unwrap()).unwrap(),
+                postcard::to_stdvec(&saved).unwrap()
+            );
+            let (mut a, mut b) = (vec![0; base.len()], vec![0; base.len()]);
+            block_of(&mut r).disk().read(0, &mut a).unwrap();
+            block_of(&mut full).disk().read(0, &mut b).unwrap();
+            assert_eq!(a, b);
+            assert_eq!(&a[4096 + 50..4096 + 54], &[3; 4]);
+            assert_eq!(
+                (
+                    block_of(&mut r).disk().durable_chunks(),
+                    block_of(&mut r).disk().volatile_chunks()
+                ),
+                (1, 2)
+            );
+        }
+    }
+
+    #[test]
+    fn a_state_with_a_bad_chunk_gives_no_overlay_and_keeps_its_chunks() {
+        let mut blk = Block::new(disk(&[0u8; 8192], "bad-chunk"), RunSeed(1), "blk", 1000);
+        blk.disk_mut().write(0, &[9; 10]).unwrap();
+        blk.disk_mut().write(4096, &[8; 10]).unwrap();
+        let DeviceState::Block(mut s) = blk.save_state().unwrap() else {
+            panic!("a block device saves a block state");
+        };
+        s.disk.volatile[1].1.truncate(100);
+        let before = postcard::to_stdvec(&s).unwrap();
+        assert!(matches!(
+            s.take_overlay(),
+            Err(DeviceError::DiskState {
+                error: DiskStateError::TornChunk {
+                    index: 1,
+                    len: 100,
+                    chunk: 4096
+                }
+            })
+        ));
+        assert_eq!(postcard::to_stdvec(&s).unwrap(), before, "nothing moved");
+        s.disk.volatile[1].0 = 2;
+        s.disk.volatile[1].1.resize(4096, 0);
+        assert!(matches!(
+            s.take_overlay(),
+            Err(DeviceError::DiskState {
+                error: DiskStateError::ChunkOutOfRange {
+                    index: 2,
+                    chunks: 2
+                }
+            })
+        ));
+        // The same chunk is refused by a plain load.
+        let mut copy = Block::new(disk(&[0u8; 8192], "bad-chunk2"), RunSeed(1), "blk", 1000);
+        assert!(matches!(
+            copy.load_state(&DeviceState::Block(s), None),
+            Err(DeviceError::DiskState {
+                error: DiskStateError::ChunkOutOfRange { .. }
+            })
+        ));
+        assert_eq!(copy.disk().volatile_chunks(), 0);
     }
 }

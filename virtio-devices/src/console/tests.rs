@@ -158,13 +158,42 @@ fn state_round_trips_and_bad_state_is_refused() {
     transmit(&mut c, &m, port_rx(SDK_PORT) + 1, b"{\"x\":1}\npart", 3);
     transmit(&mut c, &m, port_rx(RANDOM_PORT) + 1, &[0; 4], 3);
     let saved = c.save_state().unwrap();
+    assert_eq!(saved.kind(), "virtio-console");
     let mut d = Console::new(RunSeed(1), "console");
     d.load_state(&saved, None).unwrap();
-    assert_eq!(d.save_state().unwrap(), saved);
+    let encoded = postcard::to_stdvec(&saved).unwrap();
+    assert_eq!(
+        postcard::to_stdvec(&d.save_state().unwrap()).unwrap(),
+        encoded
+    );
     assert_eq!(d.take_lines(), vec![(3, b"{\"x\":1}".to_vec())]);
     assert_eq!(
         receive(&mut d, &m, port_rx(RANDOM_PORT), 1),
         receive(&mut c, &m, port_rx(RANDOM_PORT), 1)
     );
-    assert!(d.load_state(&[1, 2, 3], None).is_err());
+    // Another device's state is refused, and leaves the console as it was.
+    let before = postcard::to_stdvec(&d.save_state().unwrap()).unwrap();
+    let rng = crate::Rng::new(RunSeed(1), "rng", 1).save_state().unwrap();
+    assert!(matches!(
+        d.load_state(&rng, None),
+        Err(DeviceError::StateKind {
+            here: "virtio-console",
+            saved: "virtio-rng"
+        })
+    ));
+    assert_eq!(
+        postcard::to_stdvec(&d.save_state().unwrap()).unwrap(),
+        before
+    );
+    // So is a state beyond the console's bounds.
+    let DeviceState::Console(mut big) = saved else {
+        panic!("a console saves a console state");
+    };
+    big.partial = vec![b'x'; MAX_LINE + 1];
+    assert!(matches!(
+        d.load_state(&DeviceState::Console(big), None),
+        Err(DeviceError::StateBounds {
+            device: "virtio-console"
+        })
+    ));
 }

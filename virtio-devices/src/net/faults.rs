@@ -73,7 +73,7 @@ pub(crate) struct Faults {
 }
 
 /// What a snapshot keeps of the faults.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FaultsState {
     in_force: Vec<(u64, NetFault)>,
     stream: SavedStream,

@@ -24,6 +24,7 @@ pub mod pcap;
 pub mod stack;
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 pub use faults::{Direction, NetFault};
 use faults::{Faults, FaultsState};
@@ -37,7 +38,7 @@ use wio_scheduler::{stream_names, RunSeed, Stream};
 /// virtio device ID of the network device.
 pub const DEVICE_ID: u32 = 1;
 /// The device's name in errors.
-const DEVICE: &str = "virtio-net";
+pub(crate) const DEVICE: &str = "virtio-net";
 /// Queue size offered (receive and transmit).
 pub const QUEUE_SIZE: u16 = 256;
 /// Feature bit: the device has a MAC address in its configuration.
@@ -148,10 +149,13 @@ enum Flight {
     ToGuest(#[serde(with = "serde_bytes")] Vec<u8>),
 }
 
-/// What a snapshot keeps of the network device (the link's settings come from the
-/// configuration of the run that restores it).
-#[derive(serde::Serialize, serde::Deserialize)]
-struct NetState {
+/// What a snapshot keeps of the network device ([`DeviceState::Net`]): its stream, its
+/// peer's seed and input history (replayed to rebuild the peer), the guest's receive
+/// buffers, frames waiting and on the wire, its timers and counters, its port's outbox,
+/// the faults in force and its MAC address. The link's settings are not in it: they come
+/// from the configuration of the run that restores it.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct NetState {
     stream: wio_scheduler::SavedStream,
     peer_seed: u64,
     peer_history: Vec<stack::StackInput>,
@@ -476,11 +480,11 @@ impl VirtioDevice for Net {
         DEVICE_ID
     }
 
-    fn save_state(&self) -> Result<Vec<u8>, DeviceError> {
+    fn save_state(&self) -> Result<DeviceState, DeviceError> {
         let (peer_seed, history) = self.peer.history().ok_or(DeviceError::HistoryOverflow {
             max: stack::MAX_HISTORY,
         })?;
-        Ok(crate::state::encode(&NetState {
+        Ok(DeviceState::Net(Box::new(NetState {
             stream: self.stream.save(),
             peer_seed,
             peer_history: history.to_vec(),
@@ -498,11 +502,17 @@ impl VirtioDevice for Net {
             port: self.port.as_ref().map(|p| p.iter().cloned().collect()),
             faults: self.faults.save(),
             mac: self.mac,
-        }))
+        })))
     }
 
-    fn load_state(&mut self, state: &[u8], reseed: Option<RunSeed>) -> Result<(), DeviceError> {
-        let s: NetState = crate::state::decode(state, DEVICE)?;
+    fn load_state(
+        &mut self,
+        state: &DeviceState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        let DeviceState::Net(s) = state else {
+            return Err(state.wrong_kind(DEVICE));
+        };
         for (what, len, max) in [
             (
                 "peer history calls",
@@ -534,15 +544,15 @@ impl VirtioDevice for Net {
         // The peer's own randomness (TCP sequence numbers) is replayed with its original
         // seed: smoltcp cannot be re-keyed, so after a re-seeded restore only the link's
         // draws and everything downstream of them change.
-        self.peer = Stack::replay(s.peer_seed, s.peer_history);
+        self.peer = Stack::replay(s.peer_seed, s.peer_history.clone());
         self.poll_armed = s.poll_armed;
-        self.rx_buffers = s.rx_buffers.into();
-        self.inbox = s.inbox.into();
-        self.in_flight = s.in_flight.into_iter().collect();
+        self.rx_buffers = s.rx_buffers.iter().cloned().collect();
+        self.inbox = s.inbox.iter().cloned().collect();
+        self.in_flight = s.in_flight.iter().cloned().collect();
         self.next_token = s.next_token;
-        self.timers = s.timers;
-        self.stats = s.stats;
-        self.port = s.port.map(VecDeque::from);
+        self.timers = s.timers.clone();
+        self.stats = s.stats.clone();
+        self.port = s.port.as_ref().map(|p| p.iter().cloned().collect());
         self.mac = s.mac;
         self.faults = Faults::resume(&s.faults, reseed);
         Ok(())

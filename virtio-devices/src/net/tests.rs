@@ -155,10 +155,47 @@ fn a_port_takes_the_guests_frames_and_brings_others_in_at_their_time() {
     )
     .unwrap();
     let saved = net.save_state().unwrap();
+    assert_eq!(saved.kind(), "virtio-net");
     let mut copy = Net::new(RunSeed(3), "net", Link::default(), None);
     copy.load_state(&saved, None).unwrap();
+    assert_eq!(
+        postcard::to_stdvec(&copy.save_state().unwrap()).unwrap(),
+        postcard::to_stdvec(&saved).unwrap()
+    );
     assert!(copy.has_port());
     assert_eq!(copy.take_sent(), net.take_sent());
+
+    // Another device's state, or one beyond the device's limits, is refused and changes
+    // nothing.
+    let mut other = Net::new(RunSeed(3), "net", Link::default(), None);
+    let before = postcard::to_stdvec(&other.save_state().unwrap()).unwrap();
+    let console = crate::Console::new(RunSeed(3), "console")
+        .save_state()
+        .unwrap();
+    assert!(matches!(
+        other.load_state(&console, None),
+        Err(DeviceError::StateKind {
+            here: "virtio-net",
+            saved: "virtio-console"
+        })
+    ));
+    let DeviceState::Net(mut flooded) = saved else {
+        panic!("a network device saves a network state");
+    };
+    flooded.inbox = vec![vec![0; 14]; MAX_INBOX + 1];
+    assert!(matches!(
+        other.load_state(&DeviceState::Net(flooded), None),
+        Err(DeviceError::StateLimit {
+            device: "virtio-net",
+            what: "waiting frames",
+            len,
+            max: MAX_INBOX
+        }) if len == MAX_INBOX + 1
+    ));
+    assert_eq!(
+        postcard::to_stdvec(&other.save_state().unwrap()).unwrap(),
+        before
+    );
 }
 
 #[test]

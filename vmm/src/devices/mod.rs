@@ -54,4 +54,44 @@ pub enum StateError {
         /// The FIFO's size.
         max: usize,
     },
+    /// A saved register holds a value the device never holds.
+    #[error("saved {device} register {register} holds {value:#x}, which the device never does")]
+    Register {
+        /// The device.
+        device: &'static str,
+        /// The register.
+        register: &'static str,
+        /// The saved value.
+        value: u64,
+    },
+    /// A saved buffer is longer than the device ever keeps.
+    #[error("saved {device} state holds {len} {what}; the device keeps at most {max}")]
+    Bounds {
+        /// The device.
+        device: &'static str,
+        /// What is too long.
+        what: &'static str,
+        /// Saved length.
+        len: usize,
+        /// The device's bound.
+        max: usize,
+    },
+}
+
+/// Refuses `value` in `register` of `device` unless `ok`.
+pub(crate) fn check_register(
+    device: &'static str,
+    register: &'static str,
+    value: u64,
+    ok: bool,
+) -> Result<(), StateError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(StateError::Register {
+            device,
+            register,
+            value,
+        })
+    }
 }

@@ -40,7 +40,7 @@ impl VirtioSlots {
     }
 
     /// Every transport's state, slot by slot (see [`MmioTransport::save_state`]).
-    pub fn save_states(&self) -> Result<Vec<Vec<u8>>, StateError> {
+    pub fn save_states(&self) -> Result<Vec<wio_virtio_devices::TransportState>, StateError> {
         self.devices
             .iter()
             .enumerate()
@@ -54,7 +54,7 @@ impl VirtioSlots {
     /// Loads saved transport states, slot by slot (see [`MmioTransport::load_state`]).
     pub fn load_states(
         &mut self,
-        states: &[Vec<u8>],
+        states: &[wio_virtio_devices::TransportState],
         reseed: Option<wio_scheduler::RunSeed>,
     ) -> Result<(), StateError> {
         if states.len() != self.devices.len() {

@@ -5,9 +5,10 @@
 //! a `fault` trace line, and records it for the summary.
 
 use super::plan::Targets;
-use super::plan::{Fault, FaultKind, FaultPlan};
+use super::plan::{Fault, FaultKind, FaultPlan, SavedFault};
 use super::profile::{After, Profile};
 use crate::devices::virtio_slots::VirtioSlots;
+use crate::snapshot::persist::Persist;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -39,9 +40,8 @@ pub struct Applied {
 }
 
 /// The plan of one machine, the profile it was drawn from, and what of it happened so far.
-/// Snapshots keep it in [`InjectorState`]'s form.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "InjectorState", try_from = "InjectorState")]
+/// Snapshots keep it as an [`InjectorState`] (see its [`Persist`] impl).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Injector {
     /// The faults, in start-time order (a restore keeps a prefix of them).
     plan: FaultPlan,
@@ -55,67 +55,63 @@ pub struct Injector {
 }
 
 /// An injector as a snapshot keeps it: the plan, what was applied (fault index, whether
-/// it ended; the fault itself is the plan's), and the profile. Each fault is its JSON
-/// text, as plans are written: postcard can neither encode the flattened fields of
-/// [`Fault`] (their count is not known up front) nor decode its kind's adjacently
-/// tagged form (that needs a self-describing format).
+/// it ended; the fault itself is the plan's), and the profile.
 #[derive(Serialize, Deserialize)]
-struct InjectorState {
-    faults: Vec<String>,
+pub struct InjectorState {
+    faults: Vec<SavedFault>,
     applied: Vec<(usize, bool)>,
     profile: Option<Profile>,
     origin_ns: Option<u64>,
 }
 
-impl From<Injector> for InjectorState {
-    fn from(i: Injector) -> InjectorState {
-        InjectorState {
-            faults: i
-                .plan
-                .faults
-                .iter()
-                .map(|f| serde_json::to_string(f).unwrap_or_default())
-                .collect(),
-            applied: i.applied.iter().map(|a| (a.index, a.ended)).collect(),
-            profile: i.profile,
-            origin_ns: i.origin_ns,
-        }
-    }
+/// Why a saved injector is refused: a damaged or foreign snapshot.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectorStateError {
+    /// The plan does not check.
+    #[error("its fault plan is invalid: {0}")]
+    Plan(String),
+    /// The plan is not in start order (a restore replaces its tail).
+    #[error("its fault plan is not in start-time order")]
+    Order,
+    /// The applied list names a fault the plan lacks.
+    #[error("fault {0} was applied but is not planned")]
+    NotPlanned(usize),
 }
 
-impl TryFrom<InjectorState> for Injector {
-    type Error = String;
+impl Persist for Injector {
+    type State = InjectorState;
+    type Args<'a> = ();
+    type Error = InjectorStateError;
 
-    /// Refuses a state whose plan does not check or is out of start order (a restore
-    /// replaces its tail), or whose applied list names a fault the plan lacks: a damaged
-    /// or foreign snapshot.
-    fn try_from(s: InjectorState) -> Result<Injector, String> {
+    fn save(&self) -> InjectorState {
+        InjectorState {
+            faults: self.plan.faults.iter().copied().map(SavedFault).collect(),
+            applied: self.applied.iter().map(|a| (a.index, a.ended)).collect(),
+            profile: self.profile.clone(),
+            origin_ns: self.origin_ns,
+        }
+    }
+
+    fn restore(_: (), s: &InjectorState) -> Result<Injector, InjectorStateError> {
         let plan = FaultPlan {
-            faults: s
-                .faults
-                .iter()
-                .enumerate()
-                .map(|(i, text)| {
-                    serde_json::from_str(text).map_err(|e| format!("faults[{i}]: {e}"))
-                })
-                .collect::<Result<Vec<Fault>, String>>()?,
+            faults: s.faults.iter().map(|f| f.0).collect(),
         };
-        plan.check()?;
+        plan.check().map_err(InjectorStateError::Plan)?;
         let mut injector = Injector {
             plan,
             applied: Vec::new(),
-            profile: s.profile,
+            profile: s.profile.clone(),
             origin_ns: s.origin_ns,
         };
         if !injector.is_sorted() {
-            return Err("its fault plan is not in start-time order".into());
+            return Err(InjectorStateError::Order);
         }
-        for (index, ended) in s.applied {
+        for &(index, ended) in &s.applied {
             let fault = *injector
                 .plan
                 .faults
                 .get(index)
-                .ok_or_else(|| format!("fault {index} was applied but is not planned"))?;
+                .ok_or(InjectorStateError::NotPlanned(index))?;
             injector.applied.push(Applied {
                 index,
                 fault,
@@ -427,8 +423,7 @@ mod tests {
             ended: false,
             node: None,
         });
-        let bytes = postcard::to_stdvec(&i).unwrap();
-        let back: Injector = postcard::from_bytes(&bytes).unwrap();
+        let back = through_postcard(&i).unwrap();
         assert_eq!(back, i);
         assert_eq!(back.plan.faults[0].target, Target::Node);
     }
@@ -457,16 +452,25 @@ mod tests {
                 node: None,
             });
         }
-        let bytes = postcard::to_stdvec(&i).unwrap();
-        assert_eq!(postcard::from_bytes::<Injector>(&bytes).unwrap(), i);
+        assert_eq!(through_postcard(&i).unwrap(), i);
         // A damaged state is refused, not trusted.
-        let mut bad = InjectorState::from(i.clone());
+        let mut bad = i.save();
         bad.applied.push((10_000, true));
-        let bytes = postcard::to_stdvec(&bad).unwrap();
-        assert!(postcard::from_bytes::<Injector>(&bytes).is_err());
-        let mut unsorted = InjectorState::from(i);
+        assert!(matches!(
+            Injector::restore((), &bad),
+            Err(InjectorStateError::NotPlanned(10_000))
+        ));
+        let mut unsorted = i.save();
         unsorted.faults.swap(0, 1);
-        let bytes = postcard::to_stdvec(&unsorted).unwrap();
-        assert!(postcard::from_bytes::<Injector>(&bytes).is_err());
+        assert!(matches!(
+            Injector::restore((), &unsorted),
+            Err(InjectorStateError::Order)
+        ));
+    }
+
+    /// `i` saved, encoded as a snapshot section, decoded and restored.
+    fn through_postcard(i: &Injector) -> Result<Injector, InjectorStateError> {
+        let bytes = postcard::to_stdvec(&i.save()).unwrap();
+        Injector::restore((), &postcard::from_bytes(&bytes).unwrap())
     }
 }

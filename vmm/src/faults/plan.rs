@@ -233,6 +233,70 @@ impl Fault {
     }
 }
 
+/// serde for [`FaultKind`] in snapshots: externally tagged and every field always written
+/// (postcard can decode neither the plan's adjacently tagged JSON form nor skipped fields).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "FaultKind")]
+enum FaultKindState {
+    Partition {
+        direction: Direction,
+    },
+    Loss {
+        ppm: u64,
+    },
+    Delay {
+        extra_ns: u64,
+    },
+    Duplicate {
+        ppm: u64,
+    },
+    Reorder {
+        max_ns: u64,
+    },
+    Error {
+        op: DiskOp,
+        nth: Option<u64>,
+    },
+    BitRot {
+        ppm: u64,
+    },
+    Latency {
+        extra_ns: u64,
+    },
+    RtcStep {
+        delta_s: i64,
+    },
+    Crash {
+        unflushed: Unflushed,
+    },
+    Pause,
+    Upset {
+        place: UpsetPlace,
+        bit: u8,
+        width: u8,
+    },
+    Stuck {
+        ram: u64,
+        bit: u8,
+        value: u8,
+    },
+}
+
+/// serde for [`Fault`] in snapshots (its kind not flattened).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Fault")]
+struct FaultState {
+    at_ns: u64,
+    duration_ns: u64,
+    target: Target,
+    #[serde(with = "FaultKindState")]
+    kind: FaultKind,
+}
+
+/// A fault as a snapshot keeps it (plain data, postcard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedFault(#[serde(with = "FaultState")] pub Fault);
+
 /// A run's fault plan, in start-time order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -394,7 +458,8 @@ impl FaultPlan {
         let mut out = String::from("{\"faults\": [");
         for (i, f) in self.faults.iter().enumerate() {
             out.push_str(if i == 0 { "\n  " } else { ",\n  " });
-            out.push_str(&serde_json::to_string(f).unwrap_or_default());
+            // A fault is plain data with string keys: encoding it as JSON cannot fail.
+            out.push_str(&serde_json::to_string(f).expect("a fault encodes as JSON"));
         }
         out.push_str(if self.faults.is_empty() {
             "]}\n"

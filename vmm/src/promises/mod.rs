@@ -290,20 +290,98 @@ impl Ledger {
             }
         }
     }
+}
 
-    /// The ledger as a snapshot keeps it: JSON text (snapshot state is postcard, which
-    /// cannot carry the optional fields the summary leaves out).
-    pub fn save(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+/// serde for [`Promise`] in snapshots: every field, always (postcard cannot skip the
+/// optional fields the summary's JSON leaves out).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Promise")]
+struct PromiseState {
+    id: String,
+    message: String,
+    kind: Kind,
+    display_type: String,
+    must_hit: bool,
+    passes: u64,
+    failures: u64,
+    first_failure_ns: Option<u64>,
+    first_failure_details: Option<String>,
+    first_pass_ns: Option<u64>,
+    location: Option<String>,
+}
+
+/// One promise as a snapshot keeps it.
+#[derive(Serialize, Deserialize)]
+pub struct SavedPromise(#[serde(with = "PromiseState")] Promise);
+
+/// What a snapshot keeps of a [`Ledger`]: every field, plain data.
+#[derive(Serialize, Deserialize)]
+pub struct LedgerState {
+    promises: Vec<SavedPromise>,
+    events: Vec<(String, u64)>,
+    setup_complete_ns: Option<u64>,
+    sdks: Vec<String>,
+    guidance: u64,
+    malformed: u64,
+    dropped: u64,
+}
+
+/// Why a saved ledger is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerStateError {
+    /// More than a run keeps.
+    #[error("{promises} promises and {events} events, more than a run keeps ({MAX_PROMISES} and {MAX_EVENTS})")]
+    Bounds {
+        /// Promises saved.
+        promises: usize,
+        /// Event names saved.
+        events: usize,
+    },
+    /// Two promises with one id.
+    #[error("promise {0:?} is saved twice")]
+    Duplicate(String),
+}
+
+impl crate::snapshot::persist::Persist for Ledger {
+    type State = LedgerState;
+    type Args<'a> = ();
+    type Error = LedgerStateError;
+
+    fn save(&self) -> LedgerState {
+        LedgerState {
+            promises: self.promises.values().cloned().map(SavedPromise).collect(),
+            events: self.events.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            setup_complete_ns: self.setup_complete_ns,
+            sdks: self.sdks.clone(),
+            guidance: self.guidance,
+            malformed: self.malformed,
+            dropped: self.dropped,
+        }
     }
 
-    /// A saved ledger, checked against the bounds.
-    pub fn load(text: &str) -> Result<Ledger, String> {
-        let l: Ledger = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        if l.promises.len() > MAX_PROMISES || l.events.len() > MAX_EVENTS {
-            return Err("more promises or events than a run keeps".into());
+    /// Checks the bounds a run keeps and that promise ids are unique.
+    fn restore(_: (), s: &LedgerState) -> Result<Ledger, LedgerStateError> {
+        if s.promises.len() > MAX_PROMISES || s.events.len() > MAX_EVENTS {
+            return Err(LedgerStateError::Bounds {
+                promises: s.promises.len(),
+                events: s.events.len(),
+            });
         }
-        Ok(l)
+        let mut promises = BTreeMap::new();
+        for SavedPromise(p) in &s.promises {
+            if promises.insert(p.id.clone(), p.clone()).is_some() {
+                return Err(LedgerStateError::Duplicate(p.id.clone()));
+            }
+        }
+        Ok(Ledger {
+            promises,
+            events: s.events.iter().cloned().collect(),
+            setup_complete_ns: s.setup_complete_ns,
+            sdks: s.sdks.clone(),
+            guidance: s.guidance,
+            malformed: s.malformed,
+            dropped: s.dropped,
+        })
     }
 }
 

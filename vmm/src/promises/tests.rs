@@ -82,7 +82,10 @@ fn verdicts_follow_the_antithesis_semantics() {
     assert_eq!(st("e"), Status::Passed, "unreachable, not reached");
     assert_eq!(st("f"), Status::Unmet);
     assert_eq!(st("g"), Status::Unreached);
-    let saved = Ledger::load(&l.save()).unwrap();
+    use crate::snapshot::persist::Persist;
+    let bytes = postcard::to_stdvec(&l.save()).unwrap();
+    let state: super::LedgerState = postcard::from_bytes(&bytes).unwrap();
+    let saved = Ledger::restore((), &state).unwrap();
     assert_eq!(saved, l, "snapshots keep the ledger");
     // Reaching an unreachable promise violates it.
     assert_eq!(

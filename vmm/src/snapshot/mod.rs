@@ -1,26 +1,32 @@
 //! Snapshot files: a versioned, checksummed image of a stopped machine.
 //!
-//! Layout (integers little-endian):
+//! A snapshot is a [`sections`] container (magic `WIOSNAP\0`) whose sections are, in order:
 //!
 //! ```text
-//! magic "WIOSNAP\0" | format version u32 | total length u64
-//! | meta length u64 | meta (postcard)          what the snapshot is of: arch, seed, time, artifacts
-//! | machine length u64 | machine (postcard)    engine, devices, clock, scheduler, streams, trace
-//! | run count u64 | runs: first page u64, page count u64, bytes   guest memory, zero pages left out
-//! | SHA-256 of everything before it (32 bytes)
+//! meta                      what the snapshot is of: arch, seed, time, artifacts (postcard)
+//! one section per component engine, devices, clock, event queue, faults, promises, trace, ...
+//!                           (postcard, each the `State` of the component's `Persist` impl)
+//! memory                    run count u64, runs: first page u64, page count u64, bytes
+//!                           (guest memory, zero pages left out)
 //! ```
 //!
-//! The file is written to a temporary name and renamed into place only once
-//! complete and synced, so a full disk or a crash never leaves a file that looks
-//! valid. Reading checks magic, version, length and checksum before decoding
-//! anything, and every decoded length is bounded, so a damaged file is a
-//! one-line error, never a panic.
+//! Each section carries its own SHA-256, so a damaged snapshot names the section that is
+//! damaged, and a restore names the component whose state is missing or refused. The file is
+//! written to a temporary name and renamed into place only once complete and synced, so a
+//! full disk or a crash never leaves a file that looks valid. Reading checks magic, version,
+//! length and checksums before decoding anything, and every decoded length is bounded, so a
+//! damaged file is a one-line error, never a panic. What bumps the major and the minor
+//! version is said in [`sections`].
 
+pub mod persist;
 pub mod plan;
+pub mod sections;
 pub mod sha;
 
 use crate::error::{Result, WioError};
 pub use crate::memory::PAGE;
+use persist::StateSections;
+use sections::Format;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -30,16 +36,21 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"WIOSNAP\0";
 /// First bytes of every world snapshot file (`world::snapshot`).
 pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
-/// The format this wio writes and reads.
-/// Version 2: the x86-64 machine state keeps the console (shared with riscv64) beside
-/// the platform instead of inside it. Version 3: the paths of the kernel and initrd.
-/// Version 4: a riscv64 machine keeps where it is parked (worlds restore it exactly).
-/// Version 6: an x86-64 machine keeps whether it booted a kernel and whether that kernel
-/// announced wio's determinism patches (a restored run repeats the RDTSC warning).
-pub const FORMAT_VERSION: u32 = 6;
+/// The machine snapshot format this wio writes and reads (see [`sections`] for what bumps
+/// which version). Major 7: the machine state in named sections, one per component (before
+/// 7 it was one postcard blob; version 6's files are refused with the version message).
+pub const FORMAT: Format = Format {
+    magic: MAGIC,
+    major: 7,
+    minor: 0,
+    what: "wio snapshot",
+};
+/// The section a snapshot's metadata is in (the first).
+pub const META: &str = "meta";
+/// The section its guest memory is in (the last).
+pub const MEMORY: &str = "memory";
 /// Largest guest memory a snapshot may describe.
 pub const MAX_MEMORY: u64 = 64 << 30;
-const HEADER: usize = 8 + 4 + 8;
 
 /// A virtio-blk base image as the snapshot saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,8 +145,9 @@ impl Meta {
 pub struct Snapshot {
     /// What it is of.
     pub meta: Meta,
-    /// The engine's, devices' and run's state (architecture-specific, postcard).
-    pub machine: Vec<u8>,
+    /// The engine's, devices' and run's state, a section per component
+    /// (architecture-specific).
+    pub state: StateSections,
     /// Non-zero guest memory: (first page index, bytes of whole pages).
     pub memory: Vec<(u64, Vec<u8>)>,
     /// The file's checksum (hex), once read or written; names the snapshot in reports.
@@ -148,44 +160,6 @@ fn bad(path: &Path, reason: String) -> WioError {
         path: path.to_path_buf(),
         reason,
     }
-}
-
-/// Checks a checksummed file's envelope (after its 8-byte magic): format `version` u32,
-/// total length u64, then the body, then the SHA-256 of everything before it. Returns
-/// (everything before the checksum, the checksum), or why not (`what` names the format).
-pub fn envelope<'a>(
-    bytes: &'a [u8],
-    version: u32,
-    what: &str,
-) -> std::result::Result<(&'a [u8], &'a [u8]), String> {
-    if bytes.len() < HEADER {
-        return Err(format!("is truncated ({} bytes)", bytes.len()));
-    }
-    let v = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    if v != version {
-        return Err(format!(
-            "is {what} format version {v}; this wio ({}) reads version {version}: restore it with the wio that wrote it",
-            env!("CARGO_PKG_VERSION")
-        ));
-    }
-    let total = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    if (bytes.len() as u64) < total {
-        return Err(format!(
-            "is truncated: {} of {total} bytes (was it copied completely?)",
-            bytes.len()
-        ));
-    }
-    if bytes.len() as u64 != total || bytes.len() < HEADER + 32 {
-        return Err(format!(
-            "is corrupted: {} bytes where the header says {total}",
-            bytes.len()
-        ));
-    }
-    let (body, sum) = bytes.split_at(bytes.len() - 32);
-    if Sha256::digest(body).as_slice() != sum {
-        return Err("is corrupted: its checksum does not match its contents".into());
-    }
-    Ok((body, sum))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, synced, then
@@ -247,32 +221,18 @@ impl Snapshot {
     /// The file's bytes.
     pub fn encode(&self) -> Vec<u8> {
         let meta = postcard::to_stdvec(&self.meta).expect("snapshot metadata encodes");
-        let mut out = Vec::with_capacity(
-            HEADER
-                + 16
-                + meta.len()
-                + self.machine.len()
-                + self.memory.iter().map(|(_, b)| b.len() + 16).sum::<usize>()
-                + 40,
-        );
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes()); // total length, filled in below
-        for section in [&meta, &self.machine] {
-            out.extend_from_slice(&(section.len() as u64).to_le_bytes());
-            out.extend_from_slice(section);
-        }
-        out.extend_from_slice(&(self.memory.len() as u64).to_le_bytes());
+        let mut memory =
+            Vec::with_capacity(8 + self.memory.iter().map(|(_, b)| b.len() + 16).sum::<usize>());
+        memory.extend_from_slice(&(self.memory.len() as u64).to_le_bytes());
         for (first, bytes) in &self.memory {
-            out.extend_from_slice(&first.to_le_bytes());
-            out.extend_from_slice(&(bytes.len() as u64 / PAGE).to_le_bytes());
-            out.extend_from_slice(bytes);
+            memory.extend_from_slice(&first.to_le_bytes());
+            memory.extend_from_slice(&(bytes.len() as u64 / PAGE).to_le_bytes());
+            memory.extend_from_slice(bytes);
         }
-        let total = (out.len() + 32) as u64;
-        out[12..20].copy_from_slice(&total.to_le_bytes());
-        let sum = Sha256::digest(&out);
-        out.extend_from_slice(&sum);
-        out
+        let mut sections: Vec<(&str, &[u8])> = vec![(META, &meta)];
+        sections.extend(self.state.iter());
+        sections.push((MEMORY, &memory));
+        FORMAT.encode(&sections)
     }
 
     /// The checksum an encoded snapshot ends with.
@@ -295,47 +255,43 @@ impl Snapshot {
                 "is not a wio snapshot (no WIOSNAP header)".into(),
             ));
         }
-        let (body, sum) =
-            envelope(bytes, FORMAT_VERSION, "wio snapshot").map_err(|reason| bad(path, reason))?;
-        let mut r = Reader {
-            bytes: body,
-            at: HEADER,
-            path,
+        let file = FORMAT.decode(bytes).map_err(|e| bad(path, e.to_string()))?;
+        let mut sections = file.sections.into_iter();
+        let meta_bytes = match sections.next() {
+            Some((META, b)) => b,
+            _ => return Err(bad(path, "has no `meta` section first".into())),
         };
-        let meta_bytes = r.section("metadata")?;
-        let meta: Meta = postcard::from_bytes(meta_bytes)
-            .map_err(|e| bad(path, format!("has unreadable metadata: {e}")))?;
+        let meta: Meta = persist::decode_whole(meta_bytes)
+            .map_err(|e| bad(path, format!("has an unreadable `meta` section: {e}")))?;
         if meta.mem_bytes > MAX_MEMORY || !meta.mem_bytes.is_multiple_of(PAGE) {
             return Err(bad(
                 path,
                 format!("describes {} bytes of guest memory", meta.mem_bytes),
             ));
         }
-        let machine = r.section("machine state")?.to_vec();
-        let runs = r.u64("memory run count")?;
-        let pages_total = meta.mem_bytes / PAGE;
-        let mut memory = Vec::new();
-        let mut next_free = 0u64;
-        for _ in 0..runs {
-            let first = r.u64("memory run")?;
-            let count = r.u64("memory run")?;
-            if first < next_free || count == 0 || first.saturating_add(count) > pages_total {
+        let mut state = Vec::new();
+        let mut memory_bytes = None;
+        for (name, payload) in sections {
+            if memory_bytes.is_some() {
                 return Err(bad(
                     path,
-                    format!("has a memory run of {count} pages at page {first} outside guest memory or out of order"),
+                    format!("has a `{name}` section after guest memory"),
                 ));
             }
-            next_free = first + count;
-            memory.push((first, r.take(count * PAGE, "memory run")?.to_vec()));
+            if name == MEMORY {
+                memory_bytes = Some(payload);
+            } else {
+                state.push((name.to_string(), payload.to_vec()));
+            }
         }
-        if r.at != body.len() {
-            return Err(bad(path, "has trailing bytes after guest memory".into()));
-        }
+        let memory_bytes =
+            memory_bytes.ok_or_else(|| bad(path, "has no `memory` section".into()))?;
+        let memory = memory_runs_of(path, memory_bytes, meta.mem_bytes / PAGE)?;
         Ok(Snapshot {
             meta,
-            machine,
+            state: StateSections::from_parts(state),
             memory,
-            sha256: crate::trace::hex(sum),
+            sha256: crate::trace::hex(&file.sha256),
         })
     }
 
@@ -346,20 +302,16 @@ impl Snapshot {
         use std::io::Read;
         let peek = || -> Option<Meta> {
             let mut f = std::fs::File::open(path).ok()?;
-            let mut head = [0u8; HEADER + 8];
-            f.read_exact(&mut head).ok()?;
-            if &head[..8] != MAGIC
-                || u32::from_le_bytes(head[8..12].try_into().ok()?) != FORMAT_VERSION
-            {
+            let mut head = vec![0u8; sections::HEADER + 1 + sections::MAX_NAME + 40];
+            let n = f.read(&mut head).ok()?;
+            let (name, at, len) = sections::peek_first(&FORMAT, &head[..n])?;
+            if name != META || len > 1 << 20 {
                 return None;
             }
-            let len = u64::from_le_bytes(head[HEADER..].try_into().ok()?);
-            if len > 1 << 20 {
-                return None;
-            }
-            let mut meta = vec![0u8; len as usize];
+            let mut meta = vec![0u8; at + len];
+            let mut f = std::fs::File::open(path).ok()?;
             f.read_exact(&mut meta).ok()?;
-            postcard::from_bytes(&meta).ok()
+            postcard::from_bytes(&meta[at..]).ok()
         };
         match peek() {
             Some(m) => Ok(m),
@@ -383,33 +335,38 @@ impl Snapshot {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-    path: &'a Path,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: u64, what: &str) -> Result<&'a [u8]> {
-        let end = usize::try_from(n)
-            .ok()
-            .and_then(|n| self.at.checked_add(n))
-            .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| bad(self.path, format!("has a {what} that runs past its end")))?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64> {
-        let b = self.take(8, what)?;
+/// The guest memory runs of a `memory` section, checked against a RAM of `pages` pages:
+/// in order, not overlapping, inside RAM, the section fully used.
+fn memory_runs_of(path: &Path, bytes: &[u8], pages: u64) -> Result<Vec<(u64, Vec<u8>)>> {
+    let short = || bad(path, "has a `memory` section that runs past its end".into());
+    let mut at = 0usize;
+    let u64_at = |at: &mut usize| -> Result<u64> {
+        let b = bytes.get(*at..*at + 8).ok_or_else(short)?;
+        *at += 8;
         Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let runs = u64_at(&mut at)?;
+    let mut memory = Vec::new();
+    let mut next_free = 0u64;
+    for _ in 0..runs {
+        let first = u64_at(&mut at)?;
+        let count = u64_at(&mut at)?;
+        if first < next_free || count == 0 || first.saturating_add(count) > pages {
+            return Err(bad(
+                path,
+                format!("has a memory run of {count} pages at page {first} outside guest memory or out of order"),
+            ));
+        }
+        next_free = first + count;
+        let len = usize::try_from(count * PAGE).map_err(|_| short())?;
+        let run = bytes.get(at..at.saturating_add(len)).ok_or_else(short)?;
+        at += len;
+        memory.push((first, run.to_vec()));
     }
-
-    fn section(&mut self, what: &str) -> Result<&'a [u8]> {
-        let n = self.u64(what)?;
-        self.take(n, what)
+    if at != bytes.len() {
+        return Err(bad(path, "has trailing bytes after guest memory".into()));
     }
+    Ok(memory)
 }
 
 /// Checks that a snapshot's machine is one this machine can be: the architecture, the RAM
@@ -477,7 +434,12 @@ pub(crate) fn test_snapshot(ram: &[u8], seed: u64, virtual_ns: u64) -> Snapshot 
             firmware_sha256: None,
             ecc: false,
         },
-        machine: vec![7; 100],
+        state: {
+            let mut state = StateSections::default();
+            state.put("hart", &vec![7u8; 100]).expect("encodes");
+            state.put("plic", &(1u32, 2u32)).expect("encodes");
+            state
+        },
         memory: memory_runs(ram),
         sha256: String::new(),
     }
@@ -515,11 +477,14 @@ mod tests {
         assert!(msg(&bytes[..10]).contains("truncated"));
         assert!(msg(b"hello").contains("not a wio snapshot"));
         let mut flipped = bytes.clone();
-        flipped[40] ^= 1;
-        assert!(msg(&flipped).contains("checksum"));
+        flipped[sections::HEADER + 1 + 4 + 40 + 3] ^= 1; // inside the `meta` payload
+        assert!(msg(&flipped).contains("section `meta` does not match its checksum"));
         let mut other = bytes.clone();
-        other[8] = FORMAT_VERSION as u8 + 1;
-        assert!(msg(&other).contains(&format!("version {}", FORMAT_VERSION + 1)));
+        other[8] = FORMAT.major as u8 + 1;
+        assert!(msg(&other).contains(&format!("version {}.0", FORMAT.major + 1)));
+        let mut newer = bytes.clone();
+        newer[12] = FORMAT.minor as u8 + 1;
+        assert!(msg(&newer).contains(&format!("version {}.{}", FORMAT.major, FORMAT.minor + 1)));
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(msg(&longer).contains("corrupted"));
@@ -540,35 +505,89 @@ mod tests {
     }
 
     #[test]
-    fn decoder_survives_well_formed_frames_around_garbage() {
-        // A valid envelope (magic, version, length, checksum) around garbage sections: the
-        // decoder must reject it through its bounds checks alone.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for round in 0..3000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = (state % 200) as usize;
-            let mut body = Vec::new();
-            body.extend_from_slice(MAGIC);
-            body.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-            body.extend_from_slice(&((HEADER + len + 32) as u64).to_le_bytes());
-            let mut x = state ^ round;
-            for _ in 0..len {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                // Small numbers now and then, so length fields sometimes fit.
-                body.push(if x >> 60 == 0 {
-                    (x >> 33) as u8 & 7
-                } else {
-                    (x >> 33) as u8
-                });
-            }
-            let sum = Sha256::digest(&body);
-            body.extend_from_slice(&sum);
-            let _ = Snapshot::decode(Path::new("fuzz"), &body);
+    fn one_corrupted_section_is_named() {
+        let bytes = sample().encode();
+        let file = FORMAT.decode(&bytes).unwrap();
+        let p = Path::new("x.snap");
+        for (name, payload) in &file.sections {
+            let at = payload.as_ptr() as usize - bytes.as_ptr() as usize;
+            let mut b = bytes.clone();
+            b[at + payload.len() / 2] ^= 0x10;
+            let err = Snapshot::decode(p, &b).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("section `{name}` does not match its checksum")),
+                "{name}: {err}"
+            );
         }
+    }
+
+    #[test]
+    fn decoder_survives_well_formed_containers_around_garbage() {
+        // Valid containers (lengths and checksums right) around garbage `meta`, state and
+        // `memory` payloads: whatever the decoder accepts must be a consistent snapshot
+        // (memory inside RAM, in order), which encodes back to the same bytes.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let meta = postcard::to_stdvec(&sample().meta).unwrap();
+        let (mut accepted, mut refused) = (0, 0);
+        for round in 0..3000u64 {
+            let mut garbage = |n: usize| -> Vec<u8> {
+                (0..n)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        // Small numbers now and then, so length fields sometimes fit.
+                        if state >> 60 == 0 {
+                            (state >> 33) as u8 & 7
+                        } else {
+                            (state >> 33) as u8
+                        }
+                    })
+                    .collect()
+            };
+            let mut memory = garbage((round % 64) as usize);
+            if round % 3 == 0 {
+                // A well-formed run count of zero or one run, then garbage.
+                let n = memory.len().min(8);
+                memory[..n].fill(0);
+                if let Some(b) = memory.get_mut(0) {
+                    *b = (round % 2) as u8;
+                }
+            }
+            let meta = if round % 2 == 0 {
+                meta.clone()
+            } else {
+                garbage(60)
+            };
+            let hart = garbage(10);
+            let body = FORMAT.encode(&[(META, &meta), ("hart", &hart), (MEMORY, &memory)]);
+            match Snapshot::decode(Path::new("fuzz"), &body) {
+                Ok(s) => {
+                    accepted += 1;
+                    let pages = s.meta.mem_bytes / PAGE;
+                    let mut next = 0;
+                    for (first, run) in &s.memory {
+                        assert!(*first >= next && !run.is_empty(), "round {round}");
+                        next = first + run.len() as u64 / PAGE;
+                        assert!(next <= pages, "round {round}: run past RAM");
+                    }
+                    let again = Snapshot::decode(Path::new("fuzz"), &s.encode()).unwrap();
+                    assert_eq!(
+                        (again.meta, again.state, again.memory),
+                        (s.meta, s.state, s.memory),
+                        "round {round}: what was accepted encodes back to itself"
+                    );
+                }
+                Err(e) => {
+                    refused += 1;
+                    assert!(!e.to_string().is_empty());
+                }
+            }
+        }
+        assert!(
+            accepted > 0 && refused > 0,
+            "{accepted} accepted, {refused} refused"
+        );
     }
 
     #[test]

@@ -1,18 +1,14 @@
 //! World snapshots: every machine of a world, its switch and the frames in flight, taken
 //! at a quantum boundary, in one versioned, checksummed file.
 //!
-//! Layout (integers little-endian):
-//!
-//! ```text
-//! magic "WIOWORLD" | format version u32 | total length u64
-//! | state length u64 | state (postcard)        seed, boundary, scenario, switch, frames in flight, trace
-//! | node count u64 | per node: length u64, a whole machine snapshot file (its own checksum)
-//! | SHA-256 of everything before it (32 bytes)
-//! ```
+//! The file is a [`crate::snapshot::sections`] container (magic `WIOWORLD`) with the
+//! sections `world` (postcard: seed, boundary, scenario, switch, frames in flight, trace),
+//! then `node.0`, `node.1`, ... in node order, each a whole machine snapshot file (with its
+//! own sections and checksums).
 //!
 //! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
-//! checks the envelope, then every node's snapshot as `wio run --from` would, so a damaged
-//! file is a one-line error.
+//! checks the container, then every node's snapshot as `wio run --from` would, so a
+//! damaged file is a one-line error that names the damaged section (or node).
 
 use super::peer::{PeerState, PeerStats};
 use super::scenario::Scenario;
@@ -20,20 +16,27 @@ use super::switch::SwitchState;
 use crate::arch::riscv64::RvLoaded;
 use crate::error::{Result, WioError};
 use crate::machine::{LoadedSnapshot, RunConfig};
+use crate::snapshot::sections::Format;
 use crate::snapshot::Snapshot;
 use crate::trace::TraceState;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// First bytes of every world snapshot file.
 pub use crate::snapshot::WORLD_MAGIC as MAGIC;
-/// The world snapshot format this wio writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The world snapshot format this wio writes and reads (what bumps which version: see
+/// [`crate::snapshot::sections`]). Major 2: the sections container (1 was one blob).
+pub const FORMAT: Format = Format {
+    magic: MAGIC,
+    major: 2,
+    minor: 0,
+    what: "world snapshot",
+};
 /// Largest world state section (the scenario, the switch, frames in flight).
-const MAX_STATE: u64 = 256 << 20;
-const HEADER: usize = 8 + 4 + 8;
+const MAX_STATE: usize = 256 << 20;
+/// The section of the world's own state.
+const WORLD: &str = "world";
 
 /// A frame on its way to a node when the snapshot was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,23 +91,14 @@ fn bad(path: &Path, reason: String) -> WioError {
 pub fn encode(state: &WorldState, nodes: &[Snapshot]) -> Result<Vec<u8>> {
     let st = postcard::to_stdvec(state)
         .map_err(|e| WioError::Internal(format!("world state encodes: {e}")))?;
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&(st.len() as u64).to_le_bytes());
-    out.extend_from_slice(&st);
-    out.extend_from_slice(&(nodes.len() as u64).to_le_bytes());
-    for n in nodes {
-        let bytes = n.encode();
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(&bytes);
-    }
-    let total = (out.len() + 32) as u64;
-    out[12..20].copy_from_slice(&total.to_le_bytes());
-    let sum = Sha256::digest(&out);
-    out.extend_from_slice(&sum);
-    Ok(out)
+    let files: Vec<(String, Vec<u8>)> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (format!("node.{i}"), n.encode()))
+        .collect();
+    let mut sections: Vec<(&str, &[u8])> = vec![(WORLD, &st)];
+    sections.extend(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+    Ok(FORMAT.encode(&sections))
 }
 
 /// Writes a world snapshot to `path` atomically; returns its size in bytes.
@@ -124,45 +118,39 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
             },
         ));
     }
-    let (body, sum) = crate::snapshot::envelope(bytes, FORMAT_VERSION, "world snapshot")
-        .map_err(|reason| bad(path, reason))?;
-    let mut at = HEADER;
-    let mut take = |n: u64, what: &str| -> Result<&[u8]> {
-        let end = usize::try_from(n)
-            .ok()
-            .and_then(|n| at.checked_add(n))
-            .filter(|&end| end <= body.len())
-            .ok_or_else(|| bad(path, format!("has a {what} that runs past its end")))?;
-        let s = &body[at..end];
-        at = end;
-        Ok(s)
+    let file = FORMAT.decode(bytes).map_err(|e| bad(path, e.to_string()))?;
+    let mut sections = file.sections.into_iter();
+    let st = match sections.next() {
+        Some((WORLD, b)) if b.len() <= MAX_STATE => b,
+        Some((WORLD, b)) => {
+            return Err(bad(path, format!("has a world state of {} bytes", b.len())))
+        }
+        _ => return Err(bad(path, "has no `world` section first".into())),
     };
-    let u64_of = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    let len = u64_of(take(8, "state length")?);
-    if len > MAX_STATE {
-        return Err(bad(path, format!("has a world state of {len} bytes")));
-    }
-    let state: WorldState = postcard::from_bytes(take(len, "world state")?)
-        .map_err(|e| bad(path, format!("has an unreadable world state: {e}")))?;
-    let count = u64_of(take(8, "node count")?);
-    if count as usize != state.scenario.nodes.len() {
+    let state: WorldState = crate::snapshot::persist::decode_whole(st)
+        .map_err(|e| bad(path, format!("has an unreadable `world` section: {e}")))?;
+    let rest: Vec<(&str, &[u8])> = sections.collect();
+    if rest.len() != state.scenario.nodes.len() {
         return Err(bad(
             path,
             format!(
-                "holds {count} machines for a world of {} nodes",
+                "holds {} machines for a world of {} nodes",
+                rest.len(),
                 state.scenario.nodes.len()
             ),
         ));
     }
     let mut nodes = Vec::new();
-    for n in &state.scenario.nodes {
-        let len = u64_of(take(8, "node snapshot length")?);
-        let bytes = take(len, "node snapshot")?;
+    for (i, (n, (name, bytes))) in state.scenario.nodes.iter().zip(rest).enumerate() {
+        if name != format!("node.{i}") {
+            return Err(bad(
+                path,
+                format!("has a `{name}` section where node {i} belongs"),
+            ));
+        }
         nodes.push(Snapshot::decode(&node_path(path, &n.name), bytes)?);
     }
-    if at != body.len() {
-        return Err(bad(path, "has trailing bytes after its nodes".into()));
-    }
+    let sum = file.sha256;
     let fits = |v: usize| v == nodes.len();
     if !fits(state.parked.len())
         || !fits(state.setup_complete.len())
@@ -174,7 +162,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
             "has a world state that does not fit its nodes".into(),
         ));
     }
-    Ok((state, nodes, crate::trace::hex(sum)))
+    Ok((state, nodes, crate::trace::hex(&sum)))
 }
 
 /// How a world snapshot's node is named in errors and summaries: `WORLD.snap#NAME`.

@@ -23,6 +23,7 @@ use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::promises::Ledger;
+use crate::snapshot::persist::{self, StateError, StateSections};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::TraceState;
@@ -34,42 +35,149 @@ use std::time::Instant;
 use wio_clock::InstructionClock;
 use wio_riscv::HartState;
 use wio_scheduler::{EventQueue, RunSeed};
-use wio_virtio_devices::Block;
+use wio_virtio_devices::{Block, TransportState};
 
-/// Everything of the machine a snapshot keeps besides guest memory.
-#[derive(Clone, Serialize, Deserialize)]
+/// Everything of the machine a snapshot keeps besides guest memory, decoded and checked
+/// (each part comes from its own section: see [`MachineState::from_sections`]).
+#[derive(Clone)]
 pub(super) struct MachineState {
     pub(super) hart: HartState,
     pub(super) uart: UartState,
     pub(super) rtc: GoldfishRtc,
     pub(super) plic: Plic,
-    #[serde(with = "wio_virtio_devices::state::byte_lists")]
-    pub(super) virtio: Vec<Vec<u8>>,
-    pub(super) events: Vec<(u64, u64, BusEvent)>,
+    pub(super) virtio: Vec<TransportState>,
+    pub(super) events: EventsState,
     pub(super) faults: Injector,
-    pub(super) next_seq: u64,
-    pub(super) mmio_accesses: u64,
     pub(super) trace: TraceState,
     pub(super) console: ConsoleState,
-    pub(super) exits: Vec<(String, u64)>,
-    pub(super) idle_ns: u64,
     pub(super) noise: TimerNoiseState,
-    pub(super) power: Power,
-    pub(super) boots: u32,
-    pub(super) instret_before: u64,
-    pub(super) stopped_ns: u64,
-    /// The promise ledger, as JSON text (see [`Ledger::save`]).
-    pub(super) promises: String,
+    pub(super) promises: Ledger,
     /// The machine's clock (its drift and where it was last re-keyed).
     pub(super) clock: InstructionClock,
-    /// Where it is parked (virtual ns; see [`Machine::parked_until`]).
-    pub(super) parked: Option<u64>,
+    pub(super) run: RunState,
     /// The flight I/O board (M-mode guests).
     pub(super) flight: Option<FlightIo>,
     /// The bare-metal promise port (M-mode guests).
     pub(super) sdk_port: Option<SdkPort>,
     /// The EDAC unit (ECC memory).
     pub(super) edac: Option<Edac>,
+}
+
+/// The bus's event queue as a snapshot keeps it: (virtual ns, sequence, event) and the
+/// next sequence number.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct EventsState {
+    pub(super) events: Vec<(u64, u64, BusEvent)>,
+    pub(super) next_seq: u64,
+}
+
+/// The machine's own counters and where it stands (section `run`).
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct RunState {
+    pub(super) mmio_accesses: u64,
+    pub(super) exits: Vec<(String, u64)>,
+    pub(super) idle_ns: u64,
+    pub(super) power: Power,
+    pub(super) boots: u32,
+    pub(super) instret_before: u64,
+    pub(super) stopped_ns: u64,
+    /// Where it is parked (virtual ns; see [`Machine::parked_until`]).
+    pub(super) parked: Option<u64>,
+}
+
+/// The sections of a riscv64 snapshot's machine state, one per component, in the order
+/// written; `virtio.N` (one per slot) follow `plic`.
+pub(super) mod section {
+    pub const HART: &str = "hart";
+    pub const CLOCK: &str = "clock";
+    pub const UART: &str = "uart";
+    pub const RTC: &str = "rtc";
+    pub const PLIC: &str = "plic";
+    pub const VIRTIO: &str = "virtio.";
+    pub const EVENTS: &str = "events";
+    pub const FAULTS: &str = "faults";
+    pub const TRACE: &str = "trace";
+    pub const CONSOLE: &str = "console";
+    pub const NOISE: &str = "noise";
+    pub const PROMISES: &str = "promises";
+    pub const RUN: &str = "run";
+    pub const FLIGHT: &str = "flight";
+    pub const SDK_PORT: &str = "sdk-port";
+    pub const EDAC: &str = "edac";
+    /// Every fixed section name.
+    pub const ALL: [&str; 15] = [
+        HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
+        SDK_PORT, EDAC,
+    ];
+}
+
+/// Most virtio slots a snapshot may describe.
+const MAX_SLOTS: usize = 16;
+
+impl MachineState {
+    /// Writes every component's state into its own section.
+    fn to_sections(&self) -> std::result::Result<StateSections, StateError> {
+        let mut s = StateSections::default();
+        s.put(section::HART, &self.hart)?;
+        s.put(section::CLOCK, &self.clock)?;
+        s.put(section::UART, &self.uart)?;
+        s.save(section::RTC, &self.rtc)?;
+        s.save(section::PLIC, &self.plic)?;
+        for (slot, t) in self.virtio.iter().enumerate() {
+            s.put(format!("{}{slot}", section::VIRTIO), t)?;
+        }
+        s.put(section::EVENTS, &self.events)?;
+        s.save(section::FAULTS, &self.faults)?;
+        s.put(section::TRACE, &self.trace)?;
+        s.put(section::CONSOLE, &self.console)?;
+        s.put(section::NOISE, &self.noise)?;
+        s.save(section::PROMISES, &self.promises)?;
+        s.put(section::RUN, &self.run)?;
+        if let Some(f) = &self.flight {
+            s.save(section::FLIGHT, f)?;
+        }
+        if let Some(p) = &self.sdk_port {
+            s.save(section::SDK_PORT, p)?;
+        }
+        if let Some(e) = &self.edac {
+            s.save(section::EDAC, e)?;
+        }
+        Ok(s)
+    }
+
+    /// Reads every component's state from its section, each checked by its component;
+    /// a section missing, unknown, unreadable or refused is named in the error.
+    fn from_sections(s: &StateSections) -> std::result::Result<MachineState, StateError> {
+        s.check_known(|name| {
+            section::ALL.contains(&name)
+                || name
+                    .strip_prefix(section::VIRTIO)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| n < MAX_SLOTS)
+        })?;
+        let mut virtio = Vec::new();
+        while let Some(t) = s.optional(&format!("{}{}", section::VIRTIO, virtio.len()))? {
+            virtio.push(t);
+        }
+        Ok(MachineState {
+            hart: s.get(section::HART)?,
+            clock: s.get(section::CLOCK)?,
+            uart: s.get(section::UART)?,
+            rtc: persist::restore(s, section::RTC, ())?,
+            plic: persist::restore(s, section::PLIC, ())?,
+            virtio,
+            events: s.get(section::EVENTS)?,
+            faults: persist::restore(s, section::FAULTS, ())?,
+            trace: s.get(section::TRACE)?,
+            console: s.get(section::CONSOLE)?,
+            noise: s.get(section::NOISE)?,
+            promises: persist::restore(s, section::PROMISES, ())?,
+            run: s.get(section::RUN)?,
+            flight: persist::restore_optional(s, section::FLIGHT, ())?,
+            sdk_port: persist::restore_optional(s, section::SDK_PORT, ())?,
+            edac: persist::restore_optional(s, section::EDAC, ())?,
+        })
+    }
 }
 
 /// Exit kinds the summary counts (snapshots name them; they must be static for the summary).
@@ -92,31 +200,35 @@ impl RvMachine {
             edac: self.bus.edac.clone(),
             plic: self.bus.plic.clone(),
             virtio,
-            events: self
-                .bus
-                .events
-                .iter()
-                .map(|(t, s, e)| (t, s, e.clone()))
-                .collect(),
-            next_seq: self.bus.events.next_seq(),
+            events: EventsState {
+                events: self
+                    .bus
+                    .events
+                    .iter()
+                    .map(|(t, s, e)| (t, s, e.clone()))
+                    .collect(),
+                next_seq: self.bus.events.next_seq(),
+            },
             faults: self.bus.faults.clone(),
-            mmio_accesses: self.bus.mmio_accesses,
             trace: self.bus.trace.save_state(),
             console: self.console.save_state(),
-            exits: self
-                .exits
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            idle_ns: self.idle_ns,
             noise: self.noise.save(),
-            power: self.bus.power,
-            boots: self.boots,
-            instret_before: self.instret_before,
-            stopped_ns: self.stopped_ns,
-            promises: self.promises.save(),
+            promises: self.promises.clone(),
             clock: self.engine.clock,
-            parked: self.parked.map(wio_clock::VirtualTime::as_ns),
+            run: RunState {
+                mmio_accesses: self.bus.mmio_accesses,
+                exits: self
+                    .exits
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                idle_ns: self.idle_ns,
+                power: self.bus.power,
+                boots: self.boots,
+                instret_before: self.instret_before,
+                stopped_ns: self.stopped_ns,
+                parked: self.parked.map(wio_clock::VirtualTime::as_ns),
+            },
         };
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
@@ -133,8 +245,9 @@ impl RvMachine {
         meta.reason = reason;
         Ok(Snapshot {
             meta,
-            machine: postcard::to_stdvec(&state)
-                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
+            state: state
+                .to_sections()
+                .map_err(|e| WioError::Internal(format!("machine state: {e}")))?,
             memory: memory_runs(self.engine.hart.ram.bytes()),
             sha256: String::new(),
         })
@@ -198,15 +311,15 @@ impl RvLoaded {
             layout::RAM_BASE,
             layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
         )?;
-        let mut state: MachineState = postcard::from_bytes(&snap.machine)
-            .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
+        let mut state = MachineState::from_sections(&snap.state).map_err(|e| bad(e.to_string()))?;
         let mut overlays = Vec::new();
         for (slot, saved) in state.virtio.iter_mut().enumerate() {
-            if let Some((stripped, overlay)) =
-                wio_virtio_devices::MmioTransport::split_block_overlay(saved)
-                    .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?
-            {
-                *saved = stripped;
+            if let Some(overlay) = saved.take_block_overlay().map_err(|e| {
+                bad(format!(
+                    "has a `{}{slot}` section this machine refuses: {e}",
+                    section::VIRTIO
+                ))
+            })? {
                 overlays.push((slot, overlay));
             }
         }
@@ -325,8 +438,12 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         )));
     }
     for (slot, (t, saved)) in devices.iter_mut().zip(&state.virtio).enumerate() {
-        t.load_state(saved, reseed)
-            .map_err(|e| bad(format!("virtio slot {slot}: {e}")))?;
+        t.load_state(saved, reseed).map_err(|e| {
+            bad(format!(
+                "has a `{}{slot}` section this machine refuses: {e}",
+                section::VIRTIO
+            ))
+        })?;
     }
     for (slot, overlay) in &l.overlays {
         let block = devices
@@ -339,13 +456,15 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             })?;
         block.disk_mut().set_overlay(overlay.clone());
     }
-    let events = EventQueue::from_parts(state.events.clone(), state.next_seq)
-        .map_err(|e| bad(format!("has a bad device event queue: {e}")))?;
+    let events = EventQueue::from_parts(state.events.events.clone(), state.events.next_seq)
+        .map_err(|e| bad(format!("has an `events` section this machine refuses: {e}")))?;
     if events
         .iter()
         .any(|(_, _, ev)| !event_ok(ev, devices.len(), &state.faults))
     {
-        return Err(bad("has a device event for an empty slot".into()));
+        return Err(bad(
+            "has an `events` section with a device event for an empty slot".into(),
+        ));
     }
     let now_ns = clock::now(&state.clock, &hart).as_ns();
     let mut trace = crate::trace::open(cfg.trace.as_ref())?;
@@ -387,18 +506,22 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         },
         &mut trace,
     )?;
-    let uart = Uart16550::from_state(&state.uart).map_err(|e| bad(e.to_string()))?;
+    let uart = Uart16550::from_state(&state.uart)
+        .map_err(|e| bad(format!("has a `uart` section this machine refuses: {e}")))?;
     if !state.console.is_valid() {
-        return Err(bad("has an invalid console digest".into()));
+        return Err(bad(
+            "has a `console` section with an invalid console digest".into(),
+        ));
     }
     let mut console = Console::new(cfg.echo(), wall);
     console.load_state(&state.console);
     let mut exits = BTreeMap::new();
-    for (k, v) in &state.exits {
-        let kind = EXIT_KINDS
-            .iter()
-            .find(|e| **e == k)
-            .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
+    for (k, v) in &state.run.exits {
+        let kind = EXIT_KINDS.iter().find(|e| **e == k).ok_or_else(|| {
+            bad(format!(
+                "has a `run` section that counts an unknown exit kind {k:?}"
+            ))
+        })?;
         exits.insert(*kind, *v);
     }
     let mut m = RvMachine {
@@ -410,10 +533,10 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             virtio: VirtioSlots::new(devices, mem.clone()),
             events,
             faults,
-            mmio_accesses: state.mmio_accesses,
+            mmio_accesses: state.run.mmio_accesses,
             trace,
             now_ns: 0,
-            power: state.power,
+            power: state.run.power,
             upsets: Vec::new(),
             stuck: Vec::new(),
             test_request: None,
@@ -433,7 +556,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         },
         console,
         exits,
-        idle_ns: state.idle_ns,
+        idle_ns: state.run.idle_ns,
         noise: timer_noise,
         seed,
         meta: meta.clone(),
@@ -444,13 +567,12 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             seed: meta.seed,
         }),
         image: None,
-        boots: state.boots.max(1),
-        instret_before: state.instret_before,
-        stopped_ns: state.stopped_ns,
-        promises: Ledger::load(&state.promises)
-            .map_err(|e| bad(format!("has a bad promise ledger: {e}")))?,
+        boots: state.run.boots.max(1),
+        instret_before: state.run.instret_before,
+        stopped_ns: state.run.stopped_ns,
+        promises: state.promises.clone(),
         stop_on_violation: cfg.stop_on_violation,
-        parked: state.parked.map(wio_clock::VirtualTime::from_ns),
+        parked: state.run.parked.map(wio_clock::VirtualTime::from_ns),
         slice_until: None,
         debug_paused: false,
     };

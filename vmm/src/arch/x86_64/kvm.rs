@@ -439,9 +439,4 @@ impl CpuEngine for KvmEngine {
     fn program_counter(&mut self) -> Option<u64> {
         self.vcpu.get_regs().ok().map(|r| r.rip)
     }
-
-    fn save_state(&mut self) -> Result<Vec<u8>> {
-        let state = self.save_vcpu()?;
-        postcard::to_stdvec(&state).map_err(|e| WioError::Internal(format!("vCPU state: {e}")))
-    }
 }

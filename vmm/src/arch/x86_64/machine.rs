@@ -4,30 +4,24 @@
 
 use super::boot::{self, BootSpec, KernelImage, RNG_SEED_LEN};
 use super::host::HostVirt;
-use super::kvm::{KvmEngine, KvmOptions, VcpuState};
-use super::platform::{Platform, PlatformState};
+use super::kvm::{KvmEngine, KvmOptions};
+use super::platform::Platform;
 use super::run_loop::{self, RunStats, Step};
 use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
-use crate::engine::CpuEngine;
 use crate::error::{Result, WioError};
 use crate::faults::plan::Targets;
-use crate::machine::config::FaultRestore;
-use crate::machine::console::{Console, ConsoleState};
+use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
-use crate::machine::{
-    virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, SnapshotOrigin, Stop,
-};
+use crate::machine::{virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::memory::{self, GuestMem};
-use crate::snapshot::{memory_runs, Meta, Snapshot};
+use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::hex;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_clock::{CostModel, VirtualTime, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::{stream_names, RunSeed};
 use wio_virtio_devices::Frame;
@@ -44,39 +38,24 @@ const RDTSC_WARNING: &str = "this kernel reads the hardware TSC (RDTSC), which K
 
 /// One x86-64 machine, booted or restored, ready for the run loop.
 pub struct X86Machine {
-    engine: KvmEngine,
-    platform: Platform,
-    console: Console,
-    stats: RunStats,
-    cost: CostModel,
-    watchdog_ms: u64,
+    pub(super) engine: KvmEngine,
+    pub(super) platform: Platform,
+    pub(super) console: Console,
+    pub(super) stats: RunStats,
+    pub(super) cost: CostModel,
+    pub(super) watchdog_ms: u64,
     /// What snapshots of this machine say it is.
-    meta: Meta,
-    mem: GuestMem,
-    host: HostVirt,
-    warnings: Vec<String>,
+    pub(super) meta: Meta,
+    pub(super) mem: GuestMem,
+    pub(super) host: HostVirt,
+    pub(super) warnings: Vec<String>,
     /// Warn at the end unless the kernel announced itself (see [`RDTSC_WARNING`]).
-    rdtsc_warning: bool,
+    pub(super) rdtsc_warning: bool,
     /// The seed the run has now.
-    seed: u64,
-    restored_from: Option<RestoredFrom>,
+    pub(super) seed: u64,
+    pub(super) restored_from: Option<RestoredFrom>,
     /// The last step stopped for a debugger between two instructions (see `gdb`).
     pub(super) debug_paused: bool,
-}
-
-/// Everything of an x86-64 machine a snapshot keeps besides guest memory.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct X86State {
-    #[serde(with = "serde_bytes")]
-    vcpu: Vec<u8>,
-    platform: PlatformState,
-    console: ConsoleState,
-    exits: Vec<(String, u64)>,
-    interrupts: u64,
-    idle_ns: u64,
-    /// The machine booted a kernel (not the test guest): it warns at the end unless the
-    /// kernel announced itself (the announcement is in the platform state).
-    rdtsc_warning: bool,
 }
 
 fn check_mem(mem_mib: u64) -> Result<()> {
@@ -91,7 +70,7 @@ fn check_mem(mem_mib: u64) -> Result<()> {
 }
 
 /// The host's KVM flavour and what it means for this run, for the summary.
-fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
+pub(super) fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> {
     let mut warnings = Vec::new();
     let leaked = cpuid::exposed_hidden_features(&engine.cpuid_readback);
     if !leaked.is_empty() {
@@ -134,7 +113,7 @@ fn linux_cmdline(disk: bool) -> String {
     c
 }
 
-fn kvm_options(cfg: &RunConfig) -> KvmOptions {
+pub(super) fn kvm_options(cfg: &RunConfig) -> KvmOptions {
     KvmOptions {
         watchdog: Duration::from_millis(cfg.watchdog_ms),
     }
@@ -264,163 +243,6 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     })
 }
 
-/// An x86-64 snapshot read, checked and ready to restore any number of times (guest
-/// memory in a memfd each restore maps copy-on-write; the disk checked once).
-pub struct X86Loaded {
-    origin: SnapshotOrigin,
-    machine: Vec<u8>,
-    memfd: std::fs::File,
-    disk: Option<PathBuf>,
-}
-
-impl X86Loaded {
-    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
-    pub fn load(path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
-        let snap = Snapshot::read(path)?;
-        let meta = snap.meta;
-        crate::snapshot::check_machine(
-            &meta,
-            path,
-            Arch::X86_64.name(),
-            0,
-            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
-        )?;
-        let disk = virtio::restore_disk(&meta, cfg)?;
-        let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
-        Ok(X86Loaded {
-            origin: SnapshotOrigin {
-                path: path.to_path_buf(),
-                meta,
-                sha256: snap.sha256,
-            },
-            machine: snap.machine,
-            memfd,
-            disk,
-        })
-    }
-}
-
-impl LoadedSnapshot for X86Loaded {
-    fn origin(&self) -> &SnapshotOrigin {
-        &self.origin
-    }
-
-    fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
-        Ok(Box::new(restore(self, cfg, wall)?))
-    }
-}
-
-/// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
-pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
-    let path = &l.origin.path;
-    let bad = |reason: String| WioError::ArtifactFormat {
-        what: "snapshot",
-        path: path.to_path_buf(),
-        reason,
-    };
-    let meta = l.origin.meta.clone();
-    let state: X86State = postcard::from_bytes(&l.machine)
-        .map_err(|e| bad(format!("has unreadable machine state: {e}")))?;
-    let vcpu: VcpuState = postcard::from_bytes(&state.vcpu)
-        .map_err(|e| bad(format!("has unreadable vCPU state: {e}")))?;
-    let disk = match &l.disk {
-        Some(p) => virtio::open_disk(&RunConfig {
-            disk: Some(p.clone()),
-            ..cfg.clone()
-        })?,
-        None => None,
-    };
-    let mem = memory::map_private(0, meta.mem_bytes, &l.memfd)?;
-    let host = HostVirt::detect();
-    let engine = KvmEngine::restore(&mem, &vcpu, kvm_options(cfg))?;
-    let warnings = host_warnings(&engine, &host);
-    let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
-    let trace = crate::trace::open(cfg.trace.as_ref())?;
-    let mut platform = Platform::new(
-        meta.epoch_unix,
-        meta.mem_bytes,
-        VirtualTsc::new(DEFAULT_TSC_HZ),
-        RunSeed(meta.seed).stream(stream_names::PARAVIRT_ENTROPY),
-        // Replaced by the snapshot's (level and stream) in load_state.
-        TimerNoise::new(SchedNoise::Off, RunSeed(meta.seed)),
-        trace,
-    );
-    let device_cfg = RunConfig {
-        link: meta.link(),
-        ..cfg.clone()
-    };
-    platform.attach_virtio(
-        virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::None)?,
-        mem.clone(),
-    );
-    platform
-        .load_state(state.platform, reseed)
-        .map_err(|e| bad(format!("has a platform state this machine refuses: {e}")))?;
-    let now = platform.clock.now_ns();
-    if let Some(RunSeed(s)) = reseed {
-        platform
-            .trace
-            .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
-    }
-    let mut faults = std::mem::take(&mut platform.faults);
-    let replaced = cfg.restore_faults(
-        &mut faults,
-        FaultRestore {
-            seed: RunSeed(seed),
-            reseeded: reseed.is_some(),
-            now_ns: now,
-            has: Targets {
-                disk: meta.disk.is_some(),
-                node: false,
-            },
-        },
-        &mut platform.trace,
-    )?;
-    platform.faults = faults;
-    if let Some(r) = &replaced {
-        platform.replace_fault_events(r);
-    }
-    if !state.console.is_valid() {
-        return Err(bad("has an invalid console digest".into()));
-    }
-    let mut console = Console::new(cfg.echo(), wall);
-    console.load_state(&state.console);
-    let mut exits = std::collections::BTreeMap::new();
-    for (k, v) in state.exits {
-        let kind = wio_clock::ExitCost::ALL
-            .iter()
-            .map(|c| c.name())
-            .find(|n| *n == k)
-            .ok_or_else(|| bad(format!("counts an unknown exit kind {k:?}")))?;
-        exits.insert(kind, v);
-    }
-    Ok(X86Machine {
-        engine,
-        platform,
-        console,
-        stats: RunStats {
-            exits,
-            interrupts: state.interrupts,
-            idle_ns: state.idle_ns,
-        },
-        cost: CostModel::default(),
-        watchdog_ms: cfg.watchdog_ms,
-        restored_from: Some(RestoredFrom {
-            path: path.display().to_string(),
-            virtual_ns: meta.virtual_ns,
-            instructions: None,
-            seed: meta.seed,
-        }),
-        debug_paused: false,
-        meta,
-        mem,
-        host,
-        warnings,
-        rdtsc_warning: state.rdtsc_warning,
-        seed,
-    })
-}
-
 impl X86Machine {
     /// The engine (a debugger's registers, breakpoints and single steps).
     pub(super) fn engine_mut(&mut self) -> &mut KvmEngine {
@@ -487,52 +309,7 @@ impl Machine for X86Machine {
     }
 
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
-        let vcpu = self.engine.save_state()?;
-        let platform_state = self
-            .platform
-            .save_state()
-            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
-        let stats = &self.stats;
-        let state = X86State {
-            vcpu,
-            platform: platform_state,
-            console: self.console.save_state(),
-            exits: stats
-                .exits
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            interrupts: stats.interrupts,
-            idle_ns: stats.idle_ns,
-            rdtsc_warning: self.rdtsc_warning,
-        };
-        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
-            d.sha256 =
-                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
-                    what: "disk image",
-                    path: d.path.clone(),
-                    source,
-                })?;
-        }
-        let host = self
-            .mem
-            .get_host_address(GuestAddress(0))
-            .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
-        // SAFETY: `host` is the start of the single mapping of `mem_bytes` bytes `mem` owns;
-        // the vCPU is stopped (this runs between two KVM_RUNs on this thread) and the devices
-        // run on this thread too, so nothing writes guest memory while it is read.
-        let bytes = unsafe { std::slice::from_raw_parts(host, self.meta.mem_bytes as usize) };
-        let mut m = self.meta.clone();
-        m.seed = self.seed;
-        m.virtual_ns = self.platform.clock.now_ns();
-        m.reason = reason;
-        Ok(Snapshot {
-            meta: m,
-            machine: postcard::to_stdvec(&state)
-                .map_err(|e| WioError::Internal(format!("machine state encodes: {e}")))?,
-            memory: memory_runs(bytes),
-            sha256: String::new(),
-        })
+        self.capture(reason)
     }
 
     fn finish(
@@ -613,7 +390,7 @@ mod tests {
         crate::machine::driver::run(Box::new(m), cfg, wall)
     }
 
-    fn config(kernel: Option<PathBuf>) -> RunConfig {
+    fn config(kernel: Option<std::path::PathBuf>) -> RunConfig {
         RunConfig {
             kernel,
             cmdline: Some(String::new()),

@@ -16,7 +16,8 @@ pub mod paging;
 pub mod platform;
 pub mod regs;
 pub mod run_loop;
+pub mod snapshot;
 pub mod testguest;
 mod watchdog;
 
-pub use machine::X86Loaded;
+pub use snapshot::X86Loaded;

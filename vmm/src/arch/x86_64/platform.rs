@@ -16,7 +16,8 @@ use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
-use crate::machine::noise::{TimerNoise, TimerNoiseState};
+use crate::machine::noise::TimerNoise;
+use crate::snapshot::persist::{self, StateError as PersistError, StateSections};
 use crate::trace::{fold, Trace};
 use serde_json::json;
 use wio_clock::{VirtualClock, VirtualTsc};
@@ -123,28 +124,52 @@ pub struct Platform {
     virtio_levels: Vec<bool>,
 }
 
-/// The platform as a snapshot keeps it.
+/// The sections of an x86-64 snapshot that hold the platform, one per device or part, in
+/// the order written; `virtio.N` (one per slot) follow `counters`.
+pub mod section {
+    pub const PIC: &str = "pic";
+    pub const PIT: &str = "pit";
+    pub const RTC: &str = "rtc";
+    pub const COM1: &str = "com1";
+    pub const I8042: &str = "i8042";
+    pub const ACPI_PM: &str = "acpi-pm";
+    pub const PARAVIRT: &str = "paravirt";
+    pub const ENTROPY: &str = "entropy";
+    pub const NOISE: &str = "noise";
+    pub const FAULTS: &str = "faults";
+    pub const CLOCK: &str = "clock";
+    pub const EVENTS: &str = "events";
+    pub const TRACE: &str = "trace";
+    pub const COUNTERS: &str = "counters";
+    pub const VIRTIO: &str = "virtio.";
+    pub const VIRTIO_LEVELS: &str = "virtio-levels";
+    /// Every fixed section name of the platform.
+    pub const ALL: [&str; 15] = [
+        PIC,
+        PIT,
+        RTC,
+        COM1,
+        I8042,
+        ACPI_PM,
+        PARAVIRT,
+        ENTROPY,
+        NOISE,
+        FAULTS,
+        CLOCK,
+        EVENTS,
+        TRACE,
+        COUNTERS,
+        VIRTIO_LEVELS,
+    ];
+}
+
+/// The platform's timed events as a snapshot keeps them: (virtual ns, sequence, event),
+/// the next sequence number and which event is the PIT's.
 #[derive(serde::Serialize, serde::Deserialize)]
-pub struct PlatformState {
-    pic: PicPair,
-    pit: Pit,
-    rtc: crate::devices::legacy::rtc::RtcState,
-    com1: crate::devices::legacy::serial::UartState,
-    i8042: I8042,
-    acpi_pm: AcpiPm,
-    paravirt: Paravirt,
-    entropy: wio_scheduler::SavedStream,
-    noise: TimerNoiseState,
-    faults: Injector,
-    clock: VirtualClock,
+struct EventsState {
     events: Vec<(u64, u64, Event)>,
     next_seq: u64,
     pit_event: Option<u64>,
-    trace: crate::trace::TraceState,
-    counters: IoCounters,
-    #[serde(with = "wio_virtio_devices::state::byte_lists")]
-    virtio: Vec<Vec<u8>>,
-    virtio_levels: Vec<bool>,
 }
 
 fn le_value(data: &[u8]) -> u64 {
@@ -357,58 +382,80 @@ impl Platform {
         out
     }
 
-    /// The platform's state for a snapshot (the virtio devices included).
-    pub fn save_state(&self) -> Result<PlatformState, StateError> {
+    /// Writes the platform's state (the virtio devices included) into `out`, a section
+    /// per device.
+    pub fn save_sections(&self, out: &mut StateSections) -> Result<(), PersistError> {
         let virtio = match &self.virtio {
-            Some(v) => v.save_states()?,
+            Some(v) => v
+                .save_states()
+                .map_err(|e| PersistError::refused(section::VIRTIO, e))?,
             None => Vec::new(),
         };
-        Ok(PlatformState {
-            pic: self.pic.clone(),
-            pit: self.pit.clone(),
-            rtc: self.rtc.save_state(),
-            com1: self.com1.save_state(),
-            i8042: self.i8042.clone(),
-            acpi_pm: self.acpi_pm.clone(),
-            paravirt: self.paravirt.clone(),
-            entropy: self.entropy.save(),
-            noise: self.noise.save(),
-            faults: self.faults.clone(),
-            clock: self.clock,
-            events: self
-                .events
-                .iter()
-                .map(|(t, s, e)| (t, s, e.clone()))
-                .collect(),
-            next_seq: self.events.next_seq(),
-            pit_event: self.pit_event.map(|id| id.seq()),
-            trace: self.trace.save_state(),
-            counters: self.counters.clone(),
-            virtio,
-            virtio_levels: self.virtio_levels.clone(),
-        })
+        out.put(section::PIC, &self.pic)?;
+        out.put(section::PIT, &self.pit)?;
+        out.put(section::RTC, &self.rtc.save_state())?;
+        out.put(section::COM1, &self.com1.save_state())?;
+        out.put(section::I8042, &self.i8042)?;
+        out.put(section::ACPI_PM, &self.acpi_pm)?;
+        out.put(section::PARAVIRT, &self.paravirt)?;
+        out.put(section::ENTROPY, &self.entropy.save())?;
+        out.put(section::NOISE, &self.noise.save())?;
+        out.save(section::FAULTS, &self.faults)?;
+        out.put(section::CLOCK, &self.clock)?;
+        out.put(
+            section::EVENTS,
+            &EventsState {
+                events: self
+                    .events
+                    .iter()
+                    .map(|(t, s, e)| (t, s, e.clone()))
+                    .collect(),
+                next_seq: self.events.next_seq(),
+                pit_event: self.pit_event.map(|id| id.seq()),
+            },
+        )?;
+        out.put(section::TRACE, &self.trace.save_state())?;
+        out.put(section::COUNTERS, &self.counters)?;
+        for (slot, t) in virtio.iter().enumerate() {
+            out.put(format!("{}{slot}", section::VIRTIO), t)?;
+        }
+        out.put(section::VIRTIO_LEVELS, &self.virtio_levels)?;
+        Ok(())
     }
 
-    /// Loads a saved state into this platform, built with the same devices attached.
-    /// `reseed` re-keys every random stream (a branch with another seed).
-    pub fn load_state(
+    /// Loads the platform's sections of a snapshot into this platform, built with the same
+    /// devices attached. `reseed` re-keys every random stream (a branch with another seed).
+    /// A section missing, unreadable or refused is named in the error.
+    pub fn load_sections(
         &mut self,
-        s: PlatformState,
+        s: &StateSections,
         reseed: Option<wio_scheduler::RunSeed>,
-    ) -> Result<(), StateError> {
-        let events = EventQueue::from_parts(s.events, s.next_seq)?;
+    ) -> Result<(), PersistError> {
+        let refused = |section: &str, e: StateError| PersistError::refused(section, e);
+        let ev: EventsState = s.get(section::EVENTS)?;
+        let events = EventQueue::from_parts(ev.events, ev.next_seq)
+            .map_err(|e| refused(section::EVENTS, e.into()))?;
+        let faults: Injector = persist::restore(s, section::FAULTS, ())?;
         let slots = self.virtio_levels.len();
-        if s.virtio.len() != slots || s.virtio_levels.len() != slots {
-            return Err(StateError::SlotCount {
-                saved: s.virtio.len(),
-                here: slots,
-            });
+        let mut virtio = Vec::new();
+        while let Some(t) = s.optional(&format!("{}{}", section::VIRTIO, virtio.len()))? {
+            virtio.push(t);
+        }
+        let levels: Vec<bool> = s.get(section::VIRTIO_LEVELS)?;
+        if virtio.len() != slots || levels.len() != slots {
+            return Err(refused(
+                section::VIRTIO_LEVELS,
+                StateError::SlotCount {
+                    saved: virtio.len(),
+                    here: slots,
+                },
+            ));
         }
         if let Some(index) = events.iter().find_map(|(_, _, e)| match e {
-            Event::Fault(index, _) if !s.faults.has(*index) => Some(*index),
+            Event::Fault(index, _) if !faults.has(*index) => Some(*index),
             _ => None,
         }) {
-            return Err(StateError::UnknownFault { index });
+            return Err(refused(section::EVENTS, StateError::UnknownFault { index }));
         }
         if events.iter().any(|(_, _, e)| match e {
             Event::Virtio(VirtioEvent::Complete(slot, _, _) | VirtioEvent::Timer(slot, _)) => {
@@ -416,27 +463,29 @@ impl Platform {
             }
             Event::PitIrq | Event::Fault(..) => false,
         }) {
-            return Err(StateError::EmptySlot);
+            return Err(refused(section::EVENTS, StateError::EmptySlot));
         }
         if let Some(v) = self.virtio.as_mut() {
-            v.load_states(&s.virtio, reseed)?;
+            v.load_states(&virtio, reseed)
+                .map_err(|e| refused(section::VIRTIO, e))?;
         }
-        self.rtc = Rtc::from_state(&s.rtc)?;
-        self.com1 = Uart16550::from_state(&s.com1)?;
-        self.pic = s.pic;
-        self.pit = s.pit;
-        self.i8042 = s.i8042;
-        self.acpi_pm = s.acpi_pm;
-        self.paravirt = s.paravirt;
-        self.entropy = Stream::resume(&s.entropy, reseed);
-        self.noise = TimerNoise::resume(&s.noise, reseed);
-        self.faults = s.faults;
-        self.clock = s.clock;
+        self.rtc = Rtc::from_state(&s.get(section::RTC)?).map_err(|e| refused(section::RTC, e))?;
+        self.com1 =
+            Uart16550::from_state(&s.get(section::COM1)?).map_err(|e| refused(section::COM1, e))?;
+        self.pic = s.get(section::PIC)?;
+        self.pit = s.get(section::PIT)?;
+        self.i8042 = s.get(section::I8042)?;
+        self.acpi_pm = s.get(section::ACPI_PM)?;
+        self.paravirt = s.get(section::PARAVIRT)?;
+        self.entropy = Stream::resume(&s.get(section::ENTROPY)?, reseed);
+        self.noise = TimerNoise::resume(&s.get(section::NOISE)?, reseed);
+        self.faults = faults;
+        self.clock = s.get(section::CLOCK)?;
         self.events = events;
-        self.pit_event = s.pit_event.map(EventId::from_seq);
-        self.trace.load_state(&s.trace);
-        self.counters = s.counters;
-        self.virtio_levels = s.virtio_levels;
+        self.pit_event = ev.pit_event.map(EventId::from_seq);
+        self.trace.load_state(&s.get(section::TRACE)?);
+        self.counters = s.get(section::COUNTERS)?;
+        self.virtio_levels = levels;
         Ok(())
     }
 

@@ -109,6 +109,35 @@ impl Edac {
     }
 }
 
+/// The EDAC unit is its registers: a restore refuses status or control bits other than CE
+/// and UE.
+impl crate::snapshot::persist::Persist for Edac {
+    type State = Edac;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> Edac {
+        self.clone()
+    }
+
+    fn restore(_: (), s: &Edac) -> Result<Edac, Self::Error> {
+        use crate::devices::check_register as check;
+        check(
+            "EDAC",
+            "status",
+            u64::from(s.status),
+            s.status & !(CE | UE) == 0,
+        )?;
+        check(
+            "EDAC",
+            "control",
+            u64::from(s.control),
+            s.control & !(CE | UE) == 0,
+        )?;
+        Ok(s.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,6 +204,36 @@ impl FlightIo {
     }
 }
 
+/// The board is its registers and the simulated attitude: a restore refuses a torque or a
+/// watchdog timeout the board's writes clamp away. (A re-seeded restore re-keys it
+/// afterwards.)
+impl crate::snapshot::persist::Persist for FlightIo {
+    type State = FlightIo;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> FlightIo {
+        self.clone()
+    }
+
+    fn restore(_: (), s: &FlightIo) -> Result<FlightIo, Self::Error> {
+        use crate::devices::check_register as check;
+        check(
+            "flight I/O",
+            "torque",
+            s.torque as u64,
+            (-TORQUE_MAX..=TORQUE_MAX).contains(&s.torque),
+        )?;
+        check(
+            "flight I/O",
+            "watchdog timeout",
+            u64::from(s.wdt_timeout_us),
+            s.wdt_timeout_us <= MAX_WDT_US,
+        )?;
+        Ok(s.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,41 @@ impl Plic {
     }
 }
 
+/// The PLIC is its registers: a snapshot keeps them as they are, and a restore refuses
+/// values the guest can never write (priorities and threshold above 7, source 0 or sources
+/// past 31 set).
+impl crate::snapshot::persist::Persist for Plic {
+    type State = Plic;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> Plic {
+        self.clone()
+    }
+
+    fn restore(_: (), s: &Plic) -> Result<Plic, Self::Error> {
+        use crate::devices::check_register as check;
+        for p in s.priority {
+            check("PLIC", "priority", u64::from(p), p <= 7)?;
+        }
+        check(
+            "PLIC",
+            "threshold",
+            u64::from(s.threshold),
+            s.threshold <= 7,
+        )?;
+        for (name, mask) in [
+            ("level", s.level),
+            ("in-service", s.in_service),
+            ("latched", s.latched),
+            ("enable", s.enable),
+        ] {
+            check("PLIC", name, u64::from(mask), mask & 1 == 0)?;
+        }
+        Ok(s.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -92,6 +92,35 @@ impl SdkPort {
     }
 }
 
+/// The port is its stream key, a partial line and the lines waiting to be read: a restore
+/// refuses more than the port ever buffers. (A re-seeded restore re-keys it afterwards.)
+impl crate::snapshot::persist::Persist for SdkPort {
+    type State = SdkPort;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> SdkPort {
+        self.clone()
+    }
+
+    fn restore(_: (), s: &SdkPort) -> Result<SdkPort, Self::Error> {
+        for (what, len, max) in [
+            ("bytes of a partial line", s.partial.len(), MAX_LINE),
+            ("waiting lines", s.lines.len(), MAX_PENDING_LINES),
+        ] {
+            if len > max {
+                return Err(crate::devices::StateError::Bounds {
+                    device: "promise port",
+                    what,
+                    len,
+                    max,
+                });
+            }
+        }
+        Ok(s.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,289 @@
+//! x86-64 snapshots: the machine state a snapshot keeps besides guest memory (the vCPU,
+//! the platform's devices a section each, the console and the run's counters), loading a
+//! snapshot once (guest memory in a memfd, the disk checked once), and restoring it any
+//! number of times as a machine.
+
+use super::host::HostVirt;
+use super::kvm::{KvmEngine, VcpuState};
+use super::layout;
+use super::machine::{host_warnings, kvm_options, X86Machine};
+use super::platform::{self, Platform};
+use super::run_loop::RunStats;
+use crate::error::{Result, WioError};
+use crate::faults::plan::Targets;
+use crate::machine::config::FaultRestore;
+use crate::machine::console::{Console, ConsoleState};
+use crate::machine::noise::{SchedNoise, TimerNoise};
+use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
+use crate::memory;
+use crate::snapshot::persist::StateSections;
+use crate::snapshot::{memory_runs, Snapshot};
+use crate::summary::RestoredFrom;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use vm_memory::{GuestAddress, GuestMemoryBackend};
+use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
+use wio_scheduler::{stream_names, RunSeed};
+
+/// The sections of an x86-64 snapshot besides the platform's ([`platform::section`]).
+mod section {
+    pub const VCPU: &str = "vcpu";
+    pub const CONSOLE: &str = "console";
+    pub const RUN: &str = "run";
+}
+
+/// The machine's own counters (section `run`).
+#[derive(Serialize, Deserialize)]
+struct RunState {
+    exits: Vec<(String, u64)>,
+    interrupts: u64,
+    idle_ns: u64,
+    /// The machine booted a kernel (not the test guest): it warns at the end unless the
+    /// kernel announced itself (the announcement is in the platform's `paravirt` section).
+    rdtsc_warning: bool,
+}
+
+/// Refuses a section no x86-64 machine writes.
+fn known(name: &str) -> bool {
+    [section::VCPU, section::CONSOLE, section::RUN].contains(&name)
+        || platform::section::ALL.contains(&name)
+        || name
+            .strip_prefix(platform::section::VIRTIO)
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|n| n < 16)
+}
+
+impl X86Machine {
+    /// The machine's state as a snapshot; `reason` says why it was taken.
+    pub(super) fn capture(&mut self, reason: String) -> Result<Snapshot> {
+        let vcpu = self.engine.save_vcpu()?;
+        let internal = |e: crate::snapshot::persist::StateError| {
+            WioError::Internal(format!("machine state: {e}"))
+        };
+        let mut state = StateSections::default();
+        state.put(section::VCPU, &vcpu).map_err(internal)?;
+        self.platform
+            .save_sections(&mut state)
+            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+        state
+            .put(section::CONSOLE, &self.console.save_state())
+            .map_err(internal)?;
+        let stats = &self.stats;
+        state
+            .put(
+                section::RUN,
+                &RunState {
+                    exits: stats
+                        .exits
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), *v))
+                        .collect(),
+                    interrupts: stats.interrupts,
+                    idle_ns: stats.idle_ns,
+                    rdtsc_warning: self.rdtsc_warning,
+                },
+            )
+            .map_err(internal)?;
+        if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
+            d.sha256 =
+                crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
+                    what: "disk image",
+                    path: d.path.clone(),
+                    source,
+                })?;
+        }
+        let host = self
+            .mem
+            .get_host_address(GuestAddress(0))
+            .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+        // SAFETY: `host` is the start of the single mapping of `mem_bytes` bytes `mem` owns;
+        // the vCPU is stopped (this runs between two KVM_RUNs on this thread) and the devices
+        // run on this thread too, so nothing writes guest memory while it is read.
+        let bytes = unsafe { std::slice::from_raw_parts(host, self.meta.mem_bytes as usize) };
+        let mut m = self.meta.clone();
+        m.seed = self.seed;
+        m.virtual_ns = self.platform.clock.now_ns();
+        m.reason = reason;
+        Ok(Snapshot {
+            meta: m,
+            state,
+            memory: memory_runs(bytes),
+            sha256: String::new(),
+        })
+    }
+}
+
+/// An x86-64 snapshot read, checked and ready to restore any number of times (guest
+/// memory in a memfd each restore maps copy-on-write; the disk checked once).
+pub struct X86Loaded {
+    origin: SnapshotOrigin,
+    state: StateSections,
+    vcpu: VcpuState,
+    memfd: std::fs::File,
+    disk: Option<PathBuf>,
+}
+
+impl X86Loaded {
+    /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn load(path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
+        let snap = Snapshot::read(path)?;
+        let meta = snap.meta;
+        crate::snapshot::check_machine(
+            &meta,
+            path,
+            Arch::X86_64.name(),
+            0,
+            layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB,
+        )?;
+        let bad = |e: crate::snapshot::persist::StateError| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        snap.state.check_known(known).map_err(bad)?;
+        let vcpu = snap.state.get(section::VCPU).map_err(bad)?;
+        let disk = virtio::restore_disk(&meta, cfg)?;
+        let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        Ok(X86Loaded {
+            origin: SnapshotOrigin {
+                path: path.to_path_buf(),
+                meta,
+                sha256: snap.sha256,
+            },
+            state: snap.state,
+            vcpu,
+            memfd,
+            disk,
+        })
+    }
+}
+
+impl LoadedSnapshot for X86Loaded {
+    fn origin(&self) -> &SnapshotOrigin {
+        &self.origin
+    }
+
+    fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
+        Ok(Box::new(restore(self, cfg, wall)?))
+    }
+}
+
+/// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
+pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
+    let path = &l.origin.path;
+    let bad = |reason: String| WioError::ArtifactFormat {
+        what: "snapshot",
+        path: path.to_path_buf(),
+        reason,
+    };
+    let meta = l.origin.meta.clone();
+    let run: RunState = l.state.get(section::RUN).map_err(|e| bad(e.to_string()))?;
+    let saved_console: ConsoleState = l
+        .state
+        .get(section::CONSOLE)
+        .map_err(|e| bad(e.to_string()))?;
+    let disk = match &l.disk {
+        Some(p) => virtio::open_disk(&RunConfig {
+            disk: Some(p.clone()),
+            ..cfg.clone()
+        })?,
+        None => None,
+    };
+    let mem = memory::map_private(0, meta.mem_bytes, &l.memfd)?;
+    let host = HostVirt::detect();
+    let engine = KvmEngine::restore(&mem, &l.vcpu, kvm_options(cfg))?;
+    let warnings = host_warnings(&engine, &host);
+    let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
+    let mut platform = Platform::new(
+        meta.epoch_unix,
+        meta.mem_bytes,
+        VirtualTsc::new(DEFAULT_TSC_HZ),
+        RunSeed(meta.seed).stream(stream_names::PARAVIRT_ENTROPY),
+        // Replaced by the snapshot's (level and stream) in load_sections.
+        TimerNoise::new(SchedNoise::Off, RunSeed(meta.seed)),
+        trace,
+    );
+    let device_cfg = RunConfig {
+        link: meta.link(),
+        ..cfg.clone()
+    };
+    platform.attach_virtio(
+        virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::None)?,
+        mem.clone(),
+    );
+    platform
+        .load_sections(&l.state, reseed)
+        .map_err(|e| bad(e.to_string()))?;
+    let now = platform.clock.now_ns();
+    if let Some(RunSeed(s)) = reseed {
+        platform
+            .trace
+            .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
+    let mut faults = std::mem::take(&mut platform.faults);
+    let replaced = cfg.restore_faults(
+        &mut faults,
+        FaultRestore {
+            seed: RunSeed(seed),
+            reseeded: reseed.is_some(),
+            now_ns: now,
+            has: Targets {
+                disk: meta.disk.is_some(),
+                node: false,
+            },
+        },
+        &mut platform.trace,
+    )?;
+    platform.faults = faults;
+    if let Some(r) = &replaced {
+        platform.replace_fault_events(r);
+    }
+    if !saved_console.is_valid() {
+        return Err(bad(
+            "has a `console` section with an invalid console digest".into(),
+        ));
+    }
+    let mut console = Console::new(cfg.echo(), wall);
+    console.load_state(&saved_console);
+    let mut exits = std::collections::BTreeMap::new();
+    for (k, v) in run.exits {
+        let kind = wio_clock::ExitCost::ALL
+            .iter()
+            .map(|c| c.name())
+            .find(|n| *n == k)
+            .ok_or_else(|| {
+                bad(format!(
+                    "has a `run` section that counts an unknown exit kind {k:?}"
+                ))
+            })?;
+        exits.insert(kind, v);
+    }
+    Ok(X86Machine {
+        engine,
+        platform,
+        console,
+        stats: RunStats {
+            exits,
+            interrupts: run.interrupts,
+            idle_ns: run.idle_ns,
+        },
+        cost: CostModel::default(),
+        watchdog_ms: cfg.watchdog_ms,
+        restored_from: Some(RestoredFrom {
+            path: path.display().to_string(),
+            virtual_ns: meta.virtual_ns,
+            instructions: None,
+            seed: meta.seed,
+        }),
+        debug_paused: false,
+        meta,
+        mem,
+        host,
+        warnings,
+        rdtsc_warning: run.rdtsc_warning,
+        seed,
+    })
+}
