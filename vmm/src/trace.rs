@@ -133,24 +133,6 @@ impl Trace {
         self.out = Some(out);
     }
 
-    /// Where the chain stands.
-    pub fn save_state(&self) -> TraceState {
-        TraceState {
-            prev: self.prev,
-            lines: self.lines,
-            fold: self.fold,
-            folded: self.folded,
-        }
-    }
-
-    /// Continues a saved chain: the next line follows the saved last line.
-    pub fn load_state(&mut self, s: &TraceState) {
-        self.prev = s.prev;
-        self.lines = s.lines;
-        self.fold = s.fold;
-        self.folded = s.folded;
-    }
-
     /// The hash of the last line (all zeros before any line).
     pub fn hash_hex(&self) -> String {
         hex(&self.prev)
@@ -309,6 +291,31 @@ pub fn verify(text: &str) -> Result<String, String> {
         prev = Sha256::digest(line.as_bytes()).into();
     }
     Ok(hex(&prev))
+}
+
+/// A snapshot keeps where the chain stands; a restore continues the chain in a trace opened
+/// for the restoring run (its file, if any): the next line follows the saved last line.
+impl crate::snapshot::persist::Persist for Trace {
+    type State = TraceState;
+    type Args<'a> = Trace;
+    type Error = std::convert::Infallible;
+
+    fn save(&self) -> TraceState {
+        TraceState {
+            prev: self.prev,
+            lines: self.lines,
+            fold: self.fold,
+            folded: self.folded,
+        }
+    }
+
+    fn restore(mut trace: Trace, s: &TraceState) -> Result<Trace, Self::Error> {
+        trace.prev = s.prev;
+        trace.lines = s.lines;
+        trace.fold = s.fold;
+        trace.folded = s.folded;
+        Ok(trace)
+    }
 }
 
 #[cfg(test)]

@@ -185,9 +185,22 @@ impl Console {
     pub fn sha256(&self) -> String {
         crate::trace::hex(&self.digest.digest())
     }
+}
 
-    /// The console's state for a snapshot.
-    pub fn save_state(&self) -> ConsoleState {
+/// Why a saved console is refused.
+#[derive(Debug, thiserror::Error)]
+#[error("its output digest cannot be resumed")]
+pub struct ConsoleStateError;
+
+/// A snapshot keeps the line being written, the digest of everything printed, the status
+/// the guest reported and the console markers; a restore takes a fresh console (what it
+/// echoes and watches stays the restoring run's) and refuses a digest that cannot resume.
+impl crate::snapshot::persist::Persist for Console {
+    type State = ConsoleState;
+    type Args<'a> = Console;
+    type Error = ConsoleStateError;
+
+    fn save(&self) -> ConsoleState {
         ConsoleState {
             line: self.line.clone(),
             digest: self.digest.clone(),
@@ -200,13 +213,14 @@ impl Console {
         }
     }
 
-    /// Takes a saved state (checked with [`ConsoleState::is_valid`] first); what is being
-    /// watched stays as it is.
-    pub fn load_state(&mut self, s: &ConsoleState) {
-        self.line = s.line.clone();
-        self.digest = s.digest.clone();
-        self.status = s.status;
-        self.markers = s
+    fn restore(mut console: Console, s: &ConsoleState) -> Result<Console, ConsoleStateError> {
+        if !s.is_valid() {
+            return Err(ConsoleStateError);
+        }
+        console.line = s.line.clone();
+        console.digest = s.digest.clone();
+        console.status = s.status;
+        console.markers = s
             .markers
             .iter()
             .map(|(line, virtual_ns)| Marker {
@@ -215,6 +229,7 @@ impl Console {
                 wall_ns: 0,
             })
             .collect();
+        Ok(console)
     }
 }
 
@@ -250,9 +265,9 @@ mod tests {
         let mut c = Console::new(Echo::Quiet, Instant::now());
         c.push(&vec![b'x'; MAX_LINE_BYTES + 10], 1, &mut trace);
         assert_eq!(trace.lines(), 1);
-        let saved = c.save_state();
-        let mut d = Console::new(Echo::Quiet, Instant::now());
-        d.load_state(&saved);
+        use crate::snapshot::persist::Persist;
+        let saved = c.save();
+        let mut d = Console::restore(Console::new(Echo::Quiet, Instant::now()), &saved).unwrap();
         c.push(b"end\n", 2, &mut trace);
         let mut t2 = Trace::new();
         d.push(b"end\n", 2, &mut t2);

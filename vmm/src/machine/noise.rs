@@ -114,31 +114,38 @@ impl TimerNoise {
         }
     }
 
-    /// Its state for a snapshot.
-    pub fn save(&self) -> TimerNoiseState {
+    /// Its level.
+    pub fn level(&self) -> SchedNoise {
+        self.level
+    }
+}
+
+/// A snapshot keeps the level and the stream's position; a restore with `reseed` re-keys
+/// the draws (a branch with another seed).
+impl crate::snapshot::persist::Persist for TimerNoise {
+    type State = TimerNoiseState;
+    type Args<'a> = Option<RunSeed>;
+    type Error = std::convert::Infallible;
+
+    fn save(&self) -> TimerNoiseState {
         TimerNoiseState {
             level: self.level,
             stream: self.stream.save(),
         }
     }
 
-    /// Its level.
-    pub fn level(&self) -> SchedNoise {
-        self.level
-    }
-
-    /// Back from a snapshot; `reseed` re-keys the draws (a branch with another seed).
-    pub fn resume(s: &TimerNoiseState, reseed: Option<RunSeed>) -> TimerNoise {
-        TimerNoise {
+    fn restore(reseed: Option<RunSeed>, s: &TimerNoiseState) -> Result<TimerNoise, Self::Error> {
+        Ok(TimerNoise {
             level: s.level,
             stream: Stream::resume(&s.stream, reseed),
-        }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::snapshot::persist::Persist;
 
     #[test]
     fn delays_are_bounded_seeded_and_resumable() {
@@ -158,10 +165,10 @@ mod tests {
         let mut n = TimerNoise::new(SchedNoise::Heavy, RunSeed(3));
         n.delay_ns(10);
         let saved = n.save();
-        let mut same = TimerNoise::resume(&saved, None);
+        let mut same = TimerNoise::restore(None, &saved).unwrap();
         assert_eq!(same.delay_ns(1 << 30), n.delay_ns(1 << 30));
-        let mut other = TimerNoise::resume(&saved, Some(RunSeed(4)));
-        let mut again = TimerNoise::resume(&saved, None);
+        let mut other = TimerNoise::restore(Some(RunSeed(4)), &saved).unwrap();
+        let mut again = TimerNoise::restore(None, &saved).unwrap();
         let (o, g): (Vec<u64>, Vec<u64>) = (0..8)
             .map(|_| (other.delay_ns(1 << 30), again.delay_ns(1 << 30)))
             .unzip();

@@ -34,6 +34,27 @@ pub trait Persist: Sized {
     fn restore(args: Self::Args<'_>, state: &Self::State) -> Result<Self, Self::Error>;
 }
 
+/// `Persist` for a device that is nothing but registers every value of which the device can
+/// hold (its state is itself, and a restore has nothing to refuse).
+#[macro_export]
+macro_rules! persist_registers {
+    ($ty:ty) => {
+        impl $crate::snapshot::persist::Persist for $ty {
+            type State = $ty;
+            type Args<'a> = ();
+            type Error = std::convert::Infallible;
+
+            fn save(&self) -> $ty {
+                self.clone()
+            }
+
+            fn restore(_: (), s: &$ty) -> Result<$ty, Self::Error> {
+                Ok(s.clone())
+            }
+        }
+    };
+}
+
 /// Why a machine's state sections cannot be written or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -165,6 +186,14 @@ pub fn decode_whole<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, postcard::Er
     match postcard::take_from_bytes(bytes)? {
         (value, []) => Ok(value),
         _ => Err(postcard::Error::DeserializeBadEncoding),
+    }
+}
+
+/// The component of a restore that cannot fail.
+pub fn infallible<T>(restored: Result<T, std::convert::Infallible>) -> T {
+    match restored {
+        Ok(value) => value,
+        Err(never) => match never {},
     }
 }
 

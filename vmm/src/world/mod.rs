@@ -31,6 +31,7 @@ use crate::error::{Result, WioError};
 use crate::faults::FaultSource;
 use crate::machine::RunConfig;
 use crate::promises::Status;
+use crate::snapshot::persist::Persist;
 use crate::snapshot::plan::{take_matches, SnapshotAt};
 use crate::trace::{fnv1a, Trace};
 use faults::{Between, WorldFault, WorldPlan};
@@ -208,8 +209,7 @@ pub fn restore(
     let reseed = (seed != st.seed).then_some(RunSeed(seed));
     let mut s = st.scenario.clone();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
-    let mut trace = Trace::new();
-    trace.load_state(&st.trace);
+    let mut trace = crate::snapshot::persist::infallible(Trace::restore(Trace::new(), &st.trace));
     if reseed.is_some() {
         trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
     }
@@ -416,7 +416,7 @@ impl World {
             setup_complete: self.setup.clone(),
             // Set only for nodes that ended with a status.
             ended: self.exits.clone(),
-            trace: self.trace.save_state(),
+            trace: self.trace.save(),
             peer,
         };
         let bytes = snapshot::write(path, &state, &nodes)?;

@@ -2,9 +2,10 @@
 //! at a quantum boundary, in one versioned, checksummed file.
 //!
 //! The file is a [`crate::snapshot::sections`] container (magic `WIOWORLD`) with the
-//! sections `world` (postcard: seed, boundary, scenario, switch, frames in flight, trace),
-//! then `node.0`, `node.1`, ... in node order, each a whole machine snapshot file (with its
-//! own sections and checksums).
+//! sections `world` (seed, boundary, reason, where nodes are parked and which ended),
+//! `scenario`, `switch`, `in-flight` (frames routed, not yet delivered), `trace` and, with an
+//! external service, `peer` (postcard each), then `node.0`, `node.1`, ... in node order,
+//! each a whole machine snapshot file (with its own sections and checksums).
 //!
 //! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
 //! checks the container, then every node's snapshot as `wio run --from` would, so a
@@ -16,6 +17,7 @@ use super::switch::SwitchState;
 use crate::arch::riscv64::RvLoaded;
 use crate::error::{Result, WioError};
 use crate::machine::{LoadedSnapshot, RunConfig};
+use crate::snapshot::persist::{StateError, StateSections};
 use crate::snapshot::sections::Format;
 use crate::snapshot::Snapshot;
 use crate::trace::TraceState;
@@ -35,8 +37,6 @@ pub const FORMAT: Format = Format {
 };
 /// Largest world state section (the scenario, the switch, frames in flight).
 const MAX_STATE: usize = 256 << 20;
-/// The section of the world's own state.
-const WORLD: &str = "world";
 
 /// A frame on its way to a node when the snapshot was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,16 +87,81 @@ fn bad(path: &Path, reason: String) -> WioError {
     }
 }
 
+/// The world's own fields besides its parts (section `world`).
+#[derive(Serialize, Deserialize)]
+struct WorldHead {
+    wio_version: String,
+    seed: u64,
+    at_ns: u64,
+    reason: String,
+    parked: Vec<Option<u64>>,
+    setup_complete: Vec<bool>,
+    ended: Vec<Option<u32>>,
+}
+
+/// The sections of a world snapshot besides its nodes (`node.N`), in the order written.
+mod section {
+    pub const WORLD: &str = "world";
+    pub const SCENARIO: &str = "scenario";
+    pub const SWITCH: &str = "switch";
+    pub const IN_FLIGHT: &str = "in-flight";
+    pub const TRACE: &str = "trace";
+    pub const PEER: &str = "peer";
+}
+
+/// The world's state as sections, a part each.
+fn state_sections(state: &WorldState) -> std::result::Result<StateSections, StateError> {
+    let mut s = StateSections::default();
+    s.put(
+        section::WORLD,
+        &WorldHead {
+            wio_version: state.wio_version.clone(),
+            seed: state.seed,
+            at_ns: state.at_ns,
+            reason: state.reason.clone(),
+            parked: state.parked.clone(),
+            setup_complete: state.setup_complete.clone(),
+            ended: state.ended.clone(),
+        },
+    )?;
+    s.put(section::SCENARIO, &state.scenario)?;
+    s.put(section::SWITCH, &state.switch)?;
+    s.put(section::IN_FLIGHT, &state.in_flight)?;
+    s.put(section::TRACE, &state.trace)?;
+    if let Some(peer) = &state.peer {
+        s.put(section::PEER, peer)?;
+    }
+    Ok(s)
+}
+
+/// The world's state from its sections (each named in the error when missing or bad).
+fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
+    let head: WorldHead = s.get(section::WORLD)?;
+    Ok(WorldState {
+        wio_version: head.wio_version,
+        seed: head.seed,
+        at_ns: head.at_ns,
+        reason: head.reason,
+        scenario: s.get(section::SCENARIO)?,
+        switch: s.get(section::SWITCH)?,
+        in_flight: s.get(section::IN_FLIGHT)?,
+        parked: head.parked,
+        setup_complete: head.setup_complete,
+        ended: head.ended,
+        trace: s.get(section::TRACE)?,
+        peer: s.optional(section::PEER)?,
+    })
+}
+
 /// The bytes of a world snapshot file of `state` and its nodes' snapshots (node order).
 pub fn encode(state: &WorldState, nodes: &[Snapshot]) -> Result<Vec<u8>> {
-    let st = postcard::to_stdvec(state)
-        .map_err(|e| WioError::Internal(format!("world state encodes: {e}")))?;
+    let st = state_sections(state).map_err(|e| WioError::Internal(format!("world state: {e}")))?;
     let files: Vec<(String, Vec<u8>)> = nodes
         .iter()
         .enumerate()
         .map(|(i, n)| (format!("node.{i}"), n.encode()))
         .collect();
-    let mut sections: Vec<(&str, &[u8])> = vec![(WORLD, &st)];
+    let mut sections: Vec<(&str, &[u8])> = st.iter().collect();
     sections.extend(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
     Ok(FORMAT.encode(&sections))
 }
@@ -119,17 +184,33 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
         ));
     }
     let file = FORMAT.decode(bytes).map_err(|e| bad(path, e.to_string()))?;
-    let mut sections = file.sections.into_iter();
-    let st = match sections.next() {
-        Some((WORLD, b)) if b.len() <= MAX_STATE => b,
-        Some((WORLD, b)) => {
-            return Err(bad(path, format!("has a world state of {} bytes", b.len())))
-        }
-        _ => return Err(bad(path, "has no `world` section first".into())),
-    };
-    let state: WorldState = crate::snapshot::persist::decode_whole(st)
-        .map_err(|e| bad(path, format!("has an unreadable `world` section: {e}")))?;
-    let rest: Vec<(&str, &[u8])> = sections.collect();
+    let (own, rest): (Vec<(&str, &[u8])>, Vec<(&str, &[u8])>) = file
+        .sections
+        .into_iter()
+        .partition(|(name, _)| !name.starts_with("node."));
+    let size: usize = own.iter().map(|(_, b)| b.len()).sum();
+    if size > MAX_STATE {
+        return Err(bad(path, format!("has a world state of {size} bytes")));
+    }
+    let own = StateSections::from_parts(
+        own.into_iter()
+            .map(|(n, b)| (n.to_string(), b.to_vec()))
+            .collect(),
+    );
+    let state = own
+        .check_known(|n| {
+            [
+                section::WORLD,
+                section::SCENARIO,
+                section::SWITCH,
+                section::IN_FLIGHT,
+                section::TRACE,
+                section::PEER,
+            ]
+            .contains(&n)
+        })
+        .and_then(|()| state_of(&own))
+        .map_err(|e| bad(path, e.to_string()))?;
     if rest.len() != state.scenario.nodes.len() {
         return Err(bad(
             path,
@@ -258,7 +339,7 @@ mod tests {
             parked: vec![None, Some(9)],
             setup_complete: vec![false, true],
             ended: vec![None, Some(0)],
-            trace: crate::trace::Trace::new().save_state(),
+            trace: crate::snapshot::persist::Persist::save(&crate::trace::Trace::new()),
             peer: Some((
                 super::super::peer::Peer::new(wio_scheduler::RunSeed(1))
                     .save()
@@ -288,6 +369,32 @@ mod tests {
         assert!(err(&flipped).contains("checksum"));
         for n in 0..bytes.len() {
             assert!(decode(p, &bytes[..n]).is_err());
+        }
+        // A damaged part is named: the world's own sections and each node's file.
+        let file = FORMAT.decode(&bytes).unwrap();
+        let names: Vec<&str> = file.sections.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "world",
+                "scenario",
+                "switch",
+                "in-flight",
+                "trace",
+                "peer",
+                "node.0",
+                "node.1"
+            ]
+        );
+        for (name, payload) in &file.sections {
+            let at = payload.as_ptr() as usize - bytes.as_ptr() as usize + payload.len() / 2;
+            let mut b = bytes.clone();
+            b[at] ^= 0x08;
+            let e = err(&b);
+            assert!(
+                e.contains(&format!("section `{name}` does not")),
+                "{name}: {e}"
+            );
         }
         // A valid envelope around a state that does not fit its nodes.
         let mut odd = st.clone();

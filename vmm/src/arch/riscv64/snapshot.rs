@@ -23,10 +23,10 @@ use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::promises::Ledger;
-use crate::snapshot::persist::{self, StateError, StateSections};
+use crate::snapshot::persist::{self, Persist, StateError, StateSections};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
-use crate::trace::TraceState;
+use crate::trace::{Trace, TraceState};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -193,7 +193,7 @@ impl RvMachine {
             .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
         let state = MachineState {
             hart: self.engine.hart.save_state(),
-            uart: self.bus.uart.save_state(),
+            uart: self.bus.uart.save(),
             rtc: self.bus.rtc.clone(),
             flight: self.bus.flight.clone(),
             sdk_port: self.bus.sdk_port.clone(),
@@ -210,8 +210,8 @@ impl RvMachine {
                 next_seq: self.bus.events.next_seq(),
             },
             faults: self.bus.faults.clone(),
-            trace: self.bus.trace.save_state(),
-            console: self.console.save_state(),
+            trace: self.bus.trace.save(),
+            console: self.console.save(),
             noise: self.noise.save(),
             promises: self.promises.clone(),
             clock: self.engine.clock,
@@ -467,9 +467,9 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         ));
     }
     let now_ns = clock::now(&state.clock, &hart).as_ns();
-    let mut trace = crate::trace::open(cfg.trace.as_ref())?;
-    trace.load_state(&state.trace);
-    let timer_noise = TimerNoise::resume(&state.noise, reseed);
+    let trace = crate::trace::open(cfg.trace.as_ref())?;
+    let mut trace = persist::infallible(Trace::restore(trace, &state.trace));
+    let timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
     let mut clk = state.clock;
     if let Some(RunSeed(s)) = reseed {
         // The branch's trace says where its future was re-keyed.
@@ -506,15 +506,10 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         },
         &mut trace,
     )?;
-    let uart = Uart16550::from_state(&state.uart)
+    let uart = Uart16550::restore((), &state.uart)
         .map_err(|e| bad(format!("has a `uart` section this machine refuses: {e}")))?;
-    if !state.console.is_valid() {
-        return Err(bad(
-            "has a `console` section with an invalid console digest".into(),
-        ));
-    }
-    let mut console = Console::new(cfg.echo(), wall);
-    console.load_state(&state.console);
+    let console = Console::restore(Console::new(cfg.echo(), wall), &state.console)
+        .map_err(|e| bad(format!("has a `console` section this machine refuses: {e}")))?;
     let mut exits = BTreeMap::new();
     for (k, v) in &state.run.exits {
         let kind = EXIT_KINDS.iter().find(|e| **e == k).ok_or_else(|| {

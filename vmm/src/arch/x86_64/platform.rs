@@ -391,15 +391,15 @@ impl Platform {
                 .map_err(|e| PersistError::refused(section::VIRTIO, e))?,
             None => Vec::new(),
         };
-        out.put(section::PIC, &self.pic)?;
-        out.put(section::PIT, &self.pit)?;
-        out.put(section::RTC, &self.rtc.save_state())?;
-        out.put(section::COM1, &self.com1.save_state())?;
-        out.put(section::I8042, &self.i8042)?;
-        out.put(section::ACPI_PM, &self.acpi_pm)?;
-        out.put(section::PARAVIRT, &self.paravirt)?;
+        out.save(section::PIC, &self.pic)?;
+        out.save(section::PIT, &self.pit)?;
+        out.save(section::RTC, &self.rtc)?;
+        out.save(section::COM1, &self.com1)?;
+        out.save(section::I8042, &self.i8042)?;
+        out.save(section::ACPI_PM, &self.acpi_pm)?;
+        out.save(section::PARAVIRT, &self.paravirt)?;
         out.put(section::ENTROPY, &self.entropy.save())?;
-        out.put(section::NOISE, &self.noise.save())?;
+        out.save(section::NOISE, &self.noise)?;
         out.save(section::FAULTS, &self.faults)?;
         out.put(section::CLOCK, &self.clock)?;
         out.put(
@@ -414,7 +414,7 @@ impl Platform {
                 pit_event: self.pit_event.map(|id| id.seq()),
             },
         )?;
-        out.put(section::TRACE, &self.trace.save_state())?;
+        out.save(section::TRACE, &self.trace)?;
         out.put(section::COUNTERS, &self.counters)?;
         for (slot, t) in virtio.iter().enumerate() {
             out.put(format!("{}{slot}", section::VIRTIO), t)?;
@@ -469,21 +469,21 @@ impl Platform {
             v.load_states(&virtio, reseed)
                 .map_err(|e| refused(section::VIRTIO, e))?;
         }
-        self.rtc = Rtc::from_state(&s.get(section::RTC)?).map_err(|e| refused(section::RTC, e))?;
-        self.com1 =
-            Uart16550::from_state(&s.get(section::COM1)?).map_err(|e| refused(section::COM1, e))?;
-        self.pic = s.get(section::PIC)?;
-        self.pit = s.get(section::PIT)?;
-        self.i8042 = s.get(section::I8042)?;
-        self.acpi_pm = s.get(section::ACPI_PM)?;
-        self.paravirt = s.get(section::PARAVIRT)?;
+        self.rtc = persist::restore(s, section::RTC, ())?;
+        self.com1 = persist::restore(s, section::COM1, ())?;
+        self.pic = persist::restore(s, section::PIC, ())?;
+        self.pit = persist::restore(s, section::PIT, ())?;
+        self.i8042 = persist::restore(s, section::I8042, ())?;
+        self.acpi_pm = persist::restore(s, section::ACPI_PM, ())?;
+        self.paravirt = persist::restore(s, section::PARAVIRT, ())?;
         self.entropy = Stream::resume(&s.get(section::ENTROPY)?, reseed);
-        self.noise = TimerNoise::resume(&s.get(section::NOISE)?, reseed);
+        self.noise = persist::restore(s, section::NOISE, reseed)?;
         self.faults = faults;
         self.clock = s.get(section::CLOCK)?;
         self.events = events;
         self.pit_event = ev.pit_event.map(EventId::from_seq);
-        self.trace.load_state(&s.get(section::TRACE)?);
+        let trace = std::mem::replace(&mut self.trace, Trace::new());
+        self.trace = persist::restore(s, section::TRACE, trace)?;
         self.counters = s.get(section::COUNTERS)?;
         self.virtio_levels = levels;
         Ok(())

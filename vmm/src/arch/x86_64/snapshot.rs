@@ -16,7 +16,7 @@ use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::memory;
-use crate::snapshot::persist::StateSections;
+use crate::snapshot::persist::{Persist, StateSections};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use serde::{Deserialize, Serialize};
@@ -68,7 +68,7 @@ impl X86Machine {
             .save_sections(&mut state)
             .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
         state
-            .put(section::CONSOLE, &self.console.save_state())
+            .put(section::CONSOLE, &self.console.save())
             .map_err(internal)?;
         let stats = &self.stats;
         state
@@ -241,13 +241,8 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     if let Some(r) = &replaced {
         platform.replace_fault_events(r);
     }
-    if !saved_console.is_valid() {
-        return Err(bad(
-            "has a `console` section with an invalid console digest".into(),
-        ));
-    }
-    let mut console = Console::new(cfg.echo(), wall);
-    console.load_state(&saved_console);
+    let console = Console::restore(Console::new(cfg.echo(), wall), &saved_console)
+        .map_err(|e| bad(format!("has a `console` section this machine refuses: {e}")))?;
     let mut exits = std::collections::BTreeMap::new();
     for (k, v) in run.exits {
         let kind = wio_clock::ExitCost::ALL

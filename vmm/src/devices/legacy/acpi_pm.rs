@@ -70,6 +70,9 @@ impl AcpiPm {
     }
 }
 
+// The PM1a blocks are their registers and whether the guest switched the machine off.
+crate::persist_registers!(AcpiPm);
+
 #[cfg(test)]
 mod tests {
     use super::*;

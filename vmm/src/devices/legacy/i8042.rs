@@ -38,6 +38,9 @@ impl I8042 {
     }
 }
 
+// The controller is one flag.
+crate::persist_registers!(I8042);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,6 +87,9 @@ impl Paravirt {
     }
 }
 
+// The port is its latched value and whether the kernel announced itself.
+crate::persist_registers!(Paravirt);
+
 #[cfg(test)]
 mod tests {
     use super::*;

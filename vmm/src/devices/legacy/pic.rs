@@ -197,6 +197,10 @@ impl PicPair {
     }
 }
 
+// The two 8259s are their registers; an initialization step outside the sequence just
+// restarts it at the next ICW1, so every saved value is one the pair can hold.
+crate::persist_registers!(PicPair);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -142,28 +142,6 @@ pub struct RtcState {
 }
 
 impl Rtc {
-    /// Its state for a snapshot.
-    pub fn save_state(&self) -> RtcState {
-        RtcState {
-            epoch_unix: self.epoch_unix,
-            index: self.index,
-            ram: self.ram.to_vec(),
-        }
-    }
-
-    /// An RTC in a saved state.
-    pub fn from_state(s: &RtcState) -> Result<Rtc, crate::devices::StateError> {
-        Ok(Rtc {
-            epoch_unix: s.epoch_unix,
-            index: s.index,
-            ram: s
-                .ram
-                .as_slice()
-                .try_into()
-                .map_err(|_| crate::devices::StateError::RtcRam { len: s.ram.len() })?,
-        })
-    }
-
     /// An RTC whose virtual time 0 is `epoch_unix`, reporting `mem_bytes` of RAM in CMOS.
     pub fn new(epoch_unix: i64, mem_bytes: u64) -> Rtc {
         let mut ram = [0u8; 128];
@@ -257,6 +235,34 @@ impl Rtc {
                 i => self.ram[usize::from(i)] = value,
             }
         }
+    }
+}
+
+/// A snapshot keeps the epoch, the index register and the CMOS RAM; a restore refuses RAM
+/// that is not 128 bytes.
+impl crate::snapshot::persist::Persist for Rtc {
+    type State = RtcState;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> RtcState {
+        RtcState {
+            epoch_unix: self.epoch_unix,
+            index: self.index,
+            ram: self.ram.to_vec(),
+        }
+    }
+
+    fn restore(_: (), s: &RtcState) -> Result<Rtc, crate::devices::StateError> {
+        Ok(Rtc {
+            epoch_unix: s.epoch_unix,
+            index: s.index,
+            ram: s
+                .ram
+                .as_slice()
+                .try_into()
+                .map_err(|_| crate::devices::StateError::RtcRam { len: s.ram.len() })?,
+        })
     }
 }
 

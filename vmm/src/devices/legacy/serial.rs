@@ -81,8 +81,20 @@ impl Uart16550 {
         std::mem::take(self.uart.writer_mut())
     }
 
-    /// The registers and receive FIFO, for a snapshot (output is drained at every exit).
-    pub fn save_state(&self) -> UartState {
+    /// Whether the UART asked for an interrupt since the last call (and clears the request).
+    pub fn take_irq(&mut self) -> bool {
+        self.irq.0.replace(0) > 0
+    }
+}
+
+/// A snapshot keeps the registers, the receive FIFO and the pending interrupt requests
+/// (output is drained at every exit); a restore refuses a FIFO longer than the 16550's.
+impl crate::snapshot::persist::Persist for Uart16550 {
+    type State = UartState;
+    type Args<'a> = ();
+    type Error = crate::devices::StateError;
+
+    fn save(&self) -> UartState {
         let s = self.uart.state();
         UartState {
             regs: [
@@ -102,8 +114,7 @@ impl Uart16550 {
         }
     }
 
-    /// A UART in a saved state.
-    pub fn from_state(s: &UartState) -> Result<Uart16550, crate::devices::StateError> {
+    fn restore(_: (), s: &UartState) -> Result<Uart16550, crate::devices::StateError> {
         let [baud_divisor_low, baud_divisor_high, interrupt_enable, interrupt_identification, line_control, line_status, modem_control, modem_status, scratch] =
             s.regs;
         let state = vm_superio::serial::SerialState {
@@ -132,11 +143,6 @@ impl Uart16550 {
             max: MAX_FIFO_BYTES,
         })?;
         Ok(Uart16550 { uart, irq })
-    }
-
-    /// Whether the UART asked for an interrupt since the last call (and clears the request).
-    pub fn take_irq(&mut self) -> bool {
-        self.irq.0.replace(0) > 0
     }
 }
 
