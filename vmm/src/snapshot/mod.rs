@@ -44,6 +44,7 @@ pub const FORMAT: Format = Format {
     major: 7,
     minor: 0,
     what: "wio snapshot",
+    first_major: 7,
 };
 /// The section a snapshot's metadata is in (the first).
 pub const META: &str = "meta";

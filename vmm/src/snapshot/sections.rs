@@ -42,6 +42,9 @@ pub struct Format {
     pub minor: u32,
     /// What the file is ("wio snapshot", "world snapshot"), for errors.
     pub what: &'static str,
+    /// The first major version of this container; older files had one version number (a
+    /// u32 where the major is now) and no minor.
+    pub first_major: u32,
 }
 
 /// Why a container cannot be read. Each says what is wrong and, where it helps, what to do.
@@ -67,14 +70,14 @@ pub enum ContainerError {
         total: u64,
     },
     /// A format version this wio does not read.
-    #[error("is {what} format version {major}.{minor}; this wio ({wio}) reads version {reads_major}.0 to {reads_major}.{reads_minor}: restore it with the wio that wrote it")]
+    #[error("is {what} format version {major}{}; this wio ({wio}) reads version {reads_major}.0 to {reads_major}.{reads_minor}: restore it with the wio that wrote it", minor.map(|m| format!(".{m}")).unwrap_or_default())]
     Version {
         /// The kind of file.
         what: &'static str,
         /// The file's major version.
         major: u32,
-        /// The file's minor version.
-        minor: u32,
+        /// The file's minor version (none in files older than this container).
+        minor: Option<u32>,
         /// The major version this wio reads.
         reads_major: u32,
         /// The newest minor version this wio reads.
@@ -157,7 +160,7 @@ impl Format {
             return Err(ContainerError::Version {
                 what: self.what,
                 major,
-                minor,
+                minor: (major >= self.first_major).then_some(minor),
                 reads_major: self.major,
                 reads_minor: self.minor,
                 wio: env!("CARGO_PKG_VERSION"),
@@ -267,6 +270,7 @@ mod tests {
         major: 3,
         minor: 1,
         what: "test file",
+        first_major: 2,
     };
 
     fn sample() -> Vec<u8> {
@@ -341,6 +345,11 @@ mod tests {
             TEST.decode(&other_major),
             Err(ContainerError::Version { major: 4, .. })
         ));
+        // A file of the format before this container: one version number, no minor.
+        let mut legacy = old_file.clone();
+        legacy[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let msg = TEST.decode(&legacy).unwrap_err().to_string();
+        assert!(msg.contains("format version 1;"), "{msg}");
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub const FORMAT: Format = Format {
     major: 2,
     minor: 0,
     what: "world snapshot",
+    first_major: 2,
 };
 /// Largest world state section (the scenario, the switch, frames in flight).
 const MAX_STATE: usize = 256 << 20;
