@@ -5,10 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{
-    require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
-    write_file,
-};
+use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary, write_file};
 
 const WORLD: &str = r#"max_virtual_secs = 30
 [link]
@@ -591,8 +588,11 @@ fn nodes_boot_from_root_disks_that_stay_unmodified() {
     if !require_riscv_guests("nodes_boot_from_root_disks_that_stay_unmodified") {
         return;
     }
-    let Some(base) = riscv_guest_artifact("RISCV64_ROOTFS") else {
-        eprintln!("SKIPPED: no built rootfs disk");
+    let Some(base) = wio_e2e_tests::require_riscv_artifact(
+        "nodes_boot_from_root_disks_that_stay_unmodified",
+        "RISCV64_ROOTFS",
+        wio_e2e_tests::Capability::RiscvGuests,
+    ) else {
         return;
     };
     let before = std::fs::read(&base).unwrap();
