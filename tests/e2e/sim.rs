@@ -660,7 +660,11 @@ run = "echo busy; while :; do :; done"
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn wio sim");
-    let (out, took) = wio_e2e_tests::interrupt_after(child, std::time::Duration::from_secs(4));
+    let (out, took) = wio_e2e_tests::interrupt_after(
+        child,
+        wio_e2e_tests::StopSignal::Int,
+        std::time::Duration::from_secs(4),
+    );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(took.as_secs() < 5, "took {took:?} after Ctrl-C");
     // The summary names both nodes, each ended by the interruption, before the time limit.

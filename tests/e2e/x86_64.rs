@@ -406,7 +406,11 @@ fn ctrl_c_ends_a_spinning_guest_promptly_with_a_complete_trace() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn wio");
-    let (out, took) = wio_e2e_tests::interrupt_after(child, std::time::Duration::from_millis(1500));
+    let (out, took) = wio_e2e_tests::interrupt_after(
+        child,
+        wio_e2e_tests::StopSignal::Int,
+        std::time::Duration::from_millis(1500),
+    );
     assert_eq!(
         out.status.code(),
         Some(130),

@@ -283,19 +283,39 @@ pub fn explore_to(snap: &Path, seeds: &str, report: &Path, extra: &[&str]) -> Ou
     wio(&args)
 }
 
-/// Sends SIGINT (Ctrl-C) to `child` after `after`, then waits for it: its output and how
-/// long it took to end after the signal.
+/// A signal that asks wio to stop (it handles both the same way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT: Ctrl-C in a terminal.
+    Int,
+    /// SIGTERM: what `kill`, systemd or a Kubernetes pod stop sends.
+    Term,
+}
+
+impl StopSignal {
+    /// The name `kill -s` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Int => "INT",
+            StopSignal::Term => "TERM",
+        }
+    }
+}
+
+/// Sends `signal` to `child` after `after`, then waits for it: its output and how long it
+/// took to end after the signal.
 pub fn interrupt_after(
     child: std::process::Child,
+    signal: StopSignal,
     after: std::time::Duration,
 ) -> (Output, std::time::Duration) {
     std::thread::sleep(after);
     let sent = std::time::Instant::now();
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-s", signal.name(), &child.id().to_string()])
         .status()
         .expect("run kill");
-    assert!(kill.success(), "kill -INT {}", child.id());
+    assert!(kill.success(), "kill -s {} {}", signal.name(), child.id());
     let out = child.wait_with_output().expect("wait for wio");
     (out, sent.elapsed())
 }
