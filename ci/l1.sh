@@ -9,6 +9,8 @@
 #
 # The tests' output streams from L1's serial console; the script exits with the test
 # binary's status (0: all passed), 1 when L1 did not report one, 2 on bad arguments.
+# Inside L1 the tests run with WIO_REQUIRE=kvm,hardware-kvm,x86-linux: a test that would
+# skip for want of KVM, hardware virtualization or the x86-64 Linux guests fails there.
 #
 # Usage: ci/l1.sh [TEST_FILTER]      e.g. ci/l1.sh cpuid (default: every x86-64 test)
 #   L1_SCRIPT=FILE      run FILE (sh) inside L1 instead of the tests, in /tmp, with wio at
@@ -86,6 +88,10 @@ export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1
 export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/debian-initrd.cpio.gz
 export WIO_X86_SMALL_KERNEL=/l1/small-bzImage WIO_X86_SMALL_INITRD=/l1/small-initrd.cpio.gz
 export WIO_X86_REDIS_ROOTFS=/l1/redis-rootfs.ext4
+# What this L1 exists to give the x86-64 tests (tests/require/): a usable /dev/kvm that is
+# hardware virtualization (kvm_amd on emulated SVM) and the Linux guests above. A test
+# that would skip for want of them fails instead (an insmod that failed must not pass).
+export WIO_REQUIRE=kvm,hardware-kvm,x86-linux
 status=0
 echo "wio-l1: wio run --seed 42 (the test guest)"
 /l1/wio run --seed 42 --quiet 2>&1 | grep -E '^(arch|trace hash|exit status|warning)' || true

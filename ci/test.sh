@@ -5,9 +5,82 @@
 # The riscv64 end-to-end tests need the guest artifacts that
 # images/build-all-riscv64.sh builds into $WIO_CACHE (about 7 minutes the first
 # time on 2 cores, about a second when cached); this script builds them first.
+#
+# It fails honestly: a tool it cannot install, a guest build that fails, or any later
+# step ends it non-zero, naming the step (and printing the end of a quiet step's log).
+# Then it tells the tests what this host has (WIO_REQUIRE, see tests/require/): a test
+# that would skip for want of one of those fails instead. At the end (also after a
+# failure) it lists every SKIPPED line, counted, and the slowest test binaries.
+# Logs: $CARGO_TARGET_DIR/ci/ (default target/ci/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+logs="${CARGO_TARGET_DIR:-target}/ci"
+mkdir -p "$logs"
+rm -f "$logs"/*.log
+current_step="start"
+quiet_log="" # the log of the running step when its output is not on the terminal
+
+# step NAME: the next step is NAME (a failure from here on names it).
+step() {
+  current_step="$1"
+  quiet_log=""
+  echo "== $1"
+}
+
+# summary: every SKIPPED line of the tests, counted, and the slowest test binaries.
+summary() {
+  [[ -s "$logs/cargo-test.log" || -s "$logs/skips.log" ]] || return 0
+  # This host's lines, then those of the tests inside ci/l1.sh's L1 (its serial console).
+  local skips
+  skips="$({
+    cat "$logs/cargo-test.log" "$logs/skips.log" 2>/dev/null | grep -E '^SKIPPED: ' | sort | uniq -c
+    [[ -f "$logs/l1.log" ]] && tr -d '\r' <"$logs/l1.log" | grep -E '^SKIPPED: ' | sed 's/^/[in L1] /' | sort | uniq -c
+  } || true)"
+  echo "== skipped tests (a skipped test is not a pass; WIO_REQUIRE=${WIO_REQUIRE:-})"
+  if [[ -n "$skips" ]]; then
+    printf '%s\n' "$skips"
+    echo "$(awk '{n += $1} END {print n}' <<<"$skips") SKIPPED lines, $(wc -l <<<"$skips") distinct"
+  else
+    echo "none"
+  fi
+  [[ -s "$logs/cargo-test.log" ]] || return 0
+  # libtest ends each binary with "test result: ... finished in S s"; cargo names the
+  # binary on the line before its run ("Running DESC (PATH)" or "Doc-tests CRATE").
+  echo "== slowest test binaries (wall seconds, libtest's own figure)"
+  awk '
+    /^ *Running / { name = $0; sub(/^ *Running /, "", name)
+                    if (match(name, /\(.*\)$/)) {
+                      exe = substr(name, RSTART + 1, RLENGTH - 2); sub(/.*\//, "", exe); sub(/-[0-9a-f]+$/, "", exe)
+                      name = exe " (" substr(name, 1, RSTART - 2) ")"
+                    } }
+    /^ *Doc-tests / { name = $0; sub(/^ *Doc-tests /, "", name); name = name " (doc tests)" }
+    /^test result: / && match($0, /finished in [0-9.]+s/) {
+      printf "%9.2f s  %s\n", substr($0, RSTART + 12, RLENGTH - 13), name }
+  ' "$logs/cargo-test.log" | sort -rn | head -10
+  local long
+  long="$(grep -oE '^test .* has been running for over 60 seconds' "$logs/cargo-test.log" | sed 's/^test //; s/ has been.*//' | sort -u || true)"
+  if [[ -n "$long" ]]; then
+    echo "tests libtest reported running for over 60 s: $(tr '\n' ' ' <<<"$long")"
+  fi
+}
+
+on_exit() {
+  local status=$?
+  trap - EXIT
+  summary || true
+  if [[ $status -ne 0 ]]; then
+    echo "ci/test.sh: FAILED at step \"$current_step\" (exit status $status)"
+    if [[ -n "$quiet_log" && -s "$quiet_log" ]]; then
+      echo "its last lines ($quiet_log):"
+      tail -n 30 "$quiet_log" | sed 's/^/  | /'
+    fi
+  fi
+  exit "$status"
+}
+trap on_exit EXIT
+
+step "host tools (gcc, cross compiler, qemu-user, tcpdump, e2fsprogs, gdb-multiarch)"
 need=()
 command -v gcc >/dev/null && command -v ld >/dev/null || need+=(gcc binutils)
 command -v qemu-riscv64 >/dev/null || need+=(qemu-user)
@@ -16,40 +89,78 @@ command -v tcpdump >/dev/null || need+=(tcpdump)
 command -v debugfs >/dev/null || need+=(e2fsprogs)
 command -v gdb-multiarch >/dev/null || need+=(gdb-multiarch)
 if [ ${#need[@]} -gt 0 ]; then
-  echo "ci/test.sh: installing ${need[*]} (test guest build, differential test)"
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null \
-      || echo "ci/test.sh: WARNING: could not install ${need[*]}; tests that need them will say SKIPPED"
-  else
-    echo "ci/test.sh: WARNING: not root, cannot install ${need[*]}; tests that need them will say SKIPPED"
+  if [ "$(id -u)" != 0 ]; then
+    echo "ci/test.sh: ${need[*]} missing and this is not root: install them (apt-get install ${need[*]})"
+    exit 1
   fi
+  echo "installing ${need[*]} (test guest build, differential test, disk/pcap/gdb checks)"
+  quiet_log="$logs/apt.log"
+  { apt-get update -qq && apt-get install -y -qq "${need[@]}"; } >"$quiet_log" 2>&1
 fi
 
-echo "== riscv64 guest artifacts (images/build-all-riscv64.sh)"
-if ! bash images/build-all-riscv64.sh >/dev/null; then
-  echo "ci/test.sh: WARNING: building the riscv64 guests failed; the riscv64 end-to-end tests will say SKIPPED"
-fi
+step "riscv64 guest artifacts (images/build-all-riscv64.sh)"
+quiet_log="$logs/build-all-riscv64.log"
+bash images/build-all-riscv64.sh >"$quiet_log" 2>&1
+# Its warnings (an optional artifact that could not be built) and its last word.
+grep -E 'WARNING|all riscv64 artifacts ready' "$quiet_log" || true
 
-echo "== layout (no import cycles inside a crate, no file over 850 lines)"
+step "what this host has (WIO_REQUIRE: tests that need it must not skip)"
+# Only what was checked here: riscv-guests after the build above, the tools installed
+# above (or the script stopped), the rest as found.
+have=(riscv-guests)
+manifest="${WIO_CACHE:-${HOME:-/root}/.cache/wio}/riscv64-guests.env"
+# built KEY: the manifest names a file for KEY (optional artifacts are empty when their
+# download failed; build-all-riscv64.sh's log says why).
+built() {
+  local v
+  v="$(sed -n "s/^$1=//p" "$manifest" | tail -n 1)"
+  [[ -n "$v" && -f "$v" ]]
+}
+built RISCV64_OPENSBI_FW_DYNAMIC && have+=(riscv-opensbi)
+built RISCV64_FLIGHT_ELF && have+=(riscv-flight)
+built RISCV64_DEBIAN_SYSTEM_MAP && have+=(riscv-debian-symbols)
+if (exec 3<>/dev/kvm) 2>/dev/null; then
+  have+=(kvm)
+  [[ -e /sys/module/kvm_intel || -e /sys/module/kvm_amd ]] && have+=(hardware-kvm)
+fi
+[[ -n "${WIO_X86_LINUX_KERNEL:-}" && -n "${WIO_X86_LINUX_INITRD:-}" && -n "${WIO_X86_SMALL_KERNEL:-}" &&
+  -n "${WIO_X86_SMALL_INITRD:-}" && -n "${WIO_X86_REDIS_ROOTFS:-}" ]] && have+=(x86-linux)
+command -v gdb-multiarch >/dev/null && have+=(gdb)
+command -v tcpdump >/dev/null && have+=(tcpdump)
+command -v debugfs >/dev/null && command -v e2fsck >/dev/null && have+=(e2fsprogs)
+command -v riscv64-linux-gnu-gcc >/dev/null && command -v riscv64-linux-gnu-as >/dev/null &&
+  command -v riscv64-linux-gnu-ld >/dev/null && have+=(cross-gcc)
+command -v qemu-riscv64 >/dev/null && have+=(qemu-user)
+[[ "$(id -u)" == 0 ]] && have+=(root)
+command -v slurmctld >/dev/null && command -v munged >/dev/null && have+=(slurm)
+WIO_REQUIRE="$(IFS=,; echo "${have[*]}")"
+export WIO_REQUIRE
+echo "WIO_REQUIRE=$WIO_REQUIRE"
+
+step "layout (no import cycles inside a crate, no file over 850 lines)"
 python3 ci/layout_check.py
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy -D warnings"
+step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release -- -D warnings
-echo "== cargo test"
-# --show-output makes every SKIPPED line of a test that could not run visible here.
-cargo test --workspace --release -- --show-output
-echo "== x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
+step "cargo test"
+# --show-output makes every SKIPPED line of a test that could not run visible here; the
+# log feeds the summary at the end (pipefail: cargo's status is the pipeline's).
+cargo test --workspace --release -- --show-output 2>&1 | tee "$logs/cargo-test.log"
+
+step "x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
 if [[ -e /sys/module/kvm_intel || -e /sys/module/kvm_amd ]]; then
   echo "this host's /dev/kvm is hardware virtualization: the x86-64 tests above ran on it directly"
 else
   # This host's KVM (PVM, or none) cannot run the x86-64 tests that need VT-x/AMD-V:
   # run them inside an L1 whose emulated SVM gives kvm_amd (about a minute).
-  bash ci/l1.sh
+  bash ci/l1.sh 2>&1 | tee "$logs/l1.log"
 fi
-echo "== fuzzing, a short budget (ci/fuzz.sh; long runs: ci/fuzz.sh 3600)"
+
+step "fuzzing, a short budget (ci/fuzz.sh; long runs: ci/fuzz.sh 3600)"
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   bash ci/fuzz.sh 20
 else
-  echo "SKIPPED: fuzzing: no nightly toolchain (rustup toolchain install nightly)"
+  echo "SKIPPED: fuzzing: no nightly toolchain (rustup toolchain install nightly)" | tee -a "$logs/skips.log"
 fi
+current_step="done"

@@ -149,7 +149,11 @@ fn an_explicit_initrd_wins_over_the_built_guests() {
     ]);
     let err = stderr(&out);
     if err.contains("images/build-all-riscv64.sh") {
-        eprintln!("SKIPPED: explicit initrd test: no built riscv64 guests");
+        wio_e2e_tests::skip(
+            "an_explicit_initrd_wins_over_the_built_guests",
+            wio_e2e_tests::Capability::RiscvGuests,
+            "wio finds no built small riscv64 guest (run images/build-all-riscv64.sh)",
+        );
         return;
     }
     assert_one_line_error(&out, 101, "/nonexistent/other-initrd.cpio");

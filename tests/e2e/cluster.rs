@@ -12,7 +12,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use wio_e2e_tests::{explore_to, require_riscv_guests, riscv_snapshot, scratch, stderr, wio_bin};
+use wio_e2e_tests::{
+    explore_to, require_riscv_guests, riscv_snapshot, scratch, skip, stderr, wio_bin, Capability,
+};
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -103,8 +105,10 @@ fn a_slurm_job_array_explores_like_one_machine() {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if missing && !root {
-        eprintln!(
-            "SKIPPED: Slurm test: slurm-wlm and munge are not installed and this is not root"
+        skip(
+            "a_slurm_job_array_explores_like_one_machine",
+            Capability::Slurm,
+            "slurm-wlm and munge are not installed, and only root can install them (run as root, or apt-get install slurm-wlm munge)",
         );
         return;
     }
@@ -210,7 +214,11 @@ fn the_container_root_holds_all_wio_needs_to_explore() {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if !root {
-        eprintln!("SKIPPED: container root test: chroot needs root");
+        skip(
+            "the_container_root_holds_all_wio_needs_to_explore",
+            Capability::Root,
+            "deploy/container/build.sh checks the image with chroot, which needs root (run as root)",
+        );
         return;
     }
     let dir = scratch("container");

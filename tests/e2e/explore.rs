@@ -1,13 +1,16 @@
 //! End-to-end tests of `wio explore` on riscv64 guests: fifty branches of one snapshot
 //! match their individual reruns; shards merge into the whole exploration and failing
-//! seeds reproduce; Ctrl-C keeps the finished seeds; CPU-timing noise lets seeds reach
+//! seeds reproduce; Ctrl-C and SIGTERM keep the finished seeds; CPU-timing noise lets seeds reach
 //! other interleavings of a race that does no I/O. Need the guests built by
 //! images/build-all-riscv64.sh.
 
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::{require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio};
+use wio_e2e_tests::{
+    interrupt_after, require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio,
+    StopSignal,
+};
 
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
 fn late_snapshot(dir: &Path) -> PathBuf {
@@ -223,12 +226,14 @@ fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn an_interrupted_exploration_keeps_the_finished_seeds() {
-    if !require_riscv_guests("an_interrupted_exploration_keeps_the_finished_seeds") {
+/// Explores many seeds, sends `signal` after a few finished, and checks that wio ends
+/// promptly with 130 (the README's code for an interrupted run) and writes the report of
+/// the finished seeds, marked incomplete.
+fn an_exploration_stopped_by(test: &str, signal: StopSignal) {
+    if !require_riscv_guests(test) {
         return;
     }
-    let dir = scratch("explore-ctrlc");
+    let dir = scratch(&format!("explore-{}", signal.name()));
     let snap = late_snapshot(&dir);
     let rep = dir.join("partial.json");
     let child = std::process::Command::new(wio_e2e_tests::wio_bin())
@@ -247,23 +252,54 @@ fn an_interrupted_exploration_keeps_the_finished_seeds() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until a few branches finished, then press Ctrl-C.
-    let started = std::time::Instant::now();
-    std::thread::sleep(std::time::Duration::from_secs(5));
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 60, "Ctrl-C stops promptly");
+    // Wait until a few branches finished, then send the signal.
+    let (out, took) = interrupt_after(child, signal, std::time::Duration::from_secs(5));
+    assert!(
+        took.as_secs() < 55,
+        "SIG{} stops promptly: {took:?}",
+        signal.name()
+    );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("wio: interrupted; the "),
+        "{}",
+        stderr(&out)
+    );
     let r = report(&rep);
     assert_eq!(r["complete"], false);
     let n = r["results"].as_array().unwrap().len();
     assert!(n >= 1, "finished seeds are kept: {}", stderr(&out));
     assert!(n < 100_000);
+    // A branch the signal cut short is abandoned, not reported as a seed the signal ended.
+    let cut: Vec<&serde_json::Value> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| {
+            x["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("interrupted"))
+        })
+        .collect();
+    assert!(cut.is_empty(), "{cut:?}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_interrupted_exploration_keeps_the_finished_seeds() {
+    an_exploration_stopped_by(
+        "an_interrupted_exploration_keeps_the_finished_seeds",
+        StopSignal::Int,
+    );
+}
+
+/// SIGTERM (`kill`, a Kubernetes pod stop) is Ctrl-C: the same partial report, exit 130.
+#[test]
+fn a_terminated_exploration_keeps_the_finished_seeds() {
+    an_exploration_stopped_by(
+        "a_terminated_exploration_keeps_the_finished_seeds",
+        StopSignal::Term,
+    );
 }
 
 /// Snapshots the small guest (booted with `wio.race=1`) at the start of its race between

@@ -10,8 +10,8 @@
 
 use std::path::Path;
 use wio_e2e_tests::{
-    console_line, require_kvm, require_riscv_guests, riscv_guest_artifact, run_with_summary,
-    scratch, stderr, stdout, wio, write_file,
+    console_line, require_kvm, require_riscv_guests, run_with_summary, scratch, stderr, stdout,
+    wio, write_file,
 };
 
 /// The small guest pings the peer at about 0.1, 1.1 and 2.1 s of virtual time.
@@ -150,8 +150,11 @@ fn a_disk_error_reaches_the_guests_io() {
     if !require_riscv_guests("a_disk_error_reaches_the_guests_io") {
         return;
     }
-    let Some(rootfs) = riscv_guest_artifact("RISCV64_ROOTFS") else {
-        eprintln!("SKIPPED: a_disk_error_reaches_the_guests_io: no RISCV64_ROOTFS");
+    let Some(rootfs) = wio_e2e_tests::require_riscv_artifact(
+        "a_disk_error_reaches_the_guests_io",
+        "RISCV64_ROOTFS",
+        wio_e2e_tests::Capability::RiscvGuests,
+    ) else {
         return;
     };
     let dir = scratch("faults-disk");

@@ -8,7 +8,10 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, scratch, wio, wio_bin};
+use wio_e2e_tests::{
+    require_riscv_artifact, require_riscv_guests, riscv_guest_artifact, scratch, skip, wio,
+    wio_bin, Capability,
+};
 
 /// The address of `sym` (of type `kind`) in the System.map at `map`.
 fn symbol(map: Option<&Path>, kind: &str, sym: &str) -> Option<u64> {
@@ -18,14 +21,18 @@ fn symbol(map: Option<&Path>, kind: &str, sym: &str) -> Option<u64> {
         .and_then(|a| u64::from_str_radix(a, 16).ok())
 }
 
-/// Whether gdb-multiarch is here (ci/test.sh installs it); says SKIPPED for `test` if not.
+/// Whether gdb-multiarch is here (ci/test.sh installs it); skips `test` if not.
 fn have_gdb(test: &str) -> bool {
     let ok = Command::new("gdb-multiarch")
         .arg("--version")
         .output()
         .is_ok();
     if !ok {
-        eprintln!("SKIPPED: {test}: gdb-multiarch is not installed (ci/test.sh installs it)");
+        skip(
+            test,
+            Capability::Gdb,
+            "gdb-multiarch is not installed (apt-get install gdb-multiarch; ci/test.sh does)",
+        );
     }
     ok
 }
@@ -127,16 +134,22 @@ fn gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run() {
     {
         return;
     }
-    if !have_gdb("gdb test") {
+    let test = "gdb_breaks_steps_watches_and_runs_backwards_without_changing_the_run";
+    if !have_gdb(test) {
         return;
     }
-    let map = riscv_guest_artifact("RISCV64_DEBIAN_SYSTEM_MAP");
-    let (Some(start_kernel), Some(jiffies)) = (
-        symbol(map.as_deref(), "T", "start_kernel"),
-        symbol(map.as_deref(), "D", "jiffies"),
+    let Some(map) = require_riscv_artifact(
+        test,
+        "RISCV64_DEBIAN_SYSTEM_MAP",
+        Capability::RiscvDebianSymbols,
     ) else {
-        eprintln!("SKIPPED: gdb test: no RISCV64_DEBIAN_SYSTEM_MAP with start_kernel and jiffies (images/riscv64-debian-symbols.sh could not fetch it)");
         return;
+    };
+    let (Some(start_kernel), Some(jiffies)) = (
+        symbol(Some(&map), "T", "start_kernel"),
+        symbol(Some(&map), "D", "jiffies"),
+    ) else {
+        panic!("{} has no start_kernel or jiffies", map.display());
     };
     let dir = scratch("gdb");
     let args = [
@@ -221,7 +234,8 @@ fn gdb_watches_a_user_program_variable_and_goes_back() {
     if !require_riscv_guests("gdb_watches_a_user_program_variable_and_goes_back") {
         return;
     }
-    if !have_gdb("gdb user watch test") {
+    let test = "gdb_watches_a_user_program_variable_and_goes_back";
+    if !have_gdb(test) {
         return;
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/probe/wio-race.c");
@@ -249,8 +263,16 @@ fn gdb_watches_a_user_program_variable_and_goes_back() {
         .output();
     match cc {
         Ok(o) if o.status.success() => {}
-        _ => {
-            eprintln!("SKIPPED: gdb user watch test: riscv64-linux-gnu-gcc cannot build wio-race");
+        Ok(o) => panic!(
+            "riscv64-linux-gnu-gcc is here but cannot build wio-race: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => {
+            skip(
+                test,
+                Capability::CrossGcc,
+                &format!("riscv64-linux-gnu-gcc cannot run ({e}) (apt-get install gcc-riscv64-linux-gnu; ci/test.sh does)"),
+            );
             return;
         }
     }
@@ -313,7 +335,8 @@ fn gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same() {
     if !require_riscv_guests("gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same") {
         return;
     }
-    if !have_gdb("gdb world test") {
+    let test = "gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same";
+    if !have_gdb(test) {
         return;
     }
     let map = riscv_guest_artifact("RISCV64_SMALL_IMAGE").map(|i| i.with_file_name("System.map"));
@@ -321,7 +344,11 @@ fn gdb_debugs_one_node_of_a_world_and_the_world_stays_the_same() {
         symbol(map.as_deref(), "T", "start_kernel"),
         symbol(map.as_deref(), "D", "jiffies"),
     ) else {
-        eprintln!("SKIPPED: gdb world test: no System.map next to the small kernel");
+        skip(
+            test,
+            Capability::RiscvGuests,
+            "no System.map with start_kernel and jiffies next to the small kernel (run images/build-all-riscv64.sh)",
+        );
         return;
     };
     let dir = scratch("gdb-world");
@@ -395,7 +422,7 @@ fn gdb_steps_and_breaks_the_x86_64_test_guest() {
     if !wio_e2e_tests::require_kvm("gdb_steps_and_breaks_the_x86_64_test_guest") {
         return;
     }
-    if !have_gdb("gdb x86-64 test") {
+    if !have_gdb("gdb_steps_and_breaks_the_x86_64_test_guest") {
         return;
     }
     let dir = scratch("gdb-x86");

@@ -9,19 +9,12 @@
 
 use std::path::PathBuf;
 use wio_e2e_tests::{
-    console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary,
-    scratch, stderr, stdout, write_file,
+    console_line, console_lines, require_riscv_artifact, require_riscv_guests, run_with_summary,
+    scratch, stderr, stdout, write_file, Capability,
 };
 
 fn rootfs(test: &str) -> Option<PathBuf> {
-    if !require_riscv_guests(test) {
-        return None;
-    }
-    let p = riscv_guest_artifact("RISCV64_ROOTFS");
-    if p.is_none() {
-        eprintln!("SKIPPED: {test}: no RISCV64_ROOTFS in the guest manifest");
-    }
-    p
+    require_riscv_artifact(test, "RISCV64_ROOTFS", Capability::RiscvGuests)
 }
 
 /// The root-disk command line; `crash` is the workload's wio.crash mode.

@@ -7,7 +7,9 @@
 #![forbid(unsafe_code)]
 
 use serde_json::Value;
-use wio_e2e_tests::{require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio};
+use wio_e2e_tests::{
+    require_riscv_artifact, require_riscv_guests, scratch, stderr, stdout, wio, Capability,
+};
 
 const RECEIPT: &str = "every successful charge has its receipt";
 const TWICE: &str = "no payment is charged twice";
@@ -85,8 +87,13 @@ fn the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified() {
     if !require_riscv_guests("the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified") {
         return;
     }
-    if riscv_guest_artifact("RISCV64_PAYMENTS_ROOTFS").is_none() {
-        eprintln!("SKIPPED: no payments disk: run images/build-all-riscv64.sh");
+    if require_riscv_artifact(
+        "the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified",
+        "RISCV64_PAYMENTS_ROOTFS",
+        Capability::RiscvGuests,
+    )
+    .is_none()
+    {
         return;
     }
     let dir = scratch("payments-receipt");
@@ -164,8 +171,13 @@ fn the_idempotency_bug_charges_twice_and_breaks_only_that_promise() {
     if !require_riscv_guests("the_idempotency_bug_charges_twice_and_breaks_only_that_promise") {
         return;
     }
-    if riscv_guest_artifact("RISCV64_PAYMENTS_ROOTFS").is_none() {
-        eprintln!("SKIPPED: no payments disk: run images/build-all-riscv64.sh");
+    if require_riscv_artifact(
+        "the_idempotency_bug_charges_twice_and_breaks_only_that_promise",
+        "RISCV64_PAYMENTS_ROOTFS",
+        Capability::RiscvGuests,
+    )
+    .is_none()
+    {
         return;
     }
     let dir = scratch("payments-idempotency");

@@ -9,8 +9,7 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, stderr,
-    stdout, wio,
+    console_line, require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio,
 };
 
 fn cmdline(extra: &str) -> String {
@@ -274,9 +273,11 @@ fn a_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio() {
     if !require_riscv_guests(name) {
         return;
     }
-    let Some(disk) = riscv_guest_artifact("RISCV64_PYTHON_ROOTFS").filter(|p| p.exists()) else {
-        eprintln!("SKIPPED: {name}: no RISCV64_PYTHON_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
-        println!("SKIPPED: {name}: python root disk not built");
+    let Some(disk) = wio_e2e_tests::require_riscv_artifact(
+        name,
+        "RISCV64_PYTHON_ROOTFS",
+        wio_e2e_tests::Capability::RiscvGuests,
+    ) else {
         return;
     };
     let disk = disk.to_str().unwrap().to_string();

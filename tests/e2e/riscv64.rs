@@ -8,8 +8,8 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, console_lines, require_riscv_guests, riscv_guest_artifact, run_with_summary,
-    stdout, wio,
+    console_line, console_lines, require_riscv_artifact, require_riscv_guests, run_with_summary,
+    skip, stdout, wio, Capability,
 };
 
 fn boot(seed: u64, extra: &[&str]) -> (std::process::Output, serde_json::Value) {
@@ -278,30 +278,32 @@ fn virtio_rng_completions_are_scheduled_and_traced() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-fn rootfs() -> Option<std::path::PathBuf> {
-    let p = riscv_guest_artifact("RISCV64_ROOTFS");
-    if p.is_none() {
-        eprintln!("SKIPPED: disk tests: no RISCV64_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
-    }
-    p
+/// The built ext4 root disk, or None after skipping `test`.
+fn rootfs(test: &str) -> Option<std::path::PathBuf> {
+    require_riscv_artifact(test, "RISCV64_ROOTFS", Capability::RiscvGuests)
 }
 
-fn have(tool: &str) -> bool {
+/// Whether e2fsprogs' `tool` is here; skips the part of `test` that reads the disk back
+/// if not.
+fn have(test: &str, tool: &str) -> bool {
     let ok = std::process::Command::new(tool).arg("-V").output().is_ok();
     if !ok {
-        eprintln!("SKIPPED: part of a disk test: {tool} (e2fsprogs) is not installed");
+        skip(
+            test,
+            Capability::E2fsprogs,
+            &format!("the check of the persisted disk needs {tool}, which is not installed (apt-get install e2fsprogs)"),
+        );
     }
     ok
 }
 
 #[test]
 fn disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base() {
-    if !require_riscv_guests(
-        "disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base",
-    ) {
+    let test = "disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base";
+    if !require_riscv_guests(test) {
         return;
     }
-    let Some(base) = rootfs() else { return };
+    let Some(base) = rootfs(test) else { return };
     let before = std::fs::read(&base).unwrap();
     let dir = wio_e2e_tests::scratch("rv-disk");
     let persisted = dir.join("after.ext4");
@@ -332,7 +334,7 @@ fn disk_root_keeps_flushed_data_loses_the_rest_and_never_touches_the_base() {
         std::fs::read(&base).unwrap() == before,
         "the base image must never change"
     );
-    if have("e2fsck") && have("debugfs") {
+    if have(test, "e2fsck") && have(test, "debugfs") {
         // Replay the journal as a mount would, then read the files back.
         let fsck = std::process::Command::new("e2fsck")
             .args(["-fy", persisted.to_str().unwrap()])
@@ -369,7 +371,9 @@ fn disk_completion_order_follows_the_seed() {
     if !require_riscv_guests("disk_completion_order_follows_the_seed") {
         return;
     }
-    let Some(base) = rootfs() else { return };
+    let Some(base) = rootfs("disk_completion_order_follows_the_seed") else {
+        return;
+    };
     let dir = wio_e2e_tests::scratch("rv-order");
     let order = |seed: &str, name: &str| {
         let trace = dir.join(name);
@@ -491,7 +495,17 @@ fn network_ping_reaches_the_peer_and_the_pcap_follows_the_seed() {
                 "TCP handshake in the capture: {text}"
             );
         }
-        _ => eprintln!("SKIPPED: tcpdump check of the pcap: tcpdump is not installed"),
+        Ok(out) => panic!(
+            "tcpdump cannot read the pcap: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => skip(
+            "network_ping_reaches_the_peer_and_the_pcap_follows_the_seed",
+            Capability::Tcpdump,
+            &format!(
+                "the tcpdump check of the pcap cannot run tcpdump ({e}) (apt-get install tcpdump)"
+            ),
+        ),
     }
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -501,8 +515,11 @@ fn debian_redis_server_runs_and_answers_deterministically() {
     if !require_riscv_guests("debian_redis_server_runs_and_answers_deterministically") {
         return;
     }
-    let Some(disk) = riscv_guest_artifact("RISCV64_REDIS_ROOTFS") else {
-        eprintln!("SKIPPED: redis test: no RISCV64_REDIS_ROOTFS in the guest manifest (run images/build-all-riscv64.sh)");
+    let Some(disk) = require_riscv_artifact(
+        "debian_redis_server_runs_and_answers_deterministically",
+        "RISCV64_REDIS_ROOTFS",
+        Capability::RiscvGuests,
+    ) else {
         return;
     };
     let (out1, s1) = boot(12, &[disk.to_str().unwrap()]);
@@ -523,7 +540,9 @@ fn ten_runs_with_heavy_disk_and_network_io_are_identical() {
     if !require_riscv_guests("ten_runs_with_heavy_disk_and_network_io_are_identical") {
         return;
     }
-    let Some(disk) = rootfs() else { return };
+    let Some(disk) = rootfs("ten_runs_with_heavy_disk_and_network_io_are_identical") else {
+        return;
+    };
     // The I/O benchmark workload: 16 MiB of O_DIRECT disk I/O and 100 pings over a lossy link.
     let args = [
         disk.to_str().unwrap(),

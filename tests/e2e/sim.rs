@@ -5,10 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{
-    require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
-    write_file,
-};
+use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary, write_file};
 
 const WORLD: &str = r#"max_virtual_secs = 30
 [link]
@@ -591,8 +588,11 @@ fn nodes_boot_from_root_disks_that_stay_unmodified() {
     if !require_riscv_guests("nodes_boot_from_root_disks_that_stay_unmodified") {
         return;
     }
-    let Some(base) = riscv_guest_artifact("RISCV64_ROOTFS") else {
-        eprintln!("SKIPPED: no built rootfs disk");
+    let Some(base) = wio_e2e_tests::require_riscv_artifact(
+        "nodes_boot_from_root_disks_that_stay_unmodified",
+        "RISCV64_ROOTFS",
+        wio_e2e_tests::Capability::RiscvGuests,
+    ) else {
         return;
     };
     let before = std::fs::read(&base).unwrap();
@@ -660,7 +660,11 @@ run = "echo busy; while :; do :; done"
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn wio sim");
-    let (out, took) = wio_e2e_tests::interrupt_after(child, std::time::Duration::from_secs(4));
+    let (out, took) = wio_e2e_tests::interrupt_after(
+        child,
+        wio_e2e_tests::StopSignal::Int,
+        std::time::Duration::from_secs(4),
+    );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(took.as_secs() < 5, "took {took:?} after Ctrl-C");
     // The summary names both nodes, each ended by the interruption, before the time limit.

@@ -8,9 +8,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::{
-    require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, stderr, stdout, wio,
-};
+use wio_e2e_tests::{require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio};
 
 /// Snapshot files a run wrote into `dir`, in the order of their virtual times.
 fn snapshots_in(dir: &Path) -> Vec<PathBuf> {
@@ -210,8 +208,11 @@ fn disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them() {
     if !require_riscv_guests("disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them") {
         return;
     }
-    let Some(base) = riscv_guest_artifact("RISCV64_ROOTFS") else {
-        eprintln!("SKIPPED: disk snapshot test: no RISCV64_ROOTFS in the guest manifest");
+    let Some(base) = wio_e2e_tests::require_riscv_artifact(
+        "disk_writes_in_a_snapshot_survive_as_the_crash_leaves_them",
+        "RISCV64_ROOTFS",
+        wio_e2e_tests::Capability::RiscvGuests,
+    ) else {
         return;
     };
     let before = std::fs::read(&base).unwrap();

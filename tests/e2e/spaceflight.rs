@@ -37,8 +37,13 @@ fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
     if !require_riscv_guests("opensbi_boots_the_debian_kernel_to_its_workload_twice_identically") {
         return;
     }
-    if !riscv_guest_artifact("RISCV64_OPENSBI_FW_DYNAMIC").is_some_and(|p| p.is_file()) {
-        println!("SKIPPED: opensbi_boots_the_debian_kernel_to_its_workload_twice_identically: Debian's OpenSBI is not built (images/riscv64-opensbi.sh)");
+    if wio_e2e_tests::require_riscv_artifact(
+        "opensbi_boots_the_debian_kernel_to_its_workload_twice_identically",
+        "RISCV64_OPENSBI_FW_DYNAMIC",
+        wio_e2e_tests::Capability::RiscvOpensbi,
+    )
+    .is_none()
+    {
         return;
     }
     let (text1, s1) = opensbi_boot(3, &[]);
@@ -102,18 +107,14 @@ fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
     assert_eq!(s5["trace_hash"], s1["trace_hash"], "restored run diverged");
 }
 
-/// The flight-software example's ELF, or None (with a SKIPPED line) when not built.
+/// The flight-software example's ELF, or None (after a skip) when not built.
 fn flight_elf(test: &str) -> Option<String> {
-    if !require_riscv_guests(test) {
-        return None;
-    }
-    match riscv_guest_artifact("RISCV64_FLIGHT_ELF").filter(|p| p.is_file()) {
-        Some(p) => Some(p.to_str().expect("a UTF-8 path").to_string()),
-        None => {
-            println!("SKIPPED: {test}: no RISCV64_FLIGHT_ELF in the manifest (run images/build-all-riscv64.sh)");
-            None
-        }
-    }
+    let p = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_FLIGHT_ELF",
+        wio_e2e_tests::Capability::RiscvFlight,
+    )?;
+    Some(p.to_str().expect("a UTF-8 path").to_string())
 }
 
 /// Runs the flight example with `seed`, protection `protect` ("on"/"off") and `extra`.

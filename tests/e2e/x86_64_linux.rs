@@ -5,7 +5,9 @@
 
 #![forbid(unsafe_code)]
 
-use wio_e2e_tests::{console_line, kvm_host, run_with_summary, scratch, stderr, stdout, KvmHost};
+use wio_e2e_tests::{
+    console_line, require_hardware_kvm, run_with_summary, scratch, skip, stderr, stdout, Capability,
+};
 
 /// `--watchdog-ms` for Linux guests inside L1: under TCG a kernel's decompressor runs for
 /// seconds without an exit (the default 5 s cut Debian's kernel there now and then).
@@ -18,13 +20,14 @@ fn debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers
         std::env::var_os("WIO_X86_LINUX_KERNEL"),
         std::env::var_os("WIO_X86_LINUX_INITRD"),
     ) else {
-        println!(
-            "SKIPPED: {test}: no WIO_X86_LINUX_KERNEL/INITRD (ci/l1.sh sets them inside its L1)"
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_LINUX_KERNEL/INITRD (run ci/l1.sh, which sets them inside its L1)",
         );
         return;
     };
-    if kvm_host() != KvmHost::Hardware {
-        println!("SKIPPED: {test}: Linux needs hardware virtualization (this host's KVM is not)");
+    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
         return;
     }
     let (kernel, initrd) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
@@ -138,13 +141,14 @@ fn small_kernel(test: &str) -> Option<(String, String)> {
         std::env::var("WIO_X86_SMALL_KERNEL").ok(),
         std::env::var("WIO_X86_SMALL_INITRD").ok(),
     ) else {
-        println!(
-            "SKIPPED: {test}: no WIO_X86_SMALL_KERNEL/INITRD (ci/l1.sh builds them and sets them inside its L1)"
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_SMALL_KERNEL/INITRD (run ci/l1.sh, which builds them and sets them inside its L1)",
         );
         return None;
     };
-    if kvm_host() != KvmHost::Hardware {
-        println!("SKIPPED: {test}: Linux needs hardware virtualization (this host's KVM is not)");
+    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
         return None;
     }
     Some((kernel, initrd))
@@ -354,7 +358,11 @@ fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
         return;
     };
     let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
-        println!("SKIPPED: {test}: no WIO_X86_REDIS_ROOTFS (ci/l1.sh builds it with images/x86_64-rootfs.sh --redis)");
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
+        );
         return;
     };
     let before = std::fs::read(&rootfs).unwrap();

@@ -1,5 +1,7 @@
 //! Helpers for the end-to-end tests: find (or build) the `wio` binary, run it,
-//! read its JSON summary, and tell whether this host can run KVM guests.
+//! read its JSON summary, and tell whether this host can run KVM guests. A test that
+//! cannot run here says so through [`skip`] (the `wio-require` crate), naming the
+//! [`Capability`] it lacks, so CI's `WIO_REQUIRE` can refuse the skip.
 
 #![forbid(unsafe_code)]
 
@@ -7,6 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+pub use wio_require::{skip, Capability};
 
 /// The `wio` binary of the same build profile as this test, built if missing.
 pub fn wio_bin() -> &'static Path {
@@ -125,11 +128,29 @@ pub fn kvm_host() -> KvmHost {
     }
 }
 
-/// True when KVM guests can run; otherwise prints a loud skip line naming the test.
+/// True when KVM guests can run; otherwise skips `test` (needs [`Capability::Kvm`]).
 pub fn require_kvm(test: &str) -> bool {
     if kvm_host() == KvmHost::Unusable {
-        eprintln!("SKIPPED: {test}: /dev/kvm is missing or cannot be opened read-write on this host, so no x86-64 guest can run");
-        println!("SKIPPED: {test}: no usable /dev/kvm");
+        skip(
+            test,
+            Capability::Kvm,
+            "/dev/kvm is missing or cannot be opened read-write, so no x86-64 guest can run (run on a KVM host, as root or in the kvm group)",
+        );
+        return false;
+    }
+    true
+}
+
+/// True when this host's KVM is hardware virtualization (VT-x or AMD-V); otherwise skips
+/// `test` (needs [`Capability::HardwareKvm`]) saying that `what` needs it.
+pub fn require_hardware_kvm(test: &str, what: &str) -> bool {
+    let host = kvm_host();
+    if host != KvmHost::Hardware {
+        skip(
+            test,
+            Capability::HardwareKvm,
+            &format!("{what} needs hardware virtualization and this host's KVM is {host:?} (ci/l1.sh runs it inside an L1 with kvm_amd)"),
+        );
         return false;
     }
     true
@@ -155,15 +176,45 @@ pub fn cache_dir() -> PathBuf {
         })
 }
 
-/// True when images/build-all-riscv64.sh has built the riscv64 guests; otherwise prints a loud skip line.
+/// True when images/build-all-riscv64.sh has built the riscv64 guests; otherwise skips
+/// `test` (needs [`Capability::RiscvGuests`]).
 pub fn require_riscv_guests(test: &str) -> bool {
     let manifest = cache_dir().join("riscv64-guests.env");
     if !manifest.exists() {
-        eprintln!("SKIPPED: {test}: no riscv64 guests in {} (run images/build-all-riscv64.sh; ci/test.sh does)", cache_dir().display());
-        println!("SKIPPED: {test}: riscv64 guests not built");
+        skip(
+            test,
+            Capability::RiscvGuests,
+            &format!(
+                "no riscv64 guests: {} is missing (run images/build-all-riscv64.sh; ci/test.sh does)",
+                manifest.display()
+            ),
+        );
         return false;
     }
     true
+}
+
+/// The guest manifest's `key` (for example `RISCV64_ROOTFS`) when it names an existing
+/// file; otherwise None after skipping `test`. `need` is [`Capability::RiscvGuests`] for
+/// an artifact images/build-all-riscv64.sh always builds, or the capability of an optional
+/// one (OpenSBI, the flight example, the Debian kernel's symbols: a failed download leaves
+/// them out of a build that succeeds).
+pub fn require_riscv_artifact(test: &str, key: &str, need: Capability) -> Option<PathBuf> {
+    if !require_riscv_guests(test) {
+        return None;
+    }
+    let found = riscv_guest_artifact(key).filter(|p| p.is_file());
+    if found.is_none() {
+        skip(
+            test,
+            need,
+            &format!(
+                "{key} in {} names no file (run images/build-all-riscv64.sh; its log says why an artifact is missing)",
+                cache_dir().join("riscv64-guests.env").display()
+            ),
+        );
+    }
+    found
 }
 
 /// Every line of `stdout` that starts with `prefix`.
@@ -232,19 +283,39 @@ pub fn explore_to(snap: &Path, seeds: &str, report: &Path, extra: &[&str]) -> Ou
     wio(&args)
 }
 
-/// Sends SIGINT (Ctrl-C) to `child` after `after`, then waits for it: its output and how
-/// long it took to end after the signal.
+/// A signal that asks wio to stop (it handles both the same way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT: Ctrl-C in a terminal.
+    Int,
+    /// SIGTERM: what `kill`, systemd or a Kubernetes pod stop sends.
+    Term,
+}
+
+impl StopSignal {
+    /// The name `kill -s` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Int => "INT",
+            StopSignal::Term => "TERM",
+        }
+    }
+}
+
+/// Sends `signal` to `child` after `after`, then waits for it: its output and how long it
+/// took to end after the signal.
 pub fn interrupt_after(
     child: std::process::Child,
+    signal: StopSignal,
     after: std::time::Duration,
 ) -> (Output, std::time::Duration) {
     std::thread::sleep(after);
     let sent = std::time::Instant::now();
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-s", signal.name(), &child.id().to_string()])
         .status()
         .expect("run kill");
-    assert!(kill.success(), "kill -INT {}", child.id());
+    assert!(kill.success(), "kill -s {} {}", signal.name(), child.id());
     let out = child.wait_with_output().expect("wait for wio");
     (out, sent.elapsed())
 }

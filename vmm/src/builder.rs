@@ -167,8 +167,12 @@ mod tests {
 
     #[test]
     fn a_machine_talks_to_a_peer_outside_it_through_its_network_port() {
-        if guests::built_guest("small").is_err() {
-            eprintln!("SKIPPED: network port test: run images/build-all-riscv64.sh first");
+        if let Err(e) = guests::built_guest("small") {
+            wio_require::skip(
+                "a_machine_talks_to_a_peer_outside_it_through_its_network_port",
+                wio_require::Capability::RiscvGuests,
+                &format!("no built small riscv64 guest: {e}"),
+            );
             return;
         }
         let (hits, hash, sent) = run_with_peer(Some(Stack::new(7)));

@@ -1,28 +1,58 @@
-//! Ctrl-C (SIGINT) and SIGTERM end a run promptly and cleanly: the handler only records
-//! the request; the run loop sees it at its next step (an x86-64 vCPU in KVM_RUN is
-//! interrupted by the signal itself, since the watchdog thread blocks these signals and
-//! the handler is installed without SA_RESTART), ends the run as an error ("interrupted")
-//! and writes the summary and the whole trace up to the last event, as for any other end.
+//! Ctrl-C (SIGINT) and SIGTERM, handled once for the whole process: `main` installs one
+//! handler for both before it runs any subcommand, and the handler only records the
+//! request in one flag, [`requested`]. A subcommand that polls the flag ends cleanly:
+//! `wio run` and `wio sim` at their next step (an x86-64 vCPU in KVM_RUN is interrupted by
+//! the signal itself, since the watchdog thread blocks these signals and the handler is
+//! installed without SA_RESTART) as an error ("interrupted", exit 130) with the summary
+//! and the whole trace up to the last event; `wio explore` (also `--slurm`) stops taking
+//! seeds, abandons its running branches and writes the finished seeds' report (exit
+//! 130). A SIGTERM (`kill`, a Kubernetes pod stop) is the same request as a Ctrl-C.
+//!
+//! A subcommand that does not poll (a benchmark, a shrink, a verify: they have nothing
+//! partial worth keeping, and would misread an interrupted run as a verdict) is installed
+//! with [`Ending::Default`]: the handler then gives the signal its default action, and the
+//! process ends by it as it would without a handler.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the handler.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_signal(_: libc::c_int) {
+/// Whether the running subcommand polls [`requested`] (else the handler ends the process).
+static POLLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(sig: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
+    if !POLLED.load(Ordering::SeqCst) {
+        // SAFETY: signal() and raise() are async-signal-safe; with the default disposition
+        // back, the re-raised signal ends the process as if no handler had been installed.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
 }
 
 /// The signals that end a run.
 const SIGNALS: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
 
-/// Installs the handler for SIGINT and SIGTERM (once per process; later calls do
-/// nothing more).
-pub fn install() -> std::io::Result<()> {
+/// How the running subcommand ends on SIGINT or SIGTERM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It polls [`requested`] and ends cleanly, writing what it has.
+    Polled,
+    /// It does not poll: the signal's default action ends the process.
+    Default,
+}
+
+/// Installs the handler for SIGINT and SIGTERM; `ending` says whether the subcommand
+/// polls [`requested`]. Called once, by `main`, before the subcommand runs.
+pub fn install(ending: Ending) -> std::io::Result<()> {
+    POLLED.store(ending == Ending::Polled, Ordering::SeqCst);
     for sig in SIGNALS {
         // SAFETY: a zeroed sigaction is a valid starting point; the handler only stores
-        // to an atomic, which is async-signal-safe; no SA_RESTART, so a blocking
-        // KVM_RUN returns EINTR.
+        // to atomics and (when nothing polls) restores the default action and re-raises,
+        // all async-signal-safe; no SA_RESTART, so a blocking KVM_RUN returns EINTR.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_signal as *const () as usize;
@@ -35,7 +65,7 @@ pub fn install() -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether Ctrl-C or SIGTERM asked the run to end.
+/// Whether Ctrl-C or SIGTERM asked the process to end.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }

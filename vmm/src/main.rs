@@ -23,9 +23,6 @@ fn parse_until(s: &str) -> Result<String, WioError> {
 }
 
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
-    // Ctrl-C / SIGTERM end the run at its next step, with the trace and summary written.
-    wio::interrupt::install()
-        .map_err(|e| WioError::Internal(format!("installing the Ctrl-C handler: {e}")))?;
     let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
         WioError::Usage(format!(
             "--epoch {:?} is not an RFC 3339 date like 2026-01-01T00:00:00Z",
@@ -197,9 +194,6 @@ fn exit_for(r: &explore::Report) -> i32 {
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
-    // Ctrl-C / SIGTERM end the world at its next quantum, every node's summary written.
-    wio::interrupt::install()
-        .map_err(|e| WioError::Internal(format!("installing the Ctrl-C handler: {e}")))?;
     let opts = world::Options {
         gdb: match &args.gdb {
             Some(spec) => Some(
@@ -519,6 +513,19 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // Ctrl-C and SIGTERM, one handler for every subcommand (see wio::interrupt): a run
+    // ends at its next step with the trace and summary written, a world at its next
+    // quantum with every node's summary, an exploration with the finished seeds' report;
+    // the other subcommands end by the signal as without a handler.
+    let ending = match &cli.command {
+        Command::Run(_) | Command::Sim(_) | Command::Explore(_) => wio::interrupt::Ending::Polled,
+        _ => wio::interrupt::Ending::Default,
+    };
+    if let Err(e) = wio::interrupt::install(ending) {
+        let e = WioError::Internal(format!("installing the Ctrl-C and SIGTERM handler: {e}"));
+        eprintln!("wio: error: {e}");
+        std::process::exit(e.exit_code());
+    }
     let result = match &cli.command {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),

@@ -223,10 +223,43 @@ fn a_chained_jump_never_enters_another_pcs_block_in_the_same_slot() {
 
 #[test]
 fn forgetting_blocks_near_the_top_of_the_address_space_terminates() {
-    // An emptied cache entry has pc u64::MAX; stepping past it used to wrap around.
-    let mut h = hart_with(&[NOP]);
+    // An emptied cache entry has pc u64::MAX; stepping past it used to wrap around (an
+    // overflow panic in a debug build, a loop that never ends in a release build). Each
+    // forget runs on a thread of its own that must report back within a bound, having
+    // done its work: the block starting 6 bytes before pc (which may hold a copy of the
+    // instruction at pc) is dropped, the one starting a whole block span (MAX_BLOCK
+    // instructions) before pc is kept.
+    use crate::icache::{Block, MAX_BLOCK};
+    use std::time::Duration;
+    let span = MAX_BLOCK as u64 * 4;
     for pc in [u64::MAX, u64::MAX - 1, u64::MAX - 2, 0, 1] {
-        h.forget_blocks_covering(pc);
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut h = hart_with(&[NOP]);
+            let covering = pc.saturating_sub(6);
+            let before = pc.checked_sub(span);
+            for start in [Some(covering), before].into_iter().flatten() {
+                h.icache.blocks[Block::slot(start)].pc = start;
+            }
+            h.forget_blocks_covering(pc);
+            let pc_of = |start: u64| h.icache.blocks[Block::slot(start)].pc;
+            let _ = done.send((pc_of(covering), before.map(pc_of)));
+        });
+        let (covering, before) = ended
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|e| panic!("forget_blocks_covering({pc:#x}) did not end: {e}"));
+        assert_eq!(
+            covering,
+            u64::MAX,
+            "pc {pc:#x}: the covering block is dropped"
+        );
+        if let Some(start) = pc.checked_sub(span) {
+            assert_eq!(
+                before,
+                Some(start),
+                "pc {pc:#x}: a block a whole span before is kept"
+            );
+        }
     }
 }
 

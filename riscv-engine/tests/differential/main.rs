@@ -29,7 +29,8 @@
 //!
 //! It needs `qemu-riscv64` (Debian `qemu-user`) and `riscv64-linux-gnu-as`/`-ld`
 //! (Debian `gcc-riscv64-linux-gnu` or `binutils-riscv64-linux-gnu`); without them
-//! it prints `SKIPPED: differential: …` and returns.
+//! it skips through `wio_require::skip` (`SKIPPED: <test>: … (needs qemu-user)` or
+//! `(needs cross-gcc)`) and returns, or fails where `WIO_REQUIRE` names that capability.
 //!
 //! Layout: `values` (PRNG and operand values), `generate*` (the program generator),
 //! `assembly` (batch source), `tools` (assembler, linker, QEMU), `running` (wio and QEMU
@@ -188,7 +189,7 @@ fn campaign(
 
 #[test]
 fn differential() {
-    let Some(ctx) = Ctx::new("main") else {
+    let Some(ctx) = Ctx::new("differential") else {
         return;
     };
     let start = Instant::now();
@@ -223,7 +224,7 @@ fn differential() {
 /// instruction: wio's copy of a program gets one `add` turned into a `sub`.
 #[test]
 fn harness_catches_an_injected_fault() {
-    let Some(ctx) = Ctx::new("selftest") else {
+    let Some(ctx) = Ctx::new("harness_catches_an_injected_fault") else {
         return;
     };
     let add = 0x0073_02b3; // add x5, x6, x7

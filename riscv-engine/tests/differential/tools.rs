@@ -27,20 +27,28 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    /// None (after printing why) when a tool is missing.
+    /// None (after skipping `test`, the test function's name) when a tool is missing.
     pub(crate) fn new(test: &str) -> Option<Ctx> {
-        for tool in [
-            "qemu-riscv64",
-            "riscv64-linux-gnu-as",
-            "riscv64-linux-gnu-ld",
+        use wio_require::Capability;
+        for (tool, need, package) in [
+            ("qemu-riscv64", Capability::QemuUser, "qemu-user"),
+            (
+                "riscv64-linux-gnu-as",
+                Capability::CrossGcc,
+                "gcc-riscv64-linux-gnu",
+            ),
+            (
+                "riscv64-linux-gnu-ld",
+                Capability::CrossGcc,
+                "gcc-riscv64-linux-gnu",
+            ),
         ] {
             if !on_path(tool) {
-                let msg = format!(
-                    "SKIPPED: differential: `{tool}` is not on PATH \
-                     (apt-get install qemu-user gcc-riscv64-linux-gnu)"
+                wio_require::skip(
+                    test,
+                    need,
+                    &format!("`{tool}` is not on PATH (apt-get install {package})"),
                 );
-                println!("{msg}");
-                eprintln!("{msg}");
                 return None;
             }
         }

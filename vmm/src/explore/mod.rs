@@ -6,7 +6,8 @@
 //!
 //! `--shard i/N` keeps seeds whose offset in the range is i modulo N, so a batch
 //! system can spread one exploration over machines; `wio report merge` joins the
-//! shard reports. Ctrl-C stops the workers and keeps the finished seeds' report.
+//! shard reports. Ctrl-C or SIGTERM (`crate::interrupt`) stops the workers and keeps the
+//! finished seeds' report.
 //!
 //! A world snapshot (`wio sim --snapshot-at`) is explored the same way: each branch is
 //! the whole world restored with the seed (`world_branch`).
@@ -31,13 +32,6 @@ use world_branch::{world_limit, world_result_of};
 mod report_check;
 pub mod slurm;
 mod world_branch;
-
-/// Set by the SIGINT handler: stop taking seeds and abandon running branches.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
 
 /// Most seeds one exploration (or shard) may cover.
 pub const MAX_SEEDS: u64 = 100_000_000;
@@ -333,8 +327,14 @@ impl Source {
         }
     }
 
-    /// Runs the branch of `seed`; None when cancelled.
-    fn branch(&self, x: &Explore, seed: u64, watch: &[String]) -> Result<Option<SeedResult>> {
+    /// Runs the branch of `seed`; None when abandoned (`stop` set, or Ctrl-C or SIGTERM).
+    fn branch(
+        &self,
+        x: &Explore,
+        seed: u64,
+        watch: &[String],
+        stop: &AtomicBool,
+    ) -> Result<Option<SeedResult>> {
         match self {
             Source::Machine(l) => Ok(driver::run_branch(
                 l.as_ref(),
@@ -342,7 +342,7 @@ impl Source {
                 x.until.as_deref(),
                 watch,
                 x.max_virtual_ns,
-                &INTERRUPTED,
+                stop,
             )?
             .map(|end| result_of(x, seed, end))),
             Source::World(lw) => {
@@ -354,7 +354,7 @@ impl Source {
                     max_virtual_ns: Some(world_limit(x, lw)),
                     ..world::Options::default()
                 };
-                Ok(world::restore(lw, Some(seed), &opts, Some(&INTERRUPTED))?
+                Ok(world::restore(lw, Some(seed), &opts, Some(stop))?
                     .map(|w| world_result_of(x, lw, seed, w)))
             }
         }
@@ -559,11 +559,11 @@ pub fn explore(x: &Explore) -> Result<Report> {
             watch.push(f.clone());
         }
     }
-    INTERRUPTED.store(false, Ordering::SeqCst);
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; the previous
-    // disposition is put back below.
-    let previous =
-        unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+    // Set when a branch cannot even start: the workers stop and running branches are
+    // abandoned, as on Ctrl-C or SIGTERM (which the workers and branches see through
+    // crate::interrupt::requested).
+    let stop = AtomicBool::new(false);
+    let stopping = || stop.load(Ordering::Relaxed) || crate::interrupt::requested();
     eprintln!(
         "wio: exploring {} seeds of {} from {} (snapshot at {} ns, seed {}) on {} workers",
         seeds.len(),
@@ -591,12 +591,12 @@ pub fn explore(x: &Explore) -> Result<Report> {
     std::thread::scope(|scope| {
         for _ in 0..x.jobs.max(1) {
             scope.spawn(|| loop {
-                if INTERRUPTED.load(Ordering::Relaxed) {
+                if stopping() {
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
-                match loaded.branch(x, seed, &watch) {
+                match loaded.branch(x, seed, &watch, &stop) {
                     Ok(Some(r)) => {
                         if r.failed {
                             failing.fetch_add(1, Ordering::Relaxed);
@@ -612,15 +612,13 @@ pub fn explore(x: &Explore) -> Result<Report> {
                         if let Ok(mut f) = first_error.lock() {
                             f.get_or_insert(e);
                         }
-                        INTERRUPTED.store(true, Ordering::SeqCst);
+                        stop.store(true, Ordering::SeqCst);
                         return;
                     }
                 }
             });
         }
-        while done.load(Ordering::Relaxed) < seeds.len() as u64
-            && !INTERRUPTED.load(Ordering::Relaxed)
-        {
+        while done.load(Ordering::Relaxed) < seeds.len() as u64 && !stopping() {
             progress.show(
                 done.load(Ordering::Relaxed),
                 failing.load(Ordering::Relaxed),
@@ -637,9 +635,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
     if progress.tty {
         eprintln!();
     }
-    // SAFETY: restores the disposition saved above.
-    unsafe { libc::signal(libc::SIGINT, previous) };
-    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let interrupted = crate::interrupt::requested();
     let results: Vec<SeedResult> = results
         .into_inner()
         .unwrap_or_default()
@@ -649,7 +645,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         format: REPORT_FORMAT,
         question,
         shards: (x.shard.1, vec![x.shard.0]),
-        complete: !interrupted && results.len() == seeds.len(),
+        complete: !interrupted && !stop.load(Ordering::SeqCst) && results.len() == seeds.len(),
         results,
         promises: Vec::new(),
     };

@@ -5,11 +5,10 @@
 //! The snapshot, the wio binary and the report's folder must be on storage every node
 //! sees (the paths are passed as they are here, made absolute).
 
-use super::{merge, Explore, Report, INTERRUPTED};
+use super::{merge, Explore, Report};
 use crate::error::{Result, WioError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The array task's script (the one deploy/slurm ships).
@@ -118,19 +117,11 @@ pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> 
         "wio: Slurm array job {job}: {tasks} tasks of {cpus} CPU(s); shard reports and logs in {}",
         work.display()
     );
-    INTERRUPTED.store(false, Ordering::SeqCst);
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe; the previous
-    // disposition is put back below.
-    let previous = unsafe {
-        libc::signal(
-            libc::SIGINT,
-            super::on_sigint as *const () as libc::sighandler_t,
-        )
-    };
     let started = Instant::now();
     let mut last = String::new();
     loop {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        // Ctrl-C or SIGTERM (crate::interrupt): cancel the array, merge what finished.
+        if crate::interrupt::requested() {
             eprintln!("wio: interrupted: cancelling array job {job}");
             let _ = Command::new("scancel").arg(&job).output();
             break;
@@ -160,8 +151,6 @@ pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> 
         }
         std::thread::sleep(Duration::from_millis(1000));
     }
-    // SAFETY: restores the disposition saved above.
-    unsafe { libc::signal(libc::SIGINT, previous) };
     let shards: Vec<PathBuf> = (0..tasks)
         .map(|i| work.join(format!("shard-{i}.json")))
         .collect();

@@ -143,8 +143,9 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
 
 /// Runs one branch: restores `l` with `seed` (hash-only trace, no console output, no
 /// other outputs) and runs it to its end, to `until` (a console text), or to `limit_ns`
-/// of virtual time (0: none). `watch` are console texts to report; `cancel` abandons the
-/// branch (None is returned).
+/// of virtual time (0: none). `watch` are console texts to report; `cancel`, or Ctrl-C or
+/// SIGTERM (`crate::interrupt`), abandons the branch (None is returned: its end at the
+/// signal would be the signal's, not its seed's).
 pub fn run_branch(
     l: &dyn LoadedSnapshot,
     seed: u64,
@@ -172,7 +173,7 @@ pub fn run_branch(
     let limit = VirtualTime::limit_or_max(limit_ns);
     let mut stopped_at_until = false;
     let outcome = loop {
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.load(Ordering::Relaxed) || crate::interrupt::requested() {
             return Ok(None);
         }
         match m.run_until(limit) {

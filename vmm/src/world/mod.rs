@@ -196,7 +196,8 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
 /// Runs a world restored from `l` with `seed` (None: the snapshot's). With the snapshot's
 /// seed it continues exactly as the world that took it; with another, every node's
 /// streams and the switch's are re-keyed from it: the past is shared, the future differs.
-/// Returns None when `cancel` was set before it ended.
+/// Returns None when `cancel` was set, or Ctrl-C or SIGTERM came, before it ended (a
+/// cancellable world, an exploration's branch, is abandoned then, not ended as interrupted).
 pub fn restore(
     l: &LoadedWorld,
     seed: Option<u64>,
@@ -435,7 +436,7 @@ impl World {
     }
 
     /// Runs the world to its end (every node ended, the time limit, or `opts.until`);
-    /// None when `cancel` was set first.
+    /// None when `cancel` was set, or (with a `cancel`) Ctrl-C or SIGTERM came, first.
     fn run(
         mut self,
         opts: &Options,
@@ -463,7 +464,8 @@ impl World {
         let mut done = false;
         let mut interrupted = None;
         while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() && !done {
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            // A branch's end at the signal would be the signal's, not its seed's: abandoned.
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed) || crate::interrupt::requested()) {
                 return Ok(None);
             }
             // Ctrl-C or SIGTERM: end every node here, with its trace and summary (exit 130).

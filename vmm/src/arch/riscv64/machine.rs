@@ -736,8 +736,12 @@ mod tests {
     /// the same trace; the x0 register and bit 8 of a byte are refused by the plan check.
     #[test]
     fn a_planned_bit_flip_is_seen_exactly_at_its_time() {
-        if guests::built_guest("small").is_err() {
-            eprintln!("SKIPPED: upset test: run images/build-all-riscv64.sh first");
+        if let Err(e) = guests::built_guest("small") {
+            wio_require::skip(
+                "a_planned_bit_flip_is_seen_exactly_at_its_time",
+                wio_require::Capability::RiscvGuests,
+                &format!("no built small riscv64 guest: {e}"),
+            );
             return;
         }
         let plan: FaultPlan = serde_json::from_str(&format!(

@@ -372,14 +372,19 @@ mod tests {
         assert_eq!((s.base, s.size, s.irq), (0xd000_2000, 0x1000, 7));
     }
 
-    fn kvm_usable() -> bool {
+    /// Whether /dev/kvm opens read-write; skips `test` if not.
+    fn kvm_usable(test: &str) -> bool {
         let ok = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/kvm")
             .is_ok();
         if !ok {
-            eprintln!("SKIPPED: vm tests: /dev/kvm cannot be opened read-write on this host");
+            wio_require::skip(
+                test,
+                wio_require::Capability::Kvm,
+                "/dev/kvm cannot be opened read-write (run on a KVM host, as root or in the kvm group)",
+            );
         }
         ok
     }
@@ -403,7 +408,7 @@ mod tests {
 
     #[test]
     fn bzimage_and_elf_of_the_test_guest_behave_identically() {
-        if !kvm_usable() {
+        if !kvm_usable("bzimage_and_elf_of_the_test_guest_behave_identically") {
             return;
         }
         let dir = std::env::temp_dir().join(format!("wio-vm-test-{}", std::process::id()));

@@ -23,8 +23,12 @@ fn debugger() -> RvDebugger {
 /// reverse steps come back to the exact registers.
 #[test]
 fn a_debugged_run_is_the_run_and_goes_back_exactly() {
-    if guests::built_guest("small").is_err() {
-        eprintln!("SKIPPED: debugger test: run images/build-all-riscv64.sh first");
+    if let Err(e) = guests::built_guest("small") {
+        wio_require::skip(
+            "a_debugged_run_is_the_run_and_goes_back_exactly",
+            wio_require::Capability::RiscvGuests,
+            &format!("no built small riscv64 guest: {e}"),
+        );
         return;
     }
     let wall = Instant::now();
