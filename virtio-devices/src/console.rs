@@ -17,7 +17,6 @@
 //! memory and shows up in the counters, never as a host error.
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
-use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 use std::collections::VecDeque;
 use virtio_queue::Queue;
@@ -139,7 +138,7 @@ pub struct ConsoleState {
     random: wio_scheduler::SavedStream,
     latency: wio_scheduler::SavedStream,
     control_buffers: Vec<Request>,
-    #[serde(with = "crate::state::byte_lists")]
+    #[serde(with = "crate::codec::byte_lists")]
     control_out: Vec<Vec<u8>>,
     rx_buffers: [Vec<Request>; 2],
     #[serde(with = "serde_bytes")]
@@ -366,6 +365,62 @@ fn write_into(buf: &Request, bytes: &[u8], mem: &GuestMem) -> Result<u32, Device
     Ok(done as u32)
 }
 
+impl Console {
+    /// The device's state for a snapshot: everything that shapes what it does next.
+    pub(crate) fn save_state(&self) -> Result<ConsoleState, DeviceError> {
+        Ok(ConsoleState {
+            random: self.random.save(),
+            latency: self.latency.save(),
+            control_buffers: self.control_buffers.iter().cloned().collect(),
+            control_out: self.control_out.iter().cloned().collect(),
+            rx_buffers: [
+                self.rx_buffers[0].iter().cloned().collect(),
+                self.rx_buffers[1].iter().cloned().collect(),
+            ],
+            random_owed: self.random_owed.iter().copied().collect(),
+            partial: self.partial.clone(),
+            overlong: self.overlong,
+            lines: self.lines.iter().cloned().collect(),
+            guest_open: self.guest_open,
+            timers: self.timers.clone(),
+            deliver_armed: self.deliver_armed,
+            stats: self.stats.clone(),
+        })
+    }
+
+    /// Loads a state saved by [`Self::save_state`] from a device built with the same
+    /// configuration; with `reseed`, its random streams are re-keyed from that seed. The
+    /// checks come before any change: on an error the device is as it was.
+    pub(crate) fn load_state(
+        &mut self,
+        s: &ConsoleState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        if s.control_out.len() > MAX_CONTROL
+            || s.lines.len() > MAX_PENDING_LINES
+            || s.random_owed.len() > MAX_RANDOM_OWED
+            || s.partial.len() > MAX_LINE
+        {
+            return Err(DeviceError::StateBounds { device: DEVICE });
+        }
+        self.random = Stream::resume(&s.random, reseed);
+        self.latency = Stream::resume(&s.latency, reseed);
+        self.control_buffers = s.control_buffers.iter().cloned().collect();
+        self.control_out = s.control_out.iter().cloned().collect();
+        let [a, b] = &s.rx_buffers;
+        self.rx_buffers = [a.iter().cloned().collect(), b.iter().cloned().collect()];
+        self.random_owed = s.random_owed.iter().copied().collect();
+        self.partial = s.partial.clone();
+        self.overlong = s.overlong;
+        self.lines = s.lines.iter().cloned().collect();
+        self.guest_open = s.guest_open;
+        self.timers = s.timers.clone();
+        self.deliver_armed = s.deliver_armed;
+        self.stats = s.stats.clone();
+        Ok(())
+    }
+}
+
 impl VirtioDevice for Console {
     fn device_type(&self) -> u32 {
         DEVICE_ID
@@ -476,59 +531,6 @@ impl VirtioDevice for Console {
         self.partial.clear();
         self.overlong = false;
         self.guest_open = [false; 2];
-    }
-
-    fn save_state(&self) -> Result<DeviceState, DeviceError> {
-        Ok(DeviceState::Console(Box::new(ConsoleState {
-            random: self.random.save(),
-            latency: self.latency.save(),
-            control_buffers: self.control_buffers.iter().cloned().collect(),
-            control_out: self.control_out.iter().cloned().collect(),
-            rx_buffers: [
-                self.rx_buffers[0].iter().cloned().collect(),
-                self.rx_buffers[1].iter().cloned().collect(),
-            ],
-            random_owed: self.random_owed.iter().copied().collect(),
-            partial: self.partial.clone(),
-            overlong: self.overlong,
-            lines: self.lines.iter().cloned().collect(),
-            guest_open: self.guest_open,
-            timers: self.timers.clone(),
-            deliver_armed: self.deliver_armed,
-            stats: self.stats.clone(),
-        })))
-    }
-
-    fn load_state(
-        &mut self,
-        state: &DeviceState,
-        reseed: Option<RunSeed>,
-    ) -> Result<(), DeviceError> {
-        let DeviceState::Console(s) = state else {
-            return Err(state.wrong_kind(DEVICE));
-        };
-        if s.control_out.len() > MAX_CONTROL
-            || s.lines.len() > MAX_PENDING_LINES
-            || s.random_owed.len() > MAX_RANDOM_OWED
-            || s.partial.len() > MAX_LINE
-        {
-            return Err(DeviceError::StateBounds { device: DEVICE });
-        }
-        self.random = Stream::resume(&s.random, reseed);
-        self.latency = Stream::resume(&s.latency, reseed);
-        self.control_buffers = s.control_buffers.iter().cloned().collect();
-        self.control_out = s.control_out.iter().cloned().collect();
-        let [a, b] = &s.rx_buffers;
-        self.rx_buffers = [a.iter().cloned().collect(), b.iter().cloned().collect()];
-        self.random_owed = s.random_owed.iter().copied().collect();
-        self.partial = s.partial.clone();
-        self.overlong = s.overlong;
-        self.lines = s.lines.iter().cloned().collect();
-        self.guest_open = s.guest_open;
-        self.timers = s.timers.clone();
-        self.deliver_armed = s.deliver_armed;
-        self.stats = s.stats.clone();
-        Ok(())
     }
 }
 

@@ -12,7 +12,6 @@ use virtio_queue::{Queue, QueueT};
 use vm_memory::GuestAddress;
 
 pub use crate::error::DeviceError;
-pub use crate::state::DeviceState;
 
 /// Guest memory as devices see it.
 pub type GuestMem = vm_memory::GuestMemoryMmap<()>;
@@ -24,7 +23,7 @@ pub const MAX_CHAIN: usize = 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
     /// Guest-physical address.
-    #[serde(with = "crate::state::guest_address")]
+    #[serde(with = "crate::codec::guest_address")]
     pub addr: GuestAddress,
     /// Length in bytes.
     pub len: u32,
@@ -170,26 +169,6 @@ pub trait VirtioDevice {
     fn as_any(&self) -> &dyn std::any::Any;
     /// The device as mutable `Any` (a restored disk takes its shared overlay this way).
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
-    /// The device's state for a snapshot: everything that shapes what it does next
-    /// (stream positions, requests it holds, its disk overlay, its network's history).
-    ///
-    /// The state is a typed value ([`DeviceState`], the variant of the device's kind) for
-    /// the machine to encode in its snapshot; a net device whose peer outgrew its history
-    /// cannot be saved ([`DeviceError::HistoryOverflow`]).
-    fn save_state(&self) -> Result<DeviceState, DeviceError>;
-    /// Loads a state saved by [`VirtioDevice::save_state`] of the same kind of device,
-    /// built with the same configuration. With `reseed`, the device's random streams are
-    /// re-keyed from that seed (a branch with another seed) instead of resuming.
-    ///
-    /// A state of another kind of device is refused ([`DeviceError::StateKind`]), as is one
-    /// beyond the device's bounds or one whose disk does not fit; the state is borrowed (a
-    /// snapshot may be restored many times), so the device copies what it keeps. The
-    /// checks come before any change: on an error the device is as it was.
-    fn load_state(
-        &mut self,
-        state: &DeviceState,
-        reseed: Option<wio_scheduler::RunSeed>,
-    ) -> Result<(), DeviceError>;
 }
 
 /// Builds a request from (address, length, device-writable) triples, for tests.

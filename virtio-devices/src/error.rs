@@ -96,6 +96,12 @@ pub enum DeviceError {
         /// The limit ([`crate::net::stack::MAX_HISTORY`]).
         max: usize,
     },
+    /// A device of a kind the snapshot registry (`state.rs`) does not know.
+    #[error("a virtio device of type {device_type} cannot be snapshotted")]
+    NotSnapshottable {
+        /// Its virtio device type.
+        device_type: u32,
+    },
     /// A saved device state is of another kind of device than the one loading it (a
     /// snapshot's slot holds another device than this machine's).
     #[error("saved state is of a {saved} device, this is a {here} device")]

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod block;
+pub mod codec;
 pub mod console;
 pub mod device;
 pub mod error;

@@ -3,7 +3,8 @@
 //! interrupt status, and the device status machine including
 //! DEVICE_NEEDS_RESET when the guest hands the device something malformed.
 
-use crate::device::{DeviceError, DeviceState, GuestMem, Pending, Request, VirtioDevice};
+use crate::device::{DeviceError, GuestMem, Pending, Request, VirtioDevice};
+use crate::state::DeviceState;
 use crate::{VIRTIO_F_VERSION_1, VIRTIO_MMIO_MAGIC, VIRTIO_MMIO_VERSION};
 use virtio_queue::{Queue, QueueT};
 use wio_scheduler::RunSeed;
@@ -394,7 +395,7 @@ impl MmioTransport {
             status: self.status,
             interrupt_status: self.interrupt_status,
             config_generation: self.config_generation,
-            device: self.device.save_state()?,
+            device: crate::state::save(self.device.as_ref())?,
         })
     }
 
@@ -451,7 +452,7 @@ impl MmioTransport {
             q.set_ready(saved.ready);
             queues.push(q);
         }
-        self.device.load_state(&s.device, reseed)?;
+        crate::state::load(self.device.as_mut(), &s.device, reseed)?;
         self.queues = queues;
         self.queue_sel = s.queue_sel;
         self.device_features_sel = s.device_features_sel;
@@ -806,7 +807,7 @@ mod tests {
         // A transport whose device state is of another kind is refused by the device, and
         // leaves the transport as it was.
         let mut other = saved.clone();
-        other.device = net.device().save_state().unwrap();
+        other.device = crate::state::save(net.device()).unwrap();
         let mut target = fresh();
         let before = postcard::to_stdvec(&target.save_state().unwrap()).unwrap();
         assert!(matches!(

@@ -5,7 +5,6 @@
 //! guest sees and when it sees it are functions of the seed.
 
 use crate::device::{submit_with_latency, DeviceError, GuestMem, Pending, Request, VirtioDevice};
-use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 use virtio_queue::Queue;
 use vm_memory::Bytes;
@@ -52,6 +51,31 @@ impl Rng {
     }
 }
 
+impl Rng {
+    /// The device's state for a snapshot: everything that shapes what it does next.
+    pub(crate) fn save_state(&self) -> Result<RngState, DeviceError> {
+        Ok(RngState {
+            bytes: self.bytes.save(),
+            latency: self.latency.save(),
+            served_bytes: self.served_bytes,
+        })
+    }
+
+    /// Loads a state saved by [`Self::save_state`] from a device built with the same
+    /// configuration; with `reseed`, its random streams are re-keyed from that seed. The
+    /// checks come before any change: on an error the device is as it was.
+    pub(crate) fn load_state(
+        &mut self,
+        s: &RngState,
+        reseed: Option<RunSeed>,
+    ) -> Result<(), DeviceError> {
+        self.bytes = Stream::resume(&s.bytes, reseed);
+        self.latency = Stream::resume(&s.latency, reseed);
+        self.served_bytes = s.served_bytes;
+        Ok(())
+    }
+}
+
 impl VirtioDevice for Rng {
     fn device_type(&self) -> u32 {
         DEVICE_ID
@@ -67,28 +91,6 @@ impl VirtioDevice for Rng {
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
-    }
-
-    fn save_state(&self) -> Result<DeviceState, DeviceError> {
-        Ok(DeviceState::Rng(RngState {
-            bytes: self.bytes.save(),
-            latency: self.latency.save(),
-            served_bytes: self.served_bytes,
-        }))
-    }
-
-    fn load_state(
-        &mut self,
-        state: &DeviceState,
-        reseed: Option<RunSeed>,
-    ) -> Result<(), DeviceError> {
-        let DeviceState::Rng(s) = state else {
-            return Err(state.wrong_kind(DEVICE));
-        };
-        self.bytes = Stream::resume(&s.bytes, reseed);
-        self.latency = Stream::resume(&s.latency, reseed);
-        self.served_bytes = s.served_bytes;
-        Ok(())
     }
 
     fn features(&self) -> u64 {
@@ -166,7 +168,6 @@ mod tests {
         let mut rng = Rng::new(RunSeed(5), "rng", 100);
         draw(&mut rng, &m);
         let saved = rng.save_state().unwrap();
-        assert_eq!(saved.kind(), "virtio-rng");
         let mut copy = Rng::new(RunSeed(6), "rng", 100);
         copy.load_state(&saved, None).unwrap();
         assert_eq!(
@@ -181,10 +182,14 @@ mod tests {
         assert_ne!(draw(&mut reseeded, &m), next);
 
         let before = postcard::to_stdvec(&copy.save_state().unwrap()).unwrap();
-        let net = crate::Net::new(RunSeed(5), "net", crate::Link::default(), None)
-            .save_state()
-            .unwrap();
-        let e = copy.load_state(&net, None).unwrap_err();
+        let net = crate::state::save(&crate::Net::new(
+            RunSeed(5),
+            "net",
+            crate::Link::default(),
+            None,
+        ))
+        .unwrap();
+        let e = crate::state::load(&mut copy, &net, None).unwrap_err();
         assert!(matches!(
             e,
             DeviceError::StateKind {

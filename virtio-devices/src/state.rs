@@ -1,12 +1,14 @@
-//! Device state in snapshots, as typed values: each device saves a [`DeviceState`] (its
-//! own state struct in the variant of its kind) and loads only a state of its own kind,
-//! refusing any other with [`DeviceError::StateKind`]. The machine serialises these
-//! values (with postcard, a compact versionless serde format) inside its snapshot file,
-//! which carries the version and checksum; the serde helpers below keep byte fields
-//! compact in that encoding.
+//! Device state in snapshots, as typed values: [`save`] gives a device's [`DeviceState`]
+//! (its own state struct in the variant of its kind) and [`load`] loads only a state of the
+//! device's own kind, refusing any other with [`DeviceError::StateKind`]. This module is the
+//! one registry of the devices that can be snapshotted: each device has its own
+//! `save_state`/`load_state` over its own state type and knows nothing of the others; a new
+//! device adds a variant and an arm here. The machine serialises these values (with
+//! postcard) inside its snapshot file, which carries the version and checksums.
 
 pub use crate::block::BlockState;
 pub use crate::console::ConsoleState;
+use crate::device::VirtioDevice;
 use crate::error::DeviceError;
 pub use crate::net::NetState;
 pub use crate::rng::RngState;
@@ -52,61 +54,78 @@ impl DeviceState {
     }
 }
 
-/// serde for `vm_memory::GuestAddress` (a guest-physical address as a u64).
-pub mod guest_address {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use vm_memory::GuestAddress;
-
-    /// Writes the address as its u64.
-    pub fn serialize<S: Serializer>(a: &GuestAddress, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(a.0)
-    }
-
-    /// Reads the address from its u64.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<GuestAddress, D::Error> {
-        u64::deserialize(d).map(GuestAddress)
+/// The kind of device of virtio device type `device_type`, as [`DeviceState::kind`] names it.
+fn kind_of(device_type: u32) -> &'static str {
+    match device_type {
+        crate::rng::DEVICE_ID => crate::rng::DEVICE,
+        crate::net::DEVICE_ID => crate::net::DEVICE,
+        crate::console::DEVICE_ID => crate::console::DEVICE,
+        crate::block::DEVICE_ID => crate::block::DEVICE,
+        _ => "virtio",
     }
 }
 
-/// serde for lists of byte strings (frames, messages) as postcard byte strings: the same
-/// encoding as a sequence of `u8`, written and read in one copy instead of byte by byte
-/// (see `serde_bytes`; old snapshots read unchanged).
-pub mod byte_lists {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use serde_bytes::{ByteBuf, Bytes};
-
-    /// Writes each list entry as a byte string.
-    pub fn serialize<S: Serializer>(list: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(list.iter().map(|v| Bytes::new(v)))
+/// The state of `device` for a snapshot: everything that shapes what it does next
+/// (stream positions, requests it holds, its disk overlay, its network's history). A net
+/// device whose peer outgrew its history cannot be saved ([`DeviceError::HistoryOverflow`]),
+/// nor can a device of a kind this registry does not know.
+pub fn save(device: &dyn VirtioDevice) -> Result<DeviceState, DeviceError> {
+    let any = device.as_any();
+    if let Some(d) = any.downcast_ref::<crate::rng::Rng>() {
+        return d.save_state().map(DeviceState::Rng);
     }
-
-    /// Reads a list of byte strings.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
-        Vec::<ByteBuf>::deserialize(d).map(|l| l.into_iter().map(ByteBuf::into_vec).collect())
+    if let Some(d) = any.downcast_ref::<crate::net::Net>() {
+        return d.save_state().map(|s| DeviceState::Net(Box::new(s)));
     }
+    if let Some(d) = any.downcast_ref::<crate::console::Console>() {
+        return d.save_state().map(|s| DeviceState::Console(Box::new(s)));
+    }
+    if let Some(d) = any.downcast_ref::<crate::block::Block>() {
+        return d.save_state().map(|s| DeviceState::Block(Box::new(s)));
+    }
+    Err(DeviceError::NotSnapshottable {
+        device_type: device.device_type(),
+    })
 }
 
-/// serde for indexed byte strings (disk chunks by index), as [`byte_lists`] does.
-pub mod indexed_bytes {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use serde_bytes::{ByteBuf, Bytes};
-
-    /// Writes each (index, bytes) pair with the bytes as a byte string.
-    pub fn serialize<S: Serializer>(list: &[(u64, Vec<u8>)], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(list.iter().map(|(k, v)| (k, Bytes::new(v))))
-    }
-
-    /// Reads (index, byte string) pairs.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u64, Vec<u8>)>, D::Error> {
-        Vec::<(u64, ByteBuf)>::deserialize(d)
-            .map(|l| l.into_iter().map(|(k, v)| (k, v.into_vec())).collect())
+/// Loads `state` into `device`, built with the same configuration as the saved one. With
+/// `reseed`, the device's random streams are re-keyed from that seed (a branch with another
+/// seed) instead of resuming. A state of another kind of device is refused
+/// ([`DeviceError::StateKind`]), as is one beyond the device's bounds or one whose disk does
+/// not fit; the state is borrowed (a snapshot may be restored many times), so the device
+/// copies what it keeps. The checks come before any change: on an error the device is as
+/// it was.
+pub fn load(
+    device: &mut dyn VirtioDevice,
+    state: &DeviceState,
+    reseed: Option<wio_scheduler::RunSeed>,
+) -> Result<(), DeviceError> {
+    let here = kind_of(device.device_type());
+    let wrong = || state.wrong_kind(here);
+    let any = device.as_any_mut();
+    match state {
+        DeviceState::Rng(s) => any
+            .downcast_mut::<crate::rng::Rng>()
+            .ok_or_else(wrong)?
+            .load_state(s, reseed),
+        DeviceState::Net(s) => any
+            .downcast_mut::<crate::net::Net>()
+            .ok_or_else(wrong)?
+            .load_state(s, reseed),
+        DeviceState::Console(s) => any
+            .downcast_mut::<crate::console::Console>()
+            .ok_or_else(wrong)?
+            .load_state(s, reseed),
+        DeviceState::Block(s) => any
+            .downcast_mut::<crate::block::Block>()
+            .ok_or_else(wrong)?
+            .load_state(s, reseed),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::VirtioDevice;
     use wio_scheduler::RunSeed;
 
     /// Each device's state names its kind, and encodes as the variant's index followed by
@@ -135,7 +154,7 @@ mod tests {
         ];
         let mut kinds = Vec::new();
         for (index, device) in devices.iter().enumerate() {
-            let state = device.save_state().unwrap();
+            let state = save(device.as_ref()).unwrap();
             let inner = match &state {
                 DeviceState::Rng(s) => postcard::to_stdvec(s),
                 DeviceState::Net(s) => postcard::to_stdvec(&**s),
@@ -156,43 +175,27 @@ mod tests {
             kinds,
             ["virtio-rng", "virtio-net", "virtio-console", "virtio-blk"]
         );
-    }
-
-    /// A byte field written as a sequence of `u8` (as before).
-    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-    struct Plain {
-        one: Vec<u8>,
-        many: Vec<Vec<u8>>,
-        chunks: Vec<(u64, Vec<u8>)>,
-    }
-
-    /// The same fields written as byte strings.
-    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-    struct Fast {
-        #[serde(with = "serde_bytes")]
-        one: Vec<u8>,
-        #[serde(with = "super::byte_lists")]
-        many: Vec<Vec<u8>>,
-        #[serde(with = "super::indexed_bytes")]
-        chunks: Vec<(u64, Vec<u8>)>,
-    }
-
-    /// Snapshots written before byte strings read the same, and the other way round.
-    #[test]
-    fn byte_strings_encode_as_byte_sequences() {
-        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 13) as u8).collect();
-        let plain = Plain {
-            one: bytes.clone(),
-            many: vec![vec![], bytes.clone(), vec![0xff; 200]],
-            chunks: vec![(3, bytes.clone()), (1 << 40, vec![1])],
-        };
-        let fast = Fast {
-            one: plain.one.clone(),
-            many: plain.many.clone(),
-            chunks: plain.chunks.clone(),
-        };
-        let a = postcard::to_stdvec(&plain).unwrap();
-        assert_eq!(a, postcard::to_stdvec(&fast).unwrap());
-        assert_eq!(postcard::from_bytes::<Fast>(&a).unwrap(), fast);
+        // Every device loads its own kind's state and refuses every other kind's.
+        let mut devices = devices;
+        let states: Vec<DeviceState> = devices.iter().map(|d| save(d.as_ref()).unwrap()).collect();
+        for (i, device) in devices.iter_mut().enumerate() {
+            for (j, state) in states.iter().enumerate() {
+                let r = load(device.as_mut(), state, None);
+                if i == j {
+                    assert!(r.is_ok(), "{}: {r:?}", kinds[i]);
+                } else {
+                    assert!(
+                        matches!(
+                            r,
+                            Err(DeviceError::StateKind { here, saved }) if here == kinds[i] && saved == kinds[j]
+                        ),
+                        "{} given a {} state: {r:?}",
+                        kinds[i],
+                        kinds[j]
+                    );
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -52,10 +52,10 @@ pub struct DiskState {
     /// Length of the base image the writes belong on.
     pub base_len: u64,
     /// Flushed chunks: (chunk index, 4 KiB).
-    #[serde(with = "crate::state::indexed_bytes")]
+    #[serde(with = "crate::codec::indexed_bytes")]
     pub durable: Vec<(u64, Vec<u8>)>,
     /// Chunks written but not flushed.
-    #[serde(with = "crate::state::indexed_bytes")]
+    #[serde(with = "crate::codec::indexed_bytes")]
     pub volatile: Vec<(u64, Vec<u8>)>,
 }
 

@@ -24,7 +24,6 @@ pub mod pcap;
 pub mod stack;
 
 use crate::device::{take_requests, DeviceError, GuestMem, Pending, Request, VirtioDevice};
-use crate::state::DeviceState;
 use crate::VIRTIO_F_VERSION_1;
 pub use faults::{Direction, NetFault};
 use faults::{Faults, FaultsState};
@@ -161,7 +160,7 @@ pub struct NetState {
     peer_history: Vec<stack::StackInput>,
     poll_armed: Option<u64>,
     rx_buffers: Vec<Request>,
-    #[serde(with = "crate::state::byte_lists")]
+    #[serde(with = "crate::codec::byte_lists")]
     inbox: Vec<Vec<u8>>,
     in_flight: Vec<(u64, Flight)>,
     next_token: u64,
@@ -467,24 +466,13 @@ impl Net {
     }
 }
 
-impl VirtioDevice for Net {
-    /// The guest reset the device (or the machine lost power): the receive buffers it had
-    /// posted belong to queues that no longer exist, and frames waiting for them are
-    /// dropped with them. The link and the peer go on.
-    fn reset(&mut self) {
-        self.rx_buffers.clear();
-        self.inbox.clear();
-    }
-
-    fn device_type(&self) -> u32 {
-        DEVICE_ID
-    }
-
-    fn save_state(&self) -> Result<DeviceState, DeviceError> {
+impl Net {
+    /// The device's state for a snapshot: everything that shapes what it does next.
+    pub(crate) fn save_state(&self) -> Result<NetState, DeviceError> {
         let (peer_seed, history) = self.peer.history().ok_or(DeviceError::HistoryOverflow {
             max: stack::MAX_HISTORY,
         })?;
-        Ok(DeviceState::Net(Box::new(NetState {
+        Ok(NetState {
             stream: self.stream.save(),
             peer_seed,
             peer_history: history.to_vec(),
@@ -502,17 +490,17 @@ impl VirtioDevice for Net {
             port: self.port.as_ref().map(|p| p.iter().cloned().collect()),
             faults: self.faults.save(),
             mac: self.mac,
-        })))
+        })
     }
 
-    fn load_state(
+    /// Loads a state saved by [`Self::save_state`] from a device built with the same
+    /// configuration; with `reseed`, its random streams are re-keyed from that seed. The
+    /// checks come before any change: on an error the device is as it was.
+    pub(crate) fn load_state(
         &mut self,
-        state: &DeviceState,
+        s: &NetState,
         reseed: Option<RunSeed>,
     ) -> Result<(), DeviceError> {
-        let DeviceState::Net(s) = state else {
-            return Err(state.wrong_kind(DEVICE));
-        };
         for (what, len, max) in [
             (
                 "peer history calls",
@@ -556,6 +544,20 @@ impl VirtioDevice for Net {
         self.mac = s.mac;
         self.faults = Faults::resume(&s.faults, reseed);
         Ok(())
+    }
+}
+
+impl VirtioDevice for Net {
+    /// The guest reset the device (or the machine lost power): the receive buffers it had
+    /// posted belong to queues that no longer exist, and frames waiting for them are
+    /// dropped with them. The link and the peer go on.
+    fn reset(&mut self) {
+        self.rx_buffers.clear();
+        self.inbox.clear();
+    }
+
+    fn device_type(&self) -> u32 {
+        DEVICE_ID
     }
 
     fn queue_max_sizes(&self) -> &[u16] {

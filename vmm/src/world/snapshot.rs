@@ -185,7 +185,8 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
         ));
     }
     let file = FORMAT.decode(bytes).map_err(|e| bad(path, e.to_string()))?;
-    let (own, rest): (Vec<(&str, &[u8])>, Vec<(&str, &[u8])>) = file
+    type Parts<'a> = Vec<(&'a str, &'a [u8])>;
+    let (own, rest): (Parts, Parts) = file
         .sections
         .into_iter()
         .partition(|(name, _)| !name.starts_with("node."));

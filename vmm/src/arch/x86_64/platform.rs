@@ -482,7 +482,7 @@ impl Platform {
         self.clock = s.get(section::CLOCK)?;
         self.events = events;
         self.pit_event = ev.pit_event.map(EventId::from_seq);
-        let trace = std::mem::replace(&mut self.trace, Trace::new());
+        let trace = std::mem::take(&mut self.trace);
         self.trace = persist::restore(s, section::TRACE, trace)?;
         self.counters = s.get(section::COUNTERS)?;
         self.virtio_levels = levels;
