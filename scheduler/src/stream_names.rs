@@ -34,6 +34,9 @@ pub const SCHED_NOISE_TIMER: &str = "sched-noise-timer";
 /// The riscv64 machine's clock drift (ppm of its oscillator against virtual time), drawn
 /// once at boot and again when a snapshot is restored with another seed.
 pub const CLOCK_DRIFT: &str = "clock-drift";
+/// The VM generation ID (riscv64 `microsoft,vmgenid`): drawn at boot and again at every
+/// restore with another seed, so the guest's kernel reseeds its CRNG in each branch.
+pub const VMGENID: &str = "vmgenid";
 
 // Device names: what the machine passes to each virtio device as its `name`.
 
@@ -86,6 +89,7 @@ pub const ALL: &[&str] = &[
     PARAVIRT_ENTROPY,
     SCHED_NOISE_TIMER,
     CLOCK_DRIFT,
+    VMGENID,
     VIRTIO_RNG,
     VIRTIO_NET,
     VIRTIO_BLK,

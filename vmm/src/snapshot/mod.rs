@@ -39,10 +39,12 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// The machine snapshot format this wio writes and reads (see [`sections`] for what bumps
 /// which version). Major 7: the machine state in named sections, one per component (before
 /// 7 it was one postcard blob; version 6's files are refused with the version message).
+/// Minor 1: the optional `vmgenid` section of riscv64 machines (7.0 files have none: their
+/// machines had no VM generation ID, and restore without one).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,
-    minor: 0,
+    minor: 1,
     what: "wio snapshot",
     first_major: 7,
 };

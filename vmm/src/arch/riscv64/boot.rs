@@ -202,7 +202,14 @@ impl BootImage {
     /// of `mem_bytes` and points the hart at where the machine starts: the kernel in
     /// supervisor mode (wio's SBI), the firmware in M-mode with the kernel as its next
     /// stage, or a bare-metal program in M-mode.
-    pub fn load_into(&self, hart: &mut Hart, mem_bytes: u64, rng_seed: &[u8]) -> Result<Placement> {
+    /// With `vmgenid`, the tree lists the VM generation ID.
+    pub fn load_into(
+        &self,
+        hart: &mut Hart,
+        mem_bytes: u64,
+        rng_seed: &[u8],
+        vmgenid: bool,
+    ) -> Result<Placement> {
         let placement = if self.bare_metal() {
             self.load_bare_metal(&mut hart.ram, mem_bytes)?
         } else {
@@ -224,6 +231,7 @@ impl BootImage {
             virtio: &virtio,
             m_mode: self.m_mode(),
             edac: self.ecc,
+            vmgenid,
         })?;
         hart.set_ecc(self.ecc);
         if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {

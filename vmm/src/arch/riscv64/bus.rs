@@ -10,6 +10,7 @@ use crate::devices::riscv::flight_io::{FlightIo, Watchdog};
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::riscv::sdk_port::SdkPort;
+use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
@@ -87,6 +88,8 @@ pub struct RvBus {
     pub sdk_port: Option<SdkPort>,
     /// The EDAC unit (machines with ECC memory only).
     pub edac: Option<Edac>,
+    /// The VM generation ID (kernels; not bare-metal programs).
+    pub vmgenid: Option<VmGenId>,
 }
 
 /// The devices only some machines have (M-mode guests: the flight I/O board and the
@@ -140,6 +143,14 @@ impl RvBus {
         .into_iter()
         .find(|&(_, present, base, size)| present && in_window(addr, base, size))
         .map(|(device, _, base, _)| (device, addr - base))
+    }
+
+    /// The VM generation ID and the offset in its window, when `addr` is there.
+    fn vmgenid_at(&self, addr: u64) -> Option<(&VmGenId, u64)> {
+        self.vmgenid
+            .as_ref()
+            .filter(|_| in_window(addr, layout::VMGENID_BASE, layout::VMGENID_SIZE))
+            .map(|g| (g, addr - layout::VMGENID_BASE))
     }
 
     fn uart_irq(&mut self) {
@@ -317,6 +328,7 @@ impl ExitHandler for RvBus {
         in_window(addr, layout::RTC_BASE, layout::RTC_SIZE)
             || in_window(addr, layout::TEST_BASE, layout::TEST_SIZE)
             || self.optional_at(addr).is_some()
+            || self.vmgenid_at(addr).is_some()
             || in_window(addr, layout::UART_BASE, layout::UART_SIZE)
             || in_window(addr, layout::PLIC_BASE, layout::PLIC_SIZE)
             || in_window(
@@ -328,6 +340,13 @@ impl ExitHandler for RvBus {
 
     fn mmio_read(&mut self, addr: u64, data: &mut [u8]) {
         self.mmio_accesses += 1;
+        if let Some((g, off)) = self.vmgenid_at(addr) {
+            // Any width: the kernel copies the ID with memcpy.
+            g.read(off, data);
+            let v = le(data);
+            self.trace.fold(fold::MMIO_READ, addr, v, self.now_ns);
+            return;
+        }
         let word = data.len() == 4;
         let v = if in_window(addr, layout::RTC_BASE, layout::RTC_SIZE) && word {
             u64::from(self.rtc.read(addr - layout::RTC_BASE, self.now_ns))

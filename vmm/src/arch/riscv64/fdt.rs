@@ -24,6 +24,8 @@ pub struct FdtSpec<'a> {
     pub m_mode: bool,
     /// RAM is ECC memory: the tree lists the EDAC unit.
     pub edac: bool,
+    /// The machine has a VM generation ID (`microsoft,vmgenid`).
+    pub vmgenid: bool,
 }
 
 const PHANDLE_CPU_INTC: u32 = 1;
@@ -170,6 +172,20 @@ pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
         w.end_node(node).map_err(fdt_err)?;
     }
 
+    if spec.vmgenid {
+        let node = w
+            .begin_node(&format!("vmgenid@{VMGENID_BASE:x}"))
+            .map_err(fdt_err)?;
+        w.property_string("compatible", "microsoft,vmgenid")
+            .map_err(fdt_err)?;
+        w.property_array_u64("reg", &[VMGENID_BASE, VMGENID_SIZE])
+            .map_err(fdt_err)?;
+        w.property_u32("interrupt-parent", PHANDLE_PLIC)
+            .map_err(fdt_err)?;
+        w.property_u32("interrupts", VMGENID_IRQ).map_err(fdt_err)?;
+        w.end_node(node).map_err(fdt_err)?;
+    }
+
     for &(slot, irq) in spec.virtio {
         let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
         let node = w
@@ -268,6 +284,7 @@ mod tests {
             virtio: &[],
             m_mode: true,
             edac: true,
+            vmgenid: true,
         };
         let blob = build(&spec).unwrap();
         assert_eq!(&blob[..4], &[0xd0, 0x0d, 0xfe, 0xed], "FDT magic");
@@ -284,6 +301,7 @@ mod tests {
             "riscv,clint0",
             "syscon-poweroff",
             "wio,edac",
+            "microsoft,vmgenid",
         ] {
             assert!(text.contains(needle), "missing {needle}");
         }

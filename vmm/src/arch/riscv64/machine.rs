@@ -18,6 +18,7 @@ use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::riscv::sdk_port::SdkPort;
+use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
@@ -194,7 +195,15 @@ impl RvMachine {
             firmware,
             ecc: cfg.ecc,
         };
-        let placement = image.load_into(&mut hart, mem_bytes, &fdt_rng_seed(seed, 1))?;
+        // Kernels (with wio's SBI or a firmware) get a VM generation ID, so the CRNG of every
+        // branch of a snapshot is reseeded; a bare-metal program reads no device tree.
+        let vmgenid = (!image.bare_metal()).then(|| VmGenId::drawn(seed, 0));
+        let placement = image.load_into(
+            &mut hart,
+            mem_bytes,
+            &fdt_rng_seed(seed, 1),
+            vmgenid.is_some(),
+        )?;
         let hart_pc = hart.pc;
         let kernel = &image.kernel;
         let initrd = image.initrd.as_ref().map(|(_, b)| b);
@@ -221,6 +230,7 @@ impl RvMachine {
             flight: image.m_mode().then(|| FlightIo::new(seed)),
             sdk_port: image.m_mode().then(|| SdkPort::new(seed)),
             edac: cfg.ecc.then(Edac::default),
+            vmgenid,
         };
         bus.trace.event(
             0,

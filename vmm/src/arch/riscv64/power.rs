@@ -74,7 +74,8 @@ impl RvMachine {
         hart.skip_to(cycles);
         self.boots = self.boots.saturating_add(1);
         let rng_seed = fdt_rng_seed(RunSeed(self.seed), self.boots);
-        let placement = image.load_into(&mut hart, mem_bytes, &rng_seed)?;
+        let placement =
+            image.load_into(&mut hart, mem_bytes, &rng_seed, self.bus.vmgenid.is_some())?;
         self.instret_before = self.instret_before.saturating_add(instret);
         // The oscillator is the same after the cut: the clock (its drift and anchor) stays.
         self.engine = RiscvEngine::new(hart, self.engine.clock);

@@ -14,6 +14,7 @@ use crate::devices::riscv::flight_io::FlightIo;
 use crate::devices::riscv::goldfish_rtc::GoldfishRtc;
 use crate::devices::riscv::plic::Plic;
 use crate::devices::riscv::sdk_port::SdkPort;
+use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
 use crate::error::{Result, WioError};
 use crate::faults::inject::Injector;
@@ -61,6 +62,9 @@ pub(super) struct MachineState {
     pub(super) sdk_port: Option<SdkPort>,
     /// The EDAC unit (ECC memory).
     pub(super) edac: Option<Edac>,
+    /// The VM generation ID (kernels; absent from format 7.0 snapshots, whose device tree
+    /// does not list it).
+    pub(super) vmgenid: Option<VmGenId>,
 }
 
 /// The bus's event queue as a snapshot keeps it: (virtual ns, sequence, event) and the
@@ -104,10 +108,12 @@ pub(super) mod section {
     pub const FLIGHT: &str = "flight";
     pub const SDK_PORT: &str = "sdk-port";
     pub const EDAC: &str = "edac";
+    /// Since format 7.1.
+    pub const VMGENID: &str = "vmgenid";
     /// Every fixed section name.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 16] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC,
+        SDK_PORT, EDAC, VMGENID,
     ];
 }
 
@@ -141,6 +147,9 @@ impl MachineState {
         }
         if let Some(e) = &self.edac {
             s.save(section::EDAC, e)?;
+        }
+        if let Some(g) = &self.vmgenid {
+            s.save(section::VMGENID, g)?;
         }
         Ok(s)
     }
@@ -176,6 +185,7 @@ impl MachineState {
             flight: persist::restore_optional(s, section::FLIGHT, ())?,
             sdk_port: persist::restore_optional(s, section::SDK_PORT, ())?,
             edac: persist::restore_optional(s, section::EDAC, ())?,
+            vmgenid: persist::restore_optional(s, section::VMGENID, ())?,
         })
     }
 }
@@ -198,6 +208,7 @@ impl RvMachine {
             flight: self.bus.flight.clone(),
             sdk_port: self.bus.sdk_port.clone(),
             edac: self.bus.edac.clone(),
+            vmgenid: self.bus.vmgenid.clone(),
             plic: self.bus.plic.clone(),
             virtio,
             events: EventsState {
@@ -388,14 +399,18 @@ fn event_ok(ev: &BusEvent, slots: usize, faults: &Injector) -> bool {
 ///   `3e 7d 77 13 ..` / `96 81 0c c9 ..`) and its ASLR addresses (stack, brk, mmap):
 ///   by then the kernel has reseeded its CRNG from the input pool, into which the new
 ///   interrupt timings (the `time` CSR, virtual time here) and hwrng bytes were mixed.
-/// - Stay the same: the 16 `/dev/urandom` bytes read 2.5 ms after the restore (`58 5e 60
-///   cc ..` for every seed) and the first 16 `/dev/hwrng` bytes (`c0 29 23 0d ..`). The
-///   CRNG's key is guest memory at the snapshot and no reseed happened before that read;
-///   the hwrng bytes were already in guest memory too (the virtio-rng driver keeps a
-///   request's bytes buffered ahead of reads), although the device's own stream is
-///   re-keyed (later requests get the new seed's bytes). Whatever the guest drew before
-///   the snapshot (KASLR, stack canaries, hash seeds, running processes' AT_RANDOM)
-///   necessarily stays: the seed changes the future's inputs, not the state it starts from.
+/// - Differ at once, through the VM generation ID: a re-seeded restore draws a new ID and
+///   pulses its interrupt, and the kernel reseeds its CRNG before the workload reads it
+///   (`random: crng reseeded due to virtual machine fork`): the 16 `/dev/urandom` bytes
+///   read 2.5 ms after the restore (snapshot of seed 3 at 96.0 ms, restored with seeds 1, 7,
+///   8: `c2 e4 ec df ..` / `60 c5 74 7d ..` / `3b 54 a3 cf ..`; before the device every seed
+///   read the same bytes).
+/// - Stay the same: the first 16 `/dev/hwrng` bytes (`de 4b 41 de ..`): they were already
+///   in guest memory (the virtio-rng driver keeps a request's bytes buffered ahead of
+///   reads), although the device's own stream is re-keyed (later requests get the new
+///   seed's bytes). Whatever the guest drew before the snapshot (KASLR, stack canaries,
+///   hash seeds, running processes' AT_RANDOM) necessarily stays: the seed changes the
+///   future's inputs, not the state it starts from.
 ///
 /// The same seed twice gives the same trace hash; seed 1 continues the original run
 /// bit for bit.
@@ -475,6 +490,22 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         // The branch's trace says where its future was re-keyed.
         trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
     }
+    // A branch is a new generation of the machine: a new ID, and its interrupt, so the
+    // kernel reseeds its CRNG before its programs draw from it again.
+    let mut plic = state.plic.clone();
+    let vmgenid = match (&state.vmgenid, reseed) {
+        (Some(_), Some(seed)) => {
+            let g = VmGenId::drawn(seed, now_ns);
+            plic.pulse(layout::VMGENID_IRQ);
+            trace.event(
+                now_ns,
+                "vmgenid",
+                json!({ "id": crate::trace::hex(&g.id()) }),
+            );
+            Some(g)
+        }
+        (g, _) => g.clone(),
+    };
     // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced),
     // or the fixed drift the configuration gives.
     let level = timer_noise.level();
@@ -524,7 +555,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         bus: RvBus {
             uart,
             rtc: state.rtc.clone(),
-            plic: state.plic.clone(),
+            plic,
             virtio: VirtioSlots::new(devices, mem.clone()),
             events,
             faults,
@@ -548,6 +579,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
                 p
             }),
             edac: state.edac.clone(),
+            vmgenid,
         },
         console,
         exits,

@@ -5,3 +5,4 @@ pub mod flight_io;
 pub mod goldfish_rtc;
 pub mod plic;
 pub mod sdk_port;
+pub mod vmgenid;
