@@ -11,8 +11,20 @@ static DECODED: AtomicU64 = AtomicU64::new(0);
 /// Section names the harness picks from (a name byte indexes them): those machine and
 /// world snapshots have, and one neither has.
 const NAMES: [&str; 14] = [
-    "meta", "memory", "hart", "plic", "virtio.0", "world", "node.0", "node.1", "x",
-    "scenario", "switch", "in-flight", "trace", "peer",
+    "meta",
+    "memory",
+    "hart",
+    "plic",
+    "virtio.0",
+    "world",
+    "node.0",
+    "node.1",
+    "x",
+    "scenario",
+    "switch",
+    "in-flight",
+    "trace",
+    "peer",
 ];
 
 /// `body` read as sections, each `[name index u8][length u16 LE][payload]` (cut short at
