@@ -34,10 +34,28 @@ pub trait Persist: Sized {
     fn restore(args: Self::Args<'_>, state: &Self::State) -> Result<Self, Self::Error>;
 }
 
-/// `Persist` for a device that is nothing but registers every value of which the device can
-/// hold (its state is itself, and a restore has nothing to refuse).
+/// `Persist` for a device that is nothing but its registers: its state is itself. With one
+/// argument every value is one the device can hold (a restore has nothing to refuse); with a
+/// second, `check(&state) -> Result<(), devices::StateError>` refuses values the device
+/// never holds.
 #[macro_export]
 macro_rules! persist_registers {
+    ($ty:ty, $check:path) => {
+        impl $crate::snapshot::persist::Persist for $ty {
+            type State = $ty;
+            type Args<'a> = ();
+            type Error = $crate::devices::StateError;
+
+            fn save(&self) -> $ty {
+                self.clone()
+            }
+
+            fn restore(_: (), s: &$ty) -> Result<$ty, Self::Error> {
+                $check(s)?;
+                Ok(s.clone())
+            }
+        }
+    };
     ($ty:ty) => {
         impl $crate::snapshot::persist::Persist for $ty {
             type State = $ty;

@@ -251,26 +251,20 @@ impl Pit {
     }
 }
 
-/// The PIT is its channels' registers; a restore refuses a mode above 5 (the guest's writes
-/// fold 6 and 7 onto 2 and 3) or a reload value above 65536.
-impl crate::snapshot::persist::Persist for Pit {
-    type State = Pit;
-    type Args<'a> = ();
-    type Error = crate::devices::StateError;
-
-    fn save(&self) -> Pit {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &Pit) -> Result<Pit, Self::Error> {
+impl Pit {
+    /// The PIT is its channels' registers; a restore refuses a mode above 5 (the guest's writes
+    /// fold 6 and 7 onto 2 and 3) or a reload value above 65536.
+    fn check_saved(s: &Pit) -> Result<(), crate::devices::StateError> {
         use crate::devices::check_register as check;
         for ch in &s.channels {
             check("PIT", "mode", u64::from(ch.mode), ch.mode <= 5)?;
             check("PIT", "reload", ch.reload, ch.reload <= 0x1_0000)?;
         }
-        Ok(s.clone())
+        Ok(())
     }
 }
+
+crate::persist_registers!(Pit, Pit::check_saved);
 
 #[cfg(test)]
 mod tests {

@@ -109,18 +109,10 @@ impl Edac {
     }
 }
 
-/// The EDAC unit is its registers: a restore refuses status or control bits other than CE
-/// and UE.
-impl crate::snapshot::persist::Persist for Edac {
-    type State = Edac;
-    type Args<'a> = ();
-    type Error = crate::devices::StateError;
-
-    fn save(&self) -> Edac {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &Edac) -> Result<Edac, Self::Error> {
+impl Edac {
+    /// The EDAC unit is its registers: a restore refuses status or control bits other than CE
+    /// and UE.
+    fn check_saved(s: &Edac) -> Result<(), crate::devices::StateError> {
         use crate::devices::check_register as check;
         check(
             "EDAC",
@@ -134,9 +126,11 @@ impl crate::snapshot::persist::Persist for Edac {
             u64::from(s.control),
             s.control & !(CE | UE) == 0,
         )?;
-        Ok(s.clone())
+        Ok(())
     }
 }
+
+crate::persist_registers!(Edac, Edac::check_saved);
 
 #[cfg(test)]
 mod tests {

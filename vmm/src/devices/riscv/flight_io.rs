@@ -204,19 +204,11 @@ impl FlightIo {
     }
 }
 
-/// The board is its registers and the simulated attitude: a restore refuses a torque or a
-/// watchdog timeout the board's writes clamp away. (A re-seeded restore re-keys it
-/// afterwards.)
-impl crate::snapshot::persist::Persist for FlightIo {
-    type State = FlightIo;
-    type Args<'a> = ();
-    type Error = crate::devices::StateError;
-
-    fn save(&self) -> FlightIo {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &FlightIo) -> Result<FlightIo, Self::Error> {
+impl FlightIo {
+    /// The board is its registers and the simulated attitude: a restore refuses a torque or a
+    /// watchdog timeout the board's writes clamp away. (A re-seeded restore re-keys it
+    /// afterwards.)
+    fn check_saved(s: &FlightIo) -> Result<(), crate::devices::StateError> {
         use crate::devices::check_register as check;
         check(
             "flight I/O",
@@ -230,9 +222,11 @@ impl crate::snapshot::persist::Persist for FlightIo {
             u64::from(s.wdt_timeout_us),
             s.wdt_timeout_us <= MAX_WDT_US,
         )?;
-        Ok(s.clone())
+        Ok(())
     }
 }
+
+crate::persist_registers!(FlightIo, FlightIo::check_saved);
 
 #[cfg(test)]
 mod tests {

@@ -68,21 +68,9 @@ impl GoldfishRtc {
     }
 }
 
-/// The RTC is its registers and the offset RTC-step faults added; every value is one the
-/// device can hold (its reads clamp), so a restore takes it as it is.
-impl crate::snapshot::persist::Persist for GoldfishRtc {
-    type State = GoldfishRtc;
-    type Args<'a> = ();
-    type Error = std::convert::Infallible;
-
-    fn save(&self) -> GoldfishRtc {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &GoldfishRtc) -> Result<GoldfishRtc, Self::Error> {
-        Ok(s.clone())
-    }
-}
+// The RTC is its registers and the offset RTC-step faults added; every value is one the
+// device can hold (its reads clamp).
+crate::persist_registers!(GoldfishRtc);
 
 #[cfg(test)]
 mod tests {

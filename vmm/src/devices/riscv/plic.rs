@@ -110,19 +110,11 @@ impl Plic {
     }
 }
 
-/// The PLIC is its registers: a snapshot keeps them as they are, and a restore refuses
-/// values the guest can never write (priorities and threshold above 7, source 0 or sources
-/// past 31 set).
-impl crate::snapshot::persist::Persist for Plic {
-    type State = Plic;
-    type Args<'a> = ();
-    type Error = crate::devices::StateError;
-
-    fn save(&self) -> Plic {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &Plic) -> Result<Plic, Self::Error> {
+impl Plic {
+    /// The PLIC is its registers: a snapshot keeps them as they are, and a restore refuses
+    /// values the guest can never write (priorities and threshold above 7, or a bit set for
+    /// source 0, which does not exist).
+    fn check_saved(s: &Plic) -> Result<(), crate::devices::StateError> {
         use crate::devices::check_register as check;
         for p in s.priority {
             check("PLIC", "priority", u64::from(p), p <= 7)?;
@@ -141,9 +133,11 @@ impl crate::snapshot::persist::Persist for Plic {
         ] {
             check("PLIC", name, u64::from(mask), mask & 1 == 0)?;
         }
-        Ok(s.clone())
+        Ok(())
     }
 }
+
+crate::persist_registers!(Plic, Plic::check_saved);
 
 #[cfg(test)]
 mod tests {

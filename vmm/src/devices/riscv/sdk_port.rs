@@ -92,18 +92,10 @@ impl SdkPort {
     }
 }
 
-/// The port is its stream key, a partial line and the lines waiting to be read: a restore
-/// refuses more than the port ever buffers. (A re-seeded restore re-keys it afterwards.)
-impl crate::snapshot::persist::Persist for SdkPort {
-    type State = SdkPort;
-    type Args<'a> = ();
-    type Error = crate::devices::StateError;
-
-    fn save(&self) -> SdkPort {
-        self.clone()
-    }
-
-    fn restore(_: (), s: &SdkPort) -> Result<SdkPort, Self::Error> {
+impl SdkPort {
+    /// The port is its stream key, a partial line and the lines waiting to be read: a restore
+    /// refuses more than the port ever buffers. (A re-seeded restore re-keys it afterwards.)
+    fn check_saved(s: &SdkPort) -> Result<(), crate::devices::StateError> {
         for (what, len, max) in [
             ("bytes of a partial line", s.partial.len(), MAX_LINE),
             ("waiting lines", s.lines.len(), MAX_PENDING_LINES),
@@ -117,9 +109,11 @@ impl crate::snapshot::persist::Persist for SdkPort {
                 });
             }
         }
-        Ok(s.clone())
+        Ok(())
     }
 }
+
+crate::persist_registers!(SdkPort, SdkPort::check_saved);
 
 #[cfg(test)]
 mod tests {
