@@ -144,9 +144,10 @@ cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release -- -D warnings
 step "cargo test"
+# --no-fail-fast runs every test binary even after one fails (all failures in one log);
 # --show-output makes every SKIPPED line of a test that could not run visible here; the
 # log feeds the summary at the end (pipefail: cargo's status is the pipeline's).
-cargo test --workspace --release -- --show-output 2>&1 | tee "$logs/cargo-test.log"
+cargo test --workspace --release --no-fail-fast -- --show-output 2>&1 | tee "$logs/cargo-test.log"
 
 step "x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
 if [[ -e /sys/module/kvm_intel || -e /sys/module/kvm_amd ]]; then

@@ -484,7 +484,7 @@ mod tests {
         assert!(msg(&flipped).contains("section `meta` does not match its checksum"));
         let mut other = bytes.clone();
         other[8] = FORMAT.major as u8 + 1;
-        assert!(msg(&other).contains(&format!("version {}.0", FORMAT.major + 1)));
+        assert!(msg(&other).contains(&format!("version {}.{}", FORMAT.major + 1, FORMAT.minor)));
         let mut newer = bytes.clone();
         newer[12] = FORMAT.minor as u8 + 1;
         assert!(msg(&newer).contains(&format!("version {}.{}", FORMAT.major, FORMAT.minor + 1)));
