@@ -3,8 +3,8 @@
 # end-to-end tests of the wio binary. Called by .ci/run and named in README.md.
 #
 # The riscv64 end-to-end tests need the guest artifacts that
-# images/build-all-riscv64.sh builds into $WIO_CACHE (about 7 minutes the first
-# time on 2 cores, about a second when cached); this script builds them first.
+# images/build-all-riscv64.sh builds into $WIO_CACHE (about 6 minutes the first
+# time on 2 cores, seconds when cached); this script builds them first.
 #
 # It fails honestly: a tool it cannot install, a guest build that fails, or any later
 # step ends it non-zero, naming the step (and printing the end of a quiet step's log).
