@@ -391,3 +391,79 @@ fn timing_noise_lets_seeds_find_other_interleavings_of_a_race_without_io() {
     assert_eq!(again["virtual_ns"], res["virtual_ns"]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_branch_takes_another_noise_level_than_its_snapshot_and_reproduces_with_it() {
+    if !require_riscv_guests("a_branch_takes_another_noise_level_than_its_snapshot") {
+        return;
+    }
+    let dir = scratch("race-relevel");
+    // A snapshot taken without timing noise: its branches reach few interleavings...
+    let (off, snap, _) = race_results(&dir, "off");
+    let distinct_off: std::collections::BTreeSet<&String> = off.iter().collect();
+    // ...and the same branches explored with light noise from the snapshot point on many.
+    let rep = dir.join("race-relevel.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "0..8",
+        "--sched-noise",
+        "light",
+        "--until",
+        "console:race: counter=",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = report(&rep);
+    assert_eq!(r["question"]["sched_noise"], "light", "{}", r["question"]);
+    let lines: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["until_line"].as_str().unwrap())
+        .collect();
+    let distinct: std::collections::BTreeSet<&&str> = lines.iter().collect();
+    assert!(
+        distinct.len() >= 6 && distinct.len() > distinct_off.len(),
+        "{} distinct with light noise, {} without: {lines:?}",
+        distinct.len(),
+        distinct_off.len()
+    );
+    // Each seed's reproduce line carries the level and gives its trace bit for bit.
+    let res = &r["results"][3];
+    let line = res["reproduce"].as_str().unwrap();
+    assert!(line.contains("--sched-noise light"), "{line}");
+    let (_, again) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--sched-noise",
+        "light",
+        "--until",
+        "console:race: counter=",
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert_eq!(again["trace_hash"], res["trace_hash"], "{line}");
+    // The snapshot's own level given again changes nothing: the same trace as without it.
+    let plain = |extra: &[&str]| {
+        let mut args = vec![
+            "--from",
+            snap.to_str().unwrap(),
+            "--seed",
+            "3",
+            "--until",
+            "console:race: counter=",
+            "--quiet",
+            "--no-summary",
+        ];
+        args.extend_from_slice(extra);
+        run_with_summary(&args).1["trace_hash"].clone()
+    };
+    assert_eq!(plain(&[]), plain(&["--sched-noise", "off"]));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -153,6 +153,7 @@ Examples:
   wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
   wio run --from boot.snap                     # continues exactly as the original run did
   wio run --from boot.snap --seed 99           # same past, a different future
+  wio run --from boot.snap --seed 99 --sched-noise heavy   # ... with heavy timing noise from there
   wio run --arch riscv64 --seed 3 --sched-noise off   # timer interrupts exactly when due
   wio run --arch riscv64 --seed 3 --faults heavy --fault-plan-out plan.json   # faults from the seed
   wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)
@@ -169,6 +170,7 @@ Examples:
   wio report merge shard-*.json --out all.json
   wio explore --from /shared/start.snap --seeds 0..100000 --slurm 64 --jobs 4 --report /shared/all.json
   wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
+  wio explore --from race.snap --seeds 0..100 --sched-noise heavy   # more timing noise than the snapshot had
   wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
 
 A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
@@ -324,6 +326,11 @@ pub struct ExploreArgs {
     /// for batch tasks (Slurm, Kubernetes) whose engine would retry a failed task.
     #[arg(long)]
     pub exit_zero: bool,
+    /// CPU-timing noise of every branch from the snapshot point on (off, light, heavy;
+    /// default: the snapshot's level). Machine snapshots only; each seed's reproduce line
+    /// carries it.
+    #[arg(long, value_name = "LEVEL", value_enum)]
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
 }
 
 /// Options of `wio run`.
@@ -434,8 +441,9 @@ pub struct RunArgs {
     pub net_dup_ppm: u64,
     /// CPU-timing noise from the seed: each timer interrupt is taken a seeded time after it
     /// is due (light: up to 1/64 of the interval, 10 us at most; heavy: 1/4, 2 ms), so
-    /// seeds move where threads are preempted. A restored run keeps its snapshot's level.
-    #[arg(long, value_name = "LEVEL", value_enum, conflicts_with = "from")]
+    /// seeds move where threads are preempted. With --from: the level from the snapshot
+    /// point on (default: the snapshot's; a new level is drawn from the run's seed).
+    #[arg(long, value_name = "LEVEL", value_enum)]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// riscv64: a fixed clock drift in ppm (-10000..=10000; positive: the guest's clock runs
     /// fast against virtual time, where devices and the network live), in place of the one

@@ -80,6 +80,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         mac: None,
         capture_console: false,
         sched_noise: args.sched_noise.unwrap_or_default(),
+        sched_noise_given: args.sched_noise.is_some(),
         stop_on_violation: args.stop_on_violation,
         judge_promises: true,
         clock_drift_ppm: args.clock_drift_ppm,
@@ -340,6 +341,7 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         fail_on: args.fail_on.clone(),
         max_virtual_ns,
         report: args.report.clone(),
+        sched_noise: args.sched_noise,
     };
     let report = match args.slurm {
         Some(tasks) => explore::slurm::explore(&x, tasks, jobs, &args.sbatch_arg)?,

@@ -52,11 +52,19 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
     let cancel = AtomicBool::new(false);
     let mut results = BTreeSet::new();
     for seed in 0..branches {
-        let end = driver::run_branch(loaded.as_ref(), seed, Some(RACE_RESULT), &[], 0, &cancel)?
-            .filter(|e| e.stopped_at_until)
-            .ok_or_else(|| {
-                WioError::Internal(format!("race branch {seed} did not print its result"))
-            })?;
+        let end = driver::run_branch(
+            loaded.as_ref(),
+            seed,
+            Some(RACE_RESULT),
+            &[],
+            0,
+            None,
+            &cancel,
+        )?
+        .filter(|e| e.stopped_at_until)
+        .ok_or_else(|| {
+            WioError::Internal(format!("race branch {seed} did not print its result"))
+        })?;
         let line = end
             .lines
             .into_iter()

@@ -176,7 +176,8 @@ fn measure(
                     if i >= branches {
                         return;
                     }
-                    match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, &cancel) {
+                    match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel)
+                    {
                         Ok(Some(end)) if end.stopped_at_until => {
                             let n = end.summary.instructions.unwrap_or(0)
                                 - l.meta().instructions.unwrap_or(0);

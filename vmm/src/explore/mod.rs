@@ -14,6 +14,7 @@
 
 use crate::error::{Result, WioError};
 use crate::faults::inject::Applied;
+use crate::machine::noise::SchedNoise;
 use crate::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
 use crate::promises::across::{self, aggregate, Across, SeedPromise};
 use crate::promises::Status;
@@ -30,81 +31,11 @@ use std::time::Instant;
 use world_branch::{world_limit, world_result_of};
 
 mod report_check;
+mod seeds;
 pub mod slurm;
 mod world_branch;
 
-/// Most seeds one exploration (or shard) may cover.
-pub const MAX_SEEDS: u64 = 100_000_000;
-
-/// A seed range: `A..B` (B excluded), `A..=B` (B included) or one seed `A`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeedRange {
-    /// First seed.
-    pub start: u64,
-    /// One past the last seed.
-    pub end: u64,
-}
-
-impl SeedRange {
-    /// Parses the `--seeds` syntax.
-    pub fn parse(s: &str) -> Result<SeedRange> {
-        let bad = || {
-            WioError::Usage(format!(
-                "--seeds {s:?}: expected A..B (B excluded), A..=B (B included) or one seed"
-            ))
-        };
-        let num = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
-        let (start, end) = if let Some((a, b)) = s.split_once("..=") {
-            (num(a)?, num(b)?.checked_add(1).ok_or_else(bad)?)
-        } else if let Some((a, b)) = s.split_once("..") {
-            (num(a)?, num(b)?)
-        } else {
-            let a = num(s)?;
-            (a, a.checked_add(1).ok_or_else(bad)?)
-        };
-        if end <= start {
-            return Err(WioError::Usage(format!("--seeds {s:?} is empty")));
-        }
-        if end - start > MAX_SEEDS {
-            return Err(WioError::Usage(format!(
-                "--seeds {s:?} has more than {MAX_SEEDS} seeds; split it with --shard"
-            )));
-        }
-        Ok(SeedRange { start, end })
-    }
-
-    /// The seeds of shard `index` of `count`.
-    pub fn shard(&self, index: u64, count: u64) -> impl Iterator<Item = u64> + '_ {
-        (self.start..self.end).filter(move |s| (s - self.start) % count == index)
-    }
-}
-
-/// Most shards an exploration is split into (a report claiming more is refused, so a
-/// merge never enumerates an absurd shard list).
-pub const MAX_SHARDS: u64 = 1_000_000;
-
-/// Parses `i/N` (0 <= i < N).
-pub fn parse_shard(s: &str) -> Result<(u64, u64)> {
-    let bad = || {
-        WioError::Usage(format!(
-            "--shard {s:?}: expected i/N with 0 <= i < N, e.g. 0/4 ... 3/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)"
-        ))
-    };
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if n == 0 || i >= n {
-        return Err(bad());
-    }
-    if n > MAX_SHARDS {
-        return Err(WioError::Usage(format!(
-            "--shard {s:?}: at most {MAX_SHARDS} shards"
-        )));
-    }
-    Ok((i, n))
-}
+pub use seeds::{parse_shard, SeedRange, MAX_SEEDS, MAX_SHARDS};
 
 /// One seed's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,6 +94,9 @@ pub struct Question {
     pub fail_on: Vec<String>,
     /// Virtual-time limit (ns since boot; 0 = none).
     pub max_virtual_ns: u64,
+    /// The branches' CPU-timing noise level, when it was not the snapshot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_noise: Option<SchedNoise>,
 }
 
 /// A report: the question, which shards it covers, and the results by seed.
@@ -224,6 +158,8 @@ pub struct Explore {
     pub max_virtual_ns: u64,
     /// Where the JSON report goes.
     pub report: PathBuf,
+    /// Every branch's CPU-timing noise from the snapshot point on (None: the snapshot's).
+    pub sched_noise: Option<SchedNoise>,
 }
 
 fn shell_quote(s: &str) -> String {
@@ -272,6 +208,9 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
             " --until {}",
             shell_quote(&format!("console:{u}"))
         ));
+    }
+    if let Some(level) = x.sched_noise {
+        reproduce.push_str(&format!(" --sched-noise {}", level.name()));
     }
     if x.max_virtual_ns > 0 && x.max_virtual_ns != 3600 * 1_000_000_000 {
         reproduce.push_str(&format!(
@@ -342,6 +281,7 @@ impl Source {
                 x.until.as_deref(),
                 watch,
                 x.max_virtual_ns,
+                x.sched_noise,
                 stop,
             )?
             .map(|end| result_of(x, seed, end))),
@@ -539,6 +479,11 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
             ));
         }
+        if x.sched_noise.is_some() {
+            return Err(WioError::Usage(
+                "--sched-noise with a world snapshot: not yet (a world's nodes keep their snapshot's level); drop it".into(),
+            ));
+        }
         Source::World(Box::new(LoadedWorld::load(&x.from)?))
     } else {
         Source::Machine(crate::builder::load(&x.from, &load_cfg)?)
@@ -552,6 +497,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         matches: x.matches.clone(),
         fail_on: x.fail_on.clone(),
         max_virtual_ns: x.max_virtual_ns,
+        sched_noise: x.sched_noise,
     };
     let mut watch: Vec<String> = x.matches.clone();
     for f in &x.fail_on {

@@ -49,6 +49,9 @@ fn task_args(x: &Explore) -> Vec<String> {
         "--max-virtual-secs={}",
         x.max_virtual_ns / 1_000_000_000
     ));
+    if let Some(level) = x.sched_noise {
+        a.push(format!("--sched-noise={}", level.name()));
+    }
     if let Some(d) = &x.disk {
         a.push(d.display().to_string());
     }

@@ -66,8 +66,12 @@ pub struct RunConfig {
     /// Keep the console's lines for the caller instead of printing them (a world prints
     /// them prefixed with the node's name).
     pub capture_console: bool,
-    /// CPU-timing noise from the seed (a restored run keeps its snapshot's).
+    /// CPU-timing noise from the seed (a restored run keeps its snapshot's unless
+    /// `sched_noise_given`).
     pub sched_noise: super::noise::SchedNoise,
+    /// The command line gave `--sched-noise`: a restored run takes that level from the
+    /// snapshot point on.
+    pub sched_noise_given: bool,
     /// End the run at the first violated `always` promise.
     pub stop_on_violation: bool,
     /// Whether failed promises fail the run (false: a world judges its nodes' promises
@@ -157,6 +161,7 @@ impl RunConfig {
             mac: None,
             capture_console: false,
             sched_noise: super::noise::SchedNoise::default(),
+            sched_noise_given: false,
             stop_on_violation: false,
             judge_promises: true,
             clock_drift_ppm: None,

@@ -5,6 +5,7 @@
 //! Snapshots are taken between two steps of the machine, at the first step boundary
 //! at or after the requested point (see `snapshot::plan`), so taking one changes nothing.
 
+use super::noise::SchedNoise;
 use super::{BranchEnd, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
 use crate::error::{Result, WioError};
 use crate::snapshot::plan::{SnapshotAt, SnapshotPlan};
@@ -143,7 +144,8 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
 
 /// Runs one branch: restores `l` with `seed` (hash-only trace, no console output, no
 /// other outputs) and runs it to its end, to `until` (a console text), or to `limit_ns`
-/// of virtual time (0: none). `watch` are console texts to report; `cancel`, or Ctrl-C or
+/// of virtual time (0: none), with `sched_noise` from the snapshot point on when given (else
+/// the snapshot's level). `watch` are console texts to report; `cancel`, or Ctrl-C or
 /// SIGTERM (`crate::interrupt`), abandons the branch (None is returned: its end at the
 /// signal would be the signal's, not its seed's).
 pub fn run_branch(
@@ -152,6 +154,7 @@ pub fn run_branch(
     until: Option<&str>,
     watch: &[String],
     limit_ns: u64,
+    sched_noise: Option<SchedNoise>,
     cancel: &AtomicBool,
 ) -> Result<Option<BranchEnd>> {
     let wall = Instant::now();
@@ -162,6 +165,8 @@ pub fn run_branch(
         max_virtual_ns: limit_ns,
         from: Some(l.path().to_path_buf()),
         until: until.map(str::to_string),
+        sched_noise: sched_noise.unwrap_or_default(),
+        sched_noise_given: sched_noise.is_some(),
         ..RunConfig::with_seed(seed)
     };
     let mut m = l.restore(&cfg, wall)?;

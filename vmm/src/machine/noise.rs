@@ -24,6 +24,7 @@ use wio_scheduler::{stream_names, RunSeed, SavedStream, Stream};
 
 /// How much timing noise a run's seed adds (`--sched-noise`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
 pub enum SchedNoise {
     /// None: interrupts land exactly when the guest asked (the behaviour before noise).
     Off,

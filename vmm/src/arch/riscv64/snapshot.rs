@@ -484,7 +484,17 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let now_ns = clock::now(&state.clock, &hart).as_ns();
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let mut trace = persist::infallible(Trace::restore(trace, &state.trace));
-    let timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
+    let mut timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
+    // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
+    let noise_changed = cfg.sched_noise_given && cfg.sched_noise != timer_noise.level();
+    if noise_changed {
+        trace.event(
+            now_ns,
+            "sched-noise",
+            json!({ "level": cfg.sched_noise.name(), "from": timer_noise.level().name() }),
+        );
+        timer_noise = TimerNoise::new(cfg.sched_noise, RunSeed(seed));
+    }
     let mut clk = state.clock;
     if let Some(RunSeed(s)) = reseed {
         // The branch's trace says where its future was re-keyed.
@@ -511,8 +521,11 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let level = timer_noise.level();
     let new_ppm = match (cfg.clock_drift_ppm, reseed) {
         (Some(ppm), _) => (ppm != state.clock.drift_ppm()).then_some(ppm),
-        (None, Some(seed)) => (level != SchedNoise::Off).then(|| noise::drift_ppm(level, seed)),
-        (None, None) => None,
+        (None, Some(seed)) if level != SchedNoise::Off => Some(noise::drift_ppm(level, seed)),
+        // A new level (with or without a new seed): that level's drift for the run's seed
+        // (off: none).
+        (None, _) if noise_changed => Some(noise::drift_ppm(level, RunSeed(seed))),
+        (None, _) => None,
     };
     if let Some(ppm) = new_ppm {
         check_drift(ppm)?;

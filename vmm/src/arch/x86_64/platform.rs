@@ -382,6 +382,16 @@ impl Platform {
         out
     }
 
+    /// The PIT interrupt's timing-noise level.
+    pub fn noise_level(&self) -> crate::machine::noise::SchedNoise {
+        self.noise.level()
+    }
+
+    /// Replaces the PIT interrupt's timing noise (a restore given another level).
+    pub fn set_noise(&mut self, noise: TimerNoise) {
+        self.noise = noise;
+    }
+
     /// Writes the platform's state (the virtio devices included) into `out`, a section
     /// per device.
     pub fn save_sections(&self, out: &mut StateSections) -> Result<(), PersistError> {

@@ -223,6 +223,16 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
             .trace
             .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
     }
+    // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
+    if cfg.sched_noise_given && cfg.sched_noise != platform.noise_level() {
+        let from = platform.noise_level();
+        platform.trace.event(
+            now,
+            "sched-noise",
+            json!({ "level": cfg.sched_noise.name(), "from": from.name() }),
+        );
+        platform.set_noise(TimerNoise::new(cfg.sched_noise, RunSeed(seed)));
+    }
     let mut faults = std::mem::take(&mut platform.faults);
     let replaced = cfg.restore_faults(
         &mut faults,
