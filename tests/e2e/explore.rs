@@ -327,8 +327,14 @@ fn race_results(dir: &Path, noise: &str) -> (Vec<String>, PathBuf, serde_json::V
         "console:race: start",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let rep = dir.join(format!("race-{noise}.json"));
-    let o = wio(&[
+    let (lines, r) = race_explore(&snap, &dir.join(format!("race-{noise}.json")), &[]);
+    (lines, snap, r)
+}
+
+/// Explores seeds 0..8 of the race snapshot `snap` to the race's result (`extra`: more
+/// `wio explore` arguments), reporting to `rep`: the result lines by seed and the report.
+fn race_explore(snap: &Path, rep: &Path, extra: &[&str]) -> (Vec<String>, serde_json::Value) {
+    let mut args = vec![
         "explore",
         "--from",
         snap.to_str().unwrap(),
@@ -338,9 +344,11 @@ fn race_results(dir: &Path, noise: &str) -> (Vec<String>, PathBuf, serde_json::V
         "console:race: counter=",
         "--report",
         rep.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = wio(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = report(&rep);
+    let r = report(rep);
     let lines = r["results"]
         .as_array()
         .unwrap()
@@ -350,7 +358,24 @@ fn race_results(dir: &Path, noise: &str) -> (Vec<String>, PathBuf, serde_json::V
             res["until_line"].as_str().unwrap().to_string()
         })
         .collect();
-    (lines, snap, r)
+    (lines, r)
+}
+
+/// The summary of one branch of the race snapshot `snap` with `seed` run to the race's
+/// result (`extra`: more `wio run` arguments).
+fn race_rerun(snap: &Path, seed: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "--from",
+        snap.to_str().unwrap(),
+        "--seed",
+        seed,
+        "--until",
+        "console:race: counter=",
+        "--quiet",
+        "--no-summary",
+    ];
+    args.extend_from_slice(extra);
+    run_with_summary(&args).1
 }
 
 #[test]
@@ -377,16 +402,7 @@ fn timing_noise_lets_seeds_find_other_interleavings_of_a_race_without_io() {
     );
     // ...and each one repeats bit for bit from its seed.
     let res = &r["results"][5];
-    let (_, again) = run_with_summary(&[
-        "--from",
-        snap.to_str().unwrap(),
-        "--seed",
-        "5",
-        "--until",
-        "console:race: counter=",
-        "--quiet",
-        "--no-summary",
-    ]);
+    let again = race_rerun(&snap, "5", &[]);
     assert_eq!(again["trace_hash"], res["trace_hash"]);
     assert_eq!(again["virtual_ns"], res["virtual_ns"]);
     let _ = std::fs::remove_dir_all(dir);
@@ -402,30 +418,13 @@ fn a_branch_takes_another_noise_level_than_its_snapshot_and_reproduces_with_it()
     let (off, snap, _) = race_results(&dir, "off");
     let distinct_off: std::collections::BTreeSet<&String> = off.iter().collect();
     // ...and the same branches explored with light noise from the snapshot point on many.
-    let rep = dir.join("race-relevel.json");
-    let o = wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--seeds",
-        "0..8",
-        "--sched-noise",
-        "light",
-        "--until",
-        "console:race: counter=",
-        "--report",
-        rep.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r = report(&rep);
+    let (lines, r) = race_explore(
+        &snap,
+        &dir.join("race-relevel.json"),
+        &["--sched-noise", "light"],
+    );
     assert_eq!(r["question"]["sched_noise"], "light", "{}", r["question"]);
-    let lines: Vec<&str> = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["until_line"].as_str().unwrap())
-        .collect();
-    let distinct: std::collections::BTreeSet<&&str> = lines.iter().collect();
+    let distinct: std::collections::BTreeSet<&String> = lines.iter().collect();
     assert!(
         distinct.len() >= 6 && distinct.len() > distinct_off.len(),
         "{} distinct with light noise, {} without: {lines:?}",
@@ -436,34 +435,12 @@ fn a_branch_takes_another_noise_level_than_its_snapshot_and_reproduces_with_it()
     let res = &r["results"][3];
     let line = res["reproduce"].as_str().unwrap();
     assert!(line.contains("--sched-noise light"), "{line}");
-    let (_, again) = run_with_summary(&[
-        "--from",
-        snap.to_str().unwrap(),
-        "--seed",
-        "3",
-        "--sched-noise",
-        "light",
-        "--until",
-        "console:race: counter=",
-        "--quiet",
-        "--no-summary",
-    ]);
+    let again = race_rerun(&snap, "3", &["--sched-noise", "light"]);
     assert_eq!(again["trace_hash"], res["trace_hash"], "{line}");
     // The snapshot's own level given again changes nothing: the same trace as without it.
-    let plain = |extra: &[&str]| {
-        let mut args = vec![
-            "--from",
-            snap.to_str().unwrap(),
-            "--seed",
-            "3",
-            "--until",
-            "console:race: counter=",
-            "--quiet",
-            "--no-summary",
-        ];
-        args.extend_from_slice(extra);
-        run_with_summary(&args).1["trace_hash"].clone()
-    };
-    assert_eq!(plain(&[]), plain(&["--sched-noise", "off"]));
+    assert_eq!(
+        race_rerun(&snap, "3", &[])["trace_hash"],
+        race_rerun(&snap, "3", &["--sched-noise", "off"])["trace_hash"]
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -305,16 +305,20 @@ impl Snapshot {
         use std::io::Read;
         let peek = || -> Option<Meta> {
             let mut f = std::fs::File::open(path).ok()?;
-            let mut head = vec![0u8; sections::HEADER + 1 + sections::MAX_NAME + 40];
-            let n = f.read(&mut head).ok()?;
-            let (name, at, len) = sections::peek_first(&FORMAT, &head[..n])?;
+            let mut head = Vec::new();
+            let first = (sections::HEADER + 1 + sections::MAX_NAME + 40) as u64;
+            (&mut f).take(first).read_to_end(&mut head).ok()?;
+            let (name, at, len) = sections::peek_first(&FORMAT, &head)?;
             if name != META || len > 1 << 20 {
                 return None;
             }
-            let mut meta = vec![0u8; at + len];
-            let mut f = std::fs::File::open(path).ok()?;
-            f.read_exact(&mut meta).ok()?;
-            postcard::from_bytes(&meta[at..]).ok()
+            // The rest of the metadata, from where the head ended.
+            let end = at + len;
+            if head.len() < end {
+                let more = (end - head.len()) as u64;
+                f.take(more).read_to_end(&mut head).ok()?;
+            }
+            postcard::from_bytes(head.get(at..end)?).ok()
         };
         match peek() {
             Some(m) => Ok(m),

@@ -121,6 +121,16 @@ impl StateError {
     }
 }
 
+/// Most sections one indexed family (`virtio.0`, `virtio.1`, ...) may have.
+pub const MAX_INDEXED: usize = 16;
+
+/// Whether `name` is `prefix` followed by an index below [`MAX_INDEXED`] (`virtio.3`).
+pub fn is_indexed(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .and_then(|n| n.parse::<usize>().ok())
+        .is_some_and(|n| n < MAX_INDEXED)
+}
+
 /// A machine's state as named sections (postcard payloads), in the order written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StateSections {
@@ -167,6 +177,32 @@ impl StateSections {
         component: &P,
     ) -> Result<(), StateError> {
         self.put(section, &component.save())
+    }
+
+    /// Adds one section per item, named `prefix` and its index (`virtio.0`, `virtio.1`, ...).
+    pub fn put_indexed<T: Serialize>(
+        &mut self,
+        prefix: &str,
+        items: &[T],
+    ) -> Result<(), StateError> {
+        debug_assert!(items.len() <= MAX_INDEXED, "too many {prefix} sections");
+        for (i, item) in items.iter().enumerate() {
+            self.put(format!("{prefix}{i}"), item)?;
+        }
+        Ok(())
+    }
+
+    /// The states of the sections [`StateSections::put_indexed`] wrote, in index order; a
+    /// gap (`virtio.2` without `virtio.1`) names the missing section.
+    pub fn indexed<T: DeserializeOwned>(&self, prefix: &str) -> Result<Vec<T>, StateError> {
+        let count = self
+            .sections
+            .iter()
+            .filter(|(n, _)| is_indexed(n, prefix))
+            .count();
+        (0..count)
+            .map(|i| self.get(&format!("{prefix}{i}")))
+            .collect()
     }
 
     /// The state in `section`, if there is one.
@@ -284,5 +320,19 @@ mod tests {
         assert_eq!(s.optional::<u8>("none").unwrap(), None);
         assert!(msg(s.check_known(|n| n != "text").unwrap_err()).contains("`text`"));
         assert!(s.check_known(|_| true).is_ok());
+    }
+
+    #[test]
+    fn indexed_sections_come_back_in_order_and_a_gap_is_named() {
+        let mut s = StateSections::default();
+        s.put_indexed("slot.", &[10u8, 11, 12]).unwrap();
+        assert_eq!(s.indexed::<u8>("slot.").unwrap(), [10, 11, 12]);
+        assert!(s.indexed::<u8>("other.").unwrap().is_empty());
+        assert!(is_indexed("slot.15", "slot.") && !is_indexed("slot.16", "slot."));
+        let mut gap = StateSections::default();
+        gap.put("slot.0", &1u8).unwrap();
+        gap.put("slot.2", &3u8).unwrap();
+        let e = gap.indexed::<u8>("slot.").unwrap_err().to_string();
+        assert!(e.contains("no `slot.1` section"), "{e}");
     }
 }

@@ -117,9 +117,6 @@ pub(super) mod section {
     ];
 }
 
-/// Most virtio slots a snapshot may describe.
-const MAX_SLOTS: usize = 16;
-
 impl MachineState {
     /// Writes every component's state into its own section.
     fn to_sections(&self) -> std::result::Result<StateSections, StateError> {
@@ -129,9 +126,7 @@ impl MachineState {
         s.put(section::UART, &self.uart)?;
         s.save(section::RTC, &self.rtc)?;
         s.save(section::PLIC, &self.plic)?;
-        for (slot, t) in self.virtio.iter().enumerate() {
-            s.put(format!("{}{slot}", section::VIRTIO), t)?;
-        }
+        s.put_indexed(section::VIRTIO, &self.virtio)?;
         s.put(section::EVENTS, &self.events)?;
         s.save(section::FAULTS, &self.faults)?;
         s.put(section::TRACE, &self.trace)?;
@@ -158,23 +153,15 @@ impl MachineState {
     /// a section missing, unknown, unreadable or refused is named in the error.
     fn from_sections(s: &StateSections) -> std::result::Result<MachineState, StateError> {
         s.check_known(|name| {
-            section::ALL.contains(&name)
-                || name
-                    .strip_prefix(section::VIRTIO)
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .is_some_and(|n| n < MAX_SLOTS)
+            section::ALL.contains(&name) || persist::is_indexed(name, section::VIRTIO)
         })?;
-        let mut virtio = Vec::new();
-        while let Some(t) = s.optional(&format!("{}{}", section::VIRTIO, virtio.len()))? {
-            virtio.push(t);
-        }
         Ok(MachineState {
             hart: s.get(section::HART)?,
             clock: s.get(section::CLOCK)?,
             uart: s.get(section::UART)?,
             rtc: persist::restore(s, section::RTC, ())?,
             plic: persist::restore(s, section::PLIC, ())?,
-            virtio,
+            virtio: s.indexed(section::VIRTIO)?,
             events: s.get(section::EVENTS)?,
             faults: persist::restore(s, section::FAULTS, ())?,
             trace: s.get(section::TRACE)?,
@@ -485,6 +472,11 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let mut trace = persist::infallible(Trace::restore(trace, &state.trace));
     let mut timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
+    let mut clk = state.clock;
+    if let Some(RunSeed(s)) = reseed {
+        // The branch's trace says where its future was re-keyed.
+        trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
+    }
     // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
     let noise_changed = cfg.sched_noise_given && cfg.sched_noise != timer_noise.level();
     if noise_changed {
@@ -494,11 +486,6 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             json!({ "level": cfg.sched_noise.name(), "from": timer_noise.level().name() }),
         );
         timer_noise = TimerNoise::new(cfg.sched_noise, RunSeed(seed));
-    }
-    let mut clk = state.clock;
-    if let Some(RunSeed(s)) = reseed {
-        // The branch's trace says where its future was re-keyed.
-        trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
     }
     // A branch is a new generation of the machine: a new ID, and its interrupt, so the
     // kernel reseeds its CRNG before its programs draw from it again.

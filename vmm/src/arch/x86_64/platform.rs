@@ -426,9 +426,7 @@ impl Platform {
         )?;
         out.save(section::TRACE, &self.trace)?;
         out.put(section::COUNTERS, &self.counters)?;
-        for (slot, t) in virtio.iter().enumerate() {
-            out.put(format!("{}{slot}", section::VIRTIO), t)?;
-        }
+        out.put_indexed(section::VIRTIO, &virtio)?;
         out.put(section::VIRTIO_LEVELS, &self.virtio_levels)?;
         Ok(())
     }
@@ -447,10 +445,7 @@ impl Platform {
             .map_err(|e| refused(section::EVENTS, e.into()))?;
         let faults: Injector = persist::restore(s, section::FAULTS, ())?;
         let slots = self.virtio_levels.len();
-        let mut virtio = Vec::new();
-        while let Some(t) = s.optional(&format!("{}{}", section::VIRTIO, virtio.len()))? {
-            virtio.push(t);
-        }
+        let virtio: Vec<wio_virtio_devices::TransportState> = s.indexed(section::VIRTIO)?;
         let levels: Vec<bool> = s.get(section::VIRTIO_LEVELS)?;
         if virtio.len() != slots || levels.len() != slots {
             return Err(refused(

@@ -49,10 +49,7 @@ struct RunState {
 fn known(name: &str) -> bool {
     [section::VCPU, section::CONSOLE, section::RUN].contains(&name)
         || platform::section::ALL.contains(&name)
-        || name
-            .strip_prefix(platform::section::VIRTIO)
-            .and_then(|n| n.parse::<usize>().ok())
-            .is_some_and(|n| n < 16)
+        || crate::snapshot::persist::is_indexed(name, platform::section::VIRTIO)
 }
 
 impl X86Machine {
