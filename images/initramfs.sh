@@ -28,6 +28,7 @@
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
 # wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe;
 # wio.bank=N,K runs /bin/wio-bank N K (a race that breaks a promise under some seeds); wio.promises=demo
+# wio.planted=FORM,DEPTH runs /bin/wio-planted FORM DEPTH (a bug behind DEPTH 1-in-16 choices);
 # states promises from the shell (wio-assert, wio-random), wio.promises=flood floods the channel;
 # wio.pysdk=1 (or =bug) runs /usr/bin/wio-pysdk-demo (the Antithesis Python SDK demo) if there is one.
 # /init links the promise channel's ports as /dev/wio.sdk and /dev/wio.random.
@@ -68,9 +69,10 @@ PROBE_SRC="$WIO_IMAGES_DIR/probe/wio-probe.c"
 RACE_SRC="$WIO_IMAGES_DIR/probe/wio-race.c"
 [[ -f "$RACE_SRC" && -n "$PROBE_SRC" ]] || RACE_SRC=""
 # The promise SDK (images/probe/wio-sdk.h): /bin/wio-assert (and wio-random, a link to it),
-# /bin/wio-bank (a race that breaks a promise under some seeds), and
+# /bin/wio-bank (a race that breaks a promise under some seeds), /bin/wio-planted (a bug
+# behind rare choices, for measuring search depth), and
 # /usr/lib/libvoidstar.so (what the Antithesis SDKs load; dynamic, for rootfs images).
-SDK_SRCS=(wio-sdk.h wio-assert.c wio-bank.c libvoidstar.c)
+SDK_SRCS=(wio-sdk.h wio-assert.c wio-bank.c wio-planted.c libvoidstar.c)
 [[ -n "$PROBE_SRC" ]] || SDK_SRCS=()
 # /bin/wio-clock (images/probe/wio-clock.c), x86-64 only: RDTSC across a one-second sleep.
 CLOCK_SRC="$WIO_IMAGES_DIR/probe/wio-clock.c"
@@ -271,6 +273,10 @@ if [ -n "${WIO_BANK:-}" ] && [ -x /bin/wio-bank ]; then
   # wio.bank=N[,K]: the lost-update race with promises (wio-bank N K).
   /bin/wio-bank $(echo "$WIO_BANK" | tr ',' ' ')
 fi
+if [ -n "${WIO_PLANTED:-}" ] && [ -x /bin/wio-planted ]; then
+  # wio.planted=FORM,DEPTH: a bug behind DEPTH rare choices (wio-planted FORM DEPTH).
+  /bin/wio-planted $(echo "$WIO_PLANTED" | tr ',' ' ')
+fi
 if [ "${WIO_PROMISES:-}" = demo ] && [ -x /bin/wio-assert ]; then
   # Promises from the shell: one kept, one never reached, an event, seeded numbers.
   wio-assert register sometimes "the disk filled up"
@@ -393,6 +399,8 @@ wio_build() {
     ln -s wio-assert "$root/bin/wio-random"
     "$CC" "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-bank" "$sdk/wio-bank.c" ||
       wio_die "cannot compile $sdk/wio-bank.c"
+    "$CC" "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-planted" "$sdk/wio-planted.c" ||
+      wio_die "cannot compile $sdk/wio-planted.c"
     mkdir -p "$root/usr/lib"
     "$CC" -O2 -shared -fPIC -s -o "$root/usr/lib/libvoidstar.so" "$sdk/libvoidstar.c" ||
       wio_die "cannot compile $sdk/libvoidstar.c"

@@ -38,6 +38,13 @@ pub const CLOCK_DRIFT: &str = "clock-drift";
 /// restore with another seed, so the guest's kernel reseeds its CRNG in each branch.
 pub const VMGENID: &str = "vmgenid";
 
+// Streams of the explorer (not of a machine): its own choices, from `wio explore --search-seed`.
+
+/// Which moment of the frontier each branch of a guided exploration starts from.
+pub const EXPLORE_FRONTIER: &str = "explore-frontier";
+/// The seed each branch of a guided exploration runs with from its moment.
+pub const EXPLORE_SEEDS: &str = "explore-seeds";
+
 // Device names: what the machine passes to each virtio device as its `name`.
 
 /// The virtio entropy device (slot 0).

@@ -172,11 +172,20 @@ Examples:
   wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
   wio explore --from race.snap --seeds 0..100 --sched-noise heavy   # more timing noise than the snapshot had
   wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
+  wio explore --from planted.snap --budget 5000 --jobs 2   # guided: branches again where something is new
+  wio run --from planted.snap --path 17@2140000000,5@2161234567,90   # one branch of a guided exploration
 
 A seed fails when its branch ends with a wio error (guest crash, time limit), a non-zero guest
 status, a --fail-on text on the console, or a violated `always` promise; promises are also
 judged over all seeds (a `sometimes` must be true in one). Each failing seed is listed with the
-command that reproduces it; the JSON report has every seed.";
+command that reproduces it; the JSON report has every seed.
+
+A guided exploration (--budget) keeps a moment (an in-memory snapshot) wherever a branch sees
+something new (a promise's condition for the first time, a console line of a new shape) and
+starts later branches from the moments with the most energy; its report holds the tree of
+moments, the growth of what was seen, and each branch's path (its reproduce line is
+`wio run --from SNAP --path PATH`). Flat stays the default with --seeds: it shards across
+machines and its seeds stand alone; guided goes deep where flat needs millions of seeds.";
 
 /// `wio snapshot` subcommands.
 #[derive(Debug, Subcommand)]
@@ -276,9 +285,30 @@ pub struct ExploreArgs {
     /// The snapshot to branch from (written by `wio run --snapshot-at`).
     #[arg(long, value_name = "SNAP")]
     pub from: PathBuf,
-    /// Seeds to explore: A..B (B excluded), A..=B (B included) or one seed.
-    #[arg(long, value_name = "A..B")]
-    pub seeds: String,
+    /// Seeds to explore: A..B (B excluded), A..=B (B included) or one seed (a flat
+    /// exploration: every seed a branch of the snapshot).
+    #[arg(long, value_name = "A..B", required_unless_present = "budget")]
+    pub seeds: Option<String>,
+    /// How to explore: flat (every seed of --seeds a branch of the snapshot, run to its
+    /// end) or guided (--budget branches that start again from moments where something new
+    /// was seen). Default: guided with --budget, flat with --seeds.
+    #[arg(long, value_enum)]
+    pub strategy: Option<Strategy>,
+    /// Branches a guided exploration runs in all.
+    #[arg(long, value_name = "N", conflicts_with = "seeds")]
+    pub budget: Option<u64>,
+    /// The guided explorer's own seed: which moments and which seeds its branches take
+    /// (the same root, budget and search seed give the same tree, whatever --jobs).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "budget")]
+    pub search_seed: u64,
+    /// What counts as new in a guided exploration: promises (a promise's condition seen for
+    /// the first time), console (a console line of a new shape, digits masked), or all.
+    #[arg(long, value_name = "LIST", default_value = "all", requires = "budget")]
+    pub signals: String,
+    /// Most guest memory a guided exploration's moments hold, in MiB (beyond it the spent
+    /// and weakest moments are evicted).
+    #[arg(long, value_name = "MIB", default_value_t = 4096, requires = "budget")]
+    pub max_memory: u64,
     /// Branches run at once (default: the host's cores).
     #[arg(long, value_name = "J")]
     pub jobs: Option<usize>,
@@ -333,6 +363,15 @@ pub struct ExploreArgs {
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
 }
 
+/// How `wio explore` explores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Strategy {
+    /// Every seed of --seeds a branch of the snapshot.
+    Flat,
+    /// --budget branches that branch again from moments where something new was seen.
+    Guided,
+}
+
 /// Options of `wio run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -341,6 +380,11 @@ pub struct RunArgs {
     /// re-keys every random stream from the snapshot on (same past, new future).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// With --from: run a guided exploration's branch, SEED@NS,...,SEED (its report's
+    /// `path`): from each moment on with its seed, then the last seed to the end. Same
+    /// trace hash as the exploration reported.
+    #[arg(long, value_name = "PATH", requires = "from", conflicts_with_all = ["seed", "gdb", "snapshot_at"])]
+    pub path: Option<String>,
     /// Guest architecture (default x86_64; with --from, the snapshot's).
     #[arg(long, value_enum)]
     pub arch: Option<Arch>,

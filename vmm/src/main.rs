@@ -149,10 +149,13 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             }
             builder::debug(arch, &cfg, wall, addr)?
         }
-        None => {
-            let machine = builder::start(arch, &cfg, wall)?;
-            machine::driver::run(machine, &cfg, wall)
-        }
+        None => match (&args.path, &args.from) {
+            (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
+            _ => {
+                let machine = builder::start(arch, &cfg, wall)?;
+                machine::driver::run(machine, &cfg, wall)
+            }
+        },
     };
     if !args.no_summary {
         eprint!("{}", result.summary.human());
@@ -179,6 +182,38 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// `wio run --from ROOT --path P`: the path's steps through their moments (quiet, as the
+/// exploration ran them), then its last seed to the end with the run's outputs.
+fn run_path(
+    text: &str,
+    from: &std::path::Path,
+    cfg: &RunConfig,
+    sched_noise: Option<machine::noise::SchedNoise>,
+    wall: Instant,
+) -> Result<machine::RunResult, WioError> {
+    let path = explore::path::BranchPath::parse(text)?;
+    let root = builder::load(from, cfg)?;
+    let b = machine::driver::BranchRun {
+        until: cfg.until.as_deref(),
+        watch: &[],
+        limit_ns: cfg.max_virtual_ns,
+        sched_noise,
+    };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let moment = path.last_moment(root.as_ref(), &b, &cancel)?;
+    if moment.is_none() && !path.steps.is_empty() {
+        return Err(WioError::Interrupted(0));
+    }
+    let cfg = RunConfig {
+        seed: path.seed,
+        seed_given: true,
+        ..cfg.clone()
+    };
+    let l = moment.as_deref().unwrap_or(root.as_ref());
+    let machine = l.restore(&cfg, wall)?;
+    Ok(machine::driver::run(machine, &cfg, wall))
 }
 
 /// Exit code of an exploration: 0 when every seed and every promise passed, 1 when some
@@ -320,7 +355,28 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
 }
 
 fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
-    let seeds = explore::SeedRange::parse(&args.seeds)?;
+    let strategy = match (args.strategy, &args.seeds, args.budget) {
+        (Some(cli::Strategy::Flat), None, _) => {
+            return Err(WioError::Usage(
+                "--strategy flat explores the seeds of --seeds A..B; give them (or --budget N for a guided exploration)".into(),
+            ))
+        }
+        (Some(cli::Strategy::Guided), Some(_), _) | (Some(cli::Strategy::Guided), _, None) => {
+            return Err(WioError::Usage(
+                "--strategy guided runs --budget N branches of its own choosing; give --budget instead of --seeds".into(),
+            ))
+        }
+        (Some(s), _, _) => s,
+        (None, Some(_), _) => cli::Strategy::Flat,
+        (None, None, _) => cli::Strategy::Guided,
+    };
+    let seeds = match &args.seeds {
+        Some(s) => explore::SeedRange::parse(s)?,
+        None => explore::SeedRange {
+            start: 0,
+            end: args.budget.unwrap_or(1).max(1),
+        },
+    };
     let shard = match &args.shard {
         Some(s) => explore::parse_shard(s)?,
         None => (0, 1),
@@ -343,9 +399,27 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         report: args.report.clone(),
         sched_noise: args.sched_noise,
     };
-    let report = match args.slurm {
-        Some(tasks) => explore::slurm::explore(&x, tasks, jobs, &args.sbatch_arg)?,
-        None => explore::explore(&x)?,
+    let report = match (strategy, args.slurm) {
+        (cli::Strategy::Guided, Some(_)) => {
+            return Err(WioError::Usage(
+                "--slurm spreads a flat exploration's seeds over a cluster; a guided exploration runs here (drop --slurm)".into(),
+            ))
+        }
+        (cli::Strategy::Guided, None) => {
+            let g = explore::guided::Guided {
+                budget: args.budget.unwrap_or(0),
+                search_seed: args.search_seed,
+                signals: explore::guided::parse_signals(&args.signals)?,
+                max_memory: args.max_memory.checked_mul(1 << 20).ok_or_else(|| {
+                    WioError::Usage("--max-memory is too large".into())
+                })?,
+            };
+            explore::guided::explore(&x, &g)?
+        }
+        (cli::Strategy::Flat, Some(tasks)) => {
+            explore::slurm::explore(&x, tasks, jobs, &args.sbatch_arg)?
+        }
+        (cli::Strategy::Flat, None) => explore::explore(&x)?,
     };
     explore::print_table(&report);
     eprintln!("wio: report written to {}", args.report.display());

@@ -30,6 +30,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 use world_branch::{world_limit, world_result_of};
 
+pub mod frontier;
+pub mod guided;
+pub mod path;
 mod report_check;
 mod seeds;
 pub mod slurm;
@@ -75,6 +78,13 @@ pub struct SeedResult {
     /// seeds (see [`Report::promises`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub promises: Vec<SeedPromise>,
+    /// A guided exploration's branch (whose `seed` is then the branch's number): its path
+    /// from the root snapshot (`wio run --from ROOT --path PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The moment it started from (guided explorations; 0: the root snapshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<u32>,
 }
 
 /// What an exploration was asked to do (shards of one exploration agree on it).
@@ -97,6 +107,9 @@ pub struct Question {
     /// The branches' CPU-timing noise level, when it was not the snapshot's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_noise: Option<SchedNoise>,
+    /// A guided exploration's settings (then `seeds` is 0..budget: the branch numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guided: Option<guided::Search>,
 }
 
 /// A report: the question, which shards it covers, and the results by seed.
@@ -115,6 +128,9 @@ pub struct Report {
     /// Each promise over all seeds (see `promises::across`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub promises: Vec<Across>,
+    /// A guided exploration's tree of moments and its growth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<guided::Tree>,
 }
 
 impl Report {
@@ -173,30 +189,11 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
-    let s = end.summary;
-    let ended = if end.stopped_at_until {
-        "until"
-    } else if s.error.is_some() {
-        "error"
-    } else {
-        "exit"
-    };
-    let promises: Vec<SeedPromise> = s
-        .promises
-        .as_ref()
-        .map(|p| p.list.iter().map(SeedPromise::of).collect())
-        .unwrap_or_default();
-    // A branch whose only failure is its promises fails on a violated `always`; the other
-    // verdicts (never reached, never true) are judged across seeds.
-    let promise_error = s.wio_exit_code == crate::error::exit_code::PROMISE;
-    let violated = promises.iter().any(|p| p.status == Status::Violated);
-    let failed = (s.error.is_some() && !promise_error)
-        || violated
-        || s.exit_status.is_some_and(|st| st != 0)
-        || end.matched.iter().any(|m| x.fail_on.contains(m));
+/// The command that reruns a branch alone: `wio run --from SNAP` with `how` (`--seed S` or
+/// `--path P`) and the exploration's options that change a branch.
+fn reproduce_line(x: &Explore, how: &str) -> String {
     let mut reproduce = format!(
-        "wio run --from {} --seed {seed}",
+        "wio run --from {} {how}",
         shell_quote(&x.from.to_string_lossy())
     );
     if let Some(d) = &x.disk {
@@ -218,6 +215,37 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
             x.max_virtual_ns / 1_000_000_000
         ));
     }
+    reproduce
+}
+
+fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
+    result_with(x, seed, end, &format!("--seed {seed}"))
+}
+
+/// A branch's result; `how` names it on the reproduce line (see [`reproduce_line`]).
+fn result_with(x: &Explore, seed: u64, end: BranchEnd, how: &str) -> SeedResult {
+    let s = end.summary;
+    let ended = if end.stopped_at_until {
+        "until"
+    } else if s.error.is_some() {
+        "error"
+    } else {
+        "exit"
+    };
+    let promises: Vec<SeedPromise> = s
+        .promises
+        .as_ref()
+        .map(|p| p.list.iter().map(SeedPromise::of).collect())
+        .unwrap_or_default();
+    // A branch whose only failure is its promises fails on a violated `always`; the other
+    // verdicts (never reached, never true) are judged across seeds.
+    let promise_error = s.wio_exit_code == crate::error::exit_code::PROMISE;
+    let violated = promises.iter().any(|p| p.status == Status::Violated);
+    let failed = (s.error.is_some() && !promise_error)
+        || violated
+        || s.exit_status.is_some_and(|st| st != 0)
+        || end.matched.iter().any(|m| x.fail_on.contains(m));
+    let reproduce = reproduce_line(x, how);
     SeedResult {
         seed,
         ended: ended.into(),
@@ -231,6 +259,8 @@ fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
         faults: s.faults,
         world_faults: Vec::new(),
         promises,
+        path: None,
+        moment: None,
         until_line: x
             .until
             .as_ref()
@@ -498,6 +528,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         fail_on: x.fail_on.clone(),
         max_virtual_ns: x.max_virtual_ns,
         sched_noise: x.sched_noise,
+        guided: None,
     };
     let mut watch: Vec<String> = x.matches.clone();
     for f in &x.fail_on {
@@ -594,6 +625,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         complete: !interrupted && !stop.load(Ordering::SeqCst) && results.len() == seeds.len(),
         results,
         promises: Vec::new(),
+        tree: None,
     };
     report.judge_promises();
     write_report(&report, &x.report)?;

@@ -80,6 +80,8 @@ pub(super) fn world_result_of(
         faults,
         world_faults: w.faults,
         promises,
+        path: None,
+        moment: None,
     }
 }
 

@@ -61,6 +61,8 @@ pub struct Console {
     pub matched_lines: Vec<(String, String)>,
     /// Lines kept for the caller ([`Echo::Capture`]).
     captured: Vec<String>,
+    /// The line shapes of the run, when a guided exploration observes it.
+    shapes: Option<super::novelty::ShapeWatch>,
 }
 
 /// Most captured lines waiting for the caller (a world takes them every quantum).
@@ -104,7 +106,18 @@ impl Console {
             watch_hits: Vec::new(),
             matched_lines: Vec::new(),
             captured: Vec::new(),
+            shapes: None,
         }
+    }
+
+    /// From now on, notes each line shape the run prints for the first time.
+    pub fn observe_shapes(&mut self) {
+        self.shapes.get_or_insert_with(Default::default);
+    }
+
+    /// The marks of the new line shapes since the last call (none unless observing).
+    pub fn take_shape_marks(&mut self) -> Vec<super::novelty::Mark> {
+        self.shapes.as_mut().map(|w| w.take()).unwrap_or_default()
     }
 
     /// The lines captured since the last call ([`Echo::Capture`]).
@@ -151,6 +164,9 @@ impl Console {
                     wall_ns: self.wall.elapsed().as_nanos() as u64,
                 });
             }
+        }
+        if let Some(w) = &mut self.shapes {
+            w.line(&text);
         }
         let before = self.watch_hits.len();
         crate::snapshot::plan::take_matches(&mut self.watch, &mut self.watch_hits, &text);

@@ -6,9 +6,11 @@
 //! at or after the requested point (see `snapshot::plan`), so taking one changes nothing.
 
 use super::noise::SchedNoise;
+use super::novelty::{Mark, Signal};
 use super::{BranchEnd, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
 use crate::error::{Result, WioError};
 use crate::snapshot::plan::{SnapshotAt, SnapshotPlan};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use wio_clock::VirtualTime;
@@ -142,6 +144,117 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
     m.finish(cfg, outcome, wall, until_hit)
 }
 
+/// The configuration a branch of `l` runs with: `seed`, hash-only trace, no console
+/// output, `until` and `limit_ns` (0: none) of virtual time, `sched_noise` from the snapshot
+/// point on when given (else the snapshot's level).
+fn branch_config(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    until: Option<&str>,
+    limit_ns: u64,
+    sched_noise: Option<SchedNoise>,
+) -> RunConfig {
+    let meta = l.meta();
+    RunConfig {
+        mem_mib: meta.mem_bytes >> 20,
+        epoch_unix: meta.epoch_unix,
+        max_virtual_ns: limit_ns,
+        from: Some(l.path().to_path_buf()),
+        until: until.map(str::to_string),
+        sched_noise: sched_noise.unwrap_or_default(),
+        sched_noise_given: sched_noise.is_some(),
+        ..RunConfig::with_seed(seed)
+    }
+}
+
+/// What a branch is run with besides its snapshot and seed.
+#[derive(Debug, Clone, Copy)]
+pub struct BranchRun<'a> {
+    /// Stop at the first console line containing this text.
+    pub until: Option<&'a str>,
+    /// Console texts to report.
+    pub watch: &'a [String],
+    /// Virtual-time limit (ns since boot; 0: none).
+    pub limit_ns: u64,
+    /// CPU-timing noise from the snapshot point on (None: the snapshot's).
+    pub sched_noise: Option<SchedNoise>,
+}
+
+/// How a branch's loop ended: its outcome and whether its `until` text ended it; None
+/// when abandoned.
+type LoopEnd = Option<(Result<u32>, bool)>;
+
+/// Runs `m` to its end, its `until` text or `limit`, calling `at_boundary` at every step
+/// boundary the run goes on from (where a moment may be taken).
+fn branch_loop(
+    m: &mut dyn Machine,
+    until: Option<&str>,
+    limit_ns: u64,
+    cancel: &AtomicBool,
+    at_boundary: &mut dyn FnMut(&mut dyn Machine) -> Result<bool>,
+) -> Result<LoopEnd> {
+    let limit = VirtualTime::limit_or_max(limit_ns);
+    loop {
+        if cancel.load(Ordering::Relaxed) || crate::interrupt::requested() {
+            return Ok(None);
+        }
+        match m.run_until(limit) {
+            Stop::End(outcome) => return Ok(Some((outcome, false))),
+            Stop::Limit => return Ok(Some((Err(WioError::TimeLimit { limit_ns }), false))),
+            Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
+        }
+        if until.is_some_and(|u| m.console().watch_hits.iter().any(|h| h == u)) {
+            return Ok(Some((Ok(0), true)));
+        }
+        if !at_boundary(m)? {
+            return Ok(None);
+        }
+    }
+}
+
+/// Restores `l` with `seed` for a branch, watching `b.watch` and `b.until`.
+fn restore_branch(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    b: &BranchRun,
+    wall: Instant,
+) -> Result<(Box<dyn Machine>, RunConfig)> {
+    let cfg = branch_config(l, seed, b.until, b.limit_ns, b.sched_noise);
+    let mut m = l.restore(&cfg, wall)?;
+    let console = m.console();
+    console.watch = b.watch.to_vec();
+    if let Some(u) = b.until {
+        console.watch.push(u.to_string());
+    }
+    Ok((m, cfg))
+}
+
+/// Ends a branch's machine: what it matched, and its summary.
+fn end_branch(
+    mut m: Box<dyn Machine>,
+    cfg: &RunConfig,
+    b: &BranchRun,
+    (outcome, stopped_at_until): (Result<u32>, bool),
+    wall: Instant,
+) -> BranchEnd {
+    let mut matched: Vec<String> = m
+        .console()
+        .watch_hits
+        .iter()
+        .filter(|h| b.watch.contains(h))
+        .cloned()
+        .collect();
+    matched.dedup();
+    let lines = std::mem::take(&mut m.console().matched_lines);
+    let end = m.finish(cfg, outcome, wall, b.until.filter(|_| stopped_at_until));
+    BranchEnd {
+        summary: end.summary,
+        matched,
+        stopped_at_until,
+        lines,
+    }
+}
+
 /// Runs one branch: restores `l` with `seed` (hash-only trace, no console output, no
 /// other outputs) and runs it to its end, to `until` (a console text), or to `limit_ns`
 /// of virtual time (0: none), with `sched_noise` from the snapshot point on when given (else
@@ -158,55 +271,144 @@ pub fn run_branch(
     cancel: &AtomicBool,
 ) -> Result<Option<BranchEnd>> {
     let wall = Instant::now();
-    let meta = l.meta();
-    let cfg = RunConfig {
-        mem_mib: meta.mem_bytes >> 20,
-        epoch_unix: meta.epoch_unix,
-        max_virtual_ns: limit_ns,
-        from: Some(l.path().to_path_buf()),
-        until: until.map(str::to_string),
-        sched_noise: sched_noise.unwrap_or_default(),
-        sched_noise_given: sched_noise.is_some(),
-        ..RunConfig::with_seed(seed)
+    let b = BranchRun {
+        until,
+        watch,
+        limit_ns,
+        sched_noise,
     };
-    let mut m = l.restore(&cfg, wall)?;
-    let console = m.console();
-    console.watch = watch.to_vec();
-    if let Some(u) = until {
-        console.watch.push(u.to_string());
-    }
-    let limit = VirtualTime::limit_or_max(limit_ns);
-    let mut stopped_at_until = false;
-    let outcome = loop {
-        if cancel.load(Ordering::Relaxed) || crate::interrupt::requested() {
-            return Ok(None);
-        }
-        match m.run_until(limit) {
-            Stop::End(outcome) => break outcome,
-            Stop::Limit => break Err(WioError::TimeLimit { limit_ns }),
-            Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
-        }
-        if until.is_some_and(|u| m.console().watch_hits.iter().any(|h| h == u)) {
-            stopped_at_until = true;
-            break Ok(0);
-        }
+    let (mut m, cfg) = restore_branch(l, seed, &b, wall)?;
+    let Some(ended) = branch_loop(m.as_mut(), until, limit_ns, cancel, &mut |_| Ok(true))? else {
+        return Ok(None);
     };
-    let mut matched: Vec<String> = m
-        .console()
-        .watch_hits
-        .iter()
-        .filter(|h| watch.contains(h))
-        .cloned()
-        .collect();
-    matched.dedup();
-    let lines = std::mem::take(&mut m.console().matched_lines);
-    let end = m.finish(&cfg, outcome, wall, until.filter(|_| stopped_at_until));
-    Ok(Some(BranchEnd {
-        summary: end.summary,
-        matched,
-        stopped_at_until,
-        lines,
+    Ok(Some(end_branch(m, &cfg, &b, ended, wall)))
+}
+
+/// A moment a guided branch kept: where, for what, and the machine's state there.
+pub struct Kept {
+    /// The virtual time it is named by: the moment is the first step boundary at or after it.
+    pub at_ns: u64,
+    /// What was new there.
+    pub marks: Vec<Mark>,
+    /// The state, ready to branch from.
+    pub loaded: Box<dyn LoadedSnapshot>,
+}
+
+/// How a guided branch ended.
+pub struct GuidedEnd {
+    /// As any branch ends.
+    pub end: BranchEnd,
+    /// The moments it kept, in time order.
+    pub moments: Vec<Kept>,
+    /// Everything it saw that `known` did not know, in order (also those of its moments,
+    /// and those seen once it could keep no more moments).
+    pub marks: Vec<Mark>,
+}
+
+/// Runs one branch of a guided exploration: as [`run_branch`], observing what the run sees
+/// for the first time (of `signals`). When a step boundary brings marks `known` does not
+/// know (and this branch has not seen), it keeps a moment: at that boundary when its time is
+/// past the previous boundary's, else at the next boundary past it, so the moment is always
+/// "the first step boundary at or after `at_ns`" (what [`moment_at`] replays). At most
+/// `max_moments` are kept.
+#[allow(clippy::too_many_arguments)]
+pub fn run_guided(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    b: &BranchRun,
+    signals: &[Signal],
+    known: &dyn Fn(&Mark) -> bool,
+    max_moments: usize,
+    cancel: &AtomicBool,
+) -> Result<Option<GuidedEnd>> {
+    let wall = Instant::now();
+    let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
+    m.observe();
+    let mut own: BTreeSet<(Signal, u64)> = BTreeSet::new();
+    let mut marks: Vec<Mark> = Vec::new();
+    let mut moments: Vec<Kept> = Vec::new();
+    // (at_ns, marks) of the moment to keep at the first boundary at or after at_ns.
+    let mut pending: Option<(u64, Vec<Mark>)> = None;
+    let mut prev_ns = m.now().as_ns();
+    let ended = branch_loop(m.as_mut(), b.until, b.limit_ns, cancel, &mut |m| {
+        let now = m.now().as_ns();
+        let fresh: Vec<Mark> = m
+            .take_marks()
+            .into_iter()
+            .filter(|k| signals.contains(&k.signal) && !known(k) && own.insert(k.id()))
+            .collect();
+        if !fresh.is_empty() {
+            marks.extend(fresh.iter().cloned());
+            if moments.len() < max_moments {
+                match &mut pending {
+                    Some((_, p)) => p.extend(fresh),
+                    None => pending = Some((if now > prev_ns { now } else { now + 1 }, fresh)),
+                }
+            }
+        }
+        if let Some((at_ns, _)) = &pending {
+            if now >= *at_ns {
+                let (at_ns, marks) = pending.take().expect("pending");
+                let loaded = m.moment(&cfg)?;
+                moments.push(Kept {
+                    at_ns,
+                    marks,
+                    loaded,
+                });
+            }
+        }
+        prev_ns = now;
+        Ok(true)
+    })?;
+    let Some(ended) = ended else {
+        return Ok(None);
+    };
+    Ok(Some(GuidedEnd {
+        end: end_branch(m, &cfg, b, ended, wall),
+        moments,
+        marks,
     }))
+}
+
+/// A step of a path: restores `l` with `seed`, runs it to the first step boundary at or
+/// after `at_ns`, and keeps the moment there (as [`run_guided`] kept it). None when
+/// abandoned; an error when the run ends first (the path does not fit the snapshot).
+pub fn moment_at(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    at_ns: u64,
+    b: &BranchRun,
+    cancel: &AtomicBool,
+) -> Result<Option<Box<dyn LoadedSnapshot>>> {
+    let wall = Instant::now();
+    let start_ns = l.meta().virtual_ns;
+    if at_ns <= start_ns {
+        return Err(WioError::Usage(format!(
+            "the path does not fit the snapshot: its step at {at_ns} ns is not after the snapshot point ({start_ns} ns)"
+        )));
+    }
+    let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
+    let mut kept = None;
+    let ended = branch_loop(m.as_mut(), b.until, b.limit_ns, cancel, &mut |m| {
+        if m.now().as_ns() >= at_ns {
+            kept = Some(m.moment(&cfg)?);
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    match (kept, ended) {
+        (Some(k), _) => Ok(Some(k)),
+        (None, None) => Ok(None),
+        (None, Some((outcome, until))) => Err(WioError::Usage(format!(
+            "the path does not fit the snapshot: seed {seed}'s branch ended at {} ns ({}) before its step at {at_ns} ns",
+            m.now().as_ns(),
+            match (until, outcome) {
+                (true, _) => "at its --until line".to_string(),
+                (false, Ok(s)) => format!("guest exit status {s}"),
+                (false, Err(e)) => e.to_string(),
+            }
+        ))),
+    }
 }
 
 #[cfg(test)]

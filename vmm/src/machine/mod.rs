@@ -12,6 +12,7 @@ pub mod driver;
 pub mod finish;
 pub mod guests;
 pub mod noise;
+pub mod novelty;
 pub mod sdk;
 pub mod virtio;
 
@@ -121,6 +122,23 @@ pub trait Machine {
     fn deliver_frame(&mut self, frame: Frame) -> Result<()>;
     /// Its whole state as a snapshot; `reason` says why it was taken.
     fn snapshot(&mut self, reason: String) -> Result<Snapshot>;
+    /// Its whole state kept in memory, ready to be restored like a loaded snapshot file (a
+    /// moment of a guided exploration): the same state [`Machine::snapshot`] takes, never
+    /// written. `cfg` is the configuration it was restored or booted with.
+    fn moment(&mut self, _cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
+        Err(crate::error::WioError::Usage(
+            "guided exploration keeps moments of riscv64 machines only (not yet x86-64); explore this snapshot with --seeds".into(),
+        ))
+    }
+    /// From now on, notes what the run sees for the first time ([`novelty`]): console line
+    /// shapes here; an architecture with a promise channel adds promise firsts.
+    fn observe(&mut self) {
+        self.console().observe_shapes();
+    }
+    /// What it saw for the first time since the last call (nothing unless observing).
+    fn take_marks(&mut self) -> Vec<novelty::Mark> {
+        self.console().take_shape_marks()
+    }
     /// Ends the run: flushes the console, closes the trace (noting `until`, the console
     /// text the run stopped at, if it did), carries out `--persist`, and builds the summary.
     fn finish(
@@ -165,6 +183,11 @@ pub trait LoadedSnapshot: Send + Sync {
     /// The file's checksum.
     fn sha256(&self) -> &str {
         &self.origin().sha256
+    }
+    /// Host memory its guest memory takes (bytes): what a guided exploration counts
+    /// against `--max-memory` for each moment it keeps.
+    fn resident_bytes(&self) -> u64 {
+        self.meta().mem_bytes
     }
 }
 

@@ -4,6 +4,7 @@
 //! back: a violated `always` (traced; the end of the run with `--stop-on-violation`) or
 //! setup declared complete (a snapshot point).
 
+use super::novelty::Mark;
 use super::Stop;
 use crate::error::WioError;
 use crate::promises::{Ledger, Noted};
@@ -14,33 +15,63 @@ use wio_virtio_devices::Console;
 
 /// Takes the channel's waiting lines into `ledger`. Returns the stop the driver must
 /// see, if any: the run's end at a violation when `stop_on_violation`, else setup
-/// complete.
+/// complete. With `marks`, each (promise, condition) first seen in the run is added there.
 pub fn drain(
     console: &mut Console,
     ledger: &mut Ledger,
     trace: &mut Trace,
     stop_on_violation: bool,
+    marks: Option<&mut Vec<Mark>>,
 ) -> Option<Stop> {
     if !console.has_lines() {
         return None;
     }
-    note_lines(console.take_lines(), ledger, trace, stop_on_violation)
+    note_lines(
+        console.take_lines(),
+        ledger,
+        trace,
+        stop_on_violation,
+        marks,
+    )
 }
 
-/// Takes `lines` (virtual time written, text) of a promise channel into `ledger`, as
-/// [`drain`] does (bare-metal guests write them through `devices::riscv::sdk_port`).
+/// The mark of promise `id`'s first evaluation with `condition`.
+fn mark_of(ledger: &Ledger, id: &str, condition: bool) -> Option<Mark> {
+    let p = ledger.promises.get(id)?;
+    let rare = p.kind == crate::promises::Kind::Sometimes || p.display_type == "Reachable";
+    Some(Mark::promise(id, &p.message, rare, condition))
+}
+
+/// Takes `lines` (virtual time written, text) of a promise channel into `ledger` (and
+/// first evaluations into `marks`), as [`drain`] does (bare-metal guests write them through `devices::riscv::sdk_port`).
 pub fn note_lines(
     lines: Vec<Line>,
     ledger: &mut Ledger,
     trace: &mut Trace,
     stop_on_violation: bool,
+    mut marks: Option<&mut Vec<Mark>>,
 ) -> Option<Stop> {
     let mut stop = None;
     for (t, line) in lines {
         trace.fold(fold::SDK_LINE, line.len() as u64, fnv1a(&line), t);
         match ledger.note(t, &line) {
             Noted::Nothing => {}
+            Noted::First { id, condition } => {
+                if let (Some(ms), Some(mark)) =
+                    (marks.as_deref_mut(), mark_of(ledger, &id, condition))
+                {
+                    ms.push(mark);
+                }
+            }
             Noted::Violation(id) => {
+                if let (Some(ms), Some(mut mark)) =
+                    (marks.as_deref_mut(), mark_of(ledger, &id, false))
+                {
+                    // Known, but worth no moment: every branch from after a violation fails
+                    // the same way.
+                    mark.weight = 0;
+                    ms.push(mark);
+                }
                 let p = &ledger.promises[&id];
                 trace.event(
                     t,

@@ -155,6 +155,14 @@ pub enum Noted {
     Violation(String),
     /// Setup was just declared complete.
     SetupComplete,
+    /// A promise was evaluated with this condition for the first time in the run (not an
+    /// `always` false: that is a [`Noted::Violation`]); guided exploration's signal.
+    First {
+        /// Its id.
+        id: String,
+        /// The condition.
+        condition: bool,
+    },
 }
 
 /// `value` as bounded JSON text.
@@ -274,8 +282,14 @@ impl Ledger {
         let details = body.get("details").filter(|d| !d.is_null());
         if flag("condition").unwrap_or(false) {
             p.passes += 1;
-            p.first_pass_ns.get_or_insert(now_ns);
-            Noted::Nothing
+            if p.first_pass_ns.is_some() {
+                return Noted::Nothing;
+            }
+            p.first_pass_ns = Some(now_ns);
+            Noted::First {
+                id: p.id.clone(),
+                condition: true,
+            }
         } else {
             p.failures += 1;
             if p.first_failure_ns.is_some() {
@@ -286,7 +300,10 @@ impl Ledger {
             if p.kind == Kind::Always {
                 Noted::Violation(p.id.clone())
             } else {
-                Noted::Nothing
+                Noted::First {
+                    id: p.id.clone(),
+                    condition: false,
+                }
             }
         }
     }

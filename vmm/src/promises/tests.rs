@@ -39,7 +39,19 @@ fn verdicts_follow_the_antithesis_semantics() {
             Noted::Nothing
         );
     }
-    l.note(5, &assert_line("a", "always", "Always", true, true, true));
+    let first = |id: &str, condition| Noted::First {
+        id: id.into(),
+        condition,
+    };
+    assert_eq!(
+        l.note(5, &assert_line("a", "always", "Always", true, true, true)),
+        first("a", true)
+    );
+    assert_eq!(
+        l.note(6, &assert_line("a", "always", "Always", true, true, true)),
+        Noted::Nothing,
+        "a condition is first once"
+    );
     assert_eq!(
         l.note(7, &assert_line("a", "always", "Always", true, true, false)),
         Noted::Violation("a".into())
@@ -49,9 +61,13 @@ fn verdicts_follow_the_antithesis_semantics() {
         Noted::Nothing,
         "reported once"
     );
-    l.note(
-        9,
-        &assert_line("c", "sometimes", "Sometimes", true, true, false),
+    assert_eq!(
+        l.note(
+            9,
+            &assert_line("c", "sometimes", "Sometimes", true, true, false),
+        ),
+        first("c", false),
+        "a sometimes false is no violation"
     );
     l.note(
         10,

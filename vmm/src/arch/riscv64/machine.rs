@@ -12,6 +12,7 @@ use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
+use super::snapshot::RvLoaded;
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
@@ -27,7 +28,10 @@ use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{self, SchedNoise, TimerNoise};
-use crate::machine::{guests, sdk, virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
+use crate::machine::novelty::Mark;
+use crate::machine::{
+    guests, sdk, virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, Stop,
+};
 use crate::promises::report::Promises;
 use crate::promises::Ledger;
 use crate::snapshot::{Meta, Snapshot};
@@ -91,6 +95,9 @@ pub struct RvMachine {
     /// The last step stopped for a debugger (see [`RiscvEngine::pause_at`]) with the
     /// slice half run: nothing of the step's end (events, console, promises) was done.
     pub(super) debug_paused: bool,
+    /// The promise firsts of the run not yet taken, when a guided exploration observes it
+    /// ([`Machine::observe`]; not part of the machine's state).
+    pub(super) marks: Option<Vec<Mark>>,
 }
 
 /// Checks a fixed clock drift a configuration gives.
@@ -309,6 +316,7 @@ impl RvMachine {
             parked: None,
             slice_until: None,
             debug_paused: false,
+            marks: None,
         })
     }
 
@@ -451,6 +459,7 @@ impl Machine for RvMachine {
                 &mut self.promises,
                 &mut bus.trace,
                 self.stop_on_violation,
+                self.marks.as_mut(),
             );
         }
         if let Some(port) = bus.sdk_port.as_mut() {
@@ -461,6 +470,7 @@ impl Machine for RvMachine {
                     &mut self.promises,
                     &mut bus.trace,
                     self.stop_on_violation,
+                    self.marks.as_mut(),
                 );
                 if !matches!(drained, Some(Stop::End(_))) {
                     drained = d.or(drained);
@@ -513,6 +523,26 @@ impl Machine for RvMachine {
 
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
         self.capture(reason)
+    }
+
+    fn moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
+        let snap = self.capture("moment".into())?;
+        let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
+        let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
+        Ok(Box::new(RvLoaded::from_own_snapshot(
+            snap, &from, cfg, disk,
+        )?))
+    }
+
+    fn observe(&mut self) {
+        self.console.observe_shapes();
+        self.marks.get_or_insert_with(Vec::new);
+    }
+
+    fn take_marks(&mut self) -> Vec<Mark> {
+        let mut marks = self.marks.as_mut().map(std::mem::take).unwrap_or_default();
+        marks.extend(self.console.take_shape_marks());
+        marks
     }
 
     fn finish(

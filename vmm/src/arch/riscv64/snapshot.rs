@@ -265,6 +265,8 @@ pub struct RvLoaded {
     overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
     /// The hart state checked and its caches built once.
     hart: wio_riscv::PreparedHart,
+    /// Bytes of guest memory in the memfd (its non-zero pages).
+    resident: u64,
 }
 
 impl RvLoaded {
@@ -330,7 +332,9 @@ impl RvLoaded {
             None => virtio::restore_disk(&meta, cfg)?,
         };
         let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
+        let resident = snap.memory.iter().map(|(_, b)| b.len() as u64).sum();
         Ok(RvLoaded {
+            resident,
             hart,
             origin: SnapshotOrigin {
                 path: path.to_path_buf(),
@@ -352,6 +356,10 @@ impl LoadedSnapshot for RvLoaded {
 
     fn restore(&self, cfg: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
         Ok(Box::new(restore(self, cfg, wall)?))
+    }
+
+    fn resident_bytes(&self) -> u64 {
+        self.resident
     }
 }
 
@@ -602,6 +610,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         parked: state.run.parked.map(wio_clock::VirtualTime::from_ns),
         slice_until: None,
         debug_paused: false,
+        marks: None,
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {

@@ -1,0 +1,331 @@
+//! `wio explore --strategy guided --budget N`: a search that goes deep. Every branch starts
+//! at a moment of the frontier (at first only the root snapshot), runs to its end with a
+//! seed of its own, and keeps a moment wherever it sees something the exploration had not
+//! seen (`machine::novelty`: a promise's condition first seen, a new console line shape);
+//! the frontier (`frontier`) gives moments energy for what was new there and chooses where
+//! the next branches start. A rare state reached once is branched from again, so a bug
+//! behind several rare events in a row is reached in a few thousand branches where a flat
+//! exploration needs millions.
+//!
+//! Determinism: branches run in rounds of [`ROUND`]. A round's starting moments and seeds
+//! are drawn before it runs, every branch of the round judges novelty against what the
+//! exploration knew when the round began, and the round's ends are absorbed in branch order;
+//! so the tree and the report depend on the root, `--budget` and `--search-seed`, never on
+//! `--jobs` or on which thread finished first. Every branch is a path
+//! ([`super::path::BranchPath`]) that `wio run --from ROOT --path P` reproduces bit for bit.
+
+use super::frontier::{Absorbed, Assignment, Frontier, MomentInfo};
+use super::{result_with, write_report, Explore, Question, Report, SeedRange, REPORT_FORMAT};
+use crate::error::{Result, WioError};
+use crate::machine::driver::{run_guided, BranchRun, GuidedEnd};
+use crate::machine::novelty::Signal;
+use crate::machine::RunConfig;
+use crate::world::snapshot::LoadedWorld;
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Branches per round (fixed, so `--jobs` changes nothing).
+pub const ROUND: usize = 16;
+/// Most moments one branch keeps.
+pub const MAX_MOMENTS_PER_BRANCH: usize = 4;
+/// Most branches one guided exploration runs.
+pub const MAX_BUDGET: u64 = 10_000_000;
+
+/// A guided exploration's settings, as its report's question keeps them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Search {
+    /// Branches run in all.
+    pub budget: u64,
+    /// The explorer's own seed (which moments, which seeds).
+    pub search_seed: u64,
+    /// The signals that count as new.
+    pub signals: Vec<String>,
+    /// Most guest memory the moments hold (MiB).
+    pub max_memory_mib: u64,
+}
+
+/// A guided exploration's tree, as its report keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tree {
+    /// Every moment kept (0: the root snapshot), in the order they were found.
+    pub moments: Vec<MomentInfo>,
+    /// Marks known after each branch (coverage growth, one entry per branch).
+    pub growth: Vec<u64>,
+    /// The branch after which nothing new was found, when that has lasted long enough to
+    /// call it a plateau (a quarter of the branches run, and at least [`PLATEAU_MIN`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plateau_since: Option<u64>,
+}
+
+/// Fewest branches without anything new that make a plateau.
+pub const PLATEAU_MIN: u64 = 64;
+
+/// The branch since which `growth` stayed flat, if that is a plateau.
+fn plateau(growth: &[u64]) -> Option<u64> {
+    let last = *growth.last()?;
+    let since = growth.iter().position(|g| *g == last)? as u64;
+    let flat = growth.len() as u64 - since - 1;
+    (flat >= PLATEAU_MIN && flat * 4 >= growth.len() as u64).then_some(since)
+}
+
+/// Options a guided exploration adds to [`Explore`]'s.
+#[derive(Debug, Clone)]
+pub struct Guided {
+    /// Branches in all.
+    pub budget: u64,
+    /// The explorer's seed.
+    pub search_seed: u64,
+    /// Signals that count.
+    pub signals: Vec<Signal>,
+    /// Most guest memory the moments hold (bytes).
+    pub max_memory: u64,
+}
+
+/// Parses `--signals`: a comma-separated list of promises, console (or `all`).
+pub fn parse_signals(text: &str) -> Result<Vec<Signal>> {
+    if text == "all" {
+        return Ok(Signal::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let s = Signal::ALL
+            .into_iter()
+            .find(|s| s.name() == part.trim())
+            .ok_or_else(|| {
+                WioError::Usage(format!(
+                    "--signals {text:?}: {part:?} is not a signal; they are {} (or all)",
+                    Signal::ALL.map(Signal::name).join(", ")
+                ))
+            })?;
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// One branch's slot in a round.
+type Slot = Mutex<Option<Result<Option<GuidedEnd>>>>;
+
+/// Runs the guided exploration; returns the report (also written to `x.report`).
+pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
+    if g.budget == 0 || g.budget > MAX_BUDGET {
+        return Err(WioError::Usage(format!(
+            "--budget {}: a guided exploration runs 1 to {MAX_BUDGET} branches",
+            g.budget
+        )));
+    }
+    if g.signals.is_empty() {
+        return Err(WioError::Usage(
+            "--signals is empty: a guided exploration needs at least one signal (promises, console)".into(),
+        ));
+    }
+    if LoadedWorld::is_world(&x.from) {
+        return Err(WioError::Usage(
+            "--strategy guided explores machine snapshots (not yet world snapshots); explore a world with --seeds".into(),
+        ));
+    }
+    if x.shard.1 > 1 {
+        return Err(WioError::Usage(
+            "--shard splits a flat exploration's seeds; a guided exploration is one search (drop --shard)".into(),
+        ));
+    }
+    let load_cfg = RunConfig {
+        disk: x.disk.clone(),
+        from: Some(x.from.clone()),
+        seed_given: false,
+        ..RunConfig::with_seed(0)
+    };
+    let root: Arc<dyn crate::machine::LoadedSnapshot> =
+        Arc::from(crate::builder::load(&x.from, &load_cfg)?);
+    let question = Question {
+        snapshot: x.from.clone(),
+        snapshot_sha256: root.sha256().to_string(),
+        seeds: SeedRange {
+            start: 0,
+            end: g.budget,
+        },
+        until: x.until.clone(),
+        matches: x.matches.clone(),
+        fail_on: x.fail_on.clone(),
+        max_virtual_ns: x.max_virtual_ns,
+        sched_noise: x.sched_noise,
+        guided: Some(Search {
+            budget: g.budget,
+            search_seed: g.search_seed,
+            signals: g.signals.iter().map(|s| s.name().to_string()).collect(),
+            max_memory_mib: g.max_memory >> 20,
+        }),
+    };
+    let mut watch: Vec<String> = x.matches.clone();
+    for f in &x.fail_on {
+        if !watch.contains(f) {
+            watch.push(f.clone());
+        }
+    }
+    let b = BranchRun {
+        until: x.until.as_deref(),
+        watch: &watch,
+        limit_ns: x.max_virtual_ns,
+        sched_noise: x.sched_noise,
+    };
+    eprintln!(
+        "wio: guided exploration of {} ({} ns, seed {}): {} branches in rounds of {ROUND}, search seed {}, signals {}, on {} workers",
+        x.from.display(),
+        root.meta().virtual_ns,
+        root.meta().seed,
+        g.budget,
+        g.search_seed,
+        g.signals.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
+        x.jobs
+    );
+    let mut frontier = Frontier::new(Arc::clone(&root), g.search_seed, g.max_memory);
+    let mut results = Vec::new();
+    let mut growth = Vec::new();
+    let mut failing = 0u64;
+    let mut first_error = None;
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let mut shown = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let mut finished = true;
+    while (results.len() as u64) < g.budget {
+        if crate::interrupt::requested() {
+            finished = false;
+            break;
+        }
+        let n = ROUND.min((g.budget - results.len() as u64) as usize);
+        let round: Vec<Assignment> = (0..n).map(|_| frontier.assign()).collect();
+        let slots: Vec<Slot> = (0..n).map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..x.jobs.clamp(1, n) {
+                scope.spawn(|| loop {
+                    if stop.load(Ordering::Relaxed) || crate::interrupt::requested() {
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(a) = round.get(i) else { return };
+                    let r = run_guided(
+                        a.loaded.as_ref(),
+                        a.path.seed,
+                        &b,
+                        &g.signals,
+                        &|m| frontier.knows(m),
+                        MAX_MOMENTS_PER_BRANCH,
+                        &stop,
+                    );
+                    if r.is_err() {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                    if let Ok(mut s) = slots[i].lock() {
+                        *s = Some(r);
+                    }
+                });
+            }
+        });
+        for (a, slot) in round.iter().zip(slots) {
+            let branch = results.len() as u64;
+            match slot.into_inner().ok().flatten() {
+                Some(Ok(Some(mut end))) => {
+                    let Absorbed { .. } = frontier.absorb(branch, a, &mut end);
+                    let path = a.path.to_string();
+                    let mut r = result_with(x, branch, end.end, &format!("--path {path}"));
+                    r.path = Some(path);
+                    r.moment = Some(a.moment);
+                    failing += u64::from(r.failed);
+                    results.push(r);
+                    growth.push(frontier.marks() as u64);
+                }
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                    finished = false;
+                    break;
+                }
+                // Abandoned (Ctrl-C or SIGTERM, or another branch's error): the round ends here.
+                Some(Ok(None)) | None => {
+                    finished = false;
+                    break;
+                }
+            }
+        }
+        if !finished {
+            break;
+        }
+        let done = results.len() as u64;
+        let every = if tty { 0.2 } else { 5.0 };
+        if shown.elapsed().as_secs_f64() >= every || done == g.budget {
+            shown = Instant::now();
+            let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
+            let line = format!(
+                "guided {done}/{} branches, {failing} failing, frontier {} moments ({} live, depth {}), {} marks, {rate:.1} branches/s",
+                g.budget,
+                frontier.moments(),
+                frontier.live(),
+                frontier.depth(),
+                frontier.marks()
+            );
+            if tty {
+                eprint!("\r{line}\x1b[K");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+    let mut report = Report {
+        format: REPORT_FORMAT,
+        question,
+        shards: (1, vec![0]),
+        complete: finished && results.len() as u64 == g.budget,
+        results,
+        promises: Vec::new(),
+        tree: Some(Tree {
+            moments: frontier.tree(),
+            plateau_since: plateau(&growth),
+            growth,
+        }),
+    };
+    report.judge_promises();
+    write_report(&report, &x.report)?;
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if crate::interrupt::requested() {
+        eprintln!(
+            "wio: interrupted; the {} finished branches are in {}",
+            report.results.len(),
+            x.report.display()
+        );
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plateaus_and_signals() {
+        assert_eq!(plateau(&[]), None);
+        let mut g: Vec<u64> = (0..100).collect();
+        assert_eq!(plateau(&g), None, "still growing");
+        g.extend(std::iter::repeat_n(99, 64));
+        assert_eq!(plateau(&g), Some(99), "64 flat branches after 100");
+        let mut long: Vec<u64> = (0..1000).collect();
+        long.extend(std::iter::repeat_n(999, 100));
+        assert_eq!(plateau(&long), None, "100 flat of 1100 is not a quarter");
+        assert_eq!(parse_signals("all").unwrap(), Signal::ALL.to_vec());
+        assert_eq!(
+            parse_signals("console,promises,console").unwrap(),
+            vec![Signal::Console, Signal::Promise]
+        );
+        assert!(parse_signals("coverage").is_err());
+        assert!(parse_signals("").is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! Paths: how a branch of a guided exploration is named and reproduced. A branch starts
+//! at the root snapshot and passes through moments; each step is "restore with this seed,
+//! run to the first step boundary at or after this virtual time, keep the moment", and
+//! the last step is a seed run to the end. As text: `SEED@NS,SEED@NS,...,SEED`, e.g.
+//! `17@2140000000,5@2161234567,90`; a path of one seed is a flat branch.
+//!
+//! `wio run --from ROOT --path P` replays it bit for bit (the same trace hash as the
+//! exploration reported), because every step is a restore with another seed exactly as
+//! the exploration did it, and a moment is named by a rule both sides follow
+//! (`machine::driver::run_guided` and `moment_at`).
+
+use crate::error::{Result, WioError};
+use crate::machine::driver::{moment_at, BranchRun};
+use crate::machine::LoadedSnapshot;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+
+/// Most steps a path may have (a guided exploration never goes deeper).
+pub const MAX_STEPS: usize = 64;
+
+/// One step through a moment: the seed the step ran with, and the moment's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Step {
+    /// The seed the step's branch ran with.
+    pub seed: u64,
+    /// The moment: the first step boundary at or after this virtual time.
+    pub at_ns: u64,
+}
+
+/// A branch from the root snapshot: steps through moments, then its own seed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BranchPath {
+    /// The moments it passes through, in time order.
+    pub steps: Vec<Step>,
+    /// The seed it runs with from its last moment (or the root) to its end.
+    pub seed: u64,
+}
+
+impl BranchPath {
+    /// The path through this branch's moment at `at_ns`, then `seed` from there.
+    pub fn child(&self, at_ns: u64, seed: u64) -> BranchPath {
+        let mut steps = self.steps.clone();
+        steps.push(Step {
+            seed: self.seed,
+            at_ns,
+        });
+        BranchPath { steps, seed }
+    }
+
+    /// Parses `SEED@NS,...,SEED` (the form [`fmt::Display`] writes).
+    pub fn parse(text: &str) -> Result<BranchPath> {
+        let bad = |why: String| {
+            WioError::Usage(format!(
+                "--path {text:?}: {why}; a path is SEED@NS,...,SEED as a guided exploration's report gives it"
+            ))
+        };
+        let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        if parts.len() > MAX_STEPS + 1 {
+            return Err(bad(format!("more than {MAX_STEPS} steps")));
+        }
+        let number = |s: &str, what: &str| -> Result<u64> {
+            s.parse::<u64>()
+                .map_err(|_| bad(format!("{what} {s:?} is not a number")))
+        };
+        let (last, through) = parts
+            .split_last()
+            .ok_or_else(|| bad("it is empty".into()))?;
+        let mut steps = Vec::with_capacity(through.len());
+        for p in through {
+            let (seed, at) = p
+                .split_once('@')
+                .ok_or_else(|| bad(format!("step {p:?} has no @NS")))?;
+            let step = Step {
+                seed: number(seed, "seed")?,
+                at_ns: number(at, "virtual time")?,
+            };
+            if steps.last().is_some_and(|s: &Step| s.at_ns >= step.at_ns) {
+                return Err(bad(format!(
+                    "its steps' times must increase ({} ns, then {} ns)",
+                    steps.last().map_or(0, |s: &Step| s.at_ns),
+                    step.at_ns
+                )));
+            }
+            steps.push(step);
+        }
+        if last.contains('@') {
+            return Err(bad(
+                "its last part is the seed to the end, without @NS".into()
+            ));
+        }
+        Ok(BranchPath {
+            steps,
+            seed: number(last, "seed")?,
+        })
+    }
+
+    /// Runs the path's steps from `root` to its last moment, which is returned (None when
+    /// abandoned by `cancel` or a signal; `root` itself is not returned: a path without
+    /// steps needs no moment, see [`BranchPath::steps`]). A step whose run ends before its
+    /// moment is a one-line error (the path does not fit this snapshot).
+    pub fn last_moment(
+        &self,
+        root: &dyn LoadedSnapshot,
+        b: &BranchRun,
+        cancel: &AtomicBool,
+    ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
+        let mut at: Option<Box<dyn LoadedSnapshot>> = None;
+        for (i, step) in self.steps.iter().enumerate() {
+            let from: &dyn LoadedSnapshot = at.as_deref().unwrap_or(root);
+            match moment_at(from, step.seed, step.at_ns, b, cancel) {
+                Ok(Some(m)) => at = Some(m),
+                Ok(None) => return Ok(None),
+                Err(WioError::Usage(why)) => {
+                    return Err(WioError::Usage(format!(
+                        "step {} of {}: {why}",
+                        i + 1,
+                        self
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(at)
+    }
+}
+
+impl fmt::Display for BranchPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.steps {
+            write!(f, "{}@{},", s.seed, s.at_ns)?;
+        }
+        write!(f, "{}", self.seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_what_they_write_and_refuse_nonsense() {
+        let p = BranchPath::parse("17@2140000000,5@2161234567,90").unwrap();
+        assert_eq!(p.steps.len(), 2);
+        assert_eq!(p.seed, 90);
+        assert_eq!(p.to_string(), "17@2140000000,5@2161234567,90");
+        assert_eq!(BranchPath::parse(&p.to_string()).unwrap(), p);
+        let flat = BranchPath::parse("3").unwrap();
+        assert!(flat.steps.is_empty());
+        let c = flat.child(10, 4).child(20, 5);
+        assert_eq!(c.to_string(), "3@10,4@20,5");
+        for bad in [
+            "",
+            "x",
+            "1@2",
+            "1@,2",
+            "@5,2",
+            "1@5,2@5,3",
+            "1@9,2@5,3",
+            "1@5,,3",
+            "-1",
+            "1@5@6,2",
+        ] {
+            let e = BranchPath::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("--path"), "{bad}: {e}");
+        }
+        let long = vec!["1@1"; MAX_STEPS + 1].join(",") + ",2";
+        assert!(BranchPath::parse(&long).is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! What a machine saw for the first time in its run, for guided exploration: each
+//! (promise, condition) pair its programs evaluated, and each console line shape (the line
+//! with its digits masked). A machine reports these marks only once it is asked to observe
+//! ([`crate::machine::Machine::observe`]); they are functions of the run alone, so a branch
+//! marks the same things at the same step boundaries every time it runs.
+//!
+//! The explorer keeps the marks of the whole exploration; a branch whose marks are new
+//! there keeps a moment (an in-memory snapshot) to branch from again.
+
+use crate::trace::fnv1a;
+use std::collections::BTreeSet;
+
+/// Which signal a mark comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Signal {
+    /// A promise evaluated with a condition for the first time.
+    Promise,
+    /// A console line of a new shape.
+    Console,
+}
+
+impl Signal {
+    /// The name reports and `--signals` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Promise => "promises",
+            Signal::Console => "console",
+        }
+    }
+
+    /// Every signal, in the order `--signals` lists them.
+    pub const ALL: [Signal; 2] = [Signal::Promise, Signal::Console];
+}
+
+/// One thing a run saw for the first time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    /// Its signal.
+    pub signal: Signal,
+    /// Its identity within the signal (a hash of what it is).
+    pub key: u64,
+    /// How much a moment earns for it (the explorer's energy).
+    pub weight: u32,
+    /// What it is, for reports (bounded).
+    pub what: String,
+}
+
+/// Energy of a `sometimes` or `reachable` promise first true: what a user marked as a
+/// rare state worth reaching.
+pub const WEIGHT_SOMETIMES: u32 = 32;
+/// Energy of any other (promise, condition) pair first seen.
+pub const WEIGHT_PROMISE: u32 = 16;
+/// Energy of a console line of a new shape.
+pub const WEIGHT_CONSOLE: u32 = 4;
+/// Longest `what` kept.
+const MAX_WHAT: usize = 120;
+/// Most line shapes one run remembers (beyond it, new shapes are not marked).
+pub const MAX_SHAPES: usize = 4096;
+
+fn bounded(mut s: String) -> String {
+    if s.len() > MAX_WHAT {
+        let mut cut = MAX_WHAT;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+impl Mark {
+    /// Promise `id` (with `message`) evaluated with `condition` for the first time in the
+    /// run; `rare` for a `sometimes` or `reachable` promise (true is what its author hoped
+    /// to see).
+    pub fn promise(id: &str, message: &str, rare: bool, condition: bool) -> Mark {
+        let mut key_text = Vec::with_capacity(id.len() + 2);
+        key_text.extend_from_slice(id.as_bytes());
+        key_text.extend_from_slice(if condition { b"\0t" } else { b"\0f" });
+        Mark {
+            signal: Signal::Promise,
+            key: fnv1a(&key_text),
+            weight: if condition && rare {
+                WEIGHT_SOMETIMES
+            } else {
+                WEIGHT_PROMISE
+            },
+            what: bounded(format!("promise {message:?} {condition}")),
+        }
+    }
+
+    /// The mark of a console line's shape.
+    pub fn console(line: &str) -> Mark {
+        let shape = shape(line);
+        Mark {
+            signal: Signal::Console,
+            key: fnv1a(shape.as_bytes()),
+            weight: WEIGHT_CONSOLE,
+            what: bounded(format!("console {shape:?}")),
+        }
+    }
+
+    /// Its identity across the exploration.
+    pub fn id(&self) -> (Signal, u64) {
+        (self.signal, self.key)
+    }
+}
+
+/// A line's shape: line ends trimmed, every run of ASCII digits one `#`, so counters,
+/// times and addresses do not make every line new.
+pub fn shape(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_digits = false;
+    for c in line.trim_end_matches(['\r', '\n']).chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            in_digits = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The console's side of observing: the shapes this run printed, and the new ones not yet
+/// taken.
+#[derive(Debug, Default)]
+pub struct ShapeWatch {
+    seen: BTreeSet<u64>,
+    fresh: Vec<Mark>,
+}
+
+impl ShapeWatch {
+    /// Notes a completed line.
+    pub fn line(&mut self, text: &str) {
+        if self.seen.len() >= MAX_SHAPES {
+            return;
+        }
+        let mark = Mark::console(text);
+        if self.seen.insert(mark.key) {
+            self.fresh.push(mark);
+        }
+    }
+
+    /// The new shapes since the last call, in the order they were printed.
+    pub fn take(&mut self) -> Vec<Mark> {
+        std::mem::take(&mut self.fresh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_mask_digits_and_marks_are_distinct() {
+        assert_eq!(
+            shape("race: counter=1234 of 20000000\n"),
+            "race: counter=# of #"
+        );
+        assert_eq!(shape("at 0x80200000"), "at #x#");
+        assert_eq!(
+            Mark::console("n=1\n").key,
+            Mark::console("n=99").key,
+            "one shape"
+        );
+        assert_ne!(Mark::console("a").key, Mark::console("b").key);
+        let t = Mark::promise("p", "p", true, true);
+        let f = Mark::promise("p", "p", true, false);
+        assert_ne!(t.key, f.key);
+        assert_eq!(t.weight, WEIGHT_SOMETIMES);
+        assert_eq!(f.weight, WEIGHT_PROMISE);
+        assert_eq!(Mark::promise("p", "p", false, true).weight, WEIGHT_PROMISE);
+        let mut w = ShapeWatch::default();
+        for l in ["x 1", "x 2", "y", "x 3"] {
+            w.line(l);
+        }
+        let fresh: Vec<String> = w.take().into_iter().map(|m| m.what).collect();
+        assert_eq!(fresh, vec!["console \"x #\"", "console \"y\""]);
+        assert!(w.take().is_empty());
+        assert!(Mark::console(&"z".repeat(500)).what.len() < 200);
+    }
+}
