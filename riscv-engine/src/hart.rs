@@ -10,6 +10,7 @@
 //! modules), never the modules that implement the behaviour; it calls their methods.
 
 use crate::bus::Bus;
+use crate::coverage::Coverage;
 use crate::csr::{cause, irq, mstatus, Priv};
 use crate::ecc::Ecc;
 use crate::fpu::FpState;
@@ -111,6 +112,8 @@ pub struct Hart {
     pub(crate) ecc: Ecc,
     /// Stuck-at bits of RAM (see `stuck`).
     pub(crate) stuck: Stuck,
+    /// User-mode code coverage, when observed (see `coverage`; not part of the state).
+    pub(crate) coverage: Option<Box<Coverage>>,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -137,6 +140,26 @@ impl Hart {
     /// Whether hot blocks are being compiled.
     pub fn compiling(&self) -> bool {
         self.icache.jit.enabled
+    }
+
+    /// Starts (or, with None, stops) counting user-mode code coverage from `from` (an
+    /// empty map, or the counts a run had so far). Changes nothing the guest can see.
+    pub fn set_coverage(&mut self, from: Option<Coverage>) {
+        self.coverage = from.map(Box::new);
+    }
+
+    /// The coverage counted so far, if it is being counted.
+    pub fn coverage(&self) -> Option<&Coverage> {
+        self.coverage.as_deref()
+    }
+
+    /// The counters that reached a new bucket since the last call (see
+    /// [`Coverage::take_fresh`]; nothing when coverage is off).
+    pub fn take_coverage(&mut self) -> Vec<u32> {
+        self.coverage
+            .as_deref_mut()
+            .map(Coverage::take_fresh)
+            .unwrap_or_default()
     }
 
     /// A hart in M-mode at `pc` with `ram`; the clock ticks `time` every `cycles_per_tick` cycles.
@@ -189,6 +212,7 @@ impl Hart {
             timer_written: false,
             ecc: Ecc::default(),
             stuck: Stuck::default(),
+            coverage: None,
         }
     }
 
@@ -433,6 +457,17 @@ impl Hart {
                 let pc = self.pc;
                 // Fastest path: a block of pre-decoded instructions starting here.
                 if !sequential {
+                    // A control-flow target: user-mode coverage counts it, and then runs
+                    // user blocks interpreted (compiled code chains past this loop).
+                    let mut covered = false;
+                    if let Some(c) = self.coverage.as_deref_mut() {
+                        if self.prv == Priv::User {
+                            c.hit(pc, self.satp);
+                            covered = true;
+                        } else {
+                            c.away();
+                        }
+                    }
                     let bslot = Block::slot(pc);
                     let generation = self.icache.generation;
                     let fence = self.icache.fence;
@@ -453,7 +488,9 @@ impl Hart {
                         if b.hits == BUILT && b.fence == fence {
                             if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
                                 let epoch = self.icache.jit.epoch;
-                                if b.code_epoch == epoch {
+                                if covered {
+                                    // Interpreted below, so the next target is counted.
+                                } else if b.code_epoch == epoch {
                                     if b.code != 0 {
                                         let code = b.code;
                                         self.run_compiled(bus, code, chunk_end);

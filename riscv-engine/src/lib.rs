@@ -9,6 +9,7 @@
 
 pub mod bus;
 pub mod clint;
+pub mod coverage;
 pub mod csr;
 pub mod debug;
 pub mod ecc;
@@ -27,6 +28,7 @@ pub mod stuck;
 mod trap;
 
 pub use bus::{Bus, NoDevices};
+pub use coverage::Coverage;
 pub use csr::Priv;
 pub use ecc::MemoryError;
 pub use hart::Hart;

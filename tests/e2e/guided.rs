@@ -263,7 +263,7 @@ fn guided_bad_input_is_a_one_line_error_and_sigterm_keeps_the_finished_branches(
                 "--budget",
                 "4",
                 "--signals",
-                "coverage",
+                "edges",
             ],
             "is not a signal",
         ),

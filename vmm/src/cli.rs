@@ -301,9 +301,16 @@ pub struct ExploreArgs {
     /// (the same root, budget and search seed give the same tree, whatever --jobs).
     #[arg(long, value_name = "N", default_value_t = 0, requires = "budget")]
     pub search_seed: u64,
-    /// What counts as new in a guided exploration: promises (a promise's condition seen for
-    /// the first time), console (a console line of a new shape, digits masked), or all.
-    #[arg(long, value_name = "LIST", default_value = "all", requires = "budget")]
+    /// What counts as new in a guided exploration (comma-separated): promises (a promise's
+    /// condition seen for the first time), console (a console line of a new shape, digits
+    /// masked), coverage (riscv64 user-mode code coverage seen by the engine: an edge, or
+    /// its hit count in a new bucket; slower, user code is then interpreted), or all.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "promises,console",
+        requires = "budget"
+    )]
     pub signals: String,
     /// Most guest memory a guided exploration's moments hold, in MiB (beyond it the spent
     /// and weakest moments are evicted).
@@ -577,6 +584,36 @@ pub struct BenchArgs {
     /// latency of one reverse-stepi at 1 s and at 10 s of virtual time.
     #[arg(long)]
     pub debugger: bool,
+    /// Also measure search depth (needs the built guests): a bug planted behind
+    /// --search-depths successive 1-in-16 choices (images/probe/wio-planted.c, in each of
+    /// --search-forms), explored flat and guided with --search-budget branches from each of
+    /// --search-roots snapshots: the first failing branch of each; a guided exploration's
+    /// moment cost against RAM size; the Debian boot with code coverage counted against without.
+    #[arg(long)]
+    pub search: bool,
+    /// Forms of the planted bug for --search: sdk (a `sometimes` per stage), blind (no stage
+    /// promises), timing (no SDK: stages advance on a clock reading).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "sdk,blind,timing",
+        value_delimiter = ','
+    )]
+    pub search_forms: Vec<String>,
+    /// Depths of the planted bug for --search (comma-separated, 1 to 8).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "3,4,5",
+        value_delimiter = ','
+    )]
+    pub search_depths: Vec<u32>,
+    /// Root snapshots (boot seeds 1..=N) per depth for --search.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub search_roots: u64,
+    /// Branches per exploration for --search.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub search_budget: u64,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

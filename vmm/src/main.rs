@@ -413,6 +413,7 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
                 max_memory: args.max_memory.checked_mul(1 << 20).ok_or_else(|| {
                     WioError::Usage("--max-memory is too large".into())
                 })?,
+                stop_at_failure: false,
             };
             explore::guided::explore(&x, &g)?
         }

@@ -9,6 +9,7 @@
 mod debugger;
 mod payments;
 mod race;
+mod search;
 mod sim;
 mod snapshots;
 
@@ -170,11 +171,24 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let search_doc = if args.search {
+        let jobs = std::thread::available_parallelism().map_or(1, usize::from);
+        Some(search::figures(&search::SearchBench {
+            forms: &args.search_forms,
+            depths: &args.search_depths,
+            roots: args.search_roots,
+            budget: args.search_budget,
+            jobs,
+            rounds: args.rounds,
+        })?)
+    } else {
+        None
+    };
     if args.riscv_only {
         if let Some(path) = &args.json {
             write_json(
                 path,
-                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc, "debugger": debugger_doc }),
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc, "debugger": debugger_doc, "search": search_doc }),
             )?;
         }
         return Ok(());
@@ -223,7 +237,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
             "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc,
-            "payments": payments_doc, "debugger": debugger_doc,
+            "payments": payments_doc, "debugger": debugger_doc, "search": search_doc,
         });
         write_json(path, &doc)?;
     }

@@ -2,8 +2,12 @@
 //! first), what the exploration has seen, each moment's energy, and the choice of where
 //! the next branches start.
 //!
-//! - A moment earns energy for what was new at it (a `sometimes` first true most, a console
-//!   shape least: `machine::novelty`'s weights), capped at [`MAX_ENERGY`].
+//! - A moment earns energy for what was new at it: the sum of its new marks' weights (a
+//!   `sometimes` first true most, one coverage counter least: `machine::novelty`'s weights,
+//!   so a loop that ran once more, several counters at once, outweighs one counter that
+//!   timing moved), and [`DEPTH_BONUS`] per level of depth; capped at [`MAX_ENERGY`]; then
+//!   scaled by the part of its branch's run that comes after it (a moment at the very end,
+//!   where a program already finished, leaves its children nothing to change).
 //! - Energy is about the children a moment is owed: each child branch that finds nothing
 //!   new takes 1 away (a `sometimes` first true is worth 32 more tries, enough to pass a
 //!   1-in-16 choice after it with 87 % odds); one that finds something adds [`FRUIT_BONUS`].
@@ -17,7 +21,7 @@
 //!   are evicted (their place in the tree stays; they can no longer be branched from).
 
 use super::path::{BranchPath, Step};
-use crate::machine::driver::GuidedEnd;
+use crate::machine::driver::{GuidedEnd, Kept};
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::LoadedSnapshot;
 use serde::{Deserialize, Serialize};
@@ -33,6 +37,9 @@ pub const ROOT_FLOOR: u32 = 8;
 pub const ROOT_ENERGY: u32 = 16;
 /// What a child that found something new gives back to its moment.
 pub const FRUIT_BONUS: u32 = 8;
+/// Energy a moment earns per level of depth: each level is evidence that a chain of rare
+/// events goes on, so the deeper a new moment, the more tries its children get.
+pub const DEPTH_BONUS: u32 = 4;
 /// Most moments one exploration keeps in its tree (kept or evicted).
 pub const MAX_MOMENTS: usize = 100_000;
 
@@ -94,7 +101,7 @@ pub struct Assignment {
 pub struct Absorbed {
     /// Moments it added.
     pub kept: u32,
-    /// Marks new to the exploration.
+    /// Marks those moments made known to the exploration.
     pub new_marks: u32,
 }
 
@@ -206,19 +213,41 @@ impl Frontier {
         }
     }
 
-    /// Takes branch `branch`'s end (started as `a`): its marks new to the exploration
-    /// become known, its moments with something still new join the frontier, its moment's
-    /// energy goes up or down. Branches must be absorbed in branch order.
+    /// Takes branch `branch`'s end (started as `a`): its moments with something still new
+    /// join the frontier and their marks become known, its moment's energy goes up (a
+    /// moment kept) or down. Branches must be absorbed in branch order.
     pub fn absorb(&mut self, branch: u64, a: &Assignment, end: &mut GuidedEnd) -> Absorbed {
+        let end_ns = end.end.summary.virtual_ns;
+        self.absorb_moments(branch, a, std::mem::take(&mut end.moments), end_ns)
+    }
+
+    /// [`Frontier::absorb`] of a branch that ended at `end_ns` and kept `moments`.
+    fn absorb_moments(
+        &mut self,
+        branch: u64,
+        a: &Assignment,
+        moments: Vec<Kept>,
+        end_ns: u64,
+    ) -> Absorbed {
         let mut out = Absorbed::default();
         let parent = a.moment as usize;
         let depth = self.moments[parent].info.depth + 1;
-        for kept in std::mem::take(&mut end.moments) {
+        // The part of the branch each moment leaves for its children to change.
+        let start_ns = self.moments[parent].info.at_ns;
+        let end_ns = end_ns.max(start_ns + 1);
+        for kept in moments {
             let new: Vec<&Mark> = kept.marks.iter().filter(|k| !self.knows(k)).collect();
-            let energy = new.iter().map(|k| k.weight).sum::<u32>().min(MAX_ENERGY);
-            if energy == 0 || self.moments.len() >= MAX_MOMENTS {
+            let sum = new.iter().map(|k| k.weight).sum::<u32>();
+            let full = u64::from((sum.min(MAX_ENERGY) + DEPTH_BONUS * depth).min(MAX_ENERGY));
+            let left = end_ns.saturating_sub(kept.at_ns);
+            let energy = (full * left / (end_ns - start_ns)) as u32;
+            if sum == 0 || energy == 0 || self.moments.len() >= MAX_MOMENTS {
                 // Nothing new there any more, or only what is worth no branch (a
-                // violation: its marks become known below, with the branch's others).
+                // violation, or the very end of the run): known from now on, so no later
+                // branch keeps it either.
+                for k in &new {
+                    self.known.insert(k.id());
+                }
                 continue;
             }
             let what = new.iter().map(|k| k.what.clone()).collect();
@@ -256,14 +285,11 @@ impl Frontier {
             self.bytes += bytes;
             out.kept += 1;
         }
-        for k in &end.marks {
-            if self.known.insert(k.id()) {
-                out.new_marks += 1;
-            }
-        }
+        // The branch's other new marks stay unknown: they came after its last moment (or
+        // when it could keep no more), so a later branch that sees them keeps a moment there.
         let m = &mut self.moments[parent].info;
         m.children += 1;
-        if out.new_marks > 0 {
+        if out.kept > 0 {
             m.fruitful += 1;
             m.energy = (m.energy + FRUIT_BONUS).min(MAX_ENERGY);
         } else {
@@ -296,5 +322,145 @@ impl Frontier {
     /// The tree as the report shows it.
     pub fn tree(&self) -> Vec<MomentInfo> {
         self.moments.iter().map(|m| m.info.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Machine, RunConfig, SnapshotOrigin};
+    use crate::snapshot::test_snapshot;
+
+    /// A loaded snapshot that only says what it is of (the frontier never restores).
+    struct Fake(SnapshotOrigin);
+
+    impl LoadedSnapshot for Fake {
+        fn origin(&self) -> &SnapshotOrigin {
+            &self.0
+        }
+        fn restore(
+            &self,
+            _: &RunConfig,
+            _: std::time::Instant,
+        ) -> crate::error::Result<Box<dyn Machine>> {
+            Err(crate::error::WioError::Internal("a fake snapshot".into()))
+        }
+    }
+
+    fn fake(at_ns: u64, seed: u64) -> Box<dyn LoadedSnapshot> {
+        let snap = test_snapshot(&[0u8; 4096], seed, at_ns);
+        Box::new(Fake(SnapshotOrigin {
+            path: "fake".into(),
+            meta: snap.meta,
+            sha256: String::new(),
+        }))
+    }
+
+    fn kept(at_ns: u64, seed: u64, marks: &[Mark]) -> Kept {
+        Kept {
+            at_ns,
+            marks: marks.to_vec(),
+            loaded: fake(at_ns, seed),
+        }
+    }
+
+    /// The scheduler on synthetic branches: moments join with the energy their marks earn,
+    /// known marks make no moment, fruitless children drain their moment, the choices are
+    /// a function of the search seed, the root keeps its floor, memory is bounded.
+    #[test]
+    fn moments_energy_and_choices() {
+        let mut f = Frontier::new(Arc::from(fake(1000, 1)), 5, 4096 * 2);
+        let a = f.assign();
+        assert_eq!(a.moment, 0, "only the root at first");
+        assert!(a.path.steps.is_empty());
+        assert_ne!(a.path.seed, 1, "never the root's own seed");
+        let rare = Mark::promise("stage 1", "stage 1", true, true);
+        let shape = Mark::console("x 1");
+        // A branch from the root that ended at 2000 kept a moment at 1100 for both marks.
+        let got = f.absorb_moments(
+            0,
+            &a,
+            vec![kept(1100, a.path.seed, &[rare.clone(), shape.clone()])],
+            2000,
+        );
+        assert_eq!(
+            got,
+            Absorbed {
+                kept: 1,
+                new_marks: 2
+            }
+        );
+        assert!(f.knows(&rare) && f.knows(&shape));
+        let tree = f.tree();
+        assert_eq!(tree.len(), 2);
+        let m = &tree[1];
+        assert_eq!((m.parent, m.depth, m.found_by), (Some(0), 1, Some(0)));
+        assert_eq!(m.path, format!("{}@1100", a.path.seed));
+        // (32 + 4) + 4 per level, scaled by the 900 of 1000 ns left after it.
+        assert_eq!(m.energy, 40 * 900 / 1000);
+        assert_eq!(tree[0].fruitful, 1);
+        // The same marks again: no moment, and the root loses energy.
+        let before = f.tree()[0].energy;
+        let a2 = Assignment {
+            moment: 0,
+            loaded: Arc::from(fake(1000, 1)),
+            path: BranchPath {
+                steps: Vec::new(),
+                seed: 9,
+            },
+        };
+        let got = f.absorb_moments(
+            1,
+            &a2,
+            vec![kept(1200, 9, std::slice::from_ref(&rare))],
+            2000,
+        );
+        assert_eq!(got, Absorbed::default());
+        assert_eq!(f.tree()[0].energy, before - 1);
+        // A violation alone makes no moment and is known from then on.
+        let mut bad = Mark::promise("bug", "bug", false, false);
+        bad.weight = 0;
+        assert_eq!(
+            f.absorb_moments(
+                2,
+                &a2,
+                vec![kept(1300, 9, std::slice::from_ref(&bad))],
+                2000
+            )
+            .kept,
+            0
+        );
+        assert!(f.knows(&bad));
+        // A moment at the very end of its branch leaves nothing: no moment.
+        let late = Mark::console("late");
+        assert_eq!(
+            f.absorb_moments(3, &a2, vec![kept(2000, 9, &[late])], 2000)
+                .kept,
+            0
+        );
+        // Choices: the moment is drawn by energy, and the same search seed draws the same.
+        let draws = |f: &mut Frontier| (0..50).map(|_| f.assign().moment).collect::<Vec<_>>();
+        let picks = draws(&mut f);
+        assert!(picks.contains(&1) && picks.contains(&0), "{picks:?}");
+        // Memory: two more moments (4096 bytes each) go past 2 x 4096: the weakest goes.
+        for (i, at, text) in [(4u64, 1400u64, "a"), (5, 1500, "b")] {
+            let mark = Mark::console(text);
+            f.absorb_moments(i, &a2, vec![kept(at, 9, &[mark])], 2000);
+        }
+        assert_eq!(f.moments(), 4);
+        assert_eq!(f.live(), 3, "one evicted");
+        let tree = f.tree();
+        assert!(!tree[0].evicted, "never the root");
+        assert_eq!((tree[2].energy, tree[3].energy), (4, 4));
+        assert!(tree[2].evicted, "the weakest, the older of equals");
+        let mut g = Frontier::new(Arc::from(fake(1000, 1)), 5, 1 << 30);
+        let mut h = Frontier::new(Arc::from(fake(1000, 1)), 6, 1 << 30);
+        let seeds = |f: &mut Frontier| (0..8).map(|_| f.assign().path.seed).collect::<Vec<_>>();
+        let (sg, sh) = (seeds(&mut g), seeds(&mut h));
+        assert_ne!(sg, sh, "another search seed, other seeds");
+        assert_eq!(
+            sg,
+            seeds(&mut Frontier::new(Arc::from(fake(1000, 1)), 5, 1 << 30))
+        );
     }
 }

@@ -30,7 +30,7 @@ use std::time::Instant;
 /// Branches per round (fixed, so `--jobs` changes nothing).
 pub const ROUND: usize = 16;
 /// Most moments one branch keeps.
-pub const MAX_MOMENTS_PER_BRANCH: usize = 4;
+pub const MAX_MOMENTS_PER_BRANCH: usize = 8;
 /// Most branches one guided exploration runs.
 pub const MAX_BUDGET: u64 = 10_000_000;
 
@@ -82,6 +82,9 @@ pub struct Guided {
     pub signals: Vec<Signal>,
     /// Most guest memory the moments hold (bytes).
     pub max_memory: u64,
+    /// Stop after the round in which a branch first failed (benchmarks: branches to the
+    /// first failure); the report is then incomplete.
+    pub stop_at_failure: bool,
 }
 
 /// Parses `--signals`: a comma-separated list of promises, console (or `all`).
@@ -252,7 +255,8 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
                 }
             }
         }
-        if !finished {
+        if !finished || (g.stop_at_failure && failing > 0) {
+            finished = false;
             break;
         }
         let done = results.len() as u64;
@@ -325,7 +329,8 @@ mod tests {
             parse_signals("console,promises,console").unwrap(),
             vec![Signal::Console, Signal::Promise]
         );
-        assert!(parse_signals("coverage").is_err());
+        assert!(parse_signals("edges").is_err());
+        assert_eq!(parse_signals("coverage").unwrap(), vec![Signal::Coverage]);
         assert!(parse_signals("").is_err());
     }
 }

@@ -301,7 +301,8 @@ pub struct GuidedEnd {
     /// The moments it kept, in time order.
     pub moments: Vec<Kept>,
     /// Everything it saw that `known` did not know, in order (also those of its moments,
-    /// and those seen once it could keep no more moments).
+    /// and those seen once it could keep no more moments: the exploration leaves those
+    /// unknown, for a later branch to keep a moment at).
     pub marks: Vec<Mark>,
 }
 
@@ -323,7 +324,7 @@ pub fn run_guided(
 ) -> Result<Option<GuidedEnd>> {
     let wall = Instant::now();
     let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
-    m.observe();
+    m.observe(signals);
     let mut own: BTreeSet<(Signal, u64)> = BTreeSet::new();
     let mut marks: Vec<Mark> = Vec::new();
     let mut moments: Vec<Kept> = Vec::new();

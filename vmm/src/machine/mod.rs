@@ -130,10 +130,13 @@ pub trait Machine {
             "guided exploration keeps moments of riscv64 machines only (not yet x86-64); explore this snapshot with --seeds".into(),
         ))
     }
-    /// From now on, notes what the run sees for the first time ([`novelty`]): console line
-    /// shapes here; an architecture with a promise channel adds promise firsts.
-    fn observe(&mut self) {
-        self.console().observe_shapes();
+    /// From now on, notes what the run sees for the first time ([`novelty`]) of `signals`:
+    /// console line shapes here; an architecture adds promise firsts and code coverage where
+    /// it has them. Changes nothing the guest can see.
+    fn observe(&mut self, signals: &[novelty::Signal]) {
+        if signals.contains(&novelty::Signal::Console) {
+            self.console().observe_shapes();
+        }
     }
     /// What it saw for the first time since the last call (nothing unless observing).
     fn take_marks(&mut self) -> Vec<novelty::Mark> {

@@ -17,6 +17,9 @@ pub enum Signal {
     Promise,
     /// A console line of a new shape.
     Console,
+    /// User-mode code coverage seen by the engine: an edge whose hit count reached a new
+    /// bucket (riscv64; see `wio_riscv::coverage`).
+    Coverage,
 }
 
 impl Signal {
@@ -25,11 +28,12 @@ impl Signal {
         match self {
             Signal::Promise => "promises",
             Signal::Console => "console",
+            Signal::Coverage => "coverage",
         }
     }
 
     /// Every signal, in the order `--signals` lists them.
-    pub const ALL: [Signal; 2] = [Signal::Promise, Signal::Console];
+    pub const ALL: [Signal; 3] = [Signal::Promise, Signal::Console, Signal::Coverage];
 }
 
 /// One thing a run saw for the first time.
@@ -52,6 +56,8 @@ pub const WEIGHT_SOMETIMES: u32 = 32;
 pub const WEIGHT_PROMISE: u32 = 16;
 /// Energy of a console line of a new shape.
 pub const WEIGHT_CONSOLE: u32 = 4;
+/// Energy of new code coverage (an edge, or an edge's hit count in a new bucket).
+pub const WEIGHT_COVERAGE: u32 = 4;
 /// Longest `what` kept.
 const MAX_WHAT: usize = 120;
 /// Most line shapes one run remembers (beyond it, new shapes are not marked).
@@ -100,9 +106,32 @@ impl Mark {
         }
     }
 
+    /// The mark of a coverage counter that reached a new bucket (`wio_riscv::coverage`:
+    /// edge index << 4 | bucket).
+    pub fn edge(fresh: u32) -> Mark {
+        Mark {
+            signal: Signal::Coverage,
+            key: u64::from(fresh),
+            weight: WEIGHT_COVERAGE,
+            what: format!("edge {:#06x} hit {}", fresh >> 4, bucket_name(fresh & 0xf)),
+        }
+    }
+
     /// Its identity across the exploration.
     pub fn id(&self) -> (Signal, u64) {
         (self.signal, self.key)
+    }
+}
+
+/// How a coverage bucket reads: its count (1 to 8), or its range of counts.
+fn bucket_name(b: u32) -> String {
+    match b {
+        0..=8 => b.to_string(),
+        9 => "9-15".into(),
+        10 => "16-31".into(),
+        11 => "32-63".into(),
+        12 => "64-127".into(),
+        _ => "128+".into(),
     }
 }
 
@@ -182,5 +211,7 @@ mod tests {
         assert_eq!(fresh, vec!["console \"x #\"", "console \"y\""]);
         assert!(w.take().is_empty());
         assert!(Mark::console(&"z".repeat(500)).what.len() < 200);
+        assert_eq!(Mark::edge(0x12349).what, "edge 0x1234 hit 9-15");
+        assert_ne!(Mark::edge(0x12349).id(), Mark::edge(0x12348).id());
     }
 }

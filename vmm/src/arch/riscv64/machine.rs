@@ -28,7 +28,7 @@ use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{self, SchedNoise, TimerNoise};
-use crate::machine::novelty::Mark;
+use crate::machine::novelty::{Mark, Signal};
 use crate::machine::{
     guests, sdk, virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, Stop,
 };
@@ -534,14 +534,25 @@ impl Machine for RvMachine {
         )?))
     }
 
-    fn observe(&mut self) {
-        self.console.observe_shapes();
-        self.marks.get_or_insert_with(Vec::new);
+    fn observe(&mut self, signals: &[Signal]) {
+        if signals.contains(&Signal::Console) {
+            self.console.observe_shapes();
+        }
+        if signals.contains(&Signal::Promise) {
+            self.marks.get_or_insert_with(Vec::new);
+        }
+        if signals.contains(&Signal::Coverage) && self.engine.hart.coverage().is_none() {
+            // A restore from a moment brings its counts; anything else starts from none.
+            self.engine
+                .hart
+                .set_coverage(Some(wio_riscv::Coverage::default()));
+        }
     }
 
     fn take_marks(&mut self) -> Vec<Mark> {
         let mut marks = self.marks.as_mut().map(std::mem::take).unwrap_or_default();
         marks.extend(self.console.take_shape_marks());
+        marks.extend(self.engine.hart.take_coverage().into_iter().map(Mark::edge));
         marks
     }
 

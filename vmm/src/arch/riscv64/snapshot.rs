@@ -267,6 +267,9 @@ pub struct RvLoaded {
     hart: wio_riscv::PreparedHart,
     /// Bytes of guest memory in the memfd (its non-zero pages).
     resident: u64,
+    /// A guided exploration's moment: the code coverage its branch had counted, which
+    /// every restore counts on from (not part of the state: files never hold it).
+    pub(super) coverage: Option<wio_riscv::Coverage>,
 }
 
 impl RvLoaded {
@@ -335,6 +338,7 @@ impl RvLoaded {
         let resident = snap.memory.iter().map(|(_, b)| b.len() as u64).sum();
         Ok(RvLoaded {
             resident,
+            coverage: None,
             hart,
             origin: SnapshotOrigin {
                 path: path.to_path_buf(),
@@ -433,6 +437,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
     hart.load_prepared(&l.hart)
         .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+    hart.set_coverage(l.coverage.clone());
 
     let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
     let device_cfg = RunConfig {

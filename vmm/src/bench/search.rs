@@ -1,0 +1,253 @@
+//! `wio bench --search`: how deep guided exploration reaches against flat, side by side.
+//!
+//! - Planted bugs (`images/probe/wio-planted.c`, `sdk` form: each of DEPTH stages a 1-in-16
+//!   choice from the SDK's random numbers, a `sometimes` promise per stage): for each depth
+//!   and root seed, the small riscv64 guest is snapshotted at the program's setup-complete,
+//!   then explored flat (seeds 0..budget) and guided (budget branches, stopped after the
+//!   round that first failed). Printed: the first failing branch of each (or none) and the
+//!   wall time. Flat needs about 16^DEPTH branches.
+//! - A moment's cost: the small guest at its workload, with 256 and 1024 MiB of RAM, keeps a
+//!   moment (an in-memory snapshot); its time and the guest memory it holds.
+
+use crate::arch::riscv64::DEFAULT_CMDLINE;
+use crate::builder;
+use crate::error::{Result, WioError};
+use crate::explore::guided::{self, Guided};
+use crate::explore::{self, Explore, SeedRange};
+use crate::machine::novelty::Signal;
+use crate::machine::{driver, Arch, RunConfig, Stop};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use wio_clock::VirtualTime;
+
+/// The forms of the planted bug (`wio-planted FORM DEPTH`).
+pub const FORMS: [&str; 3] = ["sdk", "blind", "timing"];
+
+/// What the planted program prints when the bug is reached (all forms).
+const BUG: &str = "planted: BUG reached";
+
+/// A snapshot of `wio-planted FORM DEPTH` before its first choice (setup-complete; the
+/// timing form, which uses no SDK, at its "planted: start" line), booted with `seed`.
+fn planted_snapshot(dir: &Path, form: &str, depth: u32, seed: u64) -> Result<PathBuf> {
+    use crate::snapshot::plan::SnapshotAt;
+    let snap = dir.join(format!("planted-{form}-{depth}-{seed}.snap"));
+    let at = if form == "timing" {
+        SnapshotAt::Console("planted: start".into())
+    } else {
+        SnapshotAt::SetupComplete
+    };
+    let cfg = RunConfig {
+        guest: Some("small".into()),
+        cmdline: Some(format!(
+            "{DEFAULT_CMDLINE} wio.planted={form},{depth} wio.busy_steps=0"
+        )),
+        epoch_unix: 1_767_225_600,
+        snapshots: crate::snapshot::plan::SnapshotPlan {
+            at: vec![at],
+            out: snap.to_string_lossy().into_owned(),
+        },
+        quiet: true,
+        ..RunConfig::with_seed(seed)
+    };
+    let wall = Instant::now();
+    let run = driver::run(builder::boot(Arch::Riscv64, &cfg, wall)?, &cfg, wall);
+    run.outcome?;
+    if !snap.exists() {
+        return Err(WioError::Internal(
+            "wio-planted never reached its branch point (is the initramfs older than wio-planted? re-run images/build-all-riscv64.sh)".into(),
+        ));
+    }
+    Ok(snap)
+}
+
+fn explore_opts(snap: &Path, report: PathBuf, budget: u64, jobs: usize) -> Explore {
+    Explore {
+        from: snap.to_path_buf(),
+        disk: None,
+        seeds: SeedRange {
+            start: 0,
+            end: budget,
+        },
+        shard: (0, 1),
+        jobs,
+        until: None,
+        matches: Vec::new(),
+        fail_on: vec![BUG.to_string()],
+        max_virtual_ns: 3600 * 1_000_000_000,
+        report,
+        sched_noise: None,
+    }
+}
+
+/// The first failing result's number, if any.
+fn first_failing(r: &explore::Report) -> Option<u64> {
+    r.results.iter().find(|s| s.failed).map(|s| s.seed)
+}
+
+/// Milliseconds and resident bytes of one moment of the small guest with `mem_mib` of RAM,
+/// taken at 2 virtual s (its workload running).
+fn moment_cost(mem_mib: u64) -> Result<(f64, u64)> {
+    let cfg = RunConfig {
+        guest: Some("small".into()),
+        mem_mib,
+        epoch_unix: 1_767_225_600,
+        quiet: true,
+        ..RunConfig::with_seed(1)
+    };
+    let wall = Instant::now();
+    let mut m = builder::boot(Arch::Riscv64, &cfg, wall)?;
+    let at = VirtualTime::from_ns(2_000_000_000);
+    loop {
+        match m.run_until(at) {
+            Stop::Limit => break,
+            Stop::End(e) => {
+                return Err(WioError::Internal(format!(
+                    "the small guest ended before 2 s: {e:?}"
+                )))
+            }
+            _ => {}
+        }
+    }
+    let mut ms = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let l = m.moment(&cfg)?;
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        bytes = l.resident_bytes();
+    }
+    Ok((super::median(ms), bytes))
+}
+
+/// Wall seconds of one Debian boot to its workload's end, with user-mode coverage counted
+/// or not.
+fn debian_boot_secs(coverage: bool) -> Result<f64> {
+    let cfg = RunConfig {
+        guest: Some("debian".into()),
+        epoch_unix: 1_767_225_600,
+        quiet: true,
+        ..RunConfig::with_seed(3)
+    };
+    let wall = Instant::now();
+    let mut m = builder::boot(Arch::Riscv64, &cfg, wall)?;
+    if coverage {
+        m.observe(&[Signal::Coverage]);
+    }
+    driver::run(m, &cfg, wall).outcome?;
+    Ok(wall.elapsed().as_secs_f64())
+}
+
+/// What `--search` measures.
+pub struct SearchBench<'a> {
+    /// Forms of the planted bug.
+    pub forms: &'a [String],
+    /// Depths.
+    pub depths: &'a [u32],
+    /// Root snapshots per depth.
+    pub roots: u64,
+    /// Branches per exploration.
+    pub budget: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Rounds of the coverage-cost boots.
+    pub rounds: u32,
+}
+
+/// Runs the search figures and prints them; returns them as JSON.
+pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
+    let SearchBench {
+        forms,
+        depths,
+        roots,
+        budget,
+        jobs,
+        rounds,
+    } = *b;
+    if budget == 0 || roots == 0 || depths.is_empty() || depths.iter().any(|d| !(1..=8).contains(d))
+    {
+        return Err(WioError::Usage(
+            "--search-budget and --search-roots must be at least 1, --search-depths 1 to 8".into(),
+        ));
+    }
+    if let Some(f) = forms.iter().find(|f| !FORMS.contains(&f.as_str())) {
+        return Err(WioError::Usage(format!(
+            "--search-forms: {f:?} is not a form of wio-planted ({})",
+            FORMS.join(", ")
+        )));
+    }
+    let dir = std::env::temp_dir().join(format!("wio-bench-search-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let mut rows = Vec::new();
+    println!("planted bug                first failing branch of {budget}, flat / guided (wall s)");
+    for form in forms {
+        for &depth in depths {
+            for root in 1..=roots {
+                eprintln!("bench: search, {form} form, depth {depth}, root seed {root}: flat then guided…");
+                let snap = planted_snapshot(&dir, form, depth, root)?;
+                let t = Instant::now();
+                let flat =
+                    explore::explore(&explore_opts(&snap, dir.join("flat.json"), budget, jobs))?;
+                let flat_s = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let g = Guided {
+                    budget,
+                    search_seed: 0,
+                    signals: Signal::ALL.to_vec(),
+                    max_memory: 4096 << 20,
+                    stop_at_failure: true,
+                };
+                let guided = guided::explore(
+                    &explore_opts(&snap, dir.join("guided.json"), budget, jobs),
+                    &g,
+                )?;
+                let guided_s = t.elapsed().as_secs_f64();
+                let (f, gd) = (first_failing(&flat), first_failing(&guided));
+                let show = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |b| b.to_string());
+                println!(
+                "  {form:<6} depth {depth}, root seed {root} {:>6} ({flat_s:.0} s) / {:>6} ({guided_s:.0} s), guided tree depth {}",
+                show(f),
+                show(gd),
+                guided.tree.as_ref().map_or(0, |t| t.moments.iter().map(|m| m.depth).max().unwrap_or(0))
+            );
+                rows.push(json!({
+                    "form": form, "depth": depth, "root_seed": root, "budget": budget,
+                    "flat_first_failing": f, "flat_s": flat_s,
+                    "guided_first_failing": gd, "guided_s": guided_s,
+                }));
+                let _ = std::fs::remove_file(&snap);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut moments = Vec::new();
+    for mem in [256, 1024] {
+        let (ms, bytes) = moment_cost(mem)?;
+        println!(
+            "moment of the small guest  {ms:>8.1} ms, {:.1} MiB held, with {mem} MiB of RAM",
+            bytes as f64 / (1 << 20) as f64
+        );
+        moments.push(json!({ "mem_mib": mem, "ms": ms, "bytes": bytes }));
+    }
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for round in 1..=rounds.max(1) {
+        eprintln!(
+            "bench: Debian boot, round {round}/{}: coverage off then on…",
+            rounds.max(1)
+        );
+        without.push(debian_boot_secs(false)?);
+        with.push(debian_boot_secs(true)?);
+    }
+    let (with, without) = (super::median(with), super::median(without));
+    println!(
+        "Debian boot wall time       {with:>8.2} s with coverage / {without:.2} s without = {:.3} (goal < 1.10)",
+        with / without
+    );
+    Ok(
+        json!({ "planted": rows, "moments": moments, "coverage_debian_boot": { "with_s": with, "without_s": without, "ratio": with / without } }),
+    )
+}
