@@ -314,3 +314,81 @@ fn guided_bad_input_is_a_one_line_error_and_sigterm_keeps_the_finished_branches(
     assert!((16..100_000).contains(&n), "{n} branches kept");
     assert_eq!(rep["tree"]["growth"].as_array().unwrap().len(), n);
 }
+
+#[test]
+fn kill_9_in_a_guided_exploration_then_resume_gives_the_uninterrupted_report() {
+    let test = "kill_9_in_a_guided_exploration_then_resume_gives_the_uninterrupted_report";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("guided-resume");
+    let snap = planted_snapshot(&dir, "sdk", 3);
+    let s = snap.to_str().unwrap();
+    let whole = dir.join("whole.json");
+    let o = guided(&snap, 128, 2, &whole);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let cut = dir.join("cut.json");
+    let c = cut.to_str().unwrap();
+    let ckpt = dir.join("cut.json.checkpoint");
+    let args = [
+        "explore",
+        "--from",
+        s,
+        "--budget",
+        "128",
+        "--jobs",
+        "2",
+        "--checkpoint-secs",
+        "0",
+        "--report",
+        c,
+    ];
+    let mut child = std::process::Command::new(wio_e2e_tests::wio_bin())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for a checkpoint of a few rounds, then kill -9 (no chance to write anything).
+    let started = std::time::Instant::now();
+    loop {
+        let done = std::fs::read(&ckpt)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map_or(0, |v| v["results"].as_array().map_or(0, Vec::len));
+        if done >= 48 || started.elapsed().as_secs() > 120 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(ckpt.exists(), "a checkpoint was written");
+    assert!(!cut.exists(), "killed before its report");
+    // Other options than the checkpoint's: refused.
+    let o = wio(&[
+        "explore", "--from", s, "--budget", "64", "--resume", "--report", c,
+    ]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("another exploration"), "{}", stderr(&o));
+    // Resume (on one thread): the same report as the uninterrupted run, checkpoint gone.
+    let mut resumed = args.to_vec();
+    resumed[6] = "1";
+    resumed.push("--resume");
+    let o = wio(&resumed);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming after"), "{}", stderr(&o));
+    assert_eq!(
+        report(&cut),
+        report(&whole),
+        "the uninterrupted run's report"
+    );
+    assert!(
+        !ckpt.exists(),
+        "a complete exploration removes its checkpoint"
+    );
+    // Nothing to resume now: a one-line error.
+    let o = wio(&resumed);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no checkpoint"), "{}", stderr(&o));
+}

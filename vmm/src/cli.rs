@@ -316,6 +316,14 @@ pub struct ExploreArgs {
     /// and weakest moments are evicted).
     #[arg(long, value_name = "MIB", default_value_t = 4096, requires = "budget")]
     pub max_memory: u64,
+    /// A guided exploration writes a checkpoint (REPORT.checkpoint) this often, in wall
+    /// seconds, at a round boundary (0: every round); removed when it completes.
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "budget")]
+    pub checkpoint_secs: u64,
+    /// Go on from a guided exploration's checkpoint (after a crash, kill -9 or Ctrl-C), with
+    /// the same options: the final report is the uninterrupted run's.
+    #[arg(long, requires = "budget")]
+    pub resume: bool,
     /// Branches run at once (default: the host's cores).
     #[arg(long, value_name = "J")]
     pub jobs: Option<usize>,

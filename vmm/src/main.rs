@@ -414,6 +414,8 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
                     WioError::Usage("--max-memory is too large".into())
                 })?,
                 stop_at_failure: false,
+                checkpoint_secs: args.checkpoint_secs,
+                resume: args.resume,
             };
             explore::guided::explore(&x, &g)?
         }

@@ -4,7 +4,8 @@
 //!   choice from the SDK's random numbers, a `sometimes` promise per stage): for each depth
 //!   and root seed, the small riscv64 guest is snapshotted at the program's setup-complete,
 //!   then explored flat (seeds 0..budget) and guided (budget branches, stopped after the
-//!   round that first failed). Printed: the first failing branch of each (or none) and the
+//!   round that first failed; the default signals for the sdk form, coverage too for the
+//!   blind and timing forms). Printed: the first failing branch of each (or none) and the
 //!   wall time. Flat needs about 16^DEPTH branches.
 //! - A moment's cost: the small guest at its workload, with 256 and 1024 MiB of RAM, keeps a
 //!   moment (an in-memory snapshot); its time and the guest memory it holds.
@@ -197,9 +198,17 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
                 let g = Guided {
                     budget,
                     search_seed: 0,
-                    signals: Signal::ALL.to_vec(),
+                    // The default signals for the sdk form; coverage too for the others, where
+                    // nothing else can show progress.
+                    signals: if form == "sdk" {
+                        vec![Signal::Promise, Signal::Console]
+                    } else {
+                        Signal::ALL.to_vec()
+                    },
                     max_memory: 4096 << 20,
                     stop_at_failure: true,
+                    checkpoint_secs: u64::MAX,
+                    resume: false,
                 };
                 let guided = guided::explore(
                     &explore_opts(&snap, dir.join("guided.json"), budget, jobs),

@@ -105,6 +105,30 @@ pub struct Absorbed {
     pub new_marks: u32,
 }
 
+/// A moment as a checkpoint keeps it: its place in the tree and its path (a live moment's
+/// state is rebuilt by replaying the path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedMoment {
+    info: MomentInfo,
+    steps: Vec<(u64, u64)>,
+    seed: u64,
+    live: bool,
+}
+
+/// What a checkpoint keeps of a [`Frontier`]: everything but the moments' memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontierState {
+    moments: Vec<SavedMoment>,
+    known: Vec<(Signal, u64)>,
+    pick: wio_scheduler::SavedStream,
+    seeds: wio_scheduler::SavedStream,
+    bytes: u64,
+    max_bytes: u64,
+}
+
+/// Brings back a live moment's state from its path's steps (see [`Frontier::restore`]).
+pub type Rebuild<'a> = dyn FnMut(&[Step]) -> crate::error::Result<Box<dyn LoadedSnapshot>> + 'a;
+
 /// The moments, the marks seen, and the explorer's streams.
 pub struct Frontier {
     moments: Vec<Moment>,
@@ -317,6 +341,68 @@ impl Frontier {
             m.info.evicted = true;
             self.bytes -= m.info.bytes;
         }
+    }
+
+    /// Everything but the moments' memory, for a checkpoint.
+    pub fn save(&self) -> FrontierState {
+        FrontierState {
+            moments: self
+                .moments
+                .iter()
+                .map(|m| SavedMoment {
+                    info: m.info.clone(),
+                    steps: m.steps.iter().map(|s| (s.seed, s.at_ns)).collect(),
+                    seed: m.seed,
+                    live: m.loaded.is_some(),
+                })
+                .collect(),
+            known: self.known.iter().copied().collect(),
+            pick: self.pick.save(),
+            seeds: self.seeds.save(),
+            bytes: self.bytes,
+            max_bytes: self.max_bytes,
+        }
+    }
+
+    /// The frontier `s` saved, on `root`; `rebuild` brings back a live moment's state from
+    /// its path's steps (by replaying them).
+    pub fn restore(
+        root: Arc<dyn LoadedSnapshot>,
+        s: &FrontierState,
+        rebuild: &mut Rebuild<'_>,
+    ) -> crate::error::Result<Frontier> {
+        let mut moments = Vec::with_capacity(s.moments.len());
+        for (i, m) in s.moments.iter().enumerate() {
+            let steps: Vec<Step> = m
+                .steps
+                .iter()
+                .map(|&(seed, at_ns)| Step { seed, at_ns })
+                .collect();
+            let loaded = match (i, m.live) {
+                (0, _) => Some(Arc::clone(&root)),
+                (_, true) => Some(Arc::from(rebuild(&steps)?)),
+                (_, false) => None,
+            };
+            moments.push(Moment {
+                info: m.info.clone(),
+                steps,
+                seed: m.seed,
+                loaded,
+            });
+        }
+        Ok(Frontier {
+            moments,
+            known: s.known.iter().copied().collect(),
+            pick: Stream::resume(&s.pick, None),
+            seeds: Stream::resume(&s.seeds, None),
+            bytes: s.bytes,
+            max_bytes: s.max_bytes,
+        })
+    }
+
+    /// The live moments a restore rebuilds.
+    pub fn live_in(s: &FrontierState) -> usize {
+        s.moments.iter().skip(1).filter(|m| m.live).count()
     }
 
     /// The tree as the report shows it.

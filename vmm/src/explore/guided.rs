@@ -13,9 +13,18 @@
 //! so the tree and the report depend on the root, `--budget` and `--search-seed`, never on
 //! `--jobs` or on which thread finished first. Every branch is a path
 //! ([`super::path::BranchPath`]) that `wio run --from ROOT --path P` reproduces bit for bit.
+//!
+//! Checkpoints: every `--checkpoint-secs` (at a round boundary) the results, the growth and
+//! the frontier (without the moments' memory) go to REPORT.checkpoint, atomically;
+//! `--resume` (after a crash, `kill -9` or Ctrl-C) rebuilds the live moments by replaying
+//! their paths and goes on, losing at most the rounds since the last checkpoint, with the
+//! same final report as an uninterrupted run.
 
-use super::frontier::{Absorbed, Assignment, Frontier, MomentInfo};
-use super::{result_with, write_report, Explore, Question, Report, SeedRange, REPORT_FORMAT};
+use super::frontier::{Absorbed, Assignment, Frontier, FrontierState, MomentInfo};
+use super::path::BranchPath;
+use super::{
+    result_with, write_report, Explore, Question, Report, SeedRange, SeedResult, REPORT_FORMAT,
+};
 use crate::error::{Result, WioError};
 use crate::machine::driver::{run_guided, BranchRun, GuidedEnd};
 use crate::machine::novelty::Signal;
@@ -23,6 +32,7 @@ use crate::machine::RunConfig;
 use crate::world::snapshot::LoadedWorld;
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -85,6 +95,115 @@ pub struct Guided {
     /// Stop after the round in which a branch first failed (benchmarks: branches to the
     /// first failure); the report is then incomplete.
     pub stop_at_failure: bool,
+    /// Write a checkpoint (REPORT.checkpoint) at the first round boundary this many wall
+    /// seconds after the last one (0: every round).
+    pub checkpoint_secs: u64,
+    /// Go on from the checkpoint instead of starting.
+    pub resume: bool,
+}
+
+/// Format version of checkpoints.
+const CHECKPOINT_FORMAT: u32 = 1;
+
+/// A guided exploration after some whole rounds: what `--resume` goes on from.
+#[derive(Serialize, Deserialize)]
+struct Checkpoint {
+    format: u32,
+    question: Question,
+    results: Vec<SeedResult>,
+    growth: Vec<u64>,
+    frontier: FrontierState,
+}
+
+/// Where the checkpoint of the exploration reporting to `report` goes.
+pub fn checkpoint_path(report: &Path) -> PathBuf {
+    let mut p = report.as_os_str().to_owned();
+    p.push(".checkpoint");
+    PathBuf::from(p)
+}
+
+fn write_checkpoint(
+    path: &Path,
+    question: &Question,
+    results: &[SeedResult],
+    growth: &[u64],
+    frontier: &Frontier,
+) -> Result<()> {
+    let c = Checkpoint {
+        format: CHECKPOINT_FORMAT,
+        question: question.clone(),
+        results: results.to_vec(),
+        growth: growth.to_vec(),
+        frontier: frontier.save(),
+    };
+    let text =
+        serde_json::to_vec(&c).map_err(|e| WioError::Internal(format!("checkpoint JSON: {e}")))?;
+    crate::snapshot::write_atomic(path, &text, "checkpoint").map(|_| ())
+}
+
+/// The frontier, results and growth of the checkpoint at `path`, which must be of the
+/// exploration `question` asks; live moments are rebuilt by replaying their paths.
+fn resume(
+    path: &Path,
+    question: &Question,
+    root: &Arc<dyn crate::machine::LoadedSnapshot>,
+    b: &BranchRun,
+    signals: &[Signal],
+) -> Result<(Frontier, Vec<SeedResult>, Vec<u64>)> {
+    let bad = |reason: String| WioError::ArtifactFormat {
+        what: "checkpoint",
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => WioError::Usage(format!(
+            "--resume: there is no checkpoint {} (the exploration finished, or never wrote one); start without --resume",
+            path.display()
+        )),
+        _ => WioError::ArtifactIo {
+            what: "checkpoint",
+            path: path.to_path_buf(),
+            source,
+        },
+    })?;
+    let c: Checkpoint =
+        serde_json::from_slice(&text).map_err(|e| bad(format!("is not a wio checkpoint: {e}")))?;
+    if c.format != CHECKPOINT_FORMAT {
+        return Err(bad(format!(
+            "is checkpoint format {}; this wio reads {CHECKPOINT_FORMAT}",
+            c.format
+        )));
+    }
+    if &c.question != question {
+        return Err(WioError::Usage(format!(
+            "--resume: {} is the checkpoint of another exploration (snapshot, budget, search seed, signals or options differ); give the same options, or start without --resume",
+            path.display()
+        )));
+    }
+    if c.results.len() != c.growth.len() || c.results.len() as u64 >= question.seeds.end {
+        return Err(bad(format!(
+            "holds {} results and {} growth entries for a budget of {}",
+            c.results.len(),
+            c.growth.len(),
+            question.seeds.end
+        )));
+    }
+    eprintln!(
+        "wio: resuming after {} branches from {}: rebuilding {} moments…",
+        c.results.len(),
+        path.display(),
+        Frontier::live_in(&c.frontier)
+    );
+    let cancel = AtomicBool::new(false);
+    let frontier = Frontier::restore(Arc::clone(root), &c.frontier, &mut |steps| {
+        let path = BranchPath {
+            steps: steps.to_vec(),
+            seed: 0,
+        };
+        path.last_moment_observed(root.as_ref(), b, signals, &cancel)?
+            .ok_or(WioError::Interrupted(0))
+    })?;
+    Ok((frontier, c.results, c.growth))
 }
 
 /// Parses `--signals`: a comma-separated list of promises, console (or `all`).
@@ -185,10 +304,18 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         g.signals.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
         x.jobs
     );
-    let mut frontier = Frontier::new(Arc::clone(&root), g.search_seed, g.max_memory);
-    let mut results = Vec::new();
-    let mut growth = Vec::new();
-    let mut failing = 0u64;
+    let ckpt = checkpoint_path(&x.report);
+    let (mut frontier, mut results, mut growth) = if g.resume {
+        resume(&ckpt, &question, &root, &b, &g.signals)?
+    } else {
+        (
+            Frontier::new(Arc::clone(&root), g.search_seed, g.max_memory),
+            Vec::new(),
+            Vec::new(),
+        )
+    };
+    let mut failing = results.iter().filter(|r: &&SeedResult| r.failed).count() as u64;
+    let mut saved = Instant::now();
     let mut first_error = None;
     let stop = AtomicBool::new(false);
     let started = Instant::now();
@@ -199,6 +326,11 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         if crate::interrupt::requested() {
             finished = false;
             break;
+        }
+        if saved.elapsed().as_secs() >= g.checkpoint_secs && !results.is_empty() {
+            // Whole rounds only: what a resume goes on from.
+            write_checkpoint(&ckpt, &question, &results, &growth, &frontier)?;
+            saved = Instant::now();
         }
         let n = ROUND.min((g.budget - results.len() as u64) as usize);
         let round: Vec<Assignment> = (0..n).map(|_| frontier.assign()).collect();
@@ -297,6 +429,9 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     };
     report.judge_promises();
     write_report(&report, &x.report)?;
+    if report.complete || g.stop_at_failure {
+        let _ = std::fs::remove_file(&ckpt);
+    }
     if let Some(e) = first_error {
         return Err(e);
     }

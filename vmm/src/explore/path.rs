@@ -10,7 +10,8 @@
 //! (`machine::driver::run_guided` and `moment_at`).
 
 use crate::error::{Result, WioError};
-use crate::machine::driver::{moment_at, BranchRun};
+use crate::machine::driver::{moment_observed, BranchRun};
+use crate::machine::novelty::Signal;
 use crate::machine::LoadedSnapshot;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -104,10 +105,22 @@ impl BranchPath {
         b: &BranchRun,
         cancel: &AtomicBool,
     ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
+        self.last_moment_observed(root, b, &[], cancel)
+    }
+
+    /// [`BranchPath::last_moment`], observing `signals` on the way (see
+    /// `machine::driver::moment_observed`).
+    pub fn last_moment_observed(
+        &self,
+        root: &dyn LoadedSnapshot,
+        b: &BranchRun,
+        signals: &[Signal],
+        cancel: &AtomicBool,
+    ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
         let mut at: Option<Box<dyn LoadedSnapshot>> = None;
         for (i, step) in self.steps.iter().enumerate() {
             let from: &dyn LoadedSnapshot = at.as_deref().unwrap_or(root);
-            match moment_at(from, step.seed, step.at_ns, b, cancel) {
+            match moment_observed(from, step.seed, step.at_ns, b, signals, cancel) {
                 Ok(Some(m)) => at = Some(m),
                 Ok(None) => return Ok(None),
                 Err(WioError::Usage(why)) => {

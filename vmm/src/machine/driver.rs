@@ -381,6 +381,19 @@ pub fn moment_at(
     b: &BranchRun,
     cancel: &AtomicBool,
 ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
+    moment_observed(l, seed, at_ns, b, &[], cancel)
+}
+
+/// [`moment_at`], observing `signals` on the way (a resumed guided exploration rebuilds
+/// its moments so: their coverage counts come back with them).
+pub fn moment_observed(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    at_ns: u64,
+    b: &BranchRun,
+    signals: &[Signal],
+    cancel: &AtomicBool,
+) -> Result<Option<Box<dyn LoadedSnapshot>>> {
     let wall = Instant::now();
     let start_ns = l.meta().virtual_ns;
     if at_ns <= start_ns {
@@ -389,6 +402,7 @@ pub fn moment_at(
         )));
     }
     let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
+    m.observe(signals);
     let mut kept = None;
     let ended = branch_loop(m.as_mut(), b.until, b.limit_ns, cancel, &mut |m| {
         if m.now().as_ns() >= at_ns {

@@ -11,7 +11,10 @@ use crate::trace::fnv1a;
 use std::collections::BTreeSet;
 
 /// Which signal a mark comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// A promise evaluated with a condition for the first time.
     Promise,

@@ -529,9 +529,14 @@ impl Machine for RvMachine {
         let snap = self.capture("moment".into())?;
         let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
         let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
-        Ok(Box::new(RvLoaded::from_own_snapshot(
-            snap, &from, cfg, disk,
-        )?))
+        let mut l = RvLoaded::from_own_snapshot(snap, &from, cfg, disk)?;
+        // The counts go with the moment; what was fresh was taken at this boundary (or, in
+        // a replay, never observed): the moment's children start with nothing fresh.
+        l.coverage = self.engine.hart.coverage().cloned().map(|mut c| {
+            c.take_fresh();
+            c
+        });
+        Ok(Box::new(l))
     }
 
     fn observe(&mut self, signals: &[Signal]) {
