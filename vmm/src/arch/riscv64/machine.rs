@@ -12,7 +12,6 @@ use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
-use super::snapshot::RvLoaded;
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
@@ -526,17 +525,7 @@ impl Machine for RvMachine {
     }
 
     fn moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
-        let snap = self.capture("moment".into())?;
-        let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
-        let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
-        let mut l = RvLoaded::from_own_snapshot(snap, &from, cfg, disk)?;
-        // The counts go with the moment; what was fresh was taken at this boundary (or, in
-        // a replay, never observed): the moment's children start with nothing fresh.
-        l.coverage = self.engine.hart.coverage().cloned().map(|mut c| {
-            c.take_fresh();
-            c
-        });
-        Ok(Box::new(l))
+        self.keep_moment(cfg)
     }
 
     fn observe(&mut self, signals: &[Signal]) {

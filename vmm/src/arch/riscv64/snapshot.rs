@@ -252,6 +252,24 @@ impl RvMachine {
     }
 }
 
+impl RvMachine {
+    /// Its state kept in memory as a loaded snapshot (a guided exploration's moment), with
+    /// the code coverage counted so far.
+    pub(super) fn keep_moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
+        let snap = self.capture("moment".into())?;
+        let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
+        let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
+        let mut l = RvLoaded::from_own_snapshot(snap, &from, cfg, disk)?;
+        // The counts go with the moment; what was fresh was taken at this boundary (or, in
+        // a replay, never observed): the moment's children start with nothing fresh.
+        l.coverage = self.engine.hart.coverage().cloned().map(|mut c| {
+            c.take_fresh();
+            c
+        });
+        Ok(Box::new(l))
+    }
+}
+
 /// A snapshot read, checked and ready to restore any number of times: its state
 /// decoded, its guest memory in a memfd that every restore maps copy-on-write, its
 /// disk (if any) checked once to be the image the snapshot was taken on.
