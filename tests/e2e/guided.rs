@@ -296,16 +296,36 @@ fn guided_bad_input_is_a_one_line_error_and_sigterm_keeps_the_finished_branches(
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
-    // SIGTERM: the report of the branches that finished, marked incomplete.
+    // SIGTERM: the report of the branches that finished, marked incomplete (sent once a
+    // checkpoint shows a round or more done, however loaded the host).
     let child = std::process::Command::new(wio_e2e_tests::wio_bin())
         .args([
-            "explore", "--from", s, "--budget", "100000", "--jobs", "2", "--report", r,
+            "explore",
+            "--from",
+            s,
+            "--budget",
+            "100000",
+            "--jobs",
+            "2",
+            "--checkpoint-secs",
+            "0",
+            "--report",
+            r,
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let (out, took) = interrupt_after(child, StopSignal::Term, std::time::Duration::from_secs(4));
+    let ckpt = dir.join("r.json.checkpoint");
+    let started = std::time::Instant::now();
+    while !ckpt.exists() && started.elapsed().as_secs() < 120 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (out, took) = interrupt_after(
+        child,
+        StopSignal::Term,
+        std::time::Duration::from_millis(500),
+    );
     assert!(took.as_secs() < 30, "stops promptly: {took:?}");
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let rep = report(&rep);
@@ -313,6 +333,7 @@ fn guided_bad_input_is_a_one_line_error_and_sigterm_keeps_the_finished_branches(
     let n = rep["results"].as_array().unwrap().len();
     assert!((16..100_000).contains(&n), "{n} branches kept");
     assert_eq!(rep["tree"]["growth"].as_array().unwrap().len(), n);
+    assert!(ckpt.exists(), "the checkpoint stays for --resume");
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! - Energy is about the children a moment is owed: each child branch that finds nothing
 //!   new takes 1 away (a `sometimes` first true is worth 32 more tries, enough to pass a
 //!   1-in-16 choice after it with 87 % odds); one that finds something adds [`FRUIT_BONUS`].
-//!   A moment at 0 is spent: never chosen, evicted first.
+//!   A moment at 0 is spent: chosen with weight [`SPENT_WEIGHT`] only, evicted first.
 //! - The root keeps at least [`ROOT_FLOOR`], so fresh branches of the root go on
 //!   (what a flat exploration does) however rich the frontier gets.
 //! - The next moment is drawn with probability proportional to energy, from the explorer's
@@ -31,6 +31,8 @@ use wio_scheduler::{stream_names, RunSeed, Stream};
 
 /// Most energy a moment holds.
 pub const MAX_ENERGY: u32 = 128;
+/// How much a spent moment (energy 0) still weighs in the choice.
+pub const SPENT_WEIGHT: u32 = 1;
 /// Least energy the root keeps.
 pub const ROOT_FLOOR: u32 = 8;
 /// The root's energy at the start.
@@ -203,7 +205,9 @@ impl Frontier {
         } else if m.info.id == 0 {
             u64::from(m.info.energy.max(ROOT_FLOOR))
         } else {
-            u64::from(m.info.energy)
+            // A spent moment is still chosen now and then (as AFL cycles through its whole
+            // queue): a rare event after it may just not have come up yet.
+            u64::from(m.info.energy.max(SPENT_WEIGHT))
         }
     }
 
