@@ -2,7 +2,8 @@
 //!
 //! - Planted bugs (`images/probe/wio-planted.c`, `sdk` form: each of DEPTH stages a 1-in-16
 //!   choice from the SDK's random numbers, a `sometimes` promise per stage): for each depth
-//!   and root seed, the small riscv64 guest is snapshotted at the program's setup-complete,
+//!   and root seed r (boot seed r, search seed r), the small riscv64 guest is snapshotted at
+//!   the program's setup-complete,
 //!   then explored flat (seeds 0..budget) and guided (budget branches, stopped after the
 //!   round that first failed; the default signals for the sdk form, coverage too for the
 //!   blind and timing forms). Printed: the first failing branch of each (or none) and the
@@ -197,7 +198,9 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
                 let t = Instant::now();
                 let g = Guided {
                     budget,
-                    search_seed: 0,
+                    // The root's boot seed changes little of what follows its snapshot (every
+                // branch re-keys its streams), so each root also gets its own search seed.
+                search_seed: root,
                     // The default signals for the sdk form; coverage too for the others, where
                     // nothing else can show progress.
                     signals: if form == "sdk" {
