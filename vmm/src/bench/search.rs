@@ -199,8 +199,8 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
                 let g = Guided {
                     budget,
                     // The root's boot seed changes little of what follows its snapshot (every
-                // branch re-keys its streams), so each root also gets its own search seed.
-                search_seed: root,
+                    // branch re-keys its streams), so each root also gets its own search seed.
+                    search_seed: root,
                     // The default signals for the sdk form; coverage too for the others, where
                     // nothing else can show progress.
                     signals: if form == "sdk" {
