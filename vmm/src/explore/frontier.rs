@@ -294,7 +294,7 @@ impl Frontier {
                     depth,
                     path: steps
                         .iter()
-                        .map(|s| format!("{}@{}", s.seed, s.at_ns))
+                        .map(Step::to_string)
                         .collect::<Vec<_>>()
                         .join(","),
                     at_ns: kept.at_ns,

@@ -20,7 +20,7 @@
 //! their paths and goes on, losing at most the rounds since the last checkpoint, with the
 //! same final report as an uninterrupted run.
 
-use super::frontier::{Absorbed, Assignment, Frontier, FrontierState, MomentInfo};
+use super::frontier::{Assignment, Frontier, FrontierState, MomentInfo};
 use super::path::BranchPath;
 use super::{
     result_with, write_report, Explore, Question, Report, SeedRange, SeedResult, REPORT_FORMAT,
@@ -366,7 +366,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
             let branch = results.len() as u64;
             match slot.into_inner().ok().flatten() {
                 Some(Ok(Some(mut end))) => {
-                    let Absorbed { .. } = frontier.absorb(branch, a, &mut end);
+                    frontier.absorb(branch, a, &mut end);
                     let path = a.path.to_string();
                     let mut r = result_with(x, branch, end.end, &format!("--path {path}"));
                     r.path = Some(path);

@@ -137,10 +137,17 @@ impl BranchPath {
     }
 }
 
+/// `SEED@NS`, as a path writes each step.
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.seed, self.at_ns)
+    }
+}
+
 impl fmt::Display for BranchPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in &self.steps {
-            write!(f, "{}@{},", s.seed, s.at_ns)?;
+            write!(f, "{s},")?;
         }
         write!(f, "{}", self.seed)
     }

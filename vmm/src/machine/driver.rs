@@ -347,16 +347,13 @@ pub fn run_guided(
                 }
             }
         }
-        if let Some((at_ns, _)) = &pending {
-            if now >= *at_ns {
-                let (at_ns, marks) = pending.take().expect("pending");
-                let loaded = m.moment(&cfg)?;
-                moments.push(Kept {
-                    at_ns,
-                    marks,
-                    loaded,
-                });
-            }
+        if let Some((at_ns, marks)) = pending.take_if(|(at_ns, _)| now >= *at_ns) {
+            let loaded = m.moment(&cfg)?;
+            moments.push(Kept {
+                at_ns,
+                marks,
+                loaded,
+            });
         }
         prev_ns = now;
         Ok(true)
