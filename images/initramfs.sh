@@ -26,7 +26,8 @@
 # The default workload prints uname -a, 16 bytes of /dev/urandom (and of /dev/hwrng, the virtio-rng), date -u and /proc/uptime,
 # runs /bin/wio-probe if there is one, and runs two background busy loops that print their progress (WIO_BUSY_STEPS, default 3, and
 # WIO_BUSY_ITERS, default 1000, set them: e.g. wio.busy_iters=5000 on the command line).
-# wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe;
+# wio.idle=S adds an idle phase (sleep S) after the hwrng line; wio.race=1 runs /bin/wio-race after the probe
+# (wio.threads=1: /bin/wio-threads, two POSIX threads racing for under a tick);
 # wio.bank=N,K runs /bin/wio-bank N K (a race that breaks a promise under some seeds); wio.promises=demo
 # wio.planted=FORM,DEPTH runs /bin/wio-planted FORM DEPTH (a bug behind DEPTH 1-in-16 choices);
 # states promises from the shell (wio-assert, wio-random), wio.promises=flood floods the channel;
@@ -68,6 +69,10 @@ PROBE_SRC="$WIO_IMAGES_DIR/probe/wio-probe.c"
 # the workload when booted with wio.race=1 (wio bench --race, the noise tests).
 RACE_SRC="$WIO_IMAGES_DIR/probe/wio-race.c"
 [[ -f "$RACE_SRC" && -n "$PROBE_SRC" ]] || RACE_SRC=""
+# /bin/wio-threads (images/probe/wio-threads.c, glibc): two POSIX threads racing for about
+# 2 ms, under one tick, with yields and short sleeps; run with wio.threads=1 (the noise tests).
+THREADS_SRC="$WIO_IMAGES_DIR/probe/wio-threads.c"
+[[ -f "$THREADS_SRC" && -n "$PROBE_SRC" ]] || THREADS_SRC=""
 # The promise SDK (images/probe/wio-sdk.h): /bin/wio-assert (and wio-random, a link to it),
 # /bin/wio-bank (a race that breaks a promise under some seeds), /bin/wio-planted (a bug
 # behind rare choices, for measuring search depth), and
@@ -269,6 +274,10 @@ echo "workload: uptime: $(cat /proc/uptime)"
 if [ -x /bin/wio-probe ]; then /bin/wio-probe; fi
 @CLOCK@
 if [ -n "$WIO_RACE" ] && [ -x /bin/wio-race ]; then /bin/wio-race; fi
+if [ -n "${WIO_THREADS:-}" ] && [ -x /bin/wio-threads ]; then
+  # wio.threads=1, or wio.threads=RUN_US,YIELD_EVERY,SLEEP_EVERY[,ITERS]
+  if [ "$WIO_THREADS" = 1 ]; then /bin/wio-threads; else /bin/wio-threads $(echo "$WIO_THREADS" | tr ',' ' '); fi
+fi
 if [ -n "${WIO_BANK:-}" ] && [ -x /bin/wio-bank ]; then
   # wio.bank=N[,K]: the lost-update race with promises (wio-bank N K).
   /bin/wio-bank $(echo "$WIO_BANK" | tr ',' ' ')
@@ -331,6 +340,7 @@ wio_inputs() {
     probe="$probe ${PROBE_CFLAGS[*]}"
   fi
   [[ -z "$RACE_SRC" ]] || probe="$probe race $(wio_sha256_file "$RACE_SRC")"
+  [[ -z "$THREADS_SRC" ]] || probe="$probe threads $(wio_sha256_file "$THREADS_SRC") -O2 -static -pthread -s"
   [[ -z "$CLOCK_SRC" ]] || probe="$probe clock $(wio_sha256_file "$CLOCK_SRC")"
   [[ -z "$PROBE_SRC" ]] || probe="$probe header $(wio_sha256_file "$WIO_IMAGES_DIR/probe/wio-sys.h")"
   local f
@@ -387,6 +397,10 @@ wio_build() {
   if [[ -n "$RACE_SRC" ]]; then
     "$CC" "${PROBE_CFLAGS[@]}" -o "$root/bin/wio-race" "$RACE_SRC" ||
       wio_die "cannot compile $RACE_SRC"
+  fi
+  if [[ -n "$THREADS_SRC" ]]; then
+    "$CC" -O2 -static -pthread -s -o "$root/bin/wio-threads" "$THREADS_SRC" ||
+      wio_die "cannot compile $THREADS_SRC"
   fi
   if [[ -n "$MODULES_DIR" ]]; then
     cp -a "$MODULES_DIR" "$root/lib/modules/$(basename "$MODULES_DIR")"

@@ -31,6 +31,9 @@ pub const SDK_PORT: &str = "sdk-port";
 pub const PARAVIRT_ENTROPY: &str = "paravirt-entropy";
 /// The timer interrupt's extra latency (CPU-timing noise: where the guest is preempted).
 pub const SCHED_NOISE_TIMER: &str = "sched-noise-timer";
+/// Where and how long a running riscv64 CPU stalls (CPU-timing noise: how much work gets
+/// done between two wake-ups).
+pub const SCHED_NOISE_STALL: &str = "sched-noise-stall";
 /// The riscv64 machine's clock drift (ppm of its oscillator against virtual time), drawn
 /// once at boot and again when a snapshot is restored with another seed.
 pub const CLOCK_DRIFT: &str = "clock-drift";
@@ -95,6 +98,7 @@ pub const ALL: &[&str] = &[
     SDK_PORT,
     PARAVIRT_ENTROPY,
     SCHED_NOISE_TIMER,
+    SCHED_NOISE_STALL,
     CLOCK_DRIFT,
     VMGENID,
     VIRTIO_RNG,

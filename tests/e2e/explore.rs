@@ -116,9 +116,11 @@ fn shards_merge_into_the_whole_exploration_and_failures_are_reproducible() {
             "2",
             "--until",
             UNTIL,
-            // Every seed's console shows this: every seed fails, with a reproduce line.
+            // Every seed's console shows this line before the one it stops at: every seed
+            // fails, with a reproduce line. (A line after it, such as the probe's realtime
+            // line, is seen only when it reached the console in the same step.)
             "--fail-on",
-            "probe: realtime",
+            "workload: uptime",
             "--report",
             out.to_str().unwrap(),
         ];

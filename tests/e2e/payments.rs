@@ -22,6 +22,9 @@ fn world() -> String {
     )
 }
 
+/// The seeds the receipt bug is explored with.
+const SEEDS: &str = "0..40";
+
 /// The setup-complete world snapshot of the build with `bug` (the run stops at the first
 /// payment: the snapshot is what matters).
 fn snapshot(dir: &std::path::Path, bug: &str) -> String {
@@ -99,15 +102,16 @@ fn the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified() {
     let dir = scratch("payments-receipt");
     let buggy = snapshot(&dir, "receipt-no-retry");
     let fixed = snapshot(&dir, "none");
-    // Explore: some seeds break the receipt promise, and only that one.
-    let (r, report) = explore(&dir, &buggy, "0..16");
+    // Explore: some seeds break the receipt promise, and only that one. (About one seed in
+    // eight does: 8 of 64 measured; 40 seeds miss it with a chance of about 0.5 %.)
+    let (r, report) = explore(&dir, &buggy, SEEDS);
     let bad = failing(&r);
-    assert!(!bad.is_empty(), "16 seeds find the receipt bug: {r}");
+    assert!(!bad.is_empty(), "40 seeds find the receipt bug: {r}");
     assert_eq!(verdict(&r, RECEIPT)["passed"], false);
     assert_eq!(verdict(&r, TWICE)["passed"], true, "no charge twice");
     assert_eq!(verdict(&r, BALANCED)["passed"], true, "no money lost");
     // The same seeds on the fixed build: every promise holds.
-    let (ok, _) = explore(&dir, &fixed, "0..16");
+    let (ok, _) = explore(&dir, &fixed, SEEDS);
     assert!(
         failing(&ok).is_empty(),
         "bug none passes the same seeds: {ok}"

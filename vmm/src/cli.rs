@@ -500,8 +500,11 @@ pub struct RunArgs {
     pub net_dup_ppm: u64,
     /// CPU-timing noise from the seed: each timer interrupt is taken a seeded time after it
     /// is due (light: up to 1/64 of the interval, 10 us at most; heavy: 1/4, 2 ms), so
-    /// seeds move where threads are preempted. With --from: the level from the snapshot
-    /// point on (default: the snapshot's; a new level is drawn from the run's seed).
+    /// seeds move where threads are preempted; on riscv64 the running CPU also stalls at
+    /// seeded points (light: about 2 % of a busy CPU's time, stalls of up to 20 us; heavy:
+    /// up to 100 us) and a branch starts with a seeded pause of up to 10 ms, which reaches
+    /// races shorter than a tick. With --from: the level from the snapshot point on
+    /// (default: the snapshot's; a new level is drawn from the run's seed).
     #[arg(long, value_name = "LEVEL", value_enum)]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// riscv64: a fixed clock drift in ppm (-10000..=10000; positive: the guest's clock runs

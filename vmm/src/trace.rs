@@ -30,6 +30,9 @@ pub mod fold {
     pub const SBI_CALL: u8 = 5;
     /// A line on the guest's `wio.sdk` channel: its length, its FNV-1a hash.
     pub const SDK_LINE: u8 = 6;
+    /// A stall of the riscv64 CPU (seeded timing noise): its length, the instruction count
+    /// it came after.
+    pub const STALL: u8 = 7;
 }
 
 /// 64-bit FNV-1a of `bytes` (folds a line's content into the trace cheaply).

@@ -143,6 +143,157 @@ impl crate::snapshot::persist::Persist for TimerNoise {
     }
 }
 
+/// Seeded stalls of a running CPU: from time to time it executes nothing for a while, as a
+/// real one does behind cache misses, an SMT sibling, an SMI or a host that runs something
+/// else (a VM's steal time). Timer latency moves where an interrupt lands by a fraction of
+/// the interval the guest asked for; a stall moves how much work the guest gets done
+/// between two points of virtual time, so the tick's phase against a program, and where
+/// each wake-up lands in another thread's work, wander from branch to branch: that is what
+/// reaches a race shorter than one tick. riscv64 only (an x86-64 vCPU stops only at exits).
+///
+/// A stall comes after a seeded number of retired instructions and lasts a seeded length of
+/// virtual time ([`SchedNoise::stall_bounds`]), both drawn from their own stream
+/// (`stream_names::SCHED_NOISE_STALL`). Counting instructions, not time, means an idle CPU
+/// never stalls (it has no work to delay). A restore with another seed re-keys the stream
+/// and draws the next stall from the branch point, so a branch's stalls are its own from
+/// its first instruction.
+pub struct Stalls {
+    level: SchedNoise,
+    stream: Stream,
+    /// The machine's instruction count at which the next stall comes (u64::MAX: none).
+    next_at: u64,
+    /// Virtual ns where the stall under way ends (0 or past: none).
+    end_ns: u64,
+}
+
+/// [`Stalls`] as a snapshot keeps them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StallsState {
+    level: SchedNoise,
+    stream: SavedStream,
+    next_at: u64,
+    end_ns: u64,
+}
+
+impl SchedNoise {
+    /// (largest gap between stalls in instructions, longest stall in ns); None when off.
+    pub fn stall_bounds(self) -> Option<(u64, u64)> {
+        match self {
+            SchedNoise::Off => None,
+            SchedNoise::Light => Some((STALL_GAP_LIGHT_NS, STALL_LEN_LIGHT_NS)),
+            SchedNoise::Heavy => Some((STALL_GAP_HEAVY_NS, STALL_LEN_HEAVY_NS)),
+        }
+    }
+}
+
+/// Light stalls: gaps of up to 10^6 instructions (1 ms at the nominal rate, 0.5 ms on
+/// average), stalls of up to 20 us (10 us on average): a busy CPU loses about 2 % of its
+/// time, and a 4 ms tick's phase against a program wanders by tens of microseconds per tick.
+const STALL_GAP_LIGHT_NS: u64 = 1_000_000;
+const STALL_LEN_LIGHT_NS: u64 = 20_000;
+/// Heavy stalls: gaps of up to 400,000 instructions, stalls of up to 100 us (a busy CPU
+/// loses about 20 % of its time).
+const STALL_GAP_HEAVY_NS: u64 = 400_000;
+const STALL_LEN_HEAVY_NS: u64 = 100_000;
+
+/// The longest pause a branch starts with (see [`Stalls::branched`]): one tick at 100 Hz.
+pub const BRANCH_PAUSE_NS: u64 = 10_000_000;
+
+impl Stalls {
+    /// Stalls of `level` drawn from `seed`, the first one a gap after instruction
+    /// `instructions`.
+    pub fn new(level: SchedNoise, seed: RunSeed, instructions: u64) -> Stalls {
+        let mut s = Stalls {
+            level,
+            stream: seed.stream(stream_names::SCHED_NOISE_STALL),
+            next_at: u64::MAX,
+            end_ns: 0,
+        };
+        s.draw_next(instructions);
+        s
+    }
+
+    /// A branch's stalls (a restore with another seed, at instruction count `instructions`
+    /// and virtual time `now_ns`): drawn from `seed`, and the branch starts with a pause
+    /// of up to [`BRANCH_PAUSE_NS`], as a restored VM resumes some time after it was
+    /// frozen. That pause makes the phase of the guest's periodic tick against the work
+    /// after the branch point uniform over every tick up to 100 Hz, so a race shorter than
+    /// a tick meets the tick anywhere in it (or not at all) depending on the seed.
+    pub fn branched(level: SchedNoise, seed: RunSeed, instructions: u64, now_ns: u64) -> Stalls {
+        let mut s = Stalls::new(level, seed, instructions);
+        if level != SchedNoise::Off {
+            s.end_ns = now_ns.saturating_add(s.stream.range_inclusive(0, BRANCH_PAUSE_NS));
+        }
+        s
+    }
+
+    /// None at all (a snapshot from a wio without stalls continues as it ran).
+    pub fn none(seed: RunSeed) -> Stalls {
+        Stalls {
+            level: SchedNoise::Off,
+            stream: seed.stream(stream_names::SCHED_NOISE_STALL),
+            next_at: u64::MAX,
+            end_ns: 0,
+        }
+    }
+
+    fn draw_next(&mut self, instructions: u64) {
+        self.next_at = match self.level.stall_bounds() {
+            None => u64::MAX,
+            Some((gap, _)) => instructions.saturating_add(self.stream.range_inclusive(1_000, gap)),
+        };
+    }
+
+    /// How many more instructions the CPU retires before its next stall, at instruction
+    /// count `instructions` (u64::MAX: none; 0: it is due).
+    #[inline]
+    pub fn instructions_left(&self, instructions: u64) -> u64 {
+        self.next_at.saturating_sub(instructions)
+    }
+
+    /// Where the stall under way ends, if the CPU is stalled at `now_ns`.
+    #[inline]
+    pub fn stalled_until(&self, now_ns: u64) -> Option<u64> {
+        (self.end_ns > now_ns).then_some(self.end_ns)
+    }
+
+    /// The CPU ran to its next stall (instruction count `instructions`, virtual time
+    /// `now_ns`): the stall starts, and the next one is drawn. Returns its length in ns.
+    pub fn begin(&mut self, now_ns: u64, instructions: u64) -> u64 {
+        let len = match self.level.stall_bounds() {
+            None => 0,
+            Some((_, len)) => self.stream.range_inclusive(0, len),
+        };
+        self.end_ns = now_ns.saturating_add(len);
+        self.draw_next(instructions);
+        len
+    }
+}
+
+impl crate::snapshot::persist::Persist for Stalls {
+    type State = StallsState;
+    type Args<'a> = ();
+    type Error = std::convert::Infallible;
+
+    fn save(&self) -> StallsState {
+        StallsState {
+            level: self.level,
+            stream: self.stream.save(),
+            next_at: self.next_at,
+            end_ns: self.end_ns,
+        }
+    }
+
+    fn restore((): (), s: &StallsState) -> Result<Stalls, Self::Error> {
+        Ok(Stalls {
+            level: s.level,
+            stream: Stream::resume(&s.stream, None),
+            next_at: s.next_at,
+            end_ns: s.end_ns,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +325,55 @@ mod tests {
             .map(|_| (other.delay_ns(1 << 30), again.delay_ns(1 << 30)))
             .unzip();
         assert_ne!(o, g, "a re-keyed branch draws other delays");
+    }
+
+    /// Stalls come within their bounds, from their seed; a re-keyed branch draws other
+    /// ones from its branch point, the same seed the same ones; off never stalls.
+    #[test]
+    fn stalls_are_bounded_seeded_and_resumable() {
+        let off = Stalls::new(SchedNoise::Off, RunSeed(1), 0);
+        assert_eq!(off.instructions_left(0), u64::MAX);
+        assert_eq!(off.stalled_until(0), None);
+        // (instruction count, length) of the first 300 stalls of a busy CPU.
+        let run = |level, seed| {
+            let mut s = Stalls::new(level, RunSeed(seed), 0);
+            let (mut at, mut now) = (0u64, 0u64);
+            (0..300)
+                .map(|_| {
+                    let left = s.instructions_left(at);
+                    at += left;
+                    now += left;
+                    assert_eq!(s.instructions_left(at), 0, "due once it ran to it");
+                    let len = s.begin(now, at);
+                    assert_eq!(s.stalled_until(now), (len > 0).then_some(now + len));
+                    now += len;
+                    (left, len)
+                })
+                .collect::<Vec<_>>()
+        };
+        for level in [SchedNoise::Light, SchedNoise::Heavy] {
+            let (gap, longest) = level.stall_bounds().unwrap();
+            let a = run(level, 1);
+            assert_eq!(a, run(level, 1));
+            assert_ne!(a, run(level, 2));
+            assert!(a
+                .iter()
+                .all(|(g, l)| (1_000..=gap).contains(g) && *l <= longest));
+            assert!(a.iter().any(|(_, l)| *l > longest / 2), "the range is used");
+            let busy: u64 = a.iter().map(|(g, _)| g).sum();
+            let stalled: u64 = a.iter().map(|(_, l)| l).sum();
+            let share = stalled * 100 / (busy + stalled);
+            assert!((1..=30).contains(&share), "{level:?}: {share} % stalled");
+        }
+        let mut s = Stalls::new(SchedNoise::Light, RunSeed(3), 0);
+        let left = s.instructions_left(0);
+        s.begin(left, left);
+        let saved = s.save();
+        let mut same = Stalls::restore((), &saved).unwrap();
+        assert_eq!(same.instructions_left(left), s.instructions_left(left));
+        assert_eq!(same.begin(9, 9), s.begin(9, 9));
+        let other = Stalls::new(SchedNoise::Light, RunSeed(4), left);
+        assert_ne!(other.instructions_left(left), same.instructions_left(left));
     }
 
     #[test]

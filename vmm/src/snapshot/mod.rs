@@ -40,11 +40,14 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// which version). Major 7: the machine state in named sections, one per component (before
 /// 7 it was one postcard blob; version 6's files are refused with the version message).
 /// Minor 1: the optional `vmgenid` section of riscv64 machines (7.0 files have none: their
-/// machines had no VM generation ID, and restore without one).
+/// machines had no VM generation ID, and restore without one). Minor 2: the `stalls`
+/// section of riscv64 machines (older files have none: their CPUs never stalled, and
+/// restore without stalls until a branch re-keys them) and `wfi` (a hart that idles in its
+/// next step; older files were never taken between a WFI and its idling).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,
-    minor: 1,
+    minor: 2,
     what: "wio snapshot",
     first_major: 7,
 };

@@ -12,6 +12,7 @@ use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
+use super::upsets::apply_upsets;
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
@@ -22,11 +23,10 @@ use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
 use crate::error::{Result, WioError};
-use crate::faults::plan::UpsetPlace;
 use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
-use crate::machine::noise::{self, SchedNoise, TimerNoise};
+use crate::machine::noise::{self, SchedNoise, Stalls, TimerNoise};
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::{
     guests, sdk, virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, Stop,
@@ -65,6 +65,13 @@ pub struct RvMachine {
     pub(super) idle_ns: u64,
     /// The timer interrupt's seeded extra latency.
     pub(super) noise: TimerNoise,
+    /// Where the running CPU stalls (seeded).
+    pub(super) stalls: Stalls,
+    /// The hart stopped at WFI (or an SBI suspend) in the last step, which ended there: the
+    /// next step idles it. So there is a step boundary between what the guest did before it
+    /// went idle and what the idle time brings (device completions, their random bytes, the
+    /// timer): a moment kept there gives each child its own of those.
+    pub(super) wfi_pending: bool,
     /// The seed the run has now (the snapshot's, or the one it was re-keyed with).
     pub(super) seed: u64,
     /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
@@ -287,6 +294,8 @@ impl RvMachine {
             exits: BTreeMap::new(),
             idle_ns: 0,
             noise: TimerNoise::new(cfg.sched_noise, seed),
+            stalls: Stalls::new(cfg.sched_noise, seed, 0),
+            wfi_pending: false,
             seed: cfg.seed,
             meta: Meta {
                 kernel_path: Some(std::fs::canonicalize(&kernel_path).unwrap_or(kernel_path)),
@@ -324,6 +333,7 @@ impl RvMachine {
     fn step(&mut self, limit: VirtualTime) -> Stop {
         if self.bus.power != Power::On {
             self.parked = None;
+            self.wfi_pending = false;
             return self.step_unpowered(limit);
         }
         // Parked until it runs again: a slow clock's last cycle before the limit may sit
@@ -332,11 +342,22 @@ impl RvMachine {
             self.parked = None;
         }
         self.debug_paused = false;
+        if std::mem::take(&mut self.wfi_pending) {
+            let (clk, hart, bus) = (self.engine.clock, &mut self.engine.hart, &mut self.bus);
+            if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked) {
+                return Stop::End(Err(e));
+            }
+            return Stop::Yield;
+        }
+        if let Some(stop) = self.stall_step(limit) {
+            return stop;
+        }
         let until = self
             .slice_until
             .take()
             .unwrap_or_else(|| self.engine.now().saturating_add_ns(SLICE_NS))
-            .min(limit);
+            .min(limit)
+            .min(self.stall_deadline());
         self.engine.set_deadline(until.as_ns());
         let exit = match self.engine.run(&mut self.bus) {
             Ok(Exit::Debug) => {
@@ -390,9 +411,7 @@ impl RvMachine {
             }
             Exit::Halt => {
                 *self.exits.entry("wfi").or_insert(0) += 1;
-                if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked) {
-                    return Stop::End(Err(e));
-                }
+                self.wfi_pending = true;
             }
             Exit::Hypercall => {
                 *self.exits.entry("sbi").or_insert(0) += 1;
@@ -404,13 +423,7 @@ impl RvMachine {
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
                     SbiEffect::SetTimer(value) => arm_timer(&clk, hart, &mut self.noise, value),
-                    SbiEffect::Suspend => {
-                        if let Some(e) =
-                            idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked)
-                        {
-                            return Stop::End(Err(e));
-                        }
-                    }
+                    SbiEffect::Suspend => self.wfi_pending = true,
                     SbiEffect::Shutdown { failure } => {
                         console.flush_line(now, &mut bus.trace);
                         return Stop::End(Ok(console.status.unwrap_or(u32::from(failure))));
@@ -620,76 +633,6 @@ fn arm_timer(clk: &InstructionClock, hart: &mut Hart, noise: &mut TimerNoise, va
     }
 }
 
-/// Flips the bits of the upsets the fault events just fired (single-event upsets): the
-/// next instruction sees them. Each is a trace line with the value before and after.
-pub(super) fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
-    for (place, bit, width) in std::mem::take(&mut bus.upsets) {
-        // The plan check keeps bit + width within the place's bits.
-        let mask = (u64::MAX >> (64 - u32::from(width.clamp(1, 64)))) << bit;
-        let flipped = match place {
-            UpsetPlace::Ram(addr) if hart.ecc() => {
-                // ECC memory: the codeword changes, the data does not (see wio_riscv::ecc).
-                let line = match hart.ecc_upset(addr, bit, width) {
-                    Some(n) => {
-                        json!({ "at": { "ram": addr }, "bit": bit, "width": width, "ecc": { "word_errors": n } })
-                    }
-                    None => {
-                        json!({ "at": place, "bit": bit, "width": width, "missed": "no such RAM, or too many words with errors" })
-                    }
-                };
-                bus.trace.event(now_ns, "upset", line);
-                continue;
-            }
-            UpsetPlace::Ram(addr) => hart
-                .flip_ram_bits(addr, mask as u8)
-                .map(|(b, a)| (json!({ "ram": addr }), u64::from(b), u64::from(a))),
-            UpsetPlace::X(r) => {
-                let r = usize::from(r & 31).max(1);
-                hart.x[r] ^= mask;
-                Some((json!({ "x": r }), hart.x[r] ^ mask, hart.x[r]))
-            }
-            UpsetPlace::F(r) => {
-                let r = usize::from(r & 31);
-                hart.fp.f[r] ^= mask;
-                Some((json!({ "f": r }), hart.fp.f[r] ^ mask, hart.fp.f[r]))
-            }
-            UpsetPlace::Pc => {
-                hart.pc ^= mask;
-                Some((json!("pc"), hart.pc ^ mask, hart.pc))
-            }
-            UpsetPlace::Csr(c) => hart
-                .flip_csr_bits(c, mask)
-                .map(|(b, a)| (json!({ "csr": c }), b, a)),
-        };
-        let line = match flipped {
-            Some((at, before, after)) => {
-                json!({ "at": at, "bit": bit, "width": width, "before": before, "after": after })
-            }
-            None => {
-                json!({ "at": place, "bit": bit, "width": width, "missed": "no such RAM or CSR" })
-            }
-        };
-        bus.trace.event(now_ns, "upset", line);
-    }
-    for (addr, bit, value) in std::mem::take(&mut bus.stuck) {
-        let line = match value {
-            Some(v) => match hart.stick_bit(addr, bit, v) {
-                Some((before, after)) => {
-                    json!({ "ram": addr, "bit": bit, "value": u8::from(v), "before": before, "after": after })
-                }
-                None => {
-                    json!({ "ram": addr, "bit": bit, "value": u8::from(v), "missed": "no such RAM, or too many stuck bytes" })
-                }
-            },
-            None => {
-                hart.release_bit(addr, bit);
-                json!({ "ram": addr, "bit": bit, "released": true })
-            }
-        };
-        bus.trace.event(now_ns, "stuck", line);
-    }
-}
-
 /// WFI or suspend: jump the clock to the timer deadline or the next device event, but
 /// not past `limit` (a machine never runs past the limit it was given; a hart woken
 /// early by it runs on from its WFI, which the architecture allows). Returns an error when
@@ -758,93 +701,4 @@ fn parked_until(
         .map_or(VirtualTime::MAX, VirtualTime::from_ns);
     let wake = timer.min(device);
     (wake > limit).then_some(wake)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::faults::plan::FaultPlan;
-    use crate::faults::FaultSource;
-
-    /// A RAM byte well above what the small guest touches by then.
-    const ADDR: u64 = layout::RAM_BASE + (200 << 20);
-    const AT_NS: u64 = 50_000_000;
-
-    fn byte(m: &RvMachine) -> u8 {
-        let mut b = [0u8];
-        assert_eq!(m.engine.hart.debug_read(ADDR, &mut b, false), 1);
-        b[0]
-    }
-
-    /// A planned upset flips its bit exactly at its time: not at the last instruction
-    /// boundary before it, and from the first one at or after it on; traced. Two runs give
-    /// the same trace; the x0 register and bit 8 of a byte are refused by the plan check.
-    #[test]
-    fn a_planned_bit_flip_is_seen_exactly_at_its_time() {
-        if let Err(e) = guests::built_guest("small") {
-            wio_require::skip(
-                "a_planned_bit_flip_is_seen_exactly_at_its_time",
-                wio_require::Capability::RiscvGuests,
-                &format!("no built small riscv64 guest: {e}"),
-            );
-            return;
-        }
-        let plan: FaultPlan = serde_json::from_str(&format!(
-            r#"{{"faults":[{{"at_ns":{AT_NS},"target":"node","kind":"upset","params":{{"place":{{"ram":{ADDR}}},"bit":3}}}},
-                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"f":5}},"bit":62}}}},
-                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"ram":{ADDR}}},"bit":5,"width":3}}}},
-                {{"at_ns":{},"target":"node","kind":"upset","params":{{"place":{{"csr":832}},"bit":4,"width":2}}}}]}}"#,
-            AT_NS + 1_000_000,
-            AT_NS + 1_500_000,
-            AT_NS + 1_500_000
-        ))
-        .expect("a plan with upsets");
-        assert_eq!(plan.check(), Ok(()));
-        let cfg = RunConfig {
-            guest: Some("small".into()),
-            epoch_unix: 1_767_225_600,
-            faults: FaultSource::Plan(plan),
-            ..RunConfig::with_seed(4)
-        };
-        let run = || {
-            let mut m = RvMachine::boot(&cfg, Instant::now()).unwrap();
-            let upto = |m: &mut RvMachine, t: u64| loop {
-                match m.run_until(VirtualTime::from_ns(t)) {
-                    Stop::Limit => break,
-                    Stop::End(e) => panic!("the guest ended early: {e:?}"),
-                    _ => {}
-                }
-            };
-            upto(&mut m, AT_NS - 1);
-            let before = byte(&m);
-            assert!(m.now().as_ns() < AT_NS);
-            upto(&mut m, AT_NS);
-            assert_eq!(byte(&m), before ^ 8, "flipped at {} ns", m.now().as_ns());
-            let f5 = m.engine.hart.fp.f[5];
-            upto(&mut m, AT_NS + 1_000_000);
-            assert_eq!(m.engine.hart.fp.f[5], f5 ^ (1 << 62));
-            // A multi-bit upset (bits 5-7) and two bits of mscratch (0x340).
-            let (b, mscratch) = (byte(&m), m.engine.hart.debug_csr(0x340).unwrap());
-            upto(&mut m, AT_NS + 1_500_000);
-            assert_eq!(byte(&m), b ^ 0b1110_0000);
-            assert_eq!(m.engine.hart.debug_csr(0x340), Some(mscratch ^ 0b11_0000));
-            upto(&mut m, AT_NS + 2_000_000);
-            m.bus.trace.hash_hex()
-        };
-        assert_eq!(run(), run(), "same seed, same upsets, same trace");
-        for bad in [
-            r#"{"place":{"x":0},"bit":1}"#,
-            r#"{"place":{"ram":0},"bit":8}"#,
-            r#"{"place":"pc","bit":64}"#,
-            r#"{"place":{"ram":0},"bit":6,"width":3}"#,
-            r#"{"place":{"x":3},"bit":0,"width":0}"#,
-            r#"{"place":{"csr":4096},"bit":0}"#,
-        ] {
-            let plan: FaultPlan = serde_json::from_str(&format!(
-                r#"{{"faults":[{{"at_ns":1,"target":"node","kind":"upset","params":{bad}}}]}}"#
-            ))
-            .unwrap();
-            assert!(plan.check().is_err(), "{bad}");
-        }
-    }
 }

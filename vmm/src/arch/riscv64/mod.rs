@@ -15,6 +15,8 @@ pub mod machine;
 pub mod power;
 pub mod sbi;
 pub mod snapshot;
+pub mod stall;
+pub mod upsets;
 
 pub use machine::{RvMachine, DEFAULT_CMDLINE};
 pub use snapshot::RvLoaded;

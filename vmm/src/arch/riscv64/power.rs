@@ -43,7 +43,7 @@ impl RvMachine {
         self.stopped_ns += skipped;
         let now = clock::now(&clk, hart).as_ns();
         self.bus.fire_due_events(now);
-        super::machine::apply_upsets(hart, &mut self.bus, now);
+        super::upsets::apply_upsets(hart, &mut self.bus, now);
         hart.poke_interrupts();
         // At the last cycle at or before the limit with nothing left due: the limit.
         if hart.cycles() >= clk.count_before(limit)

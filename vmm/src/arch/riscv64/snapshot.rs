@@ -21,7 +21,7 @@ use crate::faults::inject::Injector;
 use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
-use crate::machine::noise::{self, SchedNoise, TimerNoise, TimerNoiseState};
+use crate::machine::noise::{self, SchedNoise, Stalls, StallsState, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::promises::Ledger;
 use crate::snapshot::persist::{self, Persist, StateError, StateSections};
@@ -52,6 +52,11 @@ pub(super) struct MachineState {
     pub(super) trace: TraceState,
     pub(super) console: ConsoleState,
     pub(super) noise: TimerNoiseState,
+    /// Where the CPU stalls (absent from format 7.0 and 7.1 snapshots).
+    pub(super) stalls: Option<StallsState>,
+    /// The hart stopped at WFI and idles in its next step (section `wfi`, present only
+    /// then; since format 7.2).
+    pub(super) wfi_pending: bool,
     pub(super) promises: Ledger,
     /// The machine's clock (its drift and where it was last re-keyed).
     pub(super) clock: InstructionClock,
@@ -110,10 +115,14 @@ pub(super) mod section {
     pub const EDAC: &str = "edac";
     /// Since format 7.1.
     pub const VMGENID: &str = "vmgenid";
+    /// Since format 7.2.
+    pub const STALLS: &str = "stalls";
+    /// Since format 7.2: only when the hart idles in its next step.
+    pub const WFI: &str = "wfi";
     /// Every fixed section name.
-    pub const ALL: [&str; 16] = [
+    pub const ALL: [&str; 18] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC, VMGENID,
+        SDK_PORT, EDAC, VMGENID, STALLS, WFI,
     ];
 }
 
@@ -132,6 +141,12 @@ impl MachineState {
         s.put(section::TRACE, &self.trace)?;
         s.put(section::CONSOLE, &self.console)?;
         s.put(section::NOISE, &self.noise)?;
+        if let Some(st) = &self.stalls {
+            s.put(section::STALLS, st)?;
+        }
+        if self.wfi_pending {
+            s.put(section::WFI, &true)?;
+        }
         s.save(section::PROMISES, &self.promises)?;
         s.put(section::RUN, &self.run)?;
         if let Some(f) = &self.flight {
@@ -167,6 +182,8 @@ impl MachineState {
             trace: s.get(section::TRACE)?,
             console: s.get(section::CONSOLE)?,
             noise: s.get(section::NOISE)?,
+            stalls: s.optional(section::STALLS)?,
+            wfi_pending: s.optional::<bool>(section::WFI)?.unwrap_or(false),
             promises: persist::restore(s, section::PROMISES, ())?,
             run: s.get(section::RUN)?,
             flight: persist::restore_optional(s, section::FLIGHT, ())?,
@@ -211,6 +228,8 @@ impl RvMachine {
             trace: self.bus.trace.save(),
             console: self.console.save(),
             noise: self.noise.save(),
+            stalls: Some(self.stalls.save()),
+            wfi_pending: self.wfi_pending,
             promises: self.promises.clone(),
             clock: self.engine.clock,
             run: RunState {
@@ -554,6 +573,16 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
         );
     }
+    // Stalls: the snapshot's go on for its own seed; a branch (another seed) or another
+    // level draws its own from the branch point. A snapshot without them (older than
+    // format 7.2) goes on without stalls.
+    let instructions = state.run.instret_before.saturating_add(hart.instret());
+    let stalls = match (reseed, &state.stalls) {
+        (Some(s), _) => Stalls::branched(level, s, instructions, now_ns),
+        (None, _) if noise_changed => Stalls::new(level, RunSeed(seed), instructions),
+        (None, Some(st)) => persist::infallible(Stalls::restore((), st)),
+        (None, None) => Stalls::none(RunSeed(seed)),
+    };
     let mut faults = state.faults.clone();
     let replaced = cfg.restore_faults(
         &mut faults,
@@ -616,6 +645,8 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         exits,
         idle_ns: state.run.idle_ns,
         noise: timer_noise,
+        stalls,
+        wfi_pending: state.wfi_pending,
         seed,
         meta: meta.clone(),
         restored_from: Some(RestoredFrom {
