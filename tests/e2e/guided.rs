@@ -198,6 +198,12 @@ fn a_guided_exploration_is_the_same_on_one_or_two_threads() {
         "moments kept"
     );
     assert_eq!(a, b, "the same tree and results whatever --jobs");
+    // Beside the report, its coverage growth as a picture.
+    let plot = std::fs::read_to_string(one.with_extension("growth.svg")).unwrap();
+    assert!(
+        plot.starts_with("<svg") && plot.contains("96 branches"),
+        "{plot}"
+    );
     // Another search seed is another search.
     let other = dir.join("other.json");
     let o = wio(&[
@@ -213,6 +219,22 @@ fn a_guided_exploration_is_the_same_on_one_or_two_threads() {
     ]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     assert_ne!(report(&other)["results"], a["results"]);
+    // A guided report is one search: `wio report merge` refuses it in one line.
+    let o = wio(&[
+        "report",
+        "merge",
+        one.to_str().unwrap(),
+        two.to_str().unwrap(),
+        "--out",
+        dir.join("merged.json").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is a guided exploration's report"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
 
 #[test]

@@ -426,6 +426,12 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
     };
     explore::print_table(&report);
     eprintln!("wio: report written to {}", args.report.display());
+    if report.tree.is_some() {
+        eprintln!(
+            "wio: coverage growth plotted in {}",
+            explore::growth_plot::path_for(&args.report).display()
+        );
+    }
     if let Some(path) = &args.junit {
         explore::write_junit(&report, path)?;
         eprintln!("wio: JUnit XML written to {}", path.display());

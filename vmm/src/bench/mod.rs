@@ -29,6 +29,26 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Wall seconds of one boot of Debian's riscv64 kernel (seed 3) to its workload's end,
+/// quiet, with timing noise `noise` and user-mode code coverage counted or not (the race
+/// and search figures compare such boots).
+fn debian_boot_secs(noise: crate::machine::noise::SchedNoise, coverage: bool) -> Result<f64> {
+    let cfg = RunConfig {
+        guest: Some("debian".into()),
+        epoch_unix: 1_767_225_600,
+        sched_noise: noise,
+        quiet: true,
+        ..RunConfig::with_seed(3)
+    };
+    let wall = Instant::now();
+    let mut m = crate::builder::boot(Arch::Riscv64, &cfg, wall)?;
+    if coverage {
+        m.observe(&[crate::machine::novelty::Signal::Coverage]);
+    }
+    driver::run(m, &cfg, wall).outcome?;
+    Ok(wall.elapsed().as_secs_f64())
+}
+
 fn config(cmdline: String) -> RunConfig {
     RunConfig {
         cmdline: Some(cmdline),

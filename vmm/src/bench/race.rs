@@ -78,20 +78,6 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
     Ok((results.len(), example))
 }
 
-/// Wall seconds of one Debian boot to the workload's end with `noise`.
-fn debian_boot_secs(noise: SchedNoise) -> Result<f64> {
-    let cfg = RunConfig {
-        guest: Some("debian".into()),
-        epoch_unix: 1_767_225_600,
-        sched_noise: noise,
-        ..RunConfig::with_seed(3)
-    };
-    let wall = Instant::now();
-    let run = driver::run(builder::boot(Arch::Riscv64, &cfg, wall)?, &cfg, wall);
-    run.outcome?;
-    Ok(wall.elapsed().as_secs_f64())
-}
-
 /// Runs the race figures and prints them; returns them as JSON.
 pub fn figures(branches: u64, rounds: u32) -> Result<serde_json::Value> {
     if branches == 0 {
@@ -131,8 +117,8 @@ pub fn figures(branches: u64, rounds: u32) -> Result<serde_json::Value> {
             rounds.max(1),
             SchedNoise::default().name()
         );
-        on.push(debian_boot_secs(SchedNoise::default())?);
-        off.push(debian_boot_secs(SchedNoise::Off)?);
+        on.push(super::debian_boot_secs(SchedNoise::default(), false)?);
+        off.push(super::debian_boot_secs(SchedNoise::Off, false)?);
     }
     let (on, off) = (super::median(on), super::median(off));
     println!(

@@ -16,6 +16,7 @@ use crate::builder;
 use crate::error::{Result, WioError};
 use crate::explore::guided::{self, Guided};
 use crate::explore::{self, Explore, SeedRange};
+use crate::machine::noise::SchedNoise;
 use crate::machine::novelty::Signal;
 use crate::machine::{driver, Arch, RunConfig, Stop};
 use serde_json::json;
@@ -120,24 +121,6 @@ fn moment_cost(mem_mib: u64) -> Result<(f64, u64)> {
         bytes = l.resident_bytes();
     }
     Ok((super::median(ms), bytes))
-}
-
-/// Wall seconds of one Debian boot to its workload's end, with user-mode coverage counted
-/// or not.
-fn debian_boot_secs(coverage: bool) -> Result<f64> {
-    let cfg = RunConfig {
-        guest: Some("debian".into()),
-        epoch_unix: 1_767_225_600,
-        quiet: true,
-        ..RunConfig::with_seed(3)
-    };
-    let wall = Instant::now();
-    let mut m = builder::boot(Arch::Riscv64, &cfg, wall)?;
-    if coverage {
-        m.observe(&[Signal::Coverage]);
-    }
-    driver::run(m, &cfg, wall).outcome?;
-    Ok(wall.elapsed().as_secs_f64())
 }
 
 /// What `--search` measures.
@@ -251,8 +234,8 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
             "bench: Debian boot, round {round}/{}: coverage off then on…",
             rounds.max(1)
         );
-        without.push(debian_boot_secs(false)?);
-        with.push(debian_boot_secs(true)?);
+        without.push(super::debian_boot_secs(SchedNoise::default(), false)?);
+        with.push(super::debian_boot_secs(SchedNoise::default(), true)?);
     }
     let (with, without) = (super::median(with), super::median(without));
     println!(

@@ -429,6 +429,17 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     };
     report.judge_promises();
     write_report(&report, &x.report)?;
+    if let Some(tree) = &report.tree {
+        let failing: Vec<u64> = report
+            .results
+            .iter()
+            .filter(|r| r.failed)
+            .map(|r| r.seed)
+            .collect();
+        let plot = super::growth_plot::path_for(&x.report);
+        let svg = super::growth_plot::svg(&tree.growth, tree.plateau_since, &failing);
+        crate::snapshot::write_atomic(&plot, svg.as_bytes(), "coverage growth plot")?;
+    }
     if report.complete || g.stop_at_failure {
         let _ = std::fs::remove_file(&ckpt);
     }

@@ -31,6 +31,7 @@ use std::time::Instant;
 use world_branch::{world_limit, world_result_of};
 
 pub mod frontier;
+pub mod growth_plot;
 pub mod guided;
 pub mod path;
 mod report_check;
@@ -693,6 +694,14 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
             }
             Err(e) => return Err(e),
         };
+        if r.question.guided.is_some() {
+            // Its branches depend on one another (each starts where an earlier one found
+            // something): one search, never a shard of one.
+            return Err(WioError::Usage(format!(
+                "{} is a guided exploration's report (--budget): it is one search, not a shard; only flat explorations (--seeds with --shard) merge",
+                p.display()
+            )));
+        }
         match &mut merged {
             None => merged = Some(r.clone()),
             Some(m) => {
