@@ -625,6 +625,10 @@ pub struct BenchArgs {
     /// Branches per exploration for --search.
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub search_budget: u64,
+    /// --search explores guided only (no flat explorations: minutes each, and they find
+    /// nothing beyond depth 3 in 5000 branches).
+    #[arg(long)]
+    pub search_guided_only: bool,
     /// Also write the figures as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

@@ -198,6 +198,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             depths: &args.search_depths,
             roots: args.search_roots,
             budget: args.search_budget,
+            flat: !args.search_guided_only,
             jobs,
             rounds: args.rounds,
         })?)

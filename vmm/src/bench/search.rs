@@ -6,8 +6,9 @@
 //!   the program's setup-complete,
 //!   then explored flat (seeds 0..budget) and guided (budget branches, stopped after the
 //!   round that first failed; the default signals for the sdk form, coverage too for the
-//!   blind and timing forms). Printed: the first failing branch of each (or none) and the
-//!   wall time. Flat needs about 16^DEPTH branches.
+//!   blind and timing forms); every branch ends with the program (`--until 'planted:
+//!   stopped'`, the bug's branches run on to the end). Printed: the first failing branch of
+//!   each (or none) and the wall time. Flat needs about 16^DEPTH branches.
 //! - A moment's cost: the small guest at its workload, with 256 and 1024 MiB of RAM, keeps a
 //!   moment (an in-memory snapshot); its time and the guest memory it holds.
 
@@ -29,6 +30,8 @@ pub const FORMS: [&str; 3] = ["sdk", "blind", "timing"];
 
 /// What the planted program prints when the bug is reached (all forms).
 const BUG: &str = "planted: BUG reached";
+/// Where a branch that did not reach the bug ends.
+const STOPPED: &str = "console:planted: stopped";
 
 /// A snapshot of `wio-planted FORM DEPTH` before its first choice (setup-complete; the
 /// timing form, which uses no SDK, at its "planted: start" line), booted with `seed`.
@@ -74,7 +77,10 @@ fn explore_opts(snap: &Path, report: PathBuf, budget: u64, jobs: usize) -> Explo
         },
         shard: (0, 1),
         jobs,
-        until: None,
+        // Each branch ends with the program under test (a branch that reaches the bug
+        // goes on to the end): what runs after it, the workload's shell and the shutdown,
+        // only adds coverage that timing moves.
+        until: Some(STOPPED.to_string()),
         matches: Vec::new(),
         fail_on: vec![BUG.to_string()],
         max_virtual_ns: 3600 * 1_000_000_000,
@@ -133,6 +139,8 @@ pub struct SearchBench<'a> {
     pub roots: u64,
     /// Branches per exploration.
     pub budget: u64,
+    /// Whether to explore flat too.
+    pub flat: bool,
     /// Worker threads.
     pub jobs: usize,
     /// Rounds of the coverage-cost boots.
@@ -146,6 +154,7 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
         depths,
         roots,
         budget,
+        flat: with_flat,
         jobs,
         rounds,
     } = *b;
@@ -175,8 +184,11 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
                 eprintln!("bench: search, {form} form, depth {depth}, root seed {root}: flat then guided…");
                 let snap = planted_snapshot(&dir, form, depth, root)?;
                 let t = Instant::now();
-                let flat =
-                    explore::explore(&explore_opts(&snap, dir.join("flat.json"), budget, jobs))?;
+                let flat = with_flat
+                    .then(|| {
+                        explore::explore(&explore_opts(&snap, dir.join("flat.json"), budget, jobs))
+                    })
+                    .transpose()?;
                 let flat_s = t.elapsed().as_secs_f64();
                 let t = Instant::now();
                 let g = Guided {
@@ -201,17 +213,20 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
                     &g,
                 )?;
                 let guided_s = t.elapsed().as_secs_f64();
-                let (f, gd) = (first_failing(&flat), first_failing(&guided));
+                let (f, gd) = (
+                    flat.as_ref().and_then(first_failing),
+                    first_failing(&guided),
+                );
                 let show = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |b| b.to_string());
                 println!(
                 "  {form:<6} depth {depth}, root seed {root} {:>6} ({flat_s:.0} s) / {:>6} ({guided_s:.0} s), guided tree depth {}",
-                show(f),
+                if flat.is_some() { show(f) } else { "-".to_string() },
                 show(gd),
                 guided.tree.as_ref().map_or(0, |t| t.moments.iter().map(|m| m.depth).max().unwrap_or(0))
             );
                 rows.push(json!({
                     "form": form, "depth": depth, "root_seed": root, "budget": budget,
-                    "flat_first_failing": f, "flat_s": flat_s,
+                    "flat_first_failing": f, "flat_s": flat.is_some().then_some(flat_s),
                     "guided_first_failing": gd, "guided_s": guided_s,
                 }));
                 let _ = std::fs::remove_file(&snap);

@@ -7,7 +7,11 @@
 //!   so a loop that ran once more, several counters at once, outweighs one counter that
 //!   timing moved), and [`DEPTH_BONUS`] per level of depth; capped at [`MAX_ENERGY`]; then
 //!   scaled by the part of its branch's run that comes after it (a moment at the very end,
-//!   where a program already finished, leaves its children nothing to change).
+//!   where a program already finished, leaves its children nothing to change). The part is
+//!   counted in instructions where the machine counts them (riscv64), else in virtual
+//!   time: idle time and a branch's starting pause hold nothing to change, and counted in
+//!   time they made the moments of a short branch (one that stops at `--until` when its
+//!   program ends) worth nothing.
 //! - Energy is about the children a moment is owed: each child branch that finds nothing
 //!   new takes 1 away (a `sometimes` first true is worth 32 more tries, enough to pass a
 //!   1-in-16 choice after it with 87 % odds); one that finds something adds [`FRUIT_BONUS`].
@@ -42,8 +46,21 @@ pub const FRUIT_BONUS: u32 = 8;
 /// Energy a moment earns per level of depth: each level is evidence that a chain of rare
 /// events goes on, so the deeper a new moment, the more tries its children get.
 pub const DEPTH_BONUS: u32 = 4;
+/// Least energy a moment with something new earns (before the part of its branch left
+/// scales it): 48 children pass a 1-in-16 choice after it with 95 % odds. Without it a
+/// stage of a bug that only code coverage shows (a few counters, 4 each) got about 20
+/// children, and five such stages in a row were passed by few searches.
+pub const MIN_ENERGY: u32 = 48;
 /// Most moments one exploration keeps in its tree (kept or evicted).
 pub const MAX_MOMENTS: usize = 100_000;
+
+/// Where a branch's moments lie in its run: positions `at` (one per moment) between
+/// `start` and `stop`, in instructions or in virtual ns.
+struct Span {
+    start: u64,
+    stop: u64,
+    at: Vec<u64>,
+}
 
 /// One moment of the tree, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,30 +262,50 @@ impl Frontier {
     /// join the frontier and their marks become known, its moment's energy goes up (a
     /// moment kept) or down. Branches must be absorbed in branch order.
     pub fn absorb(&mut self, branch: u64, a: &Assignment, end: &mut GuidedEnd) -> Absorbed {
-        let end_ns = end.end.summary.virtual_ns;
-        self.absorb_moments(branch, a, std::mem::take(&mut end.moments), end_ns)
+        let moments = std::mem::take(&mut end.moments);
+        let instructions = |l: &dyn LoadedSnapshot| l.meta().instructions;
+        let counted: Option<Vec<u64>> = moments
+            .iter()
+            .map(|k| instructions(k.loaded.as_ref()))
+            .collect();
+        let span = match (
+            instructions(a.loaded.as_ref()),
+            end.end.summary.instructions,
+            counted,
+        ) {
+            (Some(start), Some(stop), Some(at)) => Span { start, stop, at },
+            _ => Span {
+                start: self.moments[a.moment as usize].info.at_ns,
+                stop: end.end.summary.virtual_ns,
+                at: moments.iter().map(|k| k.at_ns).collect(),
+            },
+        };
+        self.absorb_moments(branch, a, moments, &span)
     }
 
-    /// [`Frontier::absorb`] of a branch that ended at `end_ns` and kept `moments`.
+    /// [`Frontier::absorb`] of a branch that kept `moments`, at positions `span.at` of a
+    /// run from `span.start` to `span.stop` (instructions or virtual ns).
     fn absorb_moments(
         &mut self,
         branch: u64,
         a: &Assignment,
         moments: Vec<Kept>,
-        end_ns: u64,
+        span: &Span,
     ) -> Absorbed {
         let mut out = Absorbed::default();
         let parent = a.moment as usize;
         let depth = self.moments[parent].info.depth + 1;
         // The part of the branch each moment leaves for its children to change.
-        let start_ns = self.moments[parent].info.at_ns;
-        let end_ns = end_ns.max(start_ns + 1);
-        for kept in moments {
+        let start = span.start;
+        let stop = span.stop.max(start + 1);
+        for (kept, at) in moments.into_iter().zip(span.at.iter().copied()) {
             let new: Vec<&Mark> = kept.marks.iter().filter(|k| !self.knows(k)).collect();
             let sum = new.iter().map(|k| k.weight).sum::<u32>();
-            let full = u64::from((sum.min(MAX_ENERGY) + DEPTH_BONUS * depth).min(MAX_ENERGY));
-            let left = end_ns.saturating_sub(kept.at_ns);
-            let energy = (full * left / (end_ns - start_ns)) as u32;
+            let full = u64::from(
+                (sum.min(MAX_ENERGY) + DEPTH_BONUS * depth).clamp(MIN_ENERGY, MAX_ENERGY),
+            );
+            let left = stop.saturating_sub(at);
+            let energy = (full * left / (stop - start)) as u32;
             if sum == 0 || energy == 0 || self.moments.len() >= MAX_MOMENTS {
                 // Nothing new there any more, or only what is worth no branch (a
                 // violation, or the very end of the run): known from now on, so no later
@@ -446,6 +483,27 @@ mod tests {
         }))
     }
 
+    /// A branch's moments in virtual time, from the root's 1000 ns to `stop`.
+    fn span(moments: &[Kept], stop: u64) -> Span {
+        Span {
+            start: 1000,
+            stop,
+            at: moments.iter().map(|k| k.at_ns).collect(),
+        }
+    }
+
+    /// Absorbs `moments` of a branch that ended at `stop` ns.
+    fn absorb(
+        f: &mut Frontier,
+        branch: u64,
+        a: &Assignment,
+        moments: Vec<Kept>,
+        stop: u64,
+    ) -> Absorbed {
+        let s = span(&moments, stop);
+        f.absorb_moments(branch, a, moments, &s)
+    }
+
     fn kept(at_ns: u64, seed: u64, marks: &[Mark]) -> Kept {
         Kept {
             at_ns,
@@ -467,7 +525,8 @@ mod tests {
         let rare = Mark::promise("stage 1", "stage 1", true, true);
         let shape = Mark::console("x 1");
         // A branch from the root that ended at 2000 kept a moment at 1100 for both marks.
-        let got = f.absorb_moments(
+        let got = absorb(
+            &mut f,
             0,
             &a,
             vec![kept(1100, a.path.seed, &[rare.clone(), shape.clone()])],
@@ -486,8 +545,9 @@ mod tests {
         let m = &tree[1];
         assert_eq!((m.parent, m.depth, m.found_by), (Some(0), 1, Some(0)));
         assert_eq!(m.path, format!("{}@1100", a.path.seed));
-        // (32 + 4) + 4 per level, scaled by the 900 of 1000 ns left after it.
-        assert_eq!(m.energy, 40 * 900 / 1000);
+        // (32 + 4) + 4 per level, at least MIN_ENERGY, scaled by the 900 of 1000 ns left
+        // after it.
+        assert_eq!(m.energy, MIN_ENERGY * 900 / 1000);
         assert_eq!(tree[0].fruitful, 1);
         // The same marks again: no moment, and the root loses energy.
         let before = f.tree()[0].energy;
@@ -499,7 +559,8 @@ mod tests {
                 seed: 9,
             },
         };
-        let got = f.absorb_moments(
+        let got = absorb(
+            &mut f,
             1,
             &a2,
             vec![kept(1200, 9, std::slice::from_ref(&rare))],
@@ -511,7 +572,8 @@ mod tests {
         let mut bad = Mark::promise("bug", "bug", false, false);
         bad.weight = 0;
         assert_eq!(
-            f.absorb_moments(
+            absorb(
+                &mut f,
                 2,
                 &a2,
                 vec![kept(1300, 9, std::slice::from_ref(&bad))],
@@ -524,8 +586,7 @@ mod tests {
         // A moment at the very end of its branch leaves nothing: no moment.
         let late = Mark::console("late");
         assert_eq!(
-            f.absorb_moments(3, &a2, vec![kept(2000, 9, &[late])], 2000)
-                .kept,
+            absorb(&mut f, 3, &a2, vec![kept(2000, 9, &[late])], 2000).kept,
             0
         );
         // Choices: the moment is drawn by energy, and the same search seed draws the same.
@@ -533,15 +594,15 @@ mod tests {
         let picks = draws(&mut f);
         assert!(picks.contains(&1) && picks.contains(&0), "{picks:?}");
         // Memory: two more moments (4096 bytes each) go past 2 x 4096: the weakest goes.
-        for (i, at, text) in [(4u64, 1400u64, "a"), (5, 1500, "b")] {
+        for (i, at, text) in [(4u64, 1400u64, "a"), (5, 1400, "b")] {
             let mark = Mark::console(text);
-            f.absorb_moments(i, &a2, vec![kept(at, 9, &[mark])], 2000);
+            absorb(&mut f, i, &a2, vec![kept(at, 9, &[mark])], 2000);
         }
         assert_eq!(f.moments(), 4);
         assert_eq!(f.live(), 3, "one evicted");
         let tree = f.tree();
         assert!(!tree[0].evicted, "never the root");
-        assert_eq!((tree[2].energy, tree[3].energy), (4, 4));
+        assert_eq!((tree[2].energy, tree[3].energy), (28, 28));
         assert!(tree[2].evicted, "the weakest, the older of equals");
         let mut g = Frontier::new(Arc::from(fake(1000, 1)), 5, 1 << 30);
         let mut h = Frontier::new(Arc::from(fake(1000, 1)), 6, 1 << 30);

@@ -154,7 +154,12 @@ impl crate::snapshot::persist::Persist for TimerNoise {
 /// A stall comes after a seeded number of retired instructions and lasts a seeded length of
 /// virtual time ([`SchedNoise::stall_bounds`]), both drawn from their own stream
 /// (`stream_names::SCHED_NOISE_STALL`). Counting instructions, not time, means an idle CPU
-/// never stalls (it has no work to delay). A restore with another seed re-keys the stream
+/// never stalls (it has no work to delay). A CPU that wakes from an idle of at least
+/// [`WAKE_IDLE_NS`] stalls too, for up to [`SchedNoise::wake_bound_ns`] (the exit latency of
+/// a deep idle state, tens of microseconds on real CPUs): so the time at which a program
+/// wakes from a sleep, and what it reads from the clock then, spreads over that much in
+/// every branch, which timer latency alone (a fraction of the interval, at most 10 us)
+/// does not. A restore with another seed re-keys the stream
 /// and draws the next stall from the branch point, so a branch's stalls are its own from
 /// its first instruction.
 pub struct Stalls {
@@ -198,6 +203,19 @@ const STALL_LEN_HEAVY_NS: u64 = 100_000;
 
 /// The longest pause a branch starts with (see [`Stalls::branched`]): one tick at 100 Hz.
 pub const BRANCH_PAUSE_NS: u64 = 10_000_000;
+/// The shortest idle after which a CPU's wake-up stalls (as it leaves a deep idle state).
+pub const WAKE_IDLE_NS: u64 = 100_000;
+
+impl SchedNoise {
+    /// The longest stall of a CPU waking from a long idle, in ns (0 when off).
+    pub fn wake_bound_ns(self) -> u64 {
+        match self {
+            SchedNoise::Off => 0,
+            SchedNoise::Light => 40_000,
+            SchedNoise::Heavy => 200_000,
+        }
+    }
+}
 
 impl Stalls {
     /// Stalls of `level` drawn from `seed`, the first one a gap after instruction
@@ -255,6 +273,18 @@ impl Stalls {
     #[inline]
     pub fn stalled_until(&self, now_ns: u64) -> Option<u64> {
         (self.end_ns > now_ns).then_some(self.end_ns)
+    }
+
+    /// The CPU woke at `now_ns` from an idle of `idle_ns`: after a long one it stalls (a
+    /// seeded exit latency). Returns the stall's length in ns (0: none, no draw).
+    pub fn woke(&mut self, now_ns: u64, idle_ns: u64) -> u64 {
+        let bound = self.level.wake_bound_ns();
+        if bound == 0 || idle_ns < WAKE_IDLE_NS {
+            return 0;
+        }
+        let len = self.stream.range_inclusive(0, bound);
+        self.end_ns = self.end_ns.max(now_ns.saturating_add(len));
+        len
     }
 
     /// The CPU ran to its next stall (instruction count `instructions`, virtual time

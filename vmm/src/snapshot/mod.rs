@@ -42,8 +42,9 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// Minor 1: the optional `vmgenid` section of riscv64 machines (7.0 files have none: their
 /// machines had no VM generation ID, and restore without one). Minor 2: the `stalls`
 /// section of riscv64 machines (older files have none: their CPUs never stalled, and
-/// restore without stalls until a branch re-keys them) and `wfi` (a hart that idles in its
-/// next step; older files were never taken between a WFI and its idling).
+/// restore without stalls until a branch re-keys them) and `pending` (what the next step
+/// does first: idle a hart stopped at WFI, or fire the device events it stopped for; older
+/// files were never taken between the two).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,

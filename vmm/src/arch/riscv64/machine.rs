@@ -56,6 +56,22 @@ pub const DEFAULT_CMDLINE: &str =
 /// watches, snapshot points, limits).
 const SLICE_NS: u64 = 20_000_000;
 
+/// What a step leaves for the next one, so that a step boundary (where snapshots and a
+/// guided exploration's moments are kept) lies between what the guest did and the future
+/// that follows: a moment kept there gives each child its own of that future.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Pending {
+    /// Nothing: the hart runs.
+    #[default]
+    None,
+    /// The hart stopped at WFI (or an SBI suspend): the next step idles it (what the idle
+    /// time brings: device completions, their random bytes, the timer).
+    Idle,
+    /// The hart stopped for a device event that is due: the next step fires it (a
+    /// completion and the bytes it hands out, drawn then from the device's streams).
+    Events,
+}
+
 /// One riscv64 machine: the hart on its engine, the devices, the console and the counters.
 pub struct RvMachine {
     pub(super) engine: RiscvEngine,
@@ -67,11 +83,8 @@ pub struct RvMachine {
     pub(super) noise: TimerNoise,
     /// Where the running CPU stalls (seeded).
     pub(super) stalls: Stalls,
-    /// The hart stopped at WFI (or an SBI suspend) in the last step, which ended there: the
-    /// next step idles it. So there is a step boundary between what the guest did before it
-    /// went idle and what the idle time brings (device completions, their random bytes, the
-    /// timer): a moment kept there gives each child its own of those.
-    pub(super) wfi_pending: bool,
+    /// What the last step left for the next (see [`Pending`]).
+    pub(super) pending: Pending,
     /// The seed the run has now (the snapshot's, or the one it was re-keyed with).
     pub(super) seed: u64,
     /// What snapshots of this machine say it is (time, seed and reason filled in per snapshot).
@@ -295,7 +308,7 @@ impl RvMachine {
             idle_ns: 0,
             noise: TimerNoise::new(cfg.sched_noise, seed),
             stalls: Stalls::new(cfg.sched_noise, seed, 0),
-            wfi_pending: false,
+            pending: Pending::None,
             seed: cfg.seed,
             meta: Meta {
                 kernel_path: Some(std::fs::canonicalize(&kernel_path).unwrap_or(kernel_path)),
@@ -333,7 +346,7 @@ impl RvMachine {
     fn step(&mut self, limit: VirtualTime) -> Stop {
         if self.bus.power != Power::On {
             self.parked = None;
-            self.wfi_pending = false;
+            self.pending = Pending::None;
             return self.step_unpowered(limit);
         }
         // Parked until it runs again: a slow clock's last cycle before the limit may sit
@@ -342,12 +355,25 @@ impl RvMachine {
             self.parked = None;
         }
         self.debug_paused = false;
-        if std::mem::take(&mut self.wfi_pending) {
-            let (clk, hart, bus) = (self.engine.clock, &mut self.engine.hart, &mut self.bus);
-            if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked) {
-                return Stop::End(Err(e));
+        match std::mem::take(&mut self.pending) {
+            Pending::None => {}
+            Pending::Idle => {
+                let (clk, hart, bus) = (self.engine.clock, &mut self.engine.hart, &mut self.bus);
+                let before = self.idle_ns;
+                if let Some(e) = idle(&clk, hart, bus, &mut self.idle_ns, limit, &mut self.parked) {
+                    return Stop::End(Err(e));
+                }
+                self.woke(self.idle_ns - before);
+                return Stop::Yield;
             }
-            return Stop::Yield;
+            Pending::Events => {
+                let hart = &mut self.engine.hart;
+                let now = clock::now(&self.engine.clock, hart).as_ns();
+                self.bus.fire_due_events(now);
+                apply_upsets(hart, &mut self.bus, now);
+                hart.poke_interrupts();
+                return Stop::Yield;
+            }
         }
         if let Some(stop) = self.stall_step(limit) {
             return stop;
@@ -374,9 +400,14 @@ impl RvMachine {
         let hart = &mut self.engine.hart;
         let now = clock::now(&clk, hart).as_ns();
         if bus.events.peek_time().is_some_and(|t| t <= now) {
-            bus.fire_due_events(now);
-            apply_upsets(hart, bus, now);
-            hart.poke_interrupts();
+            if matches!(exit, Exit::Budget) {
+                // The hart stopped for a device event: the step ends before it fires.
+                self.pending = Pending::Events;
+            } else {
+                bus.fire_due_events(now);
+                apply_upsets(hart, bus, now);
+                hart.poke_interrupts();
+            }
         }
         let out = bus.uart.take_output();
         console.push(&out, now, &mut bus.trace);
@@ -411,7 +442,7 @@ impl RvMachine {
             }
             Exit::Halt => {
                 *self.exits.entry("wfi").or_insert(0) += 1;
-                self.wfi_pending = true;
+                self.pending = Pending::Idle;
             }
             Exit::Hypercall => {
                 *self.exits.entry("sbi").or_insert(0) += 1;
@@ -423,7 +454,7 @@ impl RvMachine {
                     SbiEffect::Console(bytes) => console.push(&bytes, now, &mut bus.trace),
                     SbiEffect::SnapshotHere(tag) => return Stop::GuestSnapshot(Some(tag)),
                     SbiEffect::SetTimer(value) => arm_timer(&clk, hart, &mut self.noise, value),
-                    SbiEffect::Suspend => self.wfi_pending = true,
+                    SbiEffect::Suspend => self.pending = Pending::Idle,
                     SbiEffect::Shutdown { failure } => {
                         console.flush_line(now, &mut bus.trace);
                         return Stop::End(Ok(console.status.unwrap_or(u32::from(failure))));
@@ -622,7 +653,12 @@ impl Machine for RvMachine {
 /// Sets the timer the guest just programmed (SBI set_timer, or an M-mode guest's CLINT
 /// mtimecmp) with the machine's seeded latency: the interrupt becomes pending that long
 /// after `time` reaches `value`.
-fn arm_timer(clk: &InstructionClock, hart: &mut Hart, noise: &mut TimerNoise, value: u64) {
+pub(super) fn arm_timer(
+    clk: &InstructionClock,
+    hart: &mut Hart,
+    noise: &mut TimerNoise,
+    value: u64,
+) {
     if value != u64::MAX {
         let target = value.saturating_mul(layout::CYCLES_PER_TICK);
         // The guest's interval is in its (drifting) cycles; the latency, like device

@@ -7,7 +7,7 @@ use super::bus::{BusEvent, Power, RvBus};
 use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
-use super::machine::{check_drift, RvMachine};
+use super::machine::{check_drift, Pending, RvMachine};
 use crate::devices::legacy::serial::{Uart16550, UartState};
 use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
@@ -54,9 +54,9 @@ pub(super) struct MachineState {
     pub(super) noise: TimerNoiseState,
     /// Where the CPU stalls (absent from format 7.0 and 7.1 snapshots).
     pub(super) stalls: Option<StallsState>,
-    /// The hart stopped at WFI and idles in its next step (section `wfi`, present only
-    /// then; since format 7.2).
-    pub(super) wfi_pending: bool,
+    /// What the next step does first (section `pending`, present only when it does
+    /// something; since format 7.2).
+    pub(super) pending: Pending,
     pub(super) promises: Ledger,
     /// The machine's clock (its drift and where it was last re-keyed).
     pub(super) clock: InstructionClock,
@@ -117,12 +117,12 @@ pub(super) mod section {
     pub const VMGENID: &str = "vmgenid";
     /// Since format 7.2.
     pub const STALLS: &str = "stalls";
-    /// Since format 7.2: only when the hart idles in its next step.
-    pub const WFI: &str = "wfi";
+    /// Since format 7.2: only when the next step idles the hart or fires due events.
+    pub const PENDING: &str = "pending";
     /// Every fixed section name.
     pub const ALL: [&str; 18] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC, VMGENID, STALLS, WFI,
+        SDK_PORT, EDAC, VMGENID, STALLS, PENDING,
     ];
 }
 
@@ -144,8 +144,8 @@ impl MachineState {
         if let Some(st) = &self.stalls {
             s.put(section::STALLS, st)?;
         }
-        if self.wfi_pending {
-            s.put(section::WFI, &true)?;
+        if self.pending != Pending::None {
+            s.put(section::PENDING, &self.pending)?;
         }
         s.save(section::PROMISES, &self.promises)?;
         s.put(section::RUN, &self.run)?;
@@ -183,7 +183,7 @@ impl MachineState {
             console: s.get(section::CONSOLE)?,
             noise: s.get(section::NOISE)?,
             stalls: s.optional(section::STALLS)?,
-            wfi_pending: s.optional::<bool>(section::WFI)?.unwrap_or(false),
+            pending: s.optional(section::PENDING)?.unwrap_or_default(),
             promises: persist::restore(s, section::PROMISES, ())?,
             run: s.get(section::RUN)?,
             flight: persist::restore_optional(s, section::FLIGHT, ())?,
@@ -229,7 +229,7 @@ impl RvMachine {
             console: self.console.save(),
             noise: self.noise.save(),
             stalls: Some(self.stalls.save()),
-            wfi_pending: self.wfi_pending,
+            pending: self.pending,
             promises: self.promises.clone(),
             clock: self.engine.clock,
             run: RunState {
@@ -573,6 +573,16 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
         );
     }
+    // A branch draws the latency of a timer the guest armed before the branch point again:
+    // the interrupt has not happened, so when it lands is the branch's future (else every
+    // branch of a moment kept during a sleep wakes on the same instruction).
+    if reseed.is_some() && hart.timecmp != u64::MAX {
+        let due = hart.timecmp.saturating_mul(layout::CYCLES_PER_TICK);
+        if due > hart.cycles() {
+            let timecmp = hart.timecmp;
+            super::machine::arm_timer(&clk, &mut hart, &mut timer_noise, timecmp);
+        }
+    }
     // Stalls: the snapshot's go on for its own seed; a branch (another seed) or another
     // level draws its own from the branch point. A snapshot without them (older than
     // format 7.2) goes on without stalls.
@@ -646,7 +656,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         idle_ns: state.run.idle_ns,
         noise: timer_noise,
         stalls,
-        wfi_pending: state.wfi_pending,
+        pending: state.pending,
         seed,
         meta: meta.clone(),
         restored_from: Some(RestoredFrom {

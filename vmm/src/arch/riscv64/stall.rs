@@ -30,6 +30,20 @@ impl RvMachine {
         clk.time_at(self.engine.hart.cycles().saturating_add(left))
     }
 
+    /// The hart woke from an idle of `idle_ns` (its WFI step): a long one ends in a stall
+    /// (see `Stalls::woke`), folded into the trace hash.
+    pub(super) fn woke(&mut self, idle_ns: u64) {
+        if idle_ns == 0 || self.parked.is_some() {
+            // Still idle at the limit: it has not woken yet.
+            return;
+        }
+        let now = clock::now(&self.engine.clock, &self.engine.hart).as_ns();
+        let len = self.stalls.woke(now, idle_ns);
+        if len > 0 {
+            self.bus.trace.fold(fold::STALL, len, u64::MAX, now);
+        }
+    }
+
     /// Goes on with the stall under way, or starts the one that is due: the hart skips
     /// to the stall's end or the next device event, whichever comes first and never past
     /// `limit`, and the events due then fire. None when the hart may run.
