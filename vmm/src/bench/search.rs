@@ -30,8 +30,8 @@ pub const FORMS: [&str; 3] = ["sdk", "blind", "timing"];
 
 /// What the planted program prints when the bug is reached (all forms).
 const BUG: &str = "planted: BUG reached";
-/// Where a branch that did not reach the bug ends.
-const STOPPED: &str = "console:planted: stopped";
+/// Where a branch that did not reach the bug ends (the console line `--until` stops at).
+const STOPPED: &str = "planted: stopped";
 
 /// A snapshot of `wio-planted FORM DEPTH` before its first choice (setup-complete; the
 /// timing form, which uses no SDK, at its "planted: start" line), booted with `seed`.
@@ -181,7 +181,14 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
     for form in forms {
         for &depth in depths {
             for root in 1..=roots {
-                eprintln!("bench: search, {form} form, depth {depth}, root seed {root}: flat then guided…");
+                eprintln!(
+                    "bench: search, {form} form, depth {depth}, root seed {root}: {}…",
+                    if with_flat {
+                        "flat then guided"
+                    } else {
+                        "guided"
+                    }
+                );
                 let snap = planted_snapshot(&dir, form, depth, root)?;
                 let t = Instant::now();
                 let flat = with_flat
