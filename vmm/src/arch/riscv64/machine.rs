@@ -437,6 +437,13 @@ impl RvMachine {
                 // At the last cycle at or before the limit (the limit itself unless a
                 // slow clock's cycle steps over it).
                 if hart.cycles() >= clk.count_before(limit) {
+                    if self.pending == Pending::Events {
+                        // What is due at the limit has happened when the run stops there.
+                        self.pending = Pending::None;
+                        bus.fire_due_events(now);
+                        apply_upsets(hart, bus, now);
+                        hart.poke_interrupts();
+                    }
                     return Stop::Limit;
                 }
             }
