@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use wio_e2e_tests::{
-    explore_to, require_riscv_guests, riscv_snapshot, scratch, skip, stderr, wio_bin, Capability,
+    explore_to, read_report as report, require_riscv_guests, riscv_snapshot, scratch, skip, stderr,
+    wio_bin, Capability,
 };
 
 fn script(name: &str) -> PathBuf {
@@ -67,10 +68,6 @@ impl Drop for Cluster {
             .arg(&self.dir)
             .output();
     }
-}
-
-fn report(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// What must agree between the cluster's report and the local one, per seed.

@@ -81,6 +81,31 @@ fn branches(snap: &Path, seeds: &[u64]) -> Vec<(u64, String, String)> {
     out
 }
 
+/// Every branch of `runs` (seed, console, trace hash) reseeded its CRNG, and each line of
+/// [`randomness`] is there in every one and differs from every other branch's.
+fn assert_entropy_forked(runs: &[(u64, String, String)]) {
+    for (seed, text, _) in runs {
+        assert!(text.contains(RESEEDED), "seed {seed}: {text}");
+        assert!(
+            randomness(text).iter().all(Option::is_some),
+            "seed {seed}: {text}"
+        );
+    }
+    for part in 0..3 {
+        let values: Vec<Option<String>> = runs
+            .iter()
+            .map(|(_, t, _)| randomness(t)[part].clone())
+            .collect();
+        let distinct: std::collections::BTreeSet<&Option<String>> = values.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            values.len(),
+            "line {part} repeats across {} branches: {values:#?}",
+            runs.len()
+        );
+    }
+}
+
 #[test]
 fn entropy_forks_in_every_branch_of_the_small_guest_and_one_seed_stays_identical() {
     if !require_riscv_guests("entropy_forks_in_every_branch_of_the_small_guest") {
@@ -95,27 +120,7 @@ fn entropy_forks_in_every_branch_of_the_small_guest_and_one_seed_stays_identical
     // started after it sees differs from every other branch's: the first 16 bytes of
     // /dev/urandom (read 2.5 ms after the restore), getrandom, the stack, brk and mmap
     // addresses.
-    for (seed, text, _) in &runs {
-        assert!(text.contains(RESEEDED), "seed {seed}: {text}");
-        assert!(
-            randomness(text).iter().all(Option::is_some),
-            "seed {seed}: {text}"
-        );
-    }
-    for part in 0..3 {
-        let values: Vec<Option<String>> = runs
-            .iter()
-            .map(|(_, t, _)| randomness(t)[part].clone())
-            .collect();
-        let mut distinct = values.clone();
-        distinct.sort();
-        distinct.dedup();
-        assert_eq!(
-            distinct.len(),
-            values.len(),
-            "line {part} repeats across 20 branches: {values:#?}"
-        );
-    }
+    assert_entropy_forked(&runs);
     // One seed stays bit-identical; the snapshot's own seed continues the original run,
     // with no new generation (nothing forked).
     let again = branches(&snap, &[seeds[0], 3]);
@@ -162,25 +167,7 @@ fn entropy_forks_in_branches_of_debians_unmodified_kernel() {
     // brk and mmap, differs in every one.
     let seeds: Vec<u64> = (100..120).collect();
     let runs = branches(&snap, &seeds);
-    for (seed, text, _) in &runs {
-        assert!(text.contains(RESEEDED), "seed {seed}: {text}");
-        assert!(
-            randomness(text).iter().all(Option::is_some),
-            "seed {seed}: {text}"
-        );
-    }
-    for part in 0..3 {
-        let values: Vec<Option<String>> = runs
-            .iter()
-            .map(|(_, t, _)| randomness(t)[part].clone())
-            .collect();
-        let distinct: std::collections::BTreeSet<&Option<String>> = values.iter().collect();
-        assert_eq!(
-            distinct.len(),
-            values.len(),
-            "line {part} repeats across 20 branches: {values:#?}"
-        );
-    }
+    assert_entropy_forked(&runs);
     // One seed stays bit-identical.
     let again = branches(&snap, &[seeds[3]]);
     assert_eq!(

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
-    interrupt_after, require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio,
-    StopSignal,
+    interrupt_after, read_report as report, require_riscv_guests, run_with_summary, scratch,
+    stderr, stdout, until_lines, wio, StopSignal,
 };
 
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
@@ -30,10 +30,6 @@ fn late_snapshot(dir: &Path) -> PathBuf {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     snap
-}
-
-fn report(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 const UNTIL: &str = "console:probe: getrandom";
@@ -351,16 +347,7 @@ fn race_explore(snap: &Path, rep: &Path, extra: &[&str]) -> (Vec<String>, serde_
     let o = wio(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = report(rep);
-    let lines = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|res| {
-            assert_eq!(res["ended"], "until", "{res}");
-            res["until_line"].as_str().unwrap().to_string()
-        })
-        .collect();
-    (lines, r)
+    (until_lines(&r), r)
 }
 
 /// The summary of one branch of the race snapshot `snap` with `seed` run to the race's

@@ -10,7 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
-    interrupt_after, require_riscv_guests, run_with_summary, scratch, stderr, wio, StopSignal,
+    interrupt_after, read_report as report, require_riscv_guests, run_with_summary, scratch,
+    stderr, wio, StopSignal,
 };
 
 /// The small guest's kernel arguments with the planted bug of `form` and `depth` (no other
@@ -41,10 +42,6 @@ fn planted_snapshot(dir: &Path, form: &str, depth: u32) -> PathBuf {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     snap
-}
-
-fn report(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn guided(snap: &Path, budget: u64, jobs: u32, rep: &Path) -> std::process::Output {

@@ -11,8 +11,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use wio_e2e_tests::{
-    explore_to, field, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch,
-    stderr, stdout, wio,
+    explore_to, field, read_report, require_riscv_guests, riscv_guest_artifact, run_with_summary,
+    scratch, stderr, stdout, until_lines, wio,
 };
 
 /// Debian's kernel with wio's deterministic arguments and the two-thread race.
@@ -56,18 +56,8 @@ fn race_branches(snap: &Path, rep: &Path, extra: &[&str]) -> (Vec<String>, serde
     args.extend_from_slice(extra);
     let o = explore_to(snap, "100..120", rep, &args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(rep).unwrap()).unwrap();
-    let lines = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|res| {
-            assert_eq!(res["ended"], "until", "{res}");
-            res["until_line"].as_str().unwrap().to_string()
-        })
-        .collect();
-    (lines, r)
+    let r = read_report(rep);
+    (until_lines(&r), r)
 }
 
 /// The counters the branches ended with (the race's outcome), checking each race lasted

@@ -266,6 +266,30 @@ pub fn riscv_snapshot(path: &Path, seed: u64, at: &str) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+/// A JSON file wio wrote (an exploration's report, a summary), read and parsed.
+pub fn read_report(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The console line each result of an exploration's `report` stopped at (`--until`), in
+/// order; every result must have ended there.
+pub fn until_lines(report: &Value) -> Vec<String> {
+    report["results"]
+        .as_array()
+        .expect("a report's results")
+        .iter()
+        .map(|res| {
+            assert_eq!(res["ended"], "until", "{res}");
+            res["until_line"]
+                .as_str()
+                .expect("an until line")
+                .to_string()
+        })
+        .collect()
+}
+
 /// `wio explore --from SNAP --seeds SEEDS --jobs 2 --report REPORT` plus `extra`.
 pub fn explore_to(snap: &Path, seeds: &str, report: &Path, extra: &[&str]) -> Output {
     let mut args = vec![

@@ -56,6 +56,29 @@ impl SchedNoise {
         }
     }
 
+    /// (largest gap between stalls in instructions, longest stall in ns) of a running CPU
+    /// (see [`Stalls`]); None when off. Light: gaps of up to 10^6 instructions (1 ms at the
+    /// nominal rate, 0.5 ms on average), stalls of up to 20 us (10 us on average): a busy
+    /// CPU loses about 2 % of its time, and a 4 ms tick's phase against a program wanders
+    /// by tens of microseconds per tick. Heavy: gaps of up to 400,000 instructions, stalls
+    /// of up to 100 us (a busy CPU loses about 20 % of its time).
+    pub fn stall_bounds(self) -> Option<(u64, u64)> {
+        match self {
+            SchedNoise::Off => None,
+            SchedNoise::Light => Some((1_000_000, 20_000)),
+            SchedNoise::Heavy => Some((400_000, 100_000)),
+        }
+    }
+
+    /// The longest stall of a CPU waking from a long idle, in ns (0 when off).
+    pub fn wake_bound_ns(self) -> u64 {
+        match self {
+            SchedNoise::Off => 0,
+            SchedNoise::Light => 40_000,
+            SchedNoise::Heavy => 200_000,
+        }
+    }
+
     /// The name the trace and `--help` use.
     pub fn name(self) -> &'static str {
         match self {
@@ -180,42 +203,10 @@ pub struct StallsState {
     end_ns: u64,
 }
 
-impl SchedNoise {
-    /// (largest gap between stalls in instructions, longest stall in ns); None when off.
-    pub fn stall_bounds(self) -> Option<(u64, u64)> {
-        match self {
-            SchedNoise::Off => None,
-            SchedNoise::Light => Some((STALL_GAP_LIGHT_NS, STALL_LEN_LIGHT_NS)),
-            SchedNoise::Heavy => Some((STALL_GAP_HEAVY_NS, STALL_LEN_HEAVY_NS)),
-        }
-    }
-}
-
-/// Light stalls: gaps of up to 10^6 instructions (1 ms at the nominal rate, 0.5 ms on
-/// average), stalls of up to 20 us (10 us on average): a busy CPU loses about 2 % of its
-/// time, and a 4 ms tick's phase against a program wanders by tens of microseconds per tick.
-const STALL_GAP_LIGHT_NS: u64 = 1_000_000;
-const STALL_LEN_LIGHT_NS: u64 = 20_000;
-/// Heavy stalls: gaps of up to 400,000 instructions, stalls of up to 100 us (a busy CPU
-/// loses about 20 % of its time).
-const STALL_GAP_HEAVY_NS: u64 = 400_000;
-const STALL_LEN_HEAVY_NS: u64 = 100_000;
-
 /// The longest pause a branch starts with (see [`Stalls::branched`]): one tick at 100 Hz.
 pub const BRANCH_PAUSE_NS: u64 = 10_000_000;
 /// The shortest idle after which a CPU's wake-up stalls (as it leaves a deep idle state).
 pub const WAKE_IDLE_NS: u64 = 100_000;
-
-impl SchedNoise {
-    /// The longest stall of a CPU waking from a long idle, in ns (0 when off).
-    pub fn wake_bound_ns(self) -> u64 {
-        match self {
-            SchedNoise::Off => 0,
-            SchedNoise::Light => 40_000,
-            SchedNoise::Heavy => 200_000,
-        }
-    }
-}
 
 impl Stalls {
     /// Stalls of `level` drawn from `seed`, the first one a gap after instruction

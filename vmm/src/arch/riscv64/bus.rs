@@ -74,7 +74,7 @@ pub struct RvBus {
     /// Whether the hart runs (node faults stop it).
     pub power: Power,
     /// Bits the fault events just fired flip (single-event upsets), for the machine to
-    /// apply to the hart before it runs on (see `upsets::apply_upsets`).
+    /// apply to the hart before it runs on (see `upsets::fire_due`).
     pub upsets: Vec<(UpsetPlace, u8, u8)>,
     /// RAM bits the fault events just stuck (value) or freed (None), applied with the
     /// upsets.

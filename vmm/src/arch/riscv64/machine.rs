@@ -12,7 +12,7 @@ use super::clock;
 use super::engine::RiscvEngine;
 use super::layout;
 use super::sbi::{self, SbiEffect};
-use super::upsets::apply_upsets;
+use super::upsets::fire_due;
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::edac::Edac;
 use crate::devices::riscv::flight_io::FlightIo;
@@ -369,9 +369,7 @@ impl RvMachine {
             Pending::Events => {
                 let hart = &mut self.engine.hart;
                 let now = clock::now(&self.engine.clock, hart).as_ns();
-                self.bus.fire_due_events(now);
-                apply_upsets(hart, &mut self.bus, now);
-                hart.poke_interrupts();
+                fire_due(hart, &mut self.bus, now);
                 return Stop::Yield;
             }
         }
@@ -400,13 +398,13 @@ impl RvMachine {
         let hart = &mut self.engine.hart;
         let now = clock::now(&clk, hart).as_ns();
         if bus.events.peek_time().is_some_and(|t| t <= now) {
-            if matches!(exit, Exit::Budget) {
+            if matches!(exit, Exit::Budget) && hart.cycles() < clk.count_before(limit) {
                 // The hart stopped for a device event: the step ends before it fires.
+                // (At the limit it fires now: what is due there has happened when the run
+                // stops there.)
                 self.pending = Pending::Events;
             } else {
-                bus.fire_due_events(now);
-                apply_upsets(hart, bus, now);
-                hart.poke_interrupts();
+                fire_due(hart, bus, now);
             }
         }
         let out = bus.uart.take_output();
@@ -437,13 +435,6 @@ impl RvMachine {
                 // At the last cycle at or before the limit (the limit itself unless a
                 // slow clock's cycle steps over it).
                 if hart.cycles() >= clk.count_before(limit) {
-                    if self.pending == Pending::Events {
-                        // What is due at the limit has happened when the run stops there.
-                        self.pending = Pending::None;
-                        bus.fire_due_events(now);
-                        apply_upsets(hart, bus, now);
-                        hart.poke_interrupts();
-                    }
                     return Stop::Limit;
                 }
             }
@@ -718,9 +709,7 @@ fn idle(
         *idle_ns += skipped;
         bus.trace.event(now, "wfi", json!({ "idle_ns": skipped }));
     }
-    bus.fire_due_events(now);
-    apply_upsets(hart, bus, now);
-    hart.poke_interrupts();
+    fire_due(hart, bus, now);
     *parked = parked_until(clk, hart, bus, limit);
     None
 }

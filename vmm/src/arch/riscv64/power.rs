@@ -42,9 +42,7 @@ impl RvMachine {
         let skipped = clock::idle_until(&clk, hart, wake, limit);
         self.stopped_ns += skipped;
         let now = clock::now(&clk, hart).as_ns();
-        self.bus.fire_due_events(now);
-        super::upsets::apply_upsets(hart, &mut self.bus, now);
-        hart.poke_interrupts();
+        super::upsets::fire_due(hart, &mut self.bus, now);
         // At the last cycle at or before the limit with nothing left due: the limit.
         if hart.cycles() >= clk.count_before(limit)
             && self.bus.events.peek_time().is_none_or(|t| t > now)

@@ -258,7 +258,7 @@ impl RvMachine {
         let mut meta = self.meta.clone();
         meta.seed = self.seed;
         meta.virtual_ns = self.now().as_ns();
-        meta.instructions = Some(self.instret_before + self.engine.hart.instret());
+        meta.instructions = Some(self.instructions());
         meta.reason = reason;
         Ok(Snapshot {
             meta,

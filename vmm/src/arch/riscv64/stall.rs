@@ -6,7 +6,7 @@
 
 use super::clock;
 use super::machine::RvMachine;
-use super::upsets::apply_upsets;
+use super::upsets::fire_due;
 use crate::machine::Stop;
 use crate::trace::fold;
 use wio_clock::VirtualTime;
@@ -71,9 +71,7 @@ impl RvMachine {
         let wake = clk.count_at_or_after(VirtualTime::from_ns(end)).min(device);
         clock::idle_until(&clk, hart, wake, limit);
         let now = clock::now(&clk, hart).as_ns();
-        self.bus.fire_due_events(now);
-        apply_upsets(hart, &mut self.bus, now);
-        hart.poke_interrupts();
+        fire_due(hart, &mut self.bus, now);
         if hart.cycles() >= clk.count_before(limit) && self.stalls.stalled_until(now).is_some() {
             // Stalled at the limit: the rest of the stall comes in the next run.
             return Some(Stop::Limit);

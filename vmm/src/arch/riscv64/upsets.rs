@@ -7,9 +7,18 @@ use crate::faults::plan::UpsetPlace;
 use serde_json::json;
 use wio_riscv::Hart;
 
+/// Fires the bus's events due at `now_ns`, applies the upsets they queued, and lets the
+/// hart see the interrupts they raised: what every part of the run loop does once virtual
+/// time reached a device event (a step, an idle hart, a stall, a stopped machine).
+pub(super) fn fire_due(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
+    bus.fire_due_events(now_ns);
+    apply_upsets(hart, bus, now_ns);
+    hart.poke_interrupts();
+}
+
 /// Flips the bits of the upsets the fault events just fired (single-event upsets): the
 /// next instruction sees them. Each is a trace line with the value before and after.
-pub(super) fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
+fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
     for (place, bit, width) in std::mem::take(&mut bus.upsets) {
         // The plan check keeps bit + width within the place's bits.
         let mask = (u64::MAX >> (64 - u32::from(width.clamp(1, 64)))) << bit;
