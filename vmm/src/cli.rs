@@ -68,6 +68,8 @@ Examples:
   wio sim --from world.snap                    # continues exactly as the world that took it
   wio sim --from world.snap --seed 99          # same past, a different future
   wio explore --from world.snap --seeds 0..100 --fail-on 'FAILED'
+  wio explore --from world.snap --budget 400 --report guided.json   # guided: moments of the whole world
+  wio sim --from world.snap --path 17@2140000000,90   # one branch of a guided exploration
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
 shell script, faults, sched_noise, clock_drift_ppm) and links ([link] defaults, [[links]]
@@ -90,6 +92,12 @@ pub struct SimArgs {
     /// 0, or the snapshot's with --from (another seed: same past, a different future).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// With --from: run a guided exploration's branch, SEED@NS,...,SEED (its report's
+    /// `path`): from each of the world's moments on with its seed, then the last seed to
+    /// the end. Same world trace hash as the exploration reported (give its --until and
+    /// --max-virtual-secs too, as its reproduce line does).
+    #[arg(long, value_name = "PATH", requires = "from", conflicts_with_all = ["seed", "fault_plan", "snapshot_at"])]
+    pub path: Option<String>,
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
     /// line of any node) or setup-complete (a program in a node declared it).
@@ -590,6 +598,11 @@ pub struct BenchArgs {
     /// Most seeds per bug for --payments (the goal: a violation within 1000).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub payments_seeds: u64,
+    /// With --payments: for each bug, N flat explorations (seed ranges a million apart) and
+    /// N guided ones (search seeds 0..N) side by side, branches to the first violation of
+    /// each (0: none).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub payments_roots: u64,
     /// Also measure reverse execution (riscv64 small guest, 10+ virtual s of busy loops):
     /// replay speed with the debugger's periodic checkpoints against without, and the
     /// latency of one reverse-stepi at 1 s and at 10 s of virtual time.

@@ -273,7 +273,27 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     let summary = match (&args.from, &args.scenario) {
         (Some(from), _) => {
             let loaded = world::snapshot::LoadedWorld::load(from)?;
-            world::restore(&loaded, args.seed, &opts, None)?
+            let (moment, seed) = match &args.path {
+                Some(text) => {
+                    let path = explore::path::BranchPath::parse(text)?;
+                    // The steps as the exploration ran them: quiet, to the same ends.
+                    let steps = world::Options {
+                        quiet: true,
+                        jobs: opts.jobs,
+                        until: opts.until.clone(),
+                        max_virtual_ns: opts.max_virtual_ns,
+                        ..world::Options::default()
+                    };
+                    let cancel = std::sync::atomic::AtomicBool::new(false);
+                    let moment = path.last_world_moment(&loaded, &steps, &cancel)?;
+                    if moment.is_none() && !path.steps.is_empty() {
+                        return Err(WioError::Interrupted(0));
+                    }
+                    (moment, Some(path.seed))
+                }
+                None => (None, args.seed),
+            };
+            world::restore(moment.as_ref().unwrap_or(&loaded), seed, &opts, None)?
                 .ok_or_else(|| WioError::Internal("world run cancelled".into()))?
         }
         (None, Some(path)) => {

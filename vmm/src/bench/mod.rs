@@ -182,7 +182,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         None
     };
     let payments_doc = if args.payments {
-        Some(payments::figures(args.payments_seeds)?)
+        Some(payments::figures(args.payments_seeds, args.payments_roots)?)
     } else {
         None
     };

@@ -2,9 +2,14 @@
 //! planted bug, the seeds explored until the first violation (from the setup-complete
 //! world snapshot, 2 workers), then the shrink of that seed (probes, wall time, faults
 //! before and after); for the correct build, the same budget of seeds must all pass;
-//! world branches per minute throughout.
+//! world branches per minute throughout. With `--payments-roots N`, side by side for each
+//! bug: branches to the first violation of N flat explorations (seed ranges N apart) and of
+//! N guided ones (search seeds 0..N, moments of the whole world).
 
 use crate::error::{Result, WioError};
+use crate::explore::guided::{self, Guided};
+use crate::explore::{Explore, SeedRange};
+use crate::machine::novelty::Signal;
 use crate::shrink;
 use crate::world::snapshot::LoadedWorld;
 use crate::world::{self, scenario::Scenario};
@@ -53,8 +58,84 @@ fn run_seeds(lw: &LoadedWorld, from: u64, n: u64) -> Result<Vec<u64>> {
         .collect())
 }
 
-/// The figures, printed and as JSON; `budget` seeds at most per bug.
-pub fn figures(budget: u64) -> Result<serde_json::Value> {
+/// Seeds between two flat samples of `--payments-roots` (ranges that never overlap).
+const FLAT_STRIDE: u64 = 1_000_000;
+
+/// Branches to the first violation of `lw` (its file at `snap`): of flat explorations of
+/// the seed ranges from `r * FLAT_STRIDE`, and of guided explorations with search seed `r`,
+/// for `r` in `0..roots`, each of at most `budget` branches (None: none in the budget).
+fn flat_against_guided(
+    dir: &Path,
+    snap: &Path,
+    lw: &LoadedWorld,
+    roots: u64,
+    budget: u64,
+) -> Result<Vec<serde_json::Value>> {
+    let mut rows = Vec::new();
+    for r in 0..roots {
+        let t = Instant::now();
+        let start = r * FLAT_STRIDE;
+        let mut flat = None;
+        let mut from = start;
+        while flat.is_none() && from < start + budget {
+            let n = BATCH.min(start + budget - from);
+            flat = run_seeds(lw, from, n)?.first().map(|s| s - start + 1);
+            from += n;
+        }
+        let flat_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let x = Explore {
+            from: snap.to_path_buf(),
+            disk: None,
+            seeds: SeedRange {
+                start: 0,
+                end: budget,
+            },
+            shard: (0, 1),
+            jobs: 2,
+            until: None,
+            matches: Vec::new(),
+            fail_on: Vec::new(),
+            max_virtual_ns: 0,
+            report: dir.join("guided.json"),
+            sched_noise: None,
+        };
+        let g = Guided {
+            budget,
+            search_seed: r,
+            signals: vec![Signal::Promise, Signal::Console],
+            max_memory: 4096 << 20,
+            stop_at_failure: true,
+            checkpoint_secs: u64::MAX,
+            resume: false,
+        };
+        let report = guided::explore(&x, &g)?;
+        let guided = report.results.iter().find(|s| s.failed).map(|s| s.seed + 1);
+        let depth = report
+            .tree
+            .as_ref()
+            .and_then(|t| t.moments.iter().map(|m| m.depth).max())
+            .unwrap_or(0);
+        let guided_s = t.elapsed().as_secs_f64();
+        let show = |v: Option<u64>| v.map_or_else(|| "none".to_string(), |b| b.to_string());
+        println!(
+            "  root {r}: flat {:>5} branches ({flat_s:.0} s) / guided {:>5} ({guided_s:.0} s, tree depth {depth}, {} branches run)",
+            show(flat),
+            show(guided),
+            report.results.len()
+        );
+        rows.push(json!({
+            "root": r, "flat_branches_to_first": flat, "flat_s": flat_s,
+            "guided_branches_to_first": guided, "guided_s": guided_s,
+            "guided_branches_run": report.results.len(), "guided_tree_depth": depth,
+        }));
+    }
+    Ok(rows)
+}
+
+/// The figures, printed and as JSON; `budget` seeds at most per bug; `roots` flat and
+/// guided explorations side by side per bug (0: none).
+pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
     let dir = std::env::temp_dir().join(format!("wio-bench-payments-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
         what: "bench folder",
@@ -69,6 +150,12 @@ pub fn figures(budget: u64) -> Result<serde_json::Value> {
         for bug in ["receipt-no-retry", "no-idempotency"] {
             eprintln!("bench: payments, bug {bug}: booting the world to setup complete…");
             let lw = snapshot(&dir, bug)?;
+            let side_by_side = if roots > 0 {
+                println!("payments {bug}: branches to the first violation, flat / guided");
+                flat_against_guided(&dir, &dir.join(format!("{bug}.snap")), &lw, roots, budget)?
+            } else {
+                Vec::new()
+            };
             let t = Instant::now();
             let mut first = None;
             let mut from = 0;
@@ -82,7 +169,7 @@ pub fn figures(budget: u64) -> Result<serde_json::Value> {
             seeds_wall += wall;
             let Some(seed) = first else {
                 println!("payments {bug:<17} no violation in {budget} seeds ({wall:.0} s)");
-                docs.push(json!({ "bug": bug, "first_violation_seed": null, "seeds": from }));
+                docs.push(json!({ "bug": bug, "first_violation_seed": null, "seeds": from, "flat_against_guided": side_by_side }));
                 continue;
             };
             first_found.push(seed);
@@ -104,6 +191,7 @@ pub fn figures(budget: u64) -> Result<serde_json::Value> {
                 "bug": bug, "first_violation_seed": seed, "seeds": from, "explore_wall_s": wall,
                 "shrink_faults_before": out.before, "shrink_faults_after": out.after,
                 "shrink_probes": out.probes, "shrink_wall_s": shrink_wall,
+                "flat_against_guided": side_by_side,
             }));
         }
         // The correct build over the seeds the bugs needed (at least 32).

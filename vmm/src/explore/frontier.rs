@@ -23,11 +23,16 @@
 //!   and of what earlier branches found, in branch order: never of threads or host time.
 //! - Moments hold their guest memory; beyond `--max-memory` the spent, then the weakest,
 //!   are evicted (their place in the tree stays; they can no longer be branched from).
+//!
+//! The frontier keeps moments of one machine (its loaded snapshot and the moments its
+//! branches kept) or of a world (every machine, the switch and the frames in flight): any
+//! [`MomentState`].
 
 use super::path::{BranchPath, Step};
-use crate::machine::driver::{GuidedEnd, Kept};
+use crate::machine::driver::Kept;
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::LoadedSnapshot;
+use crate::world::snapshot::LoadedWorld;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -53,6 +58,48 @@ pub const DEPTH_BONUS: u32 = 4;
 pub const MIN_ENERGY: u32 = 48;
 /// Most moments one exploration keeps in its tree (kept or evicted).
 pub const MAX_MOMENTS: usize = 100_000;
+
+/// What a frontier keeps moments of: a machine's state, or a world's.
+pub trait MomentState: Send + Sync {
+    /// Its virtual time.
+    fn moment_ns(&self) -> u64;
+    /// The seed it ran with (its children need another, or nothing is re-keyed).
+    fn moment_seed(&self) -> u64;
+    /// Instructions retired by then (every machine's, for a world), where counted.
+    fn moment_instructions(&self) -> Option<u64>;
+    /// Host memory its guest memory takes (bytes).
+    fn moment_bytes(&self) -> u64;
+}
+
+impl MomentState for dyn LoadedSnapshot {
+    fn moment_ns(&self) -> u64 {
+        self.meta().virtual_ns
+    }
+    fn moment_seed(&self) -> u64 {
+        self.meta().seed
+    }
+    fn moment_instructions(&self) -> Option<u64> {
+        self.meta().instructions
+    }
+    fn moment_bytes(&self) -> u64 {
+        self.resident_bytes()
+    }
+}
+
+impl MomentState for LoadedWorld {
+    fn moment_ns(&self) -> u64 {
+        self.state.at_ns
+    }
+    fn moment_seed(&self) -> u64 {
+        self.state.seed
+    }
+    fn moment_instructions(&self) -> Option<u64> {
+        self.nodes.iter().map(|n| n.meta().instructions).sum()
+    }
+    fn moment_bytes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.resident_bytes()).sum()
+    }
+}
 
 /// Where a branch's moments lie in its run: positions `at` (one per moment) between
 /// `start` and `stop`, in instructions or in virtual ns.
@@ -96,21 +143,21 @@ pub struct MomentInfo {
 }
 
 /// A moment: its place in the tree and the state to branch from.
-struct Moment {
+struct Moment<S: ?Sized> {
     info: MomentInfo,
     /// The path's steps up to it (children add their own seed).
     steps: Vec<Step>,
     /// The seed of the branch that kept it (children need another, or nothing is re-keyed).
     seed: u64,
-    loaded: Option<Arc<dyn LoadedSnapshot>>,
+    loaded: Option<Arc<S>>,
 }
 
 /// Where a branch starts: its moment, its path.
-pub struct Assignment {
+pub struct Assignment<S: ?Sized = dyn LoadedSnapshot> {
     /// The moment's number.
     pub moment: u32,
     /// The state to restore.
-    pub loaded: Arc<dyn LoadedSnapshot>,
+    pub loaded: Arc<S>,
     /// The branch's path (the moment's steps, then its seed).
     pub path: BranchPath,
 }
@@ -145,12 +192,19 @@ pub struct FrontierState {
     max_bytes: u64,
 }
 
+impl FrontierState {
+    /// The live moments a restore rebuilds (the root is not rebuilt).
+    pub fn live(&self) -> usize {
+        self.moments.iter().skip(1).filter(|m| m.live).count()
+    }
+}
+
 /// Brings back a live moment's state from its path's steps (see [`Frontier::restore`]).
-pub type Rebuild<'a> = dyn FnMut(&[Step]) -> crate::error::Result<Box<dyn LoadedSnapshot>> + 'a;
+pub type Rebuild<'a, S> = dyn FnMut(&[Step]) -> crate::error::Result<Box<S>> + 'a;
 
 /// The moments, the marks seen, and the explorer's streams.
-pub struct Frontier {
-    moments: Vec<Moment>,
+pub struct Frontier<S: ?Sized + MomentState = dyn LoadedSnapshot> {
+    moments: Vec<Moment<S>>,
     known: BTreeSet<(Signal, u64)>,
     pick: Stream,
     seeds: Stream,
@@ -158,16 +212,16 @@ pub struct Frontier {
     max_bytes: u64,
 }
 
-impl Frontier {
-    /// A frontier holding only the root snapshot (`root_path`: how reports name it).
-    pub fn new(root: Arc<dyn LoadedSnapshot>, search_seed: u64, max_bytes: u64) -> Frontier {
+impl<S: ?Sized + MomentState> Frontier<S> {
+    /// A frontier holding only the root snapshot.
+    pub fn new(root: Arc<S>, search_seed: u64, max_bytes: u64) -> Frontier<S> {
         let seed = RunSeed(search_seed);
         let info = MomentInfo {
             id: 0,
             parent: None,
             depth: 0,
             path: String::new(),
-            at_ns: root.meta().virtual_ns,
+            at_ns: root.moment_ns(),
             found_by: None,
             new: Vec::new(),
             children: 0,
@@ -180,7 +234,7 @@ impl Frontier {
             moments: vec![Moment {
                 info,
                 steps: Vec::new(),
-                seed: root.meta().seed,
+                seed: root.moment_seed(),
                 loaded: Some(root),
             }],
             known: BTreeSet::new(),
@@ -216,7 +270,7 @@ impl Frontier {
         self.moments.iter().map(|m| m.info.depth).max().unwrap_or(0)
     }
 
-    fn weight(m: &Moment) -> u64 {
+    fn weight(m: &Moment<S>) -> u64 {
         if m.loaded.is_none() {
             0
         } else if m.info.id == 0 {
@@ -229,13 +283,13 @@ impl Frontier {
     }
 
     /// Where the next branch starts, and its seed.
-    pub fn assign(&mut self) -> Assignment {
-        let total: u64 = self.moments.iter().map(Frontier::weight).sum();
+    pub fn assign(&mut self) -> Assignment<S> {
+        let total: u64 = self.moments.iter().map(Frontier::<S>::weight).sum();
         // The root always weighs at least ROOT_FLOOR, so total > 0.
         let mut at = self.pick.below(total.max(1));
         let mut chosen = 0;
         for (i, m) in self.moments.iter().enumerate() {
-            let w = Frontier::weight(m);
+            let w = Frontier::<S>::weight(m);
             if at < w {
                 chosen = i;
                 break;
@@ -258,25 +312,27 @@ impl Frontier {
         }
     }
 
-    /// Takes branch `branch`'s end (started as `a`): its moments with something still new
-    /// join the frontier and their marks become known, its moment's energy goes up (a
-    /// moment kept) or down. Branches must be absorbed in branch order.
-    pub fn absorb(&mut self, branch: u64, a: &Assignment, end: &mut GuidedEnd) -> Absorbed {
-        let moments = std::mem::take(&mut end.moments);
-        let instructions = |l: &dyn LoadedSnapshot| l.meta().instructions;
+    /// Takes branch `branch`'s end (started as `a`, kept `moments`, ended after
+    /// `end_instructions` retired instructions where counted, at `end_ns`): its moments with
+    /// something still new join the frontier and their marks become known, its moment's
+    /// energy goes up (a moment kept) or down. Branches must be absorbed in branch order.
+    pub fn absorb(
+        &mut self,
+        branch: u64,
+        a: &Assignment<S>,
+        moments: Vec<Kept<S>>,
+        end_instructions: Option<u64>,
+        end_ns: u64,
+    ) -> Absorbed {
         let counted: Option<Vec<u64>> = moments
             .iter()
-            .map(|k| instructions(k.loaded.as_ref()))
+            .map(|k| k.loaded.moment_instructions())
             .collect();
-        let span = match (
-            instructions(a.loaded.as_ref()),
-            end.end.summary.instructions,
-            counted,
-        ) {
+        let span = match (a.loaded.moment_instructions(), end_instructions, counted) {
             (Some(start), Some(stop), Some(at)) => Span { start, stop, at },
             _ => Span {
                 start: self.moments[a.moment as usize].info.at_ns,
-                stop: end.end.summary.virtual_ns,
+                stop: end_ns,
                 at: moments.iter().map(|k| k.at_ns).collect(),
             },
         };
@@ -288,8 +344,8 @@ impl Frontier {
     fn absorb_moments(
         &mut self,
         branch: u64,
-        a: &Assignment,
-        moments: Vec<Kept>,
+        a: &Assignment<S>,
+        moments: Vec<Kept<S>>,
         span: &Span,
     ) -> Absorbed {
         let mut out = Absorbed::default();
@@ -322,7 +378,7 @@ impl Frontier {
             out.new_marks += new.len() as u32;
             let path = a.path.child(kept.at_ns, 0);
             let steps = path.steps;
-            let bytes = kept.loaded.resident_bytes();
+            let bytes = kept.loaded.moment_bytes();
             let id = self.moments.len() as u32;
             self.moments.push(Moment {
                 info: MomentInfo {
@@ -408,10 +464,10 @@ impl Frontier {
     /// The frontier `s` saved, on `root`; `rebuild` brings back a live moment's state from
     /// its path's steps (by replaying them).
     pub fn restore(
-        root: Arc<dyn LoadedSnapshot>,
+        root: Arc<S>,
         s: &FrontierState,
-        rebuild: &mut Rebuild<'_>,
-    ) -> crate::error::Result<Frontier> {
+        rebuild: &mut Rebuild<'_, S>,
+    ) -> crate::error::Result<Frontier<S>> {
         let mut moments = Vec::with_capacity(s.moments.len());
         for (i, m) in s.moments.iter().enumerate() {
             let steps: Vec<Step> = m
@@ -439,11 +495,6 @@ impl Frontier {
             bytes: s.bytes,
             max_bytes: s.max_bytes,
         })
-    }
-
-    /// The live moments a restore rebuilds.
-    pub fn live_in(s: &FrontierState) -> usize {
-        s.moments.iter().skip(1).filter(|m| m.live).count()
     }
 
     /// The tree as the report shows it.

@@ -20,15 +20,17 @@
 //! their paths and goes on, losing at most the rounds since the last checkpoint, with the
 //! same final report as an uninterrupted run.
 
-use super::frontier::{Assignment, Frontier, FrontierState, MomentInfo};
-use super::path::BranchPath;
+use super::frontier::{Assignment, Frontier, FrontierState, MomentInfo, MomentState};
+use super::path::{BranchPath, Step};
+use super::world_branch::{world_options, world_result_of};
 use super::{
     result_with, write_report, Explore, Question, Report, SeedRange, SeedResult, REPORT_FORMAT,
 };
 use crate::error::{Result, WioError};
-use crate::machine::driver::{run_guided, BranchRun, GuidedEnd};
-use crate::machine::novelty::Signal;
-use crate::machine::RunConfig;
+use crate::machine::driver::{run_guided, BranchRun, Kept};
+use crate::machine::novelty::{Mark, Signal};
+use crate::machine::{LoadedSnapshot, RunConfig};
+use crate::world;
 use crate::world::snapshot::LoadedWorld;
 use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
@@ -122,12 +124,12 @@ pub fn checkpoint_path(report: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-fn write_checkpoint(
+fn write_checkpoint<S: ?Sized + MomentState>(
     path: &Path,
     question: &Question,
     results: &[SeedResult],
     growth: &[u64],
-    frontier: &Frontier,
+    frontier: &Frontier<S>,
 ) -> Result<()> {
     let c = Checkpoint {
         format: CHECKPOINT_FORMAT,
@@ -141,15 +143,17 @@ fn write_checkpoint(
     crate::snapshot::write_atomic(path, &text, "checkpoint").map(|_| ())
 }
 
+/// Where a guided exploration stands: its frontier, the results and the growth so far.
+type Standing<S> = (Frontier<S>, Vec<SeedResult>, Vec<u64>);
+
 /// The frontier, results and growth of the checkpoint at `path`, which must be of the
 /// exploration `question` asks; live moments are rebuilt by replaying their paths.
-fn resume(
+fn resume<T: Target>(
     path: &Path,
     question: &Question,
-    root: &Arc<dyn crate::machine::LoadedSnapshot>,
-    b: &BranchRun,
-    signals: &[Signal],
-) -> Result<(Frontier, Vec<SeedResult>, Vec<u64>)> {
+    root: &Arc<T::State>,
+    target: &T,
+) -> Result<Standing<T::State>> {
     let bad = |reason: String| WioError::ArtifactFormat {
         what: "checkpoint",
         path: path.to_path_buf(),
@@ -192,18 +196,176 @@ fn resume(
         "wio: resuming after {} branches from {}: rebuilding {} moments…",
         c.results.len(),
         path.display(),
-        Frontier::live_in(&c.frontier)
+        c.frontier.live()
     );
     let cancel = AtomicBool::new(false);
     let frontier = Frontier::restore(Arc::clone(root), &c.frontier, &mut |steps| {
+        target
+            .rebuild(root, steps, &cancel)?
+            .ok_or(WioError::Interrupted(0))
+    })?;
+    Ok((frontier, c.results, c.growth))
+}
+
+/// How a branch of a guided exploration ended, whatever it branched.
+struct Branched<S: ?Sized> {
+    /// Its result as the report gives it.
+    result: SeedResult,
+    /// The moments it kept, in time order.
+    moments: Vec<Kept<S>>,
+    /// Instructions retired at its end (every machine's), where counted.
+    instructions: Option<u64>,
+    /// Its virtual time at the end.
+    virtual_ns: u64,
+}
+
+/// What a guided exploration branches: one machine's states, or a world's.
+trait Target: Sync {
+    /// A moment's state.
+    type State: ?Sized + MomentState;
+    /// Runs branch `number`, assigned `a`, keeping moments where it sees marks `known` does
+    /// not know; None when abandoned (`cancel`, Ctrl-C or SIGTERM).
+    fn branch(
+        &self,
+        number: u64,
+        a: &Assignment<Self::State>,
+        known: &dyn Fn(&Mark) -> bool,
+        cancel: &AtomicBool,
+    ) -> Result<Option<Branched<Self::State>>>;
+    /// A live moment's state again, by replaying its path's `steps` from `root` (observing
+    /// the same signals, so its coverage counts come back); None when abandoned.
+    fn rebuild(
+        &self,
+        root: &Self::State,
+        steps: &[Step],
+        cancel: &AtomicBool,
+    ) -> Result<Option<Box<Self::State>>>;
+}
+
+/// Branches of one machine's snapshot.
+struct OnMachine<'a> {
+    x: &'a Explore,
+    b: BranchRun<'a>,
+    signals: &'a [Signal],
+}
+
+impl Target for OnMachine<'_> {
+    type State = dyn LoadedSnapshot;
+
+    fn branch(
+        &self,
+        number: u64,
+        a: &Assignment,
+        known: &dyn Fn(&Mark) -> bool,
+        cancel: &AtomicBool,
+    ) -> Result<Option<Branched<dyn LoadedSnapshot>>> {
+        let Some(end) = run_guided(
+            a.loaded.as_ref(),
+            a.path.seed,
+            &self.b,
+            self.signals,
+            known,
+            MAX_MOMENTS_PER_BRANCH,
+            cancel,
+        )?
+        else {
+            return Ok(None);
+        };
+        let (instructions, virtual_ns) = (end.end.summary.instructions, end.end.summary.virtual_ns);
+        let path = a.path.to_string();
+        let mut result = result_with(self.x, number, end.end, &format!("--path {path}"));
+        result.path = Some(path);
+        result.moment = Some(a.moment);
+        Ok(Some(Branched {
+            result,
+            moments: end.moments,
+            instructions,
+            virtual_ns,
+        }))
+    }
+
+    fn rebuild(
+        &self,
+        root: &dyn LoadedSnapshot,
+        steps: &[Step],
+        cancel: &AtomicBool,
+    ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
         let path = BranchPath {
             steps: steps.to_vec(),
             seed: 0,
         };
-        path.last_moment_observed(root.as_ref(), b, signals, &cancel)?
-            .ok_or(WioError::Interrupted(0))
-    })?;
-    Ok((frontier, c.results, c.growth))
+        path.last_moment_observed(root, &self.b, self.signals, cancel)
+    }
+}
+
+/// Branches of a world snapshot: every node observes the signals, and a moment keeps the
+/// whole world (`world::guided`).
+struct OnWorld<'a> {
+    x: &'a Explore,
+    root: &'a LoadedWorld,
+    opts: world::Options,
+}
+
+impl Target for OnWorld<'_> {
+    type State = LoadedWorld;
+
+    fn branch(
+        &self,
+        number: u64,
+        a: &Assignment<LoadedWorld>,
+        known: &dyn Fn(&Mark) -> bool,
+        cancel: &AtomicBool,
+    ) -> Result<Option<Branched<LoadedWorld>>> {
+        let Some(end) = world::guided::run_guided(
+            a.loaded.as_ref(),
+            a.path.seed,
+            &self.opts,
+            known,
+            MAX_MOMENTS_PER_BRANCH,
+            cancel,
+        )?
+        else {
+            return Ok(None);
+        };
+        let instructions = end
+            .summary
+            .nodes
+            .iter()
+            .map(|(_, s)| s.instructions)
+            .sum::<Option<u64>>();
+        let virtual_ns = end.summary.virtual_ns;
+        let path = a.path.to_string();
+        let mut result = world_result_of(
+            self.x,
+            self.root,
+            number,
+            end.summary,
+            &format!("--path {path}"),
+        );
+        result.path = Some(path);
+        result.moment = Some(a.moment);
+        Ok(Some(Branched {
+            result,
+            moments: end.moments,
+            instructions,
+            virtual_ns,
+        }))
+    }
+
+    fn rebuild(
+        &self,
+        root: &LoadedWorld,
+        steps: &[Step],
+        cancel: &AtomicBool,
+    ) -> Result<Option<Box<LoadedWorld>>> {
+        let path = BranchPath {
+            steps: steps.to_vec(),
+            seed: 0,
+        };
+        Ok(path
+            .last_world_moment(root, &self.opts, cancel)?
+            .map(Box::new))
+    }
 }
 
 /// Parses `--signals`: a comma-separated list of promises, console (or `all`).
@@ -230,7 +392,7 @@ pub fn parse_signals(text: &str) -> Result<Vec<Signal>> {
 }
 
 /// One branch's slot in a round.
-type Slot = Mutex<Option<Result<Option<GuidedEnd>>>>;
+type Slot<S> = Mutex<Option<Result<Option<Branched<S>>>>>;
 
 /// Runs the guided exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
@@ -245,27 +407,26 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
             "--signals is empty: a guided exploration needs at least one signal (promises, console)".into(),
         ));
     }
-    if LoadedWorld::is_world(&x.from) {
-        return Err(WioError::Usage(
-            "--strategy guided explores machine snapshots (not yet world snapshots); explore a world with --seeds".into(),
-        ));
-    }
     if x.shard.1 > 1 {
         return Err(WioError::Usage(
             "--shard splits a flat exploration's seeds; a guided exploration is one search (drop --shard)".into(),
         ));
     }
-    let load_cfg = RunConfig {
-        disk: x.disk.clone(),
-        from: Some(x.from.clone()),
-        seed_given: false,
-        ..RunConfig::with_seed(0)
+    let mut watch: Vec<String> = x.matches.clone();
+    for f in &x.fail_on {
+        if !watch.contains(f) {
+            watch.push(f.clone());
+        }
+    }
+    let search = Search {
+        budget: g.budget,
+        search_seed: g.search_seed,
+        signals: g.signals.iter().map(|s| s.name().to_string()).collect(),
+        max_memory_mib: g.max_memory >> 20,
     };
-    let root: Arc<dyn crate::machine::LoadedSnapshot> =
-        Arc::from(crate::builder::load(&x.from, &load_cfg)?);
-    let question = Question {
+    let question = |sha256: &str| Question {
         snapshot: x.from.clone(),
-        snapshot_sha256: root.sha256().to_string(),
+        snapshot_sha256: sha256.to_string(),
         seeds: SeedRange {
             start: 0,
             end: g.budget,
@@ -275,30 +436,73 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         fail_on: x.fail_on.clone(),
         max_virtual_ns: x.max_virtual_ns,
         sched_noise: x.sched_noise,
-        guided: Some(Search {
-            budget: g.budget,
-            search_seed: g.search_seed,
-            signals: g.signals.iter().map(|s| s.name().to_string()).collect(),
-            max_memory_mib: g.max_memory >> 20,
-        }),
+        guided: Some(search.clone()),
     };
-    let mut watch: Vec<String> = x.matches.clone();
-    for f in &x.fail_on {
-        if !watch.contains(f) {
-            watch.push(f.clone());
+    if LoadedWorld::is_world(&x.from) {
+        if x.disk.is_some() {
+            return Err(WioError::Usage(
+                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
+            ));
         }
+        if x.sched_noise.is_some() {
+            return Err(WioError::Usage(
+                "--sched-noise with a world snapshot: not yet (a world's nodes keep their snapshot's level); drop it".into(),
+            ));
+        }
+        let lw = LoadedWorld::load(&x.from)?;
+        let mut opts = world_options(x, &lw, &watch);
+        opts.observe = g.signals.clone();
+        let q = question(&lw.sha256);
+        let (at_ns, seed) = (lw.state.at_ns, lw.state.seed);
+        let target = OnWorld {
+            x,
+            root: &lw,
+            opts,
+        };
+        let root = Arc::new(LoadedWorld {
+            path: lw.path.clone(),
+            sha256: lw.sha256.clone(),
+            state: lw.state.clone(),
+            nodes: lw.nodes.clone(),
+        });
+        return search_from(x, g, q, root, (at_ns, seed), &target);
     }
-    let b = BranchRun {
-        until: x.until.as_deref(),
-        watch: &watch,
-        limit_ns: x.max_virtual_ns,
-        sched_noise: x.sched_noise,
+    let load_cfg = RunConfig {
+        disk: x.disk.clone(),
+        from: Some(x.from.clone()),
+        seed_given: false,
+        ..RunConfig::with_seed(0)
     };
+    let root: Arc<dyn crate::machine::LoadedSnapshot> =
+        Arc::from(crate::builder::load(&x.from, &load_cfg)?);
+    let target = OnMachine {
+        x,
+        b: BranchRun {
+            until: x.until.as_deref(),
+            watch: &watch,
+            limit_ns: x.max_virtual_ns,
+            sched_noise: x.sched_noise,
+        },
+        signals: &g.signals,
+    };
+    let point = (root.meta().virtual_ns, root.meta().seed);
+    search_from(x, g, question(root.sha256()), root, point, &target)
+}
+
+/// The search itself, from `root` (taken at `point`: virtual ns, seed), whatever it branches.
+fn search_from<T: Target>(
+    x: &Explore,
+    g: &Guided,
+    question: Question,
+    root: Arc<T::State>,
+    point: (u64, u64),
+    target: &T,
+) -> Result<Report> {
     eprintln!(
         "wio: guided exploration of {} ({} ns, seed {}): {} branches in rounds of {ROUND}, search seed {}, signals {}, on {} workers",
         x.from.display(),
-        root.meta().virtual_ns,
-        root.meta().seed,
+        point.0,
+        point.1,
         g.budget,
         g.search_seed,
         g.signals.iter().map(|s| s.name()).collect::<Vec<_>>().join(","),
@@ -306,7 +510,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     );
     let ckpt = checkpoint_path(&x.report);
     let (mut frontier, mut results, mut growth) = if g.resume {
-        resume(&ckpt, &question, &root, &b, &g.signals)?
+        resume(&ckpt, &question, &root, target)?
     } else {
         (
             Frontier::new(Arc::clone(&root), g.search_seed, g.max_memory),
@@ -333,8 +537,9 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
             saved = Instant::now();
         }
         let n = ROUND.min((g.budget - results.len() as u64) as usize);
-        let round: Vec<Assignment> = (0..n).map(|_| frontier.assign()).collect();
-        let slots: Vec<Slot> = (0..n).map(|_| Mutex::new(None)).collect();
+        let first = results.len() as u64;
+        let round: Vec<Assignment<T::State>> = (0..n).map(|_| frontier.assign()).collect();
+        let slots: Vec<Slot<T::State>> = (0..n).map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..x.jobs.clamp(1, n) {
@@ -344,15 +549,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(a) = round.get(i) else { return };
-                    let r = run_guided(
-                        a.loaded.as_ref(),
-                        a.path.seed,
-                        &b,
-                        &g.signals,
-                        &|m| frontier.knows(m),
-                        MAX_MOMENTS_PER_BRANCH,
-                        &stop,
-                    );
+                    let r = target.branch(first + i as u64, a, &|m| frontier.knows(m), &stop);
                     if r.is_err() {
                         stop.store(true, Ordering::SeqCst);
                     }
@@ -365,14 +562,10 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         for (a, slot) in round.iter().zip(slots) {
             let branch = results.len() as u64;
             match slot.into_inner().ok().flatten() {
-                Some(Ok(Some(mut end))) => {
-                    frontier.absorb(branch, a, &mut end);
-                    let path = a.path.to_string();
-                    let mut r = result_with(x, branch, end.end, &format!("--path {path}"));
-                    r.path = Some(path);
-                    r.moment = Some(a.moment);
-                    failing += u64::from(r.failed);
-                    results.push(r);
+                Some(Ok(Some(b))) => {
+                    frontier.absorb(branch, a, b.moments, b.instructions, b.virtual_ns);
+                    failing += u64::from(b.result.failed);
+                    results.push(b.result);
                     growth.push(frontier.marks() as u64);
                 }
                 Some(Err(e)) => {

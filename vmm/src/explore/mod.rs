@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-use world_branch::{world_limit, world_result_of};
+use world_branch::{world_options, world_result_of};
 
 pub mod frontier;
 pub mod growth_plot;
@@ -317,16 +317,9 @@ impl Source {
             )?
             .map(|end| result_of(x, seed, end))),
             Source::World(lw) => {
-                let opts = world::Options {
-                    quiet: true,
-                    jobs: 1,
-                    watch: watch.to_vec(),
-                    until: x.until.clone(),
-                    max_virtual_ns: Some(world_limit(x, lw)),
-                    ..world::Options::default()
-                };
+                let opts = world_options(x, lw, watch);
                 Ok(world::restore(lw, Some(seed), &opts, Some(stop))?
-                    .map(|w| world_result_of(x, lw, seed, w)))
+                    .map(|w| world_result_of(x, lw, seed, w, &format!("--seed {seed}"))))
             }
         }
     }

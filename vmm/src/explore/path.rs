@@ -13,6 +13,8 @@ use crate::error::{Result, WioError};
 use crate::machine::driver::{moment_observed, BranchRun};
 use crate::machine::novelty::Signal;
 use crate::machine::LoadedSnapshot;
+use crate::world;
+use crate::world::snapshot::LoadedWorld;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
 
@@ -121,6 +123,34 @@ impl BranchPath {
         for (i, step) in self.steps.iter().enumerate() {
             let from: &dyn LoadedSnapshot = at.as_deref().unwrap_or(root);
             match moment_observed(from, step.seed, step.at_ns, b, signals, cancel) {
+                Ok(Some(m)) => at = Some(m),
+                Ok(None) => return Ok(None),
+                Err(WioError::Usage(why)) => {
+                    return Err(WioError::Usage(format!(
+                        "step {} of {}: {why}",
+                        i + 1,
+                        self
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(at)
+    }
+
+    /// [`BranchPath::last_moment`] of a world snapshot: the steps run as `opts` says (an
+    /// exploration's branch options, with the signals it observed), each keeping the
+    /// world's moment at its step (`world::guided::moment_at`).
+    pub fn last_world_moment(
+        &self,
+        root: &LoadedWorld,
+        opts: &world::Options,
+        cancel: &AtomicBool,
+    ) -> Result<Option<LoadedWorld>> {
+        let mut at: Option<LoadedWorld> = None;
+        for (i, step) in self.steps.iter().enumerate() {
+            let from = at.as_ref().unwrap_or(root);
+            match world::guided::moment_at(from, step.seed, step.at_ns, opts, cancel) {
                 Ok(Some(m)) => at = Some(m),
                 Ok(None) => return Ok(None),
                 Err(WioError::Usage(why)) => {

@@ -4,18 +4,21 @@
 use super::{shell_quote, Explore, SeedResult};
 use crate::faults::inject::Applied;
 use crate::promises::across::SeedPromise;
+use crate::world;
 use crate::world::snapshot::LoadedWorld;
 use crate::world::WorldSummary;
 
 /// One seed's result in a world exploration: the world's hash and end, every node's
 /// promises judged together (a promise holds across the whole world, as in the
 /// Antithesis SDK), every node's faults named by node, and the `wio sim` line that
-/// reruns it.
+/// reruns it (`how`: `--seed S`, or a guided branch's `--path P`, whose `seed` is then its
+/// number).
 pub(super) fn world_result_of(
     x: &Explore,
     lw: &LoadedWorld,
     seed: u64,
     w: WorldSummary,
+    how: &str,
 ) -> SeedResult {
     let error = w
         .nodes
@@ -36,7 +39,7 @@ pub(super) fn world_result_of(
     let promises: Vec<SeedPromise> = w.promises.iter().map(SeedPromise::of).collect();
     let failed = w.seed_failed() || w.matched.iter().any(|m| x.fail_on.contains(m));
     let mut reproduce = format!(
-        "wio sim --from {} --seed {seed}",
+        "wio sim --from {} {how}",
         shell_quote(&x.from.to_string_lossy())
     );
     if let Some(u) = &x.until {
@@ -82,6 +85,19 @@ pub(super) fn world_result_of(
         promises,
         path: None,
         moment: None,
+    }
+}
+
+/// How a world branch runs: quiet, on one thread (an exploration runs branches side by
+/// side), reporting `watch`, stopping at `--until`, to [`world_limit`].
+pub(super) fn world_options(x: &Explore, lw: &LoadedWorld, watch: &[String]) -> world::Options {
+    world::Options {
+        quiet: true,
+        jobs: 1,
+        watch: watch.to_vec(),
+        until: x.until.clone(),
+        max_virtual_ns: Some(world_limit(x, lw)),
+        ..world::Options::default()
     }
 }
 

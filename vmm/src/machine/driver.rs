@@ -284,14 +284,15 @@ pub fn run_branch(
     Ok(Some(end_branch(m, &cfg, &b, ended, wall)))
 }
 
-/// A moment a guided branch kept: where, for what, and the machine's state there.
-pub struct Kept {
+/// A moment a guided branch kept: where, for what, and the state there (a machine's, or
+/// a world's).
+pub struct Kept<S: ?Sized = dyn LoadedSnapshot> {
     /// The virtual time it is named by: the moment is the first step boundary at or after it.
     pub at_ns: u64,
     /// What was new there.
     pub marks: Vec<Mark>,
     /// The state, ready to branch from.
-    pub loaded: Box<dyn LoadedSnapshot>,
+    pub loaded: Box<S>,
 }
 
 /// How a guided branch ended.
@@ -306,12 +307,90 @@ pub struct GuidedEnd {
     pub marks: Vec<Mark>,
 }
 
+/// What a guided branch keeps as it runs, boundary by boundary: the marks it saw that the
+/// exploration did not know, and a moment wherever some came. A boundary brings marks; the
+/// moment is kept at that boundary when its time is past the previous boundary's, else at
+/// the next boundary past it, so a moment is always "the first step boundary at or after
+/// `at_ns`" (what a path's replay finds again). At most `max` moments are kept. Machines
+/// and worlds keep moments by the same rule.
+pub struct Keeper<'a, S: ?Sized> {
+    signals: &'a [Signal],
+    known: &'a dyn Fn(&Mark) -> bool,
+    max: usize,
+    own: BTreeSet<(Signal, u64)>,
+    /// Everything new, in order.
+    pub marks: Vec<Mark>,
+    /// The moments kept, in time order.
+    pub moments: Vec<Kept<S>>,
+    /// (at_ns, marks) of the moment to keep at the first boundary at or after at_ns.
+    pending: Option<(u64, Vec<Mark>)>,
+    prev_ns: u64,
+}
+
+impl<'a, S: ?Sized> Keeper<'a, S> {
+    /// A keeper of a branch that starts at `start_ns`, counting `signals`, for an
+    /// exploration that knows what `known` says, keeping at most `max` moments.
+    pub fn new(
+        signals: &'a [Signal],
+        known: &'a dyn Fn(&Mark) -> bool,
+        max: usize,
+        start_ns: u64,
+    ) -> Keeper<'a, S> {
+        Keeper {
+            signals,
+            known,
+            max,
+            own: BTreeSet::new(),
+            marks: Vec::new(),
+            moments: Vec::new(),
+            pending: None,
+            prev_ns: start_ns,
+        }
+    }
+
+    /// A step boundary at `now` that brought `seen`: notes what is new, and keeps the
+    /// moment due here with `keep` (None: no moment can be taken here; it is not kept).
+    pub fn boundary(
+        &mut self,
+        now: u64,
+        seen: Vec<Mark>,
+        keep: impl FnOnce() -> Result<Option<Box<S>>>,
+    ) -> Result<()> {
+        let fresh: Vec<Mark> = seen
+            .into_iter()
+            .filter(|k| {
+                self.signals.contains(&k.signal) && !(self.known)(k) && self.own.insert(k.id())
+            })
+            .collect();
+        if !fresh.is_empty() {
+            self.marks.extend(fresh.iter().cloned());
+            if self.moments.len() < self.max {
+                match &mut self.pending {
+                    Some((_, p)) => p.extend(fresh),
+                    None => {
+                        let at = if now > self.prev_ns { now } else { now + 1 };
+                        self.pending = Some((at, fresh));
+                    }
+                }
+            }
+        }
+        if let Some((at_ns, marks)) = self.pending.take_if(|(at_ns, _)| now >= *at_ns) {
+            if let Some(loaded) = keep()? {
+                self.moments.push(Kept {
+                    at_ns,
+                    marks,
+                    loaded,
+                });
+            }
+        }
+        self.prev_ns = now;
+        Ok(())
+    }
+}
+
 /// Runs one branch of a guided exploration: as [`run_branch`], observing what the run sees
-/// for the first time (of `signals`). When a step boundary brings marks `known` does not
-/// know (and this branch has not seen), it keeps a moment: at that boundary when its time is
-/// past the previous boundary's, else at the next boundary past it, so the moment is always
-/// "the first step boundary at or after `at_ns`" (what [`moment_at`] replays). At most
-/// `max_moments` are kept.
+/// for the first time (of `signals`) and keeping moments where that is new to `known`
+/// ([`Keeper`]; at most `max_moments`).
 #[allow(clippy::too_many_arguments)]
 pub fn run_guided(
     l: &dyn LoadedSnapshot,
@@ -325,37 +404,12 @@ pub fn run_guided(
     let wall = Instant::now();
     let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
     m.observe(signals);
-    let mut own: BTreeSet<(Signal, u64)> = BTreeSet::new();
-    let mut marks: Vec<Mark> = Vec::new();
-    let mut moments: Vec<Kept> = Vec::new();
-    // (at_ns, marks) of the moment to keep at the first boundary at or after at_ns.
-    let mut pending: Option<(u64, Vec<Mark>)> = None;
-    let mut prev_ns = m.now().as_ns();
+    let mut keeper: Keeper<dyn LoadedSnapshot> =
+        Keeper::new(signals, known, max_moments, m.now().as_ns());
     let ended = branch_loop(m.as_mut(), b.until, b.limit_ns, cancel, &mut |m| {
         let now = m.now().as_ns();
-        let fresh: Vec<Mark> = m
-            .take_marks()
-            .into_iter()
-            .filter(|k| signals.contains(&k.signal) && !known(k) && own.insert(k.id()))
-            .collect();
-        if !fresh.is_empty() {
-            marks.extend(fresh.iter().cloned());
-            if moments.len() < max_moments {
-                match &mut pending {
-                    Some((_, p)) => p.extend(fresh),
-                    None => pending = Some((if now > prev_ns { now } else { now + 1 }, fresh)),
-                }
-            }
-        }
-        if let Some((at_ns, marks)) = pending.take_if(|(at_ns, _)| now >= *at_ns) {
-            let loaded = m.moment(&cfg)?;
-            moments.push(Kept {
-                at_ns,
-                marks,
-                loaded,
-            });
-        }
-        prev_ns = now;
+        let seen = m.take_marks();
+        keeper.boundary(now, seen, || m.moment(&cfg).map(Some))?;
         Ok(true)
     })?;
     let Some(ended) = ended else {
@@ -363,8 +417,8 @@ pub fn run_guided(
     };
     Ok(Some(GuidedEnd {
         end: end_branch(m, &cfg, b, ended, wall),
-        moments,
-        marks,
+        moments: keeper.moments,
+        marks: keeper.marks,
     }))
 }
 

@@ -109,6 +109,19 @@ impl Mark {
         }
     }
 
+    /// The mark as node `node` (named `name`) of a world saw it: its console shapes and its
+    /// code coverage are its own (the same line or edge on another node is another behaviour
+    /// of the world); a promise holds across the world, so promise marks stay as they are.
+    pub fn of_node(mut self, node: usize, name: &str) -> Mark {
+        if self.signal != Signal::Promise {
+            let mut bytes = self.key.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&(node as u64).to_le_bytes());
+            self.key = fnv1a(&bytes);
+            self.what = bounded(format!("{name}: {}", self.what));
+        }
+        self
+    }
+
     /// The mark of a coverage counter that reached a new bucket (`wio_riscv::coverage`:
     /// edge index << 4 | bucket).
     pub fn edge(fresh: u32) -> Mark {

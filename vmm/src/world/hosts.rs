@@ -6,6 +6,7 @@
 
 use crate::builder;
 use crate::error::{Result, WioError};
+use crate::machine::novelty::{Mark, Signal};
 use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig, Stop};
 use crate::snapshot::Snapshot;
 use crate::summary::Summary;
@@ -32,6 +33,9 @@ pub struct NodeStep {
     pub parked: Option<u64>,
     /// Whether a program in it declared its setup complete in this quantum.
     pub setup_complete: bool,
+    /// What it saw for the first time in this quantum (when observing; see
+    /// `Machine::observe`).
+    pub marks: Vec<Mark>,
 }
 
 /// How a node's machine comes to be: booted (None), or restored from a loaded snapshot
@@ -50,6 +54,8 @@ enum Cmd {
     },
     /// Take a snapshot of every machine.
     Snapshot { reason: String },
+    /// Keep every machine's state in memory (a moment of a guided exploration).
+    Moment,
     /// End every machine and report: those still running with the time limit, or
     /// (`until`: the world stopped at its `until` text) as a success, or (`interrupted`:
     /// Ctrl-C or SIGTERM at that world time) as interrupted.
@@ -64,6 +70,7 @@ enum Reply {
     Booted(Result<()>),
     Ran(Vec<NodeStep>),
     Snapshots(Result<Vec<(usize, Snapshot)>>),
+    Moments(Result<Vec<(usize, Box<dyn LoadedSnapshot>)>>),
     Finished(Vec<(usize, Summary)>),
 }
 
@@ -74,7 +81,13 @@ struct Owned {
     ended: Option<Result<u32>>,
 }
 
-fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Reply>) {
+fn host(
+    nodes: Vec<NodeStart>,
+    signals: &[Signal],
+    wall: Instant,
+    rx: Receiver<Cmd>,
+    tx: Sender<Reply>,
+) {
     let mut owned = Vec::new();
     for (node, name, cfg, start, gdb) in nodes {
         let (machine, ended) = match (start, gdb) {
@@ -83,10 +96,15 @@ fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Repl
             (None, None) => (builder::boot(Arch::Riscv64, &cfg, wall), None),
         };
         match machine {
-            Ok(m) => owned.push(Owned {
+            Ok(mut m) => owned.push(Owned {
+                machine: Some({
+                    if !signals.is_empty() {
+                        m.observe(signals);
+                    }
+                    m
+                }),
                 node,
                 cfg,
-                machine: Some(m),
                 ended,
             }),
             Err(e) => {
@@ -146,6 +164,7 @@ fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Repl
                         exit_status: o.ended.as_ref().and_then(|e| e.as_ref().ok().copied()),
                         parked: m.parked_until().map(VirtualTime::as_ns),
                         setup_complete,
+                        marks: m.take_marks(),
                     });
                 }
                 if tx.send(Reply::Ran(steps)).is_err() {
@@ -171,6 +190,18 @@ fn host(nodes: Vec<NodeStart>, wall: Instant, rx: Receiver<Cmd>, tx: Sender<Repl
                     None => Ok(out),
                 };
                 if tx.send(Reply::Snapshots(reply)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Moment => {
+                let reply = owned
+                    .iter_mut()
+                    .filter_map(|o| {
+                        let m = o.machine.as_mut()?;
+                        Some(m.moment(&o.cfg).map(|l| (o.node, l)))
+                    })
+                    .collect();
+                if tx.send(Reply::Moments(reply)).is_err() {
                     return;
                 }
             }
@@ -208,13 +239,15 @@ pub struct Hosts {
 
 impl Hosts {
     /// Boots or restores `configs` (node i named `names[i]`) on `jobs` threads, node i on
-    /// thread i % jobs; `gdb`: (node, address) of a node booted under gdb.
+    /// thread i % jobs; `gdb`: (node, address) of a node booted under gdb; every machine
+    /// observes `signals` (see `Machine::observe`; none: nothing is observed).
     pub fn start(
         names: &[String],
         configs: Vec<(RunConfig, Start)>,
         jobs: usize,
         wall: Instant,
         gdb: Option<(usize, String)>,
+        signals: &[Signal],
     ) -> Result<Hosts> {
         let jobs = jobs.clamp(1, configs.len().max(1));
         let mut parts: Vec<Vec<NodeStart>> = (0..jobs).map(|_| Vec::new()).collect();
@@ -235,9 +268,10 @@ impl Hosts {
         for part in parts {
             let (ctx, crx) = channel();
             let (rtx, rrx) = channel();
+            let signals = signals.to_vec();
             let handle = std::thread::Builder::new()
                 .name("wio-world".into())
-                .spawn(move || host(part, wall, crx, rtx))
+                .spawn(move || host(part, &signals, wall, crx, rtx))
                 .map_err(|e| WioError::Internal(format!("world thread: {e}")))?;
             hosts.txs.push(ctx);
             hosts.rxs.push(rrx);
@@ -294,6 +328,28 @@ impl Hosts {
             match rx.recv() {
                 Ok(Reply::Snapshots(Ok(s))) => out.extend(s),
                 Ok(Reply::Snapshots(Err(e))) => failed = failed.or(Some(e)),
+                _ => return Err(WioError::Internal("a world thread died".into())),
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// Every machine's state kept in memory, in node order (a world's moment).
+    pub fn moment(&mut self) -> Result<Vec<Box<dyn LoadedSnapshot>>> {
+        for tx in &self.txs {
+            tx.send(Cmd::Moment)
+                .map_err(|_| WioError::Internal("a world thread died".into()))?;
+        }
+        let mut out = Vec::new();
+        let mut failed = None;
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Moments(Ok(s))) => out.extend(s),
+                Ok(Reply::Moments(Err(e))) => failed = failed.or(Some(e)),
                 _ => return Err(WioError::Internal("a world thread died".into())),
             }
         }

@@ -14,6 +14,7 @@
 
 pub mod capture;
 pub mod faults;
+pub mod guided;
 pub mod hosts;
 mod nodes;
 pub mod peer;
@@ -29,6 +30,7 @@ pub use summary::{WorldOrigin, WorldSummary};
 
 use crate::error::{Result, WioError};
 use crate::faults::FaultSource;
+use crate::machine::novelty::{Mark, Signal};
 use crate::machine::RunConfig;
 use crate::promises::Status;
 use crate::snapshot::persist::Persist;
@@ -43,6 +45,7 @@ use serde_json::json;
 use snapshot::{InFlight, LoadedWorld, WorldState};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 use switch::{mac_of, Delivery, Switch};
 use timeline::Timeline;
@@ -103,6 +106,29 @@ pub struct Options {
     pub timeline: Option<PathBuf>,
     /// Debug this node (its name) with gdb waiting on this address.
     pub gdb: Option<(String, String)>,
+    /// Every node notes what it sees for the first time of these signals (a guided
+    /// exploration's branch; changes nothing the guests see).
+    pub observe: Vec<Signal>,
+}
+
+/// What a guided exploration's branch does at each quantum boundary the world goes on
+/// from: given the boundary's time, what the nodes saw for the first time in the quantum
+/// just run (a node's console shapes and code coverage qualified by the node, see
+/// [`Mark::of_node`]), and a way to keep the world's moment there (None: the world cannot
+/// be kept there, a node having ended with an error); returns whether the world goes on
+/// (false: it is abandoned, as a cancelled branch is).
+pub type Guide<'a> =
+    dyn FnMut(u64, Vec<Mark>, &mut dyn FnMut() -> Result<Option<LoadedWorld>>) -> Result<bool> + 'a;
+
+/// Why a world cannot be snapshotted (or kept as a moment) at a boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum NotHere {
+    /// A node ended with an error: its state is not one to restore.
+    #[error("node {0} has already ended with an error")]
+    NodeFailed(String),
+    /// The external service's input history (replayed on restore) is too long to keep.
+    #[error("the peer's history outgrew what a snapshot keeps")]
+    PeerHistory,
 }
 
 /// A world between two quanta.
@@ -163,7 +189,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         )),
         None => None,
     };
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb)?;
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb, &opts.observe)?;
     let world = World {
         switch: Switch::new(
             RunSeed(seed),
@@ -189,7 +215,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         peer_stats: PeerStats::default(),
     };
     world
-        .run(opts, wall, None)
+        .run(opts, wall, None, None)
         .map(|w| w.expect("not cancellable"))
 }
 
@@ -203,6 +229,18 @@ pub fn restore(
     seed: Option<u64>,
     opts: &Options,
     cancel: Option<&AtomicBool>,
+) -> Result<Option<WorldSummary>> {
+    restore_guided(l, seed, opts, cancel, None)
+}
+
+/// [`restore`], calling `guide` at every quantum boundary the world goes on from (a
+/// guided exploration's branch: see [`guided`]).
+pub fn restore_guided(
+    l: &LoadedWorld,
+    seed: Option<u64>,
+    opts: &Options,
+    cancel: Option<&AtomicBool>,
+    guide: Option<&mut Guide<'_>>,
 ) -> Result<Option<WorldSummary>> {
     let wall = Instant::now();
     let st = &l.state;
@@ -250,7 +288,7 @@ pub fn restore(
         s.degrades.clone(),
         reseed,
     );
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall, None)?;
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, None, &opts.observe)?;
     let world = World {
         switch,
         alive: st.ended.iter().map(Option::is_none).collect(),
@@ -295,7 +333,7 @@ pub fn restore(
         },
         peer_stats: st.peer.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
     };
-    world.run(opts, wall, cancel)
+    world.run(opts, wall, cancel, guide)
 }
 
 /// The MAC address of each port of the switch (see [`Scenario::port_names`]).
@@ -375,33 +413,22 @@ impl World {
         }
     }
 
-    /// Takes the world's snapshot here and writes it to `path`.
-    fn snapshot(&mut self, reason: String, path: &Path) -> Result<()> {
+    /// The world's own state at this boundary (besides its machines), `reason` saying why
+    /// it is taken.
+    fn state(&self, reason: &str) -> std::result::Result<WorldState, NotHere> {
         if let Some(i) = (0..self.names.len()).find(|i| !self.alive[*i] && self.exits[*i].is_none())
         {
-            return Err(WioError::Usage(format!(
-                "cannot take the world snapshot ({reason}): node {} has already ended with an error; take it earlier",
-                self.names[i]
-            )));
+            return Err(NotHere::NodeFailed(self.names[i].clone()));
         }
-        let wall = Instant::now();
         let peer = match &self.peer {
             None => None,
-            Some(p) => Some((
-                p.save().ok_or_else(|| {
-                    WioError::Usage(format!(
-                        "cannot take the world snapshot ({reason}): the peer's history outgrew what a snapshot keeps; take it earlier"
-                    ))
-                })?,
-                self.peer_stats.clone(),
-            )),
+            Some(p) => Some((p.save().ok_or(NotHere::PeerHistory)?, self.peer_stats.clone())),
         };
-        let nodes = self.hosts.snapshot(&reason)?;
-        let state = WorldState {
+        Ok(WorldState {
             wio_version: env!("CARGO_PKG_VERSION").into(),
             seed: self.seed,
             at_ns: self.t,
-            reason: reason.clone(),
+            reason: reason.to_string(),
             scenario: self.scenario.clone(),
             switch: self.switch.save(),
             in_flight: self
@@ -419,7 +446,37 @@ impl World {
             ended: self.exits.clone(),
             trace: self.trace.save(),
             peer,
+        })
+    }
+
+    /// The world here kept in memory, ready to be restored as a loaded world snapshot is (a
+    /// guided exploration's moment); None when it cannot be kept here ([`NotHere`]).
+    fn moment(&mut self) -> Result<Option<LoadedWorld>> {
+        let Ok(state) = self.state("moment") else {
+            return Ok(None);
         };
+        let nodes = self.hosts.moment()?;
+        Ok(Some(LoadedWorld {
+            path: self
+                .restored_from
+                .as_ref()
+                .map(|o| PathBuf::from(&o.path))
+                .unwrap_or_default(),
+            sha256: String::new(),
+            state,
+            nodes: nodes.into_iter().map(Arc::from).collect(),
+        }))
+    }
+
+    /// Takes the world's snapshot here and writes it to `path`.
+    fn snapshot(&mut self, reason: String, path: &Path) -> Result<()> {
+        let state = self.state(&reason).map_err(|e| {
+            WioError::Usage(format!(
+                "cannot take the world snapshot ({reason}): {e}; take it earlier"
+            ))
+        })?;
+        let wall = Instant::now();
+        let nodes = self.hosts.snapshot(&reason)?;
         let bytes = snapshot::write(path, &state, &nodes)?;
         eprintln!(
             "wio: world snapshot {} at {} ns ({reason}): {} nodes, {} frames in flight, {} MiB in {} ms; restore with: wio sim --from {} --seed {}",
@@ -442,6 +499,7 @@ impl World {
         opts: &Options,
         wall: Instant,
         cancel: Option<&AtomicBool>,
+        mut guide: Option<&mut Guide<'_>>,
     ) -> Result<Option<WorldSummary>> {
         let s = &self.scenario;
         let quantum = s.quantum_ns();
@@ -494,8 +552,10 @@ impl World {
             .min(max_ns);
             let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
             let mut lines = Vec::new();
+            let mut marks = Vec::new();
             for step in steps {
                 let name = &self.names[step.node];
+                marks.extend(step.marks.into_iter().map(|m| m.of_node(step.node, name)));
                 for line in step.lines {
                     if !opts.quiet {
                         println!("{name:>width$} | {line}");
@@ -570,6 +630,13 @@ impl World {
                 let path = path.clone();
                 self.snapshot(reason, &path)?;
                 snap = None;
+            }
+            let goes_on = self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none();
+            if let Some(g) = guide.as_mut().filter(|_| goes_on && !done) {
+                let t = self.t;
+                if !g(t, marks, &mut || self.moment())? {
+                    return Ok(None);
+                }
             }
         }
         if let Some((when, path)) = &snap {
