@@ -96,7 +96,9 @@ pub struct SimArgs {
     /// `path`): from each of the world's moments on with its seed, then the last seed to
     /// the end. Same world trace hash as the exploration reported (give its --until and
     /// --max-virtual-secs too, as its reproduce line does).
-    #[arg(long, value_name = "PATH", requires = "from", conflicts_with_all = ["seed", "fault_plan", "snapshot_at"])]
+    /// With --fault-plan: exactly those faults from the path's last moment on (`wio shrink`
+    /// of a guided branch writes such plans).
+    #[arg(long, value_name = "PATH", requires = "from", conflicts_with_all = ["seed", "snapshot_at"])]
     pub path: Option<String>,
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
@@ -243,9 +245,14 @@ pub struct ShrinkArgs {
     /// The world snapshot the failing seed ran from (or --report).
     #[arg(long, value_name = "FILE", required_unless_present = "report")]
     pub from: Option<PathBuf>,
-    /// The failing seed (with --report: default its first failing seed).
+    /// The failing seed (with --report: default its first failing seed; of a guided
+    /// exploration's report, the failing branch's number).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// With --from: the failing branch of a guided exploration, SEED@NS,...,SEED (its
+    /// report's `path`); its faults from its last moment on are shrunk.
+    #[arg(long, value_name = "PATH", requires = "from", conflicts_with = "seed")]
+    pub path: Option<String>,
     /// An exploration report (`wio explore --report`): its snapshot, and a failing seed of it.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub report: Option<PathBuf>,

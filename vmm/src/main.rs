@@ -286,9 +286,6 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                     };
                     let cancel = std::sync::atomic::AtomicBool::new(false);
                     let moment = path.last_world_moment(&loaded, &steps, &cancel)?;
-                    if moment.is_none() && !path.steps.is_empty() {
-                        return Err(WioError::Interrupted(0));
-                    }
                     (moment, Some(path.seed))
                 }
                 None => (None, args.seed),
@@ -332,27 +329,59 @@ fn jobs_or_cores(jobs: Option<usize>) -> Result<usize, WioError> {
 }
 
 fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
-    let (from, seed) = match (&args.report, &args.from) {
+    // The failing branch: (snapshot, seed, path with the exploration's --until and limit).
+    let (from, seed, path) = match (&args.report, &args.from) {
         (Some(r), _) => {
             let report = explore::read_report(r)?;
-            let seed = match args.seed {
-                Some(s) => s,
-                None => report
-                    .results
-                    .iter()
-                    .find(|x| x.failed)
-                    .map(|x| x.seed)
-                    .ok_or_else(|| {
-                        WioError::Usage(format!("{} has no failing seed to shrink", r.display()))
-                    })?,
+            let result = match args.seed {
+                Some(s) => report.results.iter().find(|x| x.seed == s),
+                None => Some(report.results.iter().find(|x| x.failed).ok_or_else(|| {
+                    WioError::Usage(format!("{} has no failing seed to shrink", r.display()))
+                })?),
             };
-            (report.question.snapshot, seed)
+            let q = &report.question;
+            if q.guided.is_some() && result.is_none() {
+                return Err(WioError::Usage(format!(
+                    "{} is a guided exploration's report and has no branch {}",
+                    r.display(),
+                    args.seed.unwrap_or(0)
+                )));
+            }
+            let seed = args.seed.or(result.map(|x| x.seed)).unwrap_or(0);
+            let path = match result.and_then(|x| x.path.as_ref()) {
+                Some(p) => Some((
+                    explore::path::BranchPath::parse(p)?,
+                    world::Options {
+                        quiet: true,
+                        jobs: 1,
+                        until: q.until.clone(),
+                        max_virtual_ns: (q.max_virtual_ns > 0).then_some(q.max_virtual_ns),
+                        ..world::Options::default()
+                    },
+                )),
+                None => None,
+            };
+            (q.snapshot.clone(), seed, path)
         }
-        (None, Some(f)) => (
-            f.clone(),
-            args.seed
-                .ok_or_else(|| WioError::Usage("wio shrink --from needs --seed".into()))?,
-        ),
+        (None, Some(f)) => match &args.path {
+            Some(p) => {
+                let path = explore::path::BranchPath::parse(p)?;
+                let seed = path.seed;
+                let steps = world::Options {
+                    quiet: true,
+                    jobs: 1,
+                    ..world::Options::default()
+                };
+                (f.clone(), seed, Some((path, steps)))
+            }
+            None => (
+                f.clone(),
+                args.seed.ok_or_else(|| {
+                    WioError::Usage("wio shrink --from needs --seed (or --path)".into())
+                })?,
+                None,
+            ),
+        },
         (None, None) => {
             return Err(WioError::Usage(
                 "wio shrink needs --from WORLD.snap --seed S, or --report REPORT.json".into(),
@@ -367,6 +396,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
             .unwrap_or_else(|| std::path::PathBuf::from(format!("shrink-{seed}.json"))),
         from,
         seed,
+        path,
         promise: args.promise.clone(),
         jobs,
         max_probes: args.max_probes,

@@ -9,8 +9,14 @@
 //! `--jobs` threads; the choice among probes of one round is by list order, never by which
 //! thread finished first, so a shrink is as repeatable as a run. The result is a world
 //! fault plan (`wio sim --fault-plan`), printed as a story with the line that reproduces it.
+//!
+//! A guided exploration's failing branch is a path through moments: its steps are replayed
+//! once to its last moment, and the faults from there on (those its last seed drew) are
+//! shrunk; the plan names the path, and `wio sim --from ROOT --path P --fault-plan PLAN`
+//! reproduces it.
 
 use crate::error::{Result, WioError};
+use crate::explore::path::BranchPath;
 use crate::faults::plan::{Fault, FaultPlan};
 use crate::promises::report::Verdict;
 use crate::promises::Status;
@@ -18,7 +24,7 @@ use crate::world::faults::{Between, WorldFault, WorldPlan};
 use crate::world::snapshot::LoadedWorld;
 use crate::world::{self, WorldSummary};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Shortest fault a shrink leaves, ns.
@@ -28,8 +34,11 @@ const MIN_DURATION_NS: u64 = 1_000_000;
 pub struct Shrink {
     /// The world snapshot.
     pub from: PathBuf,
-    /// The failing seed.
+    /// The failing seed (of a path: ignored, the path's last seed is).
     pub seed: u64,
+    /// The failing branch of a guided exploration, and how its steps run (the exploration's
+    /// `--until` and limit); None: the seed's branch of the snapshot.
+    pub path: Option<(BranchPath, world::Options)>,
     /// Text of the promise that must keep failing (None: the seed's first failed one).
     pub promise: Option<String>,
     /// Probe threads.
@@ -360,7 +369,24 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             x.from.display()
         )));
     }
-    let lw = LoadedWorld::load(&x.from)?;
+    let root = LoadedWorld::load(&x.from)?;
+    let cancel = AtomicBool::new(false);
+    let (moment, seed) = match &x.path {
+        Some((path, steps)) => {
+            eprintln!(
+                "shrink: replaying path {path} from {} to its last moment…",
+                x.from.display()
+            );
+            (path.last_world_moment(&root, steps, &cancel)?, path.seed)
+        }
+        None => (None, x.seed),
+    };
+    let lw = moment.as_ref().unwrap_or(&root);
+    // How the failing branch is named: its seed, or its path.
+    let branch = match &x.path {
+        Some((path, _)) => format!("path {path}"),
+        None => format!("seed {seed}"),
+    };
     let names: Vec<String> = lw
         .state
         .scenario
@@ -370,8 +396,8 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         .collect();
     let at = lw.state.at_ns;
     let mut p = Prober {
-        lw: &lw,
-        seed: x.seed,
+        lw,
+        seed,
         jobs: x.jobs,
         max: x.max_probes,
         probes: AtomicUsize::new(0),
@@ -384,7 +410,7 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         nodes: false,
         started,
     };
-    eprintln!("shrink: running seed {} from {}…", x.seed, x.from.display());
+    eprintln!("shrink: running {branch} from {}…", x.from.display());
     let base = p.run(None)?;
     let target = match &x.promise {
         Some(text) => base
@@ -401,16 +427,15 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             .or_else(|| base.promises.iter().find(|v| failed(v)))
             .ok_or_else(|| {
                 WioError::Usage(format!(
-                    "seed {} breaks no promise from {}: nothing to shrink",
-                    x.seed,
+                    "{branch} breaks no promise from {}: nothing to shrink",
                     x.from.display()
                 ))
             })?,
     };
     if !failed(target) {
         return Err(WioError::Usage(format!(
-            "seed {} keeps the promise {:?}: nothing to shrink",
-            x.seed, target.promise.message
+            "{branch} keeps the promise {:?}: nothing to shrink",
+            target.promise.message
         )));
     }
     p.target = Target {
@@ -434,32 +459,37 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     p.nodes = items.iter().any(|i| matches!(i, Item::Node(..)));
     let limit = items.iter().map(Item::end).max().unwrap_or(at);
     eprintln!(
-        "shrink: seed {} breaks {} {:?} ({}) with {} fault(s) after the snapshot; shrinking on {} threads…",
-        x.seed,
+        "shrink: {branch} breaks {} {:?} ({}) with {} fault(s) after {}; shrinking on {} threads…",
         target.promise.display_type,
         p.target.message,
         p.target.status.name(),
         items.len(),
+        if x.path.is_some() {
+            "its last moment"
+        } else {
+            "the snapshot"
+        },
         x.jobs
     );
     // The explicit list must break the promise as the drawn faults did.
     if !p.fails(&items)? {
         return Err(WioError::Nondeterminism(format!(
-            "seed {} with its own faults listed explicitly keeps {:?}: a fault the list cannot express changed the run (please report)",
-            x.seed, p.target.message
+            "{branch} with its own faults listed explicitly keeps {:?}: a fault the list cannot express changed the run (please report)",
+            p.target.message
         )));
     }
     let minimal = ddmin(&|lists: &[Vec<Item>]| p.fail_many(lists), items.clone())?;
     let minimal = tighten(&p, minimal, limit)?;
     let mut plan = plan_of(&minimal, &names, p.nodes);
-    plan.seed = Some(x.seed);
+    plan.seed = Some(seed);
+    plan.path = x.path.as_ref().map(|(path, _)| path.to_string());
     plan.promise = Some(p.target.message.clone());
     plan.write(&x.out)?;
     // The story, from the minimal plan's own run, drawn beside the plan.
     let svg = x.out.with_extension("svg");
     let last = world::restore(
-        &lw,
-        Some(x.seed),
+        lw,
+        Some(seed),
         &world::Options {
             quiet: true,
             jobs: 1,
@@ -472,12 +502,11 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     .ok_or_else(|| WioError::Internal("the shrink's last run was cancelled".into()))?;
     let verdict = last.promises.iter().find(|v| v.promise.id == p.target.id);
     println!(
-        "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; seed {} still breaks {:?}",
+        "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; {branch} still breaks {:?}",
         minimal.len(),
         items.len(),
         p.probes.load(Ordering::Relaxed),
         started.elapsed().as_secs_f64(),
-        x.seed,
         p.target.message
     );
     if minimal.is_empty() {
@@ -504,9 +533,12 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         );
     }
     println!(
-        "reproduce: wio sim --from {} --seed {} --fault-plan {}",
+        "reproduce: wio sim --from {} {} --fault-plan {}",
         x.from.display(),
-        x.seed,
+        match &x.path {
+            Some((path, _)) => format!("--path {path}"),
+            None => format!("--seed {seed}"),
+        },
         x.out.display()
     );
     eprintln!(

@@ -5,8 +5,13 @@
 //! fails; a `sometimes` promise the failing run did not meet either is said, not counted:
 //! one seed need not reach every rare state) or `still failing`, with the promises that
 //! fail now.
+//!
+//! A guided exploration's failing branch is a path: its steps are replayed on the fixed
+//! build's snapshot (the same seeds, each to the same virtual time), then its last seed runs
+//! with the faults the failing branch had from its last moment on.
 
 use crate::error::{Result, WioError};
+use crate::explore::path::BranchPath;
 use crate::explore::Report;
 use crate::faults::plan::FaultPlan;
 use crate::promises::Status;
@@ -14,6 +19,7 @@ use crate::world;
 use crate::world::faults::WorldPlan;
 use crate::world::snapshot::LoadedWorld;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 /// What to verify.
 pub struct Verify {
@@ -27,12 +33,25 @@ pub struct Verify {
     pub jobs: usize,
 }
 
-/// One case: a seed, its faults, and what failed before.
+/// One case: a seed (or a guided branch's path, and how its steps run), its faults, and
+/// what failed before.
 struct Case {
     what: String,
     seed: u64,
+    path: Option<(BranchPath, world::Options)>,
     plan: WorldPlan,
     before: Vec<String>,
+}
+
+/// How a path's steps run: quiet, to the exploration's `--until` and limit.
+fn steps(until: Option<String>, max_virtual_ns: u64) -> world::Options {
+    world::Options {
+        quiet: true,
+        jobs: 1,
+        until,
+        max_virtual_ns: (max_virtual_ns > 0).then_some(max_virtual_ns),
+        ..world::Options::default()
+    }
 }
 
 fn cases(v: &Verify) -> Result<Vec<Case>> {
@@ -71,9 +90,23 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
                         .unwrap_or_else(|| format!("ended {}", res.ended)),
                 );
             }
+            let q = &r.question;
+            let branch = match &res.path {
+                Some(p) => Some((
+                    BranchPath::parse(p)?,
+                    steps(q.until.clone(), q.max_virtual_ns),
+                )),
+                None => None,
+            };
             out.push(Case {
-                what: format!("{} seed {}", path.display(), res.seed),
-                seed: res.seed,
+                what: format!(
+                    "{} {} {}",
+                    path.display(),
+                    if branch.is_some() { "branch" } else { "seed" },
+                    res.seed
+                ),
+                seed: branch.as_ref().map_or(res.seed, |(p, _)| p.seed),
+                path: branch,
                 plan: WorldPlan {
                     between: res.world_faults.clone(),
                     nodes,
@@ -91,9 +124,17 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
                 path.display()
             ))
         })?;
+        let branch = match &plan.path {
+            Some(p) => Some((BranchPath::parse(p)?, steps(None, 0))),
+            None => None,
+        };
         out.push(Case {
-            what: format!("{} (seed {seed})", path.display()),
+            what: match &branch {
+                Some((p, _)) => format!("{} (path {p})", path.display()),
+                None => format!("{} (seed {seed})", path.display()),
+            },
             seed,
+            path: branch,
             before: plan.promise.iter().cloned().collect(),
             plan,
         });
@@ -111,8 +152,9 @@ pub fn verify(v: &Verify) -> Result<i32> {
             "nothing to verify: the reports have no failing seed and no --plan was given".into(),
         ));
     }
-    for c in &mut cases {
-        // Faults that began before this snapshot cannot be replayed from it.
+    for c in cases.iter_mut().filter(|c| c.path.is_none()) {
+        // Faults that began before this snapshot cannot be replayed from it (a path's
+        // earlier faults come back with its steps).
         let dropped = c.plan.between.len();
         c.plan.between.retain(|f| f.exact.start_ns() >= at);
         for (_, p) in &mut c.plan.nodes {
@@ -134,13 +176,25 @@ pub fn verify(v: &Verify) -> Result<i32> {
         v.jobs
     );
     let results = crate::pool::map_in_order(&cases, v.jobs, |c| {
+        let moment = match &c.path {
+            Some((path, steps)) => path.last_world_moment(&lw, steps, &AtomicBool::new(false))?,
+            None => None,
+        };
+        let start = moment.as_ref().unwrap_or(&lw);
+        // A path's faults from its last moment on (those before came with its steps).
+        let mut plan = c.plan.clone();
+        let from = start.state.at_ns;
+        plan.between.retain(|f| f.exact.start_ns() >= from);
+        for (_, p) in &mut plan.nodes {
+            p.faults.retain(|f| f.at_ns >= from);
+        }
         let opts = world::Options {
             quiet: true,
             jobs: 1,
-            plan: Some(c.plan.clone()),
+            plan: Some(plan),
             ..world::Options::default()
         };
-        world::restore(&lw, Some(c.seed), &opts, None)?
+        world::restore(start, Some(c.seed), &opts, None)?
             .ok_or_else(|| WioError::Internal("a verify run was cancelled".into()))
     })?;
     let mut still = 0;

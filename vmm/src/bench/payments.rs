@@ -177,6 +177,7 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
             let out = shrink::shrink(&shrink::Shrink {
                 from: dir.join(format!("{bug}.snap")),
                 seed,
+                path: None,
                 promise: None,
                 jobs: 2,
                 max_probes: 400,

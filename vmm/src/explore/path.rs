@@ -140,7 +140,9 @@ impl BranchPath {
 
     /// [`BranchPath::last_moment`] of a world snapshot: the steps run as `opts` says (an
     /// exploration's branch options, with the signals it observed), each keeping the
-    /// world's moment at its step (`world::guided::moment_at`).
+    /// world's moment at its step (`world::guided::moment_at`). None for a path without
+    /// steps (its branch starts at `root`); abandoned by `cancel`, Ctrl-C or SIGTERM, it is
+    /// `WioError::Interrupted`.
     pub fn last_world_moment(
         &self,
         root: &LoadedWorld,
@@ -152,7 +154,7 @@ impl BranchPath {
             let from = at.as_ref().unwrap_or(root);
             match world::guided::moment_at(from, step.seed, step.at_ns, opts, cancel) {
                 Ok(Some(m)) => at = Some(m),
-                Ok(None) => return Ok(None),
+                Ok(None) => return Err(WioError::Interrupted(from.state.at_ns)),
                 Err(WioError::Usage(why)) => {
                     return Err(WioError::Usage(format!(
                         "step {} of {}: {why}",

@@ -236,6 +236,10 @@ pub struct WorldPlan {
     /// The promise it breaks (as `wio shrink` found it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub promise: Option<String>,
+    /// The guided exploration's branch it goes with (`SEED@NS,...,SEED`; `seed` is then its
+    /// last seed): its faults are those from the path's last moment on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     /// Faults between nodes, in start order.
     pub between: Vec<WorldFault>,
     /// Each node's own faults (crash, pause, disk, clock), by node name; a node not listed
