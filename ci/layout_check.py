@@ -6,6 +6,18 @@
    cycle among them fails the check. A parent declaring its children (`mod x;`) is
    containment, not an import.
 2. No Rust file in the workspace longer than MAX_LINES (split by what the code models).
+3. Every repository path a Markdown file of the repository names exists. Checked: the
+   relative targets of its links and images (`[text](target)`, resolved against the
+   Markdown file's folder; http(s) and mailto links and the `#anchor` part are left out),
+   and the tokens of its code (`inline code`, indented and fenced blocks) that start with
+   a top-level entry of the repository and a `/` (`vmm/src/cli.rs`, `images/flight/`,
+   resolved against the repository's root, or else against the Markdown file's folder)
+   or with `./` or `../` (resolved against the Markdown file's folder). Left out: tokens
+   with wildcards, `...`, `<placeholders>`, `$VARIABLES` or an all-capitals segment
+   (`fuzz/artifacts/TARGET/`; `NAME.pcap` when no such file exists), and paths under
+   `target/`. The walk skips `target/`
+   folders and `.git`. A missing path prints `layout: FILE:LINE names PATH, which does not
+   exist`.
 
 Prints what it found; exits 1 on a violation.
 """
@@ -96,6 +108,101 @@ def cycles(edges):
     return out
 
 
+SKIP_DIRS = {"target", ".git"}
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+CODE_SPAN = re.compile(r"`+([^`]+)`+")
+FENCE = re.compile(r"^\s*(```|~~~)")
+PLACEHOLDER_SEGMENT = re.compile(r"^[A-Z][A-Z0-9_]+$")
+PLACEHOLDER_FILE = re.compile(r"^[A-Z][A-Z0-9_]+\.[a-z0-9]+$")
+LEAD = "\"'([{"
+TRAIL = "\"'()[]{},;:.!?"
+
+
+def markdown_files(root):
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for f in sorted(files):
+            if f.endswith(".md"):
+                yield os.path.join(dirpath, f)
+
+
+def placeholder(token):
+    """A token that names no particular path: wildcards, ellipses, <...>, $VARS, CAPS."""
+    if any(c in token for c in "*?<>{}$|~\u2026") or "..." in token:
+        return True
+    if token.startswith("target/") or "/target/" in token:
+        return True
+    return any(PLACEHOLDER_SEGMENT.match(s) for s in token.split("/") if s not in ("", ".", ".."))
+
+
+def path_tokens(text, tops):
+    """The tokens of code text that look like repository paths."""
+    for raw in text.split():
+        token = raw.lstrip(LEAD).rstrip(TRAIL)
+        token = re.sub(r":\d+$", "", token)
+        if "/" not in token or placeholder(token):
+            continue
+        if token.startswith(("./", "../")) or token.split("/", 1)[0] in tops:
+            yield token
+
+
+def named_paths(lines, tops):
+    """(line number, path, relative to the file's folder only) for each path named."""
+    in_fence = open_span = False
+    for n, line in enumerate(lines, 1):
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or (line.startswith(("    ", "\t")) and not open_span):
+            for token in path_tokens(line, tops):
+                yield n, token, token.startswith(("./", "../"))
+            continue
+        if not line.strip():
+            open_span = False  # a code span ends with its paragraph
+        # A code span may go on over a line break: close it here, reopen it on the next line.
+        line = ("`" if open_span else "") + line
+        open_span = line.count("`") % 2 == 1
+        if open_span:
+            line += "`"
+        for span in CODE_SPAN.findall(line):
+            for token in path_tokens(span, tops):
+                yield n, token, token.startswith(("./", "../"))
+        for target in LINK.findall(CODE_SPAN.sub("", line)):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue
+            target = target.split("#", 1)[0].split("?", 1)[0]
+            if target and not placeholder(target):
+                yield n, target, True
+
+
+def doc_paths(root):
+    """Rule 3: the repository paths Markdown files name exist. Returns the violations."""
+    root = os.path.normpath(root)
+    tops = {e for e in os.listdir(root) if e not in SKIP_DIRS}
+    bad = files = checked = 0
+    for md in markdown_files(root):
+        files += 1
+        here = os.path.dirname(md)
+        rel = os.path.relpath(md, root)
+        with open(md, encoding="utf-8") as fh:
+            lines = fh.read().split("\n")
+        for n, path, local in named_paths(lines, tops):
+            checked += 1
+            if path.startswith("/"):
+                candidates = [os.path.join(root, path.lstrip("/"))]
+            elif local:
+                candidates = [os.path.join(here, path)]
+            else:
+                candidates = [os.path.join(root, path), os.path.join(here, path)]
+            if not any(os.path.exists(c) for c in candidates):
+                if any(PLACEHOLDER_FILE.match(s) for s in path.split("/")):
+                    continue  # `DIR/NAME.pcap`: a placeholder (`vmm/README.md` is checked)
+                bad += 1
+                print(f"layout: {rel}:{n} names {path}, which does not exist")
+    print(f"layout: docs: {files} Markdown files, {checked} repository paths named, {bad} missing")
+    return bad
+
+
 def main():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     bad = 0
@@ -123,6 +230,7 @@ def main():
                     if n > MAX_LINES:
                         bad += 1
                         print(f"layout: {os.path.relpath(path, root)} has {n} lines (at most {MAX_LINES}): split it by what it models")
+    bad += doc_paths(root)
     if bad:
         print(f"layout: {bad} violations")
         return 1

@@ -77,7 +77,7 @@ between = [\"a\", \"b\"]: latency_us, jitter_us, loss_ppm, duplicate_ppm), [[par
 [[degrade]]s, [faults] (partitions and degraded links drawn from the seed) and [peer] (an
 external smoltcp echo service at 10.0.0.254). Node i is 10.0.0.(i+1); every guest's
 /etc/hosts names the others. Nodes are riscv64: x86-64 machines
-stop only at exits, cannot keep a world's quantum, and are refused. See README, \"Worlds\".";
+stop only at exits, cannot keep a world's quantum, and are refused. See docs/worlds.md.";
 
 /// `wio sim`.
 #[derive(clap::Args, Debug)]
