@@ -470,8 +470,7 @@ fn guided_world(snap: &Path, budget: u64, jobs: u32, rep: &Path) -> std::process
 
 #[test]
 fn guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_path() {
-    let test =
-        "guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_path";
+    let test = "guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_path";
     if !require_riscv_guests(test) {
         return;
     }
@@ -518,7 +517,12 @@ fn guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_
     // The path replays under `wio sim`, to the report's world trace hash and the bug.
     let (o, s) = with_summary("sim", &["--from", snap.to_str().unwrap(), "--path", path]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(s["world_trace_hash"], failing["trace_hash"], "{}", stderr(&o));
+    assert_eq!(
+        s["world_trace_hash"],
+        failing["trace_hash"],
+        "{}",
+        stderr(&o)
+    );
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("a | planted: BUG reached"),
         "{}",

@@ -107,7 +107,7 @@ fn debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers
     // What this unmodified kernel derives from the hardware TSC differs between runs of one
     // seed: its CRNG (urandom, getrandom, AT_RANDOM, ASLR) and the kernel timers it
     // randomizes (network timers: the virtual time the workload takes). wio says so in the
-    // summary; the differences are reported, not asserted (README "x86-64 hosts").
+    // summary; the differences are reported, not asserted (docs/x86_64.md).
     assert!(
         s1["warnings"].to_string().contains("RDTSC"),
         "no determinism warning: {}",

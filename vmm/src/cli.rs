@@ -179,7 +179,7 @@ Examples:
   wio explore --from start.snap --seeds 0..100000 --shard $JOB_COMPLETION_INDEX/8 --report shard-$JOB_COMPLETION_INDEX.json
   wio report merge shard-*.json --out all.json
   wio explore --from /shared/start.snap --seeds 0..100000 --slurm 64 --jobs 4 --report /shared/all.json
-  wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see README: wio-race
+  wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see docs/exploration.md: wio-race
   wio explore --from race.snap --seeds 0..100 --sched-noise heavy   # more timing noise than the snapshot had
   wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
   wio explore --from planted.snap --budget 5000 --jobs 2   # guided: branches again where something is new
@@ -442,7 +442,7 @@ pub struct RunArgs {
     /// the device tree ("wio,edac", PLIC source 12) and traced.
     #[arg(long, conflicts_with = "from")]
     pub ecc: bool,
-    /// Kernel command line (default for Linux: deterministic arguments, see README).
+    /// Kernel command line (default for Linux: deterministic arguments, see docs/running.md and docs/x86_64.md).
     #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,
     /// Guest memory in MiB.
@@ -528,11 +528,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "PPM", allow_hyphen_values = true)]
     pub clock_drift_ppm: Option<i32>,
     /// End the run at the first violated `always` promise (riscv64: programs in the guest
-    /// state promises on the wio.sdk channel; see README, "Promises"), exit 108.
+    /// state promises on the wio.sdk channel; see docs/promises.md), exit 108.
     #[arg(long)]
     pub stop_on_violation: bool,
     /// Faults drawn from the seed: a profile, `none` (default), `light`, `heavy` or a TOML
-    /// file (see README, "Faults"); each kind from its own stream. Kinds: net partition,
+    /// file (see docs/faults.md); each kind from its own stream. Kinds: net partition,
     /// loss, delay, duplicate, reorder; disk error, latency, bit-rot; clock rtc-step; node
     /// crash (power cut, then a boot from the durable disk) and pause (riscv64). With
     /// --from: the faults after the snapshot point are drawn from this profile instead

@@ -454,11 +454,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         opts.observe = g.signals.clone();
         let q = question(&lw.sha256);
         let (at_ns, seed) = (lw.state.at_ns, lw.state.seed);
-        let target = OnWorld {
-            x,
-            root: &lw,
-            opts,
-        };
+        let target = OnWorld { x, root: &lw, opts };
         let root = Arc::new(LoadedWorld {
             path: lw.path.clone(),
             sha256: lw.sha256.clone(),

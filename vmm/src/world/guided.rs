@@ -47,8 +47,7 @@ pub fn run_guided(
         keeper.boundary(t, marks, || Ok(keep()?.map(Box::new)))?;
         Ok(true)
     };
-    let Some(summary) = restore_guided(l, Some(seed), opts, Some(cancel), Some(&mut guide))?
-    else {
+    let Some(summary) = restore_guided(l, Some(seed), opts, Some(cancel), Some(&mut guide))? else {
         return Ok(None);
     };
     Ok(Some(WorldGuidedEnd {

@@ -422,7 +422,10 @@ impl World {
         }
         let peer = match &self.peer {
             None => None,
-            Some(p) => Some((p.save().ok_or(NotHere::PeerHistory)?, self.peer_stats.clone())),
+            Some(p) => Some((
+                p.save().ok_or(NotHere::PeerHistory)?,
+                self.peer_stats.clone(),
+            )),
         };
         Ok(WorldState {
             wio_version: env!("CARGO_PKG_VERSION").into(),
