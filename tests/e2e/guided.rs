@@ -3,16 +3,15 @@
 //! promise per stage) is reached by guided search where a flat exploration of as many
 //! branches does not reach it, and the failing branch's path reproduces it bit for bit; the
 //! tree and report are the same for one or two worker threads; bad input is a one-line
-//! error; SIGTERM keeps the finished branches; a world snapshot is explored guided (a bug
-//! behind three rare draws on one node) and `wio sim --path` replays the failing branch.
-//! Need the guests built by images/build-all-riscv64.sh.
+//! error; SIGTERM keeps the finished branches. Need the guests built by
+//! images/build-all-riscv64.sh. Worlds: `guided_worlds.rs`.
 
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
     interrupt_after, read_report as report, require_riscv_guests, run_with_summary, scratch,
-    stderr, wio, with_summary, StopSignal,
+    stderr, wio, StopSignal,
 };
 
 /// The small guest's kernel arguments with the planted bug of `form` and `depth` (no other
@@ -432,113 +431,4 @@ fn kill_9_in_a_guided_exploration_then_resume_gives_the_uninterrupted_report() {
     let o = wio(&resumed);
     assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
     assert!(stderr(&o).contains("no checkpoint"), "{}", stderr(&o));
-}
-
-/// A world of two nodes: `a` passes three stages, each a 1-in-16 draw from its kernel's
-/// random numbers 50 ms after the last (a console line per stage passed), `b` pings `a`
-/// meanwhile. Snapshotted when `a` is ready, before its first draw. A branch's seed reaches
-/// `a`'s random numbers through the VM generation ID its restore re-draws.
-const STAGES_WORLD: &str = r#"max_virtual_secs = 20
-[link]
-latency_us = 200
-jitter_us = 20
-[[node]]
-name = "a"
-run = "echo ready; for k in one two three; do sleep 0.05; v=$(od -An -N1 -tu1 /dev/urandom); [ $((v % 16)) = 0 ] || exit 0; echo stage $k; done; echo planted: BUG reached"
-[[node]]
-name = "b"
-run = "ping -c 2 a; echo pinged"
-"#;
-
-/// A guided exploration of the world snapshot `snap`: `budget` branches on `jobs` threads,
-/// failing at the planted bug.
-fn guided_world(snap: &Path, budget: u64, jobs: u32, rep: &Path) -> std::process::Output {
-    wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--budget",
-        &budget.to_string(),
-        "--jobs",
-        &jobs.to_string(),
-        "--fail-on",
-        "planted: BUG",
-        "--report",
-        rep.to_str().unwrap(),
-    ])
-}
-
-#[test]
-fn guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_path() {
-    let test = "guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_path";
-    if !require_riscv_guests(test) {
-        return;
-    }
-    let dir = scratch("guided-world");
-    let world = dir.join("stages.toml");
-    std::fs::write(&world, STAGES_WORLD).unwrap();
-    let snap = dir.join("w.snap");
-    let o = wio(&[
-        "sim",
-        world.to_str().unwrap(),
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:ready",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert!(snap.exists(), "{}", stderr(&o));
-    // Guided: moments of the whole world, kept where a node saw something new.
-    let rep = dir.join("guided.json");
-    let o = guided_world(&snap, 400, 2, &rep);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    let r = report(&rep);
-    let moments = r["tree"]["moments"].as_array().unwrap();
-    assert!(
-        moments
-            .iter()
-            .any(|m| m["new"].to_string().contains("b: console")),
-        "node b's console shapes are marks of their own: {moments:?}"
-    );
-    let results = r["results"].as_array().unwrap();
-    let failing = results
-        .iter()
-        .find(|x| x["failed"] == true)
-        .unwrap_or_else(|| panic!("the planted bug in 400 world branches: {moments:?}"));
-    let path = failing["path"].as_str().unwrap();
-    assert!(path.contains('@'), "found past a moment: {path}");
-    let line = failing["reproduce"].as_str().unwrap();
-    assert!(
-        line.starts_with("wio sim --from ") && line.ends_with(&format!("--path {path}")),
-        "{line}"
-    );
-    // The path replays under `wio sim`, to the report's world trace hash and the bug.
-    let (o, s) = with_summary("sim", &["--from", snap.to_str().unwrap(), "--path", path]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(
-        s["world_trace_hash"],
-        failing["trace_hash"],
-        "{}",
-        stderr(&o)
-    );
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains("a | planted: BUG reached"),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    // The same tree and results on one thread.
-    let (one, two) = (dir.join("one.json"), dir.join("two.json"));
-    for (jobs, rep) in [(1, &one), (2, &two)] {
-        let o = guided_world(&snap, 32, jobs, rep);
-        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    }
-    assert_eq!(report(&one), report(&two), "whatever --jobs");
-    // A path that does not fit the world is a one-line error.
-    let o = wio(&["sim", "--from", snap.to_str().unwrap(), "--path", "5@1,6"]);
-    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
-    assert!(stderr(&o).contains("does not fit"), "{}", stderr(&o));
-    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
-    let _ = std::fs::remove_dir_all(dir);
 }

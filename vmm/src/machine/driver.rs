@@ -311,8 +311,9 @@ pub struct GuidedEnd {
 /// exploration did not know, and a moment wherever some came. A boundary brings marks; the
 /// moment is kept at that boundary when its time is past the previous boundary's, else at
 /// the next boundary past it, so a moment is always "the first step boundary at or after
-/// `at_ns`" (what a path's replay finds again). At most `max` moments are kept. Machines
-/// and worlds keep moments by the same rule.
+/// `at_ns`" (what a path's replay finds again). At most `max` moments are kept, and none
+/// from the boundary that brought a violated promise on (every branch from after a
+/// violation fails the same way). Machines and worlds keep moments by the same rule.
 pub struct Keeper<'a, S: ?Sized> {
     signals: &'a [Signal],
     known: &'a dyn Fn(&Mark) -> bool,
@@ -325,6 +326,8 @@ pub struct Keeper<'a, S: ?Sized> {
     /// (at_ns, marks) of the moment to keep at the first boundary at or after at_ns.
     pending: Option<(u64, Vec<Mark>)>,
     prev_ns: u64,
+    /// Whether the branch has violated a promise (it keeps no more moments).
+    violated: bool,
 }
 
 impl<'a, S: ?Sized> Keeper<'a, S> {
@@ -345,6 +348,7 @@ impl<'a, S: ?Sized> Keeper<'a, S> {
             moments: Vec::new(),
             pending: None,
             prev_ns: start_ns,
+            violated: false,
         }
     }
 
@@ -356,6 +360,15 @@ impl<'a, S: ?Sized> Keeper<'a, S> {
         seen: Vec<Mark>,
         keep: impl FnOnce() -> Result<Option<Box<S>>>,
     ) -> Result<()> {
+        // A violation's mark is worth nothing (`machine::sdk`): known or not, what follows
+        // it is no place to branch from.
+        if seen
+            .iter()
+            .any(|k| k.signal == Signal::Promise && k.weight == 0)
+        {
+            self.violated = true;
+            self.pending = None;
+        }
         let fresh: Vec<Mark> = seen
             .into_iter()
             .filter(|k| {
@@ -364,7 +377,7 @@ impl<'a, S: ?Sized> Keeper<'a, S> {
             .collect();
         if !fresh.is_empty() {
             self.marks.extend(fresh.iter().cloned());
-            if self.moments.len() < self.max {
+            if self.moments.len() < self.max && !self.violated {
                 match &mut self.pending {
                     Some((_, p)) => p.extend(fresh),
                     None => {
