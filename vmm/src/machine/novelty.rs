@@ -7,8 +7,9 @@
 //! The explorer keeps the marks of the whole exploration; a branch whose marks are new
 //! there keeps a moment (an in-memory snapshot) to branch from again.
 
+use crate::promises::Guidance;
 use crate::trace::fnv1a;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Which signal a mark comes from.
 #[derive(
@@ -52,11 +53,54 @@ pub struct Mark {
     pub what: String,
 }
 
+/// What a machine's promise channel observed for guided exploration: the marks not yet
+/// taken, and each guidance record's watermark in this run.
+#[derive(Debug, Default)]
+pub struct Observed {
+    /// Marks not yet taken.
+    pub marks: Vec<Mark>,
+    /// The furthest bucket each guidance record's quantity reached in this run.
+    watermarks: BTreeMap<String, u64>,
+}
+
+/// Buckets per power of two of a guidance quantity (its score's bits below are dropped).
+const GUIDANCE_BUCKET_SHIFT: u32 = 49;
+/// Most guidance records one run keeps watermarks of.
+const MAX_GUIDANCE: usize = 1024;
+
+impl Observed {
+    /// An evaluation of a guidance record: a mark when its quantity went further (its
+    /// direction) than the run had taken it, into a new bucket (8 per power of two), as a
+    /// numeric watermark that improves.
+    pub fn guidance(&mut self, g: &Guidance) {
+        let bucket = g.score >> GUIDANCE_BUCKET_SHIFT;
+        let room = self.watermarks.len() < MAX_GUIDANCE;
+        let better = match self.watermarks.get_mut(&g.id) {
+            Some(w) if *w >= bucket => false,
+            Some(w) => {
+                *w = bucket;
+                true
+            }
+            None if room => {
+                self.watermarks.insert(g.id.clone(), bucket);
+                true
+            }
+            None => false,
+        };
+        if better {
+            self.marks.push(Mark::guidance(&g.id, &g.message, bucket));
+        }
+    }
+}
+
 /// Energy of a `sometimes` or `reachable` promise first true: what a user marked as a
 /// rare state worth reaching.
 pub const WEIGHT_SOMETIMES: u32 = 32;
 /// Energy of any other (promise, condition) pair first seen.
 pub const WEIGHT_PROMISE: u32 = 16;
+/// Energy of a guidance record's quantity pushed further than the run had pushed it, into
+/// a new bucket.
+pub const WEIGHT_GUIDANCE: u32 = 8;
 /// Energy of a console line of a new shape.
 pub const WEIGHT_CONSOLE: u32 = 4;
 /// Energy of new code coverage (an edge, or an edge's hit count in a new bucket).
@@ -106,6 +150,20 @@ impl Mark {
             key: fnv1a(shape.as_bytes()),
             weight: WEIGHT_CONSOLE,
             what: bounded(format!("console {shape:?}")),
+        }
+    }
+
+    /// The mark of guidance record `id` (with `message`) whose quantity reached `bucket`
+    /// (see [`Observed::guidance`]).
+    pub fn guidance(id: &str, message: &str, bucket: u64) -> Mark {
+        let mut key_text = b"guidance\0".to_vec();
+        key_text.extend_from_slice(id.as_bytes());
+        key_text.extend_from_slice(&bucket.to_le_bytes());
+        Mark {
+            signal: Signal::Promise,
+            key: fnv1a(&key_text),
+            weight: WEIGHT_GUIDANCE,
+            what: bounded(format!("guidance {message:?} further (bucket {bucket:#x})")),
         }
     }
 
@@ -229,5 +287,38 @@ mod tests {
         assert!(Mark::console(&"z".repeat(500)).what.len() < 200);
         assert_eq!(Mark::edge(0x12349).what, "edge 0x1234 hit 9-15");
         assert_ne!(Mark::edge(0x12349).id(), Mark::edge(0x12348).id());
+    }
+
+    /// A guidance record marks only when its quantity goes further than the run had taken
+    /// it, into a new bucket; each bucket is its own mark.
+    #[test]
+    fn guidance_watermarks_mark_improvements_only() {
+        let g = |score: u64| Guidance {
+            id: "lag".into(),
+            message: "lag".into(),
+            score,
+        };
+        let b = 1u64 << GUIDANCE_BUCKET_SHIFT;
+        let mut o = Observed::default();
+        for (score, marks) in [
+            (10 * b, 1),
+            (10 * b + 1, 1),
+            (9 * b, 1),
+            (12 * b, 2),
+            (11 * b, 2),
+        ] {
+            o.guidance(&g(score));
+            assert_eq!(o.marks.len(), marks, "score {score:#x}");
+        }
+        assert_ne!(o.marks[0].key, o.marks[1].key);
+        assert_eq!(o.marks[1], Mark::guidance("lag", "lag", 12));
+        assert_eq!(o.marks[0].signal, Signal::Promise);
+        assert_eq!(o.marks[0].weight, WEIGHT_GUIDANCE);
+        let mut other = Observed::default();
+        other.guidance(&Guidance {
+            id: "other".into(),
+            ..g(10 * b)
+        });
+        assert_ne!(other.marks[0].key, o.marks[0].key, "records differ");
     }
 }

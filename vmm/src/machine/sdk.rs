@@ -4,7 +4,7 @@
 //! back: a violated `always` (traced; the end of the run with `--stop-on-violation`) or
 //! setup declared complete (a snapshot point).
 
-use super::novelty::Mark;
+use super::novelty::{Mark, Observed};
 use super::Stop;
 use crate::error::WioError;
 use crate::promises::{Ledger, Noted};
@@ -15,13 +15,14 @@ use wio_virtio_devices::Console;
 
 /// Takes the channel's waiting lines into `ledger`. Returns the stop the driver must
 /// see, if any: the run's end at a violation when `stop_on_violation`, else setup
-/// complete. With `marks`, each (promise, condition) first seen in the run is added there.
+/// complete. With `marks`, each (promise, condition) first seen in the run is added there,
+/// and each guidance quantity pushed further than before ([`Observed::guidance`]).
 pub fn drain(
     console: &mut Console,
     ledger: &mut Ledger,
     trace: &mut Trace,
     stop_on_violation: bool,
-    marks: Option<&mut Vec<Mark>>,
+    marks: Option<&mut Observed>,
 ) -> Option<Stop> {
     if !console.has_lines() {
         return None;
@@ -49,28 +50,33 @@ pub fn note_lines(
     ledger: &mut Ledger,
     trace: &mut Trace,
     stop_on_violation: bool,
-    mut marks: Option<&mut Vec<Mark>>,
+    mut marks: Option<&mut Observed>,
 ) -> Option<Stop> {
     let mut stop = None;
     for (t, line) in lines {
         trace.fold(fold::SDK_LINE, line.len() as u64, fnv1a(&line), t);
         match ledger.note(t, &line) {
             Noted::Nothing => {}
+            Noted::Guidance(g) => {
+                if let Some(o) = marks.as_deref_mut() {
+                    o.guidance(&g);
+                }
+            }
             Noted::First { id, condition } => {
-                if let (Some(ms), Some(mark)) =
+                if let (Some(o), Some(mark)) =
                     (marks.as_deref_mut(), mark_of(ledger, &id, condition))
                 {
-                    ms.push(mark);
+                    o.marks.push(mark);
                 }
             }
             Noted::Violation(id) => {
-                if let (Some(ms), Some(mut mark)) =
+                if let (Some(o), Some(mut mark)) =
                     (marks.as_deref_mut(), mark_of(ledger, &id, false))
                 {
                     // Known, but worth no moment: every branch from after a violation fails
                     // the same way.
                     mark.weight = 0;
-                    ms.push(mark);
+                    o.marks.push(mark);
                 }
                 let p = &ledger.promises[&id];
                 trace.event(

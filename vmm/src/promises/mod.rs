@@ -12,7 +12,8 @@
 //!   natural branch point);
 //! - `{"antithesis_sdk": {...}}`: the SDK says who it is;
 //! - `{"antithesis_guidance": {...}}`: hints the SDKs send next to numeric and grouped
-//!   promises for a search that steers towards them; counted (wio's search is by seed);
+//!   promises for a search that steers towards them: counted, and each evaluation's guided
+//!   quantity handed to guided exploration ([`Guidance`]);
 //! - any other one-key object `{"NAME": details}`: an event (`send_event`).
 //!
 //! Verdicts (the Antithesis semantics): an `always` promise (and a reachability one,
@@ -137,7 +138,8 @@ pub struct Ledger {
     pub setup_complete_ns: Option<u64>,
     /// SDKs that introduced themselves (`antithesis_sdk` lines, JSON text, bounded).
     pub sdks: Vec<String>,
-    /// Guidance records (`antithesis_guidance`) the SDKs sent: counted, not used.
+    /// Guidance records (`antithesis_guidance`) the SDKs sent (guided exploration steers by
+    /// them, see [`Guidance`]).
     #[serde(default)]
     pub guidance: u64,
     /// Lines that were not JSON objects of the protocol.
@@ -163,6 +165,80 @@ pub enum Noted {
         /// The condition.
         condition: bool,
     },
+    /// A guidance record was evaluated (`hit`): its guided quantity, for guided exploration.
+    Guidance(Guidance),
+}
+
+/// One evaluation of a guidance record: which, and how good its guided quantity is.
+///
+/// The SDKs send numeric guidance (`guidance_data: {left, right}`, from the
+/// `always_greater_than` family: the quantity is `left - right`) and boolean guidance
+/// (`guidance_data: {NAME: bool, ...}`, from `always_some` and `sometimes_all`: the count of
+/// true ones), with `maximize` saying which way the search should push it. `score` orders
+/// evaluations of one record, higher is further that way: the quantity (negated when it is
+/// minimized) as an order-preserving integer of its IEEE bits, so nothing depends on the
+/// host's floating-point library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guidance {
+    /// The record's id.
+    pub id: String,
+    /// Its message.
+    pub message: String,
+    /// Higher is further in the direction the search should push the quantity.
+    pub score: u64,
+}
+
+/// `v`'s IEEE bits as an integer that orders as `v` does (NaN excluded).
+fn ordered(v: f64) -> u64 {
+    let bits = v.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// The evaluation a guidance record `body` carries; None for a registration (`hit: false`),
+/// a record without an id, or data that is not numeric or boolean guidance.
+fn guidance_of(body: &Value) -> Option<Guidance> {
+    if body.get("hit").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let id = body.get("id").and_then(Value::as_str)?;
+    let data = body.get("guidance_data")?;
+    let quantity = match body.get("guidance_type").and_then(Value::as_str)? {
+        "numeric" => data.get("left")?.as_f64()? - data.get("right")?.as_f64()?,
+        "boolean" => data
+            .as_object()?
+            .values()
+            .filter(|v| v.as_bool() == Some(true))
+            .count() as f64,
+        _ => return None,
+    };
+    if quantity.is_nan() {
+        return None;
+    }
+    let maximize = body
+        .get("maximize")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    Some(Guidance {
+        id: bounded_id(id),
+        message: body
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| bounded_id(id), bounded_id),
+        score: ordered(if maximize { quantity } else { -quantity }),
+    })
+}
+
+/// An id or message of at most 256 bytes (cut at a character boundary).
+fn bounded_id(s: &str) -> String {
+    let mut cut = s.len().min(256);
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s[..cut].to_string()
 }
 
 /// `value` as bounded JSON text.
@@ -206,7 +282,7 @@ impl Ledger {
             }
             "antithesis_guidance" => {
                 self.guidance += 1;
-                Noted::Nothing
+                guidance_of(&body).map_or(Noted::Nothing, Noted::Guidance)
             }
             "antithesis_sdk" => {
                 if self.sdks.len() < 16 {

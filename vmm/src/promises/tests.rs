@@ -177,3 +177,66 @@ fn bounds_hold_against_a_flood() {
     let d = l.promises["h"].first_failure_details.as_ref().unwrap();
     assert!(d.len() <= MAX_DETAILS + 3, "{}", d.len());
 }
+
+/// Guidance records: a registration is only counted; an evaluation carries its quantity's
+/// score, ordered the way the search should push it (numeric: left - right; boolean: how
+/// many are true), whatever the sign and magnitude.
+#[test]
+fn guidance_evaluations_are_scored_in_their_direction() {
+    let numeric = |left: f64, right: f64, maximize: bool| {
+        line(serde_json::json!({"antithesis_guidance": {
+            "guidance_type": "numeric", "id": "lag", "message": "lag", "maximize": maximize,
+            "hit": true, "guidance_data": {"left": left, "right": right}}}))
+    };
+    let score = |l: &mut Ledger, text: &[u8]| match l.note(1, text) {
+        Noted::Guidance(g) => {
+            assert_eq!((g.id.as_str(), g.message.as_str()), ("lag", "lag"));
+            g.score
+        }
+        other => panic!("{other:?}"),
+    };
+    let mut l = Ledger::default();
+    let reg = line(serde_json::json!({"antithesis_guidance": {
+        "guidance_type": "numeric", "id": "lag", "message": "lag", "maximize": true, "hit": false}}));
+    assert_eq!(l.note(1, &reg), Noted::Nothing, "a registration");
+    // Maximized: a larger left - right scores higher, across signs and magnitudes.
+    let up: Vec<u64> = [
+        (-1e9, 0.0),
+        (-3.0, 1.0),
+        (0.0, 0.0),
+        (2.5, 2.0),
+        (1e12, 1.0),
+    ]
+    .iter()
+    .map(|&(a, b)| score(&mut l, &numeric(a, b, true)))
+    .collect();
+    assert!(up.windows(2).all(|w| w[0] < w[1]), "{up:?}");
+    // Minimized: the other way round.
+    let down: Vec<u64> = [(5.0, 0.0), (1.0, 0.0), (-7.0, 0.0)]
+        .iter()
+        .map(|&(a, b)| score(&mut l, &numeric(a, b, false)))
+        .collect();
+    assert!(down.windows(2).all(|w| w[0] < w[1]), "{down:?}");
+    let boolean = |v: serde_json::Value| {
+        line(serde_json::json!({"antithesis_guidance": {
+            "guidance_type": "boolean", "id": "lag", "message": "lag", "maximize": true,
+            "hit": true, "guidance_data": v}}))
+    };
+    let one = score(&mut l, &boolean(serde_json::json!({"a": true, "b": false})));
+    let two = score(&mut l, &boolean(serde_json::json!({"a": true, "b": true})));
+    assert!(one < two);
+    // Not guidance the search can use: counted, nothing more.
+    for odd in [
+        serde_json::json!({"guidance_type": "numeric", "id": "x", "hit": true}),
+        serde_json::json!({"guidance_type": "numeric", "hit": true, "guidance_data": {"left": 1, "right": 0}}),
+        serde_json::json!({"guidance_type": "other", "id": "x", "hit": true, "guidance_data": {}}),
+        serde_json::json!({"guidance_type": "numeric", "id": "x", "hit": true, "guidance_data": {"left": "a", "right": 0}}),
+    ] {
+        let n = l.guidance;
+        assert_eq!(
+            l.note(2, &line(serde_json::json!({ "antithesis_guidance": odd }))),
+            Noted::Nothing
+        );
+        assert_eq!(l.guidance, n + 1);
+    }
+}

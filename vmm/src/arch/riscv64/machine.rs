@@ -27,7 +27,7 @@ use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{self, SchedNoise, Stalls, TimerNoise};
-use crate::machine::novelty::{Mark, Signal};
+use crate::machine::novelty::{Mark, Observed, Signal};
 use crate::machine::{
     guests, sdk, virtio, Arch, BootMeta, LoadedSnapshot, Machine, RunConfig, RunResult, Stop,
 };
@@ -114,9 +114,10 @@ pub struct RvMachine {
     /// The last step stopped for a debugger (see [`RiscvEngine::pause_at`]) with the
     /// slice half run: nothing of the step's end (events, console, promises) was done.
     pub(super) debug_paused: bool,
-    /// The promise firsts of the run not yet taken, when a guided exploration observes it
+    /// The promise firsts and guidance watermarks of the run not yet taken, when a guided
+    /// exploration observes it
     /// ([`Machine::observe`]; not part of the machine's state).
-    pub(super) marks: Option<Vec<Mark>>,
+    pub(super) marks: Option<Observed>,
 }
 
 /// Checks a fixed clock drift a configuration gives.
@@ -575,7 +576,7 @@ impl Machine for RvMachine {
             self.console.observe_shapes();
         }
         if signals.contains(&Signal::Promise) {
-            self.marks.get_or_insert_with(Vec::new);
+            self.marks.get_or_insert_with(Observed::default);
         }
         if signals.contains(&Signal::Coverage) && self.engine.hart.coverage().is_none() {
             // A restore from a moment brings its counts; anything else starts from none.
@@ -586,7 +587,11 @@ impl Machine for RvMachine {
     }
 
     fn take_marks(&mut self) -> Vec<Mark> {
-        let mut marks = self.marks.as_mut().map(std::mem::take).unwrap_or_default();
+        let mut marks = self
+            .marks
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.marks))
+            .unwrap_or_default();
         marks.extend(self.console.take_shape_marks());
         marks.extend(self.engine.hart.take_coverage().into_iter().map(Mark::edge));
         marks
