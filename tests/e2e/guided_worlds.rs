@@ -263,3 +263,81 @@ fn a_guided_worlds_failing_branch_is_shrunk_reproduced_and_verified_by_its_path(
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_line() {
+    let test = "a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_line";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("world-sched-noise");
+    let snap = ready_snapshot(&dir, "stages", STAGES_WORLD);
+    let snap = snap.to_str().unwrap();
+    let hash = |extra: &[&str]| {
+        let mut args = vec!["--from", snap, "--quiet"];
+        args.extend_from_slice(extra);
+        let (o, s) = with_summary("sim", &args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        s["world_trace_hash"].as_str().unwrap().to_string()
+    };
+    let heavy = hash(&["--seed", "5", "--sched-noise", "heavy"]);
+    assert_eq!(
+        heavy,
+        hash(&["--seed", "5", "--sched-noise", "heavy"]),
+        "one seed, one world"
+    );
+    assert_ne!(heavy, hash(&["--seed", "5"]), "the noise reaches the nodes");
+    // Flat: every reproduce line carries the level and gives the branch's hash.
+    let rep = dir.join("flat.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap,
+        "--seeds",
+        "5..7",
+        "--sched-noise",
+        "heavy",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let r = report(&rep);
+    let first = &r["results"][0];
+    assert!(
+        first["reproduce"]
+            .as_str()
+            .unwrap()
+            .ends_with("--seed 5 --sched-noise heavy"),
+        "{first}"
+    );
+    assert_eq!(first["trace_hash"], heavy.as_str());
+    // Guided: a branch's path replays with the level too.
+    let rep = dir.join("guided.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap,
+        "--budget",
+        "32",
+        "--sched-noise",
+        "heavy",
+        "--report",
+        rep.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let r = report(&rep);
+    let deep = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["path"].as_str().unwrap().contains('@'))
+        .unwrap_or_else(|| panic!("a branch from a moment in 32: {r}"));
+    let line = deep["reproduce"].as_str().unwrap();
+    assert!(line.ends_with("--sched-noise heavy"), "{line}");
+    let path = deep["path"].as_str().unwrap();
+    assert_eq!(
+        hash(&["--path", path, "--sched-noise", "heavy"]),
+        deep["trace_hash"].as_str().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -145,6 +145,10 @@ pub struct SimArgs {
     /// the quantum's end (forward only; not with --from).
     #[arg(long, value_name = "NAME=ADDR", conflicts_with = "from")]
     pub gdb: Option<String>,
+    /// With --from: every node's CPU-timing noise from the snapshot point on (off, light,
+    /// heavy), drawn from its seed (default: each node keeps its snapshot's level).
+    #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
@@ -387,8 +391,8 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub exit_zero: bool,
     /// CPU-timing noise of every branch from the snapshot point on (off, light, heavy;
-    /// default: the snapshot's level). Machine snapshots only; each seed's reproduce line
-    /// carries it.
+    /// default: the snapshot's level); of a world snapshot, every node's. Each seed's
+    /// reproduce line carries it.
     #[arg(long, value_name = "LEVEL", value_enum)]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
 }

@@ -268,6 +268,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                     .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))
             })
             .transpose()?,
+        sched_noise: args.sched_noise,
         ..world::Options::default()
     };
     let summary = match (&args.from, &args.scenario) {
@@ -282,6 +283,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                         jobs: opts.jobs,
                         until: opts.until.clone(),
                         max_virtual_ns: opts.max_virtual_ns,
+                        sched_noise: opts.sched_noise,
                         ..world::Options::default()
                     };
                     let cancel = std::sync::atomic::AtomicBool::new(false);
@@ -330,7 +332,7 @@ fn jobs_or_cores(jobs: Option<usize>) -> Result<usize, WioError> {
 
 fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
     // The failing branch: (snapshot, seed, path with the exploration's --until and limit).
-    let (from, seed, path) = match (&args.report, &args.from) {
+    let (from, seed, path, sched_noise) = match (&args.report, &args.from) {
         (Some(r), _) => {
             let report = explore::read_report(r)?;
             let result = match args.seed {
@@ -356,12 +358,13 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
                         jobs: 1,
                         until: q.until.clone(),
                         max_virtual_ns: (q.max_virtual_ns > 0).then_some(q.max_virtual_ns),
+                        sched_noise: q.sched_noise,
                         ..world::Options::default()
                     },
                 )),
                 None => None,
             };
-            (q.snapshot.clone(), seed, path)
+            (q.snapshot.clone(), seed, path, q.sched_noise)
         }
         (None, Some(f)) => match &args.path {
             Some(p) => {
@@ -372,13 +375,14 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
                     jobs: 1,
                     ..world::Options::default()
                 };
-                (f.clone(), seed, Some((path, steps)))
+                (f.clone(), seed, Some((path, steps)), None)
             }
             None => (
                 f.clone(),
                 args.seed.ok_or_else(|| {
                     WioError::Usage("wio shrink --from needs --seed (or --path)".into())
                 })?,
+                None,
                 None,
             ),
         },
@@ -397,6 +401,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
         from,
         seed,
         path,
+        sched_noise,
         promise: args.promise.clone(),
         jobs,
         max_probes: args.max_probes,

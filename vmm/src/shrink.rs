@@ -39,6 +39,9 @@ pub struct Shrink {
     /// The failing branch of a guided exploration, and how its steps run (the exploration's
     /// `--until` and limit); None: the seed's branch of the snapshot.
     pub path: Option<(BranchPath, world::Options)>,
+    /// Every node's CPU-timing noise from the snapshot on, as the exploration ran it (None:
+    /// the snapshot's).
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// Text of the promise that must keep failing (None: the seed's first failed one).
     pub promise: Option<String>,
     /// Probe threads.
@@ -197,6 +200,7 @@ struct Prober<'a> {
     max: usize,
     probes: AtomicUsize,
     target: Target,
+    sched_noise: Option<crate::machine::noise::SchedNoise>,
     names: Vec<String>,
     nodes: bool,
     started: Instant,
@@ -208,6 +212,7 @@ impl Prober<'_> {
             quiet: true,
             jobs: 1,
             plan,
+            sched_noise: self.sched_noise,
             ..world::Options::default()
         };
         world::restore(self.lw, Some(self.seed), &opts, None)?
@@ -406,6 +411,7 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             status: Status::Passed,
             message: String::new(),
         },
+        sched_noise: x.sched_noise,
         names: names.clone(),
         nodes: false,
         started,
@@ -495,6 +501,7 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             jobs: 1,
             plan: Some(plan.clone()),
             timeline: Some(svg.clone()),
+            sched_noise: x.sched_noise,
             ..world::Options::default()
         },
         None,

@@ -39,17 +39,24 @@ struct Case {
     what: String,
     seed: u64,
     path: Option<(BranchPath, world::Options)>,
+    /// The exploration's CPU-timing noise (None: the snapshot's).
+    sched_noise: Option<crate::machine::noise::SchedNoise>,
     plan: WorldPlan,
     before: Vec<String>,
 }
 
-/// How a path's steps run: quiet, to the exploration's `--until` and limit.
-fn steps(until: Option<String>, max_virtual_ns: u64) -> world::Options {
+/// How a path's steps run: quiet, to the exploration's `--until` and limit, with its noise.
+fn steps(
+    until: Option<String>,
+    max_virtual_ns: u64,
+    sched_noise: Option<crate::machine::noise::SchedNoise>,
+) -> world::Options {
     world::Options {
         quiet: true,
         jobs: 1,
         until,
         max_virtual_ns: (max_virtual_ns > 0).then_some(max_virtual_ns),
+        sched_noise,
         ..world::Options::default()
     }
 }
@@ -94,7 +101,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             let branch = match &res.path {
                 Some(p) => Some((
                     BranchPath::parse(p)?,
-                    steps(q.until.clone(), q.max_virtual_ns),
+                    steps(q.until.clone(), q.max_virtual_ns, q.sched_noise),
                 )),
                 None => None,
             };
@@ -107,6 +114,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
                 ),
                 seed: branch.as_ref().map_or(res.seed, |(p, _)| p.seed),
                 path: branch,
+                sched_noise: q.sched_noise,
                 plan: WorldPlan {
                     between: res.world_faults.clone(),
                     nodes,
@@ -125,7 +133,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             ))
         })?;
         let branch = match &plan.path {
-            Some(p) => Some((BranchPath::parse(p)?, steps(None, 0))),
+            Some(p) => Some((BranchPath::parse(p)?, steps(None, 0, None))),
             None => None,
         };
         out.push(Case {
@@ -135,6 +143,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             },
             seed,
             path: branch,
+            sched_noise: None,
             before: plan.promise.iter().cloned().collect(),
             plan,
         });
@@ -192,6 +201,7 @@ pub fn verify(v: &Verify) -> Result<i32> {
             quiet: true,
             jobs: 1,
             plan: Some(plan),
+            sched_noise: c.sched_noise,
             ..world::Options::default()
         };
         world::restore(start, Some(c.seed), &opts, None)?

@@ -178,6 +178,7 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
                 from: dir.join(format!("{bug}.snap")),
                 seed,
                 path: None,
+                sched_noise: None,
                 promise: None,
                 jobs: 2,
                 max_probes: 400,

@@ -444,11 +444,6 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
                 "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
             ));
         }
-        if x.sched_noise.is_some() {
-            return Err(WioError::Usage(
-                "--sched-noise with a world snapshot: not yet (a world's nodes keep their snapshot's level); drop it".into(),
-            ));
-        }
         let lw = LoadedWorld::load(&x.from)?;
         let mut opts = world_options(x, &lw, &watch);
         opts.observe = g.signals.clone();

@@ -503,11 +503,6 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
             ));
         }
-        if x.sched_noise.is_some() {
-            return Err(WioError::Usage(
-                "--sched-noise with a world snapshot: not yet (a world's nodes keep their snapshot's level); drop it".into(),
-            ));
-        }
         Source::World(Box::new(LoadedWorld::load(&x.from)?))
     } else {
         Source::Machine(crate::builder::load(&x.from, &load_cfg)?)

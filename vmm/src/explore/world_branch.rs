@@ -48,6 +48,9 @@ pub(super) fn world_result_of(
             shell_quote(&format!("console:{u}"))
         ));
     }
+    if let Some(level) = x.sched_noise {
+        reproduce.push_str(&format!(" --sched-noise {}", level.name()));
+    }
     let limit = world_limit(x, lw);
     if limit != lw.state.scenario.max_virtual_ns {
         reproduce.push_str(&format!(" --max-virtual-secs {}", limit / 1_000_000_000));
@@ -97,6 +100,7 @@ pub(super) fn world_options(x: &Explore, lw: &LoadedWorld, watch: &[String]) -> 
         watch: watch.to_vec(),
         until: x.until.clone(),
         max_virtual_ns: Some(world_limit(x, lw)),
+        sched_noise: x.sched_noise,
         ..world::Options::default()
     }
 }

@@ -106,6 +106,9 @@ pub struct Options {
     pub timeline: Option<PathBuf>,
     /// Debug this node (its name) with gdb waiting on this address.
     pub gdb: Option<(String, String)>,
+    /// Restored worlds: every node's CPU-timing noise from the snapshot point on, drawn from
+    /// its seed (None: each node keeps its snapshot's level).
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
     /// Every node notes what it sees for the first time of these signals (a guided
     /// exploration's branch; changes nothing the guests see).
     pub observe: Vec<Signal>,
@@ -278,7 +281,15 @@ pub fn restore_guided(
         .into_iter()
         .zip(l.nodes.iter().zip(&st.ended))
         .zip(own)
-        .map(|((c, (n, ended)), faults)| (RunConfig { faults, ..c }, Some((n.clone(), *ended))))
+        .map(|((c, (n, ended)), faults)| {
+            let c = RunConfig {
+                faults,
+                sched_noise: opts.sched_noise.unwrap_or(c.sched_noise),
+                sched_noise_given: opts.sched_noise.is_some(),
+                ..c
+            };
+            (c, Some((n.clone(), *ended)))
+        })
         .collect();
     let switch = Switch::resume(
         &st.switch,
