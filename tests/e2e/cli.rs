@@ -25,7 +25,42 @@ fn help_lists_examples_and_exit_codes() {
     assert!(text.contains("Examples:"));
     assert!(text.contains("--seed"));
     let out = wio(&["--help"]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Exit codes:"));
+    // Every code of the README's table, the interrupted one too, and the environment.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("the README");
+    let codes: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("| ")?.split(' ').next())
+        .filter(|c| c.len() == 3 && c.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    assert!(codes.len() >= 12, "{codes:?}");
+    for code in codes {
+        assert!(
+            text.contains(&format!("  {code}  ")),
+            "--help names exit code {code}"
+        );
+    }
+    for var in [
+        "WIO_CACHE",
+        "WIO_NO_JIT",
+        "WIO_KVM_DEVICE",
+        "WIO_DEBUG_EXITS",
+    ] {
+        assert!(text.contains(var), "--help names {var}");
+    }
+    // Shell completions know the subcommands.
+    let out = wio(&["completions", "bash"]);
+    assert!(out.status.success());
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        script.contains("explore") && script.contains("--budget"),
+        "{script}"
+    );
+    let out = wio(&["completions", "nosh"]);
+    assert_eq!(out.status.code(), Some(100), "{}", stderr(&out));
+    assert!(stderr(&out).contains("possible values"), "{}", stderr(&out));
 }
 
 #[test]

@@ -287,6 +287,10 @@ fn a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_li
         "one seed, one world"
     );
     assert_ne!(heavy, hash(&["--seed", "5"]), "the noise reaches the nodes");
+    // --no-summary, as on `wio run`: the summary JSON only.
+    let (o, s) = with_summary("sim", &["--from", snap, "--quiet", "--no-summary"]);
+    assert!(!stderr(&o).contains("wio sim summary"), "{}", stderr(&o));
+    assert!(s["world_trace_hash"].is_string());
     // Flat: every reproduce line carries the level and gives the branch's hash.
     let rep = dir.join("flat.json");
     let o = wio(&[

@@ -6,15 +6,16 @@ use std::path::PathBuf;
 
 /// wio: a deterministic hypervisor. Every run is a function of its seed.
 #[derive(Debug, Parser)]
-#[command(name = "wio", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "wio", version, about, long_about = None, after_help = HELP_END)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Exit codes, shown under --help.
-pub const EXIT_CODES: &str = "\
+/// What `wio --help` ends with: the exit codes (the README's table, shorter), the
+/// environment, completions.
+const HELP_END: &str = "\
 Exit codes:
   0-99  the guest's own exit status (statuses above 99 are reported as 99)
   100   bad command line          101  bad guest artifact (kernel, initrd)
@@ -22,7 +23,16 @@ Exit codes:
   104   determinism failure       105  cannot write an output file
   106   virtual-time limit hit    107  internal wio error (a bug)
   108   a promise failed          109  a trace failed verification (verify-trace)
-  110   gdb killed the run, or --gdb could not be served";
+  110   gdb killed the run, or --gdb could not be served
+  130   interrupted (Ctrl-C or SIGTERM): what finished is kept (summary, trace, report)
+
+Environment:
+  WIO_CACHE        where guest artifacts are built and found (default ~/.cache/wio)
+  WIO_NO_JIT=1     the riscv64 engine interprets every block (same results, slower)
+  WIO_KVM_DEVICE   the KVM device node (default /dev/kvm)
+  WIO_DEBUG_EXITS=1  every x86-64 exit and injected interrupt on stderr
+
+Shell completions: wio completions bash|zsh|fish|elvish|powershell";
 
 /// wio's subcommands.
 #[derive(Debug, Subcommand)]
@@ -56,6 +66,12 @@ pub enum Command {
     VerifyTrace {
         /// The trace file written by `wio run --trace`.
         file: PathBuf,
+    },
+    /// Print a shell completion script, e.g. `wio completions bash > /etc/bash_completion.d/wio`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -149,6 +165,9 @@ pub struct SimArgs {
     /// heavy), drawn from its seed (default: each node keeps its snapshot's level).
     #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]
     pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// Do not print the world's summary on stderr (--summary-json still writes it).
+    #[arg(long)]
+    pub no_summary: bool,
     /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

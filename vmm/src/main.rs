@@ -308,7 +308,9 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             ))
         }
     };
-    eprint!("{}", summary.human());
+    if !args.no_summary {
+        eprint!("{}", summary.human());
+    }
     if let Some(path) = &args.summary_json {
         let text = serde_json::to_string_pretty(&summary)
             .map_err(|e| WioError::Internal(format!("world summary JSON: {e}")))?;
@@ -697,6 +699,11 @@ fn main() {
             eprintln!("wio: merged report written to {}", out.display());
             Ok(exit_for(&r))
         }),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(*shell, &mut Cli::command(), "wio", &mut std::io::stdout());
+            Ok(0)
+        }
         Command::VerifyTrace { file } => std::fs::read_to_string(file)
             .map_err(|source| WioError::ArtifactIo {
                 what: "trace",
