@@ -292,20 +292,16 @@ fn a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_li
     assert!(!stderr(&o).contains("wio sim summary"), "{}", stderr(&o));
     assert!(s["world_trace_hash"].is_string());
     // Flat: every reproduce line carries the level and gives the branch's hash.
-    let rep = dir.join("flat.json");
-    let o = wio(&[
-        "explore",
-        "--from",
-        snap,
-        "--seeds",
-        "5..7",
-        "--sched-noise",
-        "heavy",
-        "--report",
-        rep.to_str().unwrap(),
-    ]);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    let r = report(&rep);
+    let explore = |how: &[&str], name: &str| {
+        let rep = dir.join(name);
+        let mut args = vec!["explore", "--from", snap, "--sched-noise", "heavy"];
+        args.extend_from_slice(how);
+        args.extend_from_slice(&["--report", rep.to_str().unwrap()]);
+        let o = wio(&args);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+        report(&rep)
+    };
+    let r = explore(&["--seeds", "5..7"], "flat.json");
     let first = &r["results"][0];
     assert!(
         first["reproduce"]
@@ -316,20 +312,7 @@ fn a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_li
     );
     assert_eq!(first["trace_hash"], heavy.as_str());
     // Guided: a branch's path replays with the level too.
-    let rep = dir.join("guided.json");
-    let o = wio(&[
-        "explore",
-        "--from",
-        snap,
-        "--budget",
-        "32",
-        "--sched-noise",
-        "heavy",
-        "--report",
-        rep.to_str().unwrap(),
-    ]);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    let r = report(&rep);
+    let r = explore(&["--budget", "32"], "guided.json");
     let deep = r["results"]
         .as_array()
         .unwrap()

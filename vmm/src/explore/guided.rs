@@ -219,6 +219,29 @@ struct Branched<S: ?Sized> {
     virtual_ns: u64,
 }
 
+impl<S: ?Sized> Branched<S> {
+    /// The end of the branch assigned `a`: its result as `result` makes it from the
+    /// reproduce line's `--path P`, with its path and moment.
+    fn of(
+        a: &Assignment<S>,
+        result: impl FnOnce(&str) -> SeedResult,
+        moments: Vec<Kept<S>>,
+        instructions: Option<u64>,
+        virtual_ns: u64,
+    ) -> Branched<S> {
+        let path = a.path.to_string();
+        let mut result = result(&format!("--path {path}"));
+        result.path = Some(path);
+        result.moment = Some(a.moment);
+        Branched {
+            result,
+            moments,
+            instructions,
+            virtual_ns,
+        }
+    }
+}
+
 /// What a guided exploration branches: one machine's states, or a world's.
 trait Target: Sync {
     /// A moment's state.
@@ -272,16 +295,13 @@ impl Target for OnMachine<'_> {
             return Ok(None);
         };
         let (instructions, virtual_ns) = (end.end.summary.instructions, end.end.summary.virtual_ns);
-        let path = a.path.to_string();
-        let mut result = result_with(self.x, number, end.end, &format!("--path {path}"));
-        result.path = Some(path);
-        result.moment = Some(a.moment);
-        Ok(Some(Branched {
-            result,
-            moments: end.moments,
+        Ok(Some(Branched::of(
+            a,
+            |how| result_with(self.x, number, end.end, how),
+            end.moments,
             instructions,
             virtual_ns,
-        }))
+        )))
     }
 
     fn rebuild(
@@ -334,22 +354,13 @@ impl Target for OnWorld<'_> {
             .map(|(_, s)| s.instructions)
             .sum::<Option<u64>>();
         let virtual_ns = end.summary.virtual_ns;
-        let path = a.path.to_string();
-        let mut result = world_result_of(
-            self.x,
-            self.root,
-            number,
-            end.summary,
-            &format!("--path {path}"),
-        );
-        result.path = Some(path);
-        result.moment = Some(a.moment);
-        Ok(Some(Branched {
-            result,
-            moments: end.moments,
+        Ok(Some(Branched::of(
+            a,
+            |how| world_result_of(self.x, self.root, number, end.summary, how),
+            end.moments,
             instructions,
             virtual_ns,
-        }))
+        )))
     }
 
     fn rebuild(

@@ -119,23 +119,10 @@ impl BranchPath {
         signals: &[Signal],
         cancel: &AtomicBool,
     ) -> Result<Option<Box<dyn LoadedSnapshot>>> {
-        let mut at: Option<Box<dyn LoadedSnapshot>> = None;
-        for (i, step) in self.steps.iter().enumerate() {
-            let from: &dyn LoadedSnapshot = at.as_deref().unwrap_or(root);
-            match moment_observed(from, step.seed, step.at_ns, b, signals, cancel) {
-                Ok(Some(m)) => at = Some(m),
-                Ok(None) => return Ok(None),
-                Err(WioError::Usage(why)) => {
-                    return Err(WioError::Usage(format!(
-                        "step {} of {}: {why}",
-                        i + 1,
-                        self
-                    )))
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(at)
+        self.walk(|at: Option<&Box<dyn LoadedSnapshot>>, step| {
+            let from = at.map_or(root, |m| m.as_ref());
+            moment_observed(from, step.seed, step.at_ns, b, signals, cancel)
+        })
     }
 
     /// [`BranchPath::last_moment`] of a world snapshot: the steps run as `opts` says (an
@@ -149,12 +136,27 @@ impl BranchPath {
         opts: &world::Options,
         cancel: &AtomicBool,
     ) -> Result<Option<LoadedWorld>> {
-        let mut at: Option<LoadedWorld> = None;
-        for (i, step) in self.steps.iter().enumerate() {
-            let from = at.as_ref().unwrap_or(root);
-            match world::guided::moment_at(from, step.seed, step.at_ns, opts, cancel) {
+        let last = self.walk(|at: Option<&LoadedWorld>, step| {
+            world::guided::moment_at(at.unwrap_or(root), step.seed, step.at_ns, opts, cancel)
+        })?;
+        if last.is_none() && !self.steps.is_empty() {
+            return Err(WioError::Interrupted(root.state.at_ns));
+        }
+        Ok(last)
+    }
+
+    /// Runs the path's steps in order, each with `step` from the last one's moment (None:
+    /// the root) to its own; the last moment (None without steps, or when a step was
+    /// abandoned). A step that does not fit is named in the error.
+    fn walk<M>(
+        &self,
+        mut step: impl FnMut(Option<&M>, &Step) -> Result<Option<M>>,
+    ) -> Result<Option<M>> {
+        let mut at: Option<M> = None;
+        for (i, s) in self.steps.iter().enumerate() {
+            match step(at.as_ref(), s) {
                 Ok(Some(m)) => at = Some(m),
-                Ok(None) => return Err(WioError::Interrupted(from.state.at_ns)),
+                Ok(None) => return Ok(None),
                 Err(WioError::Usage(why)) => {
                     return Err(WioError::Usage(format!(
                         "step {} of {}: {why}",
