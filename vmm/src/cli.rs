@@ -217,7 +217,8 @@ A guided exploration (--budget) keeps a moment (an in-memory snapshot) wherever 
 something new (a promise's condition for the first time, a console line of a new shape) and
 starts later branches from the moments with the most energy; its report holds the tree of
 moments, the growth of what was seen, and each branch's path (its reproduce line is
-`wio run --from SNAP --path PATH`). Flat stays the default with --seeds: it shards across
+`wio run --from SNAP --path PATH`; of a world snapshot, whose moments keep the whole world,
+`wio sim --from SNAP --path PATH`). Flat stays the default with --seeds: it shards across
 machines and its seeds stand alone; guided goes deep where flat needs millions of seeds.";
 
 /// `wio snapshot` subcommands.
@@ -340,7 +341,8 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "N", default_value_t = 0, requires = "budget")]
     pub search_seed: u64,
     /// What counts as new in a guided exploration (comma-separated): promises (a promise's
-    /// condition seen for the first time), console (a console line of a new shape, digits
+    /// condition seen for the first time, or an SDK guidance record's quantity pushed
+    /// further its way), console (a console line of a new shape, digits
     /// masked), coverage (riscv64 user-mode code coverage seen by the engine: an edge, or
     /// its hit count in a new bucket; slower, user code is then interpreted), or all.
     #[arg(

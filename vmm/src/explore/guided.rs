@@ -2,6 +2,7 @@
 //! at a moment of the frontier (at first only the root snapshot), runs to its end with a
 //! seed of its own, and keeps a moment wherever it sees something the exploration had not
 //! seen (`machine::novelty`: a promise's condition first seen, a new console line shape);
+//! of a world snapshot, the moment keeps the whole world (`world::guided`);
 //! the frontier (`frontier`) gives moments energy for what was new there and chooses where
 //! the next branches start. A rare state reached once is branched from again, so a bug
 //! behind several rare events in a row is reached in a few thousand branches where a flat
