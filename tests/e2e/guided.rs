@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
-    interrupt_after, read_report as report, require_riscv_guests, run_with_summary, scratch,
-    stderr, wio, StopSignal,
+    guided_explore, interrupt_after, read_report as report, require_riscv_guests, run_with_summary,
+    scratch, stderr, wio, StopSignal,
 };
 
 /// The small guest's kernel arguments with the planted bug of `form` and `depth` (no other
@@ -45,17 +45,7 @@ fn planted_snapshot(dir: &Path, form: &str, depth: u32) -> PathBuf {
 }
 
 fn guided(snap: &Path, budget: u64, jobs: u32, rep: &Path) -> std::process::Output {
-    wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--budget",
-        &budget.to_string(),
-        "--jobs",
-        &jobs.to_string(),
-        "--report",
-        rep.to_str().unwrap(),
-    ])
+    guided_explore(snap, budget, jobs, &[], rep)
 }
 
 /// The deepest planted stage any result reached.

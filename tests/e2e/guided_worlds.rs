@@ -10,7 +10,8 @@
 
 use std::path::Path;
 use wio_e2e_tests::{
-    read_report as report, require_riscv_guests, scratch, stderr, stdout, wio, with_summary,
+    guided_explore, read_report as report, require_riscv_guests, scratch, stderr, stdout, wio,
+    with_summary,
 };
 
 /// The world snapshot of `scenario` (written to DIR/NAME.toml) when its node `a` is ready.
@@ -52,19 +53,7 @@ run = "ping -c 2 a; echo pinged"
 /// A guided exploration of the world snapshot `snap`: `budget` branches on `jobs` threads,
 /// failing at the planted bug.
 fn guided_world(snap: &Path, budget: u64, jobs: u32, rep: &Path) -> std::process::Output {
-    wio(&[
-        "explore",
-        "--from",
-        snap.to_str().unwrap(),
-        "--budget",
-        &budget.to_string(),
-        "--jobs",
-        &jobs.to_string(),
-        "--fail-on",
-        "planted: BUG",
-        "--report",
-        rep.to_str().unwrap(),
-    ])
+    guided_explore(snap, budget, jobs, &["--fail-on", "planted: BUG"], rep)
 }
 
 #[test]

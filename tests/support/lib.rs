@@ -266,6 +266,24 @@ pub fn riscv_snapshot(path: &Path, seed: u64, at: &str) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+/// `wio explore --from SNAP --budget BUDGET --jobs JOBS EXTRA... --report REP`: a guided
+/// exploration of `snap` (a machine's snapshot or a world's).
+pub fn guided_explore(snap: &Path, budget: u64, jobs: u32, extra: &[&str], rep: &Path) -> Output {
+    let (budget, jobs) = (budget.to_string(), jobs.to_string());
+    let mut args = vec![
+        "explore",
+        "--from",
+        snap.to_str().expect("utf-8 snapshot path"),
+        "--budget",
+        &budget,
+        "--jobs",
+        &jobs,
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--report", rep.to_str().expect("utf-8 report path")]);
+    wio(&args)
+}
+
 /// A JSON file wio wrote (an exploration's report, a summary), read and parsed.
 pub fn read_report(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)

@@ -279,12 +279,9 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                     let path = explore::path::BranchPath::parse(text)?;
                     // The steps as the exploration ran them: quiet, to the same ends.
                     let steps = world::Options {
-                        quiet: true,
                         jobs: opts.jobs,
-                        until: opts.until.clone(),
                         max_virtual_ns: opts.max_virtual_ns,
-                        sched_noise: opts.sched_noise,
-                        ..world::Options::default()
+                        ..explore::path::world_steps(opts.until.clone(), 0, opts.sched_noise)
                     };
                     let cancel = std::sync::atomic::AtomicBool::new(false);
                     let moment = path.last_world_moment(&loaded, &steps, &cancel)?;
@@ -355,14 +352,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
             let path = match result.and_then(|x| x.path.as_ref()) {
                 Some(p) => Some((
                     explore::path::BranchPath::parse(p)?,
-                    world::Options {
-                        quiet: true,
-                        jobs: 1,
-                        until: q.until.clone(),
-                        max_virtual_ns: (q.max_virtual_ns > 0).then_some(q.max_virtual_ns),
-                        sched_noise: q.sched_noise,
-                        ..world::Options::default()
-                    },
+                    explore::path::world_steps(q.until.clone(), q.max_virtual_ns, q.sched_noise),
                 )),
                 None => None,
             };
@@ -372,11 +362,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
             Some(p) => {
                 let path = explore::path::BranchPath::parse(p)?;
                 let seed = path.seed;
-                let steps = world::Options {
-                    quiet: true,
-                    jobs: 1,
-                    ..world::Options::default()
-                };
+                let steps = explore::path::world_steps(None, 0, None);
                 (f.clone(), seed, Some((path, steps)), None)
             }
             None => (

@@ -11,7 +11,7 @@
 //! with the faults the failing branch had from its last moment on.
 
 use crate::error::{Result, WioError};
-use crate::explore::path::BranchPath;
+use crate::explore::path::{world_steps, BranchPath};
 use crate::explore::Report;
 use crate::faults::plan::FaultPlan;
 use crate::promises::Status;
@@ -43,22 +43,6 @@ struct Case {
     sched_noise: Option<crate::machine::noise::SchedNoise>,
     plan: WorldPlan,
     before: Vec<String>,
-}
-
-/// How a path's steps run: quiet, to the exploration's `--until` and limit, with its noise.
-fn steps(
-    until: Option<String>,
-    max_virtual_ns: u64,
-    sched_noise: Option<crate::machine::noise::SchedNoise>,
-) -> world::Options {
-    world::Options {
-        quiet: true,
-        jobs: 1,
-        until,
-        max_virtual_ns: (max_virtual_ns > 0).then_some(max_virtual_ns),
-        sched_noise,
-        ..world::Options::default()
-    }
 }
 
 fn cases(v: &Verify) -> Result<Vec<Case>> {
@@ -101,7 +85,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             let branch = match &res.path {
                 Some(p) => Some((
                     BranchPath::parse(p)?,
-                    steps(q.until.clone(), q.max_virtual_ns, q.sched_noise),
+                    world_steps(q.until.clone(), q.max_virtual_ns, q.sched_noise),
                 )),
                 None => None,
             };
@@ -133,7 +117,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             ))
         })?;
         let branch = match &plan.path {
-            Some(p) => Some((BranchPath::parse(p)?, steps(None, 0, None))),
+            Some(p) => Some((BranchPath::parse(p)?, world_steps(None, 0, None))),
             None => None,
         };
         out.push(Case {
@@ -155,26 +139,25 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
 pub fn verify(v: &Verify) -> Result<i32> {
     let lw = LoadedWorld::load(&v.from)?;
     let at = lw.state.at_ns;
-    let mut cases = cases(v)?;
+    let cases = cases(v)?;
     if cases.is_empty() {
         return Err(WioError::Usage(
             "nothing to verify: the reports have no failing seed and no --plan was given".into(),
         ));
     }
-    for c in cases.iter_mut().filter(|c| c.path.is_none()) {
+    for c in cases.iter().filter(|c| c.path.is_none()) {
         // Faults that began before this snapshot cannot be replayed from it (a path's
-        // earlier faults come back with its steps).
-        let dropped = c.plan.between.len();
-        c.plan.between.retain(|f| f.exact.start_ns() >= at);
-        for (_, p) in &mut c.plan.nodes {
-            p.faults.retain(|f| f.at_ns >= at);
-        }
-        if c.plan.between.len() < dropped {
+        // earlier faults come back with its steps): said here, left out at the run.
+        let dropped = c
+            .plan
+            .between
+            .iter()
+            .filter(|f| f.exact.start_ns() < at)
+            .count();
+        if dropped > 0 {
             eprintln!(
-                "wio: {}: {} fault(s) began before the fixed build's snapshot ({} ns) and are left out",
-                c.what,
-                dropped - c.plan.between.len(),
-                at
+                "wio: {}: {dropped} fault(s) began before the fixed build's snapshot ({at} ns) and are left out",
+                c.what
             );
         }
     }
@@ -190,13 +173,10 @@ pub fn verify(v: &Verify) -> Result<i32> {
             None => None,
         };
         let start = moment.as_ref().unwrap_or(&lw);
-        // A path's faults from its last moment on (those before came with its steps).
+        // The faults from where the run starts (a path's last moment: those before came
+        // with its steps).
         let mut plan = c.plan.clone();
-        let from = start.state.at_ns;
-        plan.between.retain(|f| f.exact.start_ns() >= from);
-        for (_, p) in &mut plan.nodes {
-            p.faults.retain(|f| f.at_ns >= from);
-        }
+        plan.keep_from(start.state.at_ns);
         let opts = world::Options {
             quiet: true,
             jobs: 1,

@@ -58,6 +58,19 @@ fn run_seeds(lw: &LoadedWorld, from: u64, n: u64) -> Result<Vec<u64>> {
         .collect())
 }
 
+/// The first failing seed of `start..start + budget`, run in batches of [`BATCH`], and the
+/// seeds run to find it.
+fn first_failing(lw: &LoadedWorld, start: u64, budget: u64) -> Result<(Option<u64>, u64)> {
+    let mut first = None;
+    let mut from = start;
+    while first.is_none() && from < start + budget {
+        let n = BATCH.min(start + budget - from);
+        first = run_seeds(lw, from, n)?.first().copied();
+        from += n;
+    }
+    Ok((first, from - start))
+}
+
 /// Seeds between two flat samples of `--payments-roots` (ranges that never overlap).
 const FLAT_STRIDE: u64 = 1_000_000;
 
@@ -75,13 +88,7 @@ fn flat_against_guided(
     for r in 0..roots {
         let t = Instant::now();
         let start = r * FLAT_STRIDE;
-        let mut flat = None;
-        let mut from = start;
-        while flat.is_none() && from < start + budget {
-            let n = BATCH.min(start + budget - from);
-            flat = run_seeds(lw, from, n)?.first().map(|s| s - start + 1);
-            from += n;
-        }
+        let flat = first_failing(lw, start, budget)?.0.map(|s| s - start + 1);
         let flat_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let x = Explore {
@@ -157,13 +164,7 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
                 Vec::new()
             };
             let t = Instant::now();
-            let mut first = None;
-            let mut from = 0;
-            while first.is_none() && from < budget {
-                let n = BATCH.min(budget - from);
-                first = run_seeds(&lw, from, n)?.first().copied();
-                from += n;
-            }
+            let (first, from) = first_failing(&lw, 0, budget)?;
             let wall = t.elapsed().as_secs_f64();
             seeds_run += from;
             seeds_wall += wall;

@@ -456,19 +456,17 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
                 "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
             ));
         }
-        let lw = LoadedWorld::load(&x.from)?;
-        let mut opts = world_options(x, &lw, &watch);
+        let root = Arc::new(LoadedWorld::load(&x.from)?);
+        let mut opts = world_options(x, &root, &watch);
         opts.observe = g.signals.clone();
-        let q = question(&lw.sha256);
-        let (at_ns, seed) = (lw.state.at_ns, lw.state.seed);
-        let target = OnWorld { x, root: &lw, opts };
-        let root = Arc::new(LoadedWorld {
-            path: lw.path.clone(),
-            sha256: lw.sha256.clone(),
-            state: lw.state.clone(),
-            nodes: lw.nodes.clone(),
-        });
-        return search_from(x, g, q, root, (at_ns, seed), &target);
+        let q = question(&root.sha256);
+        let point = (root.state.at_ns, root.state.seed);
+        let target = OnWorld {
+            x,
+            root: &root,
+            opts,
+        };
+        return search_from(x, g, q, Arc::clone(&root), point, &target);
     }
     let load_cfg = RunConfig {
         disk: x.disk.clone(),

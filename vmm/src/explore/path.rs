@@ -171,6 +171,24 @@ impl BranchPath {
     }
 }
 
+/// How a world path's steps run when it is replayed outside its exploration (`wio sim
+/// --path`, shrink, verify): quiet, on one thread, to the exploration's `--until`, limit
+/// (ns; 0: the scenario's) and CPU-timing noise, as its branches ran.
+pub fn world_steps(
+    until: Option<String>,
+    max_virtual_ns: u64,
+    sched_noise: Option<crate::machine::noise::SchedNoise>,
+) -> world::Options {
+    world::Options {
+        quiet: true,
+        jobs: 1,
+        until,
+        max_virtual_ns: (max_virtual_ns > 0).then_some(max_virtual_ns),
+        sched_noise,
+        ..world::Options::default()
+    }
+}
+
 /// `SEED@NS`, as a path writes each step.
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

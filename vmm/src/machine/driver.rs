@@ -299,16 +299,14 @@ pub struct Kept<S: ?Sized = dyn LoadedSnapshot> {
 pub struct GuidedEnd {
     /// As any branch ends.
     pub end: BranchEnd,
-    /// The moments it kept, in time order.
+    /// The moments it kept, in time order (what it saw new elsewhere, after its last
+    /// moment or once it could keep no more, stays unknown to the exploration, for a later
+    /// branch to keep a moment at).
     pub moments: Vec<Kept>,
-    /// Everything it saw that `known` did not know, in order (also those of its moments,
-    /// and those seen once it could keep no more moments: the exploration leaves those
-    /// unknown, for a later branch to keep a moment at).
-    pub marks: Vec<Mark>,
 }
 
-/// What a guided branch keeps as it runs, boundary by boundary: the marks it saw that the
-/// exploration did not know, and a moment wherever some came. A boundary brings marks; the
+/// What a guided branch keeps as it runs, boundary by boundary: a moment wherever it saw
+/// marks the exploration did not know. A boundary brings marks; the
 /// moment is kept at that boundary when its time is past the previous boundary's, else at
 /// the next boundary past it, so a moment is always "the first step boundary at or after
 /// `at_ns`" (what a path's replay finds again). At most `max` moments are kept, and none
@@ -319,8 +317,6 @@ pub struct Keeper<'a, S: ?Sized> {
     known: &'a dyn Fn(&Mark) -> bool,
     max: usize,
     own: BTreeSet<(Signal, u64)>,
-    /// Everything new, in order.
-    pub marks: Vec<Mark>,
     /// The moments kept, in time order.
     pub moments: Vec<Kept<S>>,
     /// (at_ns, marks) of the moment to keep at the first boundary at or after at_ns.
@@ -344,7 +340,6 @@ impl<'a, S: ?Sized> Keeper<'a, S> {
             known,
             max,
             own: BTreeSet::new(),
-            marks: Vec::new(),
             moments: Vec::new(),
             pending: None,
             prev_ns: start_ns,
@@ -375,15 +370,12 @@ impl<'a, S: ?Sized> Keeper<'a, S> {
                 self.signals.contains(&k.signal) && !(self.known)(k) && self.own.insert(k.id())
             })
             .collect();
-        if !fresh.is_empty() {
-            self.marks.extend(fresh.iter().cloned());
-            if self.moments.len() < self.max && !self.violated {
-                match &mut self.pending {
-                    Some((_, p)) => p.extend(fresh),
-                    None => {
-                        let at = if now > self.prev_ns { now } else { now + 1 };
-                        self.pending = Some((at, fresh));
-                    }
+        if !fresh.is_empty() && self.moments.len() < self.max && !self.violated {
+            match &mut self.pending {
+                Some((_, p)) => p.extend(fresh),
+                None => {
+                    let at = if now > self.prev_ns { now } else { now + 1 };
+                    self.pending = Some((at, fresh));
                 }
             }
         }
@@ -431,7 +423,6 @@ pub fn run_guided(
     Ok(Some(GuidedEnd {
         end: end_branch(m, &cfg, b, ended, wall),
         moments: keeper.moments,
-        marks: keeper.marks,
     }))
 }
 

@@ -249,6 +249,18 @@ pub struct WorldPlan {
 }
 
 impl WorldPlan {
+    /// Keeps only the faults that begin at or after `at_ns` (between nodes and the nodes'
+    /// own): those a restore at `at_ns` can replay. Returns how many faults between nodes
+    /// it left out.
+    pub fn keep_from(&mut self, at_ns: u64) -> usize {
+        let before = self.between.len();
+        self.between.retain(|f| f.exact.start_ns() >= at_ns);
+        for (_, p) in &mut self.nodes {
+            p.faults.retain(|f| f.at_ns >= at_ns);
+        }
+        before - self.between.len()
+    }
+
     /// Reads a plan file (JSON).
     pub fn read(path: &std::path::Path) -> crate::error::Result<WorldPlan> {
         let bad = |reason: String| crate::error::WioError::ArtifactFormat {

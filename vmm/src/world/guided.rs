@@ -23,8 +23,6 @@ pub struct WorldGuidedEnd {
     pub summary: WorldSummary,
     /// The moments it kept, in time order.
     pub moments: Vec<Kept<LoadedWorld>>,
-    /// Everything it saw that the exploration did not know, in order.
-    pub marks: Vec<Mark>,
 }
 
 /// Runs one guided branch: `l` restored with `seed` as `opts` says (its nodes observing
@@ -53,7 +51,6 @@ pub fn run_guided(
     Ok(Some(WorldGuidedEnd {
         summary,
         moments: keeper.moments,
-        marks: keeper.marks,
     }))
 }
 

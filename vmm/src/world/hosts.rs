@@ -74,6 +74,19 @@ enum Reply {
     Finished(Vec<(usize, Summary)>),
 }
 
+/// `f` of every machine a thread owns (with its configuration), by node; the first error
+/// ends it.
+fn each<T>(
+    owned: &mut [Owned],
+    mut f: impl FnMut(&mut dyn Machine, &RunConfig) -> Result<T>,
+) -> Result<Vec<(usize, T)>> {
+    owned
+        .iter_mut()
+        .filter_map(|o| Some((o.node, o.machine.as_mut()?, &o.cfg)))
+        .map(|(node, m, cfg)| f(m.as_mut(), cfg).map(|t| (node, t)))
+        .collect()
+}
+
 struct Owned {
     node: usize,
     cfg: RunConfig,
@@ -98,9 +111,7 @@ fn host(
         match machine {
             Ok(mut m) => owned.push(Owned {
                 machine: Some({
-                    if !signals.is_empty() {
-                        m.observe(signals);
-                    }
+                    m.observe(signals);
                     m
                 }),
                 node,
@@ -172,35 +183,13 @@ fn host(
                 }
             }
             Cmd::Snapshot { reason } => {
-                let mut out = Vec::new();
-                let mut failed = None;
-                for o in &mut owned {
-                    if let Some(m) = o.machine.as_mut() {
-                        match m.snapshot(reason.clone()) {
-                            Ok(s) => out.push((o.node, s)),
-                            Err(e) => {
-                                failed = Some(e);
-                                break;
-                            }
-                        }
-                    }
-                }
-                let reply = match failed {
-                    Some(e) => Err(e),
-                    None => Ok(out),
-                };
+                let reply = each(&mut owned, |m, _| m.snapshot(reason.clone()));
                 if tx.send(Reply::Snapshots(reply)).is_err() {
                     return;
                 }
             }
             Cmd::Moment => {
-                let reply = owned
-                    .iter_mut()
-                    .filter_map(|o| {
-                        let m = o.machine.as_mut()?;
-                        Some(m.moment(&o.cfg).map(|l| (o.node, l)))
-                    })
-                    .collect();
+                let reply = each(&mut owned, |m, cfg| m.moment(cfg));
                 if tx.send(Reply::Moments(reply)).is_err() {
                     return;
                 }
@@ -314,21 +303,24 @@ impl Hosts {
         Ok(steps)
     }
 
-    /// A snapshot of every machine, in node order; `reason` says why.
-    pub fn snapshot(&mut self, reason: &str) -> Result<Vec<Snapshot>> {
+    /// Sends `cmd()` to every thread and gathers what `take` finds in each reply, in node
+    /// order; a machine's error comes back once every thread has answered.
+    fn gather<T>(
+        &mut self,
+        cmd: impl Fn() -> Cmd,
+        take: impl Fn(Reply) -> Option<Result<Vec<(usize, T)>>>,
+    ) -> Result<Vec<T>> {
+        let died = || WioError::Internal("a world thread died".into());
         for tx in &self.txs {
-            tx.send(Cmd::Snapshot {
-                reason: reason.to_string(),
-            })
-            .map_err(|_| WioError::Internal("a world thread died".into()))?;
+            tx.send(cmd()).map_err(|_| died())?;
         }
         let mut out = Vec::new();
         let mut failed = None;
         for rx in &self.rxs {
-            match rx.recv() {
-                Ok(Reply::Snapshots(Ok(s))) => out.extend(s),
-                Ok(Reply::Snapshots(Err(e))) => failed = failed.or(Some(e)),
-                _ => return Err(WioError::Internal("a world thread died".into())),
+            match rx.recv().ok().and_then(&take) {
+                Some(Ok(s)) => out.extend(s),
+                Some(Err(e)) => failed = failed.or(Some(e)),
+                None => return Err(died()),
             }
         }
         if let Some(e) = failed {
@@ -338,26 +330,28 @@ impl Hosts {
         Ok(out.into_iter().map(|(_, s)| s).collect())
     }
 
+    /// A snapshot of every machine, in node order; `reason` says why.
+    pub fn snapshot(&mut self, reason: &str) -> Result<Vec<Snapshot>> {
+        self.gather(
+            || Cmd::Snapshot {
+                reason: reason.to_string(),
+            },
+            |r| match r {
+                Reply::Snapshots(s) => Some(s),
+                _ => None,
+            },
+        )
+    }
+
     /// Every machine's state kept in memory, in node order (a world's moment).
     pub fn moment(&mut self) -> Result<Vec<Box<dyn LoadedSnapshot>>> {
-        for tx in &self.txs {
-            tx.send(Cmd::Moment)
-                .map_err(|_| WioError::Internal("a world thread died".into()))?;
-        }
-        let mut out = Vec::new();
-        let mut failed = None;
-        for rx in &self.rxs {
-            match rx.recv() {
-                Ok(Reply::Moments(Ok(s))) => out.extend(s),
-                Ok(Reply::Moments(Err(e))) => failed = failed.or(Some(e)),
-                _ => return Err(WioError::Internal("a world thread died".into())),
-            }
-        }
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        out.sort_by_key(|(i, _)| *i);
-        Ok(out.into_iter().map(|(_, s)| s).collect())
+        self.gather(
+            || Cmd::Moment,
+            |r| match r {
+                Reply::Moments(s) => Some(s),
+                _ => None,
+            },
+        )
     }
 
     /// Ends every machine and returns the summaries in node order; `until`: the world

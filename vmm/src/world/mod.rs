@@ -535,7 +535,12 @@ impl World {
         let ends = self.scenario.end_when_done.clone();
         let mut done = false;
         let mut interrupted = None;
-        while self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none() && !done {
+        // Whether the world goes on past this boundary: a node lives, time is left, and
+        // neither the `until` text nor the scenario's `end_when_done` nodes ended it.
+        let goes_on = |w: &World, until_line: &Option<String>, done: bool| {
+            w.alive.iter().any(|a| *a) && w.t < max_ns && until_line.is_none() && !done
+        };
+        while goes_on(&self, &until_line, done) {
             // A branch's end at the signal would be the signal's, not its seed's: abandoned.
             if cancel.is_some_and(|c| c.load(Ordering::Relaxed) || crate::interrupt::requested()) {
                 return Ok(None);
@@ -645,8 +650,8 @@ impl World {
                 self.snapshot(reason, &path)?;
                 snap = None;
             }
-            let goes_on = self.alive.iter().any(|a| *a) && self.t < max_ns && until_line.is_none();
-            if let Some(g) = guide.as_mut().filter(|_| goes_on && !done) {
+            let last = !goes_on(&self, &until_line, done);
+            if let Some(g) = guide.as_mut().filter(|_| !last) {
                 let t = self.t;
                 if !g(t, marks, &mut || self.moment())? {
                     return Ok(None);
