@@ -96,6 +96,7 @@ impl<E> EventQueue<E> {
             .expect("event sequence numbers exhausted u64");
         self.events.insert((time_ns, seq), event);
         self.times_by_seq.insert(seq, time_ns);
+        self.debug_check();
         Ok(EventId(seq))
     }
 
@@ -108,16 +109,34 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event if it is due at `now_ns`
     /// (scheduled at or before it); ties go to the lowest sequence number.
     pub fn pop_due(&mut self, now_ns: u64) -> Option<ScheduledEvent<E>> {
-        match self.peek_time() {
+        let due = match self.peek_time() {
             Some(time) if time <= now_ns => self.pop_next(),
             _ => None,
-        }
+        };
+        debug_assert!(due.as_ref().is_none_or(|e| e.time_ns <= now_ns));
+        due
+    }
+
+    /// The queue's invariants, checked in debug builds after every change: both indexes
+    /// hold the same events, and no event has a sequence number not yet handed out.
+    fn debug_check(&self) {
+        debug_assert_eq!(self.events.len(), self.times_by_seq.len());
+        debug_assert!(self
+            .times_by_seq
+            .last_key_value()
+            .is_none_or(|(&seq, _)| seq < self.next_seq));
     }
 
     /// Removes and returns the earliest event regardless of the current time.
     pub fn pop_next(&mut self) -> Option<ScheduledEvent<E>> {
         let ((time_ns, seq), event) = self.events.pop_first()?;
         self.times_by_seq.remove(&seq);
+        self.debug_check();
+        // The earliest pending event: nothing left in the queue comes before it.
+        debug_assert!(self
+            .events
+            .first_key_value()
+            .is_none_or(|(&k, _)| k > (time_ns, seq)));
         Some(ScheduledEvent {
             time_ns,
             id: EventId(seq),

@@ -8,6 +8,10 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "wio", version, about, long_about = None, after_help = HELP_END)]
 pub struct Cli {
+    /// Run without the seccomp sandbox that limits wio's threads to the system calls
+    /// their loops need once setup is done (for debugging; the summary says so).
+    #[arg(long, global = true)]
+    pub no_sandbox: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -105,6 +105,9 @@ pub enum WioError {
     /// Ctrl-C or SIGTERM ended the run (at this virtual time, ns).
     #[error("interrupted (Ctrl-C or SIGTERM) at virtual {0} ns; the trace and summary cover the run up to there")]
     Interrupted(u64),
+    /// The seccomp sandbox could not be installed.
+    #[error("sandbox: {0}")]
+    Sandbox(#[from] crate::sandbox::SandboxError),
     /// Promises failed: how many, and the first one's verdict and message.
     #[error("{count} promise(s) failed; first: {first}")]
     Promise {
@@ -128,7 +131,7 @@ impl WioError {
             WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
-            WioError::Internal(_) => exit_code::INTERNAL,
+            WioError::Internal(_) | WioError::Sandbox(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,
@@ -139,3 +142,13 @@ impl WioError {
 
 /// Shorthand for results in wio.
 pub type Result<T> = std::result::Result<T, WioError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forbidden_system_call_ends_with_the_internal_error_code() {
+        assert_eq!(crate::sandbox::FORBIDDEN_EXIT, exit_code::INTERNAL);
+    }
+}

@@ -13,6 +13,7 @@
 //! with [`Ending::Default`]: the handler then gives the signal its default action, and the
 //! process ends by it as it would without a handler.
 
+use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set by the handler.
@@ -24,17 +25,18 @@ static POLLED: AtomicBool = AtomicBool::new(false);
 extern "C" fn on_signal(sig: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
     if !POLLED.load(Ordering::SeqCst) {
-        // SAFETY: signal() and raise() are async-signal-safe; with the default disposition
-        // back, the re-raised signal ends the process as if no handler had been installed.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
+        if let Ok(sig) = Signal::try_from(sig) {
+            // SAFETY: signal() and raise() are async-signal-safe; with the default
+            // disposition back, the re-raised signal ends the process as if no handler
+            // had been installed.
+            let _ = unsafe { signal::signal(sig, SigHandler::SigDfl) };
+            let _ = signal::raise(sig);
         }
     }
 }
 
 /// The signals that end a run.
-const SIGNALS: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+const SIGNALS: [Signal; 2] = [Signal::SIGINT, Signal::SIGTERM];
 
 /// How the running subcommand ends on SIGINT or SIGTERM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,18 +51,16 @@ pub enum Ending {
 /// polls [`requested`]. Called once, by `main`, before the subcommand runs.
 pub fn install(ending: Ending) -> std::io::Result<()> {
     POLLED.store(ending == Ending::Polled, Ordering::SeqCst);
+    // No SA_RESTART, so a blocking KVM_RUN returns EINTR.
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
     for sig in SIGNALS {
-        // SAFETY: a zeroed sigaction is a valid starting point; the handler only stores
-        // to atomics and (when nothing polls) restores the default action and re-raises,
-        // all async-signal-safe; no SA_RESTART, so a blocking KVM_RUN returns EINTR.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(sig, &action, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
+        // SAFETY: the handler only stores to atomics and (when nothing polls) restores the
+        // default action and re-raises, all async-signal-safe.
+        unsafe { signal::sigaction(sig, &action) }?;
     }
     Ok(())
 }
@@ -73,17 +73,15 @@ pub fn requested() -> bool {
 /// Runs `spawn` with SIGINT and SIGTERM blocked, so a thread it starts (which inherits
 /// the mask) never takes them: they go to the thread running the guest.
 pub fn without_stop_signals<T>(spawn: impl FnOnce() -> T) -> T {
-    // SAFETY: plain signal-mask calls on sets built here; the old mask is restored.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in SIGNALS {
-            libc::sigaddset(&mut set, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        let out = spawn();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        out
+    let mut set = SigSet::empty();
+    for sig in SIGNALS {
+        set.add(sig);
     }
+    // Blocking two valid signals cannot fail (EINVAL is only for a bad `how`).
+    let old = set.thread_swap_mask(SigmaskHow::SIG_BLOCK).ok();
+    let out = spawn();
+    if let Some(old) = old {
+        let _ = old.thread_set_mask();
+    }
+    out
 }

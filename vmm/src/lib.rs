@@ -18,6 +18,7 @@ pub mod machine;
 pub mod memory;
 pub mod pool;
 pub mod promises;
+pub mod sandbox;
 pub mod shrink;
 pub mod snapshot;
 pub mod summary;

@@ -153,6 +153,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
             _ => {
                 let machine = builder::start(arch, &cfg, wall)?;
+                wio::sandbox::enter()?;
                 machine::driver::run(machine, &cfg, wall)
             }
         },
@@ -195,6 +196,7 @@ fn run_path(
 ) -> Result<machine::RunResult, WioError> {
     let path = explore::path::BranchPath::parse(text)?;
     let root = builder::load(from, cfg)?;
+    wio::sandbox::enter()?;
     let b = machine::driver::BranchRun {
         until: cfg.until.as_deref(),
         watch: &[],
@@ -625,11 +627,34 @@ fn snapshot_info(
     Ok(0)
 }
 
+/// Whether the subcommand runs guests under the sandbox (see wio::sandbox), or None when it
+/// runs no guest loop.
+fn sandbox_policy(cli: &Cli) -> Option<wio::sandbox::Policy> {
+    use wio::sandbox::{Off, Policy};
+    let off = match &cli.command {
+        Command::Run(a) if a.gdb.is_some() => Some(Off::Gdb),
+        Command::Sim(a) if a.gdb.is_some() => Some(Off::Gdb),
+        Command::Explore(a) if a.slurm.is_some() => Some(Off::Slurm),
+        Command::Run(_)
+        | Command::Sim(_)
+        | Command::Explore(_)
+        | Command::Shrink(_)
+        | Command::Verify(_) => None,
+        _ => return None,
+    };
+    Some(match off {
+        Some(why) => Policy::Off(why),
+        None if cli.no_sandbox => Policy::Off(Off::Flag),
+        None => Policy::On,
+    })
+}
+
 fn main() {
     // A file-size limit (ulimit -f) should make a write fail with EFBIG, which wio reports
     // and cleans up after (a snapshot's partial file is removed), not kill the process.
+    use nix::sys::signal::{signal, SigHandler, Signal};
     // SAFETY: setting a signal's disposition to "ignore" has no handler to be unsafe in.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -653,6 +678,20 @@ fn main() {
         let e = WioError::Internal(format!("installing the Ctrl-C and SIGTERM handler: {e}"));
         eprintln!("wio: error: {e}");
         std::process::exit(e.exit_code());
+    }
+    if let Some(policy) = sandbox_policy(&cli) {
+        let probe = match std::env::var("WIO_SANDBOX_PROBE").as_deref() {
+            Err(_) => false,
+            Ok("socket") => true,
+            Ok(other) => {
+                let e = WioError::Usage(format!(
+                    "WIO_SANDBOX_PROBE={other}: the only probe is \"socket\" (a test hook); unset it"
+                ));
+                eprintln!("wio: error: {e}");
+                std::process::exit(e.exit_code());
+            }
+        };
+        wio::sandbox::arm(policy, probe);
     }
     let result = match &cli.command {
         Command::Run(args) => run_command(args),

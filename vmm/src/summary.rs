@@ -93,6 +93,9 @@ pub struct Summary {
     pub host: &'static str,
     /// Determinism caveats detected on this host (empty when none).
     pub warnings: Vec<String>,
+    /// The seccomp sandbox's state ("on (seccomp)", "off (--no-sandbox)", ...; see
+    /// `crate::sandbox`): host side only, never part of a hash.
+    pub sandbox: &'static str,
     /// The faults the run applied (left out when none), in start order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<crate::faults::inject::Applied>,
@@ -118,6 +121,7 @@ impl Summary {
             "arch          {} (host: {})\n",
             self.arch, self.host
         ));
+        s.push_str(&format!("sandbox       {}\n", self.sandbox));
         s.push_str(&format!(
             "virtual time  {}.{:09} s (idle {}.{:09} s)\n",
             self.virtual_ns / 1_000_000_000,

@@ -554,6 +554,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         tty: std::io::stderr().is_terminal(),
         total: seeds.len() as u64,
     };
+    crate::sandbox::enter()?;
     std::thread::scope(|scope| {
         for _ in 0..x.jobs.max(1) {
             scope.spawn(|| loop {

@@ -98,7 +98,9 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
     }
     let mut until_hit = None;
     let outcome = loop {
+        let before = m.now();
         let stop = m.run_until(limit);
+        debug_assert!(m.now() >= before, "virtual time went back in a step");
         if crate::interrupt::requested() {
             break Err(WioError::Interrupted(m.now().as_ns()));
         }
@@ -198,7 +200,10 @@ fn branch_loop(
         if cancel.load(Ordering::Relaxed) || crate::interrupt::requested() {
             return Ok(None);
         }
-        match m.run_until(limit) {
+        let before = m.now();
+        let stop = m.run_until(limit);
+        debug_assert!(m.now() >= before, "virtual time went back in a step");
+        match stop {
             Stop::End(outcome) => return Ok(Some((outcome, false))),
             Stop::Limit => return Ok(Some((Err(WioError::TimeLimit { limit_ns }), false))),
             Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}
@@ -595,6 +600,7 @@ mod tests {
                     .map(|(t, r)| format!("{t}:{r}"))
                     .reduce(|a, b| a + ";" + &b),
                 host: "none",
+                sandbox: "off",
                 warnings: Vec::new(),
                 faults: Vec::new(),
                 restarts: 0,

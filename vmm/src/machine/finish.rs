@@ -134,6 +134,7 @@ pub fn finish_run(
         },
         error: outcome.as_ref().err().map(|e| e.to_string()),
         host: counts.host,
+        sandbox: crate::sandbox::describe(),
         warnings: counts.warnings,
         faults: counts.faults,
         restarts: counts.restarts,

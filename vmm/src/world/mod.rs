@@ -193,6 +193,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         None => None,
     };
     let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb, &opts.observe)?;
+    crate::sandbox::enter()?;
     let world = World {
         switch: Switch::new(
             RunSeed(seed),
@@ -300,6 +301,7 @@ pub fn restore_guided(
         reseed,
     );
     let hosts = Hosts::start(&names, configs, opts.jobs, wall, None, &opts.observe)?;
+    crate::sandbox::enter()?;
     let world = World {
         switch,
         alive: st.ended.iter().map(Option::is_none).collect(),
@@ -564,11 +566,14 @@ impl World {
                 .try_fold(peer_wake, |w, p| p.map(|p| w.min(p)))
                 .filter(|_| self.pending.is_empty() && !self.peer.as_ref().is_some_and(Peer::busy));
             let next = self.t.saturating_add(quantum);
+            let last = self.t;
             self.t = match wake {
                 Some(w) if w > next => w,
                 _ => next,
             }
             .min(max_ns);
+            // Boundaries only go forward (the loop runs while t < max_ns).
+            debug_assert!(self.t > last, "quantum boundary {} after {last}", self.t);
             let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
             let mut lines = Vec::new();
             let mut marks = Vec::new();
@@ -610,6 +615,18 @@ impl World {
             // Frames of this quantum, in (arrival, source, sequence) order.
             deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
             for d in deliveries.drain(..) {
+                // Conservative synchronization: a frame sent in the quantum that ends at t
+                // arrives at least one latency (>= the quantum) after it was sent, so no
+                // earlier than t, where its receiver stands: it never lands in a past.
+                debug_assert!(
+                    d.at_ns >= self.t && d.at_ns >= d.sent_ns,
+                    "frame {} -> {} sent at {} arrives at {}, before the boundary {}",
+                    d.src,
+                    d.dst,
+                    d.sent_ns,
+                    d.at_ns,
+                    self.t
+                );
                 let to_peer = d.dst == self.names.len();
                 if !to_peer && !self.alive[d.dst] {
                     self.switch.stats.to_ended_nodes += 1;
@@ -725,6 +742,7 @@ impl World {
             quantum_ns: quantum,
             virtual_ns: end,
             wall_ns: wall.elapsed().as_nanos() as u64,
+            sandbox: crate::sandbox::describe(),
             start_wall_ns: self.start_wall_ns,
             switch: self.switch.stats,
             nodes: summaries,

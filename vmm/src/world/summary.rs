@@ -22,6 +22,8 @@ pub struct WorldSummary {
     pub virtual_ns: u64,
     /// Host wall time, ns (not part of any hash).
     pub wall_ns: u64,
+    /// The seccomp sandbox's state (`crate::sandbox::describe`; host side, not hashed).
+    pub sandbox: &'static str,
     /// Host wall time until every machine was booted or restored, ns (for a restore:
     /// the world branch's creation latency).
     pub start_wall_ns: u64,
@@ -97,6 +99,7 @@ impl WorldSummary {
             "wall time     {:.3} s\n",
             self.wall_ns as f64 / 1e9
         ));
+        s.push_str(&format!("sandbox       {}\n", self.sandbox));
         let w = &self.switch;
         s.push_str(&format!(
             "switch        {} frames sent, {} delivered, {} lost, {} duplicated, {} partitioned, {} on degraded links, {} to unknown addresses\n",

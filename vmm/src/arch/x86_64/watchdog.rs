@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The signal used to kick the vCPU thread out of KVM_RUN.
+/// The signal used to kick the vCPU thread out of KVM_RUN: a real-time signal, which
+/// `nix`'s `Signal` cannot name, so this module calls `libc` directly.
 fn kick_signal() -> i32 {
     libc::SIGRTMIN() + 1
 }

@@ -1,0 +1,95 @@
+//! End-to-end tests of the seccomp sandbox (`wio::sandbox`): a forbidden system call from a
+//! wio thread ends the run with a message naming it (exit 107); under the filter a riscv64
+//! boot, a 3-node world and an exploration give the same trace hashes as with
+//! `--no-sandbox`, and the summaries say which it was. They need images/build-all-riscv64.sh.
+
+#![forbid(unsafe_code)]
+
+use wio_e2e_tests::{
+    explore_to, read_report, require_riscv_guests, riscv_snapshot, scratch, stderr, wio_env,
+    with_summary, write_file,
+};
+
+const WORLD: &str = r#"max_virtual_secs = 30
+[link]
+latency_us = 200
+jitter_us = 20
+[[node]]
+name = "a"
+run = "ping -c 2 b && ping -c 2 c"
+[[node]]
+name = "b"
+run = "nc -l -p 5000 > /tmp/got; echo got: $(cat /tmp/got)"
+[[node]]
+name = "c"
+run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
+"#;
+
+#[test]
+fn a_forbidden_call_from_a_wio_thread_ends_the_run_naming_it() {
+    if !require_riscv_guests("a_forbidden_call_from_a_wio_thread_ends_the_run_naming_it") {
+        return;
+    }
+    let args = ["run", "--arch", "riscv64", "--seed", "42", "--quiet"];
+    let out = wio_env(&args, "WIO_SANDBOX_PROBE", "socket");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(107), "{err}");
+    assert!(
+        err.contains("sandbox: thread wio-probe made the system call socket (41)"),
+        "the message names the thread and the call: {err}"
+    );
+    assert!(err.contains("--no-sandbox"), "it says what to do: {err}");
+    // The same probe with the sandbox off: the call is made and the run goes on.
+    let mut off = vec!["--no-sandbox"];
+    off.extend_from_slice(&args);
+    let out = wio_env(&off, "WIO_SANDBOX_PROBE", "socket");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A probe that does not exist is a usage error, not a silent no-op.
+    let out = wio_env(&args, "WIO_SANDBOX_PROBE", "execve");
+    assert_eq!(out.status.code(), Some(100), "{}", stderr(&out));
+}
+
+#[test]
+fn a_boot_a_world_and_an_exploration_hash_the_same_under_the_filter() {
+    if !require_riscv_guests("a_boot_a_world_and_an_exploration_hash_the_same_under_the_filter") {
+        return;
+    }
+    // One riscv64 boot to its end.
+    let boot = ["--arch", "riscv64", "--seed", "7", "--quiet"];
+    let (on, s_on) = with_summary("run", &boot);
+    assert_eq!(on.status.code(), Some(0), "{}", stderr(&on));
+    assert_eq!(s_on["sandbox"], "on (seccomp)");
+    let (off, s_off) = with_summary("run", &[&["--no-sandbox"][..], &boot].concat());
+    assert_eq!(off.status.code(), Some(0), "{}", stderr(&off));
+    assert_eq!(s_off["sandbox"], "off (--no-sandbox)");
+    assert_eq!(s_on["trace_hash"], s_off["trace_hash"]);
+
+    // A 3-node world: its node threads start before the filter and get it (TSYNC).
+    let dir = scratch("sandbox");
+    let world = write_file(&dir, "world.toml", WORLD);
+    let (on, w_on) = with_summary("sim", &[&world, "--seed", "1", "--quiet"]);
+    assert_eq!(on.status.code(), Some(0), "{}", stderr(&on));
+    assert_eq!(w_on["sandbox"], "on (seccomp)");
+    let (off, w_off) = with_summary("sim", &[&world, "--seed", "1", "--quiet", "--no-sandbox"]);
+    assert_eq!(off.status.code(), Some(0), "{}", stderr(&off));
+    assert_eq!(w_off["sandbox"], "off (--no-sandbox)");
+    assert_eq!(w_on["world_trace_hash"], w_off["world_trace_hash"]);
+
+    // An exploration: workers started after the filter, copy-on-write branches (memfd).
+    let snap = dir.join("start.snap");
+    riscv_snapshot(&snap, 3, "1.8s");
+    let hashes = |extra: &[&str], name: &str| -> Vec<String> {
+        let rep = dir.join(name);
+        let out = explore_to(&snap, "0..4", &rep, extra);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        read_report(&rep)["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| r["trace_hash"].as_str().expect("a trace hash").to_string())
+            .collect()
+    };
+    let on = hashes(&[], "on.json");
+    assert_eq!(on.len(), 4);
+    assert_eq!(on, hashes(&["--no-sandbox"], "off.json"));
+}
