@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -71,17 +72,63 @@ uint64_t fuzz_get_random(void) {
 /* Lines are written as they come: nothing to flush. */
 void fuzz_flush(void) {}
 
-/* Coverage is not collected under wio (yet). The v2 lease entry points
+/* Coverage from programs instrumented for the SDKs. Each module (a program or library)
+ * registers its edge count and gets the offset of its edges in one numbering; an edge is
+ * reported as {"wio_coverage":{"module":NAME,"edge":N}}, N its index in its module (the
+ * same in every process, whatever else was loaded first), NAME its symbol file's base
+ * name. notify_coverage answers false: the SDKs then never report that edge again in this
+ * process, so each edge costs one line per process. The v2 lease entry points
  * (notify_coverage_v2, coverage_lease_generation_addr) are left out on purpose: the SDKs
- * then use notify_coverage, whose false answer tells them never to report that edge again
- * (checked with the Python SDK, antithesis 0.4.0). */
+ * then use notify_coverage (checked with the Python SDK, antithesis 0.4.0). */
+#define MAX_MODULES 64
+
+static struct {
+    size_t offset, count;
+    char name[128];
+} modules[MAX_MODULES];
+static size_t module_count = 0;
+static size_t next_offset = 0;
+
 size_t init_coverage_module(size_t edge_count, const char *symbol_file_name) {
-    (void)edge_count;
-    (void)symbol_file_name;
-    return 0;
+    pthread_mutex_lock(&lock);
+    size_t offset = next_offset;
+    if (module_count < MAX_MODULES) {
+        const char *base = symbol_file_name ? symbol_file_name : "unknown";
+        for (const char *p = base; *p; p++)
+            if (*p == '/') base = p + 1;
+        size_t n = 0;
+        /* Kept JSON-safe: quotes, backslashes and control characters become '_'. */
+        for (; base[n] && n < sizeof modules[0].name - 1; n++) {
+            char c = base[n];
+            modules[module_count].name[n] = (c == '"' || c == '\\' || (unsigned char)c < 0x20) ? '_' : c;
+        }
+        modules[module_count].name[n] = 0;
+        modules[module_count].offset = offset;
+        modules[module_count].count = edge_count;
+        module_count++;
+    }
+    next_offset += edge_count;
+    pthread_mutex_unlock(&lock);
+    return offset;
 }
 
 bool notify_coverage(size_t edge_plus_module) {
-    (void)edge_plus_module;
+    const char *name = 0;
+    size_t edge = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < module_count; i++) {
+        if (edge_plus_module >= modules[i].offset &&
+            edge_plus_module - modules[i].offset < modules[i].count) {
+            name = modules[i].name;
+            edge = edge_plus_module - modules[i].offset;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (name) {
+        char line[256];
+        int n = snprintf(line, sizeof line, "{\"wio_coverage\":{\"module\":\"%s\",\"edge\":%zu}}\n", name, edge);
+        if (n > 0 && (size_t)n < sizeof line) fuzz_json_data(line, (size_t)n);
+    }
     return false;
 }

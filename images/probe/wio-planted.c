@@ -7,10 +7,13 @@
  *                             numbers); a `sometimes` promise "planted stage K" at each stage
  *   wio-planted blind DEPTH   the same choices with no stage promises (only code coverage
  *                             shows progress)
+ *   wio-planted edges DEPTH   the same choices; each stage passed reports a coverage edge
+ *                             as a program instrumented for the SDK does (notify_coverage,
+ *                             here written straight to the channel: this program is static)
  *   wio-planted timing DEPTH  no SDK: a stage advances when the microseconds of
  *                             CLOCK_MONOTONIC after a 50 ms sleep are 0 mod 16
  *
- * sdk and blind register an `always` promise "planted bug not reached" and declare setup
+ * sdk, blind and edges register an `always` promise "planted bug not reached" and declare setup
  * complete before the first choice (the branch point); every form prints "planted: start"
  * there and, at the end, "planted: BUG reached" or "planted: stopped" (no stage number: the
  * console shows no progress). Exit status 0 either way (the promise, or --fail-on 'planted:
@@ -45,13 +48,14 @@ static u64 after_sleep(void) {
 
 int planted_main(int argc, char **argv) {
     if (argc < 3 || argv[2][0] < '1' || argv[2][0] > '8' || argv[2][1]) {
-        say("usage: wio-planted sdk|blind|timing DEPTH (1 to 8)\n");
+        say("usage: wio-planted sdk|blind|edges|timing DEPTH (1 to 8)\n");
         return 2;
     }
     const char *form = argv[1];
     int sdk = eq(form, "sdk"), blind = eq(form, "blind"), timing = eq(form, "timing");
-    if (!sdk && !blind && !timing) {
-        say("wio-planted: the form is sdk, blind or timing\n");
+    int edges = eq(form, "edges");
+    if (!sdk && !blind && !timing && !edges) {
+        say("wio-planted: the form is sdk, blind, edges or timing\n");
         return 2;
     }
     int depth = argv[2][0] - '0';
@@ -70,6 +74,7 @@ int planted_main(int argc, char **argv) {
             message[sizeof message - 2] = (char)('0' + k);
             wio_assert(WIO_SOMETIMES, message, 1, 0);
         }
+        if (edges) wio_coverage_edge("wio-planted", (u64)k);
     }
     if (!timing) wio_assert(WIO_ALWAYS, "planted bug not reached", stage < depth, 0);
     say(stage == depth ? "planted: BUG reached\n" : "planted: stopped\n");

@@ -157,6 +157,26 @@ WIO_FN int wio_event(const char *name, const char *details) {
     return wio_send(&l);
 }
 
+/* Coverage edge `edge` of `module`, as wio's libvoidstar.so reports an instrumented
+ * program's notify_coverage: {"wio_coverage":{"module":MODULE,"edge":N}}. */
+WIO_FN int wio_coverage_edge(const char *module, u64 edge) {
+    struct wio_line l;
+    char digits[21];
+    int i = 20;
+    digits[i] = 0;
+    do {
+        digits[--i] = (char)('0' + edge % 10);
+        edge /= 10;
+    } while (edge && i > 0);
+    l.n = 0;
+    wio_put(&l, "{\"wio_coverage\":{\"module\":");
+    wio_put_str(&l, module);
+    wio_put(&l, ",\"edge\":");
+    wio_put(&l, digits + i);
+    wio_put(&l, "}}");
+    return wio_send(&l);
+}
+
 /* n bytes from the run's seed; returns 0, or -1 when there is no channel. */
 WIO_FN int wio_random_bytes(void *out, u64 n) {
     if (wio_random_fd < 0) wio_random_fd = wio_open("/dev/wio.random", "/dev/virtio-ports/wio.random");

@@ -422,3 +422,42 @@ fn kill_9_in_a_guided_exploration_then_resume_gives_the_uninterrupted_report() {
     assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
     assert!(stderr(&o).contains("no checkpoint"), "{}", stderr(&o));
 }
+
+#[test]
+fn coverage_edges_from_an_instrumented_program_guide_the_search() {
+    let test = "coverage_edges_from_an_instrumented_program_guide_the_search";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    // The planted bug's `edges` form: no stage promises; each stage passed reports a
+    // coverage edge as notify_coverage does through libvoidstar.so. Only those edges show
+    // progress (the console shows none).
+    let dir = scratch("guided-sdk-edges");
+    let snap = planted_snapshot(&dir, "edges", 3);
+    let rep = dir.join("guided.json");
+    let o = guided_explore(&snap, 600, 2, &["--signals", "sdk-coverage"], &rep);
+    assert_eq!(o.status.code(), Some(1), "the bug is reached: {}", stderr(&o));
+    let r = report(&rep);
+    let moments = r["tree"]["moments"].as_array().unwrap();
+    for stage in 1..=2 {
+        let text = format!("sdk edge wio-planted:{stage}");
+        assert!(
+            moments.iter().any(|m| m["new"]
+                .as_array()
+                .is_some_and(|n| n.iter().any(|w| w == &text[..]))),
+            "a moment for stage {stage}'s edge: {moments:?}"
+        );
+    }
+    // Without the signal, nothing marks the stages: no moment beyond the root.
+    let rep = dir.join("blind.json");
+    let o = guided_explore(&snap, 48, 2, &["--signals", "console"], &rep);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let r = report(&rep);
+    let moments = r["tree"]["moments"].as_array().unwrap();
+    assert!(
+        moments.iter().all(|m| m["new"]
+            .as_array()
+            .is_none_or(|n| n.iter().all(|w| !w.as_str().unwrap_or("").starts_with("sdk edge")))),
+        "sdk edges are marked only when observed"
+    );
+}

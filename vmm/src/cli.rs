@@ -348,11 +348,13 @@ pub struct ExploreArgs {
     /// condition seen for the first time, or an SDK guidance record's quantity pushed
     /// further its way), console (a console line of a new shape, digits
     /// masked), coverage (riscv64 user-mode code coverage seen by the engine: an edge, or
-    /// its hit count in a new bucket; slower, user code is then interpreted), or all.
+    /// its hit count in a new bucket; slower, user code is then interpreted), sdk-coverage
+    /// (edges that programs instrumented for the Antithesis SDKs report through
+    /// libvoidstar.so's notify_coverage), or all.
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "promises,console",
+        default_value = "promises,console,sdk-coverage",
         requires = "budget"
     )]
     pub signals: String,

@@ -24,6 +24,10 @@ pub enum Signal {
     /// User-mode code coverage seen by the engine: an edge whose hit count reached a new
     /// bucket (riscv64; see `wio_riscv::coverage`).
     Coverage,
+    /// Coverage edges that programs instrumented for the Antithesis SDKs report through
+    /// `libvoidstar.so`'s `notify_coverage` (`{"wio_coverage": {"module", "edge"}}` lines
+    /// on the promise channel): free when no program reports any.
+    SdkCoverage,
 }
 
 impl Signal {
@@ -33,11 +37,17 @@ impl Signal {
             Signal::Promise => "promises",
             Signal::Console => "console",
             Signal::Coverage => "coverage",
+            Signal::SdkCoverage => "sdk-coverage",
         }
     }
 
     /// Every signal, in the order `--signals` lists them.
-    pub const ALL: [Signal; 3] = [Signal::Promise, Signal::Console, Signal::Coverage];
+    pub const ALL: [Signal; 4] = [
+        Signal::Promise,
+        Signal::Console,
+        Signal::Coverage,
+        Signal::SdkCoverage,
+    ];
 }
 
 /// One thing a run saw for the first time.
@@ -54,14 +64,24 @@ pub struct Mark {
 }
 
 /// What a machine's promise channel observed for guided exploration: the marks not yet
-/// taken, and each guidance record's watermark in this run.
+/// taken, each guidance record's watermark in this run, and the SDK coverage edges seen.
 #[derive(Debug, Default)]
 pub struct Observed {
     /// Marks not yet taken.
     pub marks: Vec<Mark>,
+    /// Whether promise firsts and guidance make marks ([`Signal::Promise`]).
+    pub promises: bool,
+    /// Whether SDK coverage edges make marks ([`Signal::SdkCoverage`]).
+    pub sdk_edges: bool,
     /// The furthest bucket each guidance record's quantity reached in this run.
     watermarks: BTreeMap<String, u64>,
+    /// SDK coverage edges seen in this run (their mark keys): each process reports an
+    /// edge once, and another process of the run may report it again.
+    edges: BTreeSet<u64>,
 }
+
+/// Most SDK coverage edges one run remembers (beyond it, new ones are not marked).
+pub const MAX_SDK_EDGES: usize = 1 << 16;
 
 /// Buckets per power of two of a guidance quantity (its score's bits below are dropped).
 const GUIDANCE_BUCKET_SHIFT: u32 = 49;
@@ -89,6 +109,18 @@ impl Observed {
         };
         if better {
             self.marks.push(Mark::guidance(&g.id, &g.message, bucket));
+        }
+    }
+
+    /// Edge `edge` of module `module`, reported by an instrumented program: a mark the first
+    /// time this run sees it (when SDK coverage is observed).
+    pub fn sdk_edge(&mut self, module: &str, edge: u64) {
+        if !self.sdk_edges {
+            return;
+        }
+        let mark = Mark::sdk_edge(module, edge);
+        if self.edges.len() < MAX_SDK_EDGES && self.edges.insert(mark.key) {
+            self.marks.push(mark);
         }
     }
 }
@@ -191,6 +223,21 @@ impl Mark {
         }
     }
 
+    /// The mark of edge `edge` of module `module` reported through the SDK's
+    /// `notify_coverage` (module: the program's or library's name; edge: its index there).
+    pub fn sdk_edge(module: &str, edge: u64) -> Mark {
+        let mut key_text = b"sdk-edge\0".to_vec();
+        key_text.extend_from_slice(module.as_bytes());
+        key_text.push(0);
+        key_text.extend_from_slice(&edge.to_le_bytes());
+        Mark {
+            signal: Signal::SdkCoverage,
+            key: fnv1a(&key_text),
+            weight: WEIGHT_COVERAGE,
+            what: bounded(format!("sdk edge {module}:{edge}")),
+        }
+    }
+
     /// Its identity across the exploration.
     pub fn id(&self) -> (Signal, u64) {
         (self.signal, self.key)
@@ -257,6 +304,26 @@ impl ShapeWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sdk_edges_are_marked_once_a_run_and_only_when_observed() {
+        let mut off = Observed::default();
+        off.sdk_edge("prog", 1);
+        assert!(off.marks.is_empty(), "not observed: no mark");
+        let mut o = Observed {
+            sdk_edges: true,
+            ..Observed::default()
+        };
+        o.sdk_edge("prog", 1);
+        o.sdk_edge("prog", 1);
+        o.sdk_edge("prog", 2);
+        o.sdk_edge("lib", 1);
+        let keys: Vec<u64> = o.marks.iter().map(|m| m.key).collect();
+        assert_eq!(keys.len(), 3, "another process's report of a known edge is no mark");
+        assert_eq!(o.marks[0].what, "sdk edge prog:1");
+        assert!(o.marks.iter().all(|m| m.signal == Signal::SdkCoverage));
+        assert_ne!(keys[0], keys[2], "modules are told apart");
+    }
 
     #[test]
     fn shapes_mask_digits_and_marks_are_distinct() {

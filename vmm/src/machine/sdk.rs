@@ -58,14 +58,20 @@ pub fn note_lines(
         match ledger.note(t, &line) {
             Noted::Nothing => {}
             Noted::Guidance(g) => {
-                if let Some(o) = marks.as_deref_mut() {
+                if let Some(o) = marks.as_deref_mut().filter(|o| o.promises) {
                     o.guidance(&g);
                 }
             }
+            Noted::Edge { module, edge } => {
+                if let Some(o) = marks.as_deref_mut() {
+                    o.sdk_edge(&module, edge);
+                }
+            }
             Noted::First { id, condition } => {
-                if let (Some(o), Some(mark)) =
-                    (marks.as_deref_mut(), mark_of(ledger, &id, condition))
-                {
+                if let (Some(o), Some(mark)) = (
+                    marks.as_deref_mut().filter(|o| o.promises),
+                    mark_of(ledger, &id, condition),
+                ) {
                     o.marks.push(mark);
                 }
             }
@@ -74,7 +80,7 @@ pub fn note_lines(
                     (marks.as_deref_mut(), mark_of(ledger, &id, false))
                 {
                     // Known, but worth no moment: every branch from after a violation fails
-                    // the same way.
+                    // the same way (whatever the signals: it ends the branch's moments).
                     mark.weight = 0;
                     o.marks.push(mark);
                 }

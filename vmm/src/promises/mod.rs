@@ -14,6 +14,9 @@
 //! - `{"antithesis_guidance": {...}}`: hints the SDKs send next to numeric and grouped
 //!   promises for a search that steers towards them: counted, and each evaluation's guided
 //!   quantity handed to guided exploration ([`Guidance`]);
+//! - `{"wio_coverage": {"module": NAME, "edge": N}}`: a coverage edge a program
+//!   instrumented for the SDKs reported through wio's `libvoidstar.so` (`notify_coverage`,
+//!   once per edge and process): handed to guided exploration ([`Noted::Edge`]), not kept;
 //! - any other one-key object `{"NAME": details}`: an event (`send_event`).
 //!
 //! Verdicts (the Antithesis semantics): an `always` promise (and a reachability one,
@@ -167,6 +170,13 @@ pub enum Noted {
     },
     /// A guidance record was evaluated (`hit`): its guided quantity, for guided exploration.
     Guidance(Guidance),
+    /// An instrumented program reported coverage edge `edge` of `module` (`wio_coverage`).
+    Edge {
+        /// The program or library (its symbol file's name, as `init_coverage_module` got it).
+        module: String,
+        /// The edge's index in the module.
+        edge: u64,
+    },
 }
 
 /// One evaluation of a guidance record: which, and how good its guided quantity is.
@@ -283,6 +293,20 @@ impl Ledger {
             "antithesis_guidance" => {
                 self.guidance += 1;
                 guidance_of(&body).map_or(Noted::Nothing, Noted::Guidance)
+            }
+            "wio_coverage" => {
+                let module = body.get("module").and_then(Value::as_str);
+                let edge = body.get("edge").and_then(Value::as_u64);
+                match (module, edge) {
+                    (Some(m), Some(edge)) if m.len() <= 256 => Noted::Edge {
+                        module: m.to_string(),
+                        edge,
+                    },
+                    _ => {
+                        self.malformed += 1;
+                        Noted::Nothing
+                    }
+                }
             }
             "antithesis_sdk" => {
                 if self.sdks.len() < 16 {

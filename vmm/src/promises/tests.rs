@@ -240,3 +240,25 @@ fn guidance_evaluations_are_scored_in_their_direction() {
         assert_eq!(l.guidance, n + 1);
     }
 }
+
+#[test]
+fn coverage_edges_of_instrumented_programs_are_handed_on_not_kept() {
+    let mut l = Ledger::default();
+    let edge = line(serde_json::json!({"wio_coverage": {"module": "prog", "edge": 7}}));
+    assert_eq!(
+        l.note(10, &edge),
+        Noted::Edge {
+            module: "prog".into(),
+            edge: 7
+        }
+    );
+    assert!(l.events.is_empty(), "not an event");
+    for bad in [
+        serde_json::json!({"wio_coverage": {"module": "prog"}}),
+        serde_json::json!({"wio_coverage": {"module": 3, "edge": 1}}),
+        serde_json::json!({"wio_coverage": {"module": "m".repeat(300), "edge": 1}}),
+    ] {
+        assert_eq!(l.note(11, &line(bad)), Noted::Nothing);
+    }
+    assert_eq!(l.malformed, 3);
+}

@@ -576,7 +576,10 @@ impl Machine for RvMachine {
             self.console.observe_shapes();
         }
         if signals.contains(&Signal::Promise) {
-            self.marks.get_or_insert_with(Observed::default);
+            self.marks.get_or_insert_with(Observed::default).promises = true;
+        }
+        if signals.contains(&Signal::SdkCoverage) {
+            self.marks.get_or_insert_with(Observed::default).sdk_edges = true;
         }
         if signals.contains(&Signal::Coverage) && self.engine.hart.coverage().is_none() {
             // A restore from a moment brings its counts; anything else starts from none.
