@@ -6,6 +6,20 @@
 
 use std::path::PathBuf;
 
+// The modules' own error types live here, in modules that import nothing of the crate,
+// so `WioError` can hold them (and decide their exit codes) without an import cycle.
+mod faults;
+mod kvm;
+mod report;
+mod scenario;
+mod trace;
+
+pub use faults::{PlanError, ProfileError, RateError};
+pub use kvm::KvmError;
+pub use report::ReportCheckError;
+pub use scenario::ScenarioError;
+pub use trace::TraceError;
+
 /// Highest guest status that passes through unchanged; larger ones are clamped.
 pub const MAX_GUEST_STATUS: u32 = 99;
 
@@ -91,13 +105,47 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A KVM call failed unexpectedly (a bug, or a KVM wio cannot use); keeps the errno.
+    #[error("internal error: {0}")]
+    Kvm(#[from] KvmError),
+    /// A scenario file does not parse or check.
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// A fault plan file does not parse or check.
+    #[error("fault plan {path}: {source}")]
+    FaultPlan {
+        /// The plan file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: PlanError,
+    },
+    /// A fault profile file does not parse or check.
+    #[error("fault profile {path}: {source}")]
+    FaultProfile {
+        /// The profile file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: ProfileError,
+    },
+    /// A report file is not one `wio explore` could have written.
+    #[error("report {path}: {source}")]
+    Report {
+        /// The report file.
+        path: PathBuf,
+        /// What is impossible about it.
+        #[source]
+        source: ReportCheckError,
+    },
     /// A trace file's hash chain does not hold.
-    #[error("trace {path} is invalid: {reason}")]
+    #[error("trace {path} is invalid: {source}")]
     TraceInvalid {
         /// The trace file.
         path: PathBuf,
         /// Where and how the chain breaks.
-        reason: String,
+        #[source]
+        source: TraceError,
     },
     /// A debugger ended the run, or could not be served.
     #[error("{0}")]
@@ -120,15 +168,18 @@ impl WioError {
     pub fn exit_code(&self) -> i32 {
         match self {
             WioError::Usage(_) => exit_code::USAGE,
-            WioError::ArtifactIo { .. } | WioError::ArtifactFormat { .. } => {
-                exit_code::BAD_ARTIFACT
-            }
+            WioError::ArtifactIo { .. }
+            | WioError::ArtifactFormat { .. }
+            | WioError::Scenario(_)
+            | WioError::FaultPlan { .. }
+            | WioError::FaultProfile { .. }
+            | WioError::Report { .. } => exit_code::BAD_ARTIFACT,
             WioError::NoKvm(_) => exit_code::NO_VIRTUALIZATION,
             WioError::GuestCrash(_) => exit_code::GUEST_CRASH,
             WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
-            WioError::Internal(_) => exit_code::INTERNAL,
+            WioError::Internal(_) | WioError::Kvm(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,
@@ -139,3 +190,101 @@ impl WioError {
 
 /// Shorthand for results in wio.
 pub type Result<T> = std::result::Result<T, WioError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each typed variant exits with the code its errors had as strings (the README's
+    /// table): files that do not check are bad artifacts, a broken trace is invalid, a
+    /// failed KVM call is internal.
+    #[test]
+    fn typed_errors_keep_their_exit_codes() {
+        let path = PathBuf::from("f");
+        let cases: Vec<(WioError, i32)> = vec![
+            (
+                ScenarioError::about("node", "no [[node]]").into(),
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::FaultPlan {
+                    path: path.clone(),
+                    source: PlanError::TooMany { count: 2, max: 1 },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::FaultProfile {
+                    path: path.clone(),
+                    source: ProfileError::Window {
+                        start_ms: 2,
+                        end_ms: 1,
+                    },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::Report {
+                    path: path.clone(),
+                    source: ReportCheckError::SeedOrder { seed: 3 },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::TraceInvalid {
+                    path,
+                    source: TraceError::ChainBroken { line: 2 },
+                },
+                exit_code::TRACE_INVALID,
+            ),
+            (
+                KvmError::new(
+                    "KVM_SET_REGS",
+                    vmm_sys_util::errno::Error::new(libc::EINVAL),
+                )
+                .into(),
+                exit_code::INTERNAL,
+            ),
+        ];
+        for (e, code) in cases {
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+    }
+
+    /// The typed errors read as their strings did.
+    #[test]
+    fn typed_errors_keep_their_text() {
+        let e = WioError::TraceInvalid {
+            path: "t.jsonl".into(),
+            source: TraceError::ChainBroken { line: 2 },
+        };
+        assert_eq!(
+            e.to_string(),
+            "trace t.jsonl is invalid: line 2: chain broken"
+        );
+        let e = WioError::FaultProfile {
+            path: "p.toml".into(),
+            source: ProfileError::Rate {
+                index: 0,
+                source: RateError {
+                    text: "x".into(),
+                    why: "not a number",
+                },
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "fault profile p.toml: rule[0].rate_per_bit_s: rate \"x\": not a number (write it like \"1.16e-12\")"
+        );
+        let e: WioError = KvmError::new(
+            "KVM_SET_REGS",
+            vmm_sys_util::errno::Error::new(libc::EINVAL),
+        )
+        .into();
+        assert!(
+            e.to_string().starts_with("internal error: KVM_SET_REGS: "),
+            "{e}"
+        );
+        assert!(std::error::Error::source(&e).is_some(), "keeps the errno");
+    }
+}

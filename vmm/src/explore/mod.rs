@@ -653,10 +653,9 @@ pub fn read_report(path: &Path) -> Result<Report> {
             ),
         });
     }
-    r.check().map_err(|reason| WioError::ArtifactFormat {
-        what: "report",
+    r.check().map_err(|source| WioError::Report {
         path: path.to_path_buf(),
-        reason,
+        source,
     })?;
     Ok(r)
 }
