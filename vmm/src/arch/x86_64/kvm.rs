@@ -6,7 +6,7 @@
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
-use crate::error::{Result, WioError};
+use crate::error::{KvmError, Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
 use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
@@ -65,8 +65,8 @@ pub struct KvmEngine {
     pub cpuid_readback: Vec<kvm_bindings::kvm_cpuid_entry2>,
 }
 
-fn kvm_error(context: &str, e: errno::Error) -> WioError {
-    WioError::Internal(format!("{context}: {e}"))
+fn kvm_error(context: &'static str, e: errno::Error) -> WioError {
+    KvmError::new(context, e).into()
 }
 
 /// The KVM device node; `WIO_KVM_DEVICE` overrides it (tests use it to simulate a host without KVM).
@@ -103,8 +103,7 @@ impl KvmEngine {
             .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
         vcpu.set_fpu(&regs::boot_fpu())
             .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
-        let msrs = Msrs::from_entries(&regs::boot_msrs())
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let msrs = Msrs::from_entries(&regs::boot_msrs()).map_err(KvmError::MsrList)?;
         // Some backends refuse some MSRs; what they accept is reset, the rest keep KVM's reset values.
         let _ = vcpu.set_msrs(&msrs);
         Ok(engine)
@@ -142,8 +141,7 @@ impl KvmEngine {
             // Hosts without XSAVE support refuse it; such a host also could not have saved one.
             let _ = vcpu.set_xcrs(xcrs);
         }
-        let msrs = Msrs::from_entries(&state.msrs)
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let msrs = Msrs::from_entries(&state.msrs).map_err(KvmError::MsrList)?;
         let _ = vcpu.set_msrs(&msrs);
         vcpu.set_vcpu_events(&state.events)
             .map_err(|e| kvm_error("KVM_SET_VCPU_EVENTS", e))?;
@@ -173,8 +171,7 @@ impl KvmEngine {
         self.settle()?;
         let vcpu = &self.vcpu;
         let fpu = vcpu.get_fpu().map_err(|e| kvm_error("KVM_GET_FPU", e))?;
-        let mut msrs = Msrs::from_entries(&regs::boot_msrs())
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let mut msrs = Msrs::from_entries(&regs::boot_msrs()).map_err(KvmError::MsrList)?;
         let n = vcpu.get_msrs(&mut msrs).unwrap_or(0);
         Ok(VcpuState {
             regs: vcpu.get_regs().map_err(|e| kvm_error("KVM_GET_REGS", e))?,
@@ -211,7 +208,7 @@ impl KvmEngine {
         for (slot, region) in mem.iter().enumerate() {
             let host = mem
                 .get_host_address(region.start_addr())
-                .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+                .map_err(KvmError::HostAddress)?;
             let region_desc = kvm_userspace_memory_region {
                 slot: slot as u32,
                 guest_phys_addr: region.start_addr().0,
@@ -233,16 +230,15 @@ impl KvmEngine {
         // The APIC is off before the profile is read back: KVM derives CPUID's APIC bit
         // from IA32_APIC_BASE (a backend that refuses the MSR keeps its own view, which
         // the read-back reports).
-        let apic_off = Msrs::from_entries(&[regs::apic_base_disabled()])
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let apic_off =
+            Msrs::from_entries(&[regs::apic_base_disabled()]).map_err(KvmError::MsrList)?;
         let _ = vcpu.set_msrs(&apic_off);
         let cpuid_readback = vcpu
             .get_cpuid2(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
             .map_err(|e| kvm_error("KVM_GET_CPUID2", e))?
             .as_slice()
             .to_vec();
-        let watchdog = Watchdog::start(options.watchdog)
-            .map_err(|e| WioError::Internal(format!("starting the watchdog: {e}")))?;
+        let watchdog = Watchdog::start(options.watchdog).map_err(KvmError::Watchdog)?;
         Ok(KvmEngine {
             _kvm: kvm,
             _vm: vm,
