@@ -10,14 +10,20 @@ use std::path::PathBuf;
 // so `WioError` can hold them (and decide their exit codes) without an import cycle.
 mod faults;
 mod kvm;
+mod memory;
+mod path;
 mod report;
 mod scenario;
+mod snapshot;
 mod trace;
 
-pub use faults::{PlanError, ProfileError, RateError};
+pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use kvm::KvmError;
+pub use memory::MemoryError;
+pub use path::{PathError, PathSyntax};
 pub use report::ReportCheckError;
-pub use scenario::ScenarioError;
+pub use scenario::{NodeArgsError, ScenarioError};
+pub use snapshot::SnapshotError;
 pub use trace::TraceError;
 
 /// Highest guest status that passes through unchanged; larger ones are clamped.
@@ -108,6 +114,21 @@ pub enum WioError {
     /// A KVM call failed unexpectedly (a bug, or a KVM wio cannot use); keeps the errno.
     #[error("internal error: {0}")]
     Kvm(#[from] KvmError),
+    /// A snapshot cannot be taken now, or `--snapshot-at` names no point.
+    #[error("{0}")]
+    Snapshot(#[from] SnapshotError),
+    /// Guest memory cannot be had on this host.
+    #[error("{0}")]
+    Memory(#[from] MemoryError),
+    /// A guided exploration's path that does not parse or fit its snapshot.
+    #[error("{0}")]
+    Path(#[from] PathError),
+    /// Faults that do not fit this run.
+    #[error("{0}")]
+    Faults(#[from] FaultsError),
+    /// A `--node-args` value that does not fit the scenario.
+    #[error("{0}")]
+    NodeArgs(#[from] NodeArgsError),
     /// A scenario file does not parse or check.
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
@@ -167,7 +188,12 @@ impl WioError {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            WioError::Usage(_) => exit_code::USAGE,
+            WioError::Usage(_)
+            | WioError::Snapshot(_)
+            | WioError::Memory(_)
+            | WioError::Path(_)
+            | WioError::Faults(_)
+            | WioError::NodeArgs(_) => exit_code::USAGE,
             WioError::ArtifactIo { .. }
             | WioError::ArtifactFormat { .. }
             | WioError::Scenario(_)
@@ -202,6 +228,27 @@ mod tests {
     fn typed_errors_keep_their_exit_codes() {
         let path = PathBuf::from("f");
         let cases: Vec<(WioError, i32)> = vec![
+            (
+                SnapshotError::BadPoint { text: "x".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (MemoryError::TooLarge { size: 1 }.into(), exit_code::USAGE),
+            (
+                PathError::Syntax {
+                    text: "1@".into(),
+                    why: PathSyntax::Empty,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
+            (
+                FaultsError::NoProfile { arg: "x".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                NodeArgsError::NoArgs { arg: "a=".into() }.into(),
+                exit_code::USAGE,
+            ),
             (
                 ScenarioError::about("node", "no [[node]]").into(),
                 exit_code::BAD_ARTIFACT,

@@ -70,3 +70,30 @@ pub struct RateError {
     /// What is wrong with it.
     pub why: &'static str,
 }
+
+/// Faults that do not fit this run (its machine or its command line).
+#[derive(Debug, thiserror::Error)]
+pub enum FaultsError {
+    /// `--faults` is no built-in profile and no file.
+    #[error("--faults {arg:?}: expected none, light, heavy or a profile file (TOML)")]
+    NoProfile {
+        /// The value as given.
+        arg: String,
+    },
+    /// A plan's fault hits the disk of a run without one.
+    #[error("fault plan: faults[{index}] ({kind}) hits the disk, but this run has no disk; give a DISK.img or drop the fault")]
+    NoDisk {
+        /// The fault's index in the plan.
+        index: usize,
+        /// The fault's kind.
+        kind: &'static str,
+    },
+    /// A plan's node fault on a machine that cannot take it (x86-64).
+    #[error("fault plan: faults[{index}] ({kind}) is a node fault, which riscv64 machines take and x86-64 ones do not yet; run with --arch riscv64 or drop the fault")]
+    NodeFault {
+        /// The fault's index in the plan.
+        index: usize,
+        /// The fault's kind.
+        kind: &'static str,
+    },
+}

@@ -73,6 +73,31 @@ impl ScenarioError {
     }
 }
 
+/// A `--node-args NAME=ARGS` value that does not fit the scenario.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeArgsError {
+    /// No `=` between the name and the arguments.
+    #[error("--node-args {arg:?}: expected NAME=ARGS, e.g. payments=wio.bug=receipt-no-retry")]
+    NoEquals {
+        /// The value as given.
+        arg: String,
+    },
+    /// The scenario has no node of that name.
+    #[error("--node-args {arg:?}: the scenario has no node {name:?}")]
+    NoNode {
+        /// The value as given.
+        arg: String,
+        /// The node it names.
+        name: String,
+    },
+    /// Nothing after the `=`.
+    #[error("--node-args {arg:?}: no arguments")]
+    NoArgs {
+        /// The value as given.
+        arg: String,
+    },
+}
+
 /// The line (from 1) of byte `offset` of `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1

@@ -16,7 +16,7 @@
 //! ]}
 //! ```
 
-use crate::error::{PlanError, Result, WioError};
+use crate::error::{FaultsError, PlanError, Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -431,10 +431,11 @@ impl FaultPlan {
             .enumerate()
             .find(|(_, f)| f.target == Target::Disk && !has.disk)
         {
-            return Err(WioError::Usage(format!(
-                "fault plan: faults[{i}] ({}) hits the disk, but this run has no disk; give a DISK.img or drop the fault",
-                f.kind.name()
-            )));
+            return Err(FaultsError::NoDisk {
+                index: i,
+                kind: f.kind.name(),
+            }
+            .into());
         }
         if let Some((i, f)) = self
             .faults
@@ -442,10 +443,11 @@ impl FaultPlan {
             .enumerate()
             .find(|(_, f)| f.target == Target::Node && !has.node)
         {
-            return Err(WioError::Usage(format!(
-                "fault plan: faults[{i}] ({}) is a node fault, which riscv64 machines take and x86-64 ones do not yet; run with --arch riscv64 or drop the fault",
-                f.kind.name()
-            )));
+            return Err(FaultsError::NodeFault {
+                index: i,
+                kind: f.kind.name(),
+            }
+            .into());
         }
         Ok(())
     }

@@ -35,7 +35,7 @@ use super::flux;
 use super::plan::{
     Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed, UpsetPlace,
 };
-use crate::error::{ProfileError, Result, WioError};
+use crate::error::{FaultsError, ProfileError, Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use wio_scheduler::{stream_names, RunSeed};
@@ -249,9 +249,10 @@ impl Profile {
         }
         let path = Path::new(arg);
         if !path.exists() {
-            return Err(WioError::Usage(format!(
-                "--faults {arg:?}: expected none, light, heavy or a profile file (TOML)"
-            )));
+            return Err(FaultsError::NoProfile {
+                arg: arg.to_string(),
+            }
+            .into());
         }
         let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
             what: "fault profile",

@@ -48,7 +48,7 @@
 //! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
 //! names the file, the line and the field.
 
-use crate::error::{Result, ScenarioError, WioError};
+use crate::error::{NodeArgsError, Result, ScenarioError, WioError};
 use crate::machine::noise::SchedNoise;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -733,17 +733,20 @@ impl Scenario {
 
     /// Adds kernel arguments to a node's command line, from `--node-args NAME=ARGS`.
     pub fn add_node_args(&mut self, arg: &str) -> Result<()> {
-        let bad = |why: String| WioError::Usage(format!("--node-args {arg:?}: {why}"));
-        let (name, args) = arg.split_once('=').ok_or_else(|| {
-            bad("expected NAME=ARGS, e.g. payments=wio.bug=receipt-no-retry".into())
-        })?;
+        let arg_ = || arg.to_string();
+        let (name, args) = arg
+            .split_once('=')
+            .ok_or_else(|| NodeArgsError::NoEquals { arg: arg_() })?;
         let node = self
             .nodes
             .iter_mut()
             .find(|n| n.name == name)
-            .ok_or_else(|| bad(format!("the scenario has no node {name:?}")))?;
+            .ok_or_else(|| NodeArgsError::NoNode {
+                arg: arg_(),
+                name: name.to_string(),
+            })?;
         if args.trim().is_empty() {
-            return Err(bad("no arguments".into()));
+            return Err(NodeArgsError::NoArgs { arg: arg_() }.into());
         }
         node.cmdline = Some(match node.cmdline.take() {
             Some(c) => format!("{c} {args}"),
