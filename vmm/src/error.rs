@@ -16,6 +16,7 @@ mod report;
 mod scenario;
 mod snapshot;
 mod trace;
+mod world;
 
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use kvm::KvmError;
@@ -25,6 +26,7 @@ pub use report::ReportCheckError;
 pub use scenario::{NodeArgsError, ScenarioError};
 pub use snapshot::SnapshotError;
 pub use trace::TraceError;
+pub use world::{NotHere, WorldError};
 
 /// Highest guest status that passes through unchanged; larger ones are clamped.
 pub const MAX_GUEST_STATUS: u32 = 99;
@@ -123,6 +125,9 @@ pub enum WioError {
     /// A guided exploration's path that does not parse or fit its snapshot.
     #[error("{0}")]
     Path(#[from] PathError),
+    /// A world that cannot run as asked, or be snapshotted where asked.
+    #[error("{0}")]
+    World(#[from] WorldError),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -192,6 +197,7 @@ impl WioError {
             | WioError::Snapshot(_)
             | WioError::Memory(_)
             | WioError::Path(_)
+            | WioError::World(_)
             | WioError::Faults(_)
             | WioError::NodeArgs(_) => exit_code::USAGE,
             WioError::ArtifactIo { .. }
@@ -233,6 +239,14 @@ mod tests {
                 exit_code::USAGE,
             ),
             (MemoryError::TooLarge { size: 1 }.into(), exit_code::USAGE),
+            (
+                WorldError::StepNotAfter {
+                    at_ns: 1,
+                    start_ns: 2,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
             (
                 PathError::Syntax {
                     text: "1@".into(),
