@@ -9,6 +9,7 @@ use std::path::PathBuf;
 // The modules' own error types live here, in modules that import nothing of the crate,
 // so `WioError` can hold them (and decide their exit codes) without an import cycle.
 mod faults;
+mod guests;
 mod kvm;
 mod memory;
 mod path;
@@ -19,6 +20,7 @@ mod trace;
 mod world;
 
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
+pub use guests::GuestsError;
 pub use kvm::KvmError;
 pub use memory::MemoryError;
 pub use path::{PathError, PathSyntax};
@@ -128,6 +130,9 @@ pub enum WioError {
     /// A world that cannot run as asked, or be snapshotted where asked.
     #[error("{0}")]
     World(#[from] WorldError),
+    /// A built guest or disk that is unknown or not in the cache.
+    #[error("{0}")]
+    Guests(#[from] GuestsError),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -197,6 +202,7 @@ impl WioError {
             | WioError::Snapshot(_)
             | WioError::Memory(_)
             | WioError::Path(_)
+            | WioError::Guests(_)
             | WioError::World(_)
             | WioError::Faults(_)
             | WioError::NodeArgs(_) => exit_code::USAGE,
@@ -240,11 +246,16 @@ mod tests {
             ),
             (MemoryError::TooLarge { size: 1 }.into(), exit_code::USAGE),
             (
-                WorldError::StepNotAfter {
+                PathError::StepNotAfter {
                     at_ns: 1,
                     start_ns: 2,
                 }
                 .into(),
+                exit_code::USAGE,
+            ),
+            (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                WorldError::PlanNode { name: "x".into() }.into(),
                 exit_code::USAGE,
             ),
             (

@@ -2,7 +2,8 @@
 
 use super::WioError;
 
-/// A path that does not parse, or a step of it that does not fit the snapshot.
+/// A path that does not parse, or a step of it that does not fit the snapshot (a
+/// machine's or a world's).
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
     /// The text is not a path.
@@ -23,6 +24,44 @@ pub enum PathError {
         /// Why the step failed.
         #[source]
         source: Box<WioError>,
+    },
+    /// A path's step is not after the snapshot it starts from.
+    #[error("the path does not fit the snapshot: its step at {at_ns} ns is not after the snapshot point ({start_ns} ns)")]
+    StepNotAfter {
+        /// The step's time (virtual ns).
+        at_ns: u64,
+        /// The snapshot's point (virtual ns).
+        start_ns: u64,
+    },
+    /// A world path's step cannot be kept: a node had ended with an error.
+    #[error("the path does not fit the snapshot: seed {seed}'s world cannot be kept at {at_ns} ns (a node had ended with an error)")]
+    WorldNotKept {
+        /// The step's seed.
+        seed: u64,
+        /// The step's time (virtual ns).
+        at_ns: u64,
+    },
+    /// A world path's step: its world ended before the step's time.
+    #[error("the path does not fit the snapshot: seed {seed}'s world ended at {ended_ns} ns before its step at {at_ns} ns")]
+    WorldEnded {
+        /// The step's seed.
+        seed: u64,
+        /// When the world ended (virtual ns).
+        ended_ns: u64,
+        /// The step's time (virtual ns).
+        at_ns: u64,
+    },
+    /// A path's step: its branch ended before the step's time.
+    #[error("the path does not fit the snapshot: seed {seed}'s branch ended at {ended_ns} ns ({how}) before its step at {at_ns} ns")]
+    BranchEnded {
+        /// The step's seed.
+        seed: u64,
+        /// When the branch ended (virtual ns).
+        ended_ns: u64,
+        /// How it ended ("guest exit status 3", "at its --until line").
+        how: String,
+        /// The step's time (virtual ns).
+        at_ns: u64,
     },
 }
 

@@ -1,5 +1,8 @@
 //! Why a snapshot cannot be taken, or its point (`--snapshot-at`) is not one.
 
+use super::WioError;
+use std::path::PathBuf;
+
 /// A snapshot that cannot be taken, or a snapshot point that does not parse.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -18,4 +21,19 @@ pub enum SnapshotError {
     /// The platform's devices cannot save their state sections now (an x86-64 machine).
     #[error("cannot snapshot: {0}")]
     Sections(#[source] crate::snapshot::persist::StateError),
+    /// A restore is given a disk but the snapshot has none.
+    #[error("the snapshot has no disk; drop {} from the command line", .given.display())]
+    NoDisk {
+        /// The disk given.
+        given: PathBuf,
+    },
+    /// The restore's disk cannot be opened.
+    #[error("{source} (the snapshot was taken on {}; pass that image as DISK.img)", .saved.display())]
+    Disk {
+        /// The disk the snapshot was taken on.
+        saved: PathBuf,
+        /// Why the disk cannot be opened.
+        #[source]
+        source: Box<WioError>,
+    },
 }

@@ -66,30 +66,4 @@ pub enum WorldError {
         #[source]
         source: Box<WioError>,
     },
-    /// A path's step is not after the snapshot it starts from.
-    #[error("the path does not fit the snapshot: its step at {at_ns} ns is not after the snapshot point ({start_ns} ns)")]
-    StepNotAfter {
-        /// The step's time (virtual ns).
-        at_ns: u64,
-        /// The snapshot's point (virtual ns).
-        start_ns: u64,
-    },
-    /// A path's step cannot be kept: a node had ended with an error.
-    #[error("the path does not fit the snapshot: seed {seed}'s world cannot be kept at {at_ns} ns (a node had ended with an error)")]
-    StepNotKept {
-        /// The step's seed.
-        seed: u64,
-        /// The step's time (virtual ns).
-        at_ns: u64,
-    },
-    /// A path's step's world ended before the step's time.
-    #[error("the path does not fit the snapshot: seed {seed}'s world ended at {ended_ns} ns before its step at {at_ns} ns")]
-    StepEnded {
-        /// The step's seed.
-        seed: u64,
-        /// When the world ended (virtual ns).
-        ended_ns: u64,
-        /// The step's time (virtual ns).
-        at_ns: u64,
-    },
 }

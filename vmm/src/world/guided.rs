@@ -12,7 +12,7 @@
 
 use super::snapshot::LoadedWorld;
 use super::{restore_guided, Options, WorldSummary};
-use crate::error::{Result, WorldError};
+use crate::error::{PathError, Result};
 use crate::machine::driver::{Keeper, Kept};
 use crate::machine::novelty::Mark;
 use std::sync::atomic::AtomicBool;
@@ -67,7 +67,7 @@ pub fn moment_at(
 ) -> Result<Option<LoadedWorld>> {
     let start_ns = l.state.at_ns;
     if at_ns <= start_ns {
-        return Err(WorldError::StepNotAfter { at_ns, start_ns }.into());
+        return Err(PathError::StepNotAfter { at_ns, start_ns }.into());
     }
     let mut kept: Option<Option<LoadedWorld>> = None;
     let mut guide = |t: u64,
@@ -83,9 +83,9 @@ pub fn moment_at(
     let ended = restore_guided(l, Some(seed), opts, Some(cancel), Some(&mut guide))?;
     match (kept, ended) {
         (Some(Some(moment)), _) => Ok(Some(moment)),
-        (Some(None), _) => Err(WorldError::StepNotKept { seed, at_ns }.into()),
+        (Some(None), _) => Err(PathError::WorldNotKept { seed, at_ns }.into()),
         (None, None) => Ok(None),
-        (None, Some(w)) => Err(WorldError::StepEnded {
+        (None, Some(w)) => Err(PathError::WorldEnded {
             seed,
             ended_ns: w.virtual_ns,
             at_ns,
