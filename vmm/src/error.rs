@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 // The modules' own error types live here, in modules that import nothing of the crate,
 // so `WioError` can hold them (and decide their exit codes) without an import cycle.
+mod explore;
 mod faults;
 mod guests;
 mod kvm;
@@ -19,6 +20,7 @@ mod snapshot;
 mod trace;
 mod world;
 
+pub use explore::ExploreError;
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use guests::GuestsError;
 pub use kvm::KvmError;
@@ -133,6 +135,9 @@ pub enum WioError {
     /// A built guest or disk that is unknown or not in the cache.
     #[error("{0}")]
     Guests(#[from] GuestsError),
+    /// An exploration's options, reports or checkpoint that do not fit.
+    #[error("{0}")]
+    Explore(#[from] ExploreError),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -202,6 +207,7 @@ impl WioError {
             | WioError::Snapshot(_)
             | WioError::Memory(_)
             | WioError::Path(_)
+            | WioError::Explore(_)
             | WioError::Guests(_)
             | WioError::World(_)
             | WioError::Faults(_)
@@ -254,6 +260,14 @@ mod tests {
                 exit_code::USAGE,
             ),
             (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                ExploreError::MissingShards {
+                    missing: vec![1, 3],
+                    count: 4,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
             (
                 WorldError::PlanNode { name: "x".into() }.into(),
                 exit_code::USAGE,
