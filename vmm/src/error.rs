@@ -16,6 +16,7 @@ mod memory;
 mod path;
 mod report;
 mod scenario;
+mod shrink;
 mod snapshot;
 mod trace;
 mod world;
@@ -28,6 +29,7 @@ pub use memory::MemoryError;
 pub use path::{PathError, PathSyntax};
 pub use report::ReportCheckError;
 pub use scenario::{NodeArgsError, ScenarioError};
+pub use shrink::ShrinkError;
 pub use snapshot::SnapshotError;
 pub use trace::TraceError;
 pub use world::{NotHere, WorldError};
@@ -138,6 +140,9 @@ pub enum WioError {
     /// An exploration's options, reports or checkpoint that do not fit.
     #[error("{0}")]
     Explore(#[from] ExploreError),
+    /// A shrink or a verification whose inputs do not fit.
+    #[error("{0}")]
+    Shrink(#[from] ShrinkError),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -207,6 +212,7 @@ impl WioError {
             | WioError::Snapshot(_)
             | WioError::Memory(_)
             | WioError::Path(_)
+            | WioError::Shrink(_)
             | WioError::Explore(_)
             | WioError::Guests(_)
             | WioError::World(_)
@@ -260,6 +266,10 @@ mod tests {
                 exit_code::USAGE,
             ),
             (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                ShrinkError::TooManyProbes { max: 1 }.into(),
+                exit_code::USAGE,
+            ),
             (
                 ExploreError::MissingShards {
                     missing: vec![1, 3],
