@@ -8,10 +8,12 @@ use std::path::PathBuf;
 
 // The modules' own error types live here, in modules that import nothing of the crate,
 // so `WioError` can hold them (and decide their exit codes) without an import cycle.
+mod bench;
 mod explore;
 mod faults;
 mod guests;
 mod kvm;
+mod machine;
 mod memory;
 mod path;
 mod report;
@@ -21,10 +23,12 @@ mod snapshot;
 mod trace;
 mod world;
 
+pub use bench::BenchError;
 pub use explore::ExploreError;
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use guests::GuestsError;
 pub use kvm::KvmError;
+pub use machine::{MachineError, RestartWhy};
 pub use memory::MemoryError;
 pub use path::{PathError, PathSyntax};
 pub use report::ReportCheckError;
@@ -143,6 +147,12 @@ pub enum WioError {
     /// A shrink or a verification whose inputs do not fit.
     #[error("{0}")]
     Shrink(#[from] ShrinkError),
+    /// A machine configuration, boot image or debugger request that does not fit.
+    #[error("{0}")]
+    Machine(#[from] MachineError),
+    /// A benchmark option that does not fit.
+    #[error("{0}")]
+    Bench(#[from] BenchError),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -212,6 +222,8 @@ impl WioError {
             | WioError::Snapshot(_)
             | WioError::Memory(_)
             | WioError::Path(_)
+            | WioError::Bench(_)
+            | WioError::Machine(_)
             | WioError::Shrink(_)
             | WioError::Explore(_)
             | WioError::Guests(_)
@@ -266,6 +278,18 @@ mod tests {
                 exit_code::USAGE,
             ),
             (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                MachineError::TooManyBreakpoints { max: 4 }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                BenchError::SearchForm {
+                    form: "x".into(),
+                    known: "y".into(),
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
             (
                 ShrinkError::TooManyProbes { max: 1 }.into(),
                 exit_code::USAGE,

@@ -8,7 +8,7 @@
 
 use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
 use crate::machine::console::Console;
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
@@ -315,9 +315,10 @@ impl RvTarget {
                 );
             }
             _ => {
-                return Err(WioError::Usage(format!(
-                    "unknown monitor command {cmd:?}; `monitor help` lists them"
-                )))
+                return Err(MachineError::UnknownMonitor {
+                    cmd: cmd.to_string(),
+                }
+                .into())
             }
         }
         Ok(())
@@ -343,7 +344,7 @@ impl RvTarget {
 fn parse_u64(s: &str) -> Result<u64> {
     s.replace('_', "")
         .parse()
-        .map_err(|_| WioError::Usage(format!("{s:?} is not a number")))
+        .map_err(|_| MachineError::NotANumber { text: s.into() }.into())
 }
 
 impl Target for RvTarget {

@@ -6,7 +6,7 @@
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
-use crate::error::{KvmError, Result, WioError};
+use crate::error::{KvmError, MachineError, Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
 use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
@@ -280,9 +280,10 @@ impl KvmEngine {
     /// never patched). Both come back as [`Exit::Debug`].
     pub fn set_debug(&mut self, single_step: bool, breakpoints: &[u64]) -> Result<()> {
         if breakpoints.len() > MAX_HW_BREAKPOINTS {
-            return Err(WioError::Usage(format!(
-                "at most {MAX_HW_BREAKPOINTS} breakpoints on x86-64 (the debug registers)"
-            )));
+            return Err(MachineError::TooManyBreakpoints {
+                max: MAX_HW_BREAKPOINTS,
+            }
+            .into());
         }
         let mut dbg = kvm_bindings::kvm_guest_debug {
             control: kvm_bindings::KVM_GUESTDBG_ENABLE,
