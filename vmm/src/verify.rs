@@ -135,9 +135,7 @@ pub fn verify(v: &Verify) -> Result<i32> {
     let at = lw.state.at_ns;
     let cases = cases(v)?;
     if cases.is_empty() {
-        return Err(WioError::Usage(
-            "nothing to verify: the reports have no failing seed and no --plan was given".into(),
-        ));
+        return Err(ShrinkError::NothingToVerify.into());
     }
     for c in cases.iter().filter(|c| c.path.is_none()) {
         // Faults that began before this snapshot cannot be replayed from it (a path's

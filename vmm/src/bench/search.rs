@@ -160,9 +160,7 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
     } = *b;
     if budget == 0 || roots == 0 || depths.is_empty() || depths.iter().any(|d| !(1..=8).contains(d))
     {
-        return Err(WioError::Usage(
-            "--search-budget and --search-roots must be at least 1, --search-depths 1 to 8".into(),
-        ));
+        return Err(BenchError::SearchSizes.into());
     }
     if let Some(f) = forms.iter().find(|f| !FORMS.contains(&f.as_str())) {
         return Err(BenchError::SearchForm {

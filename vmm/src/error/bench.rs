@@ -11,4 +11,13 @@ pub enum BenchError {
         /// The forms there are, comma-separated.
         known: String,
     },
+    /// `--race-branches` of 0.
+    #[error("--race-branches must be at least 1")]
+    RaceBranches,
+    /// Search benchmark sizes out of range.
+    #[error("--search-budget and --search-roots must be at least 1, --search-depths 1 to 8")]
+    SearchSizes,
+    /// `--rounds` or `--exits` of 0.
+    #[error("--rounds and --exits must be at least 1")]
+    RoundsExits,
 }

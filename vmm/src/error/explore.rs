@@ -107,6 +107,23 @@ pub enum ExploreError {
         /// What sbatch said.
         stderr: String,
     },
+    /// A disk given with a world snapshot.
+    #[error("a world snapshot names its nodes' disks itself; drop the disk argument")]
+    WorldDisk,
+    /// `--signals` empty for a guided exploration.
+    #[error(
+        "--signals is empty: a guided exploration needs at least one signal (promises, console)"
+    )]
+    NoSignals,
+    /// `--shard` given to a guided exploration.
+    #[error("--shard splits a flat exploration's seeds; a guided exploration is one search (drop --shard)")]
+    GuidedShardFlag,
+    /// `--slurm` task count out of range.
+    #[error("--slurm takes 1 to 100000 tasks")]
+    SlurmTasks,
+    /// `report merge` given no report.
+    #[error("no reports to merge")]
+    NoReports,
 }
 
 fn join(list: &[u64]) -> String {

@@ -70,6 +70,27 @@ pub enum MachineError {
         /// The argument.
         text: String,
     },
+    /// gdb asked to deliver a signal to the guest.
+    #[error("wio's gdb server delivers no signals to the guest")]
+    NoSignals,
+    /// `monitor checkpoint-interval` below the smallest interval.
+    #[error("checkpoint-interval: at least 1000000 instructions")]
+    CheckpointInterval,
+    /// gdb asked to change registers other than x, f and pc.
+    #[error("wio's gdb server changes x, f and pc registers only")]
+    RegistersReadOnly,
+    /// A world's node asked to move in time alone.
+    #[error("a world's node cannot be moved alone: seek is for `wio run --gdb`")]
+    WorldNodeSeek,
+    /// A kernel command line with a NUL byte.
+    #[error("kernel command line contains a NUL byte")]
+    CmdlineNul,
+    /// A guided exploration of a machine that keeps no moments (x86-64).
+    #[error("guided exploration keeps moments of riscv64 machines only (not yet x86-64); explore this snapshot with --seeds")]
+    NoMoments,
+    /// `--gdb` with `--from` on an x86-64 snapshot.
+    #[error("--gdb with --from debugs riscv64 snapshots; boot the x86-64 guest under gdb instead")]
+    GdbFromX86,
 }
 
 /// Why a boot file a restart needs cannot be had.

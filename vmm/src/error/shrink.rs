@@ -51,4 +51,7 @@ pub enum ShrinkError {
         /// The plan.
         path: PathBuf,
     },
+    /// `wio verify` given nothing to re-run.
+    #[error("nothing to verify: the reports have no failing seed and no --plan was given")]
+    NothingToVerify,
 }

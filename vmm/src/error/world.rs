@@ -66,4 +66,7 @@ pub enum WorldError {
         #[source]
         source: Box<WioError>,
     },
+    /// `--snapshot-at guest` for a world.
+    #[error("--snapshot-at guest: a world is snapshotted whole, at a quantum boundary; use a time, console:TEXT or setup-complete")]
+    SnapshotAtGuest,
 }

@@ -415,14 +415,10 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         .into());
     }
     if g.signals.is_empty() {
-        return Err(WioError::Usage(
-            "--signals is empty: a guided exploration needs at least one signal (promises, console)".into(),
-        ));
+        return Err(ExploreError::NoSignals.into());
     }
     if x.shard.1 > 1 {
-        return Err(WioError::Usage(
-            "--shard splits a flat exploration's seeds; a guided exploration is one search (drop --shard)".into(),
-        ));
+        return Err(ExploreError::GuidedShardFlag.into());
     }
     let mut watch: Vec<String> = x.matches.clone();
     for f in &x.fail_on {
@@ -452,9 +448,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     };
     if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {
-            return Err(WioError::Usage(
-                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
-            ));
+            return Err(ExploreError::WorldDisk.into());
         }
         let root = Arc::new(LoadedWorld::load(&x.from)?);
         let mut opts = world_options(x, &root, &watch);

@@ -499,9 +499,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
     };
     let loaded = if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {
-            return Err(WioError::Usage(
-                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
-            ));
+            return Err(ExploreError::WorldDisk.into());
         }
         Source::World(Box::new(LoadedWorld::load(&x.from)?))
     } else {
@@ -723,7 +721,7 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
             by_seed.insert(res.seed, res);
         }
     }
-    let mut m = merged.ok_or_else(|| WioError::Usage("no reports to merge".into()))?;
+    let mut m = merged.ok_or(ExploreError::NoReports)?;
     m.shards.1.sort_unstable();
     m.shards.1.dedup();
     let missing: Vec<u64> = (0..m.shards.0)

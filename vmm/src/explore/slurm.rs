@@ -67,7 +67,7 @@ fn task_args(x: &Explore) -> Vec<String> {
 /// sbatch options); returns the merged report.
 pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> Result<Report> {
     if tasks == 0 || tasks > 100_000 {
-        return Err(WioError::Usage("--slurm takes 1 to 100000 tasks".into()));
+        return Err(ExploreError::SlurmTasks.into());
     }
     let work = absolute(&x.report.with_extension("slurm"))?;
     std::fs::create_dir_all(work.join("logs")).map_err(io("Slurm folder", &work))?;

@@ -74,11 +74,7 @@ impl SnapWhen {
             SnapshotAt::Time(ns) => SnapWhen::Time(ns),
             SnapshotAt::Console(t) => SnapWhen::Console(t),
             SnapshotAt::SetupComplete => SnapWhen::SetupComplete,
-            SnapshotAt::Guest => {
-                return Err(WioError::Usage(
-                    "--snapshot-at guest: a world is snapshotted whole, at a quantum boundary; use a time, console:TEXT or setup-complete".into(),
-                ))
-            }
+            SnapshotAt::Guest => return Err(WorldError::SnapshotAtGuest.into()),
         })
     }
 }

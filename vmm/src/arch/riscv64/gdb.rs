@@ -301,9 +301,7 @@ impl RvTarget {
             }
             ["checkpoint-interval", n] => {
                 if !self.d.set_interval(parse_u64(n)?) {
-                    return Err(WioError::Usage(
-                        "checkpoint-interval: at least 1000000 instructions".into(),
-                    ));
+                    return Err(MachineError::CheckpointInterval.into());
                 }
             }
             ["phys", on @ ("on" | "off")] => {
@@ -377,9 +375,7 @@ impl SingleThreadBase for RvTarget {
     fn write_registers(&mut self, regs: &Regs) -> TargetResult<(), Self> {
         let now = self.regs();
         if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr {
-            return Err(refused(WioError::Usage(
-                "wio's gdb server changes x, f and pc registers only".into(),
-            )));
+            return Err(refused(MachineError::RegistersReadOnly.into()));
         }
         let h = self.d.hart_mut();
         h.x = regs.x;

@@ -124,9 +124,7 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
         .into());
     }
     if spec.cmdline.as_bytes().contains(&0) {
-        return Err(WioError::Usage(
-            "kernel command line contains a NUL byte".into(),
-        ));
+        return Err(MachineError::CmdlineNul.into());
     }
     let kernel = spec.kernel;
     let format = detect_format(&kernel.bytes).ok_or_else(|| {
