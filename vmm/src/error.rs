@@ -6,8 +6,10 @@
 
 use std::path::PathBuf;
 
-// The modules' own error types live here, in modules that import nothing of the crate,
-// so `WioError` can hold them (and decide their exit codes) without an import cycle.
+// The modules' own error types live here, in children of `error` that import only
+// `WioError` and the leaves `devices` and `snapshot::persist`, never the modules that
+// raise them: so `WioError` can hold them, and `exit_code` below decide their codes in one
+// place, without an import cycle (ci/layout_check.py).
 mod bench;
 mod explore;
 mod faults;
@@ -27,7 +29,7 @@ pub use bench::BenchError;
 pub use explore::ExploreError;
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use guests::GuestsError;
-pub use kvm::KvmError;
+pub use kvm::{KvmError, NoKvmError};
 pub use machine::{MachineError, RestartWhy};
 pub use memory::MemoryError;
 pub use path::{PathError, PathSyntax};
@@ -97,7 +99,7 @@ pub enum WioError {
     },
     /// KVM is missing or unusable on this host.
     #[error("KVM unavailable: {0}")]
-    NoKvm(String),
+    NoKvm(#[from] NoKvmError),
     /// The guest crashed.
     #[error("guest crashed: {0}")]
     GuestCrash(String),
@@ -278,6 +280,10 @@ mod tests {
                 exit_code::USAGE,
             ),
             (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                NoKvmError::CreateVm(vmm_sys_util::errno::Error::new(libc::EINVAL)).into(),
+                exit_code::NO_VIRTUALIZATION,
+            ),
             (
                 MachineError::TooManyBreakpoints { max: 4 }.into(),
                 exit_code::USAGE,

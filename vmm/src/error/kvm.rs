@@ -39,3 +39,44 @@ impl KvmError {
         }
     }
 }
+
+/// KVM is missing or unusable on this host: the device cannot be opened or makes no VM.
+#[derive(Debug, thiserror::Error)]
+pub enum NoKvmError {
+    /// The device path (`WIO_KVM_DEVICE`) cannot be a C string.
+    #[error("KVM device path {device:?} contains a NUL byte")]
+    NulInPath {
+        /// The path as given.
+        device: String,
+    },
+    /// The device does not exist.
+    #[error("{device} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization (riscv64 guests need no KVM: --arch riscv64)")]
+    Missing {
+        /// The device path.
+        device: String,
+        /// The errno of the open (ENOENT).
+        #[source]
+        errno: errno::Error,
+    },
+    /// The device exists but this user may not open it.
+    #[error("permission denied opening {device}: add your user to the 'kvm' group or run as root")]
+    Denied {
+        /// The device path.
+        device: String,
+        /// The errno of the open (EACCES, EPERM).
+        #[source]
+        errno: errno::Error,
+    },
+    /// The device cannot be opened for another reason.
+    #[error("cannot open {device}: {errno}")]
+    Open {
+        /// The device path.
+        device: String,
+        /// The errno of the open.
+        #[source]
+        errno: errno::Error,
+    },
+    /// KVM refuses to create a VM.
+    #[error("KVM_CREATE_VM failed: {0}")]
+    CreateVm(#[source] errno::Error),
+}

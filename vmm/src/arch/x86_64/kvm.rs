@@ -6,7 +6,7 @@
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
-use crate::error::{KvmError, MachineError, Result, WioError};
+use crate::error::{KvmError, MachineError, NoKvmError, Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
 use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
@@ -80,12 +80,28 @@ fn kvm_device() -> std::path::PathBuf {
 pub fn open_kvm() -> Result<Kvm> {
     let path = kvm_device();
     let shown = path.display().to_string();
-    let c_path = std::ffi::CString::new(path.into_os_string().into_encoded_bytes())
-        .map_err(|_| WioError::NoKvm(format!("KVM device path {shown:?} contains a NUL byte")))?;
+    let c_path =
+        std::ffi::CString::new(path.into_os_string().into_encoded_bytes()).map_err(|_| {
+            NoKvmError::NulInPath {
+                device: shown.clone(),
+            }
+        })?;
     Kvm::new_with_path(&c_path).map_err(|e| match e.errno() {
-        libc::ENOENT => WioError::NoKvm(format!("{shown} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization (riscv64 guests need no KVM: --arch riscv64)")),
-        libc::EACCES | libc::EPERM => WioError::NoKvm(format!("permission denied opening {shown}: add your user to the 'kvm' group or run as root")),
-        _ => WioError::NoKvm(format!("cannot open {shown}: {e}")),
+        libc::ENOENT => NoKvmError::Missing {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
+        libc::EACCES | libc::EPERM => NoKvmError::Denied {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
+        _ => NoKvmError::Open {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
     })
 }
 
@@ -200,9 +216,7 @@ impl KvmEngine {
     /// The VM, its memory, its vCPU with wio's CPUID profile, and the watchdog.
     fn create(mem: &GuestMem, options: KvmOptions) -> Result<KvmEngine> {
         let kvm = open_kvm()?;
-        let vm = kvm
-            .create_vm()
-            .map_err(|e| WioError::NoKvm(format!("KVM_CREATE_VM failed: {e}")))?;
+        let vm = kvm.create_vm().map_err(NoKvmError::CreateVm)?;
         // Not every KVM backend needs (or accepts) a TSS area; VMX does.
         let _ = vm.set_tss_address(TSS_ADDRESS);
         for (slot, region) in mem.iter().enumerate() {
