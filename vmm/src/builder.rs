@@ -4,7 +4,7 @@
 
 use crate::arch::riscv64::{RvLoaded, RvMachine};
 use crate::arch::x86_64::{machine as x86_64, X86Loaded};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig, RunResult};
 use crate::snapshot::Snapshot;
 use std::path::Path;
@@ -57,9 +57,7 @@ pub fn debug(arch: Arch, cfg: &RunConfig, wall: Instant, addr: &str) -> Result<R
     };
     if arch == Arch::X86_64 {
         if cfg.from.is_some() {
-            return Err(WioError::Usage(
-                "--gdb with --from debugs riscv64 snapshots; boot the x86-64 guest under gdb instead".into(),
-            ));
+            return Err(MachineError::GdbFromX86.into());
         }
         let m = x86_64::boot(cfg, wall)?;
         let conn = crate::gdb::accept(addr)?;

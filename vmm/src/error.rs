@@ -6,6 +6,40 @@
 
 use std::path::PathBuf;
 
+// The modules' own error types live here, in children of `error` that import only
+// `WioError` and the leaves `devices` and `snapshot::persist`, never the modules that
+// raise them: so `WioError` can hold them, and `exit_code` below decide their codes in one
+// place, without an import cycle (ci/layout_check.py).
+mod bench;
+mod explore;
+mod faults;
+mod guests;
+mod kvm;
+mod machine;
+mod memory;
+mod path;
+mod report;
+mod scenario;
+mod shrink;
+mod snapshot;
+mod trace;
+mod world;
+
+pub use bench::BenchError;
+pub use explore::ExploreError;
+pub use faults::{FaultsError, PlanError, ProfileError, RateError};
+pub use guests::GuestsError;
+pub use kvm::{KvmError, NoKvmError};
+pub use machine::{MachineError, RestartWhy};
+pub use memory::MemoryError;
+pub use path::{PathError, PathSyntax};
+pub use report::ReportCheckError;
+pub use scenario::{NodeArgsError, ScenarioError};
+pub use shrink::ShrinkError;
+pub use snapshot::SnapshotError;
+pub use trace::TraceError;
+pub use world::{NotHere, WorldError};
+
 /// Highest guest status that passes through unchanged; larger ones are clamped.
 pub const MAX_GUEST_STATUS: u32 = 99;
 
@@ -65,7 +99,7 @@ pub enum WioError {
     },
     /// KVM is missing or unusable on this host.
     #[error("KVM unavailable: {0}")]
-    NoKvm(String),
+    NoKvm(#[from] NoKvmError),
     /// The guest crashed.
     #[error("guest crashed: {0}")]
     GuestCrash(String),
@@ -91,13 +125,80 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A KVM call failed unexpectedly (a bug, or a KVM wio cannot use); keeps the errno.
+    #[error("internal error: {0}")]
+    Kvm(#[from] KvmError),
+    /// A snapshot cannot be taken now, or `--snapshot-at` names no point.
+    #[error("{0}")]
+    Snapshot(#[from] SnapshotError),
+    /// Guest memory cannot be had on this host.
+    #[error("{0}")]
+    Memory(#[from] MemoryError),
+    /// A guided exploration's path that does not parse or fit its snapshot.
+    #[error("{0}")]
+    Path(#[from] PathError),
+    /// A world that cannot run as asked, or be snapshotted where asked.
+    #[error("{0}")]
+    World(#[from] WorldError),
+    /// A built guest or disk that is unknown or not in the cache.
+    #[error("{0}")]
+    Guests(#[from] GuestsError),
+    /// An exploration's options, reports or checkpoint that do not fit.
+    #[error("{0}")]
+    Explore(#[from] ExploreError),
+    /// A shrink or a verification whose inputs do not fit.
+    #[error("{0}")]
+    Shrink(#[from] ShrinkError),
+    /// A machine configuration, boot image or debugger request that does not fit.
+    #[error("{0}")]
+    Machine(#[from] MachineError),
+    /// A benchmark option that does not fit.
+    #[error("{0}")]
+    Bench(#[from] BenchError),
+    /// Faults that do not fit this run.
+    #[error("{0}")]
+    Faults(#[from] FaultsError),
+    /// A `--node-args` value that does not fit the scenario.
+    #[error("{0}")]
+    NodeArgs(#[from] NodeArgsError),
+    /// A scenario file does not parse or check.
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// A fault plan file does not parse or check.
+    #[error("fault plan {path}: {source}")]
+    FaultPlan {
+        /// The plan file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: PlanError,
+    },
+    /// A fault profile file does not parse or check.
+    #[error("fault profile {path}: {source}")]
+    FaultProfile {
+        /// The profile file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: ProfileError,
+    },
+    /// A report file is not one `wio explore` could have written.
+    #[error("report {path}: {source}")]
+    Report {
+        /// The report file.
+        path: PathBuf,
+        /// What is impossible about it.
+        #[source]
+        source: ReportCheckError,
+    },
     /// A trace file's hash chain does not hold.
-    #[error("trace {path} is invalid: {reason}")]
+    #[error("trace {path} is invalid: {source}")]
     TraceInvalid {
         /// The trace file.
         path: PathBuf,
         /// Where and how the chain breaks.
-        reason: String,
+        #[source]
+        source: TraceError,
     },
     /// A debugger ended the run, or could not be served.
     #[error("{0}")]
@@ -122,16 +223,30 @@ impl WioError {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            WioError::Usage(_) => exit_code::USAGE,
-            WioError::ArtifactIo { .. } | WioError::ArtifactFormat { .. } => {
-                exit_code::BAD_ARTIFACT
-            }
+            WioError::Usage(_)
+            | WioError::Snapshot(_)
+            | WioError::Memory(_)
+            | WioError::Path(_)
+            | WioError::Bench(_)
+            | WioError::Machine(_)
+            | WioError::Shrink(_)
+            | WioError::Explore(_)
+            | WioError::Guests(_)
+            | WioError::World(_)
+            | WioError::Faults(_)
+            | WioError::NodeArgs(_) => exit_code::USAGE,
+            WioError::ArtifactIo { .. }
+            | WioError::ArtifactFormat { .. }
+            | WioError::Scenario(_)
+            | WioError::FaultPlan { .. }
+            | WioError::FaultProfile { .. }
+            | WioError::Report { .. } => exit_code::BAD_ARTIFACT,
             WioError::NoKvm(_) => exit_code::NO_VIRTUALIZATION,
             WioError::GuestCrash(_) => exit_code::GUEST_CRASH,
             WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
-            WioError::Internal(_) | WioError::Sandbox(_) => exit_code::INTERNAL,
+            WioError::Internal(_) | WioError::Kvm(_) | WioError::Sandbox(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,
@@ -150,5 +265,160 @@ mod tests {
     #[test]
     fn a_forbidden_system_call_ends_with_the_internal_error_code() {
         assert_eq!(crate::sandbox::FORBIDDEN_EXIT, exit_code::INTERNAL);
+    }
+
+    /// Each typed variant exits with the code its errors had as strings (the README's
+    /// table): files that do not check are bad artifacts, a broken trace is invalid, a
+    /// failed KVM call is internal.
+    #[test]
+    fn typed_errors_keep_their_exit_codes() {
+        let path = PathBuf::from("f");
+        let cases: Vec<(WioError, i32)> = vec![
+            (
+                SnapshotError::BadPoint { text: "x".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (MemoryError::TooLarge { size: 1 }.into(), exit_code::USAGE),
+            (
+                PathError::StepNotAfter {
+                    at_ns: 1,
+                    start_ns: 2,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
+            (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                NoKvmError::CreateVm(vmm_sys_util::errno::Error::new(libc::EINVAL)).into(),
+                exit_code::NO_VIRTUALIZATION,
+            ),
+            (
+                MachineError::TooManyBreakpoints { max: 4 }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                BenchError::SearchForm {
+                    form: "x".into(),
+                    known: "y".into(),
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
+            (
+                ShrinkError::TooManyProbes { max: 1 }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                ExploreError::MissingShards {
+                    missing: vec![1, 3],
+                    count: 4,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
+            (
+                WorldError::PlanNode { name: "x".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                PathError::Syntax {
+                    text: "1@".into(),
+                    why: PathSyntax::Empty,
+                }
+                .into(),
+                exit_code::USAGE,
+            ),
+            (
+                FaultsError::NoProfile { arg: "x".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                NodeArgsError::NoArgs { arg: "a=".into() }.into(),
+                exit_code::USAGE,
+            ),
+            (
+                ScenarioError::about("node", "no [[node]]").into(),
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::FaultPlan {
+                    path: path.clone(),
+                    source: PlanError::TooMany { count: 2, max: 1 },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::FaultProfile {
+                    path: path.clone(),
+                    source: ProfileError::Window {
+                        start_ms: 2,
+                        end_ms: 1,
+                    },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::Report {
+                    path: path.clone(),
+                    source: ReportCheckError::SeedOrder { seed: 3 },
+                },
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                WioError::TraceInvalid {
+                    path,
+                    source: TraceError::ChainBroken { line: 2 },
+                },
+                exit_code::TRACE_INVALID,
+            ),
+            (
+                KvmError::new(
+                    "KVM_SET_REGS",
+                    vmm_sys_util::errno::Error::new(libc::EINVAL),
+                )
+                .into(),
+                exit_code::INTERNAL,
+            ),
+        ];
+        for (e, code) in cases {
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+    }
+
+    /// The typed errors read as their strings did.
+    #[test]
+    fn typed_errors_keep_their_text() {
+        let e = WioError::TraceInvalid {
+            path: "t.jsonl".into(),
+            source: TraceError::ChainBroken { line: 2 },
+        };
+        assert_eq!(
+            e.to_string(),
+            "trace t.jsonl is invalid: line 2: chain broken"
+        );
+        let e = WioError::FaultProfile {
+            path: "p.toml".into(),
+            source: ProfileError::Rate {
+                index: 0,
+                source: RateError {
+                    text: "x".into(),
+                    why: "not a number",
+                },
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            "fault profile p.toml: rule[0].rate_per_bit_s: rate \"x\": not a number (write it like \"1.16e-12\")"
+        );
+        let e: WioError = KvmError::new(
+            "KVM_SET_REGS",
+            vmm_sys_util::errno::Error::new(libc::EINVAL),
+        )
+        .into();
+        assert!(
+            e.to_string().starts_with("internal error: KVM_SET_REGS: "),
+            "{e}"
+        );
+        assert!(std::error::Error::source(&e).is_some(), "keeps the errno");
     }
 }

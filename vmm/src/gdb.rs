@@ -2,7 +2,7 @@
 //! architecture, is in `arch/*/gdb.rs` (riscv64: registers, memory, breakpoints,
 //! watchpoints, stepping and reverse execution over the replay debugger).
 
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use gdbstub::arch::Arch;
 use gdbstub::common::Signal;
 use gdbstub::conn::ConnectionExt;
@@ -120,9 +120,7 @@ pub fn exited(outcome: &Result<u32>) -> SingleThreadStopReason<u64> {
 pub fn no_signal(signal: Option<Signal>) -> Result<()> {
     match signal {
         None => Ok(()),
-        Some(_) => Err(WioError::Usage(
-            "wio's gdb server delivers no signals to the guest".into(),
-        )),
+        Some(_) => Err(MachineError::NoSignals.into()),
     }
 }
 

@@ -736,9 +736,9 @@ fn main() {
                 source,
             })
             .and_then(|text| {
-                trace::verify(&text).map_err(|reason| WioError::TraceInvalid {
+                trace::verify(&text).map_err(|source| WioError::TraceInvalid {
                     path: file.clone(),
-                    reason,
+                    source,
                 })
             })
             .map(|hash| {

@@ -1,6 +1,6 @@
 //! Guest memory: one anonymous mapping per run, addressed from guest-physical 0.
 
-use crate::error::{Result, WioError};
+use crate::error::{MemoryError, Result, WioError};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
 
 /// Guest page size: the unit of snapshot memory images.
@@ -11,16 +11,13 @@ pub type GuestMem = GuestMemoryMmap<()>;
 
 /// Allocates `size` bytes of zeroed guest memory starting at guest-physical `base`.
 pub fn allocate(base: u64, size: u64) -> Result<GuestMem> {
-    let len = usize::try_from(size).map_err(|_| {
-        WioError::Usage(format!(
-            "guest memory of {size} bytes does not fit this host"
-        ))
-    })?;
-    GuestMem::from_ranges(&[(GuestAddress(base), len)]).map_err(|e| {
-        WioError::Usage(format!(
-            "cannot allocate {} MiB of guest memory: {e}; try a smaller --mem",
-            size >> 20
-        ))
+    let len = usize::try_from(size).map_err(|_| MemoryError::TooLarge { size })?;
+    GuestMem::from_ranges(&[(GuestAddress(base), len)]).map_err(|source| {
+        MemoryError::Allocate {
+            mib: size >> 20,
+            source,
+        }
+        .into()
     })
 }
 
@@ -39,11 +36,9 @@ pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::Fil
     }
     // SAFETY: `fd` is a fresh descriptor nothing else owns.
     let file = unsafe { std::fs::File::from_raw_fd(fd) };
-    let io = |e: std::io::Error| {
-        WioError::Usage(format!(
-            "cannot hold {} MiB of snapshot memory: {e}",
-            size >> 20
-        ))
+    let io = |source| MemoryError::Hold {
+        mib: size >> 20,
+        source,
     };
     file.set_len(size).map_err(io)?;
     for (first, bytes) in runs {
@@ -66,16 +61,10 @@ pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::Fil
 pub fn map_private(base: u64, size: u64, file: &std::fs::File) -> Result<GuestMem> {
     use vm_memory::mmap::MmapRegion;
     use vm_memory::GuestRegionMmap;
-    let len = usize::try_from(size).map_err(|_| {
-        WioError::Usage(format!("{size} bytes of guest memory do not fit this host"))
-    })?;
-    let cannot = |e: &dyn std::fmt::Display| {
-        WioError::Usage(format!(
-            "cannot map {} MiB of guest memory: {e}",
-            size >> 20
-        ))
-    };
-    let region = MmapRegion::<()>::new(len).map_err(|e| cannot(&e))?;
+    let len = usize::try_from(size).map_err(|_| MemoryError::TooLarge { size })?;
+    let mib = size >> 20;
+    let region =
+        MmapRegion::<()>::new(len).map_err(|source| MemoryError::Reserve { mib, source })?;
     for (start, end) in data_extents(file, size)? {
         let (off, n) = (start as usize, (end - start) as usize);
         // SAFETY: [off, off + n) lies within the region's `len` bytes (data_extents clamps
@@ -93,7 +82,11 @@ pub fn map_private(base: u64, size: u64, file: &std::fs::File) -> Result<GuestMe
             )
         };
         if at == libc::MAP_FAILED {
-            return Err(cannot(&std::io::Error::last_os_error()));
+            return Err(MemoryError::Map {
+                mib,
+                source: std::io::Error::last_os_error(),
+            }
+            .into());
         }
     }
     let region = GuestRegionMmap::new(region, GuestAddress(base))

@@ -15,7 +15,7 @@
 //! shrunk; the plan names the path, and `wio sim --from ROOT --path P --fault-plan PLAN`
 //! reproduces it.
 
-use crate::error::{Result, WioError};
+use crate::error::{Result, ShrinkError, WioError};
 use crate::explore::path::BranchPath;
 use crate::faults::plan::{Fault, FaultPlan};
 use crate::promises::report::Verdict;
@@ -224,10 +224,7 @@ impl Prober<'_> {
     fn fail_many(&self, lists: &[Vec<Item>]) -> Result<Vec<bool>> {
         let budget = self.max.saturating_sub(self.probes.load(Ordering::Relaxed));
         if lists.len() > budget {
-            return Err(WioError::Usage(format!(
-                "the shrink needs more than --max-probes {} probes; raise it",
-                self.max
-            )));
+            return Err(ShrinkError::TooManyProbes { max: self.max }.into());
         }
         crate::pool::map_in_order(lists, self.jobs, |items| {
             let plan = plan_of(items, &self.names, self.nodes);
@@ -369,10 +366,10 @@ pub struct Outcome {
 pub fn shrink(x: &Shrink) -> Result<Outcome> {
     let started = Instant::now();
     if !LoadedWorld::is_world(&x.from) {
-        return Err(WioError::Usage(format!(
-            "{} is not a world snapshot: `wio shrink` shrinks the faults of worlds (wio sim --snapshot-at)",
-            x.from.display()
-        )));
+        return Err(ShrinkError::NotAWorld {
+            from: x.from.clone(),
+        }
+        .into());
     }
     let root = LoadedWorld::load(&x.from)?;
     let cancel = AtomicBool::new(false);
@@ -423,26 +420,23 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
             .promises
             .iter()
             .find(|v| v.promise.message.contains(text.as_str()))
-            .ok_or_else(|| {
-                WioError::Usage(format!("the world states no promise containing {text:?}"))
-            })?,
+            .ok_or_else(|| ShrinkError::NoSuchPromise { text: text.clone() })?,
         None => base
             .promises
             .iter()
             .find(|v| v.status == Status::Violated)
             .or_else(|| base.promises.iter().find(|v| failed(v)))
-            .ok_or_else(|| {
-                WioError::Usage(format!(
-                    "{branch} breaks no promise from {}: nothing to shrink",
-                    x.from.display()
-                ))
+            .ok_or_else(|| ShrinkError::NothingBroken {
+                branch: branch.clone(),
+                from: x.from.clone(),
             })?,
     };
     if !failed(target) {
-        return Err(WioError::Usage(format!(
-            "{branch} keeps the promise {:?}: nothing to shrink",
-            target.promise.message
-        )));
+        return Err(ShrinkError::PromiseKept {
+            branch: branch.clone(),
+            promise: target.promise.message.clone(),
+        }
+        .into());
     }
     p.target = Target {
         id: target.promise.id.clone(),

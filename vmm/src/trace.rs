@@ -8,6 +8,7 @@
 //! carries as `io` together with how many exits it covers, so every exit is
 //! covered by the hash at a small cost per exit.
 
+use crate::error::TraceError;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -275,21 +276,23 @@ pub fn finish(
 /// that took the snapshot: its first line has a line number above 0 and carries the
 /// hash it continues from, which is taken as given (check it against the trace of the
 /// original run up to the snapshot).
-pub fn verify(text: &str) -> Result<String, String> {
+pub fn verify(text: &str) -> Result<String, TraceError> {
     let mut prev = [0u8; 32];
     for (i, line) in text.lines().enumerate() {
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
+        let v: Value = serde_json::from_str(line).map_err(|source| TraceError::NotJson {
+            line: i + 1,
+            source,
+        })?;
         let claimed = v
             .get("prev")
             .and_then(Value::as_str)
-            .ok_or(format!("line {}: no prev", i + 1))?;
+            .ok_or(TraceError::NoPrev { line: i + 1 })?;
         if i == 0 && v.get("n").and_then(Value::as_u64).is_some_and(|n| n > 0) {
             if claimed.len() != 64 || !claimed.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err("line 1: prev is not a SHA-256".into());
+                return Err(TraceError::StartNotSha);
             }
         } else if claimed != hex(&prev) {
-            return Err(format!("line {}: chain broken", i + 1));
+            return Err(TraceError::ChainBroken { line: i + 1 });
         }
         prev = Sha256::digest(line.as_bytes()).into();
     }

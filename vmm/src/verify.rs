@@ -10,7 +10,7 @@
 //! build's snapshot (the same seeds, each to the same virtual time), then its last seed runs
 //! with the faults the failing branch had from its last moment on.
 
-use crate::error::{Result, WioError};
+use crate::error::{Result, ShrinkError, WioError};
 use crate::explore::path::{world_steps, BranchPath};
 use crate::explore::Report;
 use crate::faults::plan::FaultPlan;
@@ -53,10 +53,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             let mut nodes: Vec<(String, FaultPlan)> = Vec::new();
             for a in &res.faults {
                 let Some(name) = &a.node else {
-                    return Err(WioError::Usage(format!(
-                        "{} is a report of a single machine: `wio verify` re-runs worlds",
-                        path.display()
-                    )));
+                    return Err(ShrinkError::SingleMachine { path: path.clone() }.into());
                 };
                 match nodes.iter_mut().find(|(n, _)| n == name) {
                     Some((_, p)) => p.faults.push(a.fault),
@@ -110,12 +107,9 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
     }
     for path in &v.plans {
         let plan = WorldPlan::read(path)?;
-        let seed = plan.seed.ok_or_else(|| {
-            WioError::Usage(format!(
-                "{} names no seed (plans `wio shrink` writes do)",
-                path.display()
-            ))
-        })?;
+        let seed = plan
+            .seed
+            .ok_or_else(|| ShrinkError::NoSeed { path: path.clone() })?;
         let branch = match &plan.path {
             Some(p) => Some((BranchPath::parse(p)?, world_steps(None, 0, None))),
             None => None,
@@ -141,9 +135,7 @@ pub fn verify(v: &Verify) -> Result<i32> {
     let at = lw.state.at_ns;
     let cases = cases(v)?;
     if cases.is_empty() {
-        return Err(WioError::Usage(
-            "nothing to verify: the reports have no failing seed and no --plan was given".into(),
-        ));
+        return Err(ShrinkError::NothingToVerify.into());
     }
     for c in cases.iter().filter(|c| c.path.is_none()) {
         // Faults that began before this snapshot cannot be replayed from it (a path's

@@ -18,7 +18,7 @@ use crate::arch::x86_64::kvm::{KvmEngine, KvmOptions};
 use crate::arch::x86_64::testguest::X86_64_TEST_GUEST;
 use crate::cli::BenchArgs;
 use crate::devices::legacy::debug_exit::DEBUG_EXIT_PORT;
-use crate::error::{Result, WioError};
+use crate::error::{BenchError, Result, WioError};
 use crate::machine::{driver, Arch, RunConfig};
 use crate::memory;
 use serde_json::json;
@@ -215,9 +215,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         return Ok(());
     }
     if args.rounds == 0 || args.exits == 0 {
-        return Err(WioError::Usage(
-            "--rounds and --exits must be at least 1".into(),
-        ));
+        return Err(BenchError::RoundsExits.into());
     }
     let cmd = format!("bench={}", args.exits);
     let mut full_rates = Vec::new();

@@ -10,7 +10,7 @@
 
 use crate::arch::riscv64::DEFAULT_CMDLINE;
 use crate::builder;
-use crate::error::{Result, WioError};
+use crate::error::{BenchError, Result, WioError};
 use crate::machine::noise::SchedNoise;
 use crate::machine::{driver, Arch, RunConfig};
 use serde_json::json;
@@ -81,7 +81,7 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
 /// Runs the race figures and prints them; returns them as JSON.
 pub fn figures(branches: u64, rounds: u32) -> Result<serde_json::Value> {
     if branches == 0 {
-        return Err(WioError::Usage("--race-branches must be at least 1".into()));
+        return Err(BenchError::RaceBranches.into());
     }
     let dir = std::env::temp_dir().join(format!("wio-bench-race-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {

@@ -14,7 +14,7 @@
 
 use crate::arch::riscv64::DEFAULT_CMDLINE;
 use crate::builder;
-use crate::error::{Result, WioError};
+use crate::error::{BenchError, Result, WioError};
 use crate::explore::guided::{self, Guided};
 use crate::explore::{self, Explore, SeedRange};
 use crate::machine::noise::SchedNoise;
@@ -160,15 +160,14 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
     } = *b;
     if budget == 0 || roots == 0 || depths.is_empty() || depths.iter().any(|d| !(1..=8).contains(d))
     {
-        return Err(WioError::Usage(
-            "--search-budget and --search-roots must be at least 1, --search-depths 1 to 8".into(),
-        ));
+        return Err(BenchError::SearchSizes.into());
     }
     if let Some(f) = forms.iter().find(|f| !FORMS.contains(&f.as_str())) {
-        return Err(WioError::Usage(format!(
-            "--search-forms: {f:?} is not a form of wio-planted ({})",
-            FORMS.join(", ")
-        )));
+        return Err(BenchError::SearchForm {
+            form: f.clone(),
+            known: FORMS.join(", "),
+        }
+        .into());
     }
     let dir = std::env::temp_dir().join(format!("wio-bench-search-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {

@@ -27,7 +27,7 @@ use super::world_branch::{world_options, world_result_of};
 use super::{
     result_with, write_report, Explore, Question, Report, SeedRange, SeedResult, REPORT_FORMAT,
 };
-use crate::error::{Result, WioError};
+use crate::error::{ExploreError, Result, WioError};
 use crate::machine::driver::{run_guided, BranchRun, Kept};
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::{LoadedSnapshot, RunConfig};
@@ -161,10 +161,10 @@ fn resume<T: Target>(
         reason,
     };
     let text = std::fs::read(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => WioError::Usage(format!(
-            "--resume: there is no checkpoint {} (the exploration finished, or never wrote one); start without --resume",
-            path.display()
-        )),
+        std::io::ErrorKind::NotFound => ExploreError::NoCheckpoint {
+            path: path.to_path_buf(),
+        }
+        .into(),
         _ => WioError::ArtifactIo {
             what: "checkpoint",
             path: path.to_path_buf(),
@@ -180,10 +180,10 @@ fn resume<T: Target>(
         )));
     }
     if &c.question != question {
-        return Err(WioError::Usage(format!(
-            "--resume: {} is the checkpoint of another exploration (snapshot, budget, search seed, signals or options differ); give the same options, or start without --resume",
-            path.display()
-        )));
+        return Err(ExploreError::OtherCheckpoint {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     if c.results.len() != c.growth.len() || c.results.len() as u64 >= question.seeds.end {
         return Err(bad(format!(
@@ -390,11 +390,10 @@ pub fn parse_signals(text: &str) -> Result<Vec<Signal>> {
         let s = Signal::ALL
             .into_iter()
             .find(|s| s.name() == part.trim())
-            .ok_or_else(|| {
-                WioError::Usage(format!(
-                    "--signals {text:?}: {part:?} is not a signal; they are {} (or all)",
-                    Signal::ALL.map(Signal::name).join(", ")
-                ))
+            .ok_or_else(|| ExploreError::BadSignal {
+                text: text.to_string(),
+                part: part.to_string(),
+                known: Signal::ALL.map(Signal::name).join(", "),
             })?;
         if !out.contains(&s) {
             out.push(s);
@@ -409,20 +408,17 @@ type Slot<S> = Mutex<Option<Result<Option<Branched<S>>>>>;
 /// Runs the guided exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     if g.budget == 0 || g.budget > MAX_BUDGET {
-        return Err(WioError::Usage(format!(
-            "--budget {}: a guided exploration runs 1 to {MAX_BUDGET} branches",
-            g.budget
-        )));
+        return Err(ExploreError::Budget {
+            budget: g.budget,
+            max: MAX_BUDGET,
+        }
+        .into());
     }
     if g.signals.is_empty() {
-        return Err(WioError::Usage(
-            "--signals is empty: a guided exploration needs at least one signal (promises, console)".into(),
-        ));
+        return Err(ExploreError::NoSignals.into());
     }
     if x.shard.1 > 1 {
-        return Err(WioError::Usage(
-            "--shard splits a flat exploration's seeds; a guided exploration is one search (drop --shard)".into(),
-        ));
+        return Err(ExploreError::GuidedShardFlag.into());
     }
     let mut watch: Vec<String> = x.matches.clone();
     for f in &x.fail_on {
@@ -452,9 +448,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
     };
     if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {
-            return Err(WioError::Usage(
-                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
-            ));
+            return Err(ExploreError::WorldDisk.into());
         }
         let root = Arc::new(LoadedWorld::load(&x.from)?);
         let mut opts = world_options(x, &root, &watch);

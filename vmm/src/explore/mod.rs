@@ -12,7 +12,7 @@
 //! A world snapshot (`wio sim --snapshot-at`) is explored the same way: each branch is
 //! the whole world restored with the seed (`world_branch`).
 
-use crate::error::{Result, WioError};
+use crate::error::{ExploreError, Result, WioError};
 use crate::faults::inject::Applied;
 use crate::machine::noise::SchedNoise;
 use crate::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
@@ -499,9 +499,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
     };
     let loaded = if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {
-            return Err(WioError::Usage(
-                "a world snapshot names its nodes' disks itself; drop the disk argument".into(),
-            ));
+            return Err(ExploreError::WorldDisk.into());
         }
         Source::World(Box::new(LoadedWorld::load(&x.from)?))
     } else {
@@ -654,10 +652,9 @@ pub fn read_report(path: &Path) -> Result<Report> {
             ),
         });
     }
-    r.check().map_err(|reason| WioError::ArtifactFormat {
-        what: "report",
+    r.check().map_err(|source| WioError::Report {
         path: path.to_path_buf(),
-        reason,
+        source,
     })?;
     Ok(r)
 }
@@ -686,19 +683,13 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
         if r.question.guided.is_some() {
             // Its branches depend on one another (each starts where an earlier one found
             // something): one search, never a shard of one.
-            return Err(WioError::Usage(format!(
-                "{} is a guided exploration's report (--budget): it is one search, not a shard; only flat explorations (--seeds with --shard) merge",
-                p.display()
-            )));
+            return Err(ExploreError::GuidedShard { path: p.clone() }.into());
         }
         match &mut merged {
             None => merged = Some(r.clone()),
             Some(m) => {
                 if m.question != r.question || m.shards.0 != r.shards.0 {
-                    return Err(WioError::Usage(format!(
-                        "{} is a report of another exploration (snapshot, seeds, --until, --match, --fail-on or shard count differ)",
-                        p.display()
-                    )));
+                    return Err(ExploreError::OtherExploration { path: p.clone() }.into());
                 }
                 m.shards.1.extend(r.shards.1.iter().copied());
                 m.complete &= r.complete;
@@ -731,7 +722,7 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
             by_seed.insert(res.seed, res);
         }
     }
-    let mut m = merged.ok_or_else(|| WioError::Usage("no reports to merge".into()))?;
+    let mut m = merged.ok_or(ExploreError::NoReports)?;
     m.shards.1.sort_unstable();
     m.shards.1.dedup();
     let missing: Vec<u64> = (0..m.shards.0)
@@ -744,10 +735,11 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
             .collect::<Vec<_>>()
             .join(", ");
         if !allow_partial {
-            return Err(WioError::Usage(format!(
-                "shard(s) {list} of {} are missing; merge what is there with --allow-partial (the result is marked incomplete)",
-                m.shards.0
-            )));
+            return Err(ExploreError::MissingShards {
+                missing,
+                count: m.shards.0,
+            }
+            .into());
         }
         eprintln!(
             "wio: shard(s) {list} of {} are missing: the merged report is partial",

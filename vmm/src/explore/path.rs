@@ -9,7 +9,7 @@
 //! the exploration did it, and a moment is named by a rule both sides follow
 //! (`machine::driver::run_guided` and `moment_at`).
 
-use crate::error::{Result, WioError};
+use crate::error::{exit_code, PathError, PathSyntax, Result, WioError};
 use crate::machine::driver::{moment_observed, BranchRun};
 use crate::machine::novelty::Signal;
 use crate::machine::LoadedSnapshot;
@@ -52,44 +52,47 @@ impl BranchPath {
 
     /// Parses `SEED@NS,...,SEED` (the form [`fmt::Display`] writes).
     pub fn parse(text: &str) -> Result<BranchPath> {
-        let bad = |why: String| {
-            WioError::Usage(format!(
-                "--path {text:?}: {why}; a path is SEED@NS,...,SEED as a guided exploration's report gives it"
-            ))
+        let bad = |why| -> WioError {
+            PathError::Syntax {
+                text: text.to_string(),
+                why,
+            }
+            .into()
         };
         let parts: Vec<&str> = text.split(',').map(str::trim).collect();
         if parts.len() > MAX_STEPS + 1 {
-            return Err(bad(format!("more than {MAX_STEPS} steps")));
+            return Err(bad(PathSyntax::TooManySteps { max: MAX_STEPS }));
         }
-        let number = |s: &str, what: &str| -> Result<u64> {
-            s.parse::<u64>()
-                .map_err(|_| bad(format!("{what} {s:?} is not a number")))
+        let number = |s: &str, what: &'static str| -> Result<u64> {
+            s.parse::<u64>().map_err(|_| {
+                bad(PathSyntax::NotANumber {
+                    what,
+                    text: s.to_string(),
+                })
+            })
         };
-        let (last, through) = parts
-            .split_last()
-            .ok_or_else(|| bad("it is empty".into()))?;
+        let (last, through) = parts.split_last().ok_or_else(|| bad(PathSyntax::Empty))?;
         let mut steps = Vec::with_capacity(through.len());
         for p in through {
-            let (seed, at) = p
-                .split_once('@')
-                .ok_or_else(|| bad(format!("step {p:?} has no @NS")))?;
+            let (seed, at) = p.split_once('@').ok_or_else(|| {
+                bad(PathSyntax::NoTime {
+                    step: p.to_string(),
+                })
+            })?;
             let step = Step {
                 seed: number(seed, "seed")?,
                 at_ns: number(at, "virtual time")?,
             };
             if steps.last().is_some_and(|s: &Step| s.at_ns >= step.at_ns) {
-                return Err(bad(format!(
-                    "its steps' times must increase ({} ns, then {} ns)",
-                    steps.last().map_or(0, |s: &Step| s.at_ns),
-                    step.at_ns
-                )));
+                return Err(bad(PathSyntax::TimesNotIncreasing {
+                    before: steps.last().map_or(0, |s: &Step| s.at_ns),
+                    after: step.at_ns,
+                }));
             }
             steps.push(step);
         }
         if last.contains('@') {
-            return Err(bad(
-                "its last part is the seed to the end, without @NS".into()
-            ));
+            return Err(bad(PathSyntax::LastHasTime));
         }
         Ok(BranchPath {
             steps,
@@ -157,12 +160,14 @@ impl BranchPath {
             match step(at.as_ref(), s) {
                 Ok(Some(m)) => at = Some(m),
                 Ok(None) => return Ok(None),
-                Err(WioError::Usage(why)) => {
-                    return Err(WioError::Usage(format!(
-                        "step {} of {}: {why}",
-                        i + 1,
-                        self
-                    )))
+                // A step's usage error (its run ended before its moment, ...) names the step.
+                Err(e) if e.exit_code() == exit_code::USAGE => {
+                    return Err(PathError::Step {
+                        step: i + 1,
+                        path: self.to_string(),
+                        source: Box::new(e),
+                    }
+                    .into())
                 }
                 Err(e) => return Err(e),
             }

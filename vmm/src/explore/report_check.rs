@@ -3,44 +3,53 @@
 //! shard list (found by fuzzing `report merge`).
 
 use super::{Report, MAX_SEEDS, MAX_SHARDS};
+use crate::error::ReportCheckError;
 
 impl Report {
     /// Why the report cannot be one `wio explore` wrote, if it cannot: an empty or
     /// oversized seed range or shard count, a shard index out of range or given twice, a
     /// result out of seed order, outside the seed range or of a shard the report does not
     /// cover.
-    pub fn check(&self) -> std::result::Result<(), String> {
+    pub fn check(&self) -> std::result::Result<(), ReportCheckError> {
         let seeds = self.question.seeds;
         if seeds.end <= seeds.start || seeds.end - seeds.start > MAX_SEEDS {
-            return Err(format!(
-                "has seed range {}..{} (non-empty, at most {MAX_SEEDS} seeds)",
-                seeds.start, seeds.end
-            ));
+            return Err(ReportCheckError::SeedRange {
+                start: seeds.start,
+                end: seeds.end,
+                max: MAX_SEEDS,
+            });
         }
         let (count, shards) = &self.shards;
         if !(1..=MAX_SHARDS).contains(count) {
-            return Err(format!("has {count} shards (1 to {MAX_SHARDS})"));
+            return Err(ReportCheckError::ShardCount {
+                count: *count,
+                max: MAX_SHARDS,
+            });
         }
         let mut covered = std::collections::BTreeSet::new();
         for &i in shards {
             if i >= *count || !covered.insert(i) {
-                return Err(format!("lists shard {i} of {count} twice or out of range"));
+                return Err(ReportCheckError::Shard {
+                    index: i,
+                    count: *count,
+                });
             }
         }
         let mut last = None;
         for r in &self.results {
             if last.is_some_and(|l| r.seed <= l) {
-                return Err(format!("has seed {} out of order or twice", r.seed));
+                return Err(ReportCheckError::SeedOrder { seed: r.seed });
             }
             last = Some(r.seed);
             if !(seeds.start..seeds.end).contains(&r.seed) {
-                return Err(format!(
-                    "has seed {} outside its seeds {}..{}",
-                    r.seed, seeds.start, seeds.end
-                ));
+                return Err(ReportCheckError::SeedOutside {
+                    seed: r.seed,
+                    start: seeds.start,
+                    end: seeds.end,
+                });
             }
             if !covered.contains(&((r.seed - seeds.start) % count)) {
-                return Err(format!("has seed {} of a shard it does not cover", r.seed));
+                return Err(ReportCheckError::SeedShard { seed: r.seed });
             }
         }
         Ok(())
@@ -90,7 +99,7 @@ mod tests {
             (report((0, 4), (2, &[1]), &[2]), "does not cover"),
         ] {
             let e = bad.check().expect_err(why);
-            assert!(e.contains(why), "{e:?} should say {why:?}");
+            assert!(e.to_string().contains(why), "{e:?} should say {why:?}");
         }
         assert!(parse_shard("0/1000001").is_err());
     }

@@ -1,7 +1,7 @@
 //! Which seeds an exploration runs: a seed range (`A..B`, `A..=B` or one seed) and the
 //! shard (`i/N`) of it a task takes.
 
-use crate::error::{Result, WioError};
+use crate::error::{ExploreError, Result, WioError};
 use serde::{Deserialize, Serialize};
 
 /// Most seeds one exploration (or shard) may cover.
@@ -19,11 +19,7 @@ pub struct SeedRange {
 impl SeedRange {
     /// Parses the `--seeds` syntax.
     pub fn parse(s: &str) -> Result<SeedRange> {
-        let bad = || {
-            WioError::Usage(format!(
-                "--seeds {s:?}: expected A..B (B excluded), A..=B (B included) or one seed"
-            ))
-        };
+        let bad = || -> WioError { ExploreError::BadSeeds { text: s.into() }.into() };
         let num = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
         let (start, end) = if let Some((a, b)) = s.split_once("..=") {
             (num(a)?, num(b)?.checked_add(1).ok_or_else(bad)?)
@@ -34,12 +30,14 @@ impl SeedRange {
             (a, a.checked_add(1).ok_or_else(bad)?)
         };
         if end <= start {
-            return Err(WioError::Usage(format!("--seeds {s:?} is empty")));
+            return Err(ExploreError::EmptySeeds { text: s.into() }.into());
         }
         if end - start > MAX_SEEDS {
-            return Err(WioError::Usage(format!(
-                "--seeds {s:?} has more than {MAX_SEEDS} seeds; split it with --shard"
-            )));
+            return Err(ExploreError::TooManySeeds {
+                text: s.into(),
+                max: MAX_SEEDS,
+            }
+            .into());
         }
         Ok(SeedRange { start, end })
     }
@@ -56,11 +54,7 @@ pub const MAX_SHARDS: u64 = 1_000_000;
 
 /// Parses `i/N` (0 <= i < N).
 pub fn parse_shard(s: &str) -> Result<(u64, u64)> {
-    let bad = || {
-        WioError::Usage(format!(
-            "--shard {s:?}: expected i/N with 0 <= i < N, e.g. 0/4 ... 3/4 (Kubernetes: $JOB_COMPLETION_INDEX/N)"
-        ))
-    };
+    let bad = || -> WioError { ExploreError::BadShard { text: s.into() }.into() };
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
     let (i, n): (u64, u64) = (
         i.trim().parse().map_err(|_| bad())?,
@@ -70,9 +64,11 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64)> {
         return Err(bad());
     }
     if n > MAX_SHARDS {
-        return Err(WioError::Usage(format!(
-            "--shard {s:?}: at most {MAX_SHARDS} shards"
-        )));
+        return Err(ExploreError::TooManyShards {
+            text: s.into(),
+            max: MAX_SHARDS,
+        }
+        .into());
     }
     Ok((i, n))
 }

@@ -6,7 +6,7 @@
 //! sees (the paths are passed as they are here, made absolute).
 
 use super::{merge, Explore, Report};
-use crate::error::{Result, WioError};
+use crate::error::{ExploreError, Result, WioError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,8 +20,13 @@ fn quote(s: &str) -> String {
 }
 
 fn absolute(p: &Path) -> Result<PathBuf> {
-    std::path::absolute(p)
-        .map_err(|e| WioError::Usage(format!("cannot make {} absolute: {e}", p.display())))
+    std::path::absolute(p).map_err(|source| {
+        ExploreError::Absolute {
+            path: p.to_path_buf(),
+            source,
+        }
+        .into()
+    })
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> WioError + 'a {
@@ -62,7 +67,7 @@ fn task_args(x: &Explore) -> Vec<String> {
 /// sbatch options); returns the merged report.
 pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> Result<Report> {
     if tasks == 0 || tasks > 100_000 {
-        return Err(WioError::Usage("--slurm takes 1 to 100000 tasks".into()));
+        return Err(ExploreError::SlurmTasks.into());
     }
     let work = absolute(&x.report.with_extension("slurm"))?;
     std::fs::create_dir_all(work.join("logs")).map_err(io("Slurm folder", &work))?;
@@ -99,16 +104,12 @@ pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> 
         .args(sbatch_args)
         .arg(&script)
         .output()
-        .map_err(|e| {
-            WioError::Usage(format!(
-                "cannot run sbatch ({e}): --slurm needs a Slurm login node (sbatch, squeue on PATH)"
-            ))
-        })?;
+        .map_err(ExploreError::Sbatch)?;
     if !out.status.success() {
-        return Err(WioError::Usage(format!(
-            "sbatch refused the array: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(ExploreError::SbatchRefused {
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }
+        .into());
     }
     let job = String::from_utf8_lossy(&out.stdout)
         .trim()

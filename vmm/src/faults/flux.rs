@@ -9,6 +9,7 @@
 //! Rates are written as decimal text (`"1.2e-12"`), parsed exactly into a mantissa and a
 //! power of ten; resolution 1e-15 per bit-second.
 
+use crate::error::RateError;
 use wio_scheduler::Stream;
 
 /// One slot of the draw, virtual ns.
@@ -30,8 +31,11 @@ pub struct Rate {
 /// Parses `"1.16e-12"`, `"0.000002"`, `"3e-9"`: digits, an optional fraction and an
 /// optional exponent. Refuses negative rates, more than [`MAX_DIGITS`] significant
 /// digits and rates finer than 1e-15.
-pub fn parse_rate(text: &str) -> Result<Rate, String> {
-    let bad = |why: &str| format!("rate {text:?}: {why} (write it like \"1.16e-12\")");
+pub fn parse_rate(text: &str) -> Result<Rate, RateError> {
+    let bad = |why: &'static str| RateError {
+        text: text.to_string(),
+        why,
+    };
     let t = text.trim();
     let (num, exp) = match t.find(['e', 'E']) {
         Some(i) => (

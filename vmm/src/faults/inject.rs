@@ -69,7 +69,7 @@ pub struct InjectorState {
 pub enum InjectorStateError {
     /// The plan does not check.
     #[error("its fault plan is invalid: {0}")]
-    Plan(String),
+    Plan(#[source] crate::error::PlanError),
     /// The plan is not in start order (a restore replaces its tail).
     #[error("its fault plan is not in start-time order")]
     Order,

@@ -16,7 +16,7 @@
 //! ]}
 //! ```
 
-use crate::error::{Result, WioError};
+use crate::error::{FaultsError, PlanError, Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -317,21 +317,30 @@ pub struct Targets {
 impl FaultPlan {
     /// Checks the plan's own consistency: targets match kinds, parameters are in range,
     /// at most [`MAX_FAULTS`]. Errors name the fault (its index) and the field.
-    pub fn check(&self) -> std::result::Result<(), String> {
+    pub fn check(&self) -> std::result::Result<(), PlanError> {
         if self.faults.len() > MAX_FAULTS {
-            return Err(format!(
-                "faults: {} faults; a plan holds at most {MAX_FAULTS}",
-                self.faults.len()
-            ));
+            return Err(PlanError::TooMany {
+                count: self.faults.len(),
+                max: MAX_FAULTS,
+            });
         }
+        let bad = |index, field, reason| PlanError::Field {
+            index,
+            field,
+            reason,
+        };
         for (i, f) in self.faults.iter().enumerate() {
             let want = f.kind.target();
             if f.target != want {
-                return Err(format!(
-                    "faults[{i}].target: a {:?} fault hits {:?}, not {:?}",
-                    f.kind.name(),
-                    target_name(want),
-                    target_name(f.target)
+                return Err(bad(
+                    i,
+                    "target",
+                    format!(
+                        "a {:?} fault hits {:?}, not {:?}",
+                        f.kind.name(),
+                        target_name(want),
+                        target_name(f.target)
+                    ),
                 ));
             }
             match f.kind {
@@ -340,13 +349,17 @@ impl FaultPlan {
                 | FaultKind::BitRot { ppm }
                     if ppm > 1_000_000 =>
                 {
-                    return Err(format!(
-                        "faults[{i}].params.ppm: {ppm} is above 1000000 (parts per million)"
+                    return Err(bad(
+                        i,
+                        "params.ppm",
+                        format!("{ppm} is above 1000000 (parts per million)"),
                     ));
                 }
                 FaultKind::Error { nth: Some(0), .. } => {
-                    return Err(format!(
-                        "faults[{i}].params.nth: 0; the first matching request is 1"
+                    return Err(bad(
+                        i,
+                        "params.nth",
+                        "0; the first matching request is 1".into(),
                     ));
                 }
                 FaultKind::Upset { place, bit, width } => {
@@ -359,43 +372,51 @@ impl FaultPlan {
                         UpsetPlace::Csr(c) => ("a CSR", c < 0x1000),
                     };
                     if !ok {
-                        return Err(format!(
-                            "faults[{i}].params: {what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"
+                        return Err(bad(
+                            i,
+                            "params",
+                            format!("{what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"),
                         ));
                     }
                     if bit >= bits {
-                        return Err(format!(
-                            "faults[{i}].params.bit: {bit}; {what} has bits 0-{}",
-                            bits - 1
+                        return Err(bad(
+                            i,
+                            "params.bit",
+                            format!("{bit}; {what} has bits 0-{}", bits - 1),
                         ));
                     }
                     if width == 0 || u16::from(bit) + u16::from(width) > u16::from(bits) {
-                        return Err(format!(
-                            "faults[{i}].params.width: {width} bits from bit {bit} do not fit {what} ({bits} bits)"
+                        return Err(bad(
+                            i,
+                            "params.width",
+                            format!("{width} bits from bit {bit} do not fit {what} ({bits} bits)"),
                         ));
                     }
                 }
                 FaultKind::Stuck { bit, value, .. } if bit > 7 || value > 1 => {
-                    return Err(format!(
-                        "faults[{i}].params: bit {bit}, value {value}; a stuck bit is bit 0-7 of a RAM byte, stuck at 0 or 1"
-                    ));
+                    return Err(bad(i, "params", format!("bit {bit}, value {value}; a stuck bit is bit 0-7 of a RAM byte, stuck at 0 or 1"
+                    )));
                 }
                 FaultKind::Stuck { .. } if f.duration_ns == 0 => {
-                    return Err(format!(
-                        "faults[{i}].duration_ns: 0; a stuck bit lasts its duration (give a long one for a permanent defect)"
-                    ));
+                    return Err(bad(i, "duration_ns", "0; a stuck bit lasts its duration (give a long one for a permanent defect)".into()));
                 }
                 FaultKind::RtcStep { delta_s } if delta_s.unsigned_abs() > 100 * 365 * 86_400 => {
-                    return Err(format!(
-                        "faults[{i}].params.delta_s: {delta_s} is more than a century"
+                    return Err(bad(
+                        i,
+                        "params.delta_s",
+                        format!("{delta_s} is more than a century"),
                     ));
                 }
                 _ => {}
             }
             if f.kind.is_instant() && f.duration_ns != 0 {
-                return Err(format!(
-                    "faults[{i}].duration_ns: a {:?} fault is instant; leave duration_ns out",
-                    f.kind.name()
+                return Err(bad(
+                    i,
+                    "duration_ns",
+                    format!(
+                        "a {:?} fault is instant; leave duration_ns out",
+                        f.kind.name()
+                    ),
                 ));
             }
         }
@@ -410,10 +431,11 @@ impl FaultPlan {
             .enumerate()
             .find(|(_, f)| f.target == Target::Disk && !has.disk)
         {
-            return Err(WioError::Usage(format!(
-                "fault plan: faults[{i}] ({}) hits the disk, but this run has no disk; give a DISK.img or drop the fault",
-                f.kind.name()
-            )));
+            return Err(FaultsError::NoDisk {
+                index: i,
+                kind: f.kind.name(),
+            }
+            .into());
         }
         if let Some((i, f)) = self
             .faults
@@ -421,10 +443,11 @@ impl FaultPlan {
             .enumerate()
             .find(|(_, f)| f.target == Target::Node && !has.node)
         {
-            return Err(WioError::Usage(format!(
-                "fault plan: faults[{i}] ({}) is a node fault, which riscv64 machines take and x86-64 ones do not yet; run with --arch riscv64 or drop the fault",
-                f.kind.name()
-            )));
+            return Err(FaultsError::NodeFault {
+                index: i,
+                kind: f.kind.name(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -441,13 +464,12 @@ impl FaultPlan {
             path: path.to_path_buf(),
             source,
         })?;
-        let bad = |reason: String| WioError::ArtifactFormat {
-            what: "fault plan",
+        let bad = |source| WioError::FaultPlan {
             path: path.to_path_buf(),
-            reason,
+            source,
         };
         let mut plan: FaultPlan =
-            serde_json::from_str(&text).map_err(|e| bad(format!("is not a fault plan: {e}")))?;
+            serde_json::from_str(&text).map_err(|e| bad(PlanError::Json(e)))?;
         plan.check().map_err(bad)?;
         plan.sort();
         Ok(plan)
@@ -494,7 +516,7 @@ mod tests {
 
     fn parse(text: &str) -> std::result::Result<FaultPlan, String> {
         let plan: FaultPlan = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        plan.check()?;
+        plan.check().map_err(|e| e.to_string())?;
         Ok(plan)
     }
 

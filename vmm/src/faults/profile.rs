@@ -35,7 +35,7 @@ use super::flux;
 use super::plan::{
     Direction, DiskOp, Fault, FaultKind, FaultPlan, Target, Targets, Unflushed, UpsetPlace,
 };
-use crate::error::{Result, WioError};
+use crate::error::{FaultsError, ProfileError, Result, WioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use wio_scheduler::{stream_names, RunSeed};
@@ -249,101 +249,91 @@ impl Profile {
         }
         let path = Path::new(arg);
         if !path.exists() {
-            return Err(WioError::Usage(format!(
-                "--faults {arg:?}: expected none, light, heavy or a profile file (TOML)"
-            )));
+            return Err(FaultsError::NoProfile {
+                arg: arg.to_string(),
+            }
+            .into());
         }
         let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
             what: "fault profile",
             path: path.to_path_buf(),
             source,
         })?;
-        let bad = |reason: String| WioError::ArtifactFormat {
-            what: "fault profile",
+        let bad = |source| WioError::FaultProfile {
             path: path.to_path_buf(),
-            reason,
+            source,
         };
-        let p: Profile = toml::from_str(&text)
-            .map_err(|e| bad(format!("is not a fault profile: {}", e.to_string().trim())))?;
+        let p: Profile = toml::from_str(&text).map_err(|e| bad(ProfileError::Toml(e)))?;
         p.check().map_err(bad)?;
         Ok(p)
     }
 
     /// Checks ranges and names; errors name the rule and the field.
-    pub fn check(&self) -> std::result::Result<(), String> {
+    pub fn check(&self) -> std::result::Result<(), ProfileError> {
         if self.end_ms <= self.start_ms {
-            return Err(format!(
-                "end_ms ({}) must be after start_ms ({})",
-                self.end_ms, self.start_ms
-            ));
+            return Err(ProfileError::Window {
+                start_ms: self.start_ms,
+                end_ms: self.end_ms,
+            });
         }
         for (i, r) in self.rules.iter().enumerate() {
-            let at = |field: &str| format!("rule[{i}].{field}");
+            let at = |field, reason| ProfileError::Rule {
+                index: i,
+                field,
+                reason,
+            };
             if !KINDS.contains(&r.kind.as_str()) {
-                return Err(format!(
-                    "{}: unknown kind {:?}; kinds: {}",
-                    at("kind"),
-                    r.kind,
-                    KINDS.join(", ")
+                return Err(at(
+                    "kind",
+                    format!("unknown kind {:?}; kinds: {}", r.kind, KINDS.join(", ")),
                 ));
             }
             let [lo, hi] = r.count();
             if lo > hi || hi > MAX_COUNT {
-                return Err(format!(
-                    "{}: [{lo}, {hi}] must be [min, max] with max <= {MAX_COUNT}",
-                    at("count"),
+                return Err(at(
+                    "count",
+                    format!("[{lo}, {hi}] must be [min, max] with max <= {MAX_COUNT}"),
                 ));
             }
             if r.rate_per_bit_s.is_some() || r.flux.is_some() {
                 if r.kind != "upset" {
-                    return Err(format!(
-                        "{}: only upset rules take a rate",
-                        at("rate_per_bit_s")
-                    ));
+                    return Err(at("rate_per_bit_s", "only upset rules take a rate".into()));
                 }
                 let Some(text) = &r.rate_per_bit_s else {
-                    return Err(format!("{}: flux needs rate_per_bit_s", at("flux")));
+                    return Err(at("flux", "flux needs rate_per_bit_s".into()));
                 };
                 if r.count.is_some() {
-                    return Err(format!("{}: give a count or a rate, not both", at("count")));
+                    return Err(at("count", "give a count or a rate, not both".into()));
                 }
                 if r.choices.len() > 1 {
-                    return Err(format!(
-                        "{}: a rate applies to one place: choose one of ram, x, f, pc",
-                        at("choices")
+                    return Err(at(
+                        "choices",
+                        "a rate applies to one place: choose one of ram, x, f, pc".into(),
                     ));
                 }
-                let rate =
-                    flux::parse_rate(text).map_err(|e| format!("{}: {e}", at("rate_per_bit_s")))?;
+                let rate = flux::parse_rate(text)
+                    .map_err(|source| ProfileError::Rate { index: i, source })?;
                 let accel = r.flux.unwrap_or(1);
                 if accel == 0 {
-                    return Err(format!("{}: must be at least 1", at("flux")));
+                    return Err(at("flux", "must be at least 1".into()));
                 }
                 if flux::slot_chance(rate, r.upset_bits(), accel).is_none() {
-                    return Err(format!(
-                        "{}: {text} x {} bits x flux {accel} is one upset per ms or more; lower the rate or the flux",
-                        at("rate_per_bit_s"),
-                        r.upset_bits()
-                    ));
+                    return Err(at("rate_per_bit_s", format!("{text} x {} bits x flux {accel} is one upset per ms or more; lower the rate or the flux", r.upset_bits())));
                 }
             }
             if r.duration_ms[0] > r.duration_ms[1] {
-                return Err(format!("{}: min above max", at("duration_ms")));
+                return Err(at("duration_ms", "min above max".into()));
             }
             if r.value[0] > r.value[1] {
-                return Err(format!("{}: min above max", at("value")));
+                return Err(at("value", "min above max".into()));
             }
             let positive = r.kind != "rtc-step";
             if positive && r.value[0] < 0 {
-                return Err(format!(
-                    "{}: must not be negative for {}",
-                    at("value"),
-                    r.kind
-                ));
+                return Err(at("value", format!("must not be negative for {}", r.kind)));
             }
             if matches!(r.kind.as_str(), "loss" | "duplicate" | "bit-rot") && r.value[1] > 1_000_000
             {
-                return Err(format!("{}: ppm above 1000000", at("value")));
+                return Err(at("value", "ppm above 1000000".into()));
             }
             let allowed: &[&str] = match r.kind.as_str() {
                 "partition" => &["both", "to-guest", "from-guest"],
@@ -354,13 +344,12 @@ impl Profile {
                 _ => &[],
             };
             if allowed.is_empty() && !r.choices.is_empty() {
-                return Err(format!("{}: {} takes no choices", at("choices"), r.kind));
+                return Err(at("choices", format!("{} takes no choices", r.kind)));
             }
             if let Some(c) = r.choices.iter().find(|c| !allowed.contains(&c.as_str())) {
-                return Err(format!(
-                    "{}: {c:?} is not one of {}",
-                    at("choices"),
-                    allowed.join(", ")
+                return Err(at(
+                    "choices",
+                    format!("{c:?} is not one of {}", allowed.join(", ")),
                 ));
             }
         }
@@ -565,7 +554,7 @@ mod tests {
         ];
         for (text, field) in bad {
             let p: Profile = toml::from_str(text).unwrap();
-            let e = p.check().unwrap_err();
+            let e = p.check().unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");
         }
         let e = toml::from_str::<Profile>("[[rule]]\nkind = \"loss\"\ncolour = 1\n").unwrap_err();

@@ -8,7 +8,7 @@
 use super::noise::SchedNoise;
 use super::novelty::{Mark, Signal};
 use super::{BranchEnd, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
-use crate::error::{Result, WioError};
+use crate::error::{PathError, Result, WioError};
 use crate::snapshot::plan::{SnapshotAt, SnapshotPlan};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -457,9 +457,7 @@ pub fn moment_observed(
     let wall = Instant::now();
     let start_ns = l.meta().virtual_ns;
     if at_ns <= start_ns {
-        return Err(WioError::Usage(format!(
-            "the path does not fit the snapshot: its step at {at_ns} ns is not after the snapshot point ({start_ns} ns)"
-        )));
+        return Err(PathError::StepNotAfter { at_ns, start_ns }.into());
     }
     let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
     m.observe(signals);
@@ -474,15 +472,17 @@ pub fn moment_observed(
     match (kept, ended) {
         (Some(k), _) => Ok(Some(k)),
         (None, None) => Ok(None),
-        (None, Some((outcome, until))) => Err(WioError::Usage(format!(
-            "the path does not fit the snapshot: seed {seed}'s branch ended at {} ns ({}) before its step at {at_ns} ns",
-            m.now().as_ns(),
-            match (until, outcome) {
+        (None, Some((outcome, until))) => Err(PathError::BranchEnded {
+            seed,
+            ended_ns: m.now().as_ns(),
+            how: match (until, outcome) {
                 (true, _) => "at its --until line".to_string(),
                 (false, Ok(s)) => format!("guest exit status {s}"),
                 (false, Err(e)) => e.to_string(),
-            }
-        ))),
+            },
+            at_ns,
+        }
+        .into()),
     }
 }
 

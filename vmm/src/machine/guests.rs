@@ -1,7 +1,7 @@
 //! Guests built into the wio cache by `images/build-all-riscv64.sh`, found by name
 //! (`--guest small|debian`) through the manifest the script writes.
 
-use crate::error::{Result, WioError};
+use crate::error::{GuestsError, Result};
 use std::path::PathBuf;
 
 /// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.
@@ -32,29 +32,26 @@ pub const DISKS: [(&str, &str); 4] = [
 /// "python": also Python 3 and the Antithesis SDK; "payments": all of it and the payment
 /// scenario's services, images/payments).
 pub fn built_disk(name: &str) -> Result<PathBuf> {
-    let (_, key) = DISKS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        WioError::Usage(format!(
-            "unknown built disk {name:?}; built riscv64 disks: rootfs, redis, python, payments (or give a path)"
-        ))
-    })?;
+    let (_, key) =
+        DISKS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| GuestsError::UnknownDisk {
+                name: name.to_string(),
+            })?;
     let cache = cache_dir()?;
     let manifest = cache.join("riscv64-guests.env");
-    let text = std::fs::read_to_string(&manifest).map_err(|_| {
-        WioError::Usage(format!(
-            "no riscv64 disks built in {}: run images/build-all-riscv64.sh once",
-            cache.display()
-        ))
+    let text = std::fs::read_to_string(&manifest).map_err(|_| GuestsError::NoDisks {
+        cache: cache.clone(),
     })?;
     let path = text
         .lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
         .map(|v| PathBuf::from(v.trim()))
         .filter(|p| p.exists())
-        .ok_or_else(|| {
-            WioError::Usage(format!(
-                "the built {name} disk is not in {}; re-run images/build-all-riscv64.sh",
-                cache.display()
-            ))
+        .ok_or_else(|| GuestsError::DiskGone {
+            name: name.to_string(),
+            cache: cache.clone(),
         })?;
     Ok(path)
 }
@@ -64,35 +61,30 @@ fn cache_dir() -> Result<PathBuf> {
     std::env::var_os("WIO_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wio")))
-        .ok_or_else(|| WioError::Usage("cannot find the wio cache: set WIO_CACHE or HOME".into()))
+        .ok_or_else(|| GuestsError::NoCache.into())
 }
 
 /// Kernel and initramfs of the named built guest ("small", the default, or "debian").
 pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
     let (_, kernel_key, initrd_key) =
-        GUESTS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
-            WioError::Usage(format!(
-                "unknown --guest {name:?}; riscv64 guests: small, debian, flight"
-            ))
-        })?;
+        GUESTS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .ok_or_else(|| GuestsError::UnknownGuest {
+                name: name.to_string(),
+            })?;
     let cache = cache_dir()?;
     let manifest = cache.join("riscv64-guests.env");
-    let text = std::fs::read_to_string(&manifest).map_err(|_| {
-        WioError::Usage(format!(
-            "no riscv64 guests built in {}: run images/build-all-riscv64.sh once (about 7 minutes; seconds when cached), or pass --kernel Image [--initrd FILE]",
-            cache.display()
-        ))
+    let text = std::fs::read_to_string(&manifest).map_err(|_| GuestsError::NoGuests {
+        cache: cache.clone(),
     })?;
     let get = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
             .map(|v| PathBuf::from(v.trim()))
     };
-    let stale = || {
-        WioError::Usage(format!(
-            "{} is incomplete; re-run images/build-all-riscv64.sh",
-            manifest.display()
-        ))
+    let stale = || GuestsError::Incomplete {
+        manifest: manifest.clone(),
     };
     let kernel = get(kernel_key).ok_or_else(stale)?;
     let initrd = match initrd_key {
@@ -100,10 +92,11 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
         None => None,
     };
     if !kernel.exists() || initrd.as_ref().is_some_and(|i| !i.exists()) {
-        return Err(WioError::Usage(format!(
-            "the cached {name} guest is gone from {}; re-run images/build-all-riscv64.sh",
-            cache.display()
-        )));
+        return Err(GuestsError::GuestGone {
+            name: name.to_string(),
+            cache,
+        }
+        .into());
     }
     Ok((kernel, initrd))
 }

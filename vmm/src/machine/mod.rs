@@ -18,7 +18,7 @@ pub mod virtio;
 
 pub use config::{BootMeta, RunConfig, RunResult};
 
-use crate::error::Result;
+use crate::error::{MachineError, Result};
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::Summary;
 use console::Console;
@@ -126,9 +126,7 @@ pub trait Machine {
     /// moment of a guided exploration): the same state [`Machine::snapshot`] takes, never
     /// written. `cfg` is the configuration it was restored or booted with.
     fn moment(&mut self, _cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
-        Err(crate::error::WioError::Usage(
-            "guided exploration keeps moments of riscv64 machines only (not yet x86-64); explore this snapshot with --seeds".into(),
-        ))
+        Err(MachineError::NoMoments.into())
     }
     /// From now on, notes what the run sees for the first time ([`novelty`]) of `signals`:
     /// console line shapes here; an architecture adds promise firsts and code coverage where

@@ -319,7 +319,11 @@ mod tests {
         o.sdk_edge("prog", 2);
         o.sdk_edge("lib", 1);
         let keys: Vec<u64> = o.marks.iter().map(|m| m.key).collect();
-        assert_eq!(keys.len(), 3, "another process's report of a known edge is no mark");
+        assert_eq!(
+            keys.len(),
+            3,
+            "another process's report of a known edge is no mark"
+        );
         assert_eq!(o.marks[0].what, "sdk edge prog:1");
         assert!(o.marks.iter().all(|m| m.signal == Signal::SdkCoverage));
         assert_ne!(keys[0], keys[2], "modules are told apart");

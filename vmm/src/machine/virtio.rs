@@ -4,7 +4,7 @@
 //! at its end.
 
 use super::RunConfig;
-use crate::error::{Result, WioError};
+use crate::error::{Result, SnapshotError, WioError};
 use crate::snapshot::Meta;
 use crate::summary::DiskSummary;
 use std::path::PathBuf;
@@ -145,21 +145,16 @@ pub fn finish_disk(
 pub fn restore_disk(meta: &Meta, cfg: &RunConfig) -> Result<Option<PathBuf>> {
     let Some(saved) = &meta.disk else {
         if let Some(p) = cfg.disk.as_ref().or(cfg.persist.as_ref()) {
-            return Err(WioError::Usage(format!(
-                "the snapshot has no disk; drop {} from the command line",
-                p.display()
-            )));
+            return Err(SnapshotError::NoDisk { given: p.clone() }.into());
         }
         return Ok(None);
     };
     let path = cfg.disk.clone().unwrap_or_else(|| saved.path.clone());
     let mut c = cfg.clone();
     c.disk = Some(path.clone());
-    open_disk(&c).map_err(|e| {
-        WioError::Usage(format!(
-            "{e} (the snapshot was taken on {}; pass that image as DISK.img)",
-            saved.path.display()
-        ))
+    open_disk(&c).map_err(|e| SnapshotError::Disk {
+        saved: saved.path.clone(),
+        source: Box::new(e),
     })?;
     let sha = crate::snapshot::file_sha256(&path).map_err(|source| WioError::ArtifactIo {
         what: "disk image",

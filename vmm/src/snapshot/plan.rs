@@ -6,7 +6,7 @@
 //! the pattern's line, or the guest's own request (SBI on riscv64, the
 //! paravirt port on x86-64). Taking one changes nothing in the run.
 
-use crate::error::{Result, WioError};
+use crate::error::{Result, SnapshotError};
 use std::path::PathBuf;
 
 /// One requested snapshot point.
@@ -34,17 +34,15 @@ impl SnapshotAt {
         }
         if let Some(text) = s.strip_prefix("console:") {
             if text.is_empty() {
-                return Err(WioError::Usage(
-                    "--snapshot-at console: needs text to look for, e.g. console:'wio-init: start'"
-                        .into(),
-                ));
+                return Err(SnapshotError::ConsoleNoText.into());
             }
             return Ok(SnapshotAt::Console(text.to_string()));
         }
         parse_duration_ns(s).map(SnapshotAt::Time).ok_or_else(|| {
-            WioError::Usage(format!(
-                "--snapshot-at {s:?}: expected a virtual time (2s, 1500ms, 250us, 1000ns), console:TEXT, guest or setup-complete"
-            ))
+            SnapshotError::BadPoint {
+                text: s.to_string(),
+            }
+            .into()
         })
     }
 

@@ -12,7 +12,7 @@
 
 use super::snapshot::LoadedWorld;
 use super::{restore_guided, Options, WorldSummary};
-use crate::error::{Result, WioError};
+use crate::error::{PathError, Result};
 use crate::machine::driver::{Keeper, Kept};
 use crate::machine::novelty::Mark;
 use std::sync::atomic::AtomicBool;
@@ -67,9 +67,7 @@ pub fn moment_at(
 ) -> Result<Option<LoadedWorld>> {
     let start_ns = l.state.at_ns;
     if at_ns <= start_ns {
-        return Err(WioError::Usage(format!(
-            "the path does not fit the snapshot: its step at {at_ns} ns is not after the snapshot point ({start_ns} ns)"
-        )));
+        return Err(PathError::StepNotAfter { at_ns, start_ns }.into());
     }
     let mut kept: Option<Option<LoadedWorld>> = None;
     let mut guide = |t: u64,
@@ -85,13 +83,13 @@ pub fn moment_at(
     let ended = restore_guided(l, Some(seed), opts, Some(cancel), Some(&mut guide))?;
     match (kept, ended) {
         (Some(Some(moment)), _) => Ok(Some(moment)),
-        (Some(None), _) => Err(WioError::Usage(format!(
-            "the path does not fit the snapshot: seed {seed}'s world cannot be kept at {at_ns} ns (a node had ended with an error)"
-        ))),
+        (Some(None), _) => Err(PathError::WorldNotKept { seed, at_ns }.into()),
         (None, None) => Ok(None),
-        (None, Some(w)) => Err(WioError::Usage(format!(
-            "the path does not fit the snapshot: seed {seed}'s world ended at {} ns before its step at {at_ns} ns",
-            w.virtual_ns
-        ))),
+        (None, Some(w)) => Err(PathError::WorldEnded {
+            seed,
+            ended_ns: w.virtual_ns,
+            at_ns,
+        }
+        .into()),
     }
 }

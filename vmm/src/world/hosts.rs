@@ -5,7 +5,7 @@
 //! reports in node order, so the world is the same whatever the number of threads.
 
 use crate::builder;
-use crate::error::{Result, WioError};
+use crate::error::{Result, WioError, WorldError};
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::{Arch, LoadedSnapshot, Machine, RunConfig, Stop};
 use crate::snapshot::Snapshot;
@@ -119,9 +119,11 @@ fn host(
                 ended,
             }),
             Err(e) => {
-                let _ = tx.send(Reply::Booted(Err(WioError::Usage(format!(
-                    "node {name}: {e}"
-                )))));
+                let _ = tx.send(Reply::Booted(Err(WorldError::NodeStart {
+                    name,
+                    source: Box::new(e),
+                }
+                .into())));
                 return;
             }
         }

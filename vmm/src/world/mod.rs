@@ -28,7 +28,7 @@ pub mod timeline;
 use nodes::node_configs;
 pub use summary::{WorldOrigin, WorldSummary};
 
-use crate::error::{Result, WioError};
+use crate::error::{Result, WioError, WorldError};
 use crate::faults::FaultSource;
 use crate::machine::novelty::{Mark, Signal};
 use crate::machine::RunConfig;
@@ -74,11 +74,7 @@ impl SnapWhen {
             SnapshotAt::Time(ns) => SnapWhen::Time(ns),
             SnapshotAt::Console(t) => SnapWhen::Console(t),
             SnapshotAt::SetupComplete => SnapWhen::SetupComplete,
-            SnapshotAt::Guest => {
-                return Err(WioError::Usage(
-                    "--snapshot-at guest: a world is snapshotted whole, at a quantum boundary; use a time, console:TEXT or setup-complete".into(),
-                ))
-            }
+            SnapshotAt::Guest => return Err(WorldError::SnapshotAtGuest.into()),
         })
     }
 }
@@ -123,16 +119,7 @@ pub struct Options {
 pub type Guide<'a> =
     dyn FnMut(u64, Vec<Mark>, &mut dyn FnMut() -> Result<Option<LoadedWorld>>) -> Result<bool> + 'a;
 
-/// Why a world cannot be snapshotted (or kept as a moment) at a boundary.
-#[derive(Debug, thiserror::Error)]
-pub enum NotHere {
-    /// A node ended with an error: its state is not one to restore.
-    #[error("node {0} has already ended with an error")]
-    NodeFailed(String),
-    /// The external service's input history (replayed on restore) is too long to keep.
-    #[error("the peer's history outgrew what a snapshot keeps")]
-    PeerHistory,
-}
+pub use crate::error::NotHere;
 
 /// A world between two quanta.
 struct World {
@@ -182,12 +169,14 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         .collect();
     let gdb = match &opts.gdb {
         Some((name, addr)) => Some((
-            names.iter().position(|n| n == name).ok_or_else(|| {
-                WioError::Usage(format!(
-                    "--gdb {name}={addr}: the scenario has no node {name:?} (nodes: {})",
-                    names.join(", ")
-                ))
-            })?,
+            names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| WorldError::NoGdbNode {
+                    name: name.clone(),
+                    addr: addr.clone(),
+                    nodes: names.clone(),
+                })?,
             addr.clone(),
         )),
         None => None,
@@ -271,11 +260,10 @@ pub fn restore_guided(
     // profiles when re-seeded), unless the plan gives theirs.
     let mut own: Vec<FaultSource> = vec![FaultSource::None; names.len()];
     for (name, p) in opts.plan.iter().flat_map(|p| p.nodes.iter()) {
-        let i = names.iter().position(|n| n == name).ok_or_else(|| {
-            WioError::Usage(format!(
-                "the world fault plan names node {name:?}, which this world has not"
-            ))
-        })?;
+        let i = names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| WorldError::PlanNode { name: name.clone() })?;
         own[i] = FaultSource::Plan(p.clone());
     }
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
@@ -361,14 +349,14 @@ fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
 /// place of drawn ones (traced); refuses entries that do not fit the world.
 fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Trace) -> Result<()> {
     let ports = s.port_names().len();
-    let bad = |why: String| WioError::Usage(format!("the world fault plan {why}"));
     let mut count = 0;
     for f in &plan.between {
         if f.exact.start_ns() < from_ns {
-            return Err(bad(format!(
-                "has a fault at {} ns, before the snapshot ({from_ns} ns)",
-                f.exact.start_ns()
-            )));
+            return Err(WorldError::PlanBefore {
+                at_ns: f.exact.start_ns(),
+                from_ns,
+            }
+            .into());
         }
         let fits = match &f.exact {
             Between::Partition(p) => p.group_of.len() <= ports && p.until_ns >= p.from_ns,
@@ -379,10 +367,11 @@ fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Tra
             }
         };
         if !fits {
-            return Err(bad(format!(
-                "has a {} that does not fit this world: {}",
-                f.kind, f.what
-            )));
+            return Err(WorldError::PlanMisfit {
+                kind: f.kind.clone(),
+                what: f.what.clone(),
+            }
+            .into());
         }
         match &f.exact {
             Between::Partition(p) => s.partitions.push(Partition {
@@ -486,10 +475,9 @@ impl World {
 
     /// Takes the world's snapshot here and writes it to `path`.
     fn snapshot(&mut self, reason: String, path: &Path) -> Result<()> {
-        let state = self.state(&reason).map_err(|e| {
-            WioError::Usage(format!(
-                "cannot take the world snapshot ({reason}): {e}; take it earlier"
-            ))
+        let state = self.state(&reason).map_err(|source| WorldError::Snapshot {
+            reason: reason.clone(),
+            source,
         })?;
         let wall = Instant::now();
         let nodes = self.hosts.snapshot(&reason)?;

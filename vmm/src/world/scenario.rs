@@ -48,7 +48,7 @@
 //! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
 //! names the file, the line and the field.
 
-use crate::error::{Result, WioError};
+use crate::error::{NodeArgsError, Result, ScenarioError, WioError};
 use crate::machine::noise::SchedNoise;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -365,10 +365,6 @@ fn host_name_ok(name: &str) -> bool {
         && name.as_bytes()[0].is_ascii_alphabetic()
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 impl Scenario {
     /// Reads and checks `path`.
     pub fn read(path: &Path) -> Result<Scenario> {
@@ -378,23 +374,19 @@ impl Scenario {
             source,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Scenario::parse_in(&text, base).map_err(|reason| WioError::ArtifactFormat {
-            what: "scenario",
-            path: path.to_path_buf(),
-            reason,
-        })
+        Scenario::parse_in(&text, base).map_err(|e| WioError::from(e.in_file(path)))
     }
 
     /// Parses and checks scenario text (relative paths from the current directory); the
     /// error names the line and the field.
     #[cfg(test)]
-    pub fn parse(text: &str) -> std::result::Result<Scenario, String> {
+    pub fn parse(text: &str) -> std::result::Result<Scenario, ScenarioError> {
         Scenario::parse_in(text, Path::new(""))
     }
 
     /// Parses and checks scenario text whose relative paths (kernels, initrds, fault
     /// plans and profile files) are relative to `base` (the scenario's folder).
-    pub fn parse_in(text: &str, base: &Path) -> std::result::Result<Scenario, String> {
+    pub fn parse_in(text: &str, base: &Path) -> std::result::Result<Scenario, ScenarioError> {
         let resolve = |p: &Path| {
             if p.is_absolute() {
                 p.to_path_buf()
@@ -402,21 +394,20 @@ impl Scenario {
                 base.join(p)
             }
         };
-        let f: File = toml::from_str(text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| format!("line {}: ", line_of(text, s.start)))
-                .unwrap_or_default();
-            format!("{at}{}", e.message())
-        })?;
-        let at = |offset: usize, what: String| format!("line {}: {what}", line_of(text, offset));
+        let f: File = toml::from_str(text).map_err(|e| ScenarioError::toml(text, &e))?;
+        let at = |offset: usize, field: &str, what: String| {
+            ScenarioError::at_offset(text, offset, field, what)
+        };
         if f.node.is_empty() {
-            return Err("no [[node]]: a world needs at least one".into());
+            return Err(ScenarioError::about(
+                "node",
+                "no [[node]]: a world needs at least one",
+            ));
         }
         if f.node.len() > MAX_NODES {
-            return Err(format!(
-                "{} nodes; a world has at most {MAX_NODES}",
-                f.node.len()
+            return Err(ScenarioError::about(
+                "node",
+                format!("{} nodes; a world has at most {MAX_NODES}", f.node.len()),
             ));
         }
         let mut nodes: Vec<Node> = Vec::new();
@@ -425,12 +416,13 @@ impl Scenario {
             if !host_name_ok(name) {
                 return Err(at(
                     n.name.span().start,
-                    format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
+                    "node.name", format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
                 ));
             }
             if nodes.iter().any(|m| m.name == *name) {
                 return Err(at(
                     n.name.span().start,
+                    "node.name",
                     format!("node.name {name:?} is used twice"),
                 ));
             }
@@ -438,14 +430,16 @@ impl Scenario {
                 if a.get_ref() != "riscv64" {
                     return Err(at(
                         a.span().start,
-                        format!("node.arch {:?}: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)", a.get_ref()),
+                        "node.arch", format!("node.arch {:?}: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)", a.get_ref()),
                     ));
                 }
             }
-            for p in [&n.kernel, &n.initrd].into_iter().flatten() {
+            for (field, p) in [("node.kernel", &n.kernel), ("node.initrd", &n.initrd)] {
+                let Some(p) = p else { continue };
                 if !resolve(p.get_ref()).is_file() {
                     return Err(at(
                         p.span().start,
+                        field,
                         format!("{} does not exist", p.get_ref().display()),
                     ));
                 }
@@ -456,6 +450,7 @@ impl Scenario {
                     if !p.is_file() {
                         return Err(at(
                             f.span().start,
+                            "node.faults",
                             format!("node.faults: {} does not exist", f.get_ref()),
                         ));
                     }
@@ -473,6 +468,7 @@ impl Scenario {
                     other => {
                         return Err(at(
                             v.span().start,
+                            "node.sched_noise",
                             format!("node.sched_noise {other:?}: off, light or heavy"),
                         ))
                     }
@@ -482,6 +478,7 @@ impl Scenario {
                 if d.get_ref().abs() > wio_clock::MAX_DRIFT_PPM {
                     return Err(at(
                         d.span().start,
+                        "node.clock_drift_ppm",
                         format!(
                             "node.clock_drift_ppm {} is beyond ±{} ppm",
                             d.get_ref(),
@@ -504,7 +501,7 @@ impl Scenario {
                         if !p.is_file() {
                             return Err(at(
                                 d.span().start,
-                                format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python, payments)"),
+                                "node.disk", format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python, payments)"),
                             ));
                         }
                         Some(NodeDisk::File(p))
@@ -520,7 +517,7 @@ impl Scenario {
                 let start = n.run.as_ref().map_or(0, |r| r.span().start);
                 return Err(at(
                     start,
-                    format!("node.run is {} bytes; at most {MAX_RUN} (put longer workloads in the guest image)", run.len()),
+                    "node.run", format!("node.run is {} bytes; at most {MAX_RUN} (put longer workloads in the guest image)", run.len()),
                 ));
             }
             nodes.push(Node {
@@ -543,11 +540,12 @@ impl Scenario {
                 let name = p.name.as_ref().map_or("peer", |n| n.get_ref().as_str());
                 let start = p.name.as_ref().map_or(0, |n| n.span().start);
                 if !host_name_ok(name) {
-                    return Err(at(start, format!("peer.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)")));
+                    return Err(at(start, "peer.name", format!("peer.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)")));
                 }
                 if nodes.iter().any(|n| n.name == name) {
                     return Err(at(
                         start,
+                        "peer.name",
                         format!("peer.name {name:?} is also a node's name"),
                     ));
                 }
@@ -566,12 +564,13 @@ impl Scenario {
                 ports.iter().position(|n| *n == name).ok_or_else(|| {
                     at(
                         between.span().start,
+                        field,
                         format!("{field} names {name:?}, which is no node"),
                     )
                 })
             };
             let [a, b] = between.get_ref();
-            Ok::<_, String>((index(a)?, index(b)?))
+            Ok::<_, ScenarioError>((index(a)?, index(b)?))
         };
         let default = f.link.unwrap_or_default();
         let mut links = vec![vec![default; ports.len()]; ports.len()];
@@ -588,17 +587,26 @@ impl Scenario {
         for row in &links {
             for l in row {
                 if l.latency_us == 0 {
-                    return Err("link latency_us is 0; a world's quantum is its smallest latency, at least 1 µs".into());
+                    return Err(ScenarioError::about("link.latency_us", "link latency_us is 0; a world's quantum is its smallest latency, at least 1 µs"));
                 }
                 if l.loss_ppm > 1_000_000 || l.duplicate_ppm > 1_000_000 {
-                    return Err("link loss_ppm / duplicate_ppm above 1000000".into());
+                    return Err(ScenarioError::about(
+                        "link.loss_ppm",
+                        "link loss_ppm / duplicate_ppm above 1000000",
+                    ));
                 }
             }
         }
         let mut partitions = Vec::new();
         for p in &f.partition {
             let groups = p.groups.get_ref();
-            let bad = |what: String| at(p.groups.span().start, format!("partition.groups: {what}"));
+            let bad = |what: String| {
+                at(
+                    p.groups.span().start,
+                    "partition.groups",
+                    format!("partition.groups: {what}"),
+                )
+            };
             if groups.len() < 2 || (p.one_way && groups.len() != 2) {
                 return Err(bad("at least two groups (exactly two when one_way)".into()));
             }
@@ -630,7 +638,10 @@ impl Scenario {
                 Some(b) => Some(pair(b, "degrade.between")?),
             };
             if d.loss_ppm > 1_000_000 {
-                return Err("degrade.loss_ppm above 1000000".into());
+                return Err(ScenarioError::about(
+                    "degrade.loss_ppm",
+                    "degrade.loss_ppm above 1000000",
+                ));
             }
             let (from_ns, until_ns) = interval_ns(d.at_ms, d.duration_ms);
             degrades.push(Degrade {
@@ -654,6 +665,7 @@ impl Scenario {
                     {
                         return Err(at(
                             u.span().start,
+                            "faults.until_ms",
                             format!(
                                 "faults.until_ms {} is not after after_ms {}",
                                 u.get_ref(),
@@ -673,6 +685,7 @@ impl Scenario {
                 None => {
                     return Err(at(
                         spec.profile.span().start,
+                        "faults.profile",
                         format!(
                             "faults.profile {:?}: none, light or heavy",
                             spec.profile.get_ref()
@@ -687,6 +700,7 @@ impl Scenario {
                 let i = nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
                     at(
                         list.span().start,
+                        "end_when_done",
                         format!("end_when_done names {name:?}, which is no node"),
                     )
                 })?;
@@ -719,17 +733,20 @@ impl Scenario {
 
     /// Adds kernel arguments to a node's command line, from `--node-args NAME=ARGS`.
     pub fn add_node_args(&mut self, arg: &str) -> Result<()> {
-        let bad = |why: String| WioError::Usage(format!("--node-args {arg:?}: {why}"));
-        let (name, args) = arg.split_once('=').ok_or_else(|| {
-            bad("expected NAME=ARGS, e.g. payments=wio.bug=receipt-no-retry".into())
-        })?;
+        let arg_ = || arg.to_string();
+        let (name, args) = arg
+            .split_once('=')
+            .ok_or_else(|| NodeArgsError::NoEquals { arg: arg_() })?;
         let node = self
             .nodes
             .iter_mut()
             .find(|n| n.name == name)
-            .ok_or_else(|| bad(format!("the scenario has no node {name:?}")))?;
+            .ok_or_else(|| NodeArgsError::NoNode {
+                arg: arg_(),
+                name: name.to_string(),
+            })?;
         if args.trim().is_empty() {
-            return Err(bad("no arguments".into()));
+            return Err(NodeArgsError::NoArgs { arg: arg_() }.into());
         }
         node.cmdline = Some(match node.cmdline.take() {
             Some(c) => format!("{c} {args}"),
@@ -809,7 +826,7 @@ mod tests {
                 "latency_us is 0",
             ),
         ] {
-            let e = Scenario::parse(text).unwrap_err();
+            let e = Scenario::parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?}: {e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }

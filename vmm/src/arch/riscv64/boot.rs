@@ -5,7 +5,7 @@
 use super::fdt;
 use super::firmware;
 use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, RestartWhy, Result, WioError};
 use crate::memory::GuestMem;
 use crate::snapshot::Meta;
 use crate::trace::hex;
@@ -273,11 +273,11 @@ impl BootImage {
     /// Loads a bare-metal ELF program; the device tree goes where it goes for a kernel.
     fn load_bare_metal(&self, ram: &mut Ram, mem_bytes: u64) -> Result<Placement> {
         if let Some((path, _)) = &self.initrd {
-            return Err(WioError::Usage(format!(
-                "{} is a bare-metal program (ELF), which takes no initrd ({}); drop --initrd",
-                self.kernel_path.display(),
-                path.display()
-            )));
+            return Err(MachineError::BareMetalInitrd {
+                program: self.kernel_path.clone(),
+                initrd: path.clone(),
+            }
+            .into());
         }
         let img = firmware::parse_elf("kernel", &self.kernel_path, &self.kernel, mem_bytes)?;
         let fdt_addr = (RAM_BASE + mem_bytes - 2 * 1024 * 1024).max(RAM_BASE);
@@ -305,28 +305,22 @@ impl BootImage {
     /// names and checked against its hashes (a restored machine needs it only to boot
     /// again after a crash fault).
     pub fn from_meta(meta: &Meta, virtio_slots: usize) -> Result<BootImage> {
-        let gone = |what: &str, path: Option<&PathBuf>, why: String| {
-            WioError::Usage(format!(
-                "a crash fault restarts the machine, which needs the snapshot's {what}{}: {why}",
-                path.map(|p| format!(" {}", p.display()))
-                    .unwrap_or_default()
-            ))
+        let gone = |what, path: Option<&PathBuf>, why| -> WioError {
+            MachineError::RestartNeeds {
+                what,
+                path: path.cloned(),
+                why,
+            }
+            .into()
         };
-        let read = |what: &str, path: Option<&PathBuf>, sha: &str| -> Result<Vec<u8>> {
+        let read = |what: &'static str, path: Option<&PathBuf>, sha: &str| -> Result<Vec<u8>> {
             let Some(p) = path else {
-                return Err(gone(
-                    what,
-                    None,
-                    "the snapshot does not say where it is".into(),
-                ));
+                return Err(gone(what, None, RestartWhy::NoPath));
             };
-            let bytes = std::fs::read(p).map_err(|e| gone(what, Some(p), e.to_string()))?;
+            let bytes =
+                std::fs::read(p).map_err(|e| gone(what, Some(p), RestartWhy::Unreadable(e)))?;
             if hex(&Sha256::digest(&bytes)) != sha {
-                return Err(gone(
-                    what,
-                    Some(p),
-                    "it changed since the snapshot was taken".into(),
-                ));
+                return Err(gone(what, Some(p), RestartWhy::Changed));
             }
             Ok(bytes)
         };

@@ -8,7 +8,7 @@
 
 use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
 use crate::machine::console::Console;
 use crate::machine::{Machine, RunConfig, RunResult, Stop};
@@ -301,9 +301,7 @@ impl RvTarget {
             }
             ["checkpoint-interval", n] => {
                 if !self.d.set_interval(parse_u64(n)?) {
-                    return Err(WioError::Usage(
-                        "checkpoint-interval: at least 1000000 instructions".into(),
-                    ));
+                    return Err(MachineError::CheckpointInterval.into());
                 }
             }
             ["phys", on @ ("on" | "off")] => {
@@ -315,9 +313,10 @@ impl RvTarget {
                 );
             }
             _ => {
-                return Err(WioError::Usage(format!(
-                    "unknown monitor command {cmd:?}; `monitor help` lists them"
-                )))
+                return Err(MachineError::UnknownMonitor {
+                    cmd: cmd.to_string(),
+                }
+                .into())
             }
         }
         Ok(())
@@ -343,7 +342,7 @@ impl RvTarget {
 fn parse_u64(s: &str) -> Result<u64> {
     s.replace('_', "")
         .parse()
-        .map_err(|_| WioError::Usage(format!("{s:?} is not a number")))
+        .map_err(|_| MachineError::NotANumber { text: s.into() }.into())
 }
 
 impl Target for RvTarget {
@@ -376,9 +375,7 @@ impl SingleThreadBase for RvTarget {
     fn write_registers(&mut self, regs: &Regs) -> TargetResult<(), Self> {
         let now = self.regs();
         if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr {
-            return Err(refused(WioError::Usage(
-                "wio's gdb server changes x, f and pc registers only".into(),
-            )));
+            return Err(refused(MachineError::RegistersReadOnly.into()));
         }
         let h = self.d.hart_mut();
         h.x = regs.x;

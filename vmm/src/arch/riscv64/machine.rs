@@ -22,7 +22,7 @@ use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::engine::{CpuEngine, Exit};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
@@ -123,10 +123,11 @@ pub struct RvMachine {
 /// Checks a fixed clock drift a configuration gives.
 pub(super) fn check_drift(ppm: i32) -> Result<()> {
     if ppm.abs() > wio_clock::MAX_DRIFT_PPM {
-        return Err(WioError::Usage(format!(
-            "a clock drift of {ppm} ppm is beyond ±{} ppm",
-            wio_clock::MAX_DRIFT_PPM
-        )));
+        return Err(MachineError::Drift {
+            ppm,
+            max: wio_clock::MAX_DRIFT_PPM,
+        }
+        .into());
     }
     Ok(())
 }
@@ -134,12 +135,13 @@ pub(super) fn check_drift(ppm: i32) -> Result<()> {
 /// Checks the memory size a configuration asks for.
 fn check_mem(cfg: &RunConfig) -> Result<()> {
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&cfg.mem_mib) {
-        return Err(WioError::Usage(format!(
-            "--mem {} MiB is out of range; riscv64 guests take {} to {} MiB",
-            cfg.mem_mib,
-            layout::MIN_MEM_MIB,
-            layout::MAX_MEM_MIB
-        )));
+        return Err(MachineError::Mem {
+            mib: cfg.mem_mib,
+            arch: "riscv64",
+            min: layout::MIN_MEM_MIB,
+            max: layout::MAX_MEM_MIB,
+        }
+        .into());
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::devices::riscv::plic::Plic;
 use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::riscv::vmgenid::VmGenId;
 use crate::devices::virtio_slots::{VirtioEvent, VirtioSlots};
-use crate::error::{Result, WioError};
+use crate::error::{Result, SnapshotError, WioError};
 use crate::faults::inject::Injector;
 use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
@@ -204,7 +204,7 @@ impl RvMachine {
             .bus
             .virtio
             .save_states()
-            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+            .map_err(SnapshotError::Devices)?;
         let state = MachineState {
             hart: self.engine.hart.save_state(),
             uart: self.bus.uart.save(),

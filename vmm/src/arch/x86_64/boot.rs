@@ -7,7 +7,7 @@ use super::layout::{
     SETUP_DATA_ADDR, ZERO_PAGE_ADDR,
 };
 use super::{acpi, gdt::BOOT_GDT, paging};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::memory::GuestMem;
 use linux_loader::bootparam::{boot_e820_entry, boot_params};
 use linux_loader::loader::{bzimage::BzImage, elf::Elf, KernelLoader};
@@ -117,16 +117,14 @@ fn format_error(kernel: &KernelImage, reason: String) -> WioError {
 pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     let mem_end = mem.last_addr().raw_value() + 1;
     if spec.cmdline.len() + 1 > MAX_CMDLINE_BYTES {
-        return Err(WioError::Usage(format!(
-            "kernel command line is {} bytes; the limit is {}",
-            spec.cmdline.len(),
-            MAX_CMDLINE_BYTES - 1
-        )));
+        return Err(MachineError::CmdlineTooLong {
+            len: spec.cmdline.len(),
+            max: MAX_CMDLINE_BYTES - 1,
+        }
+        .into());
     }
     if spec.cmdline.as_bytes().contains(&0) {
-        return Err(WioError::Usage(
-            "kernel command line contains a NUL byte".into(),
-        ));
+        return Err(MachineError::CmdlineNul.into());
     }
     let kernel = spec.kernel;
     let format = detect_format(&kernel.bytes).ok_or_else(|| {

@@ -6,7 +6,7 @@
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
-use crate::error::{Result, WioError};
+use crate::error::{KvmError, MachineError, NoKvmError, Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
 use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
@@ -65,8 +65,8 @@ pub struct KvmEngine {
     pub cpuid_readback: Vec<kvm_bindings::kvm_cpuid_entry2>,
 }
 
-fn kvm_error(context: &str, e: errno::Error) -> WioError {
-    WioError::Internal(format!("{context}: {e}"))
+fn kvm_error(context: &'static str, e: errno::Error) -> WioError {
+    KvmError::new(context, e).into()
 }
 
 /// The KVM device node; `WIO_KVM_DEVICE` overrides it (tests use it to simulate a host without KVM).
@@ -80,12 +80,28 @@ fn kvm_device() -> std::path::PathBuf {
 pub fn open_kvm() -> Result<Kvm> {
     let path = kvm_device();
     let shown = path.display().to_string();
-    let c_path = std::ffi::CString::new(path.into_os_string().into_encoded_bytes())
-        .map_err(|_| WioError::NoKvm(format!("KVM device path {shown:?} contains a NUL byte")))?;
+    let c_path =
+        std::ffi::CString::new(path.into_os_string().into_encoded_bytes()).map_err(|_| {
+            NoKvmError::NulInPath {
+                device: shown.clone(),
+            }
+        })?;
     Kvm::new_with_path(&c_path).map_err(|e| match e.errno() {
-        libc::ENOENT => WioError::NoKvm(format!("{shown} does not exist: this host has no KVM; load kvm_intel or kvm_amd, or run on a host with hardware virtualization (riscv64 guests need no KVM: --arch riscv64)")),
-        libc::EACCES | libc::EPERM => WioError::NoKvm(format!("permission denied opening {shown}: add your user to the 'kvm' group or run as root")),
-        _ => WioError::NoKvm(format!("cannot open {shown}: {e}")),
+        libc::ENOENT => NoKvmError::Missing {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
+        libc::EACCES | libc::EPERM => NoKvmError::Denied {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
+        _ => NoKvmError::Open {
+            device: shown.clone(),
+            errno: e,
+        }
+        .into(),
     })
 }
 
@@ -103,8 +119,7 @@ impl KvmEngine {
             .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
         vcpu.set_fpu(&regs::boot_fpu())
             .map_err(|e| kvm_error("KVM_SET_FPU", e))?;
-        let msrs = Msrs::from_entries(&regs::boot_msrs())
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let msrs = Msrs::from_entries(&regs::boot_msrs()).map_err(KvmError::MsrList)?;
         // Some backends refuse some MSRs; what they accept is reset, the rest keep KVM's reset values.
         let _ = vcpu.set_msrs(&msrs);
         Ok(engine)
@@ -142,8 +157,7 @@ impl KvmEngine {
             // Hosts without XSAVE support refuse it; such a host also could not have saved one.
             let _ = vcpu.set_xcrs(xcrs);
         }
-        let msrs = Msrs::from_entries(&state.msrs)
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let msrs = Msrs::from_entries(&state.msrs).map_err(KvmError::MsrList)?;
         let _ = vcpu.set_msrs(&msrs);
         vcpu.set_vcpu_events(&state.events)
             .map_err(|e| kvm_error("KVM_SET_VCPU_EVENTS", e))?;
@@ -173,8 +187,7 @@ impl KvmEngine {
         self.settle()?;
         let vcpu = &self.vcpu;
         let fpu = vcpu.get_fpu().map_err(|e| kvm_error("KVM_GET_FPU", e))?;
-        let mut msrs = Msrs::from_entries(&regs::boot_msrs())
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let mut msrs = Msrs::from_entries(&regs::boot_msrs()).map_err(KvmError::MsrList)?;
         let n = vcpu.get_msrs(&mut msrs).unwrap_or(0);
         Ok(VcpuState {
             regs: vcpu.get_regs().map_err(|e| kvm_error("KVM_GET_REGS", e))?,
@@ -203,15 +216,13 @@ impl KvmEngine {
     /// The VM, its memory, its vCPU with wio's CPUID profile, and the watchdog.
     fn create(mem: &GuestMem, options: KvmOptions) -> Result<KvmEngine> {
         let kvm = open_kvm()?;
-        let vm = kvm
-            .create_vm()
-            .map_err(|e| WioError::NoKvm(format!("KVM_CREATE_VM failed: {e}")))?;
+        let vm = kvm.create_vm().map_err(NoKvmError::CreateVm)?;
         // Not every KVM backend needs (or accepts) a TSS area; VMX does.
         let _ = vm.set_tss_address(TSS_ADDRESS);
         for (slot, region) in mem.iter().enumerate() {
             let host = mem
                 .get_host_address(region.start_addr())
-                .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+                .map_err(KvmError::HostAddress)?;
             let region_desc = kvm_userspace_memory_region {
                 slot: slot as u32,
                 guest_phys_addr: region.start_addr().0,
@@ -233,16 +244,15 @@ impl KvmEngine {
         // The APIC is off before the profile is read back: KVM derives CPUID's APIC bit
         // from IA32_APIC_BASE (a backend that refuses the MSR keeps its own view, which
         // the read-back reports).
-        let apic_off = Msrs::from_entries(&[regs::apic_base_disabled()])
-            .map_err(|e| WioError::Internal(format!("MSR list: {e}")))?;
+        let apic_off =
+            Msrs::from_entries(&[regs::apic_base_disabled()]).map_err(KvmError::MsrList)?;
         let _ = vcpu.set_msrs(&apic_off);
         let cpuid_readback = vcpu
             .get_cpuid2(kvm_bindings::KVM_MAX_CPUID_ENTRIES)
             .map_err(|e| kvm_error("KVM_GET_CPUID2", e))?
             .as_slice()
             .to_vec();
-        let watchdog = Watchdog::start(options.watchdog)
-            .map_err(|e| WioError::Internal(format!("starting the watchdog: {e}")))?;
+        let watchdog = Watchdog::start(options.watchdog).map_err(KvmError::Watchdog)?;
         Ok(KvmEngine {
             _kvm: kvm,
             _vm: vm,
@@ -284,9 +294,10 @@ impl KvmEngine {
     /// never patched). Both come back as [`Exit::Debug`].
     pub fn set_debug(&mut self, single_step: bool, breakpoints: &[u64]) -> Result<()> {
         if breakpoints.len() > MAX_HW_BREAKPOINTS {
-            return Err(WioError::Usage(format!(
-                "at most {MAX_HW_BREAKPOINTS} breakpoints on x86-64 (the debug registers)"
-            )));
+            return Err(MachineError::TooManyBreakpoints {
+                max: MAX_HW_BREAKPOINTS,
+            }
+            .into());
         }
         let mut dbg = kvm_bindings::kvm_guest_debug {
             control: kvm_bindings::KVM_GUESTDBG_ENABLE,

@@ -9,7 +9,7 @@ use super::platform::Platform;
 use super::run_loop::{self, RunStats, Step};
 use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
@@ -60,11 +60,13 @@ pub struct X86Machine {
 
 fn check_mem(mem_mib: u64) -> Result<()> {
     if !(layout::MIN_MEM_MIB..=layout::MAX_MEM_MIB).contains(&mem_mib) {
-        return Err(WioError::Usage(format!(
-            "--mem {mem_mib} MiB is out of range; x86-64 guests take {} to {} MiB",
-            layout::MIN_MEM_MIB,
-            layout::MAX_MEM_MIB
-        )));
+        return Err(MachineError::Mem {
+            mib: mem_mib,
+            arch: "x86-64",
+            min: layout::MIN_MEM_MIB,
+            max: layout::MAX_MEM_MIB,
+        }
+        .into());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::layout;
 use super::machine::{host_warnings, kvm_options, X86Machine};
 use super::platform::{self, Platform};
 use super::run_loop::RunStats;
-use crate::error::{Result, WioError};
+use crate::error::{Result, SnapshotError, WioError};
 use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
@@ -63,7 +63,7 @@ impl X86Machine {
         state.put(section::VCPU, &vcpu).map_err(internal)?;
         self.platform
             .save_sections(&mut state)
-            .map_err(|e| WioError::Usage(format!("cannot snapshot: {e}")))?;
+            .map_err(SnapshotError::Sections)?;
         state
             .put(section::CONSOLE, &self.console.save())
             .map_err(internal)?;

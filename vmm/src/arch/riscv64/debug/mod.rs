@@ -14,7 +14,7 @@
 
 use super::machine::RvMachine;
 use super::snapshot::{restore, RvLoaded};
-use crate::error::{Result, WioError};
+use crate::error::{MachineError, Result, WioError};
 use crate::faults::FaultSource;
 use crate::machine::console::Echo;
 use crate::machine::driver::{boundary, Boundary};
@@ -598,9 +598,7 @@ impl RvDebugger {
     /// Refuses to move a world's node (it cannot go back alone).
     fn movable(&self) -> Result<()> {
         if self.world {
-            return Err(WioError::Usage(
-                "a world's node cannot be moved alone: seek is for `wio run --gdb`".into(),
-            ));
+            return Err(MachineError::WorldNodeSeek.into());
         }
         Ok(())
     }

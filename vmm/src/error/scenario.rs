@@ -1,0 +1,163 @@
+//! Why a world's scenario file does not parse or check.
+
+use std::path::PathBuf;
+
+/// A scenario that does not parse or check: the file (when read from one), the line and
+/// the field (when the error is about one place) and what is wrong.
+///
+/// Shown as `scenario FILE: line N: REASON`; the reason names the field (`node.name "a" is
+/// used twice`), and `field` gives its key path for programs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}{reason}", file_prefix(.file), line_prefix(.line))]
+pub struct ScenarioError {
+    /// The scenario file, when the text came from one.
+    pub file: Option<PathBuf>,
+    /// The line (from 1) the error is about, when it is about one place.
+    pub line: Option<usize>,
+    /// The key path of the field (`"node.name"`, `"links.between"`), when known.
+    pub field: Option<String>,
+    /// What is wrong and what would be right.
+    pub reason: String,
+}
+
+fn file_prefix(file: &Option<PathBuf>) -> String {
+    file.as_ref()
+        .map(|f| format!("scenario {}: ", f.display()))
+        .unwrap_or_default()
+}
+
+fn line_prefix(line: &Option<usize>) -> String {
+    line.map(|n| format!("line {n}: ")).unwrap_or_default()
+}
+
+impl ScenarioError {
+    /// An error about `field` as a whole (every `[[node]]`, every link), no one line.
+    pub fn about(field: &str, reason: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: None,
+            line: None,
+            field: Some(field.to_string()),
+            reason: reason.into(),
+        }
+    }
+
+    /// An error about `field` at byte `offset` of the scenario's `text`.
+    pub fn at_offset(
+        text: &str,
+        offset: usize,
+        field: &str,
+        reason: impl Into<String>,
+    ) -> ScenarioError {
+        ScenarioError {
+            file: None,
+            line: Some(line_of(text, offset)),
+            field: Some(field.to_string()),
+            reason: reason.into(),
+        }
+    }
+
+    /// The error TOML gives for `text`: its message, its line and the key path there.
+    pub fn toml(text: &str, e: &toml::de::Error) -> ScenarioError {
+        ScenarioError {
+            file: None,
+            line: e.span().map(|s| line_of(text, s.start)),
+            field: e.span().and_then(|s| key_path_at(text, s.start)),
+            reason: e.message().to_string(),
+        }
+    }
+
+    /// The same error, read from `file`.
+    pub fn in_file(mut self, file: impl Into<PathBuf>) -> ScenarioError {
+        self.file = Some(file.into());
+        self
+    }
+}
+
+/// A `--node-args NAME=ARGS` value that does not fit the scenario.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeArgsError {
+    /// No `=` between the name and the arguments.
+    #[error("--node-args {arg:?}: expected NAME=ARGS, e.g. payments=wio.bug=receipt-no-retry")]
+    NoEquals {
+        /// The value as given.
+        arg: String,
+    },
+    /// The scenario has no node of that name.
+    #[error("--node-args {arg:?}: the scenario has no node {name:?}")]
+    NoNode {
+        /// The value as given.
+        arg: String,
+        /// The node it names.
+        name: String,
+    },
+    /// Nothing after the `=`.
+    #[error("--node-args {arg:?}: no arguments")]
+    NoArgs {
+        /// The value as given.
+        arg: String,
+    },
+}
+
+/// The line (from 1) of byte `offset` of `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The key path at `offset` as far as the text shows it: the last table header before the
+/// offset's line (`[[node]]` → `node`) and the key the line sets (`name = ...` →
+/// `node.name`). For TOML errors, which name no field.
+fn key_path_at(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or_default();
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim())
+        .filter(|k| !k.is_empty() && !k.starts_with(['#', '[']));
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(['[', ']']).trim());
+    match (table, key) {
+        (Some(t), Some(k)) => Some(format!("{t}.{k}")),
+        (None, Some(k)) => Some(k.to_string()),
+        (Some(t), None) => Some(t.to_string()),
+        (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ScenarioError;
+    use crate::world::scenario::Scenario;
+
+    /// A bad scenario's error carries its line and field, and reads the same as before.
+    #[test]
+    fn scenario_errors_name_line_and_field() {
+        let text = "[[node]]\nname = \"a\"\n[[node]]\nname = \"a\"\n";
+        let e = Scenario::parse(text).expect_err("a name used twice");
+        assert_eq!(e.line, Some(4));
+        assert_eq!(e.field.as_deref(), Some("node.name"));
+        assert_eq!(e.to_string(), "line 4: node.name \"a\" is used twice");
+        let e = e.in_file("w.toml");
+        assert_eq!(
+            e.to_string(),
+            "scenario w.toml: line 4: node.name \"a\" is used twice"
+        );
+        // TOML's own errors: the line from its span, the key path from the text.
+        let e = Scenario::parse("[[node]]\nname = \"a\"\ncolour = 1\n").expect_err("unknown key");
+        assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("node.colour")));
+        // An error about no one line still names the field.
+        let e = Scenario::parse("[link]\nlatency_us = 0\n[[node]]\nname = \"a\"\n")
+            .expect_err("latency 0");
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (None, Some("link.latency_us"))
+        );
+        let whole = ScenarioError::about("node", "no [[node]]: a world needs at least one");
+        assert_eq!(whole.to_string(), "no [[node]]: a world needs at least one");
+    }
+}
