@@ -436,7 +436,12 @@ fn coverage_edges_from_an_instrumented_program_guide_the_search() {
     let snap = planted_snapshot(&dir, "edges", 3);
     let rep = dir.join("guided.json");
     let o = guided_explore(&snap, 600, 2, &["--signals", "sdk-coverage"], &rep);
-    assert_eq!(o.status.code(), Some(1), "the bug is reached: {}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the bug is reached: {}",
+        stderr(&o)
+    );
     let r = report(&rep);
     let moments = r["tree"]["moments"].as_array().unwrap();
     for stage in 1..=2 {
@@ -455,9 +460,9 @@ fn coverage_edges_from_an_instrumented_program_guide_the_search() {
     let r = report(&rep);
     let moments = r["tree"]["moments"].as_array().unwrap();
     assert!(
-        moments.iter().all(|m| m["new"]
-            .as_array()
-            .is_none_or(|n| n.iter().all(|w| !w.as_str().unwrap_or("").starts_with("sdk edge")))),
+        moments.iter().all(|m| m["new"].as_array().is_none_or(|n| n
+            .iter()
+            .all(|w| !w.as_str().unwrap_or("").starts_with("sdk edge")))),
         "sdk edges are marked only when observed"
     );
 }

@@ -71,8 +71,10 @@ fn first_failing(lw: &LoadedWorld, start: u64, budget: u64) -> Result<(Option<u6
     Ok((first, from - start))
 }
 
-/// Seeds between two flat samples of `--payments-roots` (ranges that never overlap).
-const FLAT_STRIDE: u64 = 1_000_000;
+/// Seeds between two flat samples of `--payments-roots` (ranges that never overlap): the
+/// guided explorer's, so flat sample `r` runs the seeds search seed `r` branches the root
+/// with, in the same order.
+const FLAT_STRIDE: u64 = crate::explore::frontier::ROOT_SEED_STRIDE;
 
 /// Branches to the first violation of `lw` (its file at `snap`): of flat explorations of
 /// the seed ranges from `r * FLAT_STRIDE`, and of guided explorations with search seed `r`,

@@ -17,9 +17,13 @@
 //!   1-in-16 choice after it with 87 % odds); one that finds something adds [`FRUIT_BONUS`].
 //!   A moment at 0 is spent: chosen with weight [`SPENT_WEIGHT`] only, evicted first.
 //! - The root keeps at least [`ROOT_FLOOR`], so fresh branches of the root go on
-//!   (what a flat exploration does) however rich the frontier gets.
+//!   (what a flat exploration does) however rich the frontier gets. The root's branches
+//!   run the seeds a flat exploration would, in its order ([`root_seed`]: with search seed
+//!   0, `--seeds 0..`), so guided search holds flat search's first branches: its whole
+//!   first round is root branches, and a bug that flat search meets in its first round of
+//!   seeds, guided search meets at the same branch.
 //! - The next moment is drawn with probability proportional to energy, from the explorer's
-//!   own stream; the branch's seed from another. Both are functions of `--search-seed`
+//!   own stream; a moment's branch's seed from another. Both are functions of `--search-seed`
 //!   and of what earlier branches found, in branch order: never of threads or host time.
 //! - Moments hold their guest memory; beyond `--max-memory` the spent, then the weakest,
 //!   are evicted (their place in the tree stays; they can no longer be branched from).
@@ -188,6 +192,8 @@ pub struct FrontierState {
     known: Vec<(Signal, u64)>,
     pick: wio_scheduler::SavedStream,
     seeds: wio_scheduler::SavedStream,
+    root_branches: u64,
+    search_seed: u64,
     bytes: u64,
     max_bytes: u64,
 }
@@ -208,8 +214,22 @@ pub struct Frontier<S: ?Sized + MomentState = dyn LoadedSnapshot> {
     known: BTreeSet<(Signal, u64)>,
     pick: Stream,
     seeds: Stream,
+    /// Branches of the root assigned so far (the next one's place in [`root_seed`]'s order).
+    root_branches: u64,
+    search_seed: u64,
     bytes: u64,
     max_bytes: u64,
+}
+
+/// Seeds between the root branches of two search seeds: search seed `s` branches the root
+/// with the seeds from `s * ROOT_SEED_STRIDE` on, so two searches never share one.
+pub const ROOT_SEED_STRIDE: u64 = 1 << 32;
+
+/// The seed of the root's `k`-th branch under search seed `search_seed`: `s * 2^32 + k`,
+/// the `k`-th seed of the flat exploration `--seeds s*2^32..` (with search seed 0,
+/// `--seeds 0..`).
+pub fn root_seed(search_seed: u64, k: u64) -> u64 {
+    search_seed.wrapping_mul(ROOT_SEED_STRIDE).wrapping_add(k)
 }
 
 impl<S: ?Sized + MomentState> Frontier<S> {
@@ -240,6 +260,8 @@ impl<S: ?Sized + MomentState> Frontier<S> {
             known: BTreeSet::new(),
             pick: seed.stream(stream_names::EXPLORE_FRONTIER),
             seeds: seed.stream(stream_names::EXPLORE_SEEDS),
+            root_branches: 0,
+            search_seed,
             bytes: 0,
             max_bytes,
         }
@@ -297,11 +319,20 @@ impl<S: ?Sized + MomentState> Frontier<S> {
             at -= w;
         }
         let m = &self.moments[chosen];
-        let mut seed = self.seeds.next_u64();
-        if seed == m.seed {
-            // The same seed would re-key nothing: the branch would replay its parent.
-            seed = seed.wrapping_add(1);
-        }
+        let seed = if chosen == 0 {
+            // The root: the next seed of the flat order, as a flat exploration runs it
+            // (its own seed included: that branch replays the snapshot's own future).
+            self.root_branches += 1;
+            root_seed(self.search_seed, self.root_branches - 1)
+        } else {
+            let seed = self.seeds.next_u64();
+            if seed == m.seed {
+                // The same seed would re-key nothing: the branch would replay its parent.
+                seed.wrapping_add(1)
+            } else {
+                seed
+            }
+        };
         Assignment {
             moment: m.info.id,
             loaded: Arc::clone(m.loaded.as_ref().expect("only live moments weigh")),
@@ -456,6 +487,8 @@ impl<S: ?Sized + MomentState> Frontier<S> {
             known: self.known.iter().copied().collect(),
             pick: self.pick.save(),
             seeds: self.seeds.save(),
+            root_branches: self.root_branches,
+            search_seed: self.search_seed,
             bytes: self.bytes,
             max_bytes: self.max_bytes,
         }
@@ -492,6 +525,8 @@ impl<S: ?Sized + MomentState> Frontier<S> {
             known: s.known.iter().copied().collect(),
             pick: Stream::resume(&s.pick, None),
             seeds: Stream::resume(&s.seeds, None),
+            root_branches: s.root_branches,
+            search_seed: s.search_seed,
             bytes: s.bytes,
             max_bytes: s.max_bytes,
         })
@@ -572,7 +607,7 @@ mod tests {
         let a = f.assign();
         assert_eq!(a.moment, 0, "only the root at first");
         assert!(a.path.steps.is_empty());
-        assert_ne!(a.path.seed, 1, "never the root's own seed");
+        assert_eq!(a.path.seed, root_seed(5, 0), "the root's first flat seed");
         let rare = Mark::promise("stage 1", "stage 1", true, true);
         let shape = Mark::console("x 1");
         // A branch from the root that ended at 2000 kept a moment at 1100 for both marks.
@@ -655,6 +690,10 @@ mod tests {
         assert!(!tree[0].evicted, "never the root");
         assert_eq!((tree[2].energy, tree[3].energy), (28, 28));
         assert!(tree[2].evicted, "the weakest, the older of equals");
+        // The root's branches run a flat exploration's seeds, in its order.
+        let mut flat: Frontier = Frontier::new(Arc::from(fake(1000, 1)), 0, 1 << 30);
+        let first: Vec<u64> = (0..4).map(|_| flat.assign().path.seed).collect();
+        assert_eq!(first, vec![0, 1, 2, 3], "search seed 0: --seeds 0..");
         let mut g = Frontier::new(Arc::from(fake(1000, 1)), 5, 1 << 30);
         let mut h = Frontier::new(Arc::from(fake(1000, 1)), 6, 1 << 30);
         let seeds = |f: &mut Frontier| (0..8).map(|_| f.assign().path.seed).collect::<Vec<_>>();

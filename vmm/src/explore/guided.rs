@@ -105,8 +105,9 @@ pub struct Guided {
     pub resume: bool,
 }
 
-/// Format version of checkpoints.
-const CHECKPOINT_FORMAT: u32 = 1;
+/// Format version of checkpoints (2: the frontier counts the root's branches, whose seeds
+/// follow the flat order).
+const CHECKPOINT_FORMAT: u32 = 2;
 
 /// A guided exploration after some whole rounds: what `--resume` goes on from.
 #[derive(Serialize, Deserialize)]
@@ -521,6 +522,7 @@ fn search_from<T: Target>(
     let mut shown = Instant::now();
     let tty = std::io::stderr().is_terminal();
     let mut finished = true;
+    crate::sandbox::enter()?;
     while (results.len() as u64) < g.budget {
         if crate::interrupt::requested() {
             finished = false;
