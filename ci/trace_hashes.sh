@@ -43,22 +43,7 @@ run opensbi-1 run --arch riscv64 --firmware "$RISCV64_OPENSBI_FW_DYNAMIC" \
   --kernel "$RISCV64_DEBIAN_IMAGE" --initrd "$RISCV64_DEBIAN_INITRAMFS" --seed 1 --no-summary
 run flight-9 run --arch riscv64 --kernel "$RISCV64_FLIGHT_ELF" --mem 64 --seed 9 \
   --cmdline protect=on --no-summary
-cat >"$work/world.toml" <<'TOML'
-max_virtual_secs = 30
-[link]
-latency_us = 200
-jitter_us = 20
-[[node]]
-name = "a"
-run = "ping -c 2 b && ping -c 2 c"
-[[node]]
-name = "b"
-run = "nc -l -p 5000 > /tmp/got; echo got: $(cat /tmp/got)"
-[[node]]
-name = "c"
-run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
-TOML
-run world3-1 sim "$work/world.toml" --seed 1
+run world3-1 sim "$ROOT/tests/worlds/three-nodes.toml" --seed 1
 run payments-1 sim "$ROOT/images/payments/world.toml" --seed 1
 # An exploration: 4 branches of a snapshot of the small guest (each branch's trace hash).
 "$WIO" run --arch riscv64 --seed 3 --quiet --no-summary --snapshot-at 1s \

@@ -10,20 +10,9 @@ use wio_e2e_tests::{
     with_summary, write_file,
 };
 
-const WORLD: &str = r#"max_virtual_secs = 30
-[link]
-latency_us = 200
-jitter_us = 20
-[[node]]
-name = "a"
-run = "ping -c 2 b && ping -c 2 c"
-[[node]]
-name = "b"
-run = "nc -l -p 5000 > /tmp/got; echo got: $(cat /tmp/got)"
-[[node]]
-name = "c"
-run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
-"#;
+/// Three nodes that ping each other by name and talk TCP (also a reference run of
+/// `ci/trace_hashes.sh`).
+const WORLD: &str = include_str!("../worlds/three-nodes.toml");
 
 #[test]
 fn a_forbidden_call_from_a_wio_thread_ends_the_run_naming_it() {

@@ -7,20 +7,9 @@
 
 use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary, write_file};
 
-const WORLD: &str = r#"max_virtual_secs = 30
-[link]
-latency_us = 200
-jitter_us = 20
-[[node]]
-name = "a"
-run = "ping -c 2 b && ping -c 2 c"
-[[node]]
-name = "b"
-run = "nc -l -p 5000 > /tmp/got; echo got: $(cat /tmp/got)"
-[[node]]
-name = "c"
-run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
-"#;
+/// Three nodes that ping each other by name and talk TCP (also a reference run of
+/// `ci/trace_hashes.sh`).
+const WORLD: &str = include_str!("../worlds/three-nodes.toml");
 
 fn sim(args: &[&str]) -> (std::process::Output, serde_json::Value) {
     with_summary("sim", args)

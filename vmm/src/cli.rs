@@ -636,7 +636,7 @@ pub struct BenchArgs {
     /// Most seeds per bug for --payments (the goal: a violation within 1000).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub payments_seeds: u64,
-    /// With --payments: for each bug, N flat explorations (seed ranges a million apart) and
+    /// With --payments: for each bug, N flat explorations (seed ranges 2^32 apart: search seed r's root seeds) and
     /// N guided ones (search seeds 0..N) side by side, branches to the first violation of
     /// each (0: none).
     #[arg(long, default_value_t = 3, value_name = "N")]
