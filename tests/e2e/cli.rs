@@ -193,3 +193,48 @@ fn an_explicit_initrd_wins_over_the_built_guests() {
     }
     assert_one_line_error(&out, 101, "/nonexistent/other-initrd.cpio");
 }
+
+/// Seed ranges, shards and `--until` are parsed by the command line itself, before any
+/// file is read: a bad one is a usage error naming the flag and what it expects.
+#[test]
+fn bad_seed_ranges_shards_and_until_are_refused_by_the_parser() {
+    for (args, needle) in [
+        (
+            &["explore", "--from", "/nonexistent.snap", "--seeds", "5..3"][..],
+            "is empty",
+        ),
+        (
+            &["explore", "--from", "/nonexistent.snap", "--seeds", "a..b"][..],
+            "expected A..B",
+        ),
+        (
+            &[
+                "explore",
+                "--from",
+                "/nonexistent.snap",
+                "--seeds",
+                "0..9",
+                "--shard",
+                "3/2",
+            ][..],
+            "expected i/N",
+        ),
+        (
+            &["run", "--arch", "riscv64", "--until", "ready"][..],
+            "expected console:TEXT",
+        ),
+        (
+            &["sim", "/nonexistent.toml", "--until", "console:"][..],
+            "expected console:TEXT",
+        ),
+    ] {
+        let out = wio(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(100), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            !err.contains("nonexistent"),
+            "refused before reading files: {err}"
+        );
+    }
+}

@@ -38,6 +38,19 @@ Environment:
 
 Shell completions: wio completions bash|zsh|fish|elvish|powershell";
 
+/// `--until` is not `console:TEXT` with some TEXT.
+#[derive(Debug, thiserror::Error)]
+#[error("expected console:TEXT (stop at the first console line containing TEXT)")]
+pub struct UntilError;
+
+/// `--until console:TEXT` (the only kind of --until so far): TEXT, parsed at the edge.
+pub fn until_text(s: &str) -> Result<String, UntilError> {
+    match s.strip_prefix("console:") {
+        Some(t) if !t.is_empty() => Ok(t.to_string()),
+        _ => Err(UntilError),
+    }
+}
+
 /// wio's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -144,7 +157,7 @@ pub struct SimArgs {
     pub snapshot_out: PathBuf,
     /// End the world (as a success) at the first console line of any node containing
     /// TEXT: console:TEXT (what `wio explore --until` reproduces).
-    #[arg(long, value_name = "console:TEXT")]
+    #[arg(long, value_name = "console:TEXT", value_parser = until_text)]
     pub until: Option<String>,
     /// Stop the world at this virtual time, in place of the scenario's max_virtual_secs.
     #[arg(long, value_name = "SECS")]
@@ -330,8 +343,8 @@ pub struct ExploreArgs {
     pub from: PathBuf,
     /// Seeds to explore: A..B (B excluded), A..=B (B included) or one seed (a flat
     /// exploration: every seed a branch of the snapshot).
-    #[arg(long, value_name = "A..B", required_unless_present = "budget")]
-    pub seeds: Option<String>,
+    #[arg(long, value_name = "A..B", required_unless_present = "budget", value_parser = crate::explore::SeedRange::parse)]
+    pub seeds: Option<crate::explore::SeedRange>,
     /// How to explore: flat (every seed of --seeds a branch of the snapshot, run to its
     /// end) or guided (--budget branches that start again from moments where something new
     /// was seen). Default: guided with --budget, flat with --seeds.
@@ -375,7 +388,7 @@ pub struct ExploreArgs {
     pub jobs: Option<usize>,
     /// Stop each branch at the first console line containing TEXT (console:TEXT); by default
     /// a branch runs until the guest powers off.
-    #[arg(long, value_name = "console:TEXT")]
+    #[arg(long, value_name = "console:TEXT", value_parser = until_text)]
     pub until: Option<String>,
     /// Report whether a console line containing TEXT appeared (repeatable).
     #[arg(long = "match", value_name = "TEXT")]
@@ -384,8 +397,8 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "TEXT")]
     pub fail_on: Vec<String>,
     /// Explore only seeds whose offset in the range is i modulo N (0 <= i < N).
-    #[arg(long, value_name = "i/N")]
-    pub shard: Option<String>,
+    #[arg(long, value_name = "i/N", value_parser = crate::explore::parse_shard)]
+    pub shard: Option<(u64, u64)>,
     /// Where to write the JSON report.
     #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
     pub report: PathBuf,
@@ -505,7 +518,7 @@ pub struct RunArgs {
     pub snapshot_at: Vec<String>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
     /// (the summary then has no guest status and wio exits 0).
-    #[arg(long, value_name = "console:TEXT")]
+    #[arg(long, value_name = "console:TEXT", value_parser = until_text)]
     pub until: Option<String>,
     /// Where to write snapshots; {seed}, {ns} (virtual time) and {n} are filled in.
     #[arg(long, value_name = "FILE", default_value = crate::snapshot::plan::DEFAULT_OUT)]

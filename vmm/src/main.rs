@@ -12,16 +12,6 @@ use wio::{
     world,
 };
 
-/// `console:TEXT` (the only kind of --until so far) to TEXT.
-fn parse_until(s: &str) -> Result<String, WioError> {
-    match s.strip_prefix("console:") {
-        Some(t) if !t.is_empty() => Ok(t.to_string()),
-        _ => Err(WioError::Usage(format!(
-            "--until {s:?}: expected console:TEXT (stop at the first console line containing TEXT)"
-        ))),
-    }
-}
-
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
         WioError::Usage(format!(
@@ -73,7 +63,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         }
         (None, arch) => arch.unwrap_or(Arch::X86_64),
     };
-    let until = args.until.as_deref().map(parse_until).transpose()?;
+    let until = args.until.clone();
     let cfg = RunConfig {
         until,
         net_port: false,
@@ -256,7 +246,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             )),
             None => None,
         },
-        until: args.until.as_deref().map(parse_until).transpose()?,
+        until: args.until.clone(),
         timeline: args.timeline.clone(),
         plan: args
             .fault_plan
@@ -415,17 +405,11 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         (None, Some(_), _) => cli::Strategy::Flat,
         (None, None, _) => cli::Strategy::Guided,
     };
-    let seeds = match &args.seeds {
-        Some(s) => explore::SeedRange::parse(s)?,
-        None => explore::SeedRange {
-            start: 0,
-            end: args.budget.unwrap_or(1).max(1),
-        },
-    };
-    let shard = match &args.shard {
-        Some(s) => explore::parse_shard(s)?,
-        None => (0, 1),
-    };
+    let seeds = args.seeds.unwrap_or(explore::SeedRange {
+        start: 0,
+        end: args.budget.unwrap_or(1).max(1),
+    });
+    let shard = args.shard.unwrap_or((0, 1));
     let jobs = jobs_or_cores(args.jobs)?;
     let max_virtual_ns = args
         .max_virtual_secs
@@ -437,7 +421,7 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
         seeds,
         shard,
         jobs,
-        until: args.until.as_deref().map(parse_until).transpose()?,
+        until: args.until.clone(),
         matches: args.matches.clone(),
         fail_on: args.fail_on.clone(),
         max_virtual_ns,
