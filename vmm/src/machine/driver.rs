@@ -80,6 +80,19 @@ pub fn boundary(stop: Stop, cfg: &RunConfig, m: &mut dyn Machine) -> Boundary {
     }
 }
 
+/// One step of `m` towards `limit` (`Machine::run_until`); in debug builds, checks that
+/// virtual time did not go back in it. Every loop that steps machines (a run, a branch, a
+/// world's node threads) steps them through here.
+pub fn step(m: &mut dyn Machine, limit: VirtualTime) -> Stop {
+    let before = cfg!(debug_assertions).then(|| m.now());
+    let stop = m.run_until(limit);
+    debug_assert!(
+        before.is_none_or(|b| m.now() >= b),
+        "virtual time went back in a step"
+    );
+    stop
+}
+
 /// Runs `m` to its end, taking the snapshots `cfg.snapshots` asks for on the way and
 /// stopping at `cfg.until`'s console text. A snapshot that cannot be taken or written
 /// ends the run with that error (the summary still comes).
@@ -98,9 +111,7 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
     }
     let mut until_hit = None;
     let outcome = loop {
-        let before = m.now();
-        let stop = m.run_until(limit);
-        debug_assert!(m.now() >= before, "virtual time went back in a step");
+        let stop = step(m.as_mut(), limit);
         if crate::interrupt::requested() {
             break Err(WioError::Interrupted(m.now().as_ns()));
         }
@@ -200,10 +211,7 @@ fn branch_loop(
         if cancel.load(Ordering::Relaxed) || crate::interrupt::requested() {
             return Ok(None);
         }
-        let before = m.now();
-        let stop = m.run_until(limit);
-        debug_assert!(m.now() >= before, "virtual time went back in a step");
-        match stop {
+        match step(m, limit) {
             Stop::End(outcome) => return Ok(Some((outcome, false))),
             Stop::Limit => return Ok(Some((Err(WioError::TimeLimit { limit_ns }), false))),
             Stop::Yield | Stop::GuestSnapshot(_) | Stop::SetupComplete => {}

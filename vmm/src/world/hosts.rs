@@ -154,11 +154,7 @@ fn host(
                     let mut setup_complete = false;
                     if !was_ended {
                         loop {
-                            let before = m.now();
-                            let stop = m.run_until(limit);
-                            // Virtual time never goes back, within a step or across one.
-                            debug_assert!(m.now() >= before, "node {} went back in time", o.node);
-                            match stop {
+                            match crate::machine::driver::step(m.as_mut(), limit) {
                                 Stop::Yield | Stop::GuestSnapshot(_) => {}
                                 Stop::SetupComplete => setup_complete = true,
                                 Stop::Limit => break,
