@@ -225,6 +225,31 @@ fn a_guided_worlds_failing_branch_is_shrunk_reproduced_and_verified_by_its_path(
             .contains("the deep bug is not reached"),
         "{s}"
     );
+    // The plan records how its branch ran (here: the snapshot's noise levels, so nothing),
+    // and a replay runs it so: a plan that records `off` replays as `--sched-noise off`
+    // does, which is not the snapshot's level.
+    assert!(saved.get("sched_noise").is_none(), "{saved}");
+    let mut off = saved.clone();
+    off["sched_noise"] = "off".into();
+    let plan_off = dir.join("plan-off.json");
+    std::fs::write(&plan_off, off.to_string()).unwrap();
+    let replay = |plan: &Path, extra: &[&str]| {
+        let mut args = vec!["--from", snap, "--path", path, "--fault-plan"];
+        args.push(plan.to_str().unwrap());
+        args.push("--quiet");
+        args.extend_from_slice(extra);
+        let (o, s) = with_summary("sim", &args);
+        (s["world_trace_hash"].clone(), stderr(&o))
+    };
+    let (recorded, _) = replay(&plan_off, &[]);
+    let (given, _) = replay(&plan, &["--sched-noise", "off"]);
+    assert_eq!(recorded, given, "the plan's noise level is used");
+    assert_ne!(recorded, s["world_trace_hash"], "noise off is another run");
+    let (_, said) = replay(&plan_off, &["--sched-noise", "heavy"]);
+    assert!(
+        said.contains("--sched-noise as given, not as the fault plan records it"),
+        "{said}"
+    );
     // Verify: against the same build every case still fails; against the fixed build (the
     // promise holds where it broke) every case is fixed, its path replayed there.
     let verify = |fixed: &str| {

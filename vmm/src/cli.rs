@@ -297,6 +297,15 @@ pub struct ShrinkArgs {
     /// An exploration report (`wio explore --report`): its snapshot, and a failing seed of it.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub report: Option<PathBuf>,
+    /// With --from: every node's CPU-timing noise from the snapshot on, as the failing
+    /// branch ran (off, light, heavy; default: the snapshot's levels). With --report the
+    /// exploration's own is used. The plan records it.
+    #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// With --from --path: the console line that ended the exploration's branches
+    /// (console:TEXT, its --until), where the path's steps end. The plan records it.
+    #[arg(long, value_name = "console:TEXT", value_parser = until_text, requires = "path")]
+    pub until: Option<String>,
     /// Text of the promise that must keep failing (default: the seed's first violated one).
     #[arg(long, value_name = "TEXT")]
     pub promise: Option<String>,

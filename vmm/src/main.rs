@@ -222,6 +222,28 @@ fn exit_for(r: &explore::Report) -> i32 {
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
+    let plan = args
+        .fault_plan
+        .as_deref()
+        .map(world::faults::WorldPlan::read)
+        .transpose()?;
+    let ran = |what: &str, given: bool, recorded: bool| {
+        if given && recorded {
+            eprintln!("wio: {what} as given, not as the fault plan records it");
+        }
+    };
+    let p = plan.as_ref();
+    ran(
+        "--sched-noise",
+        args.sched_noise
+            .is_some_and(|n| p.and_then(|p| p.sched_noise) != Some(n)),
+        p.is_some_and(|p| p.sched_noise.is_some()),
+    );
+    ran(
+        "--until",
+        args.until.is_some() && p.and_then(|p| p.until.as_ref()) != args.until.as_ref(),
+        p.is_some_and(|p| p.until.is_some()),
+    );
     let opts = world::Options {
         gdb: match &args.gdb {
             Some(spec) => Some(
@@ -246,21 +268,22 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             )),
             None => None,
         },
-        until: args.until.clone(),
+        // A shrunk plan records how its branch ran; what the command line says wins.
+        until: args
+            .until
+            .clone()
+            .or_else(|| p.and_then(|p| p.until.clone())),
         timeline: args.timeline.clone(),
-        plan: args
-            .fault_plan
-            .as_deref()
-            .map(world::faults::WorldPlan::read)
-            .transpose()?,
         max_virtual_ns: args
             .max_virtual_secs
             .map(|s| {
                 s.checked_mul(1_000_000_000)
                     .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))
             })
-            .transpose()?,
-        sched_noise: args.sched_noise,
+            .transpose()?
+            .or_else(|| p.and_then(|p| p.max_virtual_ns)),
+        sched_noise: args.sched_noise.or_else(|| p.and_then(|p| p.sched_noise)),
+        plan: plan.clone(),
         ..world::Options::default()
     };
     let summary = match (&args.from, &args.scenario) {
@@ -354,8 +377,8 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
             Some(p) => {
                 let path = explore::path::BranchPath::parse(p)?;
                 let seed = path.seed;
-                let steps = explore::path::world_steps(None, 0, None);
-                (f.clone(), seed, Some((path, steps)), None)
+                let steps = explore::path::world_steps(args.until.clone(), 0, args.sched_noise);
+                (f.clone(), seed, Some((path, steps)), args.sched_noise)
             }
             None => (
                 f.clone(),
@@ -363,7 +386,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
                     WioError::Usage("wio shrink --from needs --seed (or --path)".into())
                 })?,
                 None,
-                None,
+                args.sched_noise,
             ),
         },
         (None, None) => {

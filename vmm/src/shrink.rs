@@ -483,6 +483,12 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     let mut plan = plan_of(&minimal, &names, p.nodes);
     plan.seed = Some(seed);
     plan.path = x.path.as_ref().map(|(path, _)| path.to_string());
+    // How the branch ran, so that a replay of the plan runs it the same way.
+    plan.sched_noise = x.sched_noise;
+    if let Some((_, steps)) = &x.path {
+        plan.until.clone_from(&steps.until);
+        plan.max_virtual_ns = steps.max_virtual_ns;
+    }
     plan.promise = Some(p.target.message.clone());
     plan.write(&x.out)?;
     // The story, from the minimal plan's own run, drawn beside the plan.

@@ -111,7 +111,14 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             .seed
             .ok_or_else(|| ShrinkError::NoSeed { path: path.clone() })?;
         let branch = match &plan.path {
-            Some(p) => Some((BranchPath::parse(p)?, world_steps(None, 0, None))),
+            Some(p) => Some((
+                BranchPath::parse(p)?,
+                world_steps(
+                    plan.until.clone(),
+                    plan.max_virtual_ns.unwrap_or(0),
+                    plan.sched_noise,
+                ),
+            )),
             None => None,
         };
         out.push(Case {
@@ -121,7 +128,7 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
             },
             seed,
             path: branch,
-            sched_noise: None,
+            sched_noise: plan.sched_noise,
             before: plan.promise.iter().cloned().collect(),
             plan,
         });

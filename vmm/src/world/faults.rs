@@ -240,6 +240,18 @@ pub struct WorldPlan {
     /// last seed): its faults are those from the path's last moment on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Every node's CPU-timing noise from the snapshot on, as the failing branch ran
+    /// (`--sched-noise`; None: the snapshot's levels). A replay of the plan uses it
+    /// unless told otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    /// The console line that ended the branch's runs (`--until`, `console:TEXT`): a path's
+    /// steps and its last run end there, as in the exploration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// The branch's virtual-time limit, ns (`--max-virtual-secs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_virtual_ns: Option<u64>,
     /// Faults between nodes, in start order.
     pub between: Vec<WorldFault>,
     /// Each node's own faults (crash, pause, disk, clock), by node name; a node not listed
