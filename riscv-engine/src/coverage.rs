@@ -6,9 +6,11 @@
 //! - Where: the run loop notes every pc it dispatches that is not the next instruction of
 //!   the one before (a jump or branch target, a trap handler, a return to user mode): the
 //!   starts of blocks. Only in user mode (the programs under test; the kernel is noise).
-//!   While coverage is on, user-mode blocks are interpreted, never run as compiled code
-//!   (whose chained jumps would skip the run loop); the kernel stays compiled. Either way
-//!   the hart computes exactly the same thing.
+//!   While coverage is on, user-mode blocks run one at a time, compiled or interpreted
+//!   (a compiled block does not chain to the next, which would skip the run loop), so
+//!   every target comes back to the loop; the kernel's blocks chain as ever. The edges are
+//!   the same whether a block ran compiled or interpreted (a unit test compares them), and
+//!   the hart computes exactly the same thing either way.
 //! - What: a location is the pc itself for code below 2 GiB (where executables linked at a
 //!   fixed address live: the same in every process and every branch), and the pc's offset
 //!   in its 4 KiB page above (position-independent executables, shared libraries and the

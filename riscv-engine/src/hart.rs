@@ -458,7 +458,7 @@ impl Hart {
                 // Fastest path: a block of pre-decoded instructions starting here.
                 if !sequential {
                     // A control-flow target: user-mode coverage counts it, and then runs
-                    // user blocks interpreted (compiled code chains past this loop).
+                    // user blocks one at a time (compiled code would chain past this loop).
                     let mut covered = false;
                     if let Some(c) = self.coverage.as_deref_mut() {
                         if self.prv == Priv::User {
@@ -488,17 +488,24 @@ impl Hart {
                         if b.hits == BUILT && b.fence == fence {
                             if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
                                 let epoch = self.icache.jit.epoch;
-                                if covered {
-                                    // Interpreted below, so the next target is counted.
-                                } else if b.code_epoch == epoch {
+                                if b.code_epoch == epoch {
                                     if b.code != 0 {
                                         let code = b.code;
-                                        self.run_compiled(bus, code, chunk_end);
+                                        // Counted coverage: this block only (a chunk that
+                                        // ends now lets no block chain after it), so the
+                                        // next target comes back here to be counted.
+                                        let end = if covered { 0 } else { chunk_end };
+                                        self.run_compiled(bus, code, end);
                                         continue;
                                     }
                                 } else if b.runs < JIT_HOT {
                                     b.runs += 1;
                                 } else if self.compile_block(bslot, pc) {
+                                    // Run it now: coming round again would count this
+                                    // target twice.
+                                    let code = self.icache.blocks[bslot].code;
+                                    let end = if covered { 0 } else { chunk_end };
+                                    self.run_compiled(bus, code, end);
                                     continue;
                                 }
                                 let b = &self.icache.blocks[bslot];
