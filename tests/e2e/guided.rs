@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
     guided_explore, interrupt_after, read_report as report, require_riscv_guests, run_with_summary,
-    scratch, stderr, wio, StopSignal,
+    scratch, stderr, wio, wio_env, StopSignal,
 };
 
 /// The small guest's kernel arguments with the planted bug of `form` and `depth` (no other
@@ -185,6 +185,42 @@ fn a_guided_exploration_is_the_same_on_one_or_two_threads() {
         "moments kept"
     );
     assert_eq!(a, b, "the same tree and results whatever --jobs");
+    // Moments copied whole (WIO_MOMENTS=copy) give the same search: keeping only the
+    // pages a branch wrote, over its parent's, is invisible (and smaller).
+    let copy = dir.join("copy.json");
+    let o = wio_env(
+        &[
+            "explore",
+            "--from",
+            snap.to_str().unwrap(),
+            "--budget",
+            "96",
+            "--jobs",
+            "2",
+            "--report",
+            copy.to_str().unwrap(),
+        ],
+        "WIO_MOMENTS",
+        "copy",
+    );
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let bytes = |r: &mut serde_json::Value| -> u64 {
+        let moments = r["tree"]["moments"].as_array_mut().unwrap();
+        moments
+            .iter_mut()
+            .map(|m| m["bytes"].take().as_u64().unwrap())
+            .sum()
+    };
+    let (mut layered, mut whole) = (a.clone(), report(&copy));
+    let (lb, wb) = (bytes(&mut layered), bytes(&mut whole));
+    assert_eq!(
+        layered, whole,
+        "the same tree and results with moments copied whole"
+    );
+    assert!(
+        lb < wb,
+        "layered moments hold less: {lb} against {wb} bytes"
+    );
     // Beside the report, its coverage growth as a picture.
     let plot = std::fs::read_to_string(one.with_extension("growth.svg")).unwrap();
     assert!(

@@ -36,6 +36,13 @@ pub enum MemoryError {
         #[source]
         source: vm_memory::mmap::MmapRegionError,
     },
+    /// The host would not say which pages of a branch's memory it wrote.
+    #[error("cannot read /proc/self/pagemap (the pages a branch wrote): {source}")]
+    Pagemap {
+        /// What the host said.
+        #[source]
+        source: std::io::Error,
+    },
     /// The host refused to map a snapshot's memory file into the region.
     #[error("cannot map {mib} MiB of guest memory: {source}")]
     Map {

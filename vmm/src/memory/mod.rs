@@ -1,4 +1,8 @@
-//! Guest memory: one anonymous mapping per run, addressed from guest-physical 0.
+//! Guest memory: one anonymous mapping per run, addressed from guest-physical 0; a
+//! restored run's is a private view of its snapshot's pages ([`map_private`]), or of a
+//! guided exploration's moment's layers ([`layers`]).
+
+pub mod layers;
 
 use crate::error::{MemoryError, Result, WioError};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
@@ -59,34 +63,53 @@ pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::Fil
 /// and are written into the branch's own pages. Costs two `lseek` and one `mmap` per run of
 /// data pages.
 pub fn map_private(base: u64, size: u64, file: &std::fs::File) -> Result<GuestMem> {
+    let extents = data_extents(file, size)?;
+    map_views(base, size, &[(file, &extents)])
+}
+
+/// Maps `views` (each a memfd of `size` bytes and its data extents, in byte ranges within
+/// `size`) privately, one over the other in order, as guest memory at `base`: where
+/// several views hold data for a page, the last one's shows; where none does, anonymous
+/// memory (see [`map_private`]).
+pub fn map_views(
+    base: u64,
+    size: u64,
+    views: &[(&std::fs::File, &[(u64, u64)])],
+) -> Result<GuestMem> {
     use vm_memory::mmap::MmapRegion;
     use vm_memory::GuestRegionMmap;
     let len = usize::try_from(size).map_err(|_| MemoryError::TooLarge { size })?;
     let mib = size >> 20;
     let region =
         MmapRegion::<()>::new(len).map_err(|source| MemoryError::Reserve { mib, source })?;
-    for (start, end) in data_extents(file, size)? {
-        let (off, n) = (start as usize, (end - start) as usize);
-        // SAFETY: [off, off + n) lies within the region's `len` bytes (data_extents clamps
-        // to `size`), which this region owns and nothing else maps: MAP_FIXED replaces those
-        // of its anonymous pages with a private view of the file's same range. The file
-        // stays referenced by the mapping; unmapping the region unmaps it too.
-        let at = unsafe {
-            libc::mmap(
-                region.as_ptr().add(off).cast(),
-                n,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                std::os::fd::AsRawFd::as_raw_fd(file),
-                off as libc::off_t,
-            )
-        };
-        if at == libc::MAP_FAILED {
-            return Err(MemoryError::Map {
-                mib,
-                source: std::io::Error::last_os_error(),
+    for (file, extents) in views {
+        for &(start, end) in extents.iter() {
+            assert!(
+                start < end && end <= size && start % PAGE == 0 && end % PAGE == 0,
+                "extents are whole pages within the memory"
+            );
+            let (off, n) = (start as usize, (end - start) as usize);
+            // SAFETY: [off, off + n) lies within the region's `len` bytes (asserted above),
+            // which this region owns and nothing else maps: MAP_FIXED replaces those of its
+            // pages with a private view of the file's same range. The file stays
+            // referenced by the mapping; unmapping the region unmaps it too.
+            let at = unsafe {
+                libc::mmap(
+                    region.as_ptr().add(off).cast(),
+                    n,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                    std::os::fd::AsRawFd::as_raw_fd(*file),
+                    off as libc::off_t,
+                )
+            };
+            if at == libc::MAP_FAILED {
+                return Err(MemoryError::Map {
+                    mib,
+                    source: std::io::Error::last_os_error(),
+                }
+                .into());
             }
-            .into());
         }
     }
     let region = GuestRegionMmap::new(region, GuestAddress(base))
@@ -97,7 +120,7 @@ pub fn map_private(base: u64, size: u64, file: &std::fs::File) -> Result<GuestMe
 
 /// The byte ranges of `file`'s first `size` bytes that hold data (not holes), page
 /// aligned, from `lseek(SEEK_DATA)` and `lseek(SEEK_HOLE)`.
-fn data_extents(file: &std::fs::File, size: u64) -> Result<Vec<(u64, u64)>> {
+pub(crate) fn data_extents(file: &std::fs::File, size: u64) -> Result<Vec<(u64, u64)>> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
     let seek = |at: u64, whence: libc::c_int| -> Result<Option<u64>> {

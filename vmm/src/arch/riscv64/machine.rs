@@ -118,6 +118,10 @@ pub struct RvMachine {
     /// exploration observes it
     /// ([`Machine::observe`]; not part of the machine's state).
     pub(super) marks: Option<Observed>,
+    /// The layers a restored machine's guest memory is a private view of, until a power
+    /// cut gives it new memory: a guided exploration's moment keeps only what the machine
+    /// wrote over them (see [`RvMachine::keep_moment`]).
+    pub(super) memory_view: Option<crate::memory::layers::Layers>,
 }
 
 /// Checks a fixed clock drift a configuration gives.
@@ -341,6 +345,7 @@ impl RvMachine {
             slice_until: None,
             debug_paused: false,
             marks: None,
+            memory_view: None,
         })
     }
 

@@ -68,6 +68,8 @@ impl RvMachine {
         let (cycles, instret) = (old.cycles(), old.instret());
         let mem_bytes = self.meta.mem_bytes;
         let mem = crate::memory::allocate(layout::RAM_BASE, mem_bytes)?;
+        // New memory is no view of the snapshot's layers.
+        self.memory_view = None;
         let mut hart = hart_on(&mem, mem_bytes, 0)?;
         hart.skip_to(cycles);
         self.boots = self.boots.saturating_add(1);

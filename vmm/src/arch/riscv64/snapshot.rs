@@ -23,6 +23,7 @@ use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{self, SchedNoise, Stalls, StallsState, TimerNoise, TimerNoiseState};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
+use crate::memory::layers::Layers;
 use crate::promises::Ledger;
 use crate::snapshot::persist::{self, Persist, StateError, StateSections};
 use crate::snapshot::{memory_runs, Snapshot};
@@ -200,6 +201,13 @@ pub(super) const EXIT_KINDS: [&str; 4] = ["wfi", "sbi", "mmio", "mtimecmp"];
 impl RvMachine {
     /// The machine's state as a snapshot; `reason` says why it was taken.
     pub(super) fn capture(&mut self, reason: String) -> Result<Snapshot> {
+        let mut snap = self.capture_state(reason)?;
+        snap.memory = memory_runs(self.engine.hart.ram.bytes());
+        Ok(snap)
+    }
+
+    /// [`RvMachine::capture`] without the guest memory (left empty).
+    fn capture_state(&mut self, reason: String) -> Result<Snapshot> {
         let virtio = self
             .bus
             .virtio
@@ -265,7 +273,7 @@ impl RvMachine {
             state: state
                 .to_sections()
                 .map_err(|e| WioError::Internal(format!("machine state: {e}")))?,
-            memory: memory_runs(self.engine.hart.ram.bytes()),
+            memory: Vec::new(),
             sha256: String::new(),
         })
     }
@@ -274,11 +282,27 @@ impl RvMachine {
 impl RvMachine {
     /// Its state kept in memory as a loaded snapshot (a guided exploration's moment), with
     /// the code coverage counted so far.
+    ///
+    /// Its guest memory is kept copy-on-write where it can be: the pages written since the
+    /// restore, as one more layer over those the machine's memory is a view of (see
+    /// [`Layers`]); else (no such view, or too many layers) copied whole.
     pub(super) fn keep_moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
-        let snap = self.capture("moment".into())?;
+        // WIO_MOMENTS=copy copies every moment's memory whole (same results, more memory):
+        // for comparisons and as an escape hatch should the layers be suspected.
+        let copy = std::env::var_os("WIO_MOMENTS").is_some_and(|v| v == "copy");
+        let layered = match &self.memory_view {
+            Some(view) if !copy => view.with_written(self.engine.hart.ram.bytes())?,
+            _ => None,
+        };
         let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
         let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
-        let mut l = RvLoaded::from_own_snapshot(snap, &from, cfg, disk)?;
+        let mut l = match layered {
+            Some(memory) => {
+                let snap = self.capture_state("moment".into())?;
+                RvLoaded::from_own_layers(snap, &from, cfg, disk, memory)?
+            }
+            None => RvLoaded::from_own_snapshot(self.capture("moment".into())?, &from, cfg, disk)?,
+        };
         // The counts go with the moment; what was fresh was taken at this boundary (or, in
         // a replay, never observed): the moment's children start with nothing fresh.
         l.coverage = self.engine.hart.coverage().cloned().map(|mut c| {
@@ -290,20 +314,19 @@ impl RvMachine {
 }
 
 /// A snapshot read, checked and ready to restore any number of times: its state
-/// decoded, its guest memory in a memfd that every restore maps copy-on-write, its
+/// decoded, its guest memory in memfds that every restore maps copy-on-write (one for a
+/// snapshot; a moment's are layered over its parent's, see [`Layers`]), its
 /// disk (if any) checked once to be the image the snapshot was taken on.
 pub struct RvLoaded {
     origin: SnapshotOrigin,
     state: MachineState,
-    memfd: std::fs::File,
+    memory: Layers,
     /// The verified base disk image.
     disk: Option<PathBuf>,
     /// Disk overlays by virtio slot, shared by every restore (copy-on-write per chunk).
     overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
     /// The hart state checked and its caches built once.
     hart: wio_riscv::PreparedHart,
-    /// Bytes of guest memory in the memfd (its non-zero pages).
-    resident: u64,
     /// A guided exploration's moment: the code coverage its branch had counted, which
     /// every restore counts on from (not part of the state: files never hold it).
     pub(super) coverage: Option<wio_riscv::Coverage>,
@@ -318,7 +341,7 @@ impl RvLoaded {
     /// Checks and prepares a snapshot already read (`path` names it in errors and
     /// summaries: a world snapshot's node is `WORLD.snap#NAME`).
     pub fn from_snapshot(snap: Snapshot, path: &Path, cfg: &RunConfig) -> Result<RvLoaded> {
-        RvLoaded::prepare(snap, path, cfg, None)
+        RvLoaded::prepare(snap, path, cfg, None, None)
     }
 
     /// A snapshot this process just took of its own machine (a debugger's checkpoint),
@@ -329,7 +352,19 @@ impl RvLoaded {
         cfg: &RunConfig,
         disk: Option<PathBuf>,
     ) -> Result<RvLoaded> {
-        RvLoaded::prepare(snap, path, cfg, Some(disk))
+        RvLoaded::prepare(snap, path, cfg, Some(disk), None)
+    }
+
+    /// `snap` (whose memory is left empty) with its guest memory as `memory`: a
+    /// guided exploration's moment kept copy-on-write.
+    pub(super) fn from_own_layers(
+        snap: Snapshot,
+        path: &Path,
+        cfg: &RunConfig,
+        disk: Option<PathBuf>,
+        memory: Layers,
+    ) -> Result<RvLoaded> {
+        RvLoaded::prepare(snap, path, cfg, Some(disk), Some(memory))
     }
 
     fn prepare(
@@ -337,6 +372,7 @@ impl RvLoaded {
         path: &Path,
         cfg: &RunConfig,
         known_disk: Option<Option<PathBuf>>,
+        memory: Option<Layers>,
     ) -> Result<RvLoaded> {
         let bad = |reason: String| WioError::ArtifactFormat {
             what: "snapshot",
@@ -367,14 +403,17 @@ impl RvLoaded {
             .hart
             .prepare()
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+        let from_file = known_disk.is_none();
         let disk = match known_disk {
             Some(disk) => disk,
             None => virtio::restore_disk(&meta, cfg)?,
         };
-        let memfd = crate::memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
-        let resident = snap.memory.iter().map(|(_, b)| b.len() as u64).sum();
+        // A snapshot file's pages are an exploration's root layer (see `Layers::own_bytes`).
+        let memory = match memory {
+            Some(m) => m,
+            None => Layers::from_runs(meta.mem_bytes, &snap.memory, from_file)?,
+        };
         Ok(RvLoaded {
-            resident,
             coverage: None,
             hart,
             origin: SnapshotOrigin {
@@ -383,7 +422,7 @@ impl RvLoaded {
                 sha256: snap.sha256,
             },
             state,
-            memfd,
+            memory,
             disk,
             overlays,
         })
@@ -400,7 +439,7 @@ impl LoadedSnapshot for RvLoaded {
     }
 
     fn resident_bytes(&self) -> u64 {
-        self.resident
+        self.memory.own_bytes()
     }
 }
 
@@ -470,7 +509,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             })?),
             None => None,
         };
-    let mem = crate::memory::map_private(meta.mem_base, meta.mem_bytes, &l.memfd)?;
+    let mem = l.memory.map(meta.mem_base)?;
     let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
     hart.load_prepared(&l.hart)
         .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
@@ -675,6 +714,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         slice_until: None,
         debug_paused: false,
         marks: None,
+        memory_view: Some(l.memory.clone()),
     };
     m.bus.now_ns = m.engine.now().as_ns();
     if let Some(r) = &replaced {

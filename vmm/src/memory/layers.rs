@@ -1,0 +1,245 @@
+//! Guest memory as layers: a guided exploration's moments kept copy-on-write.
+//!
+//! A restored branch's memory is a private view of its snapshot's pages: what it writes
+//! goes to pages of its own, and the host knows which (`/proc/self/pagemap` says, per
+//! page, whether the mapping still shows the file's page or a private copy). So a moment
+//! need not copy the branch's whole memory: it keeps the pages the branch wrote since its
+//! restore as one more sparse memfd over the layers its branch started from, and its
+//! children map all of them, one over the other. A moment's cost grows with the pages
+//! written since its parent, not with guest RAM.
+//!
+//! - Correct whatever the host reports beyond "not written": a page counts as written
+//!   unless the mapping shows a file's page there or nothing at all (present and not a
+//!   file's page, or swapped out); a page that reads as zeros where no layer holds data is
+//!   left out (the anonymous zero page a read maps).
+//! - Bounded: at most [`MAX_LAYERS`] layers and [`MAX_EXTENTS`] mapped ranges in all (each
+//!   is one mapping of every branch restored from the moment; a process may hold about
+//!   65,000). Past either, or when the branch's memory is not the view it was restored
+//!   with (a power cut gave it new memory), the moment copies its memory whole into one
+//!   layer, as a snapshot does.
+//! - Counted once: [`Layers::own_bytes`] leaves out the root snapshot's layer (held for the
+//!   whole exploration anyway) and counts every other layer a moment needs, its parents'
+//!   too, so a search's sum over its live moments is never less than what they hold.
+
+use super::{data_extents, map_views, snapshot_memfd, GuestMem, PAGE};
+use crate::error::{MemoryError, Result};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+/// Most layers one moment's memory has before it is copied whole.
+pub const MAX_LAYERS: usize = 24;
+/// Most mapped ranges over all of one moment's layers before it is copied whole.
+pub const MAX_EXTENTS: usize = 4096;
+
+/// pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst).
+const PM_PRESENT: u64 = 1 << 63;
+const PM_SWAP: u64 = 1 << 62;
+const PM_FILE: u64 = 1 << 61;
+
+/// One layer: a sparse memfd of the guest's size and the byte ranges it holds data in.
+#[derive(Debug)]
+struct Layer {
+    file: File,
+    extents: Vec<(u64, u64)>,
+    /// Bytes of data it holds.
+    bytes: u64,
+    /// A snapshot file's pages (the root of an exploration), not a moment's.
+    root: bool,
+}
+
+/// A guest memory image as layers, oldest first (cheap to clone: the layers are shared).
+#[derive(Debug, Clone)]
+pub struct Layers {
+    size: u64,
+    layers: Vec<Arc<Layer>>,
+}
+
+impl Layers {
+    /// One layer holding `runs` (first page, bytes) of a memory of `size` bytes; `root`:
+    /// a snapshot file's pages.
+    pub fn from_runs(size: u64, runs: &[(u64, Vec<u8>)], root: bool) -> Result<Layers> {
+        let file = snapshot_memfd(size, runs)?;
+        let extents = data_extents(&file, size)?;
+        let bytes = extents.iter().map(|(a, b)| b - a).sum();
+        Ok(Layers {
+            size,
+            layers: vec![Arc::new(Layer {
+                file,
+                extents,
+                bytes,
+                root,
+            })],
+        })
+    }
+
+    /// Maps the layers privately as guest memory at `base`.
+    pub fn map(&self, base: u64) -> Result<GuestMem> {
+        let views: Vec<(&File, &[(u64, u64)])> = self
+            .layers
+            .iter()
+            .map(|l| (&l.file, l.extents.as_slice()))
+            .collect();
+        map_views(base, self.size, &views)
+    }
+
+    /// Bytes of guest memory these layers take beyond a root snapshot's (see the module
+    /// doc: shared layers are counted by every moment that needs them).
+    pub fn own_bytes(&self) -> u64 {
+        self.layers
+            .iter()
+            .filter(|l| !l.root)
+            .map(|l| l.bytes)
+            .sum()
+    }
+
+    /// How many layers there are.
+    pub fn depth(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The layers of `ram` (a private view of these layers, [`Layers::map`], that a run
+    /// has written since): these and the pages written, as one more layer. None when it
+    /// would pass [`MAX_LAYERS`] or [`MAX_EXTENTS`] (copy `ram` whole instead).
+    pub fn with_written(&self, ram: &[u8]) -> Result<Option<Layers>> {
+        if ram.len() as u64 != self.size || self.layers.len() >= MAX_LAYERS {
+            return Ok(None);
+        }
+        let pages = self.size / PAGE;
+        // Pages some layer holds data for (their content may differ from zero).
+        let mut held = vec![false; pages as usize];
+        for l in &self.layers {
+            for &(a, b) in &l.extents {
+                held[(a / PAGE) as usize..(b / PAGE) as usize].fill(true);
+            }
+        }
+        let flags = page_flags(ram)?;
+        static ZERO: [u8; PAGE as usize] = [0; PAGE as usize];
+        let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+        for (i, f) in flags.iter().enumerate() {
+            let written = f & PM_SWAP != 0 || (f & PM_PRESENT != 0 && f & PM_FILE == 0);
+            if !written {
+                continue;
+            }
+            let page = &ram[i * PAGE as usize..(i + 1) * PAGE as usize];
+            if !held[i] && page == &ZERO[..] {
+                continue;
+            }
+            match runs.last_mut() {
+                Some((first, bytes)) if *first + (bytes.len() as u64 / PAGE) == i as u64 => {
+                    bytes.extend_from_slice(page)
+                }
+                _ => runs.push((i as u64, page.to_vec())),
+            }
+        }
+        let extents: usize = self.layers.iter().map(|l| l.extents.len()).sum();
+        if extents + runs.len() > MAX_EXTENTS {
+            return Ok(None);
+        }
+        let file = snapshot_memfd(self.size, &[])?;
+        let mut new = Vec::with_capacity(runs.len());
+        let mut bytes = 0;
+        for (first, data) in &runs {
+            file.write_all_at(data, first * PAGE)
+                .map_err(|source| MemoryError::Hold {
+                    mib: self.size >> 20,
+                    source,
+                })?;
+            new.push((first * PAGE, first * PAGE + data.len() as u64));
+            bytes += data.len() as u64;
+        }
+        let mut layers = self.layers.clone();
+        layers.push(Arc::new(Layer {
+            file,
+            extents: new,
+            bytes,
+            root: false,
+        }));
+        Ok(Some(Layers {
+            size: self.size,
+            layers,
+        }))
+    }
+}
+
+/// The pagemap entry of every page of `ram` (this process's mapping).
+fn page_flags(ram: &[u8]) -> Result<Vec<u64>> {
+    let io = |source| MemoryError::Pagemap { source };
+    let pagemap = File::open("/proc/self/pagemap").map_err(io)?;
+    let first = ram.as_ptr() as u64 / PAGE;
+    let pages = ram.len() / PAGE as usize;
+    let mut raw = vec![0u8; pages * 8];
+    pagemap.read_exact_at(&mut raw, first * 8).map_err(io)?;
+    Ok(raw
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
+
+    const BASE: u64 = 0x8000_0000;
+
+    fn ram(mem: &GuestMem) -> &[u8] {
+        let host = mem.get_host_address(GuestAddress(BASE)).unwrap();
+        // SAFETY: the one region maps 256 pages at `host` for as long as `mem` lives.
+        unsafe { std::slice::from_raw_parts(host, 256 * PAGE as usize) }
+    }
+
+    fn byte(mem: &GuestMem, page: u64) -> u8 {
+        let mut b = [0u8; 1];
+        mem.read_slice(&mut b, GuestAddress(BASE + page * PAGE + 5))
+            .unwrap();
+        b[0]
+    }
+
+    /// Moments over moments: each layer holds what its branch wrote (a page made zero
+    /// included), children see every layer, and reads cost nothing.
+    #[test]
+    fn moments_keep_what_their_branch_wrote() {
+        let size = 256 * PAGE;
+        let root = Layers::from_runs(size, &[(3, vec![7u8; 2 * PAGE as usize])], true).unwrap();
+        assert_eq!(root.own_bytes(), 0, "the root's layer is not a moment's");
+        let a = root.map(BASE).unwrap();
+        // Reads of data and of holes, and writes (one makes a page zero).
+        for page in [0, 3, 4, 100, 200] {
+            let _ = byte(&a, page);
+        }
+        a.write_slice(&[1], GuestAddress(BASE + 10 * PAGE + 5))
+            .unwrap();
+        a.write_slice(&[0; PAGE as usize], GuestAddress(BASE + 4 * PAGE))
+            .unwrap();
+        a.write_slice(&[2], GuestAddress(BASE + 3 * PAGE + 5))
+            .unwrap();
+        let m1 = root.with_written(ram(&a)).unwrap().unwrap();
+        assert_eq!(m1.depth(), 2);
+        // Pages 3, 4 and 10 only (a THP host may report a whole huge page: at most 512).
+        assert!(
+            m1.own_bytes() >= 3 * PAGE && m1.own_bytes() <= 512 * PAGE,
+            "{}",
+            m1.own_bytes()
+        );
+        let b = m1.map(BASE).unwrap();
+        assert_eq!(
+            [0, 3, 4, 10, 100].map(|p| byte(&b, p)),
+            [0, 2, 0, 1, 0],
+            "the moment's memory"
+        );
+        b.write_slice(&[5], GuestAddress(BASE + 200 * PAGE + 5))
+            .unwrap();
+        let m2 = m1.with_written(ram(&b)).unwrap().unwrap();
+        let c = m2.map(BASE).unwrap();
+        assert_eq!([3, 4, 10, 200].map(|p| byte(&c, p)), [2, 0, 1, 5]);
+        // The parent's view is unchanged by its child's writes.
+        let again = m1.map(BASE).unwrap();
+        assert_eq!(byte(&again, 200), 0);
+        // Memory of another size (a new boot's) is no view of these layers.
+        assert!(m2
+            .with_written(&vec![0u8; 8 * PAGE as usize])
+            .unwrap()
+            .is_none());
+    }
+}
