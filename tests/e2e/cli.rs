@@ -194,8 +194,9 @@ fn an_explicit_initrd_wins_over_the_built_guests() {
     assert_one_line_error(&out, 101, "/nonexistent/other-initrd.cpio");
 }
 
-/// Seed ranges, shards and `--until` are parsed by the command line itself, before any
-/// file is read: a bad one is a usage error naming the flag and what it expects.
+/// Seed ranges, shards, `--until`, `--epoch` and `--snapshot-at` are parsed by the command
+/// line itself, before any file is read: a bad one is a one-line usage error naming the
+/// flag and what it expects.
 #[test]
 fn bad_seed_ranges_shards_and_until_are_refused_by_the_parser() {
     for (args, needle) in [
@@ -227,6 +228,24 @@ fn bad_seed_ranges_shards_and_until_are_refused_by_the_parser() {
             &["sim", "/nonexistent.toml", "--until", "console:"][..],
             "expected console:TEXT",
         ),
+        (
+            &[
+                "run",
+                "--arch",
+                "riscv64",
+                "--epoch",
+                "1969-07-20T20:17:00Z",
+            ][..],
+            "from 1970 on",
+        ),
+        (
+            &["run", "--arch", "riscv64", "--snapshot-at", "soon"][..],
+            "expected a virtual time",
+        ),
+        (
+            &["sim", "/nonexistent.toml", "--snapshot-at", "console:"][..],
+            "needs text",
+        ),
     ] {
         let out = wio(args);
         let err = stderr(&out);
@@ -236,5 +255,7 @@ fn bad_seed_ranges_shards_and_until_are_refused_by_the_parser() {
             !err.contains("nonexistent"),
             "refused before reading files: {err}"
         );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with("wio: error: "), "{err}");
     }
 }

@@ -33,10 +33,31 @@ Exit codes:
 Environment:
   WIO_CACHE        where guest artifacts are built and found (default ~/.cache/wio)
   WIO_NO_JIT=1     the riscv64 engine interprets every block (same results, slower)
+  WIO_MOMENTS=copy a guided exploration copies each moment's memory whole (same results,
+                   more memory) instead of keeping the pages its branch wrote
   WIO_KVM_DEVICE   the KVM device node (default /dev/kvm)
   WIO_DEBUG_EXITS=1  every x86-64 exit and injected interrupt on stderr
 
 Shell completions: wio completions bash|zsh|fish|elvish|powershell";
+
+/// `--epoch` is not an RFC 3339 date from 1970 on.
+#[derive(Debug, thiserror::Error)]
+#[error("expected an RFC 3339 date from 1970 on, like 2026-01-01T00:00:00Z")]
+pub struct EpochError;
+
+/// `--epoch`: the date as seconds since the Unix epoch, parsed at the edge.
+pub fn epoch_arg(s: &str) -> Result<i64, EpochError> {
+    crate::devices::legacy::rtc::parse_rfc3339(s)
+        .filter(|t| *t >= 0)
+        .ok_or(EpochError)
+}
+
+/// `--snapshot-at WHEN`, parsed at the edge.
+pub fn snapshot_at_arg(
+    s: &str,
+) -> Result<crate::snapshot::plan::SnapshotAt, crate::error::SnapshotError> {
+    crate::snapshot::plan::SnapshotAt::parse(s)
+}
 
 /// `--until` is not `console:TEXT` with some TEXT.
 #[derive(Debug, thiserror::Error)]
@@ -136,8 +157,8 @@ pub struct SimArgs {
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
     /// line of any node) or setup-complete (a program in a node declared it).
-    #[arg(long, value_name = "WHEN")]
-    pub snapshot_at: Option<String>,
+    #[arg(long, value_name = "WHEN", value_parser = snapshot_at_arg)]
+    pub snapshot_at: Option<crate::snapshot::plan::SnapshotAt>,
     /// Add kernel arguments to a node's command line: NAME=ARGS (repeatable), e.g.
     /// `--node-args payments=wio.bug=receipt-no-retry`. Not with --from (a restored world's
     /// kernels booted long ago).
@@ -370,7 +391,7 @@ pub struct ExploreArgs {
     /// condition seen for the first time, or an SDK guidance record's quantity pushed
     /// further its way), console (a console line of a new shape, digits
     /// masked), coverage (riscv64 user-mode code coverage seen by the engine: an edge, or
-    /// its hit count in a new bucket; slower, user code is then interpreted), sdk-coverage
+    /// its hit count in a new bucket; user blocks then run one at a time), sdk-coverage
     /// (edges that programs instrumented for the Antithesis SDKs report through
     /// libvoidstar.so's notify_coverage), or all.
     #[arg(
@@ -511,9 +532,10 @@ pub struct RunArgs {
         long,
         value_name = "RFC3339",
         default_value = "2026-01-01T00:00:00Z",
+        value_parser = epoch_arg,
         conflicts_with = "from"
     )]
-    pub epoch: String,
+    pub epoch: i64,
     /// Restore this snapshot (written by --snapshot-at) and run on from it. The guest,
     /// its memory, devices, disk writes and network come from the snapshot.
     #[arg(long, value_name = "SNAP")]
@@ -523,8 +545,8 @@ pub struct RunArgs {
     /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64)
     /// or setup-complete (a program declares its setup complete on the promise channel,
     /// riscv64). Repeat for several. The run itself goes on unchanged.
-    #[arg(long, value_name = "WHEN")]
-    pub snapshot_at: Vec<String>,
+    #[arg(long, value_name = "WHEN", value_parser = snapshot_at_arg)]
+    pub snapshot_at: Vec<crate::snapshot::plan::SnapshotAt>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
     /// (the summary then has no guest status and wio exits 0).
     #[arg(long, value_name = "console:TEXT", value_parser = until_text)]

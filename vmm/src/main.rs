@@ -8,22 +8,11 @@ use error::{exit_code, WioError};
 use machine::{Arch, RunConfig};
 use std::time::Instant;
 use wio::{
-    bench, builder, cli, devices, error, explore, faults, machine, shrink, snapshot, trace, verify,
-    world,
+    bench, builder, cli, error, explore, faults, machine, shrink, snapshot, trace, verify, world,
 };
 
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
-    let epoch_unix = devices::legacy::rtc::parse_rfc3339(&args.epoch).ok_or_else(|| {
-        WioError::Usage(format!(
-            "--epoch {:?} is not an RFC 3339 date like 2026-01-01T00:00:00Z",
-            args.epoch
-        ))
-    })?;
-    if epoch_unix < 0 {
-        return Err(WioError::Usage(
-            "--epoch must be 1970-01-01 or later".into(),
-        ));
-    }
+    let epoch_unix = args.epoch;
     let max_virtual_ns = args
         .max_virtual_secs
         .checked_mul(1_000_000_000)
@@ -41,13 +30,10 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "--persist writes the disk at the end of the run; it needs a DISK.img".into(),
         ));
     }
-    let mut plan = snapshot::plan::SnapshotPlan {
-        at: Vec::new(),
+    let plan = snapshot::plan::SnapshotPlan {
+        at: args.snapshot_at.clone(),
         out: args.snapshot_out.clone(),
     };
-    for when in &args.snapshot_at {
-        plan.at.push(snapshot::plan::SnapshotAt::parse(when)?);
-    }
     let arch = match (&args.from, args.arch) {
         (Some(from), arch) => {
             let snap_arch = builder::snapshot_arch(from)?;
@@ -263,7 +249,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         pcap_dir: args.pcap_dir.clone(),
         snapshot: match &args.snapshot_at {
             Some(at) => Some((
-                world::SnapWhen::from_at(snapshot::plan::SnapshotAt::parse(at)?)?,
+                world::SnapWhen::from_at(at.clone())?,
                 args.snapshot_out.clone(),
             )),
             None => None,
@@ -664,6 +650,16 @@ fn main() {
     let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            // One line, as wio's other errors: the flag, the value and what it expects.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!(
+                "wio: error: {}",
+                first.strip_prefix("error: ").unwrap_or(first)
+            );
+            std::process::exit(exit_code::USAGE);
+        }
         Err(e) => {
             let code = match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,

@@ -6,7 +6,7 @@
 //! the pattern's line, or the guest's own request (SBI on riscv64, the
 //! paravirt port on x86-64). Taking one changes nothing in the run.
 
-use crate::error::{Result, SnapshotError};
+use crate::error::SnapshotError;
 use std::path::PathBuf;
 
 /// One requested snapshot point.
@@ -25,7 +25,7 @@ pub enum SnapshotAt {
 impl SnapshotAt {
     /// Parses `2s`, `1500ms`, `250us`, `1000ns`, `console:TEXT`, `guest` or
     /// `setup-complete`.
-    pub fn parse(s: &str) -> Result<SnapshotAt> {
+    pub fn parse(s: &str) -> std::result::Result<SnapshotAt, SnapshotError> {
         if s == "guest" {
             return Ok(SnapshotAt::Guest);
         }
@@ -34,16 +34,15 @@ impl SnapshotAt {
         }
         if let Some(text) = s.strip_prefix("console:") {
             if text.is_empty() {
-                return Err(SnapshotError::ConsoleNoText.into());
+                return Err(SnapshotError::ConsoleNoText);
             }
             return Ok(SnapshotAt::Console(text.to_string()));
         }
-        parse_duration_ns(s).map(SnapshotAt::Time).ok_or_else(|| {
-            SnapshotError::BadPoint {
+        parse_duration_ns(s)
+            .map(SnapshotAt::Time)
+            .ok_or_else(|| SnapshotError::BadPoint {
                 text: s.to_string(),
-            }
-            .into()
-        })
+            })
     }
 
     /// How the snapshot's metadata describes the point.
