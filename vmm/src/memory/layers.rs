@@ -102,7 +102,7 @@ impl Layers {
     /// has written since): these and the pages written, as one more layer. None when it
     /// would pass [`MAX_LAYERS`] or [`MAX_EXTENTS`] (copy `ram` whole instead).
     pub fn with_written(&self, ram: &[u8]) -> Result<Option<Layers>> {
-        if ram.len() as u64 != self.size || self.layers.len() >= MAX_LAYERS {
+        if ram.len() as u64 != self.size || self.layers.len() >= MAX_LAYERS || !pagemap_works() {
             return Ok(None);
         }
         let pages = self.size / PAGE;
@@ -117,8 +117,7 @@ impl Layers {
         static ZERO: [u8; PAGE as usize] = [0; PAGE as usize];
         let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
         for (i, f) in flags.iter().enumerate() {
-            let written = f & PM_SWAP != 0 || (f & PM_PRESENT != 0 && f & PM_FILE == 0);
-            if !written {
+            if !written(*f) {
                 continue;
             }
             let page = &ram[i * PAGE as usize..(i + 1) * PAGE as usize];
@@ -160,6 +159,49 @@ impl Layers {
             layers,
         }))
     }
+}
+
+/// Whether a page's pagemap entry says the mapping no longer shows a file's page there:
+/// present and not a file's (a private copy, or the zero page a read of a hole maps), or
+/// swapped out.
+fn written(flags: u64) -> bool {
+    flags & PM_SWAP != 0 || (flags & PM_PRESENT != 0 && flags & PM_FILE == 0)
+}
+
+/// Whether this host's pagemap tells written pages of a private file mapping from the
+/// file's (checked once, on a small mapping: a page read, a page written, a hole). Where it
+/// does not (pagemap unreadable, or its flags hidden), every moment is copied whole, and
+/// wio says so once.
+fn pagemap_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        let check = || -> Result<bool> {
+            let size = 4 * PAGE;
+            let root = Layers::from_runs(size, &[(0, vec![1u8; 2 * PAGE as usize])], true)?;
+            let mem = root.map(0)?;
+            let host = vm_memory::GuestMemoryBackend::get_host_address(
+                &mem,
+                vm_memory::GuestAddress(0),
+            )
+            .map_err(|_| MemoryError::Pagemap {
+                source: std::io::Error::other("no host address"),
+            })?;
+            // SAFETY: `mem` maps `size` bytes at `host` and lives to the end of this
+            // closure; nothing else touches them.
+            let ram = unsafe { std::slice::from_raw_parts_mut(host, size as usize) };
+            let _ = std::hint::black_box(ram[0]);
+            ram[PAGE as usize] = 2;
+            let f = page_flags(ram)?;
+            Ok(!written(f[0]) && written(f[1]) && !written(f[3]))
+        };
+        let works = check().unwrap_or(false);
+        if !works {
+            eprintln!(
+                "wio: this host's /proc/self/pagemap does not say which pages a branch wrote: guided exploration copies every moment's memory whole (same results, more memory)"
+            );
+        }
+        works
+    })
 }
 
 /// The pagemap entry of every page of `ram` (this process's mapping).
