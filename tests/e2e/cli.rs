@@ -246,6 +246,10 @@ fn bad_seed_ranges_shards_and_until_are_refused_by_the_parser() {
             &["sim", "/nonexistent.toml", "--snapshot-at", "console:"][..],
             "needs text",
         ),
+        (
+            &["sim", "/nonexistent.toml", "--gdb", "127.0.0.1:1234"][..],
+            "expected NAME=ADDR",
+        ),
     ] {
         let out = wio(args);
         let err = stderr(&out);

@@ -59,6 +59,19 @@ pub fn snapshot_at_arg(
     crate::snapshot::plan::SnapshotAt::parse(s)
 }
 
+/// `wio sim --gdb` is not NAME=ADDR.
+#[derive(Debug, thiserror::Error)]
+#[error("expected NAME=ADDR, e.g. --gdb b=127.0.0.1:1234")]
+pub struct NodeGdbError;
+
+/// `wio sim --gdb NAME=ADDR`: (node, address), parsed at the edge.
+pub fn node_gdb_arg(s: &str) -> Result<(String, String), NodeGdbError> {
+    s.split_once('=')
+        .filter(|(n, a)| !n.is_empty() && !a.is_empty())
+        .map(|(n, a)| (n.to_string(), a.to_string()))
+        .ok_or(NodeGdbError)
+}
+
 /// `--until` is not `console:TEXT` with some TEXT.
 #[derive(Debug, thiserror::Error)]
 #[error("expected console:TEXT (stop at the first console line containing TEXT)")]
@@ -197,8 +210,8 @@ pub struct SimArgs {
     /// Debug node NAME with gdb, waiting for it on ADDR (host:port): breakpoints,
     /// watchpoints and steps stop that node inside its quantum while the others wait at
     /// the quantum's end (forward only; not with --from).
-    #[arg(long, value_name = "NAME=ADDR", conflicts_with = "from")]
-    pub gdb: Option<String>,
+    #[arg(long, value_name = "NAME=ADDR", value_parser = node_gdb_arg, conflicts_with = "from")]
+    pub gdb: Option<(String, String)>,
     /// With --from: every node's CPU-timing noise from the snapshot point on (off, light,
     /// heavy), drawn from its seed (default: each node keeps its snapshot's level).
     #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]

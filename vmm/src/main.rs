@@ -231,19 +231,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         p.is_some_and(|p| p.until.is_some()),
     );
     let opts = world::Options {
-        gdb: match &args.gdb {
-            Some(spec) => Some(
-                spec.split_once('=')
-                    .map(|(n, a)| (n.to_string(), a.to_string()))
-                    .filter(|(n, a)| !n.is_empty() && !a.is_empty())
-                    .ok_or_else(|| {
-                        WioError::Usage(format!(
-                            "--gdb {spec:?}: expected NAME=ADDR, e.g. --gdb b=127.0.0.1:1234"
-                        ))
-                    })?,
-            ),
-            None => None,
-        },
+        gdb: args.gdb.clone(),
         quiet: args.quiet,
         jobs: args.jobs,
         pcap_dir: args.pcap_dir.clone(),
