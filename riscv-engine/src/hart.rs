@@ -488,14 +488,14 @@ impl Hart {
                         if b.hits == BUILT && b.fence == fence {
                             if !b.ops.is_empty() && self.cycles + b.ops.len() as u64 <= chunk_end {
                                 let epoch = self.icache.jit.epoch;
+                                // Counted coverage: compiled code runs this block only (a
+                                // chunk that ends now lets no block chain after it), so the
+                                // next target comes back here to be counted.
+                                let chain_end = if covered { 0 } else { chunk_end };
                                 if b.code_epoch == epoch {
                                     if b.code != 0 {
                                         let code = b.code;
-                                        // Counted coverage: this block only (a chunk that
-                                        // ends now lets no block chain after it), so the
-                                        // next target comes back here to be counted.
-                                        let end = if covered { 0 } else { chunk_end };
-                                        self.run_compiled(bus, code, end);
+                                        self.run_compiled(bus, code, chain_end);
                                         continue;
                                     }
                                 } else if b.runs < JIT_HOT {
@@ -504,8 +504,7 @@ impl Hart {
                                     // Run it now: coming round again would count this
                                     // target twice.
                                     let code = self.icache.blocks[bslot].code;
-                                    let end = if covered { 0 } else { chunk_end };
-                                    self.run_compiled(bus, code, end);
+                                    self.run_compiled(bus, code, chain_end);
                                     continue;
                                 }
                                 let b = &self.icache.blocks[bslot];

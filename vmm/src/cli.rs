@@ -52,13 +52,6 @@ pub fn epoch_arg(s: &str) -> Result<i64, EpochError> {
         .ok_or(EpochError)
 }
 
-/// `--snapshot-at WHEN`, parsed at the edge.
-pub fn snapshot_at_arg(
-    s: &str,
-) -> Result<crate::snapshot::plan::SnapshotAt, crate::error::SnapshotError> {
-    crate::snapshot::plan::SnapshotAt::parse(s)
-}
-
 /// `wio sim --gdb` is not NAME=ADDR.
 #[derive(Debug, thiserror::Error)]
 #[error("expected NAME=ADDR, e.g. --gdb b=127.0.0.1:1234")]
@@ -170,7 +163,7 @@ pub struct SimArgs {
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
     /// line of any node) or setup-complete (a program in a node declared it).
-    #[arg(long, value_name = "WHEN", value_parser = snapshot_at_arg)]
+    #[arg(long, value_name = "WHEN", value_parser = crate::snapshot::plan::SnapshotAt::parse)]
     pub snapshot_at: Option<crate::snapshot::plan::SnapshotAt>,
     /// Add kernel arguments to a node's command line: NAME=ARGS (repeatable), e.g.
     /// `--node-args payments=wio.bug=receipt-no-retry`. Not with --from (a restored world's
@@ -558,7 +551,7 @@ pub struct RunArgs {
     /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64)
     /// or setup-complete (a program declares its setup complete on the promise channel,
     /// riscv64). Repeat for several. The run itself goes on unchanged.
-    #[arg(long, value_name = "WHEN", value_parser = snapshot_at_arg)]
+    #[arg(long, value_name = "WHEN", value_parser = crate::snapshot::plan::SnapshotAt::parse)]
     pub snapshot_at: Vec<crate::snapshot::plan::SnapshotAt>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
     /// (the summary then has no guest status and wio exits 0).

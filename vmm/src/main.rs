@@ -213,22 +213,22 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         .as_deref()
         .map(world::faults::WorldPlan::read)
         .transpose()?;
-    let ran = |what: &str, given: bool, recorded: bool| {
-        if given && recorded {
+    let p = plan.as_ref();
+    // Said when the command line gives a value other than the plan records.
+    fn overrides<T: PartialEq>(what: &str, given: Option<&T>, recorded: Option<&T>) {
+        if matches!((given, recorded), (Some(g), Some(r)) if g != r) {
             eprintln!("wio: {what} as given, not as the fault plan records it");
         }
-    };
-    let p = plan.as_ref();
-    ran(
+    }
+    overrides(
         "--sched-noise",
-        args.sched_noise
-            .is_some_and(|n| p.and_then(|p| p.sched_noise) != Some(n)),
-        p.is_some_and(|p| p.sched_noise.is_some()),
+        args.sched_noise.as_ref(),
+        p.and_then(|p| p.sched_noise.as_ref()),
     );
-    ran(
+    overrides(
         "--until",
-        args.until.is_some() && p.and_then(|p| p.until.as_ref()) != args.until.as_ref(),
-        p.is_some_and(|p| p.until.is_some()),
+        args.until.as_ref(),
+        p.and_then(|p| p.until.as_ref()),
     );
     let opts = world::Options {
         gdb: args.gdb.clone(),

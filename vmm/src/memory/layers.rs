@@ -48,6 +48,21 @@ struct Layer {
     root: bool,
 }
 
+impl Layer {
+    /// A memfd of `size` bytes holding `runs` (first page, bytes), and its data extents.
+    fn of_runs(size: u64, runs: &[(u64, Vec<u8>)], root: bool) -> Result<Layer> {
+        let file = snapshot_memfd(size, runs)?;
+        let extents = data_extents(&file, size)?;
+        let bytes = extents.iter().map(|(a, b)| b - a).sum();
+        Ok(Layer {
+            file,
+            extents,
+            bytes,
+            root,
+        })
+    }
+}
+
 /// A guest memory image as layers, oldest first (cheap to clone: the layers are shared).
 #[derive(Debug, Clone)]
 pub struct Layers {
@@ -59,17 +74,9 @@ impl Layers {
     /// One layer holding `runs` (first page, bytes) of a memory of `size` bytes; `root`:
     /// a snapshot file's pages.
     pub fn from_runs(size: u64, runs: &[(u64, Vec<u8>)], root: bool) -> Result<Layers> {
-        let file = snapshot_memfd(size, runs)?;
-        let extents = data_extents(&file, size)?;
-        let bytes = extents.iter().map(|(a, b)| b - a).sum();
         Ok(Layers {
             size,
-            layers: vec![Arc::new(Layer {
-                file,
-                extents,
-                bytes,
-                root,
-            })],
+            layers: vec![Arc::new(Layer::of_runs(size, runs, root)?)],
         })
     }
 
@@ -94,7 +101,8 @@ impl Layers {
     }
 
     /// How many layers there are.
-    pub fn depth(&self) -> usize {
+    #[cfg(test)]
+    fn depth(&self) -> usize {
         self.layers.len()
     }
 
@@ -135,25 +143,8 @@ impl Layers {
         if extents + runs.len() > MAX_EXTENTS {
             return Ok(None);
         }
-        let file = snapshot_memfd(self.size, &[])?;
-        let mut new = Vec::with_capacity(runs.len());
-        let mut bytes = 0;
-        for (first, data) in &runs {
-            file.write_all_at(data, first * PAGE)
-                .map_err(|source| MemoryError::Hold {
-                    mib: self.size >> 20,
-                    source,
-                })?;
-            new.push((first * PAGE, first * PAGE + data.len() as u64));
-            bytes += data.len() as u64;
-        }
         let mut layers = self.layers.clone();
-        layers.push(Arc::new(Layer {
-            file,
-            extents: new,
-            bytes,
-            root: false,
-        }));
+        layers.push(Arc::new(Layer::of_runs(self.size, &runs, false)?));
         Ok(Some(Layers {
             size: self.size,
             layers,
