@@ -133,6 +133,103 @@ fn debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// What the kernel prints when the VM generation ID changed and it reseeded its CRNG.
+const RESEEDED: &str = "crng reseeded due to virtual machine fork";
+
+#[test]
+fn debian_amd64_kernel_reseeds_its_crng_when_a_branch_changes_the_vm_generation_id() {
+    let test = "debian_amd64_kernel_reseeds_its_crng_when_a_branch_changes_the_vm_generation_id";
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var_os("WIO_X86_LINUX_KERNEL"),
+        std::env::var_os("WIO_X86_LINUX_INITRD"),
+    ) else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_LINUX_KERNEL/INITRD (run ci/l1.sh, which sets them inside its L1)",
+        );
+        return;
+    };
+    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
+        return;
+    }
+    let (kernel, initrd) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
+    let dir = scratch("x86-vmgenid");
+    let snap = dir.join("init.snap");
+    // A snapshot where the kernel starts init: its ACPI devices are bound by then.
+    let (out, s) = run_with_summary(&[
+        "--kernel",
+        kernel,
+        "--initrd",
+        initrd,
+        "--seed",
+        "1",
+        "--watchdog-ms",
+        LINUX_WATCHDOG_MS,
+        "--no-summary",
+        "--snapshot-at",
+        "console:Run /init as init process",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let boot = stdout(&out);
+    assert_eq!(s["exit_status"], 0, "{boot}\n{s}");
+    // The kernel took wio's DSDT (the ID's device, the event device and its _EVT) without
+    // a complaint, and found the ID at boot: it does not reseed then.
+    for bad in [
+        "ACPI Error",
+        "ACPI BIOS Error",
+        "ACPI Warning",
+        "_EVT",
+        "vmgenid",
+    ] {
+        assert!(!boot.contains(bad), "{bad:?} at boot: {boot}");
+    }
+    assert!(!boot.contains(RESEEDED), "{boot}");
+    let branch = |seed: &str, trace: &std::path::Path| {
+        let (out, s) = run_with_summary(&[
+            "--from",
+            snap.to_str().unwrap(),
+            "--seed",
+            seed,
+            "--trace",
+            trace.to_str().unwrap(),
+            "--no-summary",
+        ]);
+        let text = stdout(&out);
+        assert_eq!(s["exit_status"], 0, "seed {seed}: {text}\n{}", stderr(&out));
+        assert!(
+            text.contains("wio-init: done status=0"),
+            "seed {seed}: {text}"
+        );
+        let events = std::fs::read_to_string(trace).unwrap();
+        (text, events)
+    };
+    // A branch with another seed: a new ID and the event device's interrupt; Linux's
+    // vmgenid driver reads the new bytes and reseeds the CRNG before the workload runs.
+    let (text, events) = branch("7", &dir.join("seed7.jsonl"));
+    assert!(text.contains(RESEEDED), "seed 7: {text}");
+    let reseed_line = text.lines().position(|l| l.contains(RESEEDED)).unwrap();
+    let workload_line = text
+        .lines()
+        .position(|l| l.starts_with("workload: urandom:"))
+        .unwrap_or(usize::MAX);
+    assert!(
+        reseed_line < workload_line,
+        "the CRNG was reseeded after the workload read /dev/urandom: {text}"
+    );
+    assert_eq!(
+        events.lines().filter(|l| l.contains("\"vmgenid\"")).count(),
+        1,
+        "{events}"
+    );
+    // The snapshot's own seed is the same generation: no new ID, no reseed.
+    let (text, events) = branch("1", &dir.join("seed1.jsonl"));
+    assert!(!text.contains(RESEEDED), "seed 1: {text}");
+    assert!(!events.contains("\"vmgenid\""), "{events}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// wio's small x86-64 kernel (guest-kernel/x86_64, with the determinism patches) and its
 /// busybox workload initramfs (images/x86_64-initramfs.sh), as ci/l1.sh hands them to the
 /// tests inside its L1: `None` (the test skips, saying why) anywhere else.

@@ -87,6 +87,7 @@ fn bare_run(cmdline: &str) -> Result<(u64, f64)> {
             cmdline,
             rng_seed: [0; 32],
             virtio: &[],
+            vmgenid: [0; crate::devices::vmgenid::ID_LEN],
         },
     )?;
     let mut engine = KvmEngine::new(

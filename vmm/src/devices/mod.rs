@@ -2,11 +2,12 @@
 //!
 //! `legacy/` holds the PC devices of x86-64 (and the 16550 UART both machines use),
 //! `riscv/` the PLIC and Goldfish RTC of the riscv64 machine, `virtio_slots` the
-//! virtio-mmio slots both machines share.
+//! virtio-mmio slots both machines share, `vmgenid` the VM generation ID both announce.
 
 pub mod legacy;
 pub mod riscv;
 pub mod virtio_slots;
+pub mod vmgenid;
 
 /// Why a saved device state cannot be loaded into this machine's devices (a damaged or
 /// foreign snapshot), or a device's state cannot be saved.

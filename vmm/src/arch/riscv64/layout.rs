@@ -33,7 +33,7 @@ pub const EDAC_BASE: u64 = 0x1020_2000;
 pub const EDAC_SIZE: u64 = 0x1000;
 /// The EDAC unit's PLIC source.
 pub const EDAC_IRQ: u32 = 12;
-/// The VM generation ID (see `devices::riscv::vmgenid`).
+/// The VM generation ID (see `devices::vmgenid`).
 pub const VMGENID_BASE: u64 = 0x1020_3000;
 /// VM generation ID register window.
 pub const VMGENID_SIZE: u64 = 0x1000;

@@ -9,9 +9,17 @@
 //! second clock, read without exits), no GPE blocks, SMI_CMD 0 (the machine is always in
 //! ACPI mode) and no MADT (Linux keeps the PIC interrupt model); a DSDT with one
 //! `LNRO0005` (virtio-mmio) device per slot, its window and its PIC line, and `\_S5`.
+//!
+//! The DSDT also announces the VM generation ID (`devices::vmgenid`): a `VMGENCTR` device
+//! whose `ADDR` package names the 16 bytes at [`VMGENID_ADDR`], and a Generic Event Device
+//! (`ACPI0013`) on PIC line [`VMGENID_IRQ`] whose `_EVT` method notifies it (0x80). A
+//! restore with another seed writes a new ID there and raises the line; Linux's `vmgenid`
+//! driver then reads the new ID and reseeds its CRNG. A GED rather than a GPE: it needs no
+//! GPE register block, only an interrupt line (what hardware-reduced machines such as
+//! Firecracker's use too), and Linux's GED driver is built into every ACPI kernel.
 //! Everything is a function of the slot list: the bytes are the same on every run.
 
-use super::layout::{ACPI_END, ACPI_START};
+use super::layout::{ACPI_START, VMGENID_ADDR};
 use crate::devices::legacy::acpi_pm;
 
 /// Where the RSDP is (Linux also finds it by scanning 0xE0000-0xFFFFF; boot_params
@@ -23,8 +31,17 @@ const FACS_ADDR: u64 = ACPI_START + 0x80;
 const FADT_ADDR: u64 = ACPI_START + 0x100;
 const DSDT_ADDR: u64 = ACPI_START + 0x240;
 
-/// The SCI's PIC line (nothing raises it: the machine has no ACPI events).
+/// The SCI's PIC line (nothing raises it: the machine has no fixed or GPE events).
 const SCI_IRQ: u16 = 9;
+
+/// The PIC line of the Generic Event Device that tells the kernel the VM generation ID
+/// changed (edge-triggered, active high; free on wio's PC: 0 PIT, 1 i8042, 4 COM1, 5-7
+/// virtio, 8 RTC, 9 SCI).
+pub const VMGENID_IRQ: u8 = 10;
+
+/// The ACPI notification value for "the device's state changed" (ACPI 6, 5.6.6: values
+/// from 0x80 are device-specific; Linux's `vmgenid` driver reacts to any).
+const NOTIFY_CHANGED: u8 = 0x80;
 
 /// FADT flags: WBINVD works; the power and sleep buttons are not fixed-feature buttons.
 const FADT_FLAGS: u32 = 1 | (1 << 4) | (1 << 5);
@@ -44,12 +61,12 @@ pub struct MmioDevice {
 }
 
 /// The tables as (guest-physical address, bytes), all inside
-/// [`ACPI_START`]..[`ACPI_END`].
+/// [`ACPI_START`]..[`VMGENID_ADDR`] (the ID's page follows them).
 pub fn tables(devices: &[MmioDevice]) -> Vec<(u64, Vec<u8>)> {
     let dsdt = dsdt(devices);
     assert!(
-        DSDT_ADDR + dsdt.len() as u64 <= ACPI_END,
-        "DSDT of {} slots does not fit below 1 MiB",
+        DSDT_ADDR + dsdt.len() as u64 <= VMGENID_ADDR,
+        "DSDT of {} slots does not fit below the VM generation ID",
         devices.len()
     );
     vec![
@@ -233,16 +250,80 @@ fn aml_root_scope(name: &str, body: &[u8]) -> Vec<u8> {
     .concat()
 }
 
+/// `Interrupt(ResourceConsumer, Edge, ActiveHigh, Exclusive) { irq }`.
+fn edge_interrupt(irq: u32) -> Vec<u8> {
+    // Extended Interrupt: consumer, edge; one interrupt.
+    [vec![0x89, 6, 0, 0b11, 1], irq.to_le_bytes().to_vec()].concat()
+}
+
+/// The end tag of a resource template (checksum 0: not checked).
+const END_TAG: [u8; 2] = [0x79, 0];
+
 /// `ResourceTemplate() { Memory32Fixed(ReadWrite, base, size)
 /// Interrupt(ResourceConsumer, Edge, ActiveHigh, Exclusive) { irq } }`.
 fn resources(d: &MmioDevice) -> Vec<u8> {
     let mut r = vec![0x86, 9, 0, 1]; // Memory32Fixed, read-write
     r.extend_from_slice(&d.base.to_le_bytes());
     r.extend_from_slice(&d.size.to_le_bytes());
-    r.extend_from_slice(&[0x89, 6, 0, 0b11, 1]); // Extended Interrupt: consumer, edge; one
-    r.extend_from_slice(&d.irq.to_le_bytes());
-    r.extend_from_slice(&[0x79, 0]); // end tag (checksum 0: not checked)
+    r.extend(edge_interrupt(d.irq));
+    r.extend_from_slice(&END_TAG);
     r
+}
+
+/// `Method(NAME, args) { body }` (not serialized).
+fn aml_method(name: &str, args: u8, body: &[u8]) -> Vec<u8> {
+    assert!(args < 8, "AML methods take at most 7 arguments");
+    let content = 4 + 1 + body.len();
+    [
+        vec![0x14],
+        pkg_length(content),
+        name_seg(name).to_vec(),
+        vec![args],
+        body.to_vec(),
+    ]
+    .concat()
+}
+
+/// `Notify(\SCOPE.NAME, value)`.
+fn aml_notify_root(scope: &str, name: &str, value: u8) -> Vec<u8> {
+    [
+        vec![0x86, b'\\', 0x2e], // NotifyOp, root, DualNamePrefix
+        name_seg(scope).to_vec(),
+        name_seg(name).to_vec(),
+        aml_integer(u64::from(value)),
+    ]
+    .concat()
+}
+
+/// The VM generation ID (`VGEN`: its 16 bytes' address, split in two 32-bit halves as the
+/// `ADDR` package of Linux's `vmgenid` driver wants) and the Generic Event Device whose
+/// interrupt notifies it.
+fn vmgenid_devices() -> Vec<u8> {
+    let vgen = [
+        aml_name("_HID", aml_string("VMGENCTR")),
+        aml_name("_UID", aml_integer(0)),
+        aml_name("_DDN", aml_string("VM_Gen_Counter")),
+        aml_name(
+            "ADDR",
+            aml_package(&[
+                aml_integer(VMGENID_ADDR & 0xffff_ffff),
+                aml_integer(VMGENID_ADDR >> 32),
+            ]),
+        ),
+    ]
+    .concat();
+    let ged = [
+        aml_name("_HID", aml_string("ACPI0013")),
+        aml_name("_UID", aml_integer(0)),
+        aml_name(
+            "_CRS",
+            aml_buffer(&[edge_interrupt(u32::from(VMGENID_IRQ)), END_TAG.to_vec()].concat()),
+        ),
+        // Called with the interrupt's number; the GED has one, so every event is the ID's.
+        aml_method("_EVT", 1, &aml_notify_root("_SB", "VGEN", NOTIFY_CHANGED)),
+    ]
+    .concat();
+    [aml_device("VGEN", &vgen), aml_device("GED0", &ged)].concat()
 }
 
 fn dsdt(devices: &[MmioDevice]) -> Vec<u8> {
@@ -256,6 +337,7 @@ fn dsdt(devices: &[MmioDevice]) -> Vec<u8> {
         .concat();
         sb.extend(aml_device(&format!("VR{i:02}"), &body));
     }
+    sb.extend(vmgenid_devices());
     let s5 = u64::from(acpi_pm::S5_SLP_TYP);
     let aml = [
         aml_root_scope("_SB", &sb),
@@ -298,7 +380,7 @@ mod tests {
         for (addr, bytes) in &t {
             assert!(*addr >= end, "tables overlap at {addr:#x}");
             end = addr + bytes.len() as u64;
-            assert!(end <= ACPI_END);
+            assert!(end <= VMGENID_ADDR);
             match &bytes[..4] {
                 b"RSD " => {
                     assert!(sums_to_zero(&bytes[..20]));
@@ -383,6 +465,35 @@ mod tests {
         };
         assert!(n >= 1);
         assert_eq!(1 + len, s5);
+    }
+
+    #[test]
+    fn dsdt_announces_the_vm_generation_id_and_the_event_device_that_notifies_it() {
+        let d = dsdt(&slots(3));
+        let aml = &d[36..];
+        let count = |needle: &[u8]| aml.windows(needle.len()).filter(|w| *w == needle).count();
+        assert_eq!(count(b"VMGENCTR\0"), 1);
+        assert_eq!(count(b"ACPI0013\0"), 1);
+        // ADDR: Package(2) { low half, high half } of the ID's address (PkgLength 8: itself,
+        // the count, a DWord and a Zero).
+        let mut addr = b"ADDR".to_vec();
+        addr.extend_from_slice(&[0x12, 8, 2, 0x0c]);
+        addr.extend_from_slice(&(VMGENID_ADDR as u32).to_le_bytes());
+        addr.push(0x00);
+        assert_eq!(count(&addr), 1);
+        // The GED's one interrupt is the ID's line, and its _EVT (one argument) notifies
+        // \_SB.VGEN with 0x80.
+        let irq = edge_interrupt(u32::from(VMGENID_IRQ));
+        assert_eq!(count(&irq), 1);
+        let notify = [
+            0x86, b'\\', 0x2e, b'_', b'S', b'B', b'_', b'V', b'G', b'E', b'N', 0x0a, 0x80,
+        ];
+        let evt = aml_method("_EVT", 1, &notify);
+        assert_eq!(evt[..2], [0x14, 1 + 4 + 1 + notify.len() as u8]);
+        assert_eq!(count(&evt), 1);
+        // The line is none of the slots' (5, 6, 7) and not the SCI's.
+        assert!(slots(3).iter().all(|s| s.irq != u32::from(VMGENID_IRQ)));
+        assert_ne!(u16::from(VMGENID_IRQ), SCI_IRQ);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 
 use super::layout::{
     CMDLINE_ADDR, EBDA_START, GDT_ADDR, KERNEL_LOAD_ADDR, MAX_CMDLINE_BYTES, MAX_INITRD_ADDR,
-    SETUP_DATA_ADDR, ZERO_PAGE_ADDR,
+    SETUP_DATA_ADDR, VMGENID_ADDR, ZERO_PAGE_ADDR,
 };
 use super::{acpi, gdt::BOOT_GDT, paging};
+use crate::devices::vmgenid;
 use crate::error::{MachineError, Result, WioError};
 use crate::memory::GuestMem;
 use linux_loader::bootparam::{boot_e820_entry, boot_params};
@@ -90,6 +91,9 @@ pub struct BootSpec<'a> {
     /// The virtio-mmio slots the ACPI tables describe (kernels without
     /// `virtio_mmio.device=` support find them there).
     pub virtio: &'a [acpi::MmioDevice],
+    /// The VM generation ID's bytes, written where the ACPI tables say
+    /// ([`layout::VMGENID_ADDR`]).
+    pub vmgenid: [u8; vmgenid::ID_LEN],
 }
 
 /// Where the guest starts.
@@ -228,6 +232,7 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     for (addr, bytes) in acpi::tables(spec.virtio) {
         write(mem, &bytes, addr, "ACPI tables")?;
     }
+    write(mem, &spec.vmgenid, VMGENID_ADDR, "the VM generation ID")?;
     params.acpi_rsdp_addr = acpi::RSDP_ADDR;
     mem.write_obj(params, GuestAddress(ZERO_PAGE_ADDR))
         .map_err(|e| WioError::Internal(format!("writing boot_params: {e}")))?;
@@ -331,6 +336,7 @@ mod tests {
             cmdline: "",
             rng_seed: [0; 32],
             virtio: &[],
+            vmgenid: [0; vmgenid::ID_LEN],
         };
         let err = load(&mem, &spec).unwrap_err();
         assert!(
@@ -357,6 +363,7 @@ mod tests {
             cmdline: "",
             rng_seed: [0; 32],
             virtio: &[],
+            vmgenid: [0; vmgenid::ID_LEN],
         };
         let err = load(&mem, &spec).unwrap_err();
         assert!(err.to_string().contains("RISC-V"), "{err}");
@@ -375,6 +382,7 @@ mod tests {
             cmdline: "quiet",
             rng_seed: [7; 32],
             virtio: &[],
+            vmgenid: [0; vmgenid::ID_LEN],
         };
         let info = load(&mem, &spec).unwrap();
         assert_eq!(info.format, KernelFormat::Elf);
@@ -400,6 +408,7 @@ mod tests {
             cmdline: "console=ttyS0",
             rng_seed: [1; 32],
             virtio: &[],
+            vmgenid: [0; vmgenid::ID_LEN],
         };
         let info = load(&mem, &spec).unwrap();
         assert_eq!(info.format, KernelFormat::BzImage);
@@ -432,6 +441,7 @@ mod tests {
             cmdline: "console=ttyS0",
             rng_seed: [1; 32],
             virtio: &slots,
+            vmgenid: [0x5a; vmgenid::ID_LEN],
         };
         load(&mem, &spec).unwrap();
         let params: boot_params = mem.read_obj(GuestAddress(ZERO_PAGE_ADDR)).unwrap();
@@ -445,6 +455,9 @@ mod tests {
         let hid = b"LNRO0005\0";
         let devices = area.windows(hid.len()).filter(|w| w == hid).count();
         assert_eq!(devices, 3, "one DSDT device per slot");
+        // The VM generation ID is at the address its ACPI device names, in the same area.
+        let at = (layout::VMGENID_ADDR - layout::ACPI_START) as usize;
+        assert_eq!(area[at..at + vmgenid::ID_LEN], [0x5a; vmgenid::ID_LEN]);
     }
 
     #[test]
@@ -466,6 +479,7 @@ mod tests {
             cmdline: "",
             rng_seed: [0; 32],
             virtio: &[],
+            vmgenid: [0; vmgenid::ID_LEN],
         };
         let info = load(&mem, &spec).unwrap();
         let (addr, size) = info.initrd.unwrap();

@@ -31,6 +31,10 @@ pub const ACPI_START: u64 = 0xe_0000;
 pub const ACPI_END: u64 = 0x10_0000;
 // The tables sit in the e820-reserved area between the EBDA and 1 MiB.
 const _: () = assert!(ACPI_START >= EBDA_START && ACPI_END <= KERNEL_LOAD_ADDR);
+/// The VM generation ID's 16 bytes (`devices::vmgenid`): the last page of the ACPI area,
+/// reserved memory the kernel maps and reads when the ID's device is notified. The tables
+/// end below it.
+pub const VMGENID_ADDR: u64 = ACPI_END - 0x1000;
 /// Where kernels are loaded.
 pub const KERNEL_LOAD_ADDR: u64 = 0x10_0000;
 /// Highest address an initrd may end at (also bounded by the kernel's initrd_addr_max).

@@ -9,6 +9,7 @@ use super::platform::Platform;
 use super::run_loop::{self, RunStats, Step};
 use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
+use crate::devices::vmgenid::VmGenId;
 use crate::error::{MachineError, Result, WioError};
 use crate::faults::plan::Targets;
 use crate::machine::console::Console;
@@ -159,6 +160,7 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         cmdline: &cmdline,
         rng_seed,
         virtio: &acpi_slots,
+        vmgenid: VmGenId::drawn(seed, 0).id(),
     };
     let info = boot::load(&mem, &spec)?;
 

@@ -5,10 +5,11 @@
 
 use super::host::HostVirt;
 use super::kvm::{KvmEngine, VcpuState};
-use super::layout;
 use super::machine::{host_warnings, kvm_options, X86Machine};
 use super::platform::{self, Platform};
 use super::run_loop::RunStats;
+use super::{acpi, layout};
+use crate::devices::vmgenid::VmGenId;
 use crate::error::{Result, SnapshotError, WioError};
 use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
@@ -23,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use vm_memory::{GuestAddress, GuestMemoryBackend};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
 use wio_clock::{CostModel, VirtualTsc, DEFAULT_TSC_HZ};
 use wio_scheduler::{stream_names, RunSeed};
 
@@ -219,6 +220,17 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         platform
             .trace
             .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
+        // A branch is a new generation of the machine: a new ID where the ACPI tables say,
+        // and the Generic Event Device's interrupt, so the kernel reseeds its CRNG before
+        // its programs draw from it again (a kernel without the driver leaves the line
+        // masked and never reads the bytes).
+        let g = VmGenId::drawn(RunSeed(s), now);
+        mem.write_slice(&g.id(), GuestAddress(layout::VMGENID_ADDR))
+            .map_err(|e| WioError::Internal(format!("writing the VM generation ID: {e}")))?;
+        platform.pic.raise(acpi::VMGENID_IRQ);
+        platform
+            .trace
+            .event(now, "vmgenid", json!({ "id": crate::trace::hex(&g.id()) }));
     }
     // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
     if cfg.sched_noise_given && cfg.sched_noise != platform.noise_level() {

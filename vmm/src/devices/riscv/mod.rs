@@ -5,4 +5,3 @@ pub mod flight_io;
 pub mod goldfish_rtc;
 pub mod plic;
 pub mod sdk_port;
-pub mod vmgenid;

@@ -1,6 +1,9 @@
-//! The VM generation ID device (Linux's `vmgenid` driver, device tree `microsoft,vmgenid`):
-//! 16 bytes that name this generation of the machine, and an interrupt that says they
-//! changed. When the kernel sees a new ID it reseeds its CRNG at once
+//! The VM generation ID device (Linux's `vmgenid` driver): 16 bytes that name this
+//! generation of the machine, and an interrupt that says they changed. riscv64 machines
+//! announce it in the device tree (`microsoft,vmgenid`, a register window that reads the
+//! ID); x86-64 machines in their ACPI tables (a `VMGENCTR` device whose `ADDR` names 16
+//! bytes of reserved guest memory, and a Generic Event Device whose interrupt notifies it:
+//! `arch/x86_64/acpi.rs`). When the kernel sees a new ID it reseeds its CRNG at once
 //! (`add_vmfork_randomness`), which is what makes entropy fork: without it every branch of a
 //! snapshot shares the CRNG state in guest memory, and a process started after the
 //! snapshot point reads the same `getrandom` bytes and gets the same ASLR layout in every
@@ -8,8 +11,8 @@
 //!
 //! The ID is drawn from the run's seed (stream [`stream_names::VMGENID`]) at boot, and
 //! again from the branch's seed at every restore with another seed; a restore with the
-//! snapshot's own seed keeps it (the run goes on bit for bit). The register window reads
-//! the ID at offsets 0..16 with any access width, zero above; writes are ignored.
+//! snapshot's own seed keeps it (the run goes on bit for bit). The riscv64 register window
+//! reads the ID at offsets 0..16 with any access width, zero above; writes are ignored.
 
 use serde::{Deserialize, Serialize};
 use wio_scheduler::{stream_names, RunSeed};
