@@ -32,6 +32,23 @@ pub const MAX_LAYERS: usize = 24;
 /// Most mapped ranges over all of one moment's layers before it is copied whole.
 pub const MAX_EXTENTS: usize = 4096;
 
+/// Longest hole between two data extents of the bottom layer that [`Layers::map`] maps
+/// across (a run of guest pages that were zero at the snapshot).
+const BRIDGED_GAP: u64 = 16 * PAGE;
+
+/// `extents` (sorted, disjoint byte ranges) with every gap of at most `max_gap` bytes
+/// closed.
+fn bridged(extents: &[(u64, u64)], max_gap: u64) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(extents.len());
+    for &(a, b) in extents {
+        match out.last_mut() {
+            Some(last) if a >= last.1 && a - last.1 <= max_gap => last.1 = b,
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
 /// pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst).
 const PM_PRESENT: u64 = 1 << 63;
 const PM_SWAP: u64 = 1 << 62;
@@ -81,11 +98,28 @@ impl Layers {
     }
 
     /// Maps the layers privately as guest memory at `base`.
+    ///
+    /// The bottom layer is mapped across its short holes ([`BRIDGED_GAP`]): below it there
+    /// is only zero memory, and a hole of its memfd reads as zeros too, so the guest sees
+    /// the same bytes through far fewer mappings (a small guest's snapshot holds about 180
+    /// runs of data, most a page apart: one mmap each was a tenth of an idle branch's wall
+    /// time, with the munmap of as many ranges at its end). A bridged hole the guest
+    /// touches gets a zero page in the shared memfd, at most the bridged bytes once per
+    /// snapshot. Upper layers are mapped exactly: their holes show the layers below.
     pub fn map(&self, base: u64) -> Result<GuestMem> {
+        let bottom = self
+            .layers
+            .first()
+            .map(|l| bridged(&l.extents, BRIDGED_GAP))
+            .unwrap_or_default();
         let views: Vec<(&File, &[(u64, u64)])> = self
             .layers
             .iter()
-            .map(|l| (&l.file, l.extents.as_slice()))
+            .enumerate()
+            .map(|(i, l)| {
+                let extents = if i == 0 { &bottom } else { &l.extents };
+                (&l.file, extents.as_slice())
+            })
             .collect();
         map_views(base, self.size, &views)
     }
@@ -274,5 +308,37 @@ mod tests {
             .with_written(&vec![0u8; 8 * PAGE as usize])
             .unwrap()
             .is_none());
+    }
+
+    /// The bottom layer is mapped across short holes: they read as zero, a write there is
+    /// the branch's own (kept by its moment, unseen by other views), and long holes and
+    /// upper layers are mapped exactly.
+    #[test]
+    fn short_holes_of_the_bottom_layer_are_bridged_and_still_read_zero() {
+        assert_eq!(
+            bridged(&[(0, 2), (5, 6), (23, 30), (40, 41), (58, 60)], 16),
+            vec![(0, 6), (23, 41), (58, 60)]
+        );
+        assert_eq!(bridged(&[], 16), vec![]);
+        let size = 256 * PAGE;
+        let runs = [
+            (0, vec![1u8; 2 * PAGE as usize]),
+            (5, vec![2u8; PAGE as usize]),
+            (100, vec![3u8; PAGE as usize]),
+        ];
+        let root = Layers::from_runs(size, &runs, true).unwrap();
+        let a = root.map(BASE).unwrap();
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 6, 50, 100, 101].map(|p| byte(&a, p)),
+            [1, 1, 0, 0, 0, 2, 0, 0, 3, 0]
+        );
+        a.write_slice(&[9], GuestAddress(BASE + 3 * PAGE + 5))
+            .unwrap();
+        let m = root.with_written(ram(&a)).unwrap().unwrap();
+        let b = m.map(BASE).unwrap();
+        assert_eq!([2, 3, 4, 5].map(|p| byte(&b, p)), [0, 9, 0, 2]);
+        // Another view of the root does not see the branch's write into the bridged hole.
+        let c = root.map(BASE).unwrap();
+        assert_eq!([2, 3, 4].map(|p| byte(&c, p)), [0, 0, 0]);
     }
 }
