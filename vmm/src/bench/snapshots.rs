@@ -46,14 +46,27 @@ pub fn figures() -> Result<serde_json::Value> {
         f.mem_mib
     );
     let mut kinds = Vec::new();
-    for (i, (name, per_min, insns, ns)) in f.branches.iter().enumerate() {
+    for (i, k) in f.branches.iter().enumerate() {
         println!(
-            "branches per minute        {:>12.0} on {jobs} threads: {name}, {insns} instructions and {:.3} virtual s each{}",
-            per_min,
-            *ns as f64 / 1e9,
+            "branches per minute        {:>12.0} on {jobs} threads: {}, {} instructions and {:.3} virtual s each{}",
+            k.per_minute,
+            k.name,
+            k.instructions,
+            k.virtual_ns as f64 / 1e9,
             if i == 0 { " (goal >= 2000)" } else { "" }
         );
-        kinds.push(json!({ "branch": name, "per_minute": per_min, "instructions": insns, "virtual_ns": ns }));
+        let [restore, run, end] = k.cost_us;
+        let total = restore + run + end;
+        println!(
+            "  one branch, by part      {:>12.0} us: restore {restore:.0} us, run {run:.0} us ({:.0} MIPS), end {end:.0} us (summary, trace hash, memory freed)",
+            total,
+            k.instructions as f64 / run.max(1.0),
+        );
+        kinds.push(json!({
+            "branch": k.name, "per_minute": k.per_minute, "instructions": k.instructions,
+            "virtual_ns": k.virtual_ns,
+            "cost_us": { "restore": restore, "run": run, "end": end },
+        }));
     }
     Ok(json!({
         "mem_mib": f.mem_mib, "capture_ms": f.capture_ms, "write_ms": f.write_ms,
@@ -77,8 +90,23 @@ pub struct SnapshotFigures {
     pub load_ms: f64,
     /// Branch creation (restore from a loaded snapshot) latencies in µs, sorted.
     pub restore_us: Vec<f64>,
-    /// Per branch kind: (name, branches per minute, instructions per branch, virtual ns per branch).
-    pub branches: Vec<(&'static str, f64, u64, u64)>,
+    /// Per branch kind.
+    pub branches: Vec<BranchKind>,
+}
+
+/// Throughput and cost of one kind of branch ([`BENCH_BRANCHES`]).
+pub struct BranchKind {
+    /// What the branch does.
+    pub name: &'static str,
+    /// Branches per minute on all worker threads.
+    pub per_minute: f64,
+    /// Guest instructions per branch.
+    pub instructions: u64,
+    /// Virtual ns per branch.
+    pub virtual_ns: u64,
+    /// Mean wall time per branch of each part, µs: restore, run, end (see
+    /// `machine::BranchCost`).
+    pub cost_us: [f64; 3],
 }
 
 /// The branches `wio bench --snapshots` times: (name, snapshot at, branch until).
@@ -161,12 +189,13 @@ fn measure(
     }
     restore_us.sort_by(f64::total_cmp);
 
-    let throughput = |l: &dyn LoadedSnapshot, until: &str| -> Result<(f64, u64, u64)> {
+    let throughput = |l: &dyn LoadedSnapshot, until: &str| -> Result<(f64, u64, u64, [f64; 3])> {
         use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
         let next = AtomicUsize::new(0);
         let cancel = AtomicBool::new(false);
         let instructions = AtomicU64::new(0);
         let virtual_ns = AtomicU64::new(0);
+        let parts_us = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
         let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
         let t = Instant::now();
         std::thread::scope(|s| {
@@ -186,6 +215,10 @@ fn measure(
                                 end.summary.virtual_ns - l.meta().virtual_ns,
                                 Ordering::Relaxed,
                             );
+                            let c = end.cost;
+                            for (sum, part) in parts_us.iter().zip([c.restore, c.run, c.end]) {
+                                sum.fetch_add(part.as_micros() as u64, Ordering::Relaxed);
+                            }
                         }
                         Ok(other) => {
                             let why = other.map_or("cancelled".into(), |e| {
@@ -217,12 +250,19 @@ fn measure(
             branches as f64 / secs * 60.0,
             instructions.load(Ordering::Relaxed) / n,
             virtual_ns.load(Ordering::Relaxed) / n,
+            parts_us.map(|p| p.load(Ordering::Relaxed) as f64 / n as f64),
         ))
     };
     let mut results = Vec::new();
     for (l, (name, _, until)) in loaded.iter().zip(BENCH_BRANCHES) {
-        let (per_min, insns, ns) = throughput(l.as_ref(), until)?;
-        results.push((name, per_min, insns, ns));
+        let (per_minute, instructions, virtual_ns, cost_us) = throughput(l.as_ref(), until)?;
+        results.push(BranchKind {
+            name,
+            per_minute,
+            instructions,
+            virtual_ns,
+            cost_us,
+        });
     }
     for p in paths.values() {
         let _ = std::fs::remove_file(p);

@@ -7,7 +7,7 @@
 
 use super::noise::SchedNoise;
 use super::novelty::{Mark, Signal};
-use super::{BranchEnd, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
+use super::{BranchCost, BranchEnd, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
 use crate::error::{PathError, Result, WioError};
 use crate::snapshot::plan::{SnapshotAt, SnapshotPlan};
 use std::collections::BTreeSet;
@@ -249,7 +249,9 @@ fn end_branch(
     b: &BranchRun,
     (outcome, stopped_at_until): (Result<u32>, bool),
     wall: Instant,
+    mut cost: BranchCost,
 ) -> BranchEnd {
+    let ending = Instant::now();
     let mut matched: Vec<String> = m
         .console()
         .watch_hits
@@ -260,11 +262,13 @@ fn end_branch(
     matched.dedup();
     let lines = std::mem::take(&mut m.console().matched_lines);
     let end = m.finish(cfg, outcome, wall, b.until.filter(|_| stopped_at_until));
+    cost.end = ending.elapsed();
     BranchEnd {
         summary: end.summary,
         matched,
         stopped_at_until,
         lines,
+        cost,
     }
 }
 
@@ -291,10 +295,16 @@ pub fn run_branch(
         sched_noise,
     };
     let (mut m, cfg) = restore_branch(l, seed, &b, wall)?;
+    let restore = wall.elapsed();
     let Some(ended) = branch_loop(m.as_mut(), until, limit_ns, cancel, &mut |_| Ok(true))? else {
         return Ok(None);
     };
-    Ok(Some(end_branch(m, &cfg, &b, ended, wall)))
+    let cost = BranchCost {
+        restore,
+        run: wall.elapsed().saturating_sub(restore),
+        end: Default::default(),
+    };
+    Ok(Some(end_branch(m, &cfg, &b, ended, wall, cost)))
 }
 
 /// A moment a guided branch kept: where, for what, and the state there (a machine's, or
@@ -421,6 +431,7 @@ pub fn run_guided(
 ) -> Result<Option<GuidedEnd>> {
     let wall = Instant::now();
     let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
+    let restore = wall.elapsed();
     m.observe(signals);
     let mut keeper: Keeper<dyn LoadedSnapshot> =
         Keeper::new(signals, known, max_moments, m.now().as_ns());
@@ -433,8 +444,13 @@ pub fn run_guided(
     let Some(ended) = ended else {
         return Ok(None);
     };
+    let cost = BranchCost {
+        restore,
+        run: wall.elapsed().saturating_sub(restore),
+        end: Default::default(),
+    };
     Ok(Some(GuidedEnd {
-        end: end_branch(m, &cfg, b, ended, wall),
+        end: end_branch(m, &cfg, b, ended, wall, cost),
         moments: keeper.moments,
     }))
 }

@@ -202,4 +202,21 @@ pub struct BranchEnd {
     pub stopped_at_until: bool,
     /// The whole console line of each watched text that appeared: (text, line).
     pub lines: Vec<(String, String)>,
+    /// Host wall time of each part of the branch (for `wio bench`; it never reaches a
+    /// report, a trace or a snapshot: rule 1).
+    pub cost: BranchCost,
+}
+
+/// Host wall time one branch spent in each part: what a branch costs besides its guest
+/// work is `restore` + `end`, and the run loop's share of `run`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BranchCost {
+    /// Restoring the snapshot as a machine with the branch's seed (guest memory mapped,
+    /// engine and devices loaded, futures re-keyed).
+    pub restore: std::time::Duration,
+    /// Running the guest to the branch's end.
+    pub run: std::time::Duration,
+    /// Ending it: the summary, the trace hash, and freeing the machine (guest memory
+    /// unmapped).
+    pub end: std::time::Duration,
 }
