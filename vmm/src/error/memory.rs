@@ -43,6 +43,28 @@ pub enum MemoryError {
         #[source]
         source: std::io::Error,
     },
+    /// The host would not say where a memory file holds data.
+    #[error("cannot find the data of a guest memory file (lseek SEEK_DATA/SEEK_HOLE): {source}")]
+    Extents {
+        /// What the host said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Guest memory placed at `base` would pass the end of the address space.
+    #[error("guest memory of {size} bytes at {base:#x} passes the end of the address space")]
+    Overflows {
+        /// Its guest-physical base.
+        base: u64,
+        /// Its size (bytes).
+        size: u64,
+    },
+    /// vm-memory refused the region list.
+    #[error("guest memory regions: {source}")]
+    Regions {
+        /// What vm-memory said.
+        #[source]
+        source: vm_memory::region::GuestRegionCollectionError,
+    },
     /// The host refused to map a snapshot's memory file into the region.
     #[error("cannot map {mib} MiB of guest memory: {source}")]
     Map {

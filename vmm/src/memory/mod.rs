@@ -4,7 +4,7 @@
 
 pub mod layers;
 
-use crate::error::{MemoryError, Result, WioError};
+use crate::error::{MemoryError, Result};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
 
 /// Guest page size: the unit of snapshot memory images.
@@ -27,23 +27,16 @@ pub fn allocate(base: u64, size: u64) -> Result<GuestMem> {
 
 /// A memfd of `size` bytes holding `runs` (first page, bytes) and zeros elsewhere.
 pub fn snapshot_memfd(size: u64, runs: &[(u64, Vec<u8>)]) -> Result<std::fs::File> {
-    use std::os::fd::FromRawFd;
+    use nix::sys::memfd::{memfd_create, MFdFlags};
     use std::os::unix::fs::FileExt;
-    // SAFETY: memfd_create takes a NUL-terminated name and flags; the returned descriptor
-    // (checked below) is owned by the File from here on.
-    let fd = unsafe { libc::memfd_create(c"wio-guest-memory".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(WioError::Internal(format!(
-            "memfd_create: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: `fd` is a fresh descriptor nothing else owns.
-    let file = unsafe { std::fs::File::from_raw_fd(fd) };
     let io = |source| MemoryError::Hold {
         mib: size >> 20,
         source,
     };
+    let file = std::fs::File::from(
+        memfd_create(c"wio-guest-memory", MFdFlags::MFD_CLOEXEC)
+            .map_err(|e| io(std::io::Error::from(e)))?,
+    );
     file.set_len(size).map_err(io)?;
     for (first, bytes) in runs {
         file.write_all_at(bytes, first * PAGE).map_err(io)?;
@@ -76,6 +69,8 @@ pub fn map_views(
     size: u64,
     views: &[(&std::fs::File, &[(u64, u64)])],
 ) -> Result<GuestMem> {
+    use nix::sys::mman::{mmap, MapFlags, ProtFlags};
+    use std::num::NonZeroUsize;
     use vm_memory::mmap::MmapRegion;
     use vm_memory::GuestRegionMmap;
     let len = usize::try_from(size).map_err(|_| MemoryError::TooLarge { size })?;
@@ -88,66 +83,65 @@ pub fn map_views(
                 start < end && end <= size && start % PAGE == 0 && end % PAGE == 0,
                 "extents are whole pages within the memory"
             );
-            let (off, n) = (start as usize, (end - start) as usize);
-            // SAFETY: [off, off + n) lies within the region's `len` bytes (asserted above),
+            let map_error = |source| MemoryError::Map { mib, source };
+            let offset = i64::try_from(start)
+                .map_err(|_| map_error(std::io::Error::other("offset past i64")))?;
+            let (Some(at), Some(n)) = (
+                NonZeroUsize::new(region.as_ptr() as usize + start as usize),
+                NonZeroUsize::new((end - start) as usize),
+            ) else {
+                unreachable!("a mapped region is not at 0 and extents are not empty");
+            };
+            // SAFETY: [at, at + n) lies within the region's `len` bytes (asserted above),
             // which this region owns and nothing else maps: MAP_FIXED replaces those of its
             // pages with a private view of the file's same range. The file stays
             // referenced by the mapping; unmapping the region unmaps it too.
-            let at = unsafe {
-                libc::mmap(
-                    region.as_ptr().add(off).cast(),
+            unsafe {
+                mmap(
+                    Some(at),
                     n,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                    std::os::fd::AsRawFd::as_raw_fd(*file),
-                    off as libc::off_t,
+                    ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                    MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED | MapFlags::MAP_NORESERVE,
+                    *file,
+                    offset,
                 )
-            };
-            if at == libc::MAP_FAILED {
-                return Err(MemoryError::Map {
-                    mib,
-                    source: std::io::Error::last_os_error(),
-                }
-                .into());
             }
+            .map_err(|e| map_error(e.into()))?;
         }
     }
     let region = GuestRegionMmap::new(region, GuestAddress(base))
-        .ok_or_else(|| WioError::Internal("guest memory region overflows".into()))?;
-    GuestMem::from_regions(vec![region])
-        .map_err(|e| WioError::Internal(format!("guest memory: {e}")))
+        .ok_or(MemoryError::Overflows { base, size })?;
+    GuestMem::from_regions(vec![region]).map_err(|source| MemoryError::Regions { source }.into())
 }
 
 /// The byte ranges of `file`'s first `size` bytes that hold data (not holes), page
 /// aligned, from `lseek(SEEK_DATA)` and `lseek(SEEK_HOLE)`.
 pub(crate) fn data_extents(file: &std::fs::File, size: u64) -> Result<Vec<(u64, u64)>> {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    let seek = |at: u64, whence: libc::c_int| -> Result<Option<u64>> {
-        let at = libc::off_t::try_from(at)
-            .map_err(|_| WioError::Internal(format!("memfd offset {at} overflows")))?;
-        // SAFETY: lseek on a descriptor this File owns; it moves only the file offset,
-        // which nothing else of wio uses (reads and writes are positioned).
-        let r = unsafe { libc::lseek(fd, at, whence) };
-        if r >= 0 {
-            return Ok(Some(r as u64));
-        }
-        match std::io::Error::last_os_error() {
+    use nix::errno::Errno;
+    use nix::unistd::{lseek, Whence};
+    // lseek moves only the file offset, which nothing else of wio uses (reads and writes
+    // are positioned).
+    let seek = |at: u64, whence: Whence| -> Result<Option<u64>> {
+        let error = |source| MemoryError::Extents { source };
+        let offset =
+            i64::try_from(at).map_err(|_| error(std::io::Error::other("offset past i64")))?;
+        match lseek(file, offset, whence) {
+            Ok(r) => Ok(Some(r as u64)),
             // No data at or after `at`.
-            e if e.raw_os_error() == Some(libc::ENXIO) => Ok(None),
-            e => Err(WioError::Internal(format!("memfd lseek: {e}"))),
+            Err(Errno::ENXIO) => Ok(None),
+            Err(e) => Err(error(e.into()).into()),
         }
     };
     let mut out = Vec::new();
     let mut at = 0;
     while at < size {
-        let Some(start) = seek(at, libc::SEEK_DATA)? else {
+        let Some(start) = seek(at, Whence::SeekData)? else {
             break;
         };
         if start >= size {
             break;
         }
-        let end = seek(start, libc::SEEK_HOLE)?.unwrap_or(size).min(size);
+        let end = seek(start, Whence::SeekHole)?.unwrap_or(size).min(size);
         let start = start / PAGE * PAGE;
         let end = end.div_ceil(PAGE) * PAGE;
         out.push((start, end.min(size)));
