@@ -110,6 +110,45 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The summary of a synthetic machine of the unit tests (no engine, no devices): what
+    /// it was given, and nothing else.
+    #[cfg(test)]
+    pub(crate) fn synthetic(
+        seed: u64,
+        virtual_ns: u64,
+        trace: &crate::trace::Trace,
+        console_sha256: String,
+        exit_status: Option<u32>,
+    ) -> Summary {
+        Summary {
+            seed,
+            arch: "synthetic",
+            virtual_ns,
+            wall_ns: 0,
+            exits: BTreeMap::new(),
+            interrupts: None,
+            instructions: None,
+            markers: Vec::new(),
+            disk: None,
+            idle_ns: 0,
+            trace_hash: trace.hash_hex(),
+            trace_lines: trace.lines(),
+            console_sha256,
+            exit_status,
+            restored_from: None,
+            stopped_at: None,
+            wio_exit_code: 0,
+            error: None,
+            host: "none",
+            warnings: Vec::new(),
+            sandbox: "off",
+            faults: Vec::new(),
+            restarts: 0,
+            stopped_ns: 0,
+            promises: None,
+        }
+    }
+
     /// The human-readable block printed to stderr.
     pub fn human(&self) -> String {
         let exits: Vec<String> = self.exits.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -518,7 +518,6 @@ mod tests {
     use crate::snapshot::Snapshot;
     use crate::summary::Summary;
     use crate::trace::Trace;
-    use std::collections::BTreeMap;
 
     /// One step of a scripted machine: advance the clock, print, then stop this way.
     enum Act {
@@ -600,36 +599,16 @@ mod tests {
             _: Instant,
             until: Option<&str>,
         ) -> RunResult {
+            let exit_status = outcome.as_ref().ok().copied();
+            let console = self.console.sha256();
             let summary = Summary {
-                seed: 7,
-                arch: "scripted",
-                virtual_ns: self.now,
-                wall_ns: 0,
-                exits: BTreeMap::new(),
-                interrupts: None,
-                instructions: None,
-                markers: Vec::new(),
-                disk: None,
-                idle_ns: 0,
-                trace_hash: self.trace.hash_hex(),
-                trace_lines: self.trace.lines(),
-                console_sha256: self.console.sha256(),
-                exit_status: outcome.as_ref().ok().copied(),
                 stopped_at: until.map(str::to_string),
-                restored_from: None,
-                wio_exit_code: 0,
                 error: self
                     .snapshots
                     .iter()
                     .map(|(t, r)| format!("{t}:{r}"))
                     .reduce(|a, b| a + ";" + &b),
-                host: "none",
-                sandbox: "off",
-                warnings: Vec::new(),
-                faults: Vec::new(),
-                restarts: 0,
-                stopped_ns: 0,
-                promises: None,
+                ..Summary::synthetic(7, self.now, &self.trace, console, exit_status)
             };
             RunResult { summary, outcome }
         }

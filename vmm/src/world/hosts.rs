@@ -386,3 +386,243 @@ impl Hosts {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The host threads with synthetic machines (no engine, no guest): what the world loop
+    //! is given must not depend on how many threads run the machines.
+    use super::*;
+    use crate::machine::console::{Console, Echo};
+    use crate::machine::{RunResult, SnapshotOrigin};
+    use crate::snapshot::Meta;
+    use crate::trace::Trace;
+
+    /// A node that sends `sends` (virtual time, bytes) and prints every frame it receives,
+    /// then ends with its index as its status at `end_ns`.
+    struct Node {
+        index: u32,
+        now: u64,
+        end_ns: u64,
+        sends: Vec<(u64, &'static [u8])>,
+        inbox: Vec<Frame>,
+        outbox: Vec<Frame>,
+        console: Console,
+        trace: Trace,
+    }
+
+    impl Machine for Node {
+        fn seed(&self) -> u64 {
+            u64::from(self.index)
+        }
+        fn now(&self) -> VirtualTime {
+            VirtualTime::from_ns(self.now)
+        }
+        fn run_until(&mut self, limit: VirtualTime) -> Stop {
+            let limit = limit.as_ns().min(self.end_ns);
+            for f in std::mem::take(&mut self.inbox) {
+                let line = format!("got {:?} sent for {}\n", f.bytes, f.at_ns);
+                self.console
+                    .push(line.as_bytes(), self.now, &mut self.trace);
+            }
+            while let Some(&(at, bytes)) = self.sends.first().filter(|(at, _)| *at <= limit) {
+                self.sends.remove(0);
+                self.outbox.push(Frame {
+                    at_ns: at,
+                    bytes: bytes.to_vec(),
+                });
+            }
+            self.now = limit;
+            if self.now >= self.end_ns {
+                Stop::End(Ok(self.index))
+            } else {
+                Stop::Limit
+            }
+        }
+        fn console(&mut self) -> &mut Console {
+            &mut self.console
+        }
+        fn take_frames(&mut self) -> Vec<Frame> {
+            std::mem::take(&mut self.outbox)
+        }
+        fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
+            self.inbox.push(frame);
+            Ok(())
+        }
+        fn snapshot(&mut self, _: String) -> Result<Snapshot> {
+            Err(WioError::Internal("synthetic nodes write no files".into()))
+        }
+        fn finish(
+            self: Box<Self>,
+            _: &RunConfig,
+            outcome: Result<u32>,
+            _: Instant,
+            _: Option<&str>,
+        ) -> RunResult {
+            let status = outcome.as_ref().ok().copied();
+            let summary = Summary::synthetic(
+                self.seed(),
+                self.now,
+                &self.trace,
+                self.console.sha256(),
+                status,
+            );
+            RunResult { summary, outcome }
+        }
+    }
+
+    /// How a node starts: "restored" from this recipe.
+    struct Recipe {
+        origin: SnapshotOrigin,
+        index: u32,
+        end_ns: u64,
+        sends: Vec<(u64, &'static [u8])>,
+    }
+
+    impl LoadedSnapshot for Recipe {
+        fn origin(&self) -> &SnapshotOrigin {
+            &self.origin
+        }
+        fn restore(&self, _: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
+            Ok(Box::new(Node {
+                index: self.index,
+                now: 0,
+                end_ns: self.end_ns,
+                sends: self.sends.clone(),
+                inbox: Vec::new(),
+                outbox: Vec::new(),
+                console: Console::new(Echo::Capture, wall),
+                trace: Trace::new(),
+            }))
+        }
+    }
+
+    fn recipe(index: u32, end_ns: u64, sends: Vec<(u64, &'static [u8])>) -> Start {
+        let meta = Meta {
+            arch: "synthetic".into(),
+            wio_version: String::new(),
+            seed: u64::from(index),
+            virtual_ns: 0,
+            instructions: None,
+            reason: String::new(),
+            mem_base: 0,
+            mem_bytes: 0,
+            kernel_sha256: String::new(),
+            initrd_sha256: None,
+            cmdline: String::new(),
+            epoch_unix: 0,
+            disk: None,
+            link: [0; 4],
+            kernel_path: None,
+            initrd_path: None,
+            firmware_path: None,
+            firmware_sha256: None,
+            ecc: false,
+        };
+        let origin = SnapshotOrigin {
+            path: "synthetic".into(),
+            meta,
+            sha256: String::new(),
+        };
+        Some((
+            Arc::new(Recipe {
+                origin,
+                index,
+                end_ns,
+                sends,
+            }),
+            None,
+        ))
+    }
+
+    /// One quantum as the coordinator sees it: per node (lines, frames, ended, status).
+    type Seen = Vec<(usize, Vec<String>, Vec<(u64, Vec<u8>)>, bool, Option<u32>)>;
+
+    /// Three nodes on `jobs` threads, run in quanta of 10 ns to 60 ns; every frame a node
+    /// sends goes to the next node at the following boundary. Then `finish`es them.
+    fn world(jobs: usize, until: bool) -> (Vec<Seen>, Vec<Summary>) {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let configs = vec![
+            (
+                RunConfig::with_seed(0),
+                recipe(0, 1_000, vec![(5, b"x"), (25, b"y")]),
+            ),
+            (
+                RunConfig::with_seed(1),
+                recipe(1, 1_000, vec![(12, b"z"), (35, b"w")]),
+            ),
+            (RunConfig::with_seed(2), recipe(2, 30, vec![])),
+        ];
+        let mut hosts = Hosts::start(&names, configs, jobs, Instant::now(), None, &[]).unwrap();
+        let mut seen = Vec::new();
+        let mut pending = Vec::new();
+        for t in (10..=60).step_by(10) {
+            let steps = hosts.run(t, std::mem::take(&mut pending)).unwrap();
+            let mut quantum = Seen::new();
+            for s in steps {
+                for f in &s.frames {
+                    pending.push(((s.node + 1) % 3, f.clone()));
+                }
+                quantum.push((
+                    s.node,
+                    s.lines,
+                    s.frames.into_iter().map(|f| (f.at_ns, f.bytes)).collect(),
+                    s.ended,
+                    s.exit_status,
+                ));
+            }
+            seen.push(quantum);
+        }
+        let summaries = hosts.finish(60, until, None).unwrap();
+        assert_eq!(
+            summaries.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [0, 1, 2],
+            "summaries in node order"
+        );
+        (seen, summaries.into_iter().map(|(_, s)| s).collect())
+    }
+
+    #[test]
+    fn machines_report_in_node_order_and_the_same_on_any_number_of_threads() {
+        let (one, ends) = world(1, false);
+        for jobs in [2, 3, 8] {
+            let (many, many_ends) = world(jobs, false);
+            assert_eq!(one, many, "{jobs} threads");
+            let hashes = |e: &[Summary]| e.iter().map(|s| s.trace_hash.clone()).collect::<Vec<_>>();
+            assert_eq!(hashes(&ends), hashes(&many_ends), "{jobs} threads");
+        }
+        for quantum in &one {
+            assert_eq!(quantum.iter().map(|q| q.0).collect::<Vec<_>>(), [0, 1, 2]);
+        }
+        // Node a's frame of t=5 leaves in the first quantum and b prints it in the second;
+        // b's of t=12 reaches c in the third; a's of t=25, b in the fourth.
+        assert_eq!(one[0][0].2, vec![(5, b"x".to_vec())]);
+        assert_eq!(one[1][1].1, vec!["got [120] sent for 5".to_string()]);
+        assert_eq!(one[1][1].2, vec![(12, b"z".to_vec())]);
+        assert_eq!(one[2][0].2, vec![(25, b"y".to_vec())]);
+        assert_eq!(one[2][2].1, vec!["got [122] sent for 12".to_string()]);
+        assert_eq!(one[3][1].1, vec!["got [121] sent for 25".to_string()]);
+        // Node c ends at 30 with its status and stays ended: b's frame of t=35, routed to
+        // it at 40, is never delivered.
+        assert_eq!((one[2][2].3, one[2][2].4), (true, Some(2)));
+        assert_eq!(one[3][1].2, vec![(35, b"w".to_vec())]);
+        for quantum in &one[3..] {
+            assert!(quantum[2].3 && quantum[2].1.is_empty());
+        }
+        // A world stopped by the time limit ends its live machines with that error; c
+        // keeps its own end.
+        assert_eq!(
+            ends.iter().map(|s| s.exit_status).collect::<Vec<_>>(),
+            [None, None, Some(2)]
+        );
+        assert!(ends.iter().all(|s| s.virtual_ns <= 60));
+    }
+
+    #[test]
+    fn a_world_stopped_at_its_until_text_ends_live_machines_as_a_success() {
+        let (_, ends) = world(2, true);
+        assert_eq!(
+            ends.iter().map(|s| s.exit_status).collect::<Vec<_>>(),
+            [Some(0), Some(0), Some(2)]
+        );
+    }
+}
