@@ -16,21 +16,10 @@ const LINUX_WATCHDOG_MS: &str = "60000";
 #[test]
 fn debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers_off() {
     let test = "debian_amd64_kernel_runs_the_workload_on_virtio_found_through_acpi_and_powers_off";
-    let (Some(kernel), Some(initrd)) = (
-        std::env::var_os("WIO_X86_LINUX_KERNEL"),
-        std::env::var_os("WIO_X86_LINUX_INITRD"),
-    ) else {
-        skip(
-            test,
-            Capability::X86Linux,
-            "no WIO_X86_LINUX_KERNEL/INITRD (run ci/l1.sh, which sets them inside its L1)",
-        );
+    let Some((kernel, initrd)) = debian_kernel(test) else {
         return;
     };
-    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
-        return;
-    }
-    let (kernel, initrd) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
+    let (kernel, initrd) = (kernel.as_str(), initrd.as_str());
     let dir = scratch("x86-debian");
     let snap = dir.join("boot.snap");
     let trace = dir.join("trace.jsonl");
@@ -139,21 +128,10 @@ const RESEEDED: &str = "crng reseeded due to virtual machine fork";
 #[test]
 fn debian_amd64_kernel_reseeds_its_crng_when_a_branch_changes_the_vm_generation_id() {
     let test = "debian_amd64_kernel_reseeds_its_crng_when_a_branch_changes_the_vm_generation_id";
-    let (Some(kernel), Some(initrd)) = (
-        std::env::var_os("WIO_X86_LINUX_KERNEL"),
-        std::env::var_os("WIO_X86_LINUX_INITRD"),
-    ) else {
-        skip(
-            test,
-            Capability::X86Linux,
-            "no WIO_X86_LINUX_KERNEL/INITRD (run ci/l1.sh, which sets them inside its L1)",
-        );
+    let Some((kernel, initrd)) = debian_kernel(test) else {
         return;
     };
-    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
-        return;
-    }
-    let (kernel, initrd) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
+    let (kernel, initrd) = (kernel.as_str(), initrd.as_str());
     let dir = scratch("x86-vmgenid");
     let snap = dir.join("init.snap");
     // A snapshot where the kernel starts init: its ACPI devices are bound by then.
@@ -228,6 +206,24 @@ fn debian_amd64_kernel_reseeds_its_crng_when_a_branch_changes_the_vm_generation_
     assert!(!text.contains(RESEEDED), "seed 1: {text}");
     assert!(!events.contains("\"vmgenid\""), "{events}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Debian's amd64 kernel and the workload initramfs with its virtio modules, as ci/l1.sh
+/// hands them to the tests inside its L1 on hardware virtualization: `None` (the test
+/// skips, saying why) anywhere else.
+fn debian_kernel(test: &str) -> Option<(String, String)> {
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var("WIO_X86_LINUX_KERNEL").ok(),
+        std::env::var("WIO_X86_LINUX_INITRD").ok(),
+    ) else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_LINUX_KERNEL/INITRD (run ci/l1.sh, which sets them inside its L1)",
+        );
+        return None;
+    };
+    require_hardware_kvm(test, "an x86-64 Linux guest").then_some((kernel, initrd))
 }
 
 /// wio's small x86-64 kernel (guest-kernel/x86_64, with the determinism patches) and its
