@@ -223,6 +223,18 @@ impl WioError {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
+            // What the host or wio itself failed at, not the user's input.
+            WioError::Memory(
+                MemoryError::Extents { .. }
+                | MemoryError::Overflows { .. }
+                | MemoryError::Regions { .. }
+                | MemoryError::Place { .. }
+                | MemoryError::Write { .. }
+                | MemoryError::HostAddress { .. },
+            )
+            | WioError::World(WorldError::ThreadSpawn { .. } | WorldError::ThreadDied { .. }) => {
+                exit_code::INTERNAL
+            }
             WioError::Usage(_)
             | WioError::Snapshot(_)
             | WioError::Memory(_)
@@ -279,6 +291,14 @@ mod tests {
                 exit_code::USAGE,
             ),
             (MemoryError::TooLarge { size: 1 }.into(), exit_code::USAGE),
+            (
+                MemoryError::Overflows { base: 1, size: 2 }.into(),
+                exit_code::INTERNAL,
+            ),
+            (
+                WorldError::ThreadDied { booting: false }.into(),
+                exit_code::INTERNAL,
+            ),
             (
                 PathError::StepNotAfter {
                     at_ns: 1,

@@ -65,6 +65,32 @@ pub enum MemoryError {
         #[source]
         source: vm_memory::region::GuestRegionCollectionError,
     },
+    /// Something wio places in guest memory at boot (a kernel, an initrd, a device tree,
+    /// firmware, a program) lands outside it: wio checked the placement first, so this is
+    /// wio's bug.
+    #[error("the {what} was placed outside guest memory")]
+    Place {
+        /// What was placed.
+        what: &'static str,
+    },
+    /// Writing boot data into guest memory failed.
+    #[error("cannot write {what} at guest address {addr:#x}: {source}")]
+    Write {
+        /// What was written.
+        what: &'static str,
+        /// Where.
+        addr: u64,
+        /// What vm-memory said.
+        #[source]
+        source: vm_memory::GuestMemoryError,
+    },
+    /// Guest RAM has no host mapping where the machine expects it.
+    #[error("guest RAM has no host address: {source}")]
+    HostAddress {
+        /// What vm-memory said.
+        #[source]
+        source: vm_memory::GuestMemoryError,
+    },
     /// The host refused to map a snapshot's memory file into the region.
     #[error("cannot map {mib} MiB of guest memory: {source}")]
     Map {

@@ -69,4 +69,17 @@ pub enum WorldError {
     /// `--snapshot-at guest` for a world.
     #[error("--snapshot-at guest: a world is snapshotted whole, at a quantum boundary; use a time, console:TEXT or setup-complete")]
     SnapshotAtGuest,
+    /// The host would not start a thread for the world's machines.
+    #[error("cannot start a world thread: {source}")]
+    ThreadSpawn {
+        /// What the host said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A thread running some of the world's machines stopped answering (it panicked).
+    #[error("a world thread died{}; the run cannot go on", if *.booting { " while booting its machines" } else { "" })]
+    ThreadDied {
+        /// Whether it was still booting or restoring its machines.
+        booting: bool,
+    },
 }

@@ -263,7 +263,7 @@ impl Hosts {
             let handle = std::thread::Builder::new()
                 .name("wio-world".into())
                 .spawn(move || host(part, &signals, wall, crx, rtx))
-                .map_err(|e| WioError::Internal(format!("world thread: {e}")))?;
+                .map_err(|source| WorldError::ThreadSpawn { source })?;
             hosts.txs.push(ctx);
             hosts.rxs.push(rrx);
             hosts.handles.push(handle);
@@ -271,11 +271,7 @@ impl Hosts {
         for rx in &hosts.rxs {
             match rx.recv() {
                 Ok(Reply::Booted(r)) => r?,
-                _ => {
-                    return Err(WioError::Internal(
-                        "a world thread died while booting".into(),
-                    ))
-                }
+                _ => return Err(WorldError::ThreadDied { booting: true }.into()),
             }
         }
         Ok(hosts)
@@ -292,13 +288,13 @@ impl Hosts {
         }
         for (tx, deliveries) in self.txs.iter().zip(per) {
             tx.send(Cmd::Run { until, deliveries })
-                .map_err(|_| WioError::Internal("a world thread died".into()))?;
+                .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
         }
         let mut steps = Vec::new();
         for rx in &self.rxs {
             match rx.recv() {
                 Ok(Reply::Ran(s)) => steps.extend(s),
-                _ => return Err(WioError::Internal("a world thread died".into())),
+                _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
             }
         }
         steps.sort_by_key(|s| s.node);
@@ -312,7 +308,7 @@ impl Hosts {
         cmd: impl Fn() -> Cmd,
         take: impl Fn(Reply) -> Option<Result<Vec<(usize, T)>>>,
     ) -> Result<Vec<T>> {
-        let died = || WioError::Internal("a world thread died".into());
+        let died = || WioError::from(WorldError::ThreadDied { booting: false });
         for tx in &self.txs {
             tx.send(cmd()).map_err(|_| died())?;
         }
@@ -370,13 +366,13 @@ impl Hosts {
                 until,
                 interrupted,
             })
-            .map_err(|_| WioError::Internal("a world thread died".into()))?;
+            .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
         }
         let mut out = Vec::new();
         for rx in &self.rxs {
             match rx.recv() {
                 Ok(Reply::Finished(s)) => out.extend(s),
-                _ => return Err(WioError::Internal("a world thread died".into())),
+                _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
             }
         }
         for h in self.handles.drain(..) {

@@ -5,7 +5,7 @@
 use super::fdt;
 use super::firmware;
 use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
-use crate::error::{MachineError, RestartWhy, Result, WioError};
+use crate::error::{MachineError, MemoryError, RestartWhy, Result, WioError};
 use crate::memory::GuestMem;
 use crate::snapshot::Meta;
 use crate::trace::hex;
@@ -129,7 +129,7 @@ pub fn load(
                 });
             };
             if !ram.load(start, bytes) {
-                return Err(WioError::Internal("initrd placement out of RAM".into()));
+                return Err(MemoryError::Place { what: "initrd" }.into());
             }
             Some((start, start + size))
         }
@@ -147,7 +147,7 @@ pub fn load(
 pub(super) fn hart_on(mem: &GuestMem, mem_bytes: u64, entry: u64) -> Result<Hart> {
     let host = mem
         .get_host_address(GuestAddress(layout::RAM_BASE))
-        .map_err(|e| WioError::Internal(format!("guest RAM host address: {e}")))?;
+        .map_err(|source| MemoryError::HostAddress { source })?;
     // SAFETY: `host` points at the single mapping of `mem_bytes` bytes that `mem` owns; the
     // clone handed to Ram keeps it mapped for the hart's lifetime, and the hart and the
     // devices access it only through raw pointers / vm-memory, never through held references.
@@ -235,7 +235,10 @@ impl BootImage {
         })?;
         hart.set_ecc(self.ecc);
         if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
-            return Err(WioError::Internal("device tree does not fit".into()));
+            return Err(MemoryError::Place {
+                what: "device tree",
+            }
+            .into());
         }
         match &self.firmware {
             Some((path, bytes)) => {
@@ -258,7 +261,7 @@ impl BootImage {
                         .ram
                         .load(info_addr, &firmware::dynamic_info(placement.entry))
                 {
-                    return Err(WioError::Internal("firmware placement out of RAM".into()));
+                    return Err(MemoryError::Place { what: "firmware" }.into());
                 }
                 hart.enter_firmware(fw.entry, placement.fdt_addr, info_addr);
             }
@@ -291,7 +294,7 @@ impl BootImage {
             ));
         }
         if !img.load(ram) {
-            return Err(WioError::Internal("program placement out of RAM".into()));
+            return Err(MemoryError::Place { what: "program" }.into());
         }
         Ok(Placement {
             entry: img.entry,

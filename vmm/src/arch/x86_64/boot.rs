@@ -8,7 +8,7 @@ use super::layout::{
 };
 use super::{acpi, gdt::BOOT_GDT, paging};
 use crate::devices::vmgenid;
-use crate::error::{MachineError, Result, WioError};
+use crate::error::{MachineError, MemoryError, Result, WioError};
 use crate::memory::GuestMem;
 use linux_loader::bootparam::{boot_e820_entry, boot_params};
 use linux_loader::loader::{bzimage::BzImage, elf::Elf, KernelLoader};
@@ -92,7 +92,7 @@ pub struct BootSpec<'a> {
     /// `virtio_mmio.device=` support find them there).
     pub virtio: &'a [acpi::MmioDevice],
     /// The VM generation ID's bytes, written where the ACPI tables say
-    /// ([`layout::VMGENID_ADDR`]).
+    /// ([`VMGENID_ADDR`]).
     pub vmgenid: [u8; vmgenid::ID_LEN],
 }
 
@@ -235,14 +235,26 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     write(mem, &spec.vmgenid, VMGENID_ADDR, "the VM generation ID")?;
     params.acpi_rsdp_addr = acpi::RSDP_ADDR;
     mem.write_obj(params, GuestAddress(ZERO_PAGE_ADDR))
-        .map_err(|e| WioError::Internal(format!("writing boot_params: {e}")))?;
+        .map_err(|source| MemoryError::Write {
+            what: "boot_params",
+            addr: ZERO_PAGE_ADDR,
+            source,
+        })?;
 
     for (i, entry) in BOOT_GDT.iter().enumerate() {
-        mem.write_obj(*entry, GuestAddress(GDT_ADDR + 8 * i as u64))
-            .map_err(|e| WioError::Internal(format!("writing the GDT: {e}")))?;
+        let addr = GDT_ADDR + 8 * i as u64;
+        mem.write_obj(*entry, GuestAddress(addr))
+            .map_err(|source| MemoryError::Write {
+                what: "the GDT",
+                addr,
+                source,
+            })?;
     }
-    paging::write_identity_map(mem)
-        .map_err(|e| WioError::Internal(format!("writing page tables: {e}")))?;
+    paging::write_identity_map(mem).map_err(|source| MemoryError::Write {
+        what: "the page tables",
+        addr: super::layout::PML4_ADDR,
+        source,
+    })?;
 
     Ok(BootInfo {
         entry,
@@ -252,9 +264,9 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     })
 }
 
-fn write(mem: &GuestMem, bytes: &[u8], addr: u64, what: &str) -> Result<()> {
+fn write(mem: &GuestMem, bytes: &[u8], addr: u64, what: &'static str) -> Result<()> {
     mem.write_slice(bytes, GuestAddress(addr))
-        .map_err(|e| WioError::Internal(format!("writing {what} at {addr:#x}: {e}")))
+        .map_err(|source| MemoryError::Write { what, addr, source }.into())
 }
 
 fn check_elf_machine(kernel: &KernelImage) -> Result<()> {
