@@ -10,7 +10,7 @@ use super::platform::{self, Platform};
 use super::run_loop::RunStats;
 use super::{acpi, layout};
 use crate::devices::vmgenid::VmGenId;
-use crate::error::{Result, SnapshotError, WioError};
+use crate::error::{MemoryError, Result, SnapshotError, WioError};
 use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
@@ -95,7 +95,7 @@ impl X86Machine {
         let host = self
             .mem
             .get_host_address(GuestAddress(0))
-            .map_err(|e| WioError::Internal(format!("guest memory host address: {e}")))?;
+            .map_err(|source| MemoryError::HostAddress { source })?;
         // SAFETY: `host` is the start of the single mapping of `mem_bytes` bytes `mem` owns;
         // the vCPU is stopped (this runs between two KVM_RUNs on this thread) and the devices
         // run on this thread too, so nothing writes guest memory while it is read.
@@ -226,7 +226,11 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         // masked and never reads the bytes).
         let g = VmGenId::drawn(RunSeed(s), now);
         mem.write_slice(&g.id(), GuestAddress(layout::VMGENID_ADDR))
-            .map_err(|e| WioError::Internal(format!("writing the VM generation ID: {e}")))?;
+            .map_err(|source| MemoryError::Write {
+                what: "the VM generation ID",
+                addr: layout::VMGENID_ADDR,
+                source,
+            })?;
         platform.pic.raise(acpi::VMGENID_IRQ);
         platform
             .trace
