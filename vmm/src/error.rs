@@ -232,9 +232,11 @@ impl WioError {
                 | MemoryError::Write { .. }
                 | MemoryError::HostAddress { .. },
             )
-            | WioError::World(WorldError::ThreadSpawn { .. } | WorldError::ThreadDied { .. }) => {
-                exit_code::INTERNAL
-            }
+            | WioError::World(
+                WorldError::ThreadSpawn { .. }
+                | WorldError::ThreadDied { .. }
+                | WorldError::Port { .. },
+            ) => exit_code::INTERNAL,
             WioError::Usage(_)
             | WioError::Snapshot(_)
             | WioError::Memory(_)

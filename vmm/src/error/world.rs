@@ -76,6 +76,13 @@ pub enum WorldError {
         #[source]
         source: std::io::Error,
     },
+    /// A frame from the switch could not be handed to a machine's network port.
+    #[error("network port: {source}")]
+    Port {
+        /// What the device said.
+        #[source]
+        source: wio_virtio_devices::DeviceError,
+    },
     /// A thread running some of the world's machines stopped answering (it panicked).
     #[error("a world thread died{}; the run cannot go on", if *.booting { " while booting its machines" } else { "" })]
     ThreadDied {

@@ -565,7 +565,7 @@ impl Machine for RvMachine {
             .bus
             .virtio
             .deliver_frame(frame, now)
-            .map_err(|e| WioError::Internal(format!("network port: {e}")))?;
+            .map_err(|source| crate::error::WorldError::Port { source })?;
         self.bus.schedule(next);
         Ok(())
     }

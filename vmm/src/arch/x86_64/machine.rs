@@ -309,7 +309,8 @@ impl Machine for X86Machine {
     fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
         self.platform
             .deliver_frame(frame)
-            .map_err(|e| WioError::Internal(format!("network port: {e}")))
+            .map_err(|source| crate::error::WorldError::Port { source })
+            .map_err(Into::into)
     }
 
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
