@@ -232,6 +232,7 @@ impl WioError {
                 | MemoryError::Write { .. }
                 | MemoryError::HostAddress { .. },
             )
+            | WioError::Snapshot(SnapshotError::State { .. })
             | WioError::World(
                 WorldError::ThreadSpawn { .. }
                 | WorldError::ThreadDied { .. }

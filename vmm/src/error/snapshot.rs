@@ -36,4 +36,14 @@ pub enum SnapshotError {
         #[source]
         source: Box<WioError>,
     },
+    /// A machine's or a world's state could not be put into snapshot sections (wio's
+    /// bug: every state it saves is one it can encode).
+    #[error("cannot save the {what} state: {source}")]
+    State {
+        /// Whose state ("machine", "world").
+        what: &'static str,
+        /// What the encoder said.
+        #[source]
+        source: crate::snapshot::persist::StateError,
+    },
 }

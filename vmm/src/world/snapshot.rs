@@ -15,7 +15,7 @@ use super::peer::{PeerState, PeerStats};
 use super::scenario::Scenario;
 use super::switch::SwitchState;
 use crate::arch::riscv64::RvLoaded;
-use crate::error::{Result, WioError};
+use crate::error::{Result, SnapshotError, WioError};
 use crate::machine::{LoadedSnapshot, RunConfig};
 use crate::snapshot::persist::{StateError, StateSections};
 use crate::snapshot::sections::Format;
@@ -156,7 +156,10 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
 
 /// The bytes of a world snapshot file of `state` and its nodes' snapshots (node order).
 pub fn encode(state: &WorldState, nodes: &[Snapshot]) -> Result<Vec<u8>> {
-    let st = state_sections(state).map_err(|e| WioError::Internal(format!("world state: {e}")))?;
+    let st = state_sections(state).map_err(|source| SnapshotError::State {
+        what: "world",
+        source,
+    })?;
     let files: Vec<(String, Vec<u8>)> = nodes
         .iter()
         .enumerate()

@@ -270,9 +270,10 @@ impl RvMachine {
         meta.reason = reason;
         Ok(Snapshot {
             meta,
-            state: state
-                .to_sections()
-                .map_err(|e| WioError::Internal(format!("machine state: {e}")))?,
+            state: state.to_sections().map_err(|source| SnapshotError::State {
+                what: "machine",
+                source,
+            })?,
             memory: Vec::new(),
             sha256: String::new(),
         })

@@ -57,8 +57,9 @@ impl X86Machine {
     /// The machine's state as a snapshot; `reason` says why it was taken.
     pub(super) fn capture(&mut self, reason: String) -> Result<Snapshot> {
         let vcpu = self.engine.save_vcpu()?;
-        let internal = |e: crate::snapshot::persist::StateError| {
-            WioError::Internal(format!("machine state: {e}"))
+        let internal = |source| SnapshotError::State {
+            what: "machine",
+            source,
         };
         let mut state = StateSections::default();
         state.put(section::VCPU, &vcpu).map_err(internal)?;
