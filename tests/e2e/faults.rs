@@ -259,6 +259,22 @@ fn bad_plans_and_profiles_are_one_line_errors_naming_the_field() {
             101,
             "rule[0].value",
         ),
+        (
+            write_file(&dir, "kind.toml", "[[rule]]\nkind = \"meteor\"\n"),
+            "--faults",
+            101,
+            "line 2, rule.kind: unknown variant `meteor`, expected one of `partition`",
+        ),
+        (
+            write_file(
+                &dir,
+                "choice.toml",
+                "[[rule]]\nkind = \"error\"\nchoices = [\"both\"]\n",
+            ),
+            "--faults",
+            101,
+            "rule[0].choices: \"both\" is not a choice of error: read, write, any",
+        ),
         ("mild".to_string(), "--faults", 100, "none, light, heavy"),
         (
             write_file(

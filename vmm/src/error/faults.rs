@@ -29,9 +29,18 @@ pub enum PlanError {
 /// A fault profile (TOML) that does not parse or check.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    /// The file is not a fault profile's TOML.
-    #[error("is not a fault profile: {}", .0.to_string().trim())]
-    Toml(#[source] toml::de::Error),
+    /// The file is not a fault profile's TOML, or names what is not a kind or a choice:
+    /// one line with where (line, and the key there) and TOML's message.
+    #[error("is not a fault profile: {}{}", place(*.line, .key.as_deref()), .source.message())]
+    Toml {
+        /// The line (from 1) TOML points at, when it points.
+        line: Option<usize>,
+        /// The key set on that line (`rule.kind`), when there is one.
+        key: Option<String>,
+        /// TOML's error (boxed: it is large, and every error that carries one is).
+        #[source]
+        source: Box<toml::de::Error>,
+    },
     /// The window is empty.
     #[error("end_ms ({end_ms}) must be after start_ms ({start_ms})")]
     Window {
@@ -59,6 +68,28 @@ pub enum ProfileError {
         #[source]
         source: RateError,
     },
+}
+
+/// "line L, KEY: " for a TOML error's place, as much of it as is known.
+fn place(line: Option<usize>, key: Option<&str>) -> String {
+    match (line, key) {
+        (Some(l), Some(k)) => format!("line {l}, {k}: "),
+        (Some(l), None) => format!("line {l}: "),
+        (None, Some(k)) => format!("{k}: "),
+        (None, None) => String::new(),
+    }
+}
+
+impl ProfileError {
+    /// The error TOML gives for a profile's `text`, with its line and key.
+    pub fn toml(text: &str, source: toml::de::Error) -> ProfileError {
+        let at = source.span().map(|s| s.start);
+        ProfileError::Toml {
+            line: at.map(|o| super::scenario::line_of(text, o)),
+            key: at.and_then(|o| super::scenario::key_path_at(text, o)),
+            source: Box::new(source),
+        }
+    }
 }
 
 /// A flux rate (`"1.16e-12"`) that does not parse or is out of range.

@@ -99,14 +99,14 @@ pub enum NodeArgsError {
 }
 
 /// The line (from 1) of byte `offset` of `text`.
-fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// The key path at `offset` as far as the text shows it: the last table header before the
 /// offset's line (`[[node]]` → `node`) and the key the line sets (`name = ...` →
 /// `node.name`). For TOML errors, which name no field.
-fn key_path_at(text: &str, offset: usize) -> Option<String> {
+pub(crate) fn key_path_at(text: &str, offset: usize) -> Option<String> {
     let start = text[..offset.min(text.len())]
         .rfind('\n')
         .map_or(0, |i| i + 1);

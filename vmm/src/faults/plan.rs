@@ -41,6 +41,95 @@ pub enum Target {
     Node,
 }
 
+/// The kinds of fault without their parameters: the one vocabulary of names that a plan's
+/// `kind`, a profile rule's `kind` and a rule's stream (`fault-<kind>`) share, and what
+/// each kind hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Net: see [`FaultKind::Partition`].
+    Partition,
+    /// Net: see [`FaultKind::Loss`].
+    Loss,
+    /// Net: see [`FaultKind::Delay`].
+    Delay,
+    /// Net: see [`FaultKind::Duplicate`].
+    Duplicate,
+    /// Net: see [`FaultKind::Reorder`].
+    Reorder,
+    /// Disk: see [`FaultKind::Error`].
+    Error,
+    /// Disk: see [`FaultKind::Latency`].
+    Latency,
+    /// Disk: see [`FaultKind::BitRot`].
+    BitRot,
+    /// Clock: see [`FaultKind::RtcStep`].
+    RtcStep,
+    /// Node: see [`FaultKind::Crash`].
+    Crash,
+    /// Node: see [`FaultKind::Pause`].
+    Pause,
+    /// Node: see [`FaultKind::Upset`].
+    Upset,
+    /// Node: see [`FaultKind::Stuck`].
+    Stuck,
+}
+
+impl Kind {
+    /// Every kind, in the order plans and profiles list them.
+    pub const ALL: [Kind; 13] = [
+        Kind::Partition,
+        Kind::Loss,
+        Kind::Delay,
+        Kind::Duplicate,
+        Kind::Reorder,
+        Kind::Error,
+        Kind::Latency,
+        Kind::BitRot,
+        Kind::RtcStep,
+        Kind::Crash,
+        Kind::Pause,
+        Kind::Upset,
+        Kind::Stuck,
+    ];
+
+    /// Its name in plans, profiles and stream names (as serde writes it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Partition => "partition",
+            Kind::Loss => "loss",
+            Kind::Delay => "delay",
+            Kind::Duplicate => "duplicate",
+            Kind::Reorder => "reorder",
+            Kind::Error => "error",
+            Kind::Latency => "latency",
+            Kind::BitRot => "bit-rot",
+            Kind::RtcStep => "rtc-step",
+            Kind::Crash => "crash",
+            Kind::Pause => "pause",
+            Kind::Upset => "upset",
+            Kind::Stuck => "stuck",
+        }
+    }
+
+    /// The part of the machine faults of this kind hit.
+    pub fn target(self) -> Target {
+        match self {
+            Kind::Partition | Kind::Loss | Kind::Delay | Kind::Duplicate | Kind::Reorder => {
+                Target::Net
+            }
+            Kind::Error | Kind::Latency | Kind::BitRot => Target::Disk,
+            Kind::RtcStep => Target::Clock,
+            Kind::Crash | Kind::Pause | Kind::Upset | Kind::Stuck => Target::Node,
+        }
+    }
+
+    /// Whether faults of this kind act at one instant (their duration is meaningless).
+    pub fn is_instant(self) -> bool {
+        matches!(self, Kind::RtcStep | Kind::Upset)
+    }
+}
+
 /// What a fault does, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "params", rename_all = "kebab-case")]
@@ -167,47 +256,38 @@ impl UpsetPlace {
 }
 
 impl FaultKind {
+    /// Its kind, without parameters.
+    pub fn kind(&self) -> Kind {
+        match self {
+            FaultKind::Partition { .. } => Kind::Partition,
+            FaultKind::Loss { .. } => Kind::Loss,
+            FaultKind::Delay { .. } => Kind::Delay,
+            FaultKind::Duplicate { .. } => Kind::Duplicate,
+            FaultKind::Reorder { .. } => Kind::Reorder,
+            FaultKind::Error { .. } => Kind::Error,
+            FaultKind::Latency { .. } => Kind::Latency,
+            FaultKind::BitRot { .. } => Kind::BitRot,
+            FaultKind::RtcStep { .. } => Kind::RtcStep,
+            FaultKind::Crash { .. } => Kind::Crash,
+            FaultKind::Pause => Kind::Pause,
+            FaultKind::Upset { .. } => Kind::Upset,
+            FaultKind::Stuck { .. } => Kind::Stuck,
+        }
+    }
+
     /// The part of the machine this kind hits.
     pub fn target(&self) -> Target {
-        match self {
-            FaultKind::Partition { .. }
-            | FaultKind::Loss { .. }
-            | FaultKind::Delay { .. }
-            | FaultKind::Duplicate { .. }
-            | FaultKind::Reorder { .. } => Target::Net,
-            FaultKind::Error { .. } | FaultKind::Latency { .. } | FaultKind::BitRot { .. } => {
-                Target::Disk
-            }
-            FaultKind::RtcStep { .. } => Target::Clock,
-            FaultKind::Crash { .. }
-            | FaultKind::Pause
-            | FaultKind::Upset { .. }
-            | FaultKind::Stuck { .. } => Target::Node,
-        }
+        self.kind().target()
     }
 
     /// Its name in plans and profiles.
     pub fn name(&self) -> &'static str {
-        match self {
-            FaultKind::Partition { .. } => "partition",
-            FaultKind::Loss { .. } => "loss",
-            FaultKind::Delay { .. } => "delay",
-            FaultKind::Duplicate { .. } => "duplicate",
-            FaultKind::Reorder { .. } => "reorder",
-            FaultKind::Error { .. } => "error",
-            FaultKind::Latency { .. } => "latency",
-            FaultKind::RtcStep { .. } => "rtc-step",
-            FaultKind::BitRot { .. } => "bit-rot",
-            FaultKind::Crash { .. } => "crash",
-            FaultKind::Pause => "pause",
-            FaultKind::Upset { .. } => "upset",
-            FaultKind::Stuck { .. } => "stuck",
-        }
+        self.kind().name()
     }
 
     /// Whether the fault acts at one instant (its duration is meaningless).
     pub fn is_instant(&self) -> bool {
-        matches!(self, FaultKind::RtcStep { .. } | FaultKind::Upset { .. })
+        self.kind().is_instant()
     }
 }
 
@@ -513,6 +593,51 @@ fn target_name(t: Target) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One vocabulary: a kind's name is the one serde writes for it, alone and as a
+    /// fault's `kind` tag, and a fault's kind, target and instantness agree with its kind.
+    #[test]
+    fn kinds_name_themselves_as_plans_write_them() {
+        let one_of_each = [
+            FaultKind::Partition {
+                direction: Direction::Both,
+            },
+            FaultKind::Loss { ppm: 1 },
+            FaultKind::Delay { extra_ns: 1 },
+            FaultKind::Duplicate { ppm: 1 },
+            FaultKind::Reorder { max_ns: 1 },
+            FaultKind::Error {
+                op: DiskOp::Read,
+                nth: None,
+            },
+            FaultKind::Latency { extra_ns: 1 },
+            FaultKind::BitRot { ppm: 1 },
+            FaultKind::RtcStep { delta_s: 1 },
+            FaultKind::Crash {
+                unflushed: Unflushed::Lost,
+            },
+            FaultKind::Pause,
+            FaultKind::Upset {
+                place: UpsetPlace::Pc,
+                bit: 0,
+                width: 1,
+            },
+            FaultKind::Stuck {
+                ram: 0,
+                bit: 0,
+                value: 1,
+            },
+        ];
+        let kinds: Vec<Kind> = one_of_each.iter().map(FaultKind::kind).collect();
+        assert_eq!(kinds, Kind::ALL, "one fault of each kind, in order");
+        for f in one_of_each {
+            let k = f.kind();
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+            assert_eq!(serde_json::to_value(f).unwrap()["kind"], k.name());
+            assert_eq!(serde_json::from_value::<Kind>(k.name().into()).unwrap(), k);
+            assert_eq!((f.target(), f.is_instant()), (k.target(), k.is_instant()));
+        }
+    }
 
     fn parse(text: &str) -> std::result::Result<FaultPlan, String> {
         let plan: FaultPlan = serde_json::from_str(text).map_err(|e| e.to_string())?;
