@@ -125,6 +125,33 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A value wio made could not be encoded as JSON (a summary, report, plan, checkpoint).
+    #[error("internal error: cannot encode the {what} as JSON: {source}")]
+    Encode {
+        /// What was being encoded (`"summary"`).
+        what: &'static str,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A run wio started for itself ended without a result (cancelled, or its thread gone).
+    #[error("internal error: {what} ended without a result")]
+    NoResult {
+        /// Which run (`"a shrink probe"`).
+        what: &'static str,
+    },
+    /// A call to the host that cannot fail in a sane process did.
+    #[error("internal error: {what}: {source}")]
+    Host {
+        /// What wio was doing (`"finding the wio binary"`).
+        what: &'static str,
+        /// The host's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The machine's instruction clock refused a drift (out of its range).
+    #[error("internal error: riscv64 clock: {0}")]
+    Clock(#[from] wio_clock::InstructionClockError),
     /// A KVM call failed unexpectedly (a bug, or a KVM wio cannot use); keeps the errno.
     #[error("internal error: {0}")]
     Kvm(#[from] KvmError),
@@ -261,7 +288,13 @@ impl WioError {
             WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
-            WioError::Internal(_) | WioError::Kvm(_) | WioError::Sandbox(_) => exit_code::INTERNAL,
+            WioError::Internal(_)
+            | WioError::Encode { .. }
+            | WioError::NoResult { .. }
+            | WioError::Host { .. }
+            | WioError::Clock(_)
+            | WioError::Kvm(_)
+            | WioError::Sandbox(_) => exit_code::INTERNAL,
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,
@@ -300,6 +333,36 @@ mod tests {
             ),
             (
                 WorldError::ThreadDied { booting: false }.into(),
+                exit_code::INTERNAL,
+            ),
+            (
+                WioError::Encode {
+                    what: "summary",
+                    source: serde_json::from_str::<u8>("x").unwrap_err(),
+                },
+                exit_code::INTERNAL,
+            ),
+            (
+                WioError::NoResult {
+                    what: "a verify run",
+                },
+                exit_code::INTERNAL,
+            ),
+            (
+                WioError::Host {
+                    what: "finding the wio binary",
+                    source: std::io::Error::from(std::io::ErrorKind::NotFound),
+                },
+                exit_code::INTERNAL,
+            ),
+            (
+                wio_clock::InstructionClock::with_drift(1, i32::MAX)
+                    .unwrap_err()
+                    .into(),
+                exit_code::INTERNAL,
+            ),
+            (
+                KvmError::FpuShape { fpr: 7, xmm: 16 }.into(),
                 exit_code::INTERNAL,
             ),
             (

@@ -138,8 +138,11 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         eprint!("{}", result.summary.human());
     }
     if let Some(path) = &args.summary_json {
-        let text = serde_json::to_string_pretty(&result.summary)
-            .map_err(|e| WioError::Internal(format!("summary JSON: {e}")))?;
+        let text =
+            serde_json::to_string_pretty(&result.summary).map_err(|source| WioError::Encode {
+                what: "summary",
+                source,
+            })?;
         std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
             what: "summary",
             path: path.clone(),
@@ -278,8 +281,11 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                 }
                 None => (None, args.seed),
             };
-            world::restore(moment.as_ref().unwrap_or(&loaded), seed, &opts, None)?
-                .ok_or_else(|| WioError::Internal("world run cancelled".into()))?
+            world::restore(moment.as_ref().unwrap_or(&loaded), seed, &opts, None)?.ok_or(
+                WioError::NoResult {
+                    what: "the world run",
+                },
+            )?
         }
         (None, Some(path)) => {
             let mut scenario = world::scenario::Scenario::read(path)?;
@@ -298,8 +304,10 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         eprint!("{}", summary.human());
     }
     if let Some(path) = &args.summary_json {
-        let text = serde_json::to_string_pretty(&summary)
-            .map_err(|e| WioError::Internal(format!("world summary JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&summary).map_err(|source| WioError::Encode {
+            what: "world summary",
+            source,
+        })?;
         std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
             what: "summary",
             path: path.clone(),
@@ -666,7 +674,10 @@ fn main() {
         _ => wio::interrupt::Ending::Default,
     };
     if let Err(e) = wio::interrupt::install(ending) {
-        let e = WioError::Internal(format!("installing the Ctrl-C and SIGTERM handler: {e}"));
+        let e = WioError::Host {
+            what: "installing the Ctrl-C and SIGTERM handler",
+            source: e,
+        };
         eprintln!("wio: error: {e}");
         std::process::exit(e.exit_code());
     }

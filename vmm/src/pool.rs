@@ -40,14 +40,17 @@ pub fn map_in_order<T: Sync, R: Send>(
         }
     });
     let mut out = Vec::with_capacity(items.len());
-    for r in results
-        .into_inner()
-        .map_err(|_| WioError::Internal("a pool thread panicked".into()))?
-    {
+    for r in results.into_inner().map_err(|_| WioError::NoResult {
+        what: "a pool thread (it panicked)",
+    })? {
         match r {
             Some(r) => out.push(r?),
             // Not taken: only after an earlier item failed (returned above).
-            None => return Err(WioError::Internal("a pool item did not run".into())),
+            None => {
+                return Err(WioError::NoResult {
+                    what: "a pool item",
+                })
+            }
         }
     }
     Ok(out)

@@ -215,8 +215,9 @@ impl Prober<'_> {
             sched_noise: self.sched_noise,
             ..world::Options::default()
         };
-        world::restore(self.lw, Some(self.seed), &opts, None)?
-            .ok_or_else(|| WioError::Internal("a shrink probe was cancelled".into()))
+        world::restore(self.lw, Some(self.seed), &opts, None)?.ok_or(WioError::NoResult {
+            what: "a shrink probe",
+        })
     }
 
     /// Whether each list still breaks the target promise (probes in parallel; results in
@@ -506,7 +507,9 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         },
         None,
     )?
-    .ok_or_else(|| WioError::Internal("the shrink's last run was cancelled".into()))?;
+    .ok_or(WioError::NoResult {
+        what: "the shrink's last run",
+    })?;
     let verdict = last.promises.iter().find(|v| v.promise.id == p.target.id);
     println!(
         "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; {branch} still breaks {:?}",

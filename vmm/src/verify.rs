@@ -183,8 +183,9 @@ pub fn verify(v: &Verify) -> Result<i32> {
             sched_noise: c.sched_noise,
             ..world::Options::default()
         };
-        world::restore(start, Some(c.seed), &opts, None)?
-            .ok_or_else(|| WioError::Internal("a verify run was cancelled".into()))
+        world::restore(start, Some(c.seed), &opts, None)?.ok_or(WioError::NoResult {
+            what: "a verify run",
+        })
     })?;
     let mut still = 0;
     for (c, w) in cases.iter().zip(results) {

@@ -23,6 +23,20 @@ pub enum KvmError {
     /// The watchdog that bounds a KVM_RUN could not start.
     #[error("starting the watchdog: {0}")]
     Watchdog(#[source] std::io::Error),
+    /// A snapshot's FPU state does not have x87's 8 and SSE's 16 registers.
+    #[error("saved FPU state has {fpr} x87 and {xmm} SSE registers, not 8 and 16")]
+    FpuShape {
+        /// x87 registers saved.
+        fpr: usize,
+        /// SSE registers saved.
+        xmm: usize,
+    },
+    /// KVM_RUN with immediate_exit set ran the guest instead of returning at once.
+    #[error("KVM_RUN with immediate_exit ran the guest ({exit})")]
+    RanAnyway {
+        /// The exit it returned.
+        exit: String,
+    },
 }
 
 impl KvmError {

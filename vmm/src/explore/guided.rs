@@ -140,8 +140,10 @@ fn write_checkpoint<S: ?Sized + MomentState>(
         growth: growth.to_vec(),
         frontier: frontier.save(),
     };
-    let text =
-        serde_json::to_vec(&c).map_err(|e| WioError::Internal(format!("checkpoint JSON: {e}")))?;
+    let text = serde_json::to_vec(&c).map_err(|source| WioError::Encode {
+        what: "checkpoint",
+        source,
+    })?;
     crate::snapshot::write_atomic(path, &text, "checkpoint").map(|_| ())
 }
 

@@ -364,8 +364,10 @@ impl Progress {
 
 /// Writes `report` as JSON to `path` (atomically).
 pub fn write_report(report: &Report, path: &Path) -> Result<()> {
-    let text = serde_json::to_string_pretty(report)
-        .map_err(|e| WioError::Internal(format!("report JSON: {e}")))?;
+    let text = serde_json::to_string_pretty(report).map_err(|source| WioError::Encode {
+        what: "report",
+        source,
+    })?;
     let tmp = path.with_extension("json.partial");
     let out = |source| WioError::Output {
         what: "report",

@@ -76,8 +76,10 @@ pub fn explore(x: &Explore, tasks: u64, cpus: usize, sbatch_args: &[String]) -> 
     }
     let script = work.join("explore.sbatch");
     std::fs::write(&script, EXPLORE_SBATCH).map_err(io("Slurm script", &script))?;
-    let exe = std::env::current_exe()
-        .map_err(|e| WioError::Internal(format!("where is the wio binary: {e}")))?;
+    let exe = std::env::current_exe().map_err(|source| WioError::Host {
+        what: "finding the wio binary",
+        source,
+    })?;
     let env = format!(
         "WIO={}\nWIO_SNAPSHOT={}\nWIO_SEEDS={}\nWIO_OUT={}\nWIO_ARGS=({})\n",
         quote(&exe.to_string_lossy()),

@@ -10,23 +10,20 @@
 //! with another seed re-keys the drift at the snapshot's cycle count, time continuous.
 
 use super::layout::NS_PER_CYCLE;
-use crate::error::{Result, WioError};
+use crate::error::Result;
 use wio_clock::{InstructionClock, VirtualTime};
 use wio_riscv::Hart;
 
 /// A riscv64 clock of [`NS_PER_CYCLE`] virtual ns per cycle, drifting by `ppm` (positive:
 /// the oscillator runs fast), with cycle 0 at time 0.
 pub fn drifting(ppm: i32) -> Result<InstructionClock> {
-    InstructionClock::with_drift(NS_PER_CYCLE, ppm)
-        .map_err(|e| WioError::Internal(format!("riscv64 clock: {e}")))
+    Ok(InstructionClock::with_drift(NS_PER_CYCLE, ppm)?)
 }
 
 /// `clock` re-keyed to drift by `ppm` from the hart's cycle count now (a restore with
 /// another seed); the time now does not move.
 pub fn rekeyed(clock: &InstructionClock, hart: &Hart, ppm: i32) -> Result<InstructionClock> {
-    clock
-        .rekeyed(hart.cycles(), ppm)
-        .map_err(|e| WioError::Internal(format!("riscv64 clock: {e}")))
+    Ok(clock.rekeyed(hart.cycles(), ppm)?)
 }
 
 /// The hart's virtual time.

@@ -135,9 +135,11 @@ impl KvmEngine {
             .map_err(|e| kvm_error("KVM_SET_REGS", e))?;
         let f = &state.fpu;
         if f.fpr.len() != 8 || f.xmm.len() != 16 {
-            return Err(WioError::Internal(
-                "saved FPU state has the wrong shape".into(),
-            ));
+            return Err(crate::error::KvmError::FpuShape {
+                fpr: f.fpr.len(),
+                xmm: f.xmm.len(),
+            }
+            .into());
         }
         let mut fpu = kvm_bindings::kvm_fpu {
             fcw: f.fcw,
@@ -176,9 +178,7 @@ impl KvmEngine {
         match r {
             Err(e) if e.errno() == libc::EINTR => Ok(()),
             Err(e) => Err(kvm_error("KVM_RUN (immediate exit)", e)),
-            Ok(exit) => Err(WioError::Internal(format!(
-                "KVM_RUN with immediate_exit ran the guest ({exit:?})"
-            ))),
+            Ok(exit) => Err(crate::error::KvmError::RanAnyway { exit }.into()),
         }
     }
 
