@@ -138,16 +138,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         eprint!("{}", result.summary.human());
     }
     if let Some(path) = &args.summary_json {
-        let text =
-            serde_json::to_string_pretty(&result.summary).map_err(|source| WioError::Encode {
-                what: "summary",
-                source,
-            })?;
-        std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
-            what: "summary",
-            path: path.clone(),
-            source,
-        })?;
+        wio::summary::write_json(&result.summary, path, "summary")?;
     }
     match result.outcome {
         Ok(status) => {
@@ -304,15 +295,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         eprint!("{}", summary.human());
     }
     if let Some(path) = &args.summary_json {
-        let text = serde_json::to_string_pretty(&summary).map_err(|source| WioError::Encode {
-            what: "world summary",
-            source,
-        })?;
-        std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
-            what: "summary",
-            path: path.clone(),
-            source,
-        })?;
+        wio::summary::write_json(&summary, path, "summary")?;
     }
     Ok(summary.wio_exit_code)
 }

@@ -1,8 +1,23 @@
 //! The end-of-run summary: a human block on stderr and, with `--summary-json`,
 //! a machine-readable file that tools and CI read.
 
+use crate::error::{Result, WioError};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Writes `value` to `path` as pretty JSON and a newline: a run's or a world's summary, a
+/// world fault plan. `what` names it in errors (encoding it is wio's fault, exit internal;
+/// writing it is an output error).
+pub fn write_json<T: Serialize + ?Sized>(value: &T, path: &Path, what: &'static str) -> Result<()> {
+    let text =
+        serde_json::to_string_pretty(value).map_err(|source| WioError::Encode { what, source })?;
+    std::fs::write(path, text + "\n").map_err(|source| WioError::Output {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
+}
 
 /// The first appearance of a console marker line.
 #[derive(Debug, Clone, Serialize)]

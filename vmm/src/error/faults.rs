@@ -83,10 +83,10 @@ fn place(line: Option<usize>, key: Option<&str>) -> String {
 impl ProfileError {
     /// The error TOML gives for a profile's `text`, with its line and key.
     pub fn toml(text: &str, source: toml::de::Error) -> ProfileError {
-        let at = source.span().map(|s| s.start);
+        let (line, key) = super::scenario::toml_place(text, &source);
         ProfileError::Toml {
-            line: at.map(|o| super::scenario::line_of(text, o)),
-            key: at.and_then(|o| super::scenario::key_path_at(text, o)),
+            line,
+            key,
             source: Box::new(source),
         }
     }

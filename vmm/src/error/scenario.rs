@@ -58,10 +58,11 @@ impl ScenarioError {
 
     /// The error TOML gives for `text`: its message, its line and the key path there.
     pub fn toml(text: &str, e: &toml::de::Error) -> ScenarioError {
+        let (line, field) = toml_place(text, e);
         ScenarioError {
             file: None,
-            line: e.span().map(|s| line_of(text, s.start)),
-            field: e.span().and_then(|s| key_path_at(text, s.start)),
+            line,
+            field,
             reason: e.message().to_string(),
         }
     }
@@ -98,15 +99,25 @@ pub enum NodeArgsError {
     },
 }
 
+/// Where a TOML error for `text` points: its line and the key path there, as far as known
+/// (scenarios and fault profiles both say it).
+pub(crate) fn toml_place(text: &str, e: &toml::de::Error) -> (Option<usize>, Option<String>) {
+    let at = e.span().map(|s| s.start);
+    (
+        at.map(|o| line_of(text, o)),
+        at.and_then(|o| key_path_at(text, o)),
+    )
+}
+
 /// The line (from 1) of byte `offset` of `text`.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
+fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
 /// The key path at `offset` as far as the text shows it: the last table header before the
 /// offset's line (`[[node]]` → `node`) and the key the line sets (`name = ...` →
 /// `node.name`). For TOML errors, which name no field.
-pub(crate) fn key_path_at(text: &str, offset: usize) -> Option<String> {
+fn key_path_at(text: &str, offset: usize) -> Option<String> {
     let start = text[..offset.min(text.len())]
         .rfind('\n')
         .map_or(0, |i| i + 1);

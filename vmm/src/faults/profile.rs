@@ -640,6 +640,12 @@ mod tests {
             };
             assert!(e.contains(field), "{text}: {e}");
         }
+        // Every kind's choices are named in messages as the file writes them.
+        for kind in Kind::ALL {
+            for c in Choice::of(kind) {
+                assert_eq!(serde_json::to_value(c).unwrap(), c.name(), "{kind:?}");
+            }
+        }
         let e = toml::from_str::<Profile>("[[rule]]\nkind = \"loss\"\ncolour = 1\n").unwrap_err();
         assert!(e.to_string().contains("colour"), "{e}");
     }

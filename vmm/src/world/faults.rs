@@ -291,17 +291,7 @@ impl WorldPlan {
 
     /// Writes it as JSON.
     pub fn write(&self, path: &std::path::Path) -> crate::error::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(|source| {
-            crate::error::WioError::Encode {
-                what: "world fault plan",
-                source,
-            }
-        })?;
-        std::fs::write(path, text + "\n").map_err(|source| crate::error::WioError::Output {
-            what: "world fault plan",
-            path: path.to_path_buf(),
-            source,
-        })
+        crate::summary::write_json(self, path, "world fault plan")
     }
 }
 
