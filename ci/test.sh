@@ -10,7 +10,8 @@
 # step ends it non-zero, naming the step (and printing the end of a quiet step's log).
 # Then it tells the tests what this host has (WIO_REQUIRE, see tests/require/): a test
 # that would skip for want of one of those fails instead. At the end (also after a
-# failure) it lists every SKIPPED line, counted, and the slowest test binaries.
+# failure) it lists every SKIPPED line, counted, the slowest test binaries and
+# each step's wall time.
 # Logs: $CARGO_TARGET_DIR/ci/ (default target/ci/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,10 +20,14 @@ logs="${CARGO_TARGET_DIR:-target}/ci"
 mkdir -p "$logs"
 rm -f "$logs"/*.log
 current_step="start"
+step_started=$SECONDS
+step_times=() # "SECONDS  STEP" for each finished step, printed at the end
 quiet_log="" # the log of the running step when its output is not on the terminal
 
 # step NAME: the next step is NAME (a failure from here on names it).
 step() {
+  [[ "$current_step" == start ]] || step_times+=("$(printf '%6d s  %s' $((SECONDS - step_started)) "$current_step")")
+  step_started=$SECONDS
   current_step="$1"
   quiet_log=""
   echo "== $1"
@@ -69,6 +74,11 @@ on_exit() {
   local status=$?
   trap - EXIT
   summary || true
+  if [[ "$current_step" != done && "$current_step" != start ]]; then
+    step_times+=("$(printf '%6d s  %s (did not finish)' $((SECONDS - step_started)) "$current_step")")
+  fi
+  echo "== steps (wall seconds; $SECONDS s in all)"
+  printf '%s\n' "${step_times[@]}"
   if [[ $status -ne 0 ]]; then
     echo "ci/test.sh: FAILED at step \"$current_step\" (exit status $status)"
     if [[ -n "$quiet_log" && -s "$quiet_log" ]]; then
@@ -164,4 +174,4 @@ if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
 else
   echo "SKIPPED: fuzzing: no nightly toolchain (rustup toolchain install nightly)" | tee -a "$logs/skips.log"
 fi
-current_step="done"
+step "done"
