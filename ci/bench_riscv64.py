@@ -9,12 +9,20 @@ images/build-all-riscv64.sh) it boots the same kernel and initramfs under
 and prints the wall time until the console shows "Run /init", "wio-init: start" and
 "wio-init: done", plus wio's MIPS. QEMU boots through its bundled OpenSBI firmware.
 
+--guests cpython (not in the default list: it takes minutes) is the large-program case:
+CPython 3.13 running modules of its own test suite (`python3 -m test`, --cpython-tests,
+default test_list,test_dict,test_json,test_re) on the small kernel from an ext4 root disk
+with Debian's python3.13 and its test suite (images/riscv64-rootfs.sh --cpython-tests,
+built and cached on first use), under the same engines; it prints the wall seconds from
+"bench: cpython start" to "bench: cpython done" and the ratio of each engine to QEMU
+-icount (below 1: faster than QEMU's deterministic mode).
+
 With --baseline PATH (another wio binary, e.g. one built from an earlier commit) both
 wio binaries boot each guest --rounds times, alternating, and the medians and their ratio
 (this wio / baseline) are printed: how a change moved the speed, measured side by side.
 
-Usage: ci/bench_riscv64.py [--wio PATH] [--baseline PATH] [--rounds N] [--guests small,debian]
-                           [--seed N] [--json FILE] [--no-io]
+Usage: ci/bench_riscv64.py [--wio PATH] [--baseline PATH] [--rounds N] [--guests small,debian,cpython]
+                           [--cpython-tests A,B] [--seed N] [--json FILE] [--no-io]
 Needs: qemu-system-riscv64 (Debian package qemu-system-misc) for the QEMU columns.
 """
 import argparse
@@ -26,7 +34,8 @@ import sys
 import time
 
 MARKERS = ["Run /init as init process", "wio-init: start", "wio-init: done",
-           "bench: disk start", "bench: disk done", "bench: net start", "bench: net done"]
+           "bench: disk start", "bench: disk done", "bench: net start", "bench: net done",
+           "bench: cpython start", "bench: cpython done"]
 DISK_BENCH_MIB = 32  # the workload writes then reads 16 MiB with O_DIRECT
 PINGS = 100
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,6 +113,8 @@ def main():
     ap.add_argument("--baseline", help="another wio binary to time side by side with --wio")
     ap.add_argument("--rounds", type=int, default=1, help="alternating boots per wio binary (medians)")
     ap.add_argument("--no-io", action="store_true", help="skip the in-guest disk and network bench")
+    ap.add_argument("--cpython-tests", default="test_list,test_dict,test_json,test_re",
+                    help="CPython test modules the cpython guest runs")
     args = ap.parse_args()
     for b in [args.wio] + ([args.baseline] if args.baseline else []):
         if not os.path.exists(b):
@@ -115,6 +126,11 @@ def main():
         print("SKIPPED: QEMU columns: qemu-system-riscv64 not installed (apt-get install qemu-system-misc)")
     table = {}
     for name in [g for g in args.guests.split(",") if g]:
+        if name == "cpython":
+            cpython_bench(args, qemu, table)
+            continue
+        if name not in ("small", "debian"):
+            sys.exit(f"unknown guest {name}: small, debian or cpython")
         kernel, initrd = guests()[name]
         cmdline = "console=ttyS0 kfence.sample_interval=0 panic=-1"
         rows = {}
@@ -151,6 +167,70 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=2)
+
+
+def cpython_bench(args, qemu, table):
+    """CPython running modules of its own test suite on the small kernel from an ext4 root
+    disk: wall seconds from "bench: cpython start" to "done" under each engine."""
+    import base64
+    import tempfile
+    g = guests()
+    kernel = g["small"][0]
+    small_initramfs = g["small"][1]
+    out = subprocess.run(["bash", os.path.join(ROOT, "images", "riscv64-rootfs.sh"), "--cpython-tests",
+                          small_initramfs], check=True, stdout=subprocess.PIPE, text=True).stdout
+    rootfs = [l.split("=", 1)[1] for l in out.splitlines() if l.startswith("ROOTFS=")][-1]
+    modules = [m for m in args.cpython_tests.split(",") if m]
+    # The workload runs as a world node's script (images/initramfs.sh: wio.node, wio.run).
+    script = ("echo 'bench: cpython start'\n"
+              f"cd /tmp && python3 -m test {' '.join(modules)} 2>&1 | tail -n 4\n"
+              "echo 'bench: cpython done'\n")
+    run = base64.b64encode(script.encode()).decode()
+    cmdline = ("console=ttyS0 panic=-1 root=/dev/vda rw rootfstype=ext4 init=/init "
+               f"wio.node=bench wio.ip=10.0.0.2 wio.hosts=bench:10.0.0.2 wio.run={run}")
+    timeout = max(args.timeout, 1800)
+    binaries = [("wio", args.wio)] + ([("wio-baseline", args.baseline)] if args.baseline else [])
+    runs = {eng: [] for eng, _ in binaries}
+    summary = f"/tmp/wio-bench-{os.getpid()}.json"
+    for _ in range(args.rounds):
+        for eng, binary in binaries:
+            row = timed([binary, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
+                         "--cmdline", cmdline, rootfs, "--max-virtual-secs", "3600",
+                         "--summary-json", summary, "--no-summary"], timeout)
+            with open(summary) as f:
+                s = json.load(f)
+            os.unlink(summary)
+            row["instructions"] = s["instructions"]
+            row["mips"] = s["instructions"] / (s["wall_ns"] / 1e9) / 1e6
+            runs[eng].append(row)
+    rows = {eng: median_row(runs[eng]) for eng, _ in binaries}
+    if qemu:
+        with tempfile.TemporaryDirectory() as d:
+            for eng, extra in [("qemu-tcg", []),
+                               ("qemu-icount", ["-icount", "shift=0,sleep=off", "-seed", str(args.seed)])]:
+                copy = os.path.join(d, "rootfs.ext4")
+                shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
+                rows[eng] = timed([qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
+                                   "-kernel", kernel, "-append", cmdline,
+                                   "-drive", f"file={copy},if=none,format=raw,id=d0",
+                                   "-device", "virtio-blk-device,drive=d0",
+                                   "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0"] + extra,
+                                  timeout)
+    table["cpython"] = rows
+    print(f"\nCPython 3.13, python3 -m test {' '.join(modules)} (small kernel, ext4 root): wall seconds")
+    span = {}
+    for eng, r in rows.items():
+        if "bench: cpython start" in r and "bench: cpython done" in r:
+            span[eng] = r["bench: cpython done"] - r["bench: cpython start"]
+    for eng, r in rows.items():
+        t = f"{span[eng]:>9.1f}" if eng in span else f"{'-':>9}"
+        extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions in the whole run)" if "mips" in r else ""
+        vs = f"   / qemu-icount {span[eng] / span['qemu-icount']:.2f}" if eng in span and "qemu-icount" in span else ""
+        print(f"  {eng:<12} {t}{vs}{extra}")
+    if args.baseline and "wio" in span and "wio-baseline" in span:
+        same = rows["wio"]["instructions"] == rows["wio-baseline"]["instructions"]
+        print(f"  this wio / baseline (medians of {args.rounds}): {span['wio'] / span['wio-baseline']:.3f};"
+              f" instructions {'identical' if same else 'DIFFER'}")
 
 
 def io_bench(args, qemu, table):

@@ -3,7 +3,8 @@
 # and workload), so `wio run --arch ARCH DISK.img` boots with /dev/vda as root.
 # images/riscv64-rootfs.sh and images/x86_64-rootfs.sh call this with --arch.
 #
-# Usage: images/rootfs.sh --arch riscv64|x86_64 [--redis | --python | --payments] INITRAMFS [SIZE_MIB]
+# Usage: images/rootfs.sh --arch riscv64|x86_64 [--redis | --python | --payments | --cpython-tests]
+#                         INITRAMFS [SIZE_MIB]
 #   --redis    also install Debian's unmodified redis-server and redis-tools with their
 #              libraries (riscv64: trixie's, through lib.sh's private apt; x86_64: bookworm
 #              amd64's, the host's apt); the workload then starts redis and drives it
@@ -14,10 +15,14 @@
 #              booted with wio.pysdk=1 (or wio.pysdk=bug) the workload runs the demo
 #   --payments both, and the payment scenario's services (images/payments/payments.py, run
 #              as /usr/bin/wio-payments ROLE ...) with the SDK's catalogue of their promises
-#              (--python and --payments: riscv64 only)
+#   --cpython-tests  --python and CPython's own test suite (Debian's libpython3.13-testsuite,
+#              bytecode compiled at build time), for the engine's large-program benchmark
+#              (ci/bench_riscv64.py --guests cpython runs `python3 -m test` modules in it)
+#              (--python, --payments and --cpython-tests: riscv64 only)
 #   INITRAMFS  a gzip'd newc cpio from initramfs.sh for the same architecture (without
 #              modules: the small kernels have virtio-blk and ext4 built in)
-#   SIZE_MIB   image size, default 64 (160 with --redis, 128 with --python, 224 with --payments)
+#   SIZE_MIB   image size, default 64 (160 with --redis, 128 with --python, 224 with --payments,
+#              512 with --cpython-tests)
 #
 # Publishes $WIO_CACHE/ARCH/rootfs/<key>/rootfs.ext4 (and inputs.txt); the filesystem has
 # fixed UUID, hash seed and timestamps, so the same inputs give the same bytes. Prints
@@ -27,7 +32,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2; exit 2; }
-REDIS=0 PYTHON=0 PAYMENTS=0 ARCH=""
+REDIS=0 PYTHON=0 PAYMENTS=0 PYTESTS=0 ARCH=""
 if [[ "${1:-}" == --arch && $# -ge 2 ]]; then ARCH="$2"; shift 2; fi
 case "$ARCH" in
   riscv64 | x86_64) ;;
@@ -36,10 +41,11 @@ esac
 if [[ "${1:-}" == --redis ]]; then REDIS=1; shift; fi
 if [[ "${1:-}" == --python ]]; then PYTHON=1; shift; fi
 if [[ "${1:-}" == --payments ]]; then PAYMENTS=1 PYTHON=1 REDIS=1; shift; fi
+if [[ "${1:-}" == --cpython-tests ]]; then PYTESTS=1 PYTHON=1; shift; fi
 [[ $# -ge 1 && $# -le 2 ]] || usage
-[[ $PYTHON == 0 || $ARCH == riscv64 ]] || wio_die "--python and --payments: riscv64 only (its Python is run under qemu-riscv64 at build time)"
+[[ $PYTHON == 0 || $ARCH == riscv64 ]] || wio_die "--python, --payments and --cpython-tests: riscv64 only (its Python is run under qemu-riscv64 at build time)"
 INITRAMFS="$1"
-SIZE_MIB="${2:-$((PAYMENTS ? 224 : REDIS ? 160 : PYTHON ? 128 : 64))}"
+SIZE_MIB="${2:-$((PYTESTS ? 512 : PAYMENTS ? 224 : REDIS ? 160 : PYTHON ? 128 : 64))}"
 # Debian packages for --redis: the servers and the libraries they load (maintainer-script
 # packages such as adduser and debconf are left out: nothing runs dpkg in the guest).
 if [[ "$ARCH" == riscv64 ]]; then
@@ -71,6 +77,7 @@ if ((PAYMENTS)); then [[ -f "$PAYMENTS_SRC" ]] || wio_die "no $PAYMENTS_SRC"; fi
 if ((PYTHON)); then
   # (libc6, zlib1g: in both lists; dpkg-deb -x of the same package twice is harmless)
   EXTRA_PKGS+=("${PYTHON_PKGS[@]}")
+  if ((PYTESTS)); then EXTRA_PKGS+=(libpython3.13-testsuite); fi
   [[ -f "$PYSDK_DEMO" ]] || wio_die "no $PYSDK_DEMO"
   install_host_tools qemu-user # runs the guest's python3.13 at build time (bytecode, catalogue)
   command -v python3 >/dev/null || install_host_tools python3 # pip, unzipping the wheel
@@ -116,6 +123,7 @@ wio_inputs() {
   if ((PAYMENTS)); then
     printf 'payments payments.py %s\n' "$(wio_sha256_file "$PAYMENTS_SRC")"
   fi
+  if ((PYTESTS)); then printf 'cpython-tests compiled\n'; fi
 }
 
 # download_wheel: the pinned SDK wheel, in $WIO_CACHE/wheels/<sha256>/ (pip checks the hash).
@@ -169,9 +177,10 @@ install_python() {
   ln -sfn python3.13 "$tree/usr/bin/python3"
   # Bytecode for the standard library and the SDK, made now by the guest's own interpreter
   # (compiling at every boot would cost the guest most of its run). checked-hash: valid
-  # whatever the files' times; the file names stored are the guest's (/usr/lib/...).
+  # whatever the files' times; the file names stored are the guest's (/usr/lib/...). The
+  # test suite (--cpython-tests) is compiled on its own, below.
   guest_python "$tree" -m compileall -q -f --invalidation-mode checked-hash -s "$tree" -p / \
-    "$tree/usr/lib/python3.13" "$site" >&2 || wio_die "compileall under qemu-riscv64 failed"
+    -x 'python3\.13/test/' "$tree/usr/lib/python3.13" "$site" >&2 || wio_die "compileall under qemu-riscv64 failed"
   install -m 644 "$PYSDK_DEMO" "$tree/usr/share/wio/antithesis_demo.py"
   # The catalogue of the demo's assertions, made by the SDK's own scanner and registered by
   # the SDK at start, so an assertion never reached still shows (and fails if it had to be).
@@ -251,6 +260,15 @@ wio_build() {
   fi
   if ((PYTHON)); then install_python "$tree"; fi
   if ((PAYMENTS)); then install_payments "$tree"; fi
+  if ((PYTESTS)); then
+    [[ -d "$tree/usr/lib/python3.13/test/libregrtest" ]] || wio_die "no test/libregrtest after extracting libpython3.13-testsuite"
+    # The test package's bytecode (its data files, some deliberately invalid Python, are
+    # left as they are: compileall reports them and goes on).
+    guest_python "$tree" -m compileall -q -f --invalidation-mode checked-hash -s "$tree" -p / \
+      "$tree/usr/lib/python3.13/test" >&2 || true
+    compgen -G "$tree/usr/lib/python3.13/test/libregrtest/__pycache__/main.*.pyc" >/dev/null ||
+      wio_die "compileall made no bytecode for test.libregrtest"
+  fi
   find "$tree" -exec touch -h -d @1735689600 {} + # fixed mtimes: same inputs, same bytes
   # Reproducible ext4: fixed UUID, hash seed and creation time, files owned by root.
   E2FSPROGS_FAKE_TIME=1735689600 mkfs.ext4 -q -F -L wioroot -U 6f3c1c52-7d1e-4b59-9c39-7769726f6f74 \

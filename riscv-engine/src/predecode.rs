@@ -3,11 +3,13 @@
 //! hot loop dispatches on one dense enum with operands ready. Everything else
 //! is `Kind::Slow` and goes through the general executor in `exec.rs`.
 
-/// Instruction kinds with a fast path.
+/// Instruction kinds with a fast path. One byte, `Slow` being 0: an all-zero
+/// [`crate::icache::Decoded`] (an empty cache slot) holds a valid kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(missing_docs)]
+#[repr(u8)]
 pub(crate) enum Kind {
-    Slow,
+    Slow = 0,
     Lui,
     Auipc,
     Jal,
