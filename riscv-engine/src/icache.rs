@@ -113,6 +113,9 @@ pub(crate) struct Decoded {
     pub(crate) checked: u32,
 }
 
+// 2^20 slots of 48 bytes: the table's size in the docs (riscv-engine/README.md).
+const _: () = assert!(std::mem::size_of::<Decoded>() == 48);
+
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
 ///
 /// It caches translations and instruction bytes together, so it must forget them
@@ -302,7 +305,7 @@ impl Drop for ICache {
 impl ICache {
     /// [`ICACHE_ENTRIES`] empty slots, as zero pages the host maps on first touch: a
     /// machine pays in memory only for the slots its code reaches (a large program such as
-    /// CPython touches most of the 56 MiB, a small guest a few MiB), and a new machine does
+    /// CPython touches most of the 48 MiB, a small guest a few MiB), and a new machine does
     /// not write the whole table before it starts.
     fn empty_entries() -> Vec<Decoded> {
         let layout = std::alloc::Layout::array::<Decoded>(ICACHE_ENTRIES)

@@ -103,7 +103,9 @@ pub(crate) struct Op {
     pub(crate) rd: u8,
     pub(crate) rs1: u8,
     pub(crate) rs2: u8,
-    pub(crate) imm: i64,
+    /// The immediate (every RV64I/M immediate, LUI's and AUIPC's included, fits 32 bits
+    /// sign-extended): 4 bytes keep an `Op` at 8 and a cache slot at 48.
+    pub(crate) imm: i32,
 }
 
 impl Op {
@@ -147,12 +149,15 @@ pub(crate) fn decode(i: u32) -> Op {
     let rs2 = ((i >> 20) & 31) as u8;
     let f3 = (i >> 12) & 7;
     let f7 = i >> 25;
-    let op = |kind: Kind, imm: i64| Op {
-        kind,
-        rd,
-        rs1,
-        rs2,
-        imm,
+    let op = |kind: Kind, imm: i64| {
+        debug_assert!(i32::try_from(imm).is_ok(), "immediate {imm} of {i:#x}");
+        Op {
+            kind,
+            rd,
+            rs1,
+            rs2,
+            imm: imm as i32,
+        }
     };
     match i & 0x7f {
         0x37 => op(Kind::Lui, i64::from((i & 0xffff_f000) as i32)),
