@@ -81,11 +81,12 @@ def timed(cmd, timeout):
     return seen
 
 
-def wio_boot(binary, args, kernel, initrd):
-    """One boot of the guest under the wio at `binary`: marker times, MIPS, instructions."""
+def wio_boot(binary, args, guest, timeout=None):
+    """One run under the wio at `binary` of the guest `wio run` options `guest` name:
+    marker times, MIPS, instructions."""
     summary = f"/tmp/wio-bench-{os.getpid()}.json"
-    row = timed([binary, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
-                 "--initrd", initrd, "--summary-json", summary, "--no-summary"], args.timeout)
+    row = timed([binary, "run", "--arch", "riscv64", "--seed", str(args.seed)] + guest +
+                ["--summary-json", summary, "--no-summary"], timeout or args.timeout)
     with open(summary) as f:
         s = json.load(f)
     os.unlink(summary)
@@ -138,7 +139,7 @@ def main():
         runs = {eng: [] for eng, _ in binaries}
         for _ in range(args.rounds):
             for eng, binary in binaries:
-                runs[eng].append(wio_boot(binary, args, kernel, initrd))
+                runs[eng].append(wio_boot(binary, args, ["--kernel", kernel, "--initrd", initrd]))
         for eng, _ in binaries:
             rows[eng] = median_row(runs[eng])
         if qemu:
@@ -169,6 +170,15 @@ def main():
             json.dump(table, f, indent=2)
 
 
+def qemu_disk_boot(qemu, kernel, cmdline, disk):
+    """QEMU's virt board booting `kernel` with root disk `disk` (virtio-blk; QEMU writes it)
+    and a user-mode network (virtio-net)."""
+    return [qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
+            "-kernel", kernel, "-append", cmdline,
+            "-drive", f"file={disk},if=none,format=raw,id=d0", "-device", "virtio-blk-device,drive=d0",
+            "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0"]
+
+
 def cpython_bench(args, qemu, table):
     """CPython running modules of its own test suite on the small kernel from an ext4 root
     disk: wall seconds from "bench: cpython start" to "done" under each engine."""
@@ -191,18 +201,10 @@ def cpython_bench(args, qemu, table):
     timeout = max(args.timeout, 1800)
     binaries = [("wio", args.wio)] + ([("wio-baseline", args.baseline)] if args.baseline else [])
     runs = {eng: [] for eng, _ in binaries}
-    summary = f"/tmp/wio-bench-{os.getpid()}.json"
+    guest = ["--kernel", kernel, "--cmdline", cmdline, rootfs, "--max-virtual-secs", "3600"]
     for _ in range(args.rounds):
         for eng, binary in binaries:
-            row = timed([binary, "run", "--arch", "riscv64", "--seed", str(args.seed), "--kernel", kernel,
-                         "--cmdline", cmdline, rootfs, "--max-virtual-secs", "3600",
-                         "--summary-json", summary, "--no-summary"], timeout)
-            with open(summary) as f:
-                s = json.load(f)
-            os.unlink(summary)
-            row["instructions"] = s["instructions"]
-            row["mips"] = s["instructions"] / (s["wall_ns"] / 1e9) / 1e6
-            runs[eng].append(row)
+            runs[eng].append(wio_boot(binary, args, guest, timeout))
     rows = {eng: median_row(runs[eng]) for eng, _ in binaries}
     if qemu:
         with tempfile.TemporaryDirectory() as d:
@@ -210,12 +212,7 @@ def cpython_bench(args, qemu, table):
                                ("qemu-icount", ["-icount", "shift=0,sleep=off", "-seed", str(args.seed)])]:
                 copy = os.path.join(d, "rootfs.ext4")
                 shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
-                rows[eng] = timed([qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
-                                   "-kernel", kernel, "-append", cmdline,
-                                   "-drive", f"file={copy},if=none,format=raw,id=d0",
-                                   "-device", "virtio-blk-device,drive=d0",
-                                   "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0"] + extra,
-                                  timeout)
+                rows[eng] = timed(qemu_disk_boot(qemu, kernel, cmdline, copy) + extra, timeout)
     table["cpython"] = rows
     print(f"\nCPython 3.13, python3 -m test {' '.join(modules)} (small kernel, ext4 root): wall seconds")
     span = {}
@@ -246,11 +243,8 @@ def io_bench(args, qemu, table):
         with tempfile.TemporaryDirectory() as d:
             copy = os.path.join(d, "rootfs.ext4")
             shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
-            rows["qemu-icount"] = timed([qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
-                                         "-kernel", kernel, "-append", cmdline,
-                                         "-drive", f"file={copy},if=none,format=raw,id=d0", "-device", "virtio-blk-device,drive=d0",
-                                         "-netdev", "user,id=n0", "-device", "virtio-net-device,netdev=n0",
-                                         "-icount", "shift=0,sleep=off", "-seed", str(args.seed)], args.timeout)
+            rows["qemu-icount"] = timed(qemu_disk_boot(qemu, kernel, cmdline, copy) +
+                                        ["-icount", "shift=0,sleep=off", "-seed", str(args.seed)], args.timeout)
     table["io"] = rows
     print("\nI/O inside the guest (wall time): disk = 16 MiB O_DIRECT write + read, net = 100 pings")
     print(f"  {'engine':<12} {'disk MiB/s':>11} {'pings/s':>9}")

@@ -224,7 +224,6 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
         let len = *len;
         let fall = pc.wrapping_add(u64::from(len));
         let imm = i64::from(op.imm);
-        let imm32 = op.imm;
         let rd = op.rd & 31;
         match op.kind {
             Kind::Slow => return None,
@@ -251,7 +250,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             }
             Kind::Jalr => {
                 a.load64(R::Rcx, x(op.rs1));
-                a.alu_ri(Alu::Add, R::Rcx, imm32, true);
+                a.alu_ri(Alu::Add, R::Rcx, op.imm, true);
                 a.alu_ri(Alu::And, R::Rcx, -2, true);
                 if rd != 0 {
                     a.mov_imm(R::Rax, fall);
@@ -297,7 +296,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 let (size, signed) = op.kind.load_shape()?;
                 let mut slow = a.label();
                 let mut done = a.label();
-                address(&mut a, x(op.rs1), imm32, rs1_in_rax);
+                address(&mut a, x(op.rs1), op.imm, rs1_in_rax);
                 page_lookup(
                     &mut a,
                     &l,
@@ -331,7 +330,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 let size = op.kind.store_size()?;
                 let mut slow = a.label();
                 let mut done = a.label();
-                address(&mut a, x(op.rs1), imm32, rs1_in_rax);
+                address(&mut a, x(op.rs1), op.imm, rs1_in_rax);
                 a.alu_mi(Alu::Cmp, M::Base(R::Rbx, l.reservation), -1);
                 a.jcc(Cc::Ne, &mut slow);
                 page_lookup(
@@ -359,7 +358,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             Kind::Fence => rax_is = cached,
             _ if rd == 0 => rax_is = cached,
             _ => {
-                alu(&mut a, op, imm32, &x, rs1_in_rax)?;
+                alu(&mut a, op, op.imm, &x, rs1_in_rax)?;
                 rax_is = Some(rd);
             }
         }
