@@ -2,7 +2,15 @@
 //! interrupt controller lives in wio, driven by the virtual clock. Interrupts
 //! go in through the raw `KVM_INTERRUPT` ioctl when KVM says the guest is ready,
 //! otherwise through an interrupt-window exit.
+//!
+//! An interrupt window opens after the instruction that follows an STI that set IF (the STI
+//! shadow). Nested SVM as QEMU's TCG emulates it (this repository's CI) can lose that
+//! shadow when one of L1's own interrupts lands between the STI and the next instruction,
+//! and then reports the window one instruction early, at a point host timing chose. So a
+//! window reported right after an STI byte is not trusted: the engine steps one
+//! instruction and lets KVM report the window again (see [`KvmEngine::run`]).
 
+use super::run_loop::debug_exits;
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
@@ -11,7 +19,7 @@ use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
 use kvm_ioctls::{Kvm, VcpuExit, VcpuFd, VmFd};
 use std::time::Duration;
-use vm_memory::{GuestMemoryBackend, GuestMemoryRegion};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryRegion};
 use vmm_sys_util::errno;
 use vmm_sys_util::ioctl::ioctl_with_ref;
 use vmm_sys_util::ioctl_iow_nr;
@@ -55,12 +63,41 @@ pub struct KvmOptions {
     pub watchdog: Duration,
 }
 
+/// The STI instruction's only byte.
+const STI: u8 = 0xfb;
+
+/// Most instructions stepped, one after another, for one interrupt window reported right
+/// after an STI byte (each stepped instruction ending in that byte extends the chain).
+const MAX_SHADOW_STEPS: u32 = 16;
+
+/// What the debugger asked of KVM_SET_GUEST_DEBUG (restored after a shadow step).
+#[derive(Debug, Clone, Default)]
+struct DebugSetting {
+    single_step: bool,
+    breakpoints: Vec<u64>,
+}
+
+/// How interrupt windows reported right after an STI byte were handled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShadowChecks {
+    /// Instructions stepped because a window was reported right after an STI byte.
+    pub stepped: u64,
+    /// Such windows taken as reported because KVM refused to single-step.
+    pub unchecked: u64,
+}
+
 /// One VM with one vCPU on /dev/kvm.
 pub struct KvmEngine {
     _kvm: Kvm,
     _vm: VmFd,
     vcpu: VcpuFd,
     watchdog: Watchdog,
+    /// The guest memory KVM maps (read to check the instruction before an interrupt window).
+    mem: GuestMem,
+    /// The debugger's setting, restored after each shadow step.
+    debug: DebugSetting,
+    /// Interrupt windows reported right after an STI byte.
+    pub shadow: ShadowChecks,
     /// The CPUID table KVM holds for the vCPU, read back after setting it.
     pub cpuid_readback: Vec<kvm_bindings::kvm_cpuid_entry2>,
 }
@@ -258,6 +295,9 @@ impl KvmEngine {
             _vm: vm,
             vcpu,
             watchdog,
+            mem: mem.clone(),
+            debug: DebugSetting::default(),
+            shadow: ShadowChecks::default(),
             cpuid_readback,
         })
     }
@@ -299,6 +339,16 @@ impl KvmEngine {
             }
             .into());
         }
+        self.apply_debug(single_step, breakpoints)?;
+        self.debug = DebugSetting {
+            single_step,
+            breakpoints: breakpoints.to_vec(),
+        };
+        Ok(())
+    }
+
+    /// Sets KVM_SET_GUEST_DEBUG without recording it as the debugger's setting.
+    fn apply_debug(&mut self, single_step: bool, breakpoints: &[u64]) -> Result<()> {
         let mut dbg = kvm_bindings::kvm_guest_debug {
             control: kvm_bindings::KVM_GUESTDBG_ENABLE,
             ..Default::default()
@@ -345,6 +395,95 @@ impl KvmEngine {
             .map_err(|e| kvm_error("KVM_GET_SREGS", e))
     }
 
+    /// KVM_RUN, re-entered while signals stop it at points host timing chose (not the
+    /// guest's exits: nothing is counted, charged or delivered there, rule 3), its I/O
+    /// handed to `io`. Also true when the exit is an interrupt window KVM reported (not
+    /// Ctrl-C or SIGTERM, which come back as a window too: the driver ends the run there).
+    fn run_unsignalled(&mut self, io: &mut dyn ExitHandler) -> Result<(Exit, bool)> {
+        loop {
+            self.watchdog.enter();
+            let result = self.vcpu.run();
+            let fired = self.watchdog.leave();
+            let signalled = match &result {
+                Ok(VcpuExit::Intr) => true,
+                Err(e) => e.errno() == libc::EINTR || e.errno() == libc::EAGAIN,
+                Ok(_) => false,
+            };
+            if matches!(result, Ok(VcpuExit::InternalError)) {
+                drop(result);
+                // SAFETY: KVM filled the `internal` member of the exit union for KVM_EXIT_INTERNAL_ERROR.
+                let suberror =
+                    unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
+                return Ok((Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")), false));
+            }
+            if !signalled {
+                let window = matches!(result, Ok(VcpuExit::IrqWindowOpen));
+                return Ok((exit_of(result, io)?, window));
+            }
+            drop(result);
+            if fired {
+                return Ok((Exit::Stalled(0), false));
+            }
+            if crate::interrupt::requested() {
+                // Ctrl-C or SIGTERM: the driver ends the run after this step.
+                return Ok((Exit::InterruptWindow, false));
+            }
+        }
+    }
+
+    /// Whether the byte before the guest's instruction pointer is an STI (read through the
+    /// guest's page tables; false when it cannot be read).
+    fn after_sti(&mut self) -> bool {
+        let Ok(regs) = self.vcpu.get_regs() else {
+            return false;
+        };
+        let Some(before) = regs.rip.checked_sub(1) else {
+            return false;
+        };
+        let Some(pa) = self.translate(before) else {
+            return false;
+        };
+        let mut byte = [0u8; 1];
+        self.mem.read_slice(&mut byte, GuestAddress(pa)).is_ok() && byte[0] == STI
+    }
+
+    /// Runs exactly one guest instruction with the interrupt window closed (KVM's single
+    /// step), then puts the debugger's setting and the window request back. `None`: the
+    /// instruction ran without an exit of its own; otherwise the exit it made (I/O, HLT...),
+    /// which is the guest's and is served as such. When KVM refuses to single-step, the
+    /// window is taken as reported and counted in [`ShadowChecks::unchecked`].
+    fn step_one(&mut self, io: &mut dyn ExitHandler) -> Result<Option<Exit>> {
+        let breakpoints = self.debug.breakpoints.clone();
+        if self.apply_debug(true, &breakpoints).is_err() {
+            self.shadow.unchecked += 1;
+            return Ok(Some(Exit::InterruptWindow));
+        }
+        self.shadow.stepped += 1;
+        if debug_exits() {
+            let rip = self.program_counter().unwrap_or(0);
+            eprintln!("wio-debug: window after sti at rip {rip:#x}: one step");
+        }
+        let wanted = self.vcpu.get_kvm_run().request_interrupt_window;
+        self.vcpu.get_kvm_run().request_interrupt_window = 0;
+        let outcome = match self.run_unsignalled(io) {
+            Ok((Exit::Debug, _)) => Ok(None),
+            Ok((exit, _)) => Ok(Some(exit)),
+            Err(e) => Err(e),
+        };
+        self.vcpu.get_kvm_run().request_interrupt_window = wanted;
+        let setting = self.debug.clone();
+        self.apply_debug(setting.single_step, &setting.breakpoints)?;
+        let outcome = outcome?;
+        // A debugger's breakpoint where the step ended stops there, as it would have.
+        if outcome.is_none() && !setting.breakpoints.is_empty() {
+            let rip = self.program_counter().unwrap_or(0);
+            if setting.breakpoints.contains(&rip) {
+                return Ok(Some(Exit::Debug));
+            }
+        }
+        Ok(outcome)
+    }
+
     /// The guest physical address of virtual `gva` through the guest's page tables now.
     pub fn translate(&self, gva: u64) -> Option<u64> {
         let t = self.vcpu.translate_gva(gva).ok()?;
@@ -387,37 +526,29 @@ fn exit_of(
 }
 
 impl CpuEngine for KvmEngine {
+    /// KVM_RUN until an exit of the guest's own. Signals stop KVM_RUN at points host
+    /// timing chose: those are re-entered, not counted. An interrupt window reported right
+    /// after an STI byte may be one that nested SVM reported inside the STI shadow (see the
+    /// module's doc): the engine steps one instruction, without counting it, and runs on;
+    /// KVM then reports the window where the guest's execution opens it. When the byte
+    /// was not an STI but the end of another instruction, the same step happens on every
+    /// run of that seed, so the run stays a function of the guest's execution either way.
     fn run(&mut self, io: &mut dyn ExitHandler) -> Result<Exit> {
+        let mut shadow_steps = 0;
         loop {
-            self.watchdog.enter();
-            let result = self.vcpu.run();
-            let fired = self.watchdog.leave();
-            let signalled = match &result {
-                Ok(VcpuExit::Intr) => true,
-                Err(e) => e.errno() == libc::EINTR || e.errno() == libc::EAGAIN,
-                Ok(_) => false,
-            };
-            if matches!(result, Ok(VcpuExit::InternalError)) {
-                drop(result);
-                // SAFETY: KVM filled the `internal` member of the exit union for KVM_EXIT_INTERNAL_ERROR.
-                let suberror =
-                    unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
-                return Ok(Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")));
+            let (exit, window) = self.run_unsignalled(io)?;
+            if !window
+                || self.debug.single_step
+                || shadow_steps >= MAX_SHADOW_STEPS
+                || !self.after_sti()
+            {
+                return Ok(exit);
             }
-            if signalled {
-                if fired {
-                    return Ok(Exit::Stalled(0));
-                }
-                if crate::interrupt::requested() {
-                    // Ctrl-C or SIGTERM: the driver ends the run after this step.
-                    return Ok(Exit::InterruptWindow);
-                }
-                // Any other signal stopped KVM_RUN at a point host timing chose: not one of
-                // the guest's exits. Re-enter without counting it, charging virtual time or
-                // delivering anything there (rule 3).
-                continue;
+            shadow_steps += 1;
+            match self.step_one(io)? {
+                Some(exit) => return Ok(exit),
+                None => continue,
             }
-            return exit_of(result, io);
         }
     }
 

@@ -67,7 +67,7 @@ pub fn step(
 
 /// `WIO_DEBUG_EXITS=1`: every exit (kind, RIP, virtual time) and every injected interrupt
 /// (vector, RIP) on stderr, to find where two runs of one seed part (a debugging aid: slow).
-fn debug_exits() -> bool {
+pub(super) fn debug_exits() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("WIO_DEBUG_EXITS").is_some_and(|v| v == "1"))
 }
