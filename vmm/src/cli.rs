@@ -691,6 +691,11 @@ pub struct BenchArgs {
     /// each (0: none).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub payments_roots: u64,
+    /// Also time one run of the payment world through a 46-minute bank outage
+    /// (images/payments/outage.toml, seed 1, needs the payments disk): wall time against
+    /// 2,800 virtual s, and the instructions each node executed.
+    #[arg(long)]
+    pub outage: bool,
     /// Also measure reverse execution (riscv64 small guest, 10+ virtual s of busy loops):
     /// replay speed with the debugger's periodic checkpoints against without, and the
     /// latency of one reverse-stepi at 1 s and at 10 s of virtual time.

@@ -7,6 +7,7 @@
 //!   virtual seconds per wall second shows what clock jumps buy.
 
 mod debugger;
+mod outage;
 mod payments;
 mod race;
 mod search;
@@ -187,6 +188,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let outage_doc = if args.outage {
+        Some(outage::figures()?)
+    } else {
+        None
+    };
     let debugger_doc = if args.debugger {
         Some(debugger::figures(args.rounds)?)
     } else {
@@ -210,7 +216,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         if let Some(path) = &args.json {
             write_json(
                 path,
-                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc, "debugger": debugger_doc, "search": search_doc }),
+                &json!({ "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc, "payments": payments_doc, "outage": outage_doc, "debugger": debugger_doc, "search": search_doc }),
             )?;
         }
         return Ok(());
@@ -257,7 +263,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "full_exits_per_s": full, "bare_exits_per_s": bare, "ratio": ratio,
             "idle_virtual_s_per_wall_s": speed, "exits": args.exits, "idle_secs": args.idle_secs, "rounds": args.rounds,
             "riscv_compute_mips": median(mips), "snapshots": snapshot_doc, "race": race_doc, "sim": sim_doc,
-            "payments": payments_doc, "debugger": debugger_doc, "search": search_doc,
+            "payments": payments_doc, "outage": outage_doc, "debugger": debugger_doc, "search": search_doc,
         });
         write_json(path, &doc)?;
     }
