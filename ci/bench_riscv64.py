@@ -17,9 +17,10 @@ built and cached on first use), under the same engines; it prints the wall secon
 "bench: cpython start" to "bench: cpython done" and the ratio of each engine to QEMU
 -icount (below 1: faster than QEMU's deterministic mode).
 
-With --baseline PATH (another wio binary, e.g. one built from an earlier commit) both
-wio binaries boot each guest --rounds times, alternating, and the medians and their ratio
-(this wio / baseline) are printed: how a change moved the speed, measured side by side.
+With --rounds N every engine boots each guest N times, all engines in turn each round, and
+the medians are printed. With --baseline PATH (another wio binary, e.g. one built from an
+earlier commit) both wio binaries boot in those rounds and their ratio (this wio /
+baseline) is printed too: how a change moved the speed, measured side by side.
 
 Usage: ci/bench_riscv64.py [--wio PATH] [--baseline PATH] [--rounds N] [--guests small,debian,cpython]
                            [--cpython-tests A,B] [--seed N] [--json FILE] [--no-io]
@@ -112,7 +113,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--json")
     ap.add_argument("--baseline", help="another wio binary to time side by side with --wio")
-    ap.add_argument("--rounds", type=int, default=1, help="alternating boots per wio binary (medians)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="boots per engine, every engine in turn each round (medians)")
     ap.add_argument("--no-io", action="store_true", help="skip the in-guest disk and network bench")
     ap.add_argument("--cpython-tests", default="test_list,test_dict,test_json,test_re",
                     help="CPython test modules the cpython guest runs")
@@ -134,20 +136,22 @@ def main():
             sys.exit(f"unknown guest {name}: small, debian or cpython")
         kernel, initrd = guests()[name]
         cmdline = "console=ttyS0 kfence.sample_interval=0 panic=-1"
-        rows = {}
         binaries = [("wio", args.wio)] + ([("wio-baseline", args.baseline)] if args.baseline else [])
-        runs = {eng: [] for eng, _ in binaries}
-        for _ in range(args.rounds):
-            for eng, binary in binaries:
-                runs[eng].append(wio_boot(binary, args, ["--kernel", kernel, "--initrd", initrd]))
-        for eng, _ in binaries:
-            rows[eng] = median_row(runs[eng])
+        engines = [(eng, lambda b=binary: wio_boot(b, args, ["--kernel", kernel, "--initrd", initrd]))
+                   for eng, binary in binaries]
         if qemu:
             base = [qemu, "-M", "virt", "-m", "256", "-nographic", "-no-reboot", "-bios", "default",
                     "-kernel", kernel, "-initrd", initrd, "-append", cmdline]
-            rows["qemu-tcg"] = timed(base, args.timeout)
-            rows["qemu-icount"] = timed(base + ["-icount", "shift=0,sleep=off", "-seed", str(args.seed),
-                                                "-rtc", "base=2026-01-01T00:00:00,clock=vm"], args.timeout)
+            icount = base + ["-icount", "shift=0,sleep=off", "-seed", str(args.seed),
+                             "-rtc", "base=2026-01-01T00:00:00,clock=vm"]
+            engines += [("qemu-tcg", lambda: timed(base, args.timeout)),
+                        ("qemu-icount", lambda: timed(icount, args.timeout))]
+        # Every engine once per round, in turn: each ratio compares medians measured alike.
+        runs = {eng: [] for eng, _ in engines}
+        for _ in range(args.rounds):
+            for eng, boot in engines:
+                runs[eng].append(boot())
+        rows = {eng: median_row(runs[eng]) for eng, _ in engines}
         table[name] = rows
         print(f"\n{name} kernel: wall seconds until each console marker")
         print(f"  {'engine':<12} {'Run /init':>10} {'init start':>11} {'init done':>10} {'total':>8}")
@@ -200,25 +204,33 @@ def cpython_bench(args, qemu, table):
                f"wio.node=bench wio.ip=10.0.0.2 wio.hosts=bench:10.0.0.2 wio.run={run}")
     timeout = max(args.timeout, 1800)
     binaries = [("wio", args.wio)] + ([("wio-baseline", args.baseline)] if args.baseline else [])
-    runs = {eng: [] for eng, _ in binaries}
     guest = ["--kernel", kernel, "--cmdline", cmdline, rootfs, "--max-virtual-secs", "3600"]
-    for _ in range(args.rounds):
-        for eng, binary in binaries:
-            runs[eng].append(wio_boot(binary, args, guest, timeout))
-    rows = {eng: median_row(runs[eng]) for eng, _ in binaries}
-    if qemu:
+
+    def qemu_run(extra):
         with tempfile.TemporaryDirectory() as d:
-            for eng, extra in [("qemu-tcg", []),
-                               ("qemu-icount", ["-icount", "shift=0,sleep=off", "-seed", str(args.seed)])]:
-                copy = os.path.join(d, "rootfs.ext4")
-                shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
-                rows[eng] = timed(qemu_disk_boot(qemu, kernel, cmdline, copy) + extra, timeout)
+            copy = os.path.join(d, "rootfs.ext4")
+            shutil.copyfile(rootfs, copy)  # QEMU writes its disk; the cached image stays untouched
+            return timed(qemu_disk_boot(qemu, kernel, cmdline, copy) + extra, timeout)
+
+    engines = [(eng, lambda b=binary: wio_boot(b, args, guest, timeout)) for eng, binary in binaries]
+    if qemu:
+        engines += [("qemu-tcg", lambda: qemu_run([])),
+                    ("qemu-icount", lambda: qemu_run(["-icount", "shift=0,sleep=off", "-seed", str(args.seed)]))]
+    # Every engine once per round, in turn; the span of each run, then the median span.
+    runs = {eng: [] for eng, _ in engines}
+    for _ in range(args.rounds):
+        for eng, boot in engines:
+            runs[eng].append(boot())
+    rows = {eng: median_row(runs[eng]) for eng, _ in engines}
     table["cpython"] = rows
-    print(f"\nCPython 3.13, python3 -m test {' '.join(modules)} (small kernel, ext4 root): wall seconds")
+    print(f"\nCPython 3.13, python3 -m test {' '.join(modules)} (small kernel, ext4 root): wall seconds"
+          f" (median of {args.rounds})")
     span = {}
-    for eng, r in rows.items():
-        if "bench: cpython start" in r and "bench: cpython done" in r:
-            span[eng] = r["bench: cpython done"] - r["bench: cpython start"]
+    for eng, rs in runs.items():
+        spans = sorted(r["bench: cpython done"] - r["bench: cpython start"] for r in rs
+                       if "bench: cpython start" in r and "bench: cpython done" in r)
+        if spans:
+            span[eng] = spans[len(spans) // 2]
     for eng, r in rows.items():
         t = f"{span[eng]:>9.1f}" if eng in span else f"{'-':>9}"
         extra = f"   ({r['mips']:.1f} MIPS, {r['instructions']} instructions in the whole run)" if "mips" in r else ""
