@@ -77,15 +77,6 @@ struct DebugSetting {
     breakpoints: Vec<u64>,
 }
 
-/// How interrupt windows reported right after an STI byte were handled.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ShadowChecks {
-    /// Instructions stepped because a window was reported right after an STI byte.
-    pub stepped: u64,
-    /// Such windows taken as reported because KVM refused to single-step.
-    pub unchecked: u64,
-}
-
 /// One VM with one vCPU on /dev/kvm.
 pub struct KvmEngine {
     _kvm: Kvm,
@@ -96,8 +87,9 @@ pub struct KvmEngine {
     mem: GuestMem,
     /// The debugger's setting, restored after each shadow step.
     debug: DebugSetting,
-    /// Interrupt windows reported right after an STI byte.
-    pub shadow: ShadowChecks,
+    /// Interrupt windows reported right after an STI byte that were taken as reported
+    /// because KVM refused to single-step (the summary warns about them).
+    pub shadow_unchecked: u64,
     /// The CPUID table KVM holds for the vCPU, read back after setting it.
     pub cpuid_readback: Vec<kvm_bindings::kvm_cpuid_entry2>,
 }
@@ -297,7 +289,7 @@ impl KvmEngine {
             watchdog,
             mem: mem.clone(),
             debug: DebugSetting::default(),
-            shadow: ShadowChecks::default(),
+            shadow_unchecked: 0,
             cpuid_readback,
         })
     }
@@ -397,8 +389,9 @@ impl KvmEngine {
 
     /// KVM_RUN, re-entered while signals stop it at points host timing chose (not the
     /// guest's exits: nothing is counted, charged or delivered there, rule 3), its I/O
-    /// handed to `io`. Also true when the exit is an interrupt window KVM reported (not
-    /// Ctrl-C or SIGTERM, which come back as a window too: the driver ends the run there).
+    /// handed to `io`. The flag is true when the exit is an interrupt window KVM reported
+    /// (not Ctrl-C or SIGTERM, which come back as a window too: the driver ends the run
+    /// there).
     fn run_unsignalled(&mut self, io: &mut dyn ExitHandler) -> Result<(Exit, bool)> {
         loop {
             self.watchdog.enter();
@@ -451,14 +444,13 @@ impl KvmEngine {
     /// step), then puts the debugger's setting and the window request back. `None`: the
     /// instruction ran without an exit of its own; otherwise the exit it made (I/O, HLT...),
     /// which is the guest's and is served as such. When KVM refuses to single-step, the
-    /// window is taken as reported and counted in [`ShadowChecks::unchecked`].
+    /// window is taken as reported and counted in [`KvmEngine::shadow_unchecked`].
     fn step_one(&mut self, io: &mut dyn ExitHandler) -> Result<Option<Exit>> {
-        let breakpoints = self.debug.breakpoints.clone();
-        if self.apply_debug(true, &breakpoints).is_err() {
-            self.shadow.unchecked += 1;
+        let setting = self.debug.clone();
+        if self.apply_debug(true, &setting.breakpoints).is_err() {
+            self.shadow_unchecked += 1;
             return Ok(Some(Exit::InterruptWindow));
         }
-        self.shadow.stepped += 1;
         if debug_exits() {
             let rip = self.program_counter().unwrap_or(0);
             eprintln!("wio-debug: window after sti at rip {rip:#x}: one step");
@@ -471,7 +463,6 @@ impl KvmEngine {
             Err(e) => Err(e),
         };
         self.vcpu.get_kvm_run().request_interrupt_window = wanted;
-        let setting = self.debug.clone();
         self.apply_debug(setting.single_step, &setting.breakpoints)?;
         let outcome = outcome?;
         // A debugger's breakpoint where the step ended stops there, as it would have.

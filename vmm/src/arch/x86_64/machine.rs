@@ -328,10 +328,10 @@ impl Machine for X86Machine {
         if m.rdtsc_warning && !m.platform.paravirt.announced() {
             m.warnings.push(RDTSC_WARNING.to_string());
         }
-        if m.engine.shadow.unchecked > 0 {
+        if m.engine.shadow_unchecked > 0 {
             m.warnings.push(format!(
                 "KVM refused to single-step, so {} interrupt window(s) reported right after an STI were taken where KVM reported them; on nested virtualization that loses the STI shadow (QEMU's emulated SVM) such a window can land one instruction early, and the run may then differ from another of the same seed",
-                m.engine.shadow.unchecked
+                m.engine.shadow_unchecked
             ));
         }
         let platform = &mut m.platform;
