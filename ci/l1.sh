@@ -40,7 +40,7 @@ REDIS_ROOTFS="$(bash "$ROOT/images/x86_64-rootfs.sh" --redis "$SMALL_INITRD" | s
 TESTS=(x86_64: x86_64_linux: faults:x86_64 snapshots:x86_64)
 wio_log "building wio and the test binaries (release)"
 (cd "$ROOT" && cargo build -q --release -p wio --bin wio)
-executables="$(cd "$ROOT" && cargo test -q --release -p wio-e2e-tests --no-run --message-format=json 2>/dev/null |
+executables="$(cd "$ROOT" && cargo test -q --release -p wio --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
 for l in sys.stdin:
     try: m = json.loads(l)

@@ -26,7 +26,7 @@ import re
 import sys
 
 MAX_LINES = 850
-CRATES = ["clock", "scheduler", "virtio-devices", "riscv-engine", "vmm", "tests"]
+CRATES = ["clock", "scheduler", "virtio-devices", "riscv-engine", "vmm", "vmm/machines", "vmm/world", "vmm/search", "tests"]
 
 
 def modules(src):

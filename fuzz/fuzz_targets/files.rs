@@ -14,8 +14,8 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common/snapshot.rs"]
 mod snapshot;
 use std::path::Path;
-use wio::faults::plan::{FaultPlan, Targets};
-use wio::faults::profile::Profile;
+use wio_machines::faults::plan::{FaultPlan, Targets};
+use wio_machines::faults::profile::Profile;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, body)) = data.split_first() else {
@@ -28,17 +28,17 @@ fuzz_target!(|data: &[u8]| {
         8 | 9 => snapshot::decode("files", kind % 10 - 6, body),
         2 => {
             if let Some(t) = text {
-                let _ = wio::trace::verify(t);
+                let _ = wio_machines::trace::verify(t);
             }
         }
         3 => {
-            if let Some(Ok(mut r)) = text.map(serde_json::from_str::<wio::explore::Report>) {
+            if let Some(Ok(mut r)) = text.map(serde_json::from_str::<wio_search::explore::Report>) {
                 r.judge_promises();
             }
         }
         4 => {
             if let Some(t) = text {
-                let _ = wio::world::scenario::Scenario::parse_in(t, Path::new("/nonexistent"));
+                let _ = wio_world::scenario::Scenario::parse_in(t, Path::new("/nonexistent"));
             }
         }
         5 => {
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
         }
         _ => {
             if let Some(t) = text {
-                let _ = serde_json::from_str::<wio::world::faults::WorldPlan>(t);
+                let _ = serde_json::from_str::<wio_world::faults::WorldPlan>(t);
             }
         }
     }

@@ -39,7 +39,7 @@ fuzz_target!(|data: &[u8]| {
         paths.push(p);
     }
     let allow_partial = flags & 0x80 != 0;
-    if let Ok(m) = wio::explore::merge(&paths, allow_partial) {
+    if let Ok(m) = wio_search::explore::merge(&paths, allow_partial) {
         let (count, shards) = &m.shards;
         let seeds = &m.question.seeds;
         for pair in m.results.windows(2) {

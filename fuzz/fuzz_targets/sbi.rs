@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wio::arch::riscv64::sbi;
+use wio_machines::arch::riscv64::sbi;
 use wio_riscv::{Hart, Priv, Ram};
 
 const BASE: u64 = 0x8000_0000;

@@ -1,4 +1,4 @@
-//! End-to-end tests of the seccomp sandbox (`wio::sandbox`): a forbidden system call from a
+//! End-to-end tests of the seccomp sandbox (`wio_machines::sandbox`): a forbidden system call from a
 //! wio thread ends the run with a message naming it (exit 107); under the filter a riscv64
 //! boot, a 3-node world and an exploration give the same trace hashes as with
 //! `--no-sandbox`, and the summaries say which it was. They need images/build-all-riscv64.sh.

@@ -760,7 +760,7 @@ fn two_identical_runs_write_byte_identical_snapshots() {
     );
 }
 
-/// One section of a snapshot file (see vmm/src/snapshot/sections.rs for the layout).
+/// One section of a snapshot file (see vmm/machines/src/snapshot/sections.rs for the layout).
 struct Section {
     name: String,
     /// Where its SHA-256 is.

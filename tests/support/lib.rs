@@ -1,4 +1,4 @@
-//! Helpers for the end-to-end tests: find (or build) the `wio` binary, run it,
+//! Helpers for the end-to-end tests: find the `wio` binary, run it,
 //! read its JSON summary, and tell whether this host can run KVM guests. A test that
 //! cannot run here says so through [`skip`] (the `wio-require` crate), naming the
 //! [`Capability`] it lacks, so CI's `WIO_REQUIRE` can refuse the skip.
@@ -11,29 +11,27 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 pub use wio_require::{skip, Capability};
 
-/// The `wio` binary of the same build profile as this test, built if missing.
+/// The `wio` binary of the same build profile as this test: `WIO_BIN` if set, else the
+/// `wio` beside this test executable. The e2e tests are targets of the `wio` package
+/// (vmm/Cargo.toml), so `cargo test` builds that binary with them, before they run.
 pub fn wio_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         if let Some(p) = std::env::var_os("WIO_BIN") {
             return PathBuf::from(p);
         }
-        // Test executables live in target/<profile>/deps/.
+        // Test executables live in target/<profile>/deps/, the binary in target/<profile>/.
         let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
+        let bin = exe
             .parent()
             .and_then(Path::parent)
-            .expect("target/<profile>/deps layout");
-        let bin = profile_dir.join("wio");
-        let release = profile_dir.file_name().is_some_and(|n| n == "release");
-        let mut build = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        build.args(["build", "-q", "-p", "wio", "--bin", "wio"]);
-        if release {
-            build.arg("--release");
-        }
-        let status = build.status().expect("run cargo build for the wio binary");
-        assert!(status.success(), "building the wio binary failed");
-        assert!(bin.exists(), "wio binary not found at {}", bin.display());
+            .expect("target/<profile>/deps layout")
+            .join("wio");
+        assert!(
+            bin.exists(),
+            "no wio binary at {}: run the e2e tests with `cargo test -p wio` (which builds it), or set WIO_BIN",
+            bin.display()
+        );
         bin
     })
 }

@@ -1,8 +1,8 @@
 //! The `wio` command line.
 
-use crate::machine::Arch;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use wio_machines::machine::Arch;
 
 /// wio: a deterministic hypervisor. Every run is a function of its seed.
 #[derive(Debug, Parser)]
@@ -47,7 +47,7 @@ pub struct EpochError;
 
 /// `--epoch`: the date as seconds since the Unix epoch, parsed at the edge.
 pub fn epoch_arg(s: &str) -> Result<i64, EpochError> {
-    crate::devices::legacy::rtc::parse_rfc3339(s)
+    wio_machines::devices::legacy::rtc::parse_rfc3339(s)
         .filter(|t| *t >= 0)
         .ok_or(EpochError)
 }
@@ -163,8 +163,8 @@ pub struct SimArgs {
     /// Take a world snapshot (every machine, the switch, frames in flight) at the first
     /// quantum boundary at or after WHEN: a virtual time (2s, 1500ms), console:TEXT (a
     /// line of any node) or setup-complete (a program in a node declared it).
-    #[arg(long, value_name = "WHEN", value_parser = crate::snapshot::plan::SnapshotAt::parse)]
-    pub snapshot_at: Option<crate::snapshot::plan::SnapshotAt>,
+    #[arg(long, value_name = "WHEN", value_parser = wio_machines::snapshot::plan::SnapshotAt::parse)]
+    pub snapshot_at: Option<wio_machines::snapshot::plan::SnapshotAt>,
     /// Add kernel arguments to a node's command line: NAME=ARGS (repeatable), e.g.
     /// `--node-args payments=wio.bug=receipt-no-retry`. Not with --from (a restored world's
     /// kernels booted long ago).
@@ -208,7 +208,7 @@ pub struct SimArgs {
     /// With --from: every node's CPU-timing noise from the snapshot point on (off, light,
     /// heavy), drawn from its seed (default: each node keeps its snapshot's level).
     #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]
-    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    pub sched_noise: Option<wio_machines::machine::noise::SchedNoise>,
     /// Do not print the world's summary on stderr (--summary-json still writes it).
     #[arg(long)]
     pub no_summary: bool,
@@ -328,7 +328,7 @@ pub struct ShrinkArgs {
     /// branch ran (off, light, heavy; default: the snapshot's levels). With --report the
     /// exploration's own is used. The plan records it.
     #[arg(long, value_name = "LEVEL", value_enum, requires = "from")]
-    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    pub sched_noise: Option<wio_machines::machine::noise::SchedNoise>,
     /// With --from --path: the console line that ended the exploration's branches
     /// (console:TEXT, its --until), where the path's steps end. The plan records it.
     #[arg(long, value_name = "console:TEXT", value_parser = until_text, requires = "path")]
@@ -379,8 +379,8 @@ pub struct ExploreArgs {
     pub from: PathBuf,
     /// Seeds to explore: A..B (B excluded), A..=B (B included) or one seed (a flat
     /// exploration: every seed a branch of the snapshot).
-    #[arg(long, value_name = "A..B", required_unless_present = "budget", value_parser = crate::explore::SeedRange::parse)]
-    pub seeds: Option<crate::explore::SeedRange>,
+    #[arg(long, value_name = "A..B", required_unless_present = "budget", value_parser = wio_search::explore::SeedRange::parse)]
+    pub seeds: Option<wio_search::explore::SeedRange>,
     /// How to explore: flat (every seed of --seeds a branch of the snapshot, run to its
     /// end) or guided (--budget branches that start again from moments where something new
     /// was seen). Default: guided with --budget, flat with --seeds.
@@ -433,7 +433,7 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "TEXT")]
     pub fail_on: Vec<String>,
     /// Explore only seeds whose offset in the range is i modulo N (0 <= i < N).
-    #[arg(long, value_name = "i/N", value_parser = crate::explore::parse_shard)]
+    #[arg(long, value_name = "i/N", value_parser = wio_search::explore::parse_shard)]
     pub shard: Option<(u64, u64)>,
     /// Where to write the JSON report.
     #[arg(long, value_name = "FILE", default_value = "explore-report.json")]
@@ -470,7 +470,7 @@ pub struct ExploreArgs {
     /// default: the snapshot's level); of a world snapshot, every node's. Each seed's
     /// reproduce line carries it.
     #[arg(long, value_name = "LEVEL", value_enum)]
-    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    pub sched_noise: Option<wio_machines::machine::noise::SchedNoise>,
 }
 
 /// How `wio explore` explores.
@@ -551,14 +551,14 @@ pub struct RunArgs {
     /// 0x0A57494F function 0 on riscv64, paravirt selector 4 written to port 0x510 on x86-64)
     /// or setup-complete (a program declares its setup complete on the promise channel,
     /// riscv64). Repeat for several. The run itself goes on unchanged.
-    #[arg(long, value_name = "WHEN", value_parser = crate::snapshot::plan::SnapshotAt::parse)]
-    pub snapshot_at: Vec<crate::snapshot::plan::SnapshotAt>,
+    #[arg(long, value_name = "WHEN", value_parser = wio_machines::snapshot::plan::SnapshotAt::parse)]
+    pub snapshot_at: Vec<wio_machines::snapshot::plan::SnapshotAt>,
     /// Stop the run at the first console line containing TEXT, given as console:TEXT
     /// (the summary then has no guest status and wio exits 0).
     #[arg(long, value_name = "console:TEXT", value_parser = until_text)]
     pub until: Option<String>,
     /// Where to write snapshots; {seed}, {ns} (virtual time) and {n} are filled in.
-    #[arg(long, value_name = "FILE", default_value = crate::snapshot::plan::DEFAULT_OUT)]
+    #[arg(long, value_name = "FILE", default_value = wio_machines::snapshot::plan::DEFAULT_OUT)]
     pub snapshot_out: String,
     /// Write the trace (hash-chained JSON lines) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -602,7 +602,7 @@ pub struct RunArgs {
     /// races shorter than a tick. With --from: the level from the snapshot point on
     /// (default: the snapshot's; a new level is drawn from the run's seed).
     #[arg(long, value_name = "LEVEL", value_enum)]
-    pub sched_noise: Option<crate::machine::noise::SchedNoise>,
+    pub sched_noise: Option<wio_machines::machine::noise::SchedNoise>,
     /// riscv64: a fixed clock drift in ppm (-10000..=10000; positive: the guest's clock runs
     /// fast against virtual time, where devices and the network live), in place of the one
     /// the seed draws from the noise level (light ±100, heavy ±1000, off 0).

@@ -7,9 +7,12 @@ use cli::{Cli, Command, ExploreArgs, ReportCommand, RunArgs, SnapshotCommand};
 use error::{exit_code, WioError};
 use machine::{Arch, RunConfig};
 use std::time::Instant;
-use wio::{
-    bench, builder, cli, error, explore, faults, machine, shrink, snapshot, trace, verify, world,
-};
+use wio_machines::{builder, error, faults, machine, snapshot, trace};
+use wio_search::{explore, shrink, verify};
+use wio_world as world;
+
+mod bench;
+mod cli;
 
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let epoch_unix = args.epoch;
@@ -129,7 +132,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
             _ => {
                 let machine = builder::start(arch, &cfg, wall)?;
-                wio::sandbox::enter()?;
+                wio_machines::sandbox::enter()?;
                 machine::driver::run(machine, &cfg, wall)
             }
         },
@@ -138,7 +141,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         eprint!("{}", result.summary.human());
     }
     if let Some(path) = &args.summary_json {
-        wio::summary::write_json(&result.summary, path, "summary")?;
+        wio_machines::summary::write_json(&result.summary, path, "summary")?;
     }
     match result.outcome {
         Ok(status) => {
@@ -166,7 +169,7 @@ fn run_path(
 ) -> Result<machine::RunResult, WioError> {
     let path = explore::path::BranchPath::parse(text)?;
     let root = builder::load(from, cfg)?;
-    wio::sandbox::enter()?;
+    wio_machines::sandbox::enter()?;
     let b = machine::driver::BranchRun {
         until: cfg.until.as_deref(),
         watch: &[],
@@ -295,7 +298,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         eprint!("{}", summary.human());
     }
     if let Some(path) = &args.summary_json {
-        wio::summary::write_json(&summary, path, "summary")?;
+        wio_machines::summary::write_json(&summary, path, "summary")?;
     }
     Ok(summary.wio_exit_code)
 }
@@ -599,10 +602,10 @@ fn snapshot_info(
     Ok(0)
 }
 
-/// Whether the subcommand runs guests under the sandbox (see wio::sandbox), or None when it
+/// Whether the subcommand runs guests under the sandbox (see wio_machines::sandbox), or None when it
 /// runs no guest loop.
-fn sandbox_policy(cli: &Cli) -> Option<wio::sandbox::Policy> {
-    use wio::sandbox::{Off, Policy};
+fn sandbox_policy(cli: &Cli) -> Option<wio_machines::sandbox::Policy> {
+    use wio_machines::sandbox::{Off, Policy};
     let off = match &cli.command {
         Command::Run(a) if a.gdb.is_some() => Some(Off::Gdb),
         Command::Sim(a) if a.gdb.is_some() => Some(Off::Gdb),
@@ -648,15 +651,17 @@ fn main() {
             std::process::exit(code);
         }
     };
-    // Ctrl-C and SIGTERM, one handler for every subcommand (see wio::interrupt): a run
+    // Ctrl-C and SIGTERM, one handler for every subcommand (see wio_machines::interrupt): a run
     // ends at its next step with the trace and summary written, a world at its next
     // quantum with every node's summary, an exploration with the finished seeds' report;
     // the other subcommands end by the signal as without a handler.
     let ending = match &cli.command {
-        Command::Run(_) | Command::Sim(_) | Command::Explore(_) => wio::interrupt::Ending::Polled,
-        _ => wio::interrupt::Ending::Default,
+        Command::Run(_) | Command::Sim(_) | Command::Explore(_) => {
+            wio_machines::interrupt::Ending::Polled
+        }
+        _ => wio_machines::interrupt::Ending::Default,
     };
-    if let Err(e) = wio::interrupt::install(ending) {
+    if let Err(e) = wio_machines::interrupt::install(ending) {
         let e = WioError::Host {
             what: "installing the Ctrl-C and SIGTERM handler",
             source: e,
@@ -676,7 +681,7 @@ fn main() {
                 std::process::exit(e.exit_code());
             }
         };
-        wio::sandbox::arm(policy, probe);
+        wio_machines::sandbox::arm(policy, probe);
     }
     let result = match &cli.command {
         Command::Run(args) => run_command(args),

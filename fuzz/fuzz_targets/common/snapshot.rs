@@ -29,7 +29,7 @@ const NAMES: [&str; 14] = [
 
 /// `body` read as sections, each `[name index u8][length u16 LE][payload]` (cut short at
 /// the end of the input), in a valid container of `format`.
-fn container(format: &wio::snapshot::sections::Format, mut body: &[u8]) -> Vec<u8> {
+fn container(format: &wio_machines::snapshot::sections::Format, mut body: &[u8]) -> Vec<u8> {
     let mut sections: Vec<(&str, &[u8])> = Vec::new();
     while let [name, lo, hi, rest @ ..] = body {
         let len = (usize::from(*hi) << 8 | usize::from(*lo)).min(rest.len());
@@ -53,18 +53,18 @@ pub fn decode(target: &str, mode: u8, body: &[u8]) {
     let path = Path::new("fuzz.snap");
     match mode % 4 {
         0 => {
-            let _ = wio::snapshot::Snapshot::decode(path, body);
+            let _ = wio_machines::snapshot::Snapshot::decode(path, body);
         }
         1 => {
-            let _ = wio::world::snapshot::decode(path, body);
+            let _ = wio_world::snapshot::decode(path, body);
         }
         2 => {
-            let f = container(&wio::snapshot::FORMAT, body);
-            let _ = wio::snapshot::Snapshot::decode(path, &f);
+            let f = container(&wio_machines::snapshot::FORMAT, body);
+            let _ = wio_machines::snapshot::Snapshot::decode(path, &f);
         }
         _ => {
-            let f = container(&wio::world::snapshot::FORMAT, body);
-            let _ = wio::world::snapshot::decode(path, &f);
+            let f = container(&wio_world::snapshot::FORMAT, body);
+            let _ = wio_world::snapshot::decode(path, &f);
         }
     }
 }

@@ -7,12 +7,12 @@
 //! back (from the periodic checkpoints) and the next ones (the first leaves a checkpoint
 //! near where the user is).
 
-use crate::arch::riscv64::debug::{RunPlan, RvDebugger};
-use crate::arch::riscv64::{RvMachine, DEFAULT_CMDLINE};
-use crate::error::{Result, WioError};
-use crate::machine::{driver, RunConfig};
 use serde_json::json;
 use std::time::Instant;
+use wio_machines::arch::riscv64::debug::{RunPlan, RvDebugger};
+use wio_machines::arch::riscv64::{RvMachine, DEFAULT_CMDLINE};
+use wio_machines::error::{Result, WioError};
+use wio_machines::machine::{driver, RunConfig};
 
 /// Busy loop iterations: long enough for 10 virtual seconds of work.
 const BUSY_ITERS: u64 = 90_000;

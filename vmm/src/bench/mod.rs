@@ -14,16 +14,16 @@ mod search;
 mod sim;
 mod snapshots;
 
-use crate::arch::x86_64::boot::{self, BootSpec, KernelImage};
-use crate::arch::x86_64::kvm::{KvmEngine, KvmOptions};
-use crate::arch::x86_64::testguest::X86_64_TEST_GUEST;
 use crate::cli::BenchArgs;
-use crate::devices::legacy::debug_exit::DEBUG_EXIT_PORT;
-use crate::error::{BenchError, Result, WioError};
-use crate::machine::{driver, Arch, RunConfig};
-use crate::memory;
 use serde_json::json;
 use std::time::{Duration, Instant};
+use wio_machines::arch::x86_64::boot::{self, BootSpec, KernelImage};
+use wio_machines::arch::x86_64::kvm::{KvmEngine, KvmOptions};
+use wio_machines::arch::x86_64::testguest::X86_64_TEST_GUEST;
+use wio_machines::devices::legacy::debug_exit::DEBUG_EXIT_PORT;
+use wio_machines::error::{BenchError, Result, WioError};
+use wio_machines::machine::{driver, Arch, RunConfig};
+use wio_machines::memory;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -33,7 +33,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Wall seconds of one boot of Debian's riscv64 kernel (seed 3) to its workload's end,
 /// quiet, with timing noise `noise` and user-mode code coverage counted or not (the race
 /// and search figures compare such boots).
-fn debian_boot_secs(noise: crate::machine::noise::SchedNoise, coverage: bool) -> Result<f64> {
+fn debian_boot_secs(
+    noise: wio_machines::machine::noise::SchedNoise,
+    coverage: bool,
+) -> Result<f64> {
     let cfg = RunConfig {
         guest: Some("debian".into()),
         epoch_unix: 1_767_225_600,
@@ -42,9 +45,9 @@ fn debian_boot_secs(noise: crate::machine::noise::SchedNoise, coverage: bool) ->
         ..RunConfig::with_seed(3)
     };
     let wall = Instant::now();
-    let mut m = crate::builder::boot(Arch::Riscv64, &cfg, wall)?;
+    let mut m = wio_machines::builder::boot(Arch::Riscv64, &cfg, wall)?;
     if coverage {
-        m.observe(&[crate::machine::novelty::Signal::Coverage]);
+        m.observe(&[wio_machines::machine::novelty::Signal::Coverage]);
     }
     driver::run(m, &cfg, wall).outcome?;
     Ok(wall.elapsed().as_secs_f64())
@@ -64,7 +67,7 @@ fn full_run(cmdline: &str) -> Result<(u64, f64, u64)> {
     let start = Instant::now();
     let cfg = config(cmdline.to_string());
     let r = driver::run(
-        crate::builder::boot(Arch::X86_64, &cfg, start)?,
+        wio_machines::builder::boot(Arch::X86_64, &cfg, start)?,
         &cfg,
         start,
     );
@@ -88,7 +91,7 @@ fn bare_run(cmdline: &str) -> Result<(u64, f64)> {
             cmdline,
             rng_seed: [0; 32],
             virtio: &[],
-            vmgenid: [0; crate::devices::vmgenid::ID_LEN],
+            vmgenid: [0; wio_machines::devices::vmgenid::ID_LEN],
         },
     )?;
     let mut engine = KvmEngine::new(

@@ -4,10 +4,10 @@
 //! prints the wall time against the virtual time and, per node, the instructions it
 //! executed and its share: where a long, mostly idle world spends the host's time.
 
-use crate::error::{Result, WioError};
-use crate::world::{self, scenario::Scenario};
 use serde_json::json;
 use std::path::Path;
+use wio_machines::error::{Result, WioError};
+use wio_world::{self as world, scenario::Scenario};
 
 /// The scenario (built into wio: it names only the built `payments` disk).
 const WORLD: &str = include_str!("../../../images/payments/outage.toml");

@@ -6,16 +6,16 @@
 //! bug: branches to the first violation of N flat explorations (seed ranges N apart) and of
 //! N guided ones (search seeds 0..N, moments of the whole world).
 
-use crate::error::{Result, WioError};
-use crate::explore::guided::{self, Guided};
-use crate::explore::{Explore, SeedRange};
-use crate::machine::novelty::Signal;
-use crate::shrink;
-use crate::world::snapshot::LoadedWorld;
-use crate::world::{self, scenario::Scenario};
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
+use wio_machines::error::{Result, WioError};
+use wio_machines::machine::novelty::Signal;
+use wio_search::explore::guided::{self, Guided};
+use wio_search::explore::{Explore, SeedRange};
+use wio_search::shrink;
+use wio_world::snapshot::LoadedWorld;
+use wio_world::{self as world, scenario::Scenario};
 
 /// The scenario (built into wio: it names only the built `payments` disk).
 const WORLD: &str = include_str!("../../../images/payments/world.toml");
@@ -48,7 +48,7 @@ fn run_seeds(lw: &LoadedWorld, from: u64, n: u64) -> Result<Vec<u64>> {
         jobs: 1,
         ..world::Options::default()
     };
-    let failed = crate::pool::map_in_order(&seeds, 2, |seed| {
+    let failed = wio_machines::pool::map_in_order(&seeds, 2, |seed| {
         Ok(world::restore(lw, Some(*seed), &opts, None)?.is_some_and(|w| w.seed_failed()))
     })?;
     Ok(seeds
@@ -74,7 +74,7 @@ fn first_failing(lw: &LoadedWorld, start: u64, budget: u64) -> Result<(Option<u6
 /// Seeds between two flat samples of `--payments-roots` (ranges that never overlap): the
 /// guided explorer's, so flat sample `r` runs the seeds search seed `r` branches the root
 /// with, in the same order.
-const FLAT_STRIDE: u64 = crate::explore::frontier::ROOT_SEED_STRIDE;
+const FLAT_STRIDE: u64 = wio_search::explore::frontier::ROOT_SEED_STRIDE;
 
 /// Branches to the first violation of `lw` (its file at `snap`): of flat explorations of
 /// the seed ranges from `r * FLAT_STRIDE`, and of guided explorations with search seed `r`,

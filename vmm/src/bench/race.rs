@@ -8,16 +8,16 @@
 //! - Cost: the Debian guest boots to its workload's end with the default noise and with
 //!   none, alternating, and the ratio of the median wall times is printed.
 
-use crate::arch::riscv64::DEFAULT_CMDLINE;
-use crate::builder;
-use crate::error::{BenchError, Result, WioError};
-use crate::machine::noise::SchedNoise;
-use crate::machine::{driver, Arch, RunConfig};
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
+use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
+use wio_machines::builder;
+use wio_machines::error::{BenchError, Result, WioError};
+use wio_machines::machine::noise::SchedNoise;
+use wio_machines::machine::{driver, Arch, RunConfig};
 
 const RACE_START: &str = "race: start";
 const RACE_RESULT: &str = "race: counter=";
@@ -31,8 +31,8 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
         cmdline: Some(format!("{DEFAULT_CMDLINE} wio.race=1")),
         epoch_unix: 1_767_225_600,
         sched_noise: noise,
-        snapshots: crate::snapshot::plan::SnapshotPlan {
-            at: vec![crate::snapshot::plan::SnapshotAt::Console(
+        snapshots: wio_machines::snapshot::plan::SnapshotPlan {
+            at: vec![wio_machines::snapshot::plan::SnapshotAt::Console(
                 RACE_START.into(),
             )],
             out: snap.to_string_lossy().into_owned(),

@@ -12,18 +12,18 @@
 //! - A moment's cost: the small guest at its workload, with 256 and 1024 MiB of RAM, keeps a
 //!   moment (an in-memory snapshot); its time and the guest memory it holds.
 
-use crate::arch::riscv64::DEFAULT_CMDLINE;
-use crate::builder;
-use crate::error::{BenchError, Result, WioError};
-use crate::explore::guided::{self, Guided};
-use crate::explore::{self, Explore, SeedRange};
-use crate::machine::noise::SchedNoise;
-use crate::machine::novelty::Signal;
-use crate::machine::{driver, Arch, RunConfig, Stop};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use wio_clock::VirtualTime;
+use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
+use wio_machines::builder;
+use wio_machines::error::{BenchError, Result, WioError};
+use wio_machines::machine::noise::SchedNoise;
+use wio_machines::machine::novelty::Signal;
+use wio_machines::machine::{driver, Arch, RunConfig, Stop};
+use wio_search::explore::guided::{self, Guided};
+use wio_search::explore::{self, Explore, SeedRange};
 
 /// The forms of the planted bug (`wio-planted FORM DEPTH`).
 pub const FORMS: [&str; 3] = ["sdk", "blind", "timing"];
@@ -36,7 +36,7 @@ const STOPPED: &str = "planted: stopped";
 /// A snapshot of `wio-planted FORM DEPTH` before its first choice (setup-complete; the
 /// timing form, which uses no SDK, at its "planted: start" line), booted with `seed`.
 fn planted_snapshot(dir: &Path, form: &str, depth: u32, seed: u64) -> Result<PathBuf> {
-    use crate::snapshot::plan::SnapshotAt;
+    use wio_machines::snapshot::plan::SnapshotAt;
     let snap = dir.join(format!("planted-{form}-{depth}-{seed}.snap"));
     let at = if form == "timing" {
         SnapshotAt::Console("planted: start".into())
@@ -49,7 +49,7 @@ fn planted_snapshot(dir: &Path, form: &str, depth: u32, seed: u64) -> Result<Pat
             "{DEFAULT_CMDLINE} wio.planted={form},{depth} wio.busy_steps=0"
         )),
         epoch_unix: 1_767_225_600,
-        snapshots: crate::snapshot::plan::SnapshotPlan {
+        snapshots: wio_machines::snapshot::plan::SnapshotPlan {
             at: vec![at],
             out: snap.to_string_lossy().into_owned(),
         },
@@ -104,7 +104,7 @@ struct MomentCost {
 }
 
 /// Runs `m` to virtual time `ns` (an error if it ends before).
-fn run_to(m: &mut dyn crate::machine::Machine, ns: u64) -> Result<()> {
+fn run_to(m: &mut dyn wio_machines::machine::Machine, ns: u64) -> Result<()> {
     let at = VirtualTime::from_ns(ns);
     loop {
         match m.run_until(at) {
@@ -132,7 +132,7 @@ fn moment_cost(mem_mib: u64) -> Result<MomentCost> {
     let wall = Instant::now();
     let mut m = builder::boot(Arch::Riscv64, &cfg, wall)?;
     run_to(m.as_mut(), 2_000_000_000)?;
-    let take = |m: &mut dyn crate::machine::Machine, cfg: &RunConfig| -> Result<_> {
+    let take = |m: &mut dyn wio_machines::machine::Machine, cfg: &RunConfig| -> Result<_> {
         let (mut ms, mut last) = (Vec::new(), None);
         for _ in 0..3 {
             let t = Instant::now();

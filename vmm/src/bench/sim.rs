@@ -6,9 +6,9 @@
 //!   `day_secs` virtual seconds (the issue's goal: 24 virtual hours in under 5 wall
 //!   minutes on 2 cores), wall time.
 
-use crate::error::Result;
-use crate::world::{self, scenario::Scenario};
 use serde_json::json;
+use wio_machines::error::Result;
+use wio_world::{self as world, scenario::Scenario};
 
 fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenario> {
     let text = format!(
@@ -18,7 +18,7 @@ fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenari
          [[node]]\nname = \"c\"\nrun = {run_c:?}\n"
     );
     Scenario::parse_in(&text, std::path::Path::new(""))
-        .map_err(|e| crate::error::WioError::Internal(format!("bench world: {e}")))
+        .map_err(|e| wio_machines::error::WioError::Internal(format!("bench world: {e}")))
 }
 
 /// Runs `s` on `jobs` threads; returns (virtual s, wall s).
@@ -30,7 +30,7 @@ fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
     };
     let w = world::run(s, 1, &opts)?;
     if w.wio_exit_code != 0 {
-        return Err(crate::error::WioError::Internal(format!(
+        return Err(wio_machines::error::WioError::Internal(format!(
             "bench world ended with {}: {}",
             w.wio_exit_code,
             w.human()
@@ -46,7 +46,7 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
     const BRANCH_SECS: u64 = 5;
     const AT_NS: u64 = 10_000_000_000;
     let dir = std::env::temp_dir().join(format!("wio-bench-world-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| crate::error::WioError::Output {
+    std::fs::create_dir_all(&dir).map_err(|source| wio_machines::error::WioError::Output {
         what: "bench folder",
         path: dir.clone(),
         source,
@@ -73,7 +73,7 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
         let mut starts: Vec<f64> = Vec::new();
         for seed in 0..9 {
             let w = world::restore(&loaded, Some(seed), &opts(0), None)?
-                .ok_or_else(|| crate::error::WioError::Internal("cancelled".into()))?;
+                .ok_or_else(|| wio_machines::error::WioError::Internal("cancelled".into()))?;
             starts.push(w.start_wall_ns as f64 / 1e6);
         }
         starts.sort_by(f64::total_cmp);
@@ -81,7 +81,7 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
         let n = 16u64;
         let seeds: Vec<u64> = (100..100 + n).collect();
         let wall = std::time::Instant::now();
-        crate::pool::map_in_order(&seeds, 2, |seed| {
+        wio_machines::pool::map_in_order(&seeds, 2, |seed| {
             world::restore(&loaded, Some(*seed), &opts(BRANCH_SECS), None).map(|_| ())
         })?;
         let per_minute = n as f64 * 60.0 / wall.elapsed().as_secs_f64();

@@ -2,15 +2,15 @@
 //! workload, their capture and write time and size, branch creation latency, and
 //! branches per minute for three kinds of branch (idle-heavy, network, compute-heavy).
 
-use crate::arch::riscv64::DEFAULT_CMDLINE;
-use crate::builder;
-use crate::error::{Result, WioError};
-use crate::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 use wio_clock::VirtualTime;
+use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
+use wio_machines::builder;
+use wio_machines::error::{Result, WioError};
+use wio_machines::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
 
 /// Snapshot figures, printed and returned as JSON.
 pub fn figures() -> Result<serde_json::Value> {

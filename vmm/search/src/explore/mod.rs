@@ -1,0 +1,809 @@
+//! `wio explore`: many futures of one snapshot. Each seed of a range is a
+//! branch restored from the same loaded snapshot (guest memory shared
+//! copy-on-write), run on a pool of worker threads, and reported with its
+//! status, the console texts it matched, its virtual time and its trace hash.
+//! Every failing seed comes with the one-line command that reproduces it.
+//!
+//! `--shard i/N` keeps seeds whose offset in the range is i modulo N, so a batch
+//! system can spread one exploration over machines; `wio report merge` joins the
+//! shard reports. Ctrl-C or SIGTERM (`wio_machines::interrupt`) stops the workers and keeps the
+//! finished seeds' report.
+//!
+//! A world snapshot (`wio sim --snapshot-at`) is explored the same way: each branch is
+//! the whole world restored with the seed (`world_branch`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+use wio_machines::error::{ExploreError, Result, WioError};
+use wio_machines::faults::inject::Applied;
+use wio_machines::machine::noise::SchedNoise;
+use wio_machines::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
+use wio_machines::promises::across::{self, aggregate, Across, SeedPromise};
+use wio_machines::promises::Status;
+use wio_world as world;
+use wio_world::faults::WorldFault;
+use wio_world::snapshot::LoadedWorld;
+use world_branch::{world_options, world_result_of};
+
+pub mod frontier;
+pub mod growth_plot;
+pub mod guided;
+pub mod path;
+mod report_check;
+mod seeds;
+pub mod slurm;
+mod world_branch;
+
+pub use seeds::{parse_shard, SeedRange, MAX_SEEDS, MAX_SHARDS};
+
+/// One seed's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedResult {
+    /// The seed.
+    pub seed: u64,
+    /// "exit" (the guest powered off), "until" (the --until text appeared) or "error".
+    pub ended: String,
+    /// The guest's exit status, when it exited.
+    pub exit_status: Option<u32>,
+    /// wio's error, when the branch ended with one.
+    pub error: Option<String>,
+    /// Console texts (of --match and --fail-on) that appeared.
+    pub matched: Vec<String>,
+    /// Virtual ns at the end of the branch.
+    pub virtual_ns: u64,
+    /// The branch's trace hash.
+    pub trace_hash: String,
+    /// Whether the seed failed (error, non-zero status, or a --fail-on text).
+    pub failed: bool,
+    /// The command that reruns this branch alone.
+    pub reproduce: String,
+    /// The console line the branch stopped at (with --until), e.g. a result it printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_line: Option<String>,
+    /// The faults the branch applied by its end, in start order (left out when none): the
+    /// snapshot's started ones and those of the branch's own future (drawn again from the
+    /// snapshot's profile with this seed, so `reproduce` brings them back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Applied>,
+    /// A world branch's faults between nodes drawn from its seed (the world's `[faults]`
+    /// profile), in time order (left out when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub world_faults: Vec<WorldFault>,
+    /// The promises of the guest's programs with their verdicts in this seed (left out
+    /// when none). The seed fails on a violated `always`; the others are judged across
+    /// seeds (see [`Report::promises`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub promises: Vec<SeedPromise>,
+    /// A guided exploration's branch (whose `seed` is then the branch's number): its path
+    /// from the root snapshot (`wio run --from ROOT --path PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The moment it started from (guided explorations; 0: the root snapshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moment: Option<u32>,
+}
+
+/// What an exploration was asked to do (shards of one exploration agree on it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Question {
+    /// The snapshot file as given.
+    pub snapshot: PathBuf,
+    /// Its checksum: shards must explore the same snapshot.
+    pub snapshot_sha256: String,
+    /// The seed range.
+    pub seeds: SeedRange,
+    /// The branches' stop text (--until console:TEXT), if any.
+    pub until: Option<String>,
+    /// Texts reported when they appear.
+    pub matches: Vec<String>,
+    /// Texts that fail a seed.
+    pub fail_on: Vec<String>,
+    /// Virtual-time limit (ns since boot; 0 = none).
+    pub max_virtual_ns: u64,
+    /// The branches' CPU-timing noise level, when it was not the snapshot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_noise: Option<SchedNoise>,
+    /// A guided exploration's settings (then `seeds` is 0..budget: the branch numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guided: Option<guided::Search>,
+}
+
+/// A report: the question, which shards it covers, and the results by seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Report format version.
+    pub format: u32,
+    /// What was explored.
+    pub question: Question,
+    /// Shard count of the exploration and the shard indexes this report covers.
+    pub shards: (u64, Vec<u64>),
+    /// Whether every seed of those shards finished (false after Ctrl-C or a failure to start).
+    pub complete: bool,
+    /// Results in seed order.
+    pub results: Vec<SeedResult>,
+    /// Each promise over all seeds (see `promises::across`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub promises: Vec<Across>,
+    /// A guided exploration's tree of moments and its growth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<guided::Tree>,
+}
+
+impl Report {
+    /// Judges the promises over the results (after an exploration or a merge).
+    pub fn judge_promises(&mut self) {
+        self.promises = aggregate(
+            self.results
+                .iter()
+                .map(|r| (r.seed, r.reproduce.as_str(), r.promises.as_slice())),
+        );
+    }
+
+    /// Whether some promise failed over the exploration.
+    pub fn promise_failed(&self) -> bool {
+        self.promises.iter().any(|a| !a.passed)
+    }
+}
+
+/// Format version of reports.
+pub const REPORT_FORMAT: u32 = 1;
+
+/// Options of one exploration.
+pub struct Explore {
+    /// The snapshot.
+    pub from: PathBuf,
+    /// Base disk image, when it moved since the snapshot.
+    pub disk: Option<PathBuf>,
+    /// Seeds.
+    pub seeds: SeedRange,
+    /// Shard (index, count).
+    pub shard: (u64, u64),
+    /// Worker threads.
+    pub jobs: usize,
+    /// Stop text.
+    pub until: Option<String>,
+    /// Texts to report.
+    pub matches: Vec<String>,
+    /// Texts that fail a seed.
+    pub fail_on: Vec<String>,
+    /// Virtual-time limit (ns since boot; 0 = none).
+    pub max_virtual_ns: u64,
+    /// Where the JSON report goes.
+    pub report: PathBuf,
+    /// Every branch's CPU-timing noise from the snapshot point on (None: the snapshot's).
+    pub sched_noise: Option<SchedNoise>,
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that reruns a branch alone: `wio run --from SNAP` with `how` (`--seed S` or
+/// `--path P`) and the exploration's options that change a branch.
+fn reproduce_line(x: &Explore, how: &str) -> String {
+    let mut reproduce = format!(
+        "wio run --from {} {how}",
+        shell_quote(&x.from.to_string_lossy())
+    );
+    if let Some(d) = &x.disk {
+        reproduce.push(' ');
+        reproduce.push_str(&shell_quote(&d.to_string_lossy()));
+    }
+    if let Some(u) = &x.until {
+        reproduce.push_str(&format!(
+            " --until {}",
+            shell_quote(&format!("console:{u}"))
+        ));
+    }
+    if let Some(level) = x.sched_noise {
+        reproduce.push_str(&format!(" --sched-noise {}", level.name()));
+    }
+    if x.max_virtual_ns > 0 && x.max_virtual_ns != 3600 * 1_000_000_000 {
+        reproduce.push_str(&format!(
+            " --max-virtual-secs {}",
+            x.max_virtual_ns / 1_000_000_000
+        ));
+    }
+    reproduce
+}
+
+fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
+    result_with(x, seed, end, &format!("--seed {seed}"))
+}
+
+/// A branch's result; `how` names it on the reproduce line (see [`reproduce_line`]).
+fn result_with(x: &Explore, seed: u64, end: BranchEnd, how: &str) -> SeedResult {
+    let s = end.summary;
+    let ended = if end.stopped_at_until {
+        "until"
+    } else if s.error.is_some() {
+        "error"
+    } else {
+        "exit"
+    };
+    let promises: Vec<SeedPromise> = s
+        .promises
+        .as_ref()
+        .map(|p| p.list.iter().map(SeedPromise::of).collect())
+        .unwrap_or_default();
+    // A branch whose only failure is its promises fails on a violated `always`; the other
+    // verdicts (never reached, never true) are judged across seeds.
+    let promise_error = s.wio_exit_code == wio_machines::error::exit_code::PROMISE;
+    let violated = promises.iter().any(|p| p.status == Status::Violated);
+    let failed = (s.error.is_some() && !promise_error)
+        || violated
+        || s.exit_status.is_some_and(|st| st != 0)
+        || end.matched.iter().any(|m| x.fail_on.contains(m));
+    let reproduce = reproduce_line(x, how);
+    SeedResult {
+        seed,
+        ended: ended.into(),
+        exit_status: s.exit_status,
+        error: s.error,
+        matched: end.matched,
+        virtual_ns: s.virtual_ns,
+        trace_hash: s.trace_hash,
+        failed,
+        reproduce,
+        faults: s.faults,
+        world_faults: Vec::new(),
+        promises,
+        path: None,
+        moment: None,
+        until_line: x
+            .until
+            .as_ref()
+            .filter(|_| end.stopped_at_until)
+            .and_then(|u| {
+                end.lines
+                    .iter()
+                    .find(|(text, _)| text == u)
+                    .map(|(_, line)| line.clone())
+            }),
+    }
+}
+
+/// What an exploration branches from: one machine's snapshot, or a world's.
+enum Source {
+    Machine(Box<dyn LoadedSnapshot>),
+    World(Box<LoadedWorld>),
+}
+
+impl Source {
+    fn sha256(&self) -> &str {
+        match self {
+            Source::Machine(l) => l.sha256(),
+            Source::World(w) => &w.sha256,
+        }
+    }
+
+    /// (virtual ns, seed) of the snapshot.
+    fn point(&self) -> (u64, u64) {
+        match self {
+            Source::Machine(l) => (l.meta().virtual_ns, l.meta().seed),
+            Source::World(w) => (w.state.at_ns, w.state.seed),
+        }
+    }
+
+    /// Runs the branch of `seed`; None when abandoned (`stop` set, or Ctrl-C or SIGTERM).
+    fn branch(
+        &self,
+        x: &Explore,
+        seed: u64,
+        watch: &[String],
+        stop: &AtomicBool,
+    ) -> Result<Option<SeedResult>> {
+        match self {
+            Source::Machine(l) => Ok(driver::run_branch(
+                l.as_ref(),
+                seed,
+                x.until.as_deref(),
+                watch,
+                x.max_virtual_ns,
+                x.sched_noise,
+                stop,
+            )?
+            .map(|end| result_of(x, seed, end))),
+            Source::World(lw) => {
+                let opts = world_options(x, lw, watch);
+                Ok(world::restore(lw, Some(seed), &opts, Some(stop))?
+                    .map(|w| world_result_of(x, lw, seed, w, &format!("--seed {seed}"))))
+            }
+        }
+    }
+}
+
+/// Prints progress to stderr: rewritten in place on a terminal, a line every few seconds otherwise.
+struct Progress {
+    started: Instant,
+    last: Instant,
+    tty: bool,
+    total: u64,
+}
+
+impl Progress {
+    fn show(&mut self, done: u64, failing: u64, force: bool) {
+        let every = if self.tty { 0.2 } else { 5.0 };
+        if !force && self.last.elapsed().as_secs_f64() < every {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = self.started.elapsed().as_secs_f64();
+        let rate = done as f64 / secs.max(1e-9);
+        let eta = if done > 0 {
+            format!("{:.0}s", (self.total - done) as f64 / rate)
+        } else {
+            "?".into()
+        };
+        let width = 30usize;
+        let filled = (done as usize * width) / (self.total.max(1) as usize);
+        let bar: String = "#".repeat(filled) + &"-".repeat(width - filled);
+        let line = format!(
+            "explore [{bar}] {done}/{} seeds, {failing} failing, {:.1} branches/s, ETA {eta}",
+            self.total, rate
+        );
+        if self.tty {
+            eprint!("\r{line}\x1b[K");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Writes `report` as JSON to `path` (atomically).
+pub fn write_report(report: &Report, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(report).map_err(|source| WioError::Encode {
+        what: "report",
+        source,
+    })?;
+    let tmp = path.with_extension("json.partial");
+    let out = |source| WioError::Output {
+        what: "report",
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::write(&tmp, text + "\n").map_err(out)?;
+    std::fs::rename(&tmp, path).map_err(out)
+}
+
+/// Writes the promises' verdicts, and the failing seeds no violated promise explains, as
+/// JUnit XML to `path`.
+pub fn write_junit(report: &Report, path: &Path) -> Result<()> {
+    let others: Vec<(u64, String, String)> = report
+        .results
+        .iter()
+        .filter(|r| r.failed && !r.promises.iter().any(|p| p.status == Status::Violated))
+        .map(|r| {
+            let why = r
+                .error
+                .clone()
+                .or_else(|| r.exit_status.map(|s| format!("guest exit status {s}")))
+                .unwrap_or_else(|| format!("matched {}", r.matched.join(", ")));
+            (r.seed, why, r.reproduce.clone())
+        })
+        .collect();
+    let xml = across::junit(&report.promises, &others, report.results.len());
+    std::fs::write(path, xml).map_err(|source| WioError::Output {
+        what: "JUnit XML",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Prints the results table to stdout: every seed when there are few, else the failing ones.
+pub fn print_table(report: &Report) {
+    let failing: Vec<&SeedResult> = report.results.iter().filter(|r| r.failed).collect();
+    let shown: Vec<&SeedResult> = if report.results.len() <= 50 {
+        report.results.iter().collect()
+    } else {
+        failing.clone()
+    };
+    if !shown.is_empty() {
+        println!(
+            "{:>12}  {:<6} {:>6}  {:>14}  {:<16}  matched / line stopped at",
+            "seed", "ended", "status", "virtual s", "trace hash"
+        );
+    }
+    for r in &shown {
+        println!(
+            "{:>12}  {:<6} {:>6}  {:>14.9}  {:<16}  {}{}",
+            r.seed,
+            r.ended,
+            r.exit_status
+                .map_or_else(|| "-".to_string(), |s| s.to_string()),
+            r.virtual_ns as f64 / 1e9,
+            &r.trace_hash[..r.trace_hash.len().min(16)],
+            r.matched
+                .iter()
+                .chain(&r.until_line)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if r.failed { "  FAILED" } else { "" }
+        );
+    }
+    let distinct: std::collections::BTreeSet<&str> = report
+        .results
+        .iter()
+        .map(|r| r.trace_hash.as_str())
+        .collect();
+    println!(
+        "{} seeds, {} failing, {} distinct traces{}",
+        report.results.len(),
+        failing.len(),
+        distinct.len(),
+        if report.complete { "" } else { " (incomplete)" }
+    );
+    print!("{}", across::table(&report.promises));
+    for r in failing.iter().take(20) {
+        println!("reproduce seed {}: {}", r.seed, r.reproduce);
+        if !r.faults.is_empty() {
+            println!("  with faults: {}", fault_list(&r.faults));
+        }
+        for f in &r.world_faults {
+            println!(
+                "  with {} {} from {:.3} s to {:.3} s",
+                f.kind,
+                f.what,
+                f.from_ns as f64 / 1e9,
+                f.until_ns as f64 / 1e9
+            );
+        }
+    }
+    if failing.len() > 20 {
+        println!(
+            "... {} more failing seeds in the report",
+            failing.len() - 20
+        );
+    }
+}
+
+/// A short list of applied faults for the table: kind, target and start second.
+fn fault_list(faults: &[Applied]) -> String {
+    faults
+        .iter()
+        .map(|a| {
+            format!(
+                "{} {:?}{} at {:.3} s",
+                a.fault.kind.name(),
+                a.fault.target,
+                a.node
+                    .as_ref()
+                    .map(|n| format!(" of node {n}"))
+                    .unwrap_or_default(),
+                a.fault.at_ns as f64 / 1e9
+            )
+            .to_lowercase()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs the exploration; returns the report (also written to `x.report`).
+pub fn explore(x: &Explore) -> Result<Report> {
+    let load_cfg = RunConfig {
+        disk: x.disk.clone(),
+        from: Some(x.from.clone()),
+        seed_given: false,
+        ..RunConfig::with_seed(0)
+    };
+    let loaded = if LoadedWorld::is_world(&x.from) {
+        if x.disk.is_some() {
+            return Err(ExploreError::WorldDisk.into());
+        }
+        Source::World(Box::new(LoadedWorld::load(&x.from)?))
+    } else {
+        Source::Machine(wio_machines::builder::load(&x.from, &load_cfg)?)
+    };
+    let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
+    let question = Question {
+        snapshot: x.from.clone(),
+        snapshot_sha256: loaded.sha256().to_string(),
+        seeds: x.seeds,
+        until: x.until.clone(),
+        matches: x.matches.clone(),
+        fail_on: x.fail_on.clone(),
+        max_virtual_ns: x.max_virtual_ns,
+        sched_noise: x.sched_noise,
+        guided: None,
+    };
+    let mut watch: Vec<String> = x.matches.clone();
+    for f in &x.fail_on {
+        if !watch.contains(f) {
+            watch.push(f.clone());
+        }
+    }
+    // Set when a branch cannot even start: the workers stop and running branches are
+    // abandoned, as on Ctrl-C or SIGTERM (which the workers and branches see through
+    // wio_machines::interrupt::requested).
+    let stop = AtomicBool::new(false);
+    let stopping = || stop.load(Ordering::Relaxed) || wio_machines::interrupt::requested();
+    eprintln!(
+        "wio: exploring {} seeds of {} from {} (snapshot at {} ns, seed {}) on {} workers",
+        seeds.len(),
+        if x.shard.1 > 1 {
+            format!("shard {}/{}", x.shard.0, x.shard.1)
+        } else {
+            "the range".into()
+        },
+        x.from.display(),
+        loaded.point().0,
+        loaded.point().1,
+        x.jobs
+    );
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(0);
+    let failing = AtomicU64::new(0);
+    let results: Mutex<BTreeMap<u64, SeedResult>> = Mutex::new(BTreeMap::new());
+    let first_error: Mutex<Option<WioError>> = Mutex::new(None);
+    let mut progress = Progress {
+        started: Instant::now(),
+        last: Instant::now(),
+        tty: std::io::stderr().is_terminal(),
+        total: seeds.len() as u64,
+    };
+    wio_machines::sandbox::enter()?;
+    std::thread::scope(|scope| {
+        for _ in 0..x.jobs.max(1) {
+            scope.spawn(|| loop {
+                if stopping() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = seeds.get(i) else { return };
+                match loaded.branch(x, seed, &watch, &stop) {
+                    Ok(Some(r)) => {
+                        if r.failed {
+                            failing.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if let Ok(mut m) = results.lock() {
+                            m.insert(seed, r);
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        // A branch that cannot even start (not a guest failure): stop everything.
+                        if let Ok(mut f) = first_error.lock() {
+                            f.get_or_insert(e);
+                        }
+                        stop.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                }
+            });
+        }
+        while done.load(Ordering::Relaxed) < seeds.len() as u64 && !stopping() {
+            progress.show(
+                done.load(Ordering::Relaxed),
+                failing.load(Ordering::Relaxed),
+                false,
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    progress.show(
+        done.load(Ordering::Relaxed),
+        failing.load(Ordering::Relaxed),
+        true,
+    );
+    if progress.tty {
+        eprintln!();
+    }
+    let interrupted = wio_machines::interrupt::requested();
+    let results: Vec<SeedResult> = results
+        .into_inner()
+        .unwrap_or_default()
+        .into_values()
+        .collect();
+    let mut report = Report {
+        format: REPORT_FORMAT,
+        question,
+        shards: (x.shard.1, vec![x.shard.0]),
+        complete: !interrupted && !stop.load(Ordering::SeqCst) && results.len() == seeds.len(),
+        results,
+        promises: Vec::new(),
+        tree: None,
+    };
+    report.judge_promises();
+    write_report(&report, &x.report)?;
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if interrupted {
+        eprintln!(
+            "wio: interrupted; the {} finished seeds are in {}",
+            report.results.len(),
+            x.report.display()
+        );
+    }
+    Ok(report)
+}
+
+/// Reads a report file.
+pub fn read_report(path: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
+        what: "report",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let r: Report = serde_json::from_str(&text).map_err(|e| WioError::ArtifactFormat {
+        what: "report",
+        path: path.to_path_buf(),
+        reason: format!("is not a wio explore report: {e}"),
+    })?;
+    if r.format != REPORT_FORMAT {
+        return Err(WioError::ArtifactFormat {
+            what: "report",
+            path: path.to_path_buf(),
+            reason: format!(
+                "is report format {}; this wio reads {REPORT_FORMAT}",
+                r.format
+            ),
+        });
+    }
+    r.check().map_err(|source| WioError::Report {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(r)
+}
+
+/// Joins shard reports of one exploration. Refuses reports of other explorations and
+/// shards that disagree about a seed (which would mean a determinism failure); names the
+/// shards that are missing (refused unless `allow_partial`, the result then marked
+/// incomplete) and those given twice.
+pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
+    let mut merged: Option<Report> = None;
+    let mut by_seed: BTreeMap<u64, SeedResult> = BTreeMap::new();
+    // Which report brought each shard.
+    let mut shard_from: BTreeMap<u64, &Path> = BTreeMap::new();
+    for p in paths {
+        let r = match read_report(p) {
+            Ok(r) => r,
+            // A shard whose task never wrote its report: named below as missing.
+            Err(WioError::ArtifactIo { source, .. })
+                if allow_partial && source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                eprintln!("wio: {} does not exist: skipped", p.display());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if r.question.guided.is_some() {
+            // Its branches depend on one another (each starts where an earlier one found
+            // something): one search, never a shard of one.
+            return Err(ExploreError::GuidedShard { path: p.clone() }.into());
+        }
+        match &mut merged {
+            None => merged = Some(r.clone()),
+            Some(m) => {
+                if m.question != r.question || m.shards.0 != r.shards.0 {
+                    return Err(ExploreError::OtherExploration { path: p.clone() }.into());
+                }
+                m.shards.1.extend(r.shards.1.iter().copied());
+                m.complete &= r.complete;
+            }
+        }
+        if !r.complete {
+            eprintln!(
+                "wio: {} is an incomplete shard report (interrupted?): its missing seeds stay missing",
+                p.display()
+            );
+        }
+        for shard in &r.shards.1 {
+            if let Some(first) = shard_from.insert(*shard, p) {
+                eprintln!(
+                    "wio: shard {shard} is in {} and in {} (its seeds agree: they are merged once)",
+                    first.display(),
+                    p.display()
+                );
+            }
+        }
+        for res in r.results {
+            if let Some(prev) = by_seed.get(&res.seed) {
+                if prev.trace_hash != res.trace_hash {
+                    return Err(WioError::Nondeterminism(format!(
+                        "seed {} has two different trace hashes in the reports ({} and {})",
+                        res.seed, prev.trace_hash, res.trace_hash
+                    )));
+                }
+            }
+            by_seed.insert(res.seed, res);
+        }
+    }
+    let mut m = merged.ok_or(ExploreError::NoReports)?;
+    m.shards.1.sort_unstable();
+    m.shards.1.dedup();
+    let missing: Vec<u64> = (0..m.shards.0)
+        .filter(|i| !shard_from.contains_key(i))
+        .collect();
+    if !missing.is_empty() {
+        let list = missing
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if !allow_partial {
+            return Err(ExploreError::MissingShards {
+                missing,
+                count: m.shards.0,
+            }
+            .into());
+        }
+        eprintln!(
+            "wio: shard(s) {list} of {} are missing: the merged report is partial",
+            m.shards.0
+        );
+    }
+    let expected: u64 = m.question.seeds.end - m.question.seeds.start;
+    m.complete &= missing.is_empty() && by_seed.len() as u64 == expected;
+    m.results = by_seed.into_values().collect();
+    m.judge_promises();
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_and_shards() {
+        assert_eq!(
+            SeedRange::parse("1..5").unwrap(),
+            SeedRange { start: 1, end: 5 }
+        );
+        assert_eq!(
+            SeedRange::parse("1..=5").unwrap(),
+            SeedRange { start: 1, end: 6 }
+        );
+        assert_eq!(
+            SeedRange::parse("7").unwrap(),
+            SeedRange { start: 7, end: 8 }
+        );
+        for bad in [
+            "",
+            "5..5",
+            "5..1",
+            "a..b",
+            "1..2..3",
+            "18446744073709551615..=18446744073709551615",
+        ] {
+            assert!(SeedRange::parse(bad).is_err(), "{bad}");
+        }
+        let r = SeedRange::parse("10..20").unwrap();
+        let mut all: Vec<u64> = (0..3)
+            .flat_map(|i| r.shard(i, 3).collect::<Vec<_>>())
+            .collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            (10..20).collect::<Vec<_>>(),
+            "shards cover the range once"
+        );
+        assert_eq!(r.shard(1, 3).collect::<Vec<_>>(), vec![11, 14, 17]);
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["4/4", "1/0", "x", "1/2/3", "-1/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quoting_keeps_commands_pasteable() {
+        assert_eq!(shell_quote("a.snap"), "a.snap");
+        assert_eq!(shell_quote("my snap"), "'my snap'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

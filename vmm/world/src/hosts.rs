@@ -1,0 +1,624 @@
+//! The host threads of a world (`--jobs`): each owns some of the machines for the whole run
+//! (a machine never moves between threads), runs them to the quantum boundary it is
+//! given, and reports what they did. The coordinator hands every thread the frames for
+//! its machines in the world's (time, source, sequence) order and reads the threads'
+//! reports in node order, so the world is the same whatever the number of threads.
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+use wio_clock::VirtualTime;
+use wio_machines::builder;
+use wio_machines::error::{Result, WioError, WorldError};
+use wio_machines::machine::novelty::{Mark, Signal};
+use wio_machines::machine::{Arch, LoadedSnapshot, Machine, RunConfig, Stop};
+use wio_machines::snapshot::Snapshot;
+use wio_machines::summary::Summary;
+use wio_virtio_devices::Frame;
+
+/// What one machine did in one quantum.
+pub struct NodeStep {
+    /// Its index in the world.
+    pub node: usize,
+    /// Console lines it printed.
+    pub lines: Vec<String>,
+    /// Frames its guest sent.
+    pub frames: Vec<Frame>,
+    /// Whether it has ended.
+    pub ended: bool,
+    /// Its guest's exit status, when it has ended with one (not with an error).
+    pub exit_status: Option<u32>,
+    /// Where it is parked (see `Machine::parked_until`), if it is.
+    pub parked: Option<u64>,
+    /// Whether a program in it declared its setup complete in this quantum.
+    pub setup_complete: bool,
+    /// What it saw for the first time in this quantum (when observing; see
+    /// `Machine::observe`).
+    pub marks: Vec<Mark>,
+}
+
+/// How a node's machine comes to be: booted (None), or restored from a loaded snapshot
+/// (with its guest's exit status when it had already ended then).
+pub type Start = Option<(Arc<dyn LoadedSnapshot>, Option<u32>)>;
+
+/// A node a host thread brings up: its index, name, configuration, how it starts, and
+/// the address gdb debugs it on (if it does).
+type NodeStart = (usize, String, RunConfig, Start, Option<String>);
+
+enum Cmd {
+    /// Deliver these frames (node, frame) in order, then run every live machine to `until`.
+    Run {
+        until: u64,
+        deliveries: Vec<(usize, Frame)>,
+    },
+    /// Take a snapshot of every machine.
+    Snapshot { reason: String },
+    /// Keep every machine's state in memory (a moment of a guided exploration).
+    Moment,
+    /// End every machine and report: those still running with the time limit, or
+    /// (`until`: the world stopped at its `until` text) as a success, or (`interrupted`:
+    /// Ctrl-C or SIGTERM at that world time) as interrupted.
+    Finish {
+        limit_ns: u64,
+        until: bool,
+        interrupted: Option<u64>,
+    },
+}
+
+enum Reply {
+    Booted(Result<()>),
+    Ran(Vec<NodeStep>),
+    Snapshots(Result<Vec<(usize, Snapshot)>>),
+    Moments(Result<Vec<(usize, Box<dyn LoadedSnapshot>)>>),
+    Finished(Vec<(usize, Summary)>),
+}
+
+/// `f` of every machine a thread owns (with its configuration), by node; the first error
+/// ends it.
+fn each<T>(
+    owned: &mut [Owned],
+    mut f: impl FnMut(&mut dyn Machine, &RunConfig) -> Result<T>,
+) -> Result<Vec<(usize, T)>> {
+    owned
+        .iter_mut()
+        .filter_map(|o| Some((o.node, o.machine.as_mut()?, &o.cfg)))
+        .map(|(node, m, cfg)| f(m.as_mut(), cfg).map(|t| (node, t)))
+        .collect()
+}
+
+struct Owned {
+    node: usize,
+    cfg: RunConfig,
+    machine: Option<Box<dyn Machine>>,
+    ended: Option<Result<u32>>,
+}
+
+fn host(
+    nodes: Vec<NodeStart>,
+    signals: &[Signal],
+    wall: Instant,
+    rx: Receiver<Cmd>,
+    tx: Sender<Reply>,
+) {
+    let mut owned = Vec::new();
+    for (node, name, cfg, start, gdb) in nodes {
+        let (machine, ended) = match (start, gdb) {
+            (Some((loaded, ended)), _) => (loaded.restore(&cfg, wall), ended.map(Ok)),
+            (None, Some(addr)) => (builder::gdb_node(&cfg, wall, &addr), None),
+            (None, None) => (builder::boot(Arch::Riscv64, &cfg, wall), None),
+        };
+        match machine {
+            Ok(mut m) => owned.push(Owned {
+                machine: Some({
+                    m.observe(signals);
+                    m
+                }),
+                node,
+                cfg,
+                ended,
+            }),
+            Err(e) => {
+                let _ = tx.send(Reply::Booted(Err(WorldError::NodeStart {
+                    name,
+                    source: Box::new(e),
+                }
+                .into())));
+                return;
+            }
+        }
+    }
+    if tx.send(Reply::Booted(Ok(()))).is_err() {
+        return;
+    }
+    while let Ok(cmd) = rx.recv() {
+        match cmd {
+            Cmd::Run { until, deliveries } => {
+                for (node, frame) in deliveries {
+                    let Some(o) = owned.iter_mut().find(|o| o.node == node) else {
+                        continue;
+                    };
+                    if let (Some(m), None) = (o.machine.as_mut(), &o.ended) {
+                        if let Err(e) = m.deliver_frame(frame) {
+                            o.ended = Some(Err(e));
+                        }
+                    }
+                }
+                let limit = VirtualTime::from_ns(until);
+                let mut steps = Vec::new();
+                for o in &mut owned {
+                    let was_ended = o.ended.is_some();
+                    let Some(m) = o.machine.as_mut() else {
+                        continue;
+                    };
+                    let mut setup_complete = false;
+                    if !was_ended {
+                        loop {
+                            match wio_machines::machine::driver::step(m.as_mut(), limit) {
+                                Stop::Yield | Stop::GuestSnapshot(_) => {}
+                                Stop::SetupComplete => setup_complete = true,
+                                Stop::Limit => break,
+                                Stop::End(outcome) => {
+                                    o.ended = Some(outcome);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    steps.push(NodeStep {
+                        node: o.node,
+                        lines: m.console().take_captured(),
+                        frames: if was_ended {
+                            Vec::new()
+                        } else {
+                            m.take_frames()
+                        },
+                        ended: o.ended.is_some(),
+                        exit_status: o.ended.as_ref().and_then(|e| e.as_ref().ok().copied()),
+                        parked: m.parked_until().map(VirtualTime::as_ns),
+                        setup_complete,
+                        marks: m.take_marks(),
+                    });
+                }
+                if tx.send(Reply::Ran(steps)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Snapshot { reason } => {
+                let reply = each(&mut owned, |m, _| m.snapshot(reason.clone()));
+                if tx.send(Reply::Snapshots(reply)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Moment => {
+                let reply = each(&mut owned, |m, cfg| m.moment(cfg));
+                if tx.send(Reply::Moments(reply)).is_err() {
+                    return;
+                }
+            }
+            Cmd::Finish {
+                limit_ns,
+                until,
+                interrupted,
+            } => {
+                let mut out = Vec::new();
+                for o in &mut owned {
+                    let outcome = o.ended.take().unwrap_or(match interrupted {
+                        Some(at_ns) => Err(WioError::Interrupted(at_ns)),
+                        None if until => Ok(0),
+                        None => Err(WioError::TimeLimit { limit_ns }),
+                    });
+                    if let Some(m) = o.machine.take() {
+                        out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
+                    }
+                }
+                let _ = tx.send(Reply::Finished(out));
+                return;
+            }
+        }
+    }
+}
+
+/// The world's host threads.
+pub struct Hosts {
+    txs: Vec<Sender<Cmd>>,
+    rxs: Vec<Receiver<Reply>>,
+    /// Which thread owns each node.
+    owner: Vec<usize>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Hosts {
+    /// Boots or restores `configs` (node i named `names[i]`) on `jobs` threads, node i on
+    /// thread i % jobs; `gdb`: (node, address) of a node booted under gdb; every machine
+    /// observes `signals` (see `Machine::observe`; none: nothing is observed).
+    pub fn start(
+        names: &[String],
+        configs: Vec<(RunConfig, Start)>,
+        jobs: usize,
+        wall: Instant,
+        gdb: Option<(usize, String)>,
+        signals: &[Signal],
+    ) -> Result<Hosts> {
+        let jobs = jobs.clamp(1, configs.len().max(1));
+        let mut parts: Vec<Vec<NodeStart>> = (0..jobs).map(|_| Vec::new()).collect();
+        let owner: Vec<usize> = (0..configs.len()).map(|i| i % jobs).collect();
+        for (i, (cfg, start)) in configs.into_iter().enumerate() {
+            let addr = gdb
+                .as_ref()
+                .filter(|(n, _)| *n == i)
+                .map(|(_, a)| a.clone());
+            parts[i % jobs].push((i, names[i].clone(), cfg, start, addr));
+        }
+        let mut hosts = Hosts {
+            txs: Vec::new(),
+            rxs: Vec::new(),
+            owner,
+            handles: Vec::new(),
+        };
+        for part in parts {
+            let (ctx, crx) = channel();
+            let (rtx, rrx) = channel();
+            let signals = signals.to_vec();
+            let handle = std::thread::Builder::new()
+                .name("wio-world".into())
+                .spawn(move || host(part, &signals, wall, crx, rtx))
+                .map_err(|source| WorldError::ThreadSpawn { source })?;
+            hosts.txs.push(ctx);
+            hosts.rxs.push(rrx);
+            hosts.handles.push(handle);
+        }
+        for rx in &hosts.rxs {
+            match rx.recv() {
+                Ok(Reply::Booted(r)) => r?,
+                _ => return Err(WorldError::ThreadDied { booting: true }.into()),
+            }
+        }
+        Ok(hosts)
+    }
+
+    /// Delivers `deliveries` (in order) and runs every live machine to `until`; returns
+    /// every machine's step in node order.
+    pub fn run(&mut self, until: u64, deliveries: Vec<(usize, Frame)>) -> Result<Vec<NodeStep>> {
+        let mut per: Vec<Vec<(usize, Frame)>> = (0..self.txs.len()).map(|_| Vec::new()).collect();
+        for (node, frame) in deliveries {
+            if let Some(w) = self.owner.get(node) {
+                per[*w].push((node, frame));
+            }
+        }
+        for (tx, deliveries) in self.txs.iter().zip(per) {
+            tx.send(Cmd::Run { until, deliveries })
+                .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
+        }
+        let mut steps = Vec::new();
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Ran(s)) => steps.extend(s),
+                _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
+            }
+        }
+        steps.sort_by_key(|s| s.node);
+        Ok(steps)
+    }
+
+    /// Sends `cmd()` to every thread and gathers what `take` finds in each reply, in node
+    /// order; a machine's error comes back once every thread has answered.
+    fn gather<T>(
+        &mut self,
+        cmd: impl Fn() -> Cmd,
+        take: impl Fn(Reply) -> Option<Result<Vec<(usize, T)>>>,
+    ) -> Result<Vec<T>> {
+        let died = || WioError::from(WorldError::ThreadDied { booting: false });
+        for tx in &self.txs {
+            tx.send(cmd()).map_err(|_| died())?;
+        }
+        let mut out = Vec::new();
+        let mut failed = None;
+        for rx in &self.rxs {
+            match rx.recv().ok().and_then(&take) {
+                Some(Ok(s)) => out.extend(s),
+                Some(Err(e)) => failed = failed.or(Some(e)),
+                None => return Err(died()),
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// A snapshot of every machine, in node order; `reason` says why.
+    pub fn snapshot(&mut self, reason: &str) -> Result<Vec<Snapshot>> {
+        self.gather(
+            || Cmd::Snapshot {
+                reason: reason.to_string(),
+            },
+            |r| match r {
+                Reply::Snapshots(s) => Some(s),
+                _ => None,
+            },
+        )
+    }
+
+    /// Every machine's state kept in memory, in node order (a world's moment).
+    pub fn moment(&mut self) -> Result<Vec<Box<dyn LoadedSnapshot>>> {
+        self.gather(
+            || Cmd::Moment,
+            |r| match r {
+                Reply::Moments(s) => Some(s),
+                _ => None,
+            },
+        )
+    }
+
+    /// Ends every machine and returns the summaries in node order; `until`: the world
+    /// stopped at its `until` text (machines still running end as a success).
+    pub fn finish(
+        mut self,
+        limit_ns: u64,
+        until: bool,
+        interrupted: Option<u64>,
+    ) -> Result<Vec<(usize, Summary)>> {
+        for tx in &self.txs {
+            tx.send(Cmd::Finish {
+                limit_ns,
+                until,
+                interrupted,
+            })
+            .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
+        }
+        let mut out = Vec::new();
+        for rx in &self.rxs {
+            match rx.recv() {
+                Ok(Reply::Finished(s)) => out.extend(s),
+                _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
+            }
+        }
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+        out.sort_by_key(|(i, _)| *i);
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The host threads with synthetic machines (no engine, no guest): what the world loop
+    //! is given must not depend on how many threads run the machines.
+    use super::*;
+    use wio_machines::machine::console::{Console, Echo};
+    use wio_machines::machine::{RunResult, SnapshotOrigin};
+    use wio_machines::snapshot::Meta;
+    use wio_machines::trace::Trace;
+
+    /// A node that sends `sends` (virtual time, bytes) and prints every frame it receives,
+    /// then ends with its index as its status at `end_ns`.
+    struct Node {
+        index: u32,
+        now: u64,
+        end_ns: u64,
+        sends: Vec<(u64, &'static [u8])>,
+        inbox: Vec<Frame>,
+        outbox: Vec<Frame>,
+        console: Console,
+        trace: Trace,
+    }
+
+    impl Machine for Node {
+        fn seed(&self) -> u64 {
+            u64::from(self.index)
+        }
+        fn now(&self) -> VirtualTime {
+            VirtualTime::from_ns(self.now)
+        }
+        fn run_until(&mut self, limit: VirtualTime) -> Stop {
+            let limit = limit.as_ns().min(self.end_ns);
+            for f in std::mem::take(&mut self.inbox) {
+                let line = format!("got {:?} sent for {}\n", f.bytes, f.at_ns);
+                self.console
+                    .push(line.as_bytes(), self.now, &mut self.trace);
+            }
+            while let Some(&(at, bytes)) = self.sends.first().filter(|(at, _)| *at <= limit) {
+                self.sends.remove(0);
+                self.outbox.push(Frame {
+                    at_ns: at,
+                    bytes: bytes.to_vec(),
+                });
+            }
+            self.now = limit;
+            if self.now >= self.end_ns {
+                Stop::End(Ok(self.index))
+            } else {
+                Stop::Limit
+            }
+        }
+        fn console(&mut self) -> &mut Console {
+            &mut self.console
+        }
+        fn take_frames(&mut self) -> Vec<Frame> {
+            std::mem::take(&mut self.outbox)
+        }
+        fn deliver_frame(&mut self, frame: Frame) -> Result<()> {
+            self.inbox.push(frame);
+            Ok(())
+        }
+        fn snapshot(&mut self, _: String) -> Result<Snapshot> {
+            Err(WioError::Internal("synthetic nodes write no files".into()))
+        }
+        fn finish(
+            self: Box<Self>,
+            _: &RunConfig,
+            outcome: Result<u32>,
+            _: Instant,
+            _: Option<&str>,
+        ) -> RunResult {
+            let status = outcome.as_ref().ok().copied();
+            let summary = Summary::synthetic(
+                self.seed(),
+                self.now,
+                &self.trace,
+                self.console.sha256(),
+                status,
+            );
+            RunResult { summary, outcome }
+        }
+    }
+
+    /// How a node starts: "restored" from this recipe.
+    struct Recipe {
+        origin: SnapshotOrigin,
+        index: u32,
+        end_ns: u64,
+        sends: Vec<(u64, &'static [u8])>,
+    }
+
+    impl LoadedSnapshot for Recipe {
+        fn origin(&self) -> &SnapshotOrigin {
+            &self.origin
+        }
+        fn restore(&self, _: &RunConfig, wall: Instant) -> Result<Box<dyn Machine>> {
+            Ok(Box::new(Node {
+                index: self.index,
+                now: 0,
+                end_ns: self.end_ns,
+                sends: self.sends.clone(),
+                inbox: Vec::new(),
+                outbox: Vec::new(),
+                console: Console::new(Echo::Capture, wall),
+                trace: Trace::new(),
+            }))
+        }
+    }
+
+    fn recipe(index: u32, end_ns: u64, sends: Vec<(u64, &'static [u8])>) -> Start {
+        let meta = Meta {
+            arch: "synthetic".into(),
+            wio_version: String::new(),
+            seed: u64::from(index),
+            virtual_ns: 0,
+            instructions: None,
+            reason: String::new(),
+            mem_base: 0,
+            mem_bytes: 0,
+            kernel_sha256: String::new(),
+            initrd_sha256: None,
+            cmdline: String::new(),
+            epoch_unix: 0,
+            disk: None,
+            link: [0; 4],
+            kernel_path: None,
+            initrd_path: None,
+            firmware_path: None,
+            firmware_sha256: None,
+            ecc: false,
+        };
+        let origin = SnapshotOrigin {
+            path: "synthetic".into(),
+            meta,
+            sha256: String::new(),
+        };
+        Some((
+            Arc::new(Recipe {
+                origin,
+                index,
+                end_ns,
+                sends,
+            }),
+            None,
+        ))
+    }
+
+    /// One quantum as the coordinator sees it: per node (lines, frames, ended, status).
+    type Seen = Vec<(usize, Vec<String>, Vec<(u64, Vec<u8>)>, bool, Option<u32>)>;
+
+    /// Three nodes on `jobs` threads, run in quanta of 10 ns to 60 ns; every frame a node
+    /// sends goes to the next node at the following boundary. Then `finish`es them.
+    fn world(jobs: usize, until: bool) -> (Vec<Seen>, Vec<Summary>) {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let configs = vec![
+            (
+                RunConfig::with_seed(0),
+                recipe(0, 1_000, vec![(5, b"x"), (25, b"y")]),
+            ),
+            (
+                RunConfig::with_seed(1),
+                recipe(1, 1_000, vec![(12, b"z"), (35, b"w")]),
+            ),
+            (RunConfig::with_seed(2), recipe(2, 30, vec![])),
+        ];
+        let mut hosts = Hosts::start(&names, configs, jobs, Instant::now(), None, &[]).unwrap();
+        let mut seen = Vec::new();
+        let mut pending = Vec::new();
+        for t in (10..=60).step_by(10) {
+            let steps = hosts.run(t, std::mem::take(&mut pending)).unwrap();
+            let mut quantum = Seen::new();
+            for s in steps {
+                for f in &s.frames {
+                    pending.push(((s.node + 1) % 3, f.clone()));
+                }
+                quantum.push((
+                    s.node,
+                    s.lines,
+                    s.frames.into_iter().map(|f| (f.at_ns, f.bytes)).collect(),
+                    s.ended,
+                    s.exit_status,
+                ));
+            }
+            seen.push(quantum);
+        }
+        let summaries = hosts.finish(60, until, None).unwrap();
+        assert_eq!(
+            summaries.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [0, 1, 2],
+            "summaries in node order"
+        );
+        (seen, summaries.into_iter().map(|(_, s)| s).collect())
+    }
+
+    #[test]
+    fn machines_report_in_node_order_and_the_same_on_any_number_of_threads() {
+        let (one, ends) = world(1, false);
+        for jobs in [2, 3, 8] {
+            let (many, many_ends) = world(jobs, false);
+            assert_eq!(one, many, "{jobs} threads");
+            let hashes = |e: &[Summary]| e.iter().map(|s| s.trace_hash.clone()).collect::<Vec<_>>();
+            assert_eq!(hashes(&ends), hashes(&many_ends), "{jobs} threads");
+        }
+        for quantum in &one {
+            assert_eq!(quantum.iter().map(|q| q.0).collect::<Vec<_>>(), [0, 1, 2]);
+        }
+        // Node a's frame of t=5 leaves in the first quantum and b prints it in the second;
+        // b's of t=12 reaches c in the third; a's of t=25, b in the fourth.
+        assert_eq!(one[0][0].2, vec![(5, b"x".to_vec())]);
+        assert_eq!(one[1][1].1, vec!["got [120] sent for 5".to_string()]);
+        assert_eq!(one[1][1].2, vec![(12, b"z".to_vec())]);
+        assert_eq!(one[2][0].2, vec![(25, b"y".to_vec())]);
+        assert_eq!(one[2][2].1, vec!["got [122] sent for 12".to_string()]);
+        assert_eq!(one[3][1].1, vec!["got [121] sent for 25".to_string()]);
+        // Node c ends at 30 with its status and stays ended: b's frame of t=35, routed to
+        // it at 40, is never delivered.
+        assert_eq!((one[2][2].3, one[2][2].4), (true, Some(2)));
+        assert_eq!(one[3][1].2, vec![(35, b"w".to_vec())]);
+        for quantum in &one[3..] {
+            assert!(quantum[2].3 && quantum[2].1.is_empty());
+        }
+        // A world stopped by the time limit ends its live machines with that error; c
+        // keeps its own end.
+        assert_eq!(
+            ends.iter().map(|s| s.exit_status).collect::<Vec<_>>(),
+            [None, None, Some(2)]
+        );
+        assert!(ends.iter().all(|s| s.virtual_ns <= 60));
+    }
+
+    #[test]
+    fn a_world_stopped_at_its_until_text_ends_live_machines_as_a_success() {
+        let (_, ends) = world(2, true);
+        assert_eq!(
+            ends.iter().map(|s| s.exit_status).collect::<Vec<_>>(),
+            [Some(0), Some(0), Some(2)]
+        );
+    }
+}

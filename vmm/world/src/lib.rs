@@ -1,0 +1,759 @@
+//! Several machines on one virtual clock: `wio sim SCENARIO.toml --seed N`.
+//!
+//! Each node of the scenario is a riscv64 machine whose virtio-net device is a port
+//! ([`RunConfig::net_port`]); the world's switch joins the ports. Synchronization is
+//! conservative: the quantum is the smallest link latency; every machine runs to the
+//! next quantum boundary (riscv64 stops on an exact instruction count), then the frames
+//! sent during the quantum are routed, each arriving at least one latency later, in
+//! (time, source node, sequence) order, so nothing depends on the host's thread order.
+//! Node i gets its own seed from the world's (`world/node/NAME`), so the nodes differ
+//! and the world is a function of one seed.
+//!
+//! The world's trace hash chains a line per node (its name and its own trace hash) after
+//! every delivered frame folded in: one seed, one world hash.
+
+#![forbid(unsafe_code)]
+
+pub mod capture;
+pub mod faults;
+pub mod guided;
+pub mod hosts;
+mod nodes;
+pub mod peer;
+pub mod promises;
+pub mod scenario;
+pub mod snapshot;
+mod summary;
+pub mod switch;
+pub mod timeline;
+
+use nodes::node_configs;
+pub use summary::{WorldOrigin, WorldSummary};
+
+use faults::{Between, WorldFault, WorldPlan};
+use hosts::Hosts;
+use peer::{Peer, PeerStats};
+use scenario::Scenario;
+use scenario::{Degrade, Partition};
+use serde_json::json;
+use snapshot::{InFlight, LoadedWorld, WorldState};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+use switch::{mac_of, Delivery, Switch};
+use timeline::Timeline;
+use wio_machines::error::{Result, WioError, WorldError};
+use wio_machines::faults::FaultSource;
+use wio_machines::machine::novelty::{Mark, Signal};
+use wio_machines::machine::RunConfig;
+use wio_machines::promises::Status;
+use wio_machines::snapshot::persist::Persist;
+use wio_machines::snapshot::plan::{take_matches, SnapshotAt};
+use wio_machines::trace::{fnv1a, Trace};
+use wio_scheduler::RunSeed;
+use wio_virtio_devices::Frame;
+
+/// Trace fold tag of a delivered frame.
+const FOLD_FRAME: u8 = 16;
+
+/// When a world takes its snapshot: at the first quantum boundary at or after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapWhen {
+    /// Virtual ns.
+    Time(u64),
+    /// The first console line of any node that contains this text.
+    Console(String),
+    /// A program in some node declared its setup complete (the SDK's `setup_complete`; in a
+    /// world one program, the workload, usually does).
+    SetupComplete,
+}
+
+impl SnapWhen {
+    /// From `--snapshot-at`'s syntax (worlds take no `guest` point).
+    pub fn from_at(at: SnapshotAt) -> Result<SnapWhen> {
+        Ok(match at {
+            SnapshotAt::Time(ns) => SnapWhen::Time(ns),
+            SnapshotAt::Console(t) => SnapWhen::Console(t),
+            SnapshotAt::SetupComplete => SnapWhen::SetupComplete,
+            SnapshotAt::Guest => return Err(WorldError::SnapshotAtGuest.into()),
+        })
+    }
+}
+
+/// How a world runs and what it reports; nothing here changes what happens in it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Do not print the nodes' consoles.
+    pub quiet: bool,
+    /// Host threads (the result is the same for any number).
+    pub jobs: usize,
+    /// Each node's frames to DIR/NAME.pcap.
+    pub pcap_dir: Option<PathBuf>,
+    /// A world snapshot to take, and where to write it.
+    pub snapshot: Option<(SnapWhen, PathBuf)>,
+    /// Console texts (of any node) to report when they appear.
+    pub watch: Vec<String>,
+    /// A console text (of any node) that ends the world when it appears.
+    pub until: Option<String>,
+    /// A virtual-time limit in place of the scenario's `max_virtual_secs`, ns.
+    pub max_virtual_ns: Option<u64>,
+    /// Exactly these faults in place of the drawn ones (from the snapshot on, when restored).
+    pub plan: Option<WorldPlan>,
+    /// Draw the run as an SVG timeline there.
+    pub timeline: Option<PathBuf>,
+    /// Debug this node (its name) with gdb waiting on this address.
+    pub gdb: Option<(String, String)>,
+    /// Restored worlds: every node's CPU-timing noise from the snapshot point on, drawn from
+    /// its seed (None: each node keeps its snapshot's level).
+    pub sched_noise: Option<wio_machines::machine::noise::SchedNoise>,
+    /// Every node notes what it sees for the first time of these signals (a guided
+    /// exploration's branch; changes nothing the guests see).
+    pub observe: Vec<Signal>,
+}
+
+/// What a guided exploration's branch does at each quantum boundary the world goes on
+/// from: given the boundary's time, what the nodes saw for the first time in the quantum
+/// just run (a node's console shapes and code coverage qualified by the node, see
+/// [`Mark::of_node`]), and a way to keep the world's moment there (None: the world cannot
+/// be kept there, a node having ended with an error); returns whether the world goes on
+/// (false: it is abandoned, as a cancelled branch is).
+pub type Guide<'a> =
+    dyn FnMut(u64, Vec<Mark>, &mut dyn FnMut() -> Result<Option<LoadedWorld>>) -> Result<bool> + 'a;
+
+pub use wio_machines::error::NotHere;
+
+/// A world between two quanta.
+struct World {
+    scenario: Scenario,
+    seed: u64,
+    names: Vec<String>,
+    trace: Trace,
+    hosts: Hosts,
+    switch: Switch,
+    alive: Vec<bool>,
+    /// The exit status of each node that ended with one.
+    exits: Vec<Option<u32>>,
+    parked: Vec<Option<u64>>,
+    setup: Vec<bool>,
+    /// The last quantum boundary, virtual ns.
+    t: u64,
+    /// Frames routed, to be delivered before the next quantum, in delivery order.
+    pending: Vec<(usize, Frame)>,
+    restored_from: Option<WorldOrigin>,
+    /// Host wall ns it took to boot or restore the machines.
+    start_wall_ns: u64,
+    /// The external service, the switch's port after the nodes', if there is one.
+    peer: Option<Peer>,
+    /// What it did.
+    peer_stats: PeerStats,
+}
+
+/// Runs the world of `s` with `seed` as `opts` says.
+pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
+    let wall = Instant::now();
+    let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut trace = Trace::new();
+    trace.event(
+        0,
+        "world",
+        json!({ "seed": seed, "nodes": names, "quantum_ns": s.quantum_ns() }),
+    );
+    let mut s = s.clone();
+    match &opts.plan {
+        Some(plan) => add_planned(&mut s, plan, 0, &mut trace)?,
+        None => draw_faults(&mut s, RunSeed(seed), 0, &mut trace),
+    }
+    let s = &s;
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+        .into_iter()
+        .map(|c| (c, None))
+        .collect();
+    let gdb = match &opts.gdb {
+        Some((name, addr)) => Some((
+            names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| WorldError::NoGdbNode {
+                    name: name.clone(),
+                    addr: addr.clone(),
+                    nodes: names.clone(),
+                })?,
+            addr.clone(),
+        )),
+        None => None,
+    };
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb, &opts.observe)?;
+    wio_machines::sandbox::enter()?;
+    let world = World {
+        switch: Switch::new(
+            RunSeed(seed),
+            port_macs(s),
+            s.links.clone(),
+            s.partitions.clone(),
+            s.degrades.clone(),
+        ),
+        alive: vec![true; names.len()],
+        exits: vec![None; names.len()],
+        parked: vec![None; names.len()],
+        setup: vec![false; names.len()],
+        scenario: s.clone(),
+        seed,
+        names,
+        trace,
+        hosts,
+        t: 0,
+        pending: Vec::new(),
+        restored_from: None,
+        start_wall_ns: wall.elapsed().as_nanos() as u64,
+        peer: s.peer.as_ref().map(|_| Peer::new(RunSeed(seed))),
+        peer_stats: PeerStats::default(),
+    };
+    world
+        .run(opts, wall, None, None)
+        .map(|w| w.expect("not cancellable"))
+}
+
+/// Runs a world restored from `l` with `seed` (None: the snapshot's). With the snapshot's
+/// seed it continues exactly as the world that took it; with another, every node's
+/// streams and the switch's are re-keyed from it: the past is shared, the future differs.
+/// Returns None when `cancel` was set, or Ctrl-C or SIGTERM came, before it ended (a
+/// cancellable world, an exploration's branch, is abandoned then, not ended as interrupted).
+pub fn restore(
+    l: &LoadedWorld,
+    seed: Option<u64>,
+    opts: &Options,
+    cancel: Option<&AtomicBool>,
+) -> Result<Option<WorldSummary>> {
+    restore_guided(l, seed, opts, cancel, None)
+}
+
+/// [`restore`], calling `guide` at every quantum boundary the world goes on from (a
+/// guided exploration's branch: see [`guided`]).
+pub fn restore_guided(
+    l: &LoadedWorld,
+    seed: Option<u64>,
+    opts: &Options,
+    cancel: Option<&AtomicBool>,
+    guide: Option<&mut Guide<'_>>,
+) -> Result<Option<WorldSummary>> {
+    let wall = Instant::now();
+    let st = &l.state;
+    let seed = seed.unwrap_or(st.seed);
+    let reseed = (seed != st.seed).then_some(RunSeed(seed));
+    let mut s = st.scenario.clone();
+    let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut trace =
+        wio_machines::snapshot::persist::infallible(Trace::restore(Trace::new(), &st.trace));
+    if reseed.is_some() {
+        trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
+    }
+    if reseed.is_some() || opts.plan.is_some() {
+        // The drawn faults that started stay; the others are drawn again from the new seed,
+        // or are the plan's.
+        s.partitions.retain(|p| !p.drawn || p.from_ns < st.at_ns);
+        s.degrades.retain(|d| !d.drawn || d.from_ns < st.at_ns);
+        match &opts.plan {
+            Some(plan) => add_planned(&mut s, plan, st.at_ns, &mut trace)?,
+            None => draw_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace),
+        }
+    }
+    let s = &s;
+    // The nodes keep their snapshots' fault plans (re-drawing the future from their
+    // profiles when re-seeded), unless the plan gives theirs.
+    let mut own: Vec<FaultSource> = vec![FaultSource::None; names.len()];
+    for (name, p) in opts.plan.iter().flat_map(|p| p.nodes.iter()) {
+        let i = names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| WorldError::PlanNode { name: name.clone() })?;
+        own[i] = FaultSource::Plan(p.clone());
+    }
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+        .into_iter()
+        .zip(l.nodes.iter().zip(&st.ended))
+        .zip(own)
+        .map(|((c, (n, ended)), faults)| {
+            let c = RunConfig {
+                faults,
+                sched_noise: opts.sched_noise.unwrap_or(c.sched_noise),
+                sched_noise_given: opts.sched_noise.is_some(),
+                ..c
+            };
+            (c, Some((n.clone(), *ended)))
+        })
+        .collect();
+    let switch = Switch::resume(
+        &st.switch,
+        port_macs(s),
+        s.links.clone(),
+        s.partitions.clone(),
+        s.degrades.clone(),
+        reseed,
+    );
+    let hosts = Hosts::start(&names, configs, opts.jobs, wall, None, &opts.observe)?;
+    wio_machines::sandbox::enter()?;
+    let world = World {
+        switch,
+        alive: st.ended.iter().map(Option::is_none).collect(),
+        exits: st.ended.clone(),
+        parked: st.parked.clone(),
+        setup: st.setup_complete.clone(),
+        scenario: s.clone(),
+        seed,
+        names,
+        trace,
+        hosts,
+        t: st.at_ns,
+        pending: st
+            .in_flight
+            .iter()
+            .map(|f| {
+                (
+                    f.dst,
+                    Frame {
+                        at_ns: f.at_ns,
+                        bytes: f.bytes.clone(),
+                    },
+                )
+            })
+            .collect(),
+        restored_from: Some(WorldOrigin {
+            path: l.path.display().to_string(),
+            virtual_ns: st.at_ns,
+            seed: st.seed,
+        }),
+        start_wall_ns: wall.elapsed().as_nanos() as u64,
+        peer: match (&s.peer, &st.peer) {
+            (Some(_), Some((p, _))) => Some(Peer::resume(p, s.nodes.len())),
+            (None, None) => None,
+            _ => {
+                return Err(WioError::ArtifactFormat {
+                    what: "world snapshot",
+                    path: l.path.clone(),
+                    reason: "has a peer state that does not fit its scenario".into(),
+                })
+            }
+        },
+        peer_stats: st.peer.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
+    };
+    world.run(opts, wall, cancel, guide)
+}
+
+/// The MAC address of each port of the switch (see [`Scenario::port_names`]).
+fn port_macs(s: &Scenario) -> Vec<[u8; 6]> {
+    (0..s.nodes.len())
+        .map(mac_of)
+        .chain(s.peer.as_ref().map(|_| peer::PEER_MAC))
+        .collect()
+}
+
+/// Adds a plan's faults between nodes (those from `from_ns` on) to the scenario's, in
+/// place of drawn ones (traced); refuses entries that do not fit the world.
+fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Trace) -> Result<()> {
+    let ports = s.port_names().len();
+    let mut count = 0;
+    for f in &plan.between {
+        if f.exact.start_ns() < from_ns {
+            return Err(WorldError::PlanBefore {
+                at_ns: f.exact.start_ns(),
+                from_ns,
+            }
+            .into());
+        }
+        let fits = match &f.exact {
+            Between::Partition(p) => p.group_of.len() <= ports && p.until_ns >= p.from_ns,
+            Between::Degrade(d) => {
+                d.between.is_none_or(|(a, b)| a < ports && b < ports)
+                    && d.until_ns >= d.from_ns
+                    && d.loss_ppm <= 1_000_000
+            }
+        };
+        if !fits {
+            return Err(WorldError::PlanMisfit {
+                kind: f.kind.clone(),
+                what: f.what.clone(),
+            }
+            .into());
+        }
+        match &f.exact {
+            Between::Partition(p) => s.partitions.push(Partition {
+                drawn: true,
+                ..p.clone()
+            }),
+            Between::Degrade(d) => s.degrades.push(Degrade {
+                drawn: true,
+                ..d.clone()
+            }),
+        }
+        count += 1;
+    }
+    trace.event(from_ns, "world-fault-plan", json!({ "between": count }));
+    Ok(())
+}
+
+/// Adds the faults the scenario's `[faults]` profile draws with `seed` from `from_ns` on
+/// to its partitions and degradations (traced).
+fn draw_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace) {
+    if let Some(p) = s.faults {
+        let (ps, ds) = faults::draw(&p, seed, s.nodes.len(), from_ns, s.max_virtual_ns);
+        trace.event(
+            from_ns,
+            "world-faults",
+            json!({ "partitions": ps.len(), "degrades": ds.len() }),
+        );
+        s.partitions.extend(ps);
+        s.degrades.extend(ds);
+    }
+}
+
+impl World {
+    /// Whether the snapshot point `when` is due at this boundary (`lines`: the console
+    /// lines of the quantum just run).
+    fn due(&self, when: &SnapWhen, lines: &[String]) -> bool {
+        match when {
+            SnapWhen::Time(ns) => self.t >= *ns,
+            SnapWhen::Console(text) => lines.iter().any(|l| l.contains(text.as_str())),
+            SnapWhen::SetupComplete => self.setup.iter().any(|s| *s),
+        }
+    }
+
+    /// The world's own state at this boundary (besides its machines), `reason` saying why
+    /// it is taken.
+    fn state(&self, reason: &str) -> std::result::Result<WorldState, NotHere> {
+        if let Some(i) = (0..self.names.len()).find(|i| !self.alive[*i] && self.exits[*i].is_none())
+        {
+            return Err(NotHere::NodeFailed(self.names[i].clone()));
+        }
+        let peer = match &self.peer {
+            None => None,
+            Some(p) => Some((
+                p.save().ok_or(NotHere::PeerHistory)?,
+                self.peer_stats.clone(),
+            )),
+        };
+        Ok(WorldState {
+            wio_version: env!("CARGO_PKG_VERSION").into(),
+            seed: self.seed,
+            at_ns: self.t,
+            reason: reason.to_string(),
+            scenario: self.scenario.clone(),
+            switch: self.switch.save(),
+            in_flight: self
+                .pending
+                .iter()
+                .map(|(dst, f)| InFlight {
+                    dst: *dst,
+                    at_ns: f.at_ns,
+                    bytes: f.bytes.clone(),
+                })
+                .collect(),
+            parked: self.parked.clone(),
+            setup_complete: self.setup.clone(),
+            // Set only for nodes that ended with a status.
+            ended: self.exits.clone(),
+            trace: self.trace.save(),
+            peer,
+        })
+    }
+
+    /// The world here kept in memory, ready to be restored as a loaded world snapshot is (a
+    /// guided exploration's moment); None when it cannot be kept here ([`NotHere`]).
+    fn moment(&mut self) -> Result<Option<LoadedWorld>> {
+        let Ok(state) = self.state("moment") else {
+            return Ok(None);
+        };
+        let nodes = self.hosts.moment()?;
+        Ok(Some(LoadedWorld {
+            path: self
+                .restored_from
+                .as_ref()
+                .map(|o| PathBuf::from(&o.path))
+                .unwrap_or_default(),
+            sha256: String::new(),
+            state,
+            nodes: nodes.into_iter().map(Arc::from).collect(),
+        }))
+    }
+
+    /// Takes the world's snapshot here and writes it to `path`.
+    fn snapshot(&mut self, reason: String, path: &Path) -> Result<()> {
+        let state = self.state(&reason).map_err(|source| WorldError::Snapshot {
+            reason: reason.clone(),
+            source,
+        })?;
+        let wall = Instant::now();
+        let nodes = self.hosts.snapshot(&reason)?;
+        let bytes = snapshot::write(path, &state, &nodes)?;
+        eprintln!(
+            "wio: world snapshot {} at {} ns ({reason}): {} nodes, {} frames in flight, {} MiB in {} ms; restore with: wio sim --from {} --seed {}",
+            path.display(),
+            self.t,
+            nodes.len(),
+            state.in_flight.len(),
+            bytes >> 20,
+            wall.elapsed().as_millis(),
+            path.display(),
+            self.seed
+        );
+        Ok(())
+    }
+
+    /// Runs the world to its end (every node ended, the time limit, or `opts.until`);
+    /// None when `cancel` was set, or (with a `cancel`) Ctrl-C or SIGTERM came, first.
+    fn run(
+        mut self,
+        opts: &Options,
+        wall: Instant,
+        cancel: Option<&AtomicBool>,
+        mut guide: Option<&mut Guide<'_>>,
+    ) -> Result<Option<WorldSummary>> {
+        let s = &self.scenario;
+        let quantum = s.quantum_ns();
+        let mut timeline = opts.timeline.as_ref().map(|_| Timeline::default());
+        if timeline.is_some() {
+            self.switch.drops = Some(Vec::new());
+        }
+        let mut links = opts
+            .pcap_dir
+            .as_ref()
+            .map(|d| capture::LinkCaptures::new(d.clone(), s.port_names()));
+        let max_ns = opts.max_virtual_ns.unwrap_or(s.max_virtual_ns);
+        let width = self.names.iter().map(String::len).max().unwrap_or(1);
+        let mut snap = opts.snapshot.clone();
+        let mut watch: Vec<String> = opts.watch.clone();
+        let mut matched: Vec<String> = Vec::new();
+        let mut until_line: Option<String> = None;
+        let mut deliveries: Vec<Delivery> = Vec::new();
+        let ends = self.scenario.end_when_done.clone();
+        let mut done = false;
+        let mut interrupted = None;
+        // Whether the world goes on past this boundary: a node lives, time is left, and
+        // neither the `until` text nor the scenario's `end_when_done` nodes ended it.
+        let goes_on = |w: &World, until_line: &Option<String>, done: bool| {
+            w.alive.iter().any(|a| *a) && w.t < max_ns && until_line.is_none() && !done
+        };
+        while goes_on(&self, &until_line, done) {
+            // A branch's end at the signal would be the signal's, not its seed's: abandoned.
+            if cancel
+                .is_some_and(|c| c.load(Ordering::Relaxed) || wio_machines::interrupt::requested())
+            {
+                return Ok(None);
+            }
+            // Ctrl-C or SIGTERM: end every node here, with its trace and summary (exit 130).
+            if wio_machines::interrupt::requested() {
+                interrupted = Some(self.t);
+                self.trace.event(self.t, "interrupted", json!({}));
+                break;
+            }
+            // When every live machine is parked (idle at the last boundary, nothing to
+            // take up) and no frame is on its way to one, nothing happens anywhere before
+            // the earliest wake: skip to it.
+            let peer_wake = self
+                .peer
+                .as_ref()
+                .map_or(u64::MAX, |p| p.wake().unwrap_or(u64::MAX));
+            let wake = (0..self.names.len())
+                .filter(|i| self.alive[*i])
+                .map(|i| self.parked[i])
+                .try_fold(peer_wake, |w, p| p.map(|p| w.min(p)))
+                .filter(|_| self.pending.is_empty() && !self.peer.as_ref().is_some_and(Peer::busy));
+            let next = self.t.saturating_add(quantum);
+            let last = self.t;
+            self.t = match wake {
+                Some(w) if w > next => w,
+                _ => next,
+            }
+            .min(max_ns);
+            // Boundaries only go forward (the loop runs while t < max_ns).
+            debug_assert!(self.t > last, "quantum boundary {} after {last}", self.t);
+            let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
+            let mut lines = Vec::new();
+            let mut marks = Vec::new();
+            for step in steps {
+                let name = &self.names[step.node];
+                marks.extend(step.marks.into_iter().map(|m| m.of_node(step.node, name)));
+                for line in step.lines {
+                    if !opts.quiet {
+                        println!("{name:>width$} | {line}");
+                    }
+                    take_matches(&mut watch, &mut matched, &line);
+                    if let Some(t) = timeline.as_mut() {
+                        t.lines.push((step.node, self.t, line.clone()));
+                    }
+                    if until_line.is_none()
+                        && opts
+                            .until
+                            .as_ref()
+                            .is_some_and(|u| line.contains(u.as_str()))
+                    {
+                        until_line = Some(format!("{name} | {line}"));
+                    }
+                    lines.push(line);
+                }
+                self.alive[step.node] = !step.ended;
+                self.exits[step.node] = step.exit_status;
+                self.parked[step.node] = step.parked;
+                self.setup[step.node] |= step.setup_complete;
+                for frame in step.frames {
+                    self.switch.route(step.node, frame, &mut deliveries);
+                }
+            }
+            // The peer's share of the quantum just ended; what it sent leaves then.
+            if let Some(p) = self.peer.as_mut() {
+                for frame in p.run_until(self.t, &mut self.peer_stats) {
+                    self.switch.route(self.names.len(), frame, &mut deliveries);
+                }
+            }
+            // Frames of this quantum, in (arrival, source, sequence) order.
+            deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
+            for d in deliveries.drain(..) {
+                // Conservative synchronization: a frame sent in the quantum that ends at t
+                // arrives at least one latency (>= the quantum) after it was sent, so no
+                // earlier than t, where its receiver stands: it never lands in a past.
+                debug_assert!(
+                    d.at_ns >= self.t && d.at_ns >= d.sent_ns,
+                    "frame {} -> {} sent at {} arrives at {}, before the boundary {}",
+                    d.src,
+                    d.dst,
+                    d.sent_ns,
+                    d.at_ns,
+                    self.t
+                );
+                let to_peer = d.dst == self.names.len();
+                if !to_peer && !self.alive[d.dst] {
+                    self.switch.stats.to_ended_nodes += 1;
+                    continue;
+                }
+                if let Some(c) = links.as_mut() {
+                    c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
+                }
+                if let Some(t) = timeline.as_mut() {
+                    t.frames.push((d.src, d.dst, d.sent_ns, d.at_ns));
+                }
+                self.trace.fold(
+                    FOLD_FRAME,
+                    (d.src * 256 + d.dst) as u64,
+                    fnv1a(&d.bytes),
+                    d.at_ns,
+                );
+                self.switch.stats.delivered += 1;
+                match self.peer.as_mut().filter(|_| to_peer) {
+                    Some(p) => p.take(d),
+                    None => self.pending.push((
+                        d.dst,
+                        Frame {
+                            at_ns: d.at_ns,
+                            bytes: d.bytes,
+                        },
+                    )),
+                }
+            }
+            done = !ends.is_empty() && ends.iter().all(|i| !self.alive[*i]);
+            if let Some((when, path)) = snap.as_ref().filter(|(w, _)| self.due(w, &lines)) {
+                let reason = match when {
+                    SnapWhen::Time(ns) => format!("virtual time >= {ns} ns"),
+                    SnapWhen::Console(t) => format!("console line containing {t:?}"),
+                    SnapWhen::SetupComplete => "setup complete".into(),
+                };
+                let path = path.clone();
+                self.snapshot(reason, &path)?;
+                snap = None;
+            }
+            let last = !goes_on(&self, &until_line, done);
+            if let Some(g) = guide.as_mut().filter(|_| !last) {
+                let t = self.t;
+                if !g(t, marks, &mut || self.moment())? {
+                    return Ok(None);
+                }
+            }
+        }
+        if let Some((when, path)) = &snap {
+            eprintln!(
+                "wio: warning: the world ended before its snapshot point ({when:?}); {} was not written",
+                path.display()
+            );
+        }
+        if let Some(c) = links.as_mut() {
+            c.finish()?;
+        }
+        let stopped_at_until = until_line.is_some();
+        let mut summaries = Vec::new();
+        let mut code = 0;
+        for (i, summary) in self
+            .hosts
+            .finish(max_ns, stopped_at_until || done, interrupted)?
+        {
+            // A node's error or non-zero guest status (its wio exit code says both).
+            if code == 0 && summary.wio_exit_code != 0 {
+                code = summary.wio_exit_code;
+            }
+            self.trace.event(
+                summary.virtual_ns,
+                "node",
+                json!({ "name": self.names[i], "trace_hash": summary.trace_hash, "exit": summary.wio_exit_code }),
+            );
+            summaries.push((self.names[i].clone(), summary));
+        }
+        let end = summaries
+            .iter()
+            .map(|(_, s)| s.virtual_ns)
+            .max()
+            .unwrap_or(0);
+        let names = &self.names;
+        let drawn = self
+            .scenario
+            .partitions
+            .iter()
+            .filter(|p| p.drawn && p.from_ns < end)
+            .map(|p| WorldFault::of_partition(p, names))
+            .chain(
+                self.scenario
+                    .degrades
+                    .iter()
+                    .filter(|d| d.drawn && d.from_ns < end)
+                    .map(|d| WorldFault::of_degrade(d, names)),
+            );
+        let mut world_faults: Vec<WorldFault> = drawn.collect();
+        world_faults.sort_by_key(|f| f.from_ns);
+        // The nodes' promises judged together (a world stopped at its `until` text, its end
+        // not seen, fails on violations only).
+        let promises = promises::join(&summaries);
+        let failed = promises.iter().filter(|v| {
+            v.status == Status::Violated || (!stopped_at_until && v.status != Status::Passed)
+        });
+        if code == 0 && failed.count() > 0 {
+            code = wio_machines::error::exit_code::PROMISE;
+        }
+        let drops = self.switch.drops.take().unwrap_or_default();
+        let summary = WorldSummary {
+            promises,
+            peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
+            faults: world_faults,
+            seed: self.seed,
+            world_trace_hash: self.trace.hash_hex(),
+            quantum_ns: quantum,
+            virtual_ns: end,
+            wall_ns: wall.elapsed().as_nanos() as u64,
+            sandbox: wio_machines::sandbox::describe(),
+            start_wall_ns: self.start_wall_ns,
+            switch: self.switch.stats,
+            nodes: summaries,
+            wio_exit_code: code,
+            restored_from: self.restored_from,
+            matched,
+            until_line,
+        };
+        if let (Some(mut t), Some(path)) = (timeline, opts.timeline.as_ref()) {
+            t.drops = drops;
+            std::fs::write(path, t.svg(&self.scenario.port_names(), &summary)).map_err(
+                |source| WioError::Output {
+                    what: "timeline",
+                    path: path.clone(),
+                    source,
+                },
+            )?;
+        }
+        Ok(Some(summary))
+    }
+}

@@ -1,0 +1,127 @@
+//! The machines of a world's nodes: each node's run configuration (its seed from the
+//! world's, its address, MAC and hosts file, its script, disk and faults).
+
+use super::peer;
+use super::scenario::{NodeDisk, Scenario};
+use super::switch::mac_of;
+use std::path::Path;
+use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
+use wio_machines::error::Result;
+use wio_machines::faults::plan::FaultPlan;
+use wio_machines::faults::profile::Profile;
+use wio_machines::faults::FaultSource;
+use wio_machines::machine::RunConfig;
+use wio_scheduler::RunSeed;
+
+/// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(A[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Node `i`'s address.
+pub fn ip_of(i: usize) -> String {
+    format!("10.0.0.{}", i + 1)
+}
+
+/// The run configurations of the scenario's nodes under world seed `seed` (each node's
+/// frames captured to `pcap_dir/NAME.pcap` when given).
+pub(super) fn node_configs(
+    s: &Scenario,
+    seed: u64,
+    pcap_dir: Option<&Path>,
+) -> Result<Vec<RunConfig>> {
+    let [a, b, c, d] = peer::PEER_IP;
+    let hosts: Vec<String> = s
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{}:{}", n.name, ip_of(i)))
+        .chain(s.peer.iter().map(|p| format!("{p}:{a}.{b}.{c}.{d}")))
+        .collect();
+    s.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let node_seed = RunSeed(seed)
+                .stream(&format!("world/node/{}", n.name))
+                .next_u64();
+            let disk = match &n.disk {
+                None => None,
+                Some(NodeDisk::Built(name)) => {
+                    Some(wio_machines::machine::guests::built_disk(name)?)
+                }
+                Some(NodeDisk::File(p)) => Some(p.clone()),
+            };
+            let faults = match &n.faults {
+                None => FaultSource::None,
+                Some(f) if f.ends_with(".json") => {
+                    FaultSource::Plan(FaultPlan::read(std::path::Path::new(f))?)
+                }
+                Some(f) => FaultSource::Profile(Profile::from_arg(f)?),
+            };
+            Ok(RunConfig {
+                faults,
+                kernel: n.kernel.clone(),
+                initrd: n.initrd.clone(),
+                guest: n
+                    .kernel
+                    .is_none()
+                    .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
+                mem_mib: n.mem_mib,
+                cmdline: Some(format!(
+                    "{DEFAULT_CMDLINE}{} wio.node={} wio.ip={} wio.hosts={} wio.run={}{}",
+                    if disk.is_some() {
+                        " root=/dev/vda rw rootfstype=ext4 init=/init"
+                    } else {
+                        ""
+                    },
+                    n.name,
+                    ip_of(i),
+                    hosts.join(","),
+                    base64(n.run.as_bytes()),
+                    n.cmdline
+                        .as_ref()
+                        .map(|c| format!(" {c}"))
+                        .unwrap_or_default()
+                )),
+                disk,
+                net_port: true,
+                pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
+                mac: Some(mac_of(i)),
+                capture_console: true,
+                judge_promises: false,
+                sched_noise: n.sched_noise,
+                clock_drift_ppm: n.clock_drift_ppm,
+                ..RunConfig::with_seed(node_seed)
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"ping -c 3 b"), "cGluZyAtYyAzIGI=");
+    }
+}

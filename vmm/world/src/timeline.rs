@@ -1,0 +1,273 @@
+//! A world run as a picture (`wio sim --timeline FILE.svg`): a lane per node (and the
+//! peer), every delivered frame as a line from its sender's lane at the time it left to
+//! its receiver's lane at the time it arrived, every dropped copy as a red cross, the
+//! faults between nodes as bands over the lanes they cut or slow, the nodes' own faults
+//! on their lanes, and each broken promise where and when it first broke. Plain SVG, no
+//! script: any browser shows it.
+
+use super::faults::Between;
+use super::summary::WorldSummary;
+use super::switch::Dropped;
+use std::fmt::Write;
+use wio_machines::promises::Status;
+
+/// What a run's timeline needs besides its summary.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Delivered frames: (src, dst, sent ns, arrived ns).
+    pub frames: Vec<(usize, usize, u64, u64)>,
+    /// Dropped copies.
+    pub drops: Vec<Dropped>,
+    /// Console lines: (node, virtual ns of the quantum's end, text).
+    pub lines: Vec<(usize, u64, String)>,
+}
+
+/// Whether a console line tells of trouble (labelled on the picture, not only a tick).
+fn trouble(line: &str) -> bool {
+    [
+        "Error", "error", "fail", "FAIL", "timeout", "refused", "panic",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
+}
+
+const W: f64 = 1400.0;
+const LEFT: f64 = 120.0;
+const RIGHT: f64 = 30.0;
+const TOP: f64 = 60.0;
+const LANE: f64 = 80.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+impl Timeline {
+    /// The SVG of a run with ports `names` (nodes, then the peer) that `w` summarizes.
+    pub fn svg(&self, names: &[String], w: &WorldSummary) -> String {
+        let t0 = w.restored_from.as_ref().map_or(0, |r| r.virtual_ns);
+        let t1 = w.virtual_ns.max(t0 + 1);
+        let plot = W - LEFT - RIGHT;
+        let x = |t: u64| LEFT + (t.clamp(t0, t1) - t0) as f64 / (t1 - t0) as f64 * plot;
+        let y = |i: usize| TOP + LANE * i as f64 + LANE / 2.0;
+        let h = TOP + LANE * names.len() as f64 + 70.0;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{W}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">wio sim: seed {} · world trace {} · {:.3} virtual s</text>"#,
+            w.seed,
+            &w.world_trace_hash[..16.min(w.world_trace_hash.len())],
+            (t1 - t0) as f64 / 1e9
+        );
+        // Faults between nodes: bands over the lanes they touch.
+        for f in &w.faults {
+            let (x0, x1) = (x(f.from_ns), x(f.until_ns).max(x(f.from_ns) + 1.0));
+            let (lanes, colour): (Vec<usize>, &str) = match &f.exact {
+                Between::Partition(p) => {
+                    let side = |g: usize| -> Vec<usize> {
+                        (0..names.len())
+                            .filter(|i| p.group_of.get(*i).copied().flatten() == Some(g))
+                            .collect()
+                    };
+                    let (a, b) = (side(0), side(1));
+                    (if a.len() <= b.len() { a } else { b }, "#d62728")
+                }
+                Between::Degrade(d) => (
+                    d.between
+                        .map_or_else(|| (0..names.len()).collect(), |(a, b)| vec![a, b]),
+                    "#ff7f0e",
+                ),
+            };
+            for i in lanes {
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.18"><title>{} {} {:.3}-{:.3} s</title></rect>"#,
+                    y(i) - LANE * 0.4,
+                    x1 - x0,
+                    LANE * 0.8,
+                    esc(&f.kind),
+                    esc(&f.what),
+                    f.from_ns as f64 / 1e9,
+                    f.until_ns as f64 / 1e9
+                );
+            }
+            let _ = writeln!(
+                s,
+                r#"<text x="{x0:.1}" y="{:.1}" fill="{colour}" font-size="10">{} {}</text>"#,
+                TOP - 6.0,
+                esc(&f.kind),
+                esc(&f.what)
+            );
+        }
+        // The nodes' own faults.
+        for (i, (_, n)) in w.nodes.iter().enumerate() {
+            for a in &n.faults {
+                let f = &a.fault;
+                let (x0, x1) = (x(f.at_ns), x(f.end_ns()).max(x(f.at_ns) + 2.0));
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9467bd" fill-opacity="0.3"><title>{}</title></rect>"##,
+                    y(i) - LANE * 0.3,
+                    x1 - x0,
+                    LANE * 0.6,
+                    esc(f.kind.name())
+                );
+            }
+        }
+        // Lanes.
+        for (i, name) in names.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-width="1.5"/><text x="10" y="{:.1}" font-size="14">{}</text>"##,
+                y(i),
+                W - RIGHT,
+                y(i),
+                y(i) + 5.0,
+                esc(name)
+            );
+        }
+        // Frames.
+        for (src, dst, sent, at) in &self.frames {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#1f77b4" stroke-opacity="0.35" stroke-width="0.7"/>"##,
+                x(*sent),
+                y(*src),
+                x(*at),
+                y(*dst)
+            );
+        }
+        for d in &self.drops {
+            let (cx, cy) = (
+                x(d.at_ns),
+                y(d.src) + if d.dst > d.src { 8.0 } else { -8.0 },
+            );
+            let _ = writeln!(
+                s,
+                r##"<path d="M{:.1},{:.1} l6,6 m0,-6 l-6,6" stroke="#d62728" stroke-width="1.5"><title>{} {}->{} at {:.6} s</title></path>"##,
+                cx - 3.0,
+                cy - 3.0,
+                d.why,
+                esc(names.get(d.src).map_or("?", String::as_str)),
+                esc(names.get(d.dst).map_or("?", String::as_str)),
+                d.at_ns as f64 / 1e9
+            );
+        }
+        // Console lines: a tick each (the text on hover); trouble labelled.
+        // Labels go in up to three rows under a lane, never over each other.
+        let mut free: Vec<[f64; 3]> = vec![[f64::MIN; 3]; names.len()];
+        for (node, at, text) in &self.lines {
+            let (cx, cy) = (x(*at), y(*node));
+            let bad = trouble(text);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="{}" stroke-width="1"><title>{:.6} s {}</title></line>"##,
+                cy - 6.0,
+                cy + 6.0,
+                if bad { "#d62728" } else { "#999" },
+                *at as f64 / 1e9,
+                esc(text)
+            );
+            if !bad {
+                continue;
+            }
+            // Without the program's own "name: " prefix.
+            let body = text.split_once(": ").map_or(text.as_str(), |(_, b)| b);
+            let short: String = body.chars().take(44).collect();
+            let width = short.chars().count() as f64 * 5.6 + 8.0;
+            if let Some(row) = (0..3).find(|r| free[*node][*r] <= cx) {
+                free[*node][row] = cx + width;
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#d62728" font-size="10">{}</text>"##,
+                    cx + 2.0,
+                    cy + 18.0 + 12.0 * row as f64,
+                    esc(&short)
+                );
+            }
+        }
+        // Node ends and broken promises.
+        for (i, (_, n)) in w.nodes.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#444"><title>ended at {:.3} s</title></circle>"##,
+                x(n.virtual_ns),
+                y(i),
+                n.virtual_ns as f64 / 1e9
+            );
+        }
+        let mut row = 0.0;
+        for v in w.promises.iter().filter(|v| v.status != Status::Passed) {
+            let at = v.promise.first_failure_ns.unwrap_or(t1);
+            let lane = v
+                .promise
+                .first_failure_details
+                .as_deref()
+                .and_then(|d| d.strip_prefix("on "))
+                .and_then(|d| {
+                    names
+                        .iter()
+                        .position(|n| d.split(':').next() == Some(n.as_str()))
+                })
+                .unwrap_or(0);
+            let (cx, cy) = (x(at), y(lane));
+            let _ = writeln!(
+                s,
+                r##"<circle cx="{cx:.1}" cy="{cy:.1}" r="8" fill="none" stroke="#d62728" stroke-width="3"/><text x="{:.1}" y="{:.1}" fill="#d62728" font-weight="bold" text-anchor="end">{} {} {:?}</text>"##,
+                cx - 12.0,
+                cy - 14.0 - row,
+                v.status.name(),
+                esc(&v.promise.display_type),
+                esc(&v.promise.message)
+            );
+            if let Some(d) = &v.promise.first_failure_details {
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#d62728" font-size="11" text-anchor="end">{}</text>"##,
+                    cx - 12.0,
+                    cy + 20.0 + row,
+                    esc(d)
+                );
+            }
+            row += 14.0;
+        }
+        // Time axis.
+        let span = (t1 - t0) as f64 / 1e9;
+        let step = [
+            0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0, 600.0, 3600.0,
+        ]
+        .into_iter()
+        .find(|st| span / st <= 14.0)
+        .unwrap_or(3600.0);
+        let axis = TOP + LANE * names.len() as f64 + 10.0;
+        let first = (t0 as f64 / 1e9 / step).ceil() as u64;
+        let mut k = first;
+        while (k as f64) * step <= t1 as f64 / 1e9 {
+            let t = ((k as f64) * step * 1e9) as u64;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#bbb"/><text x="{0:.1}" y="{3:.1}" text-anchor="middle" fill="#555">{4} s</text>"##,
+                x(t),
+                TOP - 2.0,
+                axis,
+                axis + 14.0,
+                (k as f64 * step * 1000.0).round() / 1000.0
+            );
+            k += 1;
+        }
+        let _ = writeln!(
+            s,
+            r##"<text x="{LEFT}" y="{:.1}" fill="#555">blue: frames (sent → arrived) · red ×: dropped · red band: partition (smaller side) · orange band: degraded link · purple: a node's own fault · ● node ended · ◯ promise broken</text>"##,
+            axis + 40.0
+        );
+        s.push_str("</svg>\n");
+        s
+    }
+}
