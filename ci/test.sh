@@ -79,6 +79,13 @@ on_exit() {
   fi
   echo "== steps (wall seconds; $SECONDS s in all)"
   printf '%s\n' "${step_times[@]}"
+  # CPU time of every finished child (bash's `times`, second line: user and system), to
+  # tell how busy the two cores were: what packing the steps can still save.
+  times | tail -n 1 | awk -v wall="$SECONDS" '{
+    cpu = 0
+    for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += t[1] * 60 + t[2] }
+    if (wall > 0) printf "CPU: %d s (user and system, every finished child) over %d s wall: %.2f cores busy on average\n", cpu, wall, cpu / wall
+  }' || true
   if [[ $status -ne 0 ]]; then
     echo "ci/test.sh: FAILED at step \"$current_step\" (exit status $status)"
     if [[ -n "$quiet_log" && -s "$quiet_log" ]]; then
@@ -153,37 +160,52 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --release -- -D warnings
-step "cargo test"
-# --no-fail-fast runs every test binary even after one fails (all failures in one log);
-# --show-output makes every SKIPPED line of a test that could not run visible here; the
-# log feeds the summary at the end (pipefail: cargo's status is the pipeline's).
-cargo test --workspace --release --no-fail-fast -- --show-output 2>&1 | tee "$logs/cargo-test.log"
+step "cargo test --no-run (every test binary and the wio binary they run)"
+# Built first, alone: the x86-64 tests below start from these binaries, and no step after
+# this one waits on cargo's build lock.
+cargo test --workspace --release --no-run
 
-# The x86-64 tests in L1 (one emulated CPU: mostly one core) and the fuzzers (building
-# them is most of their time) run side by side: each is mostly waiting on one core.
-step "fuzzing in the background (ci/fuzz.sh 20; long runs: ci/fuzz.sh 3600)"
+# Three things then share the two cores: cargo test (two test threads, with idle stretches
+# while one long test finishes a binary), the x86-64 tests in L1 (QEMU TCG with one vCPU:
+# mostly one core) and the fuzzers (mostly their build). One after the other, each left a
+# core idle for much of its time. Their logs are printed as each is waited for.
+step "fuzzing and the x86-64 tests in L1, started in the background"
 fuzz_pid=""
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   bash ci/fuzz.sh 20 >"$logs/fuzz.log" 2>&1 &
   fuzz_pid=$!
-  echo "started (log: $logs/fuzz.log)"
+  echo "fuzzing started (ci/fuzz.sh 20; long runs: ci/fuzz.sh 3600; log: $logs/fuzz.log)"
 else
   echo "SKIPPED: fuzzing: no nightly toolchain (rustup toolchain install nightly)" | tee -a "$logs/skips.log"
 fi
-
-step "x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
+l1_pid=""
 if [[ -e /sys/module/kvm_intel || -e /sys/module/kvm_amd ]]; then
-  echo "this host's /dev/kvm is hardware virtualization: the x86-64 tests above ran on it directly"
+  echo "this host's /dev/kvm is hardware virtualization: cargo test runs the x86-64 tests on it directly"
 else
-  # This host's KVM (PVM, or none) cannot run the x86-64 tests that need VT-x/AMD-V:
-  # run them inside an L1 whose emulated SVM gives kvm_amd. Its limit is raised from
-  # 20 minutes: the fuzzers' build shares the machine with it.
-  # A failure here is reported after the fuzzers' result (both in one run's log).
-  l1_status=0
-  L1_TIMEOUT_S="${L1_TIMEOUT_S:-1800}" bash ci/l1.sh 2>&1 | tee "$logs/l1.log" || l1_status=$?
+  # This host's KVM (PVM, or none) cannot run the x86-64 tests that need VT-x/AMD-V: they
+  # run inside an L1 whose emulated SVM gives kvm_amd. Its limit is 30 minutes (20 alone):
+  # it shares the machine with cargo test and the fuzzers.
+  L1_TIMEOUT_S="${L1_TIMEOUT_S:-1800}" bash ci/l1.sh >"$logs/l1.log" 2>&1 &
+  l1_pid=$!
+  echo "x86-64 tests in L1 started (ci/l1.sh; log: $logs/l1.log)"
 fi
 
-step "fuzzing, a short budget (ci/fuzz.sh 20, started before the x86-64 tests)"
+step "cargo test"
+# --no-fail-fast runs every test binary even after one fails (all failures in one log);
+# --show-output makes every SKIPPED line of a test that could not run visible here; the
+# log feeds the summary at the end (pipefail: cargo's status is the pipeline's). A failure
+# here is reported after L1's and the fuzzers' results.
+test_status=0
+cargo test --workspace --release --no-fail-fast -- --show-output 2>&1 | tee "$logs/cargo-test.log" || test_status=$?
+
+step "x86-64 tests on hardware virtualization (nested: ci/l1.sh, started before cargo test)"
+l1_status=0
+if [[ -n "$l1_pid" ]]; then
+  wait "$l1_pid" || l1_status=$?
+  cat "$logs/l1.log"
+fi
+
+step "fuzzing, a short budget (ci/fuzz.sh 20, started before cargo test)"
 if [[ -n "$fuzz_pid" ]]; then
   quiet_log="$logs/fuzz.log"
   fuzz_status=0
@@ -191,10 +213,15 @@ if [[ -n "$fuzz_pid" ]]; then
   grep -vE '^\s*(Compiling|Building|Downloaded|Downloading|Finished|Fresh)\b' "$logs/fuzz.log" | tail -n 40
   [[ $fuzz_status -eq 0 ]] || exit "$fuzz_status"
 fi
-if [[ ${l1_status:-0} -ne 0 ]]; then
-  quiet_log=""
+quiet_log=""
+if [[ $l1_status -ne 0 ]]; then
   current_step="x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
   echo "ci/test.sh: the x86-64 tests in L1 failed (log above and in $logs/l1.log)"
   exit "$l1_status"
+fi
+if [[ $test_status -ne 0 ]]; then
+  current_step="cargo test"
+  echo "ci/test.sh: cargo test failed (log above and in $logs/cargo-test.log)"
+  exit "$test_status"
 fi
 step "done"
