@@ -109,7 +109,7 @@ struct PairSpec {
 struct NodeSpec {
     name: Spanned<String>,
     #[serde(default)]
-    arch: Option<Spanned<String>>,
+    arch: Option<Spanned<NodeArch>>,
     #[serde(default)]
     guest: Option<String>,
     #[serde(default)]
@@ -127,9 +127,38 @@ struct NodeSpec {
     #[serde(default)]
     cmdline: Option<Spanned<String>>,
     #[serde(default)]
-    sched_noise: Option<Spanned<String>>,
+    sched_noise: Option<SchedNoise>,
     #[serde(default)]
     clock_drift_ppm: Option<Spanned<i32>>,
+}
+
+/// A node's `arch` as the file says it: the names `wio run --arch` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum NodeArch {
+    #[serde(rename = "riscv64", alias = "riscv")]
+    Riscv64,
+    #[serde(rename = "x86_64", alias = "x86-64", alias = "amd64")]
+    X86_64,
+}
+
+/// `[faults] profile` as the file says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ProfileName {
+    None,
+    Light,
+    Heavy,
+}
+
+impl ProfileName {
+    /// The level it draws at (None: no drawn faults).
+    fn level(self) -> Option<Level> {
+        match self {
+            ProfileName::None => None,
+            ProfileName::Light => Some(Level::Light),
+            ProfileName::Heavy => Some(Level::Heavy),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -177,18 +206,6 @@ pub struct WorldProfile {
     pub after_ns: u64,
     /// Every drawn fault has ended by this virtual time (checks after the faults), ns.
     pub until_ns: Option<u64>,
-}
-
-impl Level {
-    /// From the scenario's `profile` (None: `none`).
-    pub fn parse(s: &str) -> Option<Option<Level>> {
-        match s {
-            "none" => Some(None),
-            "light" => Some(Some(Level::Light)),
-            "heavy" => Some(Some(Level::Heavy)),
-            _ => None,
-        }
-    }
 }
 
 /// A link degraded for an interval: frames sent on it then take longer and may be lost.
@@ -259,7 +276,7 @@ struct PeerSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FaultsSpec {
-    profile: Spanned<String>,
+    profile: ProfileName,
     #[serde(default)]
     after_ms: u64,
     #[serde(default)]
@@ -426,13 +443,16 @@ impl Scenario {
                     format!("node.name {name:?} is used twice"),
                 ));
             }
-            if let Some(a) = &n.arch {
-                if a.get_ref() != "riscv64" {
-                    return Err(at(
-                        a.span().start,
-                        "node.arch", format!("node.arch {:?}: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)", a.get_ref()),
-                    ));
-                }
+            if let Some(a) = n
+                .arch
+                .as_ref()
+                .filter(|a| *a.get_ref() != NodeArch::Riscv64)
+            {
+                return Err(at(
+                    a.span().start,
+                    "node.arch",
+                    "node.arch x86_64: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)".into(),
+                ));
             }
             for (field, p) in [("node.kernel", &n.kernel), ("node.initrd", &n.initrd)] {
                 let Some(p) = p else { continue };
@@ -459,21 +479,7 @@ impl Scenario {
                 Some(f) => Some(f.get_ref().clone()),
                 None => None,
             };
-            let sched_noise = match &n.sched_noise {
-                None => SchedNoise::default(),
-                Some(v) => match v.get_ref().as_str() {
-                    "off" => SchedNoise::Off,
-                    "light" => SchedNoise::Light,
-                    "heavy" => SchedNoise::Heavy,
-                    other => {
-                        return Err(at(
-                            v.span().start,
-                            "node.sched_noise",
-                            format!("node.sched_noise {other:?}: off, light or heavy"),
-                        ))
-                    }
-                },
-            };
+            let sched_noise = n.sched_noise.unwrap_or_default();
             if let Some(d) = &n.clock_drift_ppm {
                 if d.get_ref().abs() > wio_clock::MAX_DRIFT_PPM {
                     return Err(at(
@@ -656,43 +662,31 @@ impl Scenario {
         }
         let faults = match &f.faults {
             None => None,
-            Some(spec) => match Level::parse(spec.profile.get_ref()) {
-                Some(level) => {
-                    if let Some(u) = spec
+            Some(spec) => {
+                if let Some(u) = spec
+                    .until_ms
+                    .as_ref()
+                    .filter(|u| *u.get_ref() <= spec.after_ms)
+                {
+                    return Err(at(
+                        u.span().start,
+                        "faults.until_ms",
+                        format!(
+                            "faults.until_ms {} is not after after_ms {}",
+                            u.get_ref(),
+                            spec.after_ms
+                        ),
+                    ));
+                }
+                spec.profile.level().map(|level| WorldProfile {
+                    level,
+                    after_ns: spec.after_ms.saturating_mul(1_000_000),
+                    until_ns: spec
                         .until_ms
                         .as_ref()
-                        .filter(|u| *u.get_ref() <= spec.after_ms)
-                    {
-                        return Err(at(
-                            u.span().start,
-                            "faults.until_ms",
-                            format!(
-                                "faults.until_ms {} is not after after_ms {}",
-                                u.get_ref(),
-                                spec.after_ms
-                            ),
-                        ));
-                    }
-                    level.map(|level| WorldProfile {
-                        level,
-                        after_ns: spec.after_ms.saturating_mul(1_000_000),
-                        until_ns: spec
-                            .until_ms
-                            .as_ref()
-                            .map(|u| u.get_ref().saturating_mul(1_000_000)),
-                    })
-                }
-                None => {
-                    return Err(at(
-                        spec.profile.span().start,
-                        "faults.profile",
-                        format!(
-                            "faults.profile {:?}: none, light or heavy",
-                            spec.profile.get_ref()
-                        ),
-                    ))
-                }
-            },
+                        .map(|u| u.get_ref().saturating_mul(1_000_000)),
+                })
+            }
         };
         let mut end_when_done = Vec::new();
         if let Some(list) = &f.end_when_done {

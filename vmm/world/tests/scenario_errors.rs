@@ -34,3 +34,50 @@ fn scenario_errors_name_line_and_field() {
     let whole = ScenarioError::about("node", "no [[node]]: a world needs at least one");
     assert_eq!(whole.to_string(), "no [[node]]: a world needs at least one");
 }
+
+/// Options with a fixed set of values are read into their types by the parser itself: a
+/// value outside the set is an error naming its line, its field and the values allowed.
+#[test]
+fn options_outside_their_values_name_the_field_and_the_choices() {
+    let node = "[[node]]\nname = \"a\"\n";
+    for (extra, field, line, allowed) in [
+        (
+            "sched_noise = \"medium\"\n",
+            "node.sched_noise",
+            3,
+            "`off`, `light`, `heavy`",
+        ),
+        ("arch = \"arm\"\n", "node.arch", 3, "`riscv64`"),
+        (
+            "[faults]\nprofile = \"medium\"\n",
+            "faults.profile",
+            4,
+            "`none`, `light`, `heavy`",
+        ),
+    ] {
+        let e = parse(&format!("{node}{extra}")).expect_err(extra);
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(line), Some(field)),
+            "{extra}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("line {line}: {field}: unknown variant")),
+            "{text}"
+        );
+        assert!(text.contains(allowed), "{text}");
+    }
+    // The values inside the set, and the arch aliases `wio run --arch` takes.
+    for extra in [
+        "sched_noise = \"heavy\"\narch = \"riscv\"\n",
+        "[faults]\nprofile = \"none\"\n",
+    ] {
+        parse(&format!("{node}{extra}")).expect(extra);
+    }
+    let e = parse(&format!("{node}arch = \"amd64\"\n")).expect_err("an x86-64 node");
+    assert!(
+        e.to_string().contains("worlds run riscv64 nodes only"),
+        "{e}"
+    );
+}

@@ -56,14 +56,20 @@ impl ScenarioError {
         }
     }
 
-    /// The error TOML gives for `text`: its message, its line and the key path there.
+    /// The error TOML gives for `text`: its message, its line and the key path there
+    /// (which the reason starts with, as the checks' own reasons do: `node.sched_noise:
+    /// unknown variant ...`).
     pub fn toml(text: &str, e: &toml::de::Error) -> ScenarioError {
         let (line, field) = toml_place(text, e);
+        let reason = match &field {
+            Some(f) => format!("{f}: {}", e.message()),
+            None => e.message().to_string(),
+        };
         ScenarioError {
             file: None,
             line,
             field,
-            reason: e.message().to_string(),
+            reason,
         }
     }
 
