@@ -2,7 +2,7 @@
 //! `arch/x86_64/kvm.rs`, the RV64GC interpreter in `arch/riscv64/engine.rs`) implement
 //! [`CpuEngine`] and forward guest I/O to an [`ExitHandler`] (the machine's devices).
 
-use crate::error::Result;
+use crate::error::{EngineCrash, Result};
 
 /// The machine side of an exit: the engine forwards guest I/O here.
 pub trait ExitHandler {
@@ -53,8 +53,8 @@ pub enum Exit {
     Shutdown,
     /// The watchdog stopped a guest that ran too long without an exit; holds wall milliseconds.
     Stalled(u64),
-    /// The engine stopped on something it cannot handle; the text says what.
-    Crash(String),
+    /// The engine stopped on something it cannot handle.
+    Crash(EngineCrash),
     /// The engine reached the deadline set with [`CpuEngine::set_deadline`] (interpreters).
     Budget,
     /// The guest called the hypervisor (RISC-V: an SBI ecall; the pc is already past it).

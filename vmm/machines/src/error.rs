@@ -11,6 +11,7 @@ use std::path::PathBuf;
 // raise them: so `WioError` can hold them, and `exit_code` below decide their codes in one
 // place, without an import cycle (ci/layout_check.py).
 mod bench;
+mod crash;
 mod explore;
 mod faults;
 mod guests;
@@ -26,6 +27,9 @@ mod trace;
 mod world;
 
 pub use bench::BenchError;
+pub use crash::{
+    CrashError, DebuggerError, EngineCrash, ListenStep, NondeterminismError, ResetDevice, Rip,
+};
 pub use explore::ExploreError;
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use guests::GuestsError;
@@ -102,10 +106,10 @@ pub enum WioError {
     NoKvm(#[from] NoKvmError),
     /// The guest crashed.
     #[error("guest crashed: {0}")]
-    GuestCrash(String),
+    GuestCrash(#[from] CrashError),
     /// The run could not be kept deterministic.
     #[error("determinism failure: {0}")]
-    Nondeterminism(String),
+    Nondeterminism(#[from] NondeterminismError),
     /// An output file could not be written.
     #[error("cannot write {what} {path}: {source}")]
     Output {
@@ -229,7 +233,7 @@ pub enum WioError {
     },
     /// A debugger ended the run, or could not be served.
     #[error("{0}")]
-    Debugger(String),
+    Debugger(#[from] DebuggerError),
     /// Ctrl-C or SIGTERM ended the run (at this virtual time, ns).
     #[error("interrupted (Ctrl-C or SIGTERM) at virtual {0} ns; the trace and summary cover the run up to there")]
     Interrupted(u64),

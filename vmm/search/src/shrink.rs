@@ -19,6 +19,7 @@ use crate::explore::path::BranchPath;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
+use wio_machines::error::NondeterminismError;
 use wio_machines::error::{Result, ShrinkError, WioError};
 use wio_machines::faults::plan::{Fault, FaultPlan};
 use wio_machines::promises::report::Verdict;
@@ -474,10 +475,12 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     );
     // The explicit list must break the promise as the drawn faults did.
     if !p.fails(&items)? {
-        return Err(WioError::Nondeterminism(format!(
-            "{branch} with its own faults listed explicitly keeps {:?}: a fault the list cannot express changed the run (please report)",
-            p.target.message
-        )));
+        return Err(WioError::Nondeterminism(
+            NondeterminismError::ExplicitFaults {
+                branch: branch.to_string(),
+                message: p.target.message.clone(),
+            },
+        ));
     }
     let minimal = ddmin(&|lists: &[Vec<Item>]| p.fail_many(lists), items.clone())?;
     let minimal = tighten(&p, minimal, limit)?;

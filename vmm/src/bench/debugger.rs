@@ -11,6 +11,7 @@ use serde_json::json;
 use std::time::Instant;
 use wio_machines::arch::riscv64::debug::{RunPlan, RvDebugger};
 use wio_machines::arch::riscv64::{RvMachine, DEFAULT_CMDLINE};
+use wio_machines::error::NondeterminismError;
 use wio_machines::error::{Result, WioError};
 use wio_machines::machine::{driver, RunConfig};
 
@@ -94,9 +95,10 @@ pub fn figures(rounds: u32) -> Result<serde_json::Value> {
         let (p, v, h1) = plain()?;
         let (d, c, h2) = debugged()?;
         if h1 != h2 {
-            return Err(WioError::Nondeterminism(format!(
-                "the run under the debugger has trace hash {h2}, the plain run {h1}"
-            )));
+            return Err(WioError::Nondeterminism(NondeterminismError::Debugged {
+                plain: h1,
+                debugged: h2,
+            }));
         }
         plain_s.push(p);
         debug_s.push(d);

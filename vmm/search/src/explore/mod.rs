@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use wio_machines::error::NondeterminismError;
 use wio_machines::error::{ExploreError, Result, WioError};
 use wio_machines::faults::inject::Applied;
 use wio_machines::machine::noise::SchedNoise;
@@ -715,10 +716,11 @@ pub fn merge(paths: &[PathBuf], allow_partial: bool) -> Result<Report> {
         for res in r.results {
             if let Some(prev) = by_seed.get(&res.seed) {
                 if prev.trace_hash != res.trace_hash {
-                    return Err(WioError::Nondeterminism(format!(
-                        "seed {} has two different trace hashes in the reports ({} and {})",
-                        res.seed, prev.trace_hash, res.trace_hash
-                    )));
+                    return Err(WioError::Nondeterminism(NondeterminismError::SeedHashes {
+                        seed: res.seed,
+                        first: prev.trace_hash.clone(),
+                        second: res.trace_hash,
+                    }));
                 }
             }
             by_seed.insert(res.seed, res);

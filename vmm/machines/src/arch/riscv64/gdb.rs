@@ -8,6 +8,7 @@
 
 use super::debug::{Halt, RunPlan, RvDebugger, WorldRun};
 use super::machine::RvMachine;
+use crate::error::DebuggerError;
 use crate::error::{MachineError, Result, WioError};
 use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
 use crate::machine::console::Console;
@@ -586,7 +587,7 @@ impl GdbNode {
         };
         let gdb = GdbStub::new(conn)
             .run_state_machine(&mut target)
-            .map_err(|e| WioError::Debugger(format!("gdb: {e}")))?;
+            .map_err(|e| WioError::Debugger(DebuggerError::Protocol(Box::new(e))))?;
         let mut node = GdbNode {
             target,
             gdb: Some(gdb),
@@ -682,10 +683,9 @@ impl Machine for GdbNode {
     fn run_until(&mut self, limit: VirtualTime) -> Stop {
         loop {
             if self.killed {
-                return Stop::End(Err(WioError::Debugger(format!(
-                    "gdb killed the node at {} ns",
-                    self.target.d.now().as_ns()
-                ))));
+                return Stop::End(Err(WioError::Debugger(DebuggerError::KilledNode {
+                    at_ns: self.target.d.now().as_ns(),
+                })));
             }
             let attached = self.gdb.is_some();
             if attached

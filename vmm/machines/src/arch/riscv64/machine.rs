@@ -22,6 +22,7 @@ use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::devices::vmgenid::VmGenId;
 use crate::engine::{CpuEngine, Exit};
+use crate::error::{CrashError, ResetDevice};
 use crate::error::{MachineError, Result, WioError};
 use crate::faults::{self, plan::Targets};
 use crate::machine::console::Console;
@@ -427,10 +428,12 @@ impl RvMachine {
             return match request {
                 TestRequest::PowerOff(0) => Stop::End(Ok(console.status.unwrap_or(0))),
                 TestRequest::PowerOff(code) => Stop::End(Ok(code)),
-                TestRequest::Reset => Stop::End(Err(WioError::GuestCrash(format!(
-                    "guest requested a reboot (test device reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
-                    hart.pc
-                )))),
+                TestRequest::Reset => {
+                    Stop::End(Err(WioError::GuestCrash(CrashError::RebootRequest {
+                        device: ResetDevice::TestDevice,
+                        pc: hart.pc,
+                    })))
+                }
             };
         }
         match exit {
@@ -466,10 +469,10 @@ impl RvMachine {
                         return Stop::End(Ok(console.status.unwrap_or(u32::from(failure))));
                     }
                     SbiEffect::Reboot => {
-                        return Stop::End(Err(WioError::GuestCrash(format!(
-                            "guest requested a reboot (SBI system reset) at pc {:#x}; a Linux panic with panic=-1 ends here",
-                            hart.pc
-                        ))))
+                        return Stop::End(Err(WioError::GuestCrash(CrashError::RebootRequest {
+                            device: ResetDevice::SbiSystemReset,
+                            pc: hart.pc,
+                        })))
                     }
                 }
             }
@@ -713,10 +716,9 @@ fn idle(
         return None;
     }
     if wake == u64::MAX {
-        return Some(WioError::GuestCrash(format!(
-            "guest waits for an interrupt (WFI at pc {:#x}) with no timer armed and no device pending: it can never wake up",
-            hart.pc
-        )));
+        return Some(WioError::GuestCrash(CrashError::WaitsForever {
+            pc: hart.pc,
+        }));
     }
     let skipped = clock::idle_until(clk, hart, wake, limit);
     let now = clock::now(clk, hart).as_ns();

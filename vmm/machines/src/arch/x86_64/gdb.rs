@@ -8,6 +8,7 @@
 
 use super::kvm::MAX_HW_BREAKPOINTS;
 use super::machine::X86Machine;
+use crate::error::DebuggerError;
 use crate::error::{Result, WioError};
 use crate::gdb::{exited, no_signal, refused, Debuggee, Ran};
 use crate::machine::driver::{boundary, Boundary};
@@ -294,10 +295,10 @@ pub fn serve(m: X86Machine, cfg: &RunConfig, wall: Instant, conn: TcpStream) -> 
     let killed = crate::gdb::session(&mut t, conn);
     let _ = t.m.engine_mut().set_debug(false, &[]);
     let outcome = if killed && t.ended.is_none() {
-        Err(WioError::Debugger(format!(
-            "gdb killed the run at {} ns",
-            t.m.now().as_ns()
-        )))
+        Err(WioError::Debugger(DebuggerError::Killed {
+            at_ns: t.m.now().as_ns(),
+            retired: None,
+        }))
     } else {
         loop {
             if let Some(o) = t.ended.take() {

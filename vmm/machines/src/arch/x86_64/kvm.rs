@@ -14,6 +14,7 @@ use super::run_loop::debug_exits;
 use super::watchdog::Watchdog;
 use super::{cpuid, regs};
 use crate::engine::{CpuEngine, Exit, ExitHandler};
+use crate::error::{CrashError, EngineCrash};
 use crate::error::{KvmError, MachineError, NoKvmError, Result, WioError};
 use crate::memory::GuestMem;
 use kvm_bindings::{kvm_interrupt, kvm_userspace_memory_region, Msrs, KVMIO};
@@ -306,9 +307,9 @@ impl KvmEngine {
                 Ok(VcpuExit::IoOut(..)) => {}
                 Ok(VcpuExit::IoIn(_, data)) => data.fill(0),
                 Ok(other) => {
-                    return Err(WioError::GuestCrash(format!(
-                        "bare loop: unexpected exit {other:?}"
-                    )))
+                    return Err(WioError::GuestCrash(CrashError::BareLoop {
+                        exit: format!("{other:?}"),
+                    }))
                 }
                 Err(e) => return Err(kvm_error("KVM_RUN", e)),
             }
@@ -407,7 +408,7 @@ impl KvmEngine {
                 // SAFETY: KVM filled the `internal` member of the exit union for KVM_EXIT_INTERNAL_ERROR.
                 let suberror =
                     unsafe { self.vcpu.get_kvm_run().__bindgen_anon_1.internal.suberror };
-                return Ok((Exit::Crash(format!("KVM internal error (suberror {suberror}); the guest executed something KVM cannot emulate")), false));
+                return Ok((Exit::Crash(EngineCrash::KvmInternal { suberror }), false));
             }
             if !signalled {
                 let window = matches!(result, Ok(VcpuExit::IrqWindowOpen));
@@ -508,10 +509,10 @@ fn exit_of(
         Ok(VcpuExit::Debug(_)) => Ok(Exit::Debug),
         Ok(VcpuExit::IrqWindowOpen) => Ok(Exit::InterruptWindow),
         Ok(VcpuExit::Shutdown) => Ok(Exit::Shutdown),
-        Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(format!(
-            "KVM could not enter the guest (hardware reason {reason:#x})"
-        ))),
-        Ok(other) => Ok(Exit::Crash(format!("unexpected KVM exit {other:?}"))),
+        Ok(VcpuExit::FailEntry(reason, _)) => Ok(Exit::Crash(EngineCrash::FailEntry { reason })),
+        Ok(other) => Ok(Exit::Crash(EngineCrash::UnexpectedExit {
+            exit: format!("{other:?}"),
+        })),
         Err(e) => Err(kvm_error("KVM_RUN", e)),
     }
 }

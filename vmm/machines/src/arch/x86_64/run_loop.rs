@@ -5,6 +5,7 @@
 
 use super::platform::{GuestStop, Platform};
 use crate::engine::{CpuEngine, Exit};
+use crate::error::{CrashError, NondeterminismError, Rip};
 use crate::error::{Result, WioError};
 use crate::machine::console::Console;
 use serde_json::json;
@@ -149,7 +150,7 @@ fn step_inner(
         Exit::Hypercall | Exit::TimerSet => {
             return Err(WioError::Internal(format!(
                 "the x86-64 engine reported {exit:?} near {}; x86-64 guests have none",
-                pc_text(engine)
+                rip(engine)
             )))
         }
         Exit::Debug => return Ok(Inner::Debug),
@@ -157,7 +158,12 @@ fn step_inner(
             // Halted with interrupts off: the machine is off for good. Linux halts so
             // when it powers off without ACPI (`poweroff -f`, `reboot: System halted`).
             drain_console(platform, console);
-            return Ok(power_off(platform, console, engine, "halted with interrupts disabled"));
+            return Ok(power_off(
+                platform,
+                console,
+                engine,
+                "halted with interrupts disabled",
+            ));
         }
         Exit::Halt => {
             if !platform.pic.has_pending() {
@@ -166,30 +172,35 @@ fn step_inner(
                         let skipped = platform.clock.advance_to(t.min(limit.as_ns()));
                         stats.idle_ns += skipped;
                         let now = platform.clock.now_ns();
-                        platform.trace.event(now, "hlt", json!({ "idle_ns": skipped }));
+                        platform
+                            .trace
+                            .event(now, "hlt", json!({ "idle_ns": skipped }));
                     }
                     None => {
-                        let rip = pc_text(engine);
-                        return Err(WioError::GuestCrash(format!(
-                            "guest halted at {rip} with no timer armed and no interrupt pending: it can never wake up"
-                        )));
+                        return Err(WioError::GuestCrash(CrashError::HaltsForever {
+                            near: rip(engine),
+                        }));
                     }
                 }
             }
         }
         Exit::Shutdown => {
-            return Err(WioError::GuestCrash(format!(
-                "triple fault (shutdown) near {}; the guest hit an exception it could not handle",
-                pc_text(engine)
-            )))
+            return Err(WioError::GuestCrash(CrashError::TripleFault {
+                near: rip(engine),
+            }))
         }
         Exit::Stalled(_) => {
-            return Err(WioError::Nondeterminism(format!(
-                "guest ran more than {watchdog_ms} ms of wall time without a VM exit, at {}; on KVM wio can preempt a guest only at exits, so kicking it would make the run depend on host timing. Make the guest halt or do I/O in its loops; raise --watchdog-ms if the host is just slow",
-                pc_text(engine)
-            )))
+            return Err(WioError::Nondeterminism(NondeterminismError::NoExit {
+                watchdog_ms,
+                near: rip(engine),
+            }))
         }
-        Exit::Crash(why) => return Err(WioError::GuestCrash(format!("{why} near {}", pc_text(engine)))),
+        Exit::Crash(why) => {
+            return Err(WioError::GuestCrash(CrashError::Engine {
+                why,
+                near: rip(engine),
+            }))
+        }
     }
 
     platform.fire_due_events();
@@ -197,11 +208,15 @@ fn step_inner(
     match platform.stop {
         Some(GuestStop::Status(s)) => Ok(Inner::Ended(s)),
         // ACPI S5: Linux powering off through the FADT's PM1a control block.
-        Some(GuestStop::PowerOff) => Ok(power_off(platform, console, engine, "ACPI S5 (PM1a control)")),
-        Some(GuestStop::Reset) => Err(WioError::GuestCrash(format!(
-            "guest requested a CPU reset (i8042) near {}; wio does not reboot guests (a Linux panic with panic=-1 ends here)",
-            pc_text(engine)
-        ))),
+        Some(GuestStop::PowerOff) => Ok(power_off(
+            platform,
+            console,
+            engine,
+            "ACPI S5 (PM1a control)",
+        )),
+        Some(GuestStop::Reset) => Err(WioError::GuestCrash(CrashError::CpuReset {
+            near: rip(engine),
+        })),
         None => Ok(Inner::Ran),
     }
 }
@@ -220,16 +235,13 @@ fn power_off(
     platform.trace.event(
         now,
         "power-off",
-        json!({ "how": how, "at": pc_text(engine) }),
+        json!({ "how": how, "at": rip(engine).to_string() }),
     );
     Inner::Ended(console.status.unwrap_or(0))
 }
 
-fn pc_text(engine: &mut dyn CpuEngine) -> String {
-    match engine.program_counter() {
-        Some(pc) => format!("RIP {pc:#x}"),
-        None => "an unknown RIP".to_string(),
-    }
+fn rip(engine: &mut dyn CpuEngine) -> Rip {
+    Rip(engine.program_counter())
 }
 
 #[cfg(test)]

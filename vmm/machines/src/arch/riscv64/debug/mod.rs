@@ -14,6 +14,7 @@
 
 use super::machine::RvMachine;
 use super::snapshot::{restore, RvLoaded};
+use crate::error::DebuggerError;
 use crate::error::{MachineError, Result, WioError};
 use crate::faults::FaultSource;
 use crate::machine::console::Echo;
@@ -716,11 +717,10 @@ impl RvDebugger {
     /// Ends the run here (gdb's `kill`).
     pub fn kill(&mut self) {
         if self.ended.is_none() {
-            self.ended = Some(Err(WioError::Debugger(format!(
-                "gdb killed the run at {} ns ({} instructions retired)",
-                self.now().as_ns(),
-                self.instret()
-            ))));
+            self.ended = Some(Err(WioError::Debugger(DebuggerError::Killed {
+                at_ns: self.now().as_ns(),
+                retired: Some(self.instret()),
+            })));
         }
     }
 
