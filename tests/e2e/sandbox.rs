@@ -82,3 +82,53 @@ fn a_boot_a_world_and_an_exploration_hash_the_same_under_the_filter() {
     assert_eq!(on.len(), 4);
     assert_eq!(on, hashes(&["--no-sandbox"], "off.json"));
 }
+
+/// Descriptors wio inherits from its parent (a harness's pipes, a shell's redirections)
+/// are closed when it enters the sandbox: a guest that got hold of a device model could
+/// reach nothing through them. What wio opened itself (its trace) stays open.
+#[test]
+fn inherited_descriptors_are_closed_when_the_sandbox_comes_in() {
+    if !require_riscv_guests("inherited_descriptors_are_closed_when_the_sandbox_comes_in") {
+        return;
+    }
+    let dir = scratch("sandbox-fds");
+    let trace = dir.join("t.jsonl");
+    let trace = trace.to_str().expect("utf-8 temp path");
+    // bash opens 7 and 8 without close-on-exec, then becomes wio.
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "exec 7</dev/null 8>/dev/null; exec \"$0\" \"$@\"",
+            wio_e2e_tests::wio_bin()
+                .to_str()
+                .expect("utf-8 binary path"),
+            "run",
+            "--arch",
+            "riscv64",
+            "--seed",
+            "42",
+            "--quiet",
+            "--no-summary",
+            "--trace",
+            trace,
+        ])
+        .env("WIO_SANDBOX_PROBE", "fds")
+        .output()
+        .expect("spawn bash");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("sandbox: open descriptors: "))
+        .unwrap_or_else(|| panic!("the probe lists the descriptors: {err}"));
+    let fds: Vec<u32> = line.split(' ').filter_map(|f| f.parse().ok()).collect();
+    assert!(
+        !fds.contains(&7) && !fds.contains(&8),
+        "inherited 7 and 8 closed: {line}"
+    );
+    assert!(
+        fds.starts_with(&[0, 1, 2]),
+        "stdin, stdout and stderr stay: {line}"
+    );
+    assert!(fds.len() >= 4, "the trace wio opened stays open: {line}");
+}

@@ -670,12 +670,14 @@ fn main() {
         std::process::exit(e.exit_code());
     }
     if let Some(policy) = sandbox_policy(&cli) {
+        use wio_machines::sandbox::Probe;
         let probe = match std::env::var("WIO_SANDBOX_PROBE").as_deref() {
-            Err(_) => false,
-            Ok("socket") => true,
+            Err(_) => Probe::None,
+            Ok("socket") => Probe::Socket,
+            Ok("fds") => Probe::Fds,
             Ok(other) => {
                 let e = WioError::Usage(format!(
-                    "WIO_SANDBOX_PROBE={other}: the only probe is \"socket\" (a test hook); unset it"
+                    "WIO_SANDBOX_PROBE={other}: the probes are \"socket\" and \"fds\" (test hooks); unset it"
                 ));
                 eprintln!("wio: error: {e}");
                 std::process::exit(e.exit_code());

@@ -3,7 +3,8 @@
 //! programs we did not write; a bug in a device model they drive must not become a shell,
 //! a socket or a debugger on the host.
 //!
-//! How: two seccomp filters, installed with `seccompiler` (Firecracker's crate) on every
+//! First the descriptors the process inherited (above stderr) are closed: `main` recorded
+//! them before opening anything, and wio uses none of them. Then two seccomp filters, installed with `seccompiler` (Firecracker's crate) on every
 //! thread at once (TSYNC), inherited by every thread started later:
 //! - an allowlist ([`EVERY_THREAD`], [`FILES`], plus thread creation and signals to wio's own
 //!   process only); any other call raises SIGSYS, whose handler names the call and the
@@ -68,9 +69,26 @@ enum State {
 
 static STATE: Mutex<State> = Mutex::new(State::Unarmed);
 
-/// A test hook: after entering, a new thread makes a forbidden call (`socket`), so a test
-/// can see a real forbidden call from a wio thread end the run (`WIO_SANDBOX_PROBE=socket`).
-static PROBE: Mutex<bool> = Mutex::new(false);
+/// A test hook (`WIO_SANDBOX_PROBE`, read by `main`): what [`enter`] does once the filters
+/// are in, so a test can see the sandbox from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// Nothing (every real run).
+    None,
+    /// A new thread makes a forbidden call (`socket`): a real forbidden call from a wio
+    /// thread ends the run (`WIO_SANDBOX_PROBE=socket`).
+    Socket,
+    /// Lists the process's open file descriptors on stderr (`WIO_SANDBOX_PROBE=fds`), to
+    /// show that those it inherited are closed.
+    Fds,
+}
+
+static PROBE: Mutex<Probe> = Mutex::new(Probe::None);
+
+/// The file descriptors above stderr this process was started with (its parent's pipes,
+/// a CI harness's descriptors): wio opens none of them and needs none, so [`enter`] closes
+/// them. Recorded by [`arm`], before `main` opens anything of its own.
+static INHERITED: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// The sandbox could not be installed.
 #[derive(Debug, thiserror::Error)]
@@ -86,11 +104,32 @@ pub enum SandboxError {
     Handler(#[source] std::io::Error),
 }
 
-/// Called once by `main` before a subcommand that runs guests. `probe` (the test hook
-/// `WIO_SANDBOX_PROBE=socket`, read at the edge) makes [`enter`] try a forbidden call.
-pub fn arm(policy: Policy, probe: bool) {
+/// Called once by `main` before a subcommand that runs guests, before it opens any file:
+/// records the descriptors the process inherited (closed by [`enter`]). `probe` is the
+/// test hook `WIO_SANDBOX_PROBE`, read at the edge.
+pub fn arm(policy: Policy, probe: Probe) {
     *lock(&STATE) = State::Armed(policy);
     *lock(&PROBE) = probe;
+    *lock(&INHERITED) = open_descriptors()
+        .into_iter()
+        .filter(|&fd| fd > 2)
+        .collect();
+}
+
+/// The process's open descriptors, from /proc/self/fd (empty when it cannot be read).
+fn open_descriptors() -> Vec<i32> {
+    let listed: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        Err(_) => return Vec::new(),
+    };
+    // The listing's own descriptor was open while it was read: keep only those still open.
+    listed
+        .into_iter()
+        // SAFETY: F_GETFD only reads the descriptor's flags; an unused number is EBADF.
+        .filter(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0)
+        .collect()
 }
 
 /// Installs the filters on every thread if `main` armed the sandbox and it is not in yet;
@@ -100,10 +139,22 @@ pub fn enter() -> Result<(), SandboxError> {
     if *state != State::Armed(Policy::On) {
         return Ok(());
     }
+    // What this process inherited and never uses goes before the filters come in: a
+    // guest that gets hold of a device model can reach nothing through them.
+    for fd in std::mem::take(&mut *lock(&INHERITED)) {
+        // SAFETY: `fd` was open when `main` armed the sandbox, before wio opened anything,
+        // so no wio object owns it (none will close it again); nothing in wio uses it.
+        unsafe { libc::close(fd) };
+    }
     install()?;
     *state = State::Entered;
     drop(state);
-    if *lock(&PROBE) {
+    let probe = *lock(&PROBE);
+    if probe == Probe::Fds {
+        let fds: Vec<String> = open_descriptors().iter().map(i32::to_string).collect();
+        eprintln!("sandbox: open descriptors: {}", fds.join(" "));
+    }
+    if probe == Probe::Socket {
         // From a thread started after entering, as explore's workers and a world's node
         // threads are: it inherits the filters (and its own start passes them).
         let probe = std::thread::Builder::new()
