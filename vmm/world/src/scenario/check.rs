@@ -1,0 +1,415 @@
+//! Checking a scenario file ([`File`]) into a [`Scenario`]: one function per part of the
+//! file (nodes, the peer, links, partitions, degradations, drawn faults, the end), each
+//! error naming the line and the field it is about.
+
+use super::file::{DegradeSpec, File, NodeArch, NodeSpec, PairSpec, PartitionSpec, PeerSpec};
+use super::{
+    Degrade, LinkSpec, Node, NodeDisk, Partition, Scenario, WorldProfile, MAX_NODES, MAX_RUN,
+};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+use wio_machines::error::ScenarioError;
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// Parses and checks scenario `text` whose relative paths are relative to `base`.
+pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
+    let f: File = toml::from_str(text).map_err(|e| ScenarioError::toml(text, &e))?;
+    let c = Checker { text, base };
+    let nodes = c.nodes(&f.node)?;
+    let peer = c.peer(f.peer.as_ref(), &nodes)?;
+    // Ports of the switch: the nodes, then the peer.
+    let ports: Vec<&str> = nodes
+        .iter()
+        .map(|n| n.name.as_str())
+        .chain(peer.as_deref())
+        .collect();
+    let links = c.links(f.link.unwrap_or_default(), &f.links, &ports)?;
+    let partitions = f
+        .partition
+        .iter()
+        .map(|p| c.partition(p, &ports))
+        .collect::<Result<Vec<_>>>()?;
+    let degrades = f
+        .degrade
+        .iter()
+        .map(|d| c.degrade(d, &ports))
+        .collect::<Result<Vec<_>>>()?;
+    let faults = c.faults(&f)?;
+    let end_when_done = c.end_when_done(f.end_when_done.as_ref(), &nodes)?;
+    Ok(Scenario {
+        end_when_done,
+        nodes,
+        links,
+        partitions,
+        degrades,
+        faults,
+        peer,
+        max_virtual_ns: f
+            .max_virtual_secs
+            .unwrap_or(3600)
+            .saturating_mul(1_000_000_000),
+    })
+}
+
+/// The scenario's text (for errors' lines) and folder (for relative paths).
+struct Checker<'a> {
+    text: &'a str,
+    base: &'a Path,
+}
+
+impl Checker<'_> {
+    /// An error about `field` at byte `offset` of the text.
+    fn at(&self, offset: usize, field: &str, what: String) -> ScenarioError {
+        ScenarioError::at_offset(self.text, offset, field, what)
+    }
+
+    /// A path of the file, relative to the scenario's folder unless absolute.
+    fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base.join(p)
+        }
+    }
+
+    /// Every `[[node]]`: at least one, at most [`MAX_NODES`], names used once.
+    fn nodes(&self, specs: &[NodeSpec]) -> Result<Vec<Node>> {
+        if specs.is_empty() {
+            return Err(ScenarioError::about(
+                "node",
+                "no [[node]]: a world needs at least one",
+            ));
+        }
+        if specs.len() > MAX_NODES {
+            return Err(ScenarioError::about(
+                "node",
+                format!("{} nodes; a world has at most {MAX_NODES}", specs.len()),
+            ));
+        }
+        let mut nodes: Vec<Node> = Vec::new();
+        for n in specs {
+            let name = n.name.get_ref();
+            if nodes.iter().any(|m| m.name == *name) {
+                return Err(self.at(
+                    n.name.span().start,
+                    "node.name",
+                    format!("node.name {name:?} is used twice"),
+                ));
+            }
+            nodes.push(self.node(n)?);
+        }
+        Ok(nodes)
+    }
+
+    /// One node.
+    fn node(&self, n: &NodeSpec) -> Result<Node> {
+        let name = n.name.get_ref();
+        if !host_name_ok(name) {
+            return Err(self.at(
+                n.name.span().start,
+                "node.name", format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
+            ));
+        }
+        if let Some(a) = n
+            .arch
+            .as_ref()
+            .filter(|a| *a.get_ref() != NodeArch::Riscv64)
+        {
+            return Err(self.at(
+                a.span().start,
+                "node.arch",
+                "node.arch x86_64: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)".into(),
+            ));
+        }
+        for (field, p) in [("node.kernel", &n.kernel), ("node.initrd", &n.initrd)] {
+            let Some(p) = p else { continue };
+            if !self.resolve(p.get_ref()).is_file() {
+                return Err(self.at(
+                    p.span().start,
+                    field,
+                    format!("{} does not exist", p.get_ref().display()),
+                ));
+            }
+        }
+        let faults = self.node_faults(n.faults.as_ref())?;
+        if let Some(d) = &n.clock_drift_ppm {
+            if d.get_ref().abs() > wio_clock::MAX_DRIFT_PPM {
+                return Err(self.at(
+                    d.span().start,
+                    "node.clock_drift_ppm",
+                    format!(
+                        "node.clock_drift_ppm {} is beyond ±{} ppm",
+                        d.get_ref(),
+                        wio_clock::MAX_DRIFT_PPM
+                    ),
+                ));
+            }
+        }
+        let disk = self.node_disk(n.disk.as_ref())?;
+        let run = n
+            .run
+            .as_ref()
+            .map(|r| r.get_ref().clone())
+            .unwrap_or_default();
+        if run.len() > MAX_RUN {
+            let start = n.run.as_ref().map_or(0, |r| r.span().start);
+            return Err(self.at(
+                start,
+                "node.run", format!("node.run is {} bytes; at most {MAX_RUN} (put longer workloads in the guest image)", run.len()),
+            ));
+        }
+        Ok(Node {
+            name: name.clone(),
+            guest: n.guest.clone(),
+            kernel: n.kernel.as_ref().map(|k| self.resolve(k.get_ref())),
+            initrd: n.initrd.as_ref().map(|k| self.resolve(k.get_ref())),
+            mem_mib: n.mem_mib.unwrap_or(256),
+            run,
+            faults,
+            disk,
+            cmdline: n.cmdline.as_ref().map(|c| c.get_ref().clone()),
+            sched_noise: n.sched_noise.unwrap_or_default(),
+            clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
+        })
+    }
+
+    /// A node's `faults`: a profile's name as written, or a plan or profile file (which
+    /// must exist) by its resolved path.
+    fn node_faults(&self, faults: Option<&Spanned<String>>) -> Result<Option<String>> {
+        let Some(f) = faults else { return Ok(None) };
+        if !(f.get_ref().ends_with(".json") || f.get_ref().ends_with(".toml")) {
+            return Ok(Some(f.get_ref().clone()));
+        }
+        let p = self.resolve(Path::new(f.get_ref()));
+        if !p.is_file() {
+            return Err(self.at(
+                f.span().start,
+                "node.faults",
+                format!("node.faults: {} does not exist", f.get_ref()),
+            ));
+        }
+        Ok(Some(p.to_string_lossy().into_owned()))
+    }
+
+    /// A node's `disk`: a built disk's name, or an image file that exists.
+    fn node_disk(&self, disk: Option<&Spanned<String>>) -> Result<Option<NodeDisk>> {
+        let Some(d) = disk else { return Ok(None) };
+        let v = d.get_ref();
+        if wio_machines::machine::guests::DISKS
+            .iter()
+            .any(|(name, _)| name == v)
+        {
+            return Ok(Some(NodeDisk::Built(v.clone())));
+        }
+        let p = self.resolve(Path::new(v));
+        if !p.is_file() {
+            return Err(self.at(
+                d.span().start,
+                "node.disk", format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python, payments)"),
+            ));
+        }
+        Ok(Some(NodeDisk::File(p)))
+    }
+
+    /// `[peer]`: its host name ("peer" by default), which no node may have.
+    fn peer(&self, peer: Option<&PeerSpec>, nodes: &[Node]) -> Result<Option<String>> {
+        let Some(p) = peer else { return Ok(None) };
+        let name = p.name.as_ref().map_or("peer", |n| n.get_ref().as_str());
+        let start = p.name.as_ref().map_or(0, |n| n.span().start);
+        if !host_name_ok(name) {
+            return Err(self.at(start, "peer.name", format!("peer.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)")));
+        }
+        if nodes.iter().any(|n| n.name == name) {
+            return Err(self.at(
+                start,
+                "peer.name",
+                format!("peer.name {name:?} is also a node's name"),
+            ));
+        }
+        Ok(Some(name.to_string()))
+    }
+
+    /// The ports a `between` names; `field` says where in the error.
+    fn pair(
+        &self,
+        between: &Spanned<[String; 2]>,
+        field: &str,
+        ports: &[&str],
+    ) -> Result<(usize, usize)> {
+        let index = |name: &String| {
+            ports.iter().position(|n| *n == name).ok_or_else(|| {
+                self.at(
+                    between.span().start,
+                    field,
+                    format!("{field} names {name:?}, which is no node"),
+                )
+            })
+        };
+        let [a, b] = between.get_ref();
+        Ok((index(a)?, index(b)?))
+    }
+
+    /// Every link: `[link]`'s values, changed both ways by each `[[links]]` pair.
+    fn links(
+        &self,
+        default: LinkSpec,
+        pairs: &[PairSpec],
+        ports: &[&str],
+    ) -> Result<Vec<Vec<LinkSpec>>> {
+        let mut links = vec![vec![default; ports.len()]; ports.len()];
+        for p in pairs {
+            let (i, j) = self.pair(&p.between, "links.between", ports)?;
+            for (x, y) in [(i, j), (j, i)] {
+                let l = &mut links[x][y];
+                l.latency_us = p.latency_us.unwrap_or(l.latency_us);
+                l.jitter_us = p.jitter_us.unwrap_or(l.jitter_us);
+                l.loss_ppm = p.loss_ppm.unwrap_or(l.loss_ppm);
+                l.duplicate_ppm = p.duplicate_ppm.unwrap_or(l.duplicate_ppm);
+            }
+        }
+        for row in &links {
+            for l in row {
+                if l.latency_us == 0 {
+                    return Err(ScenarioError::about("link.latency_us", "link latency_us is 0; a world's quantum is its smallest latency, at least 1 µs"));
+                }
+                if l.loss_ppm > 1_000_000 || l.duplicate_ppm > 1_000_000 {
+                    return Err(ScenarioError::about(
+                        "link.loss_ppm",
+                        "link loss_ppm / duplicate_ppm above 1000000",
+                    ));
+                }
+            }
+        }
+        Ok(links)
+    }
+
+    /// One `[[partition]]`: two groups or more (exactly two one way), each port in one.
+    fn partition(&self, p: &PartitionSpec, ports: &[&str]) -> Result<Partition> {
+        let groups = p.groups.get_ref();
+        let bad = |what: String| {
+            self.at(
+                p.groups.span().start,
+                "partition.groups",
+                format!("partition.groups: {what}"),
+            )
+        };
+        if groups.len() < 2 || (p.one_way && groups.len() != 2) {
+            return Err(bad("at least two groups (exactly two when one_way)".into()));
+        }
+        let mut group_of = vec![None; ports.len()];
+        for (g, members) in groups.iter().enumerate() {
+            for name in members {
+                let i = ports
+                    .iter()
+                    .position(|n| n == name)
+                    .ok_or_else(|| bad(format!("{name:?} is no node")))?;
+                if group_of[i].replace(g).is_some() {
+                    return Err(bad(format!("{name:?} is in two groups")));
+                }
+            }
+        }
+        let (from_ns, until_ns) = interval_ns(p.at_ms, p.duration_ms);
+        Ok(Partition {
+            from_ns,
+            until_ns,
+            group_of,
+            one_way: p.one_way,
+            drawn: false,
+        })
+    }
+
+    /// One `[[degrade]]`: a link (or every link) slower and lossier for an interval.
+    fn degrade(&self, d: &DegradeSpec, ports: &[&str]) -> Result<Degrade> {
+        let between = match &d.between {
+            None => None,
+            Some(b) => Some(self.pair(b, "degrade.between", ports)?),
+        };
+        if d.loss_ppm > 1_000_000 {
+            return Err(ScenarioError::about(
+                "degrade.loss_ppm",
+                "degrade.loss_ppm above 1000000",
+            ));
+        }
+        let (from_ns, until_ns) = interval_ns(d.at_ms, d.duration_ms);
+        Ok(Degrade {
+            from_ns,
+            until_ns,
+            between,
+            latency_ns: d.latency_us.saturating_mul(1_000),
+            jitter_ns: d.jitter_us.saturating_mul(1_000),
+            loss_ppm: d.loss_ppm,
+            drawn: false,
+        })
+    }
+
+    /// `[faults]`: the profile the world's seed draws from, and when (None: no profile,
+    /// or `none`).
+    fn faults(&self, f: &File) -> Result<Option<WorldProfile>> {
+        let Some(spec) = &f.faults else {
+            return Ok(None);
+        };
+        if let Some(u) = spec
+            .until_ms
+            .as_ref()
+            .filter(|u| *u.get_ref() <= spec.after_ms)
+        {
+            return Err(self.at(
+                u.span().start,
+                "faults.until_ms",
+                format!(
+                    "faults.until_ms {} is not after after_ms {}",
+                    u.get_ref(),
+                    spec.after_ms
+                ),
+            ));
+        }
+        Ok(spec.profile.level().map(|level| WorldProfile {
+            level,
+            after_ns: spec.after_ms.saturating_mul(1_000_000),
+            until_ns: spec
+                .until_ms
+                .as_ref()
+                .map(|u| u.get_ref().saturating_mul(1_000_000)),
+        }))
+    }
+
+    /// `end_when_done`: the nodes whose end ends the world, by index.
+    fn end_when_done(
+        &self,
+        list: Option<&Spanned<Vec<String>>>,
+        nodes: &[Node],
+    ) -> Result<Vec<usize>> {
+        let Some(list) = list else {
+            return Ok(Vec::new());
+        };
+        list.get_ref()
+            .iter()
+            .map(|name| {
+                nodes.iter().position(|n| n.name == *name).ok_or_else(|| {
+                    self.at(
+                        list.span().start,
+                        "end_when_done",
+                        format!("end_when_done names {name:?}, which is no node"),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// An interval of `duration_ms` from `at_ms`, in ns: [from, until).
+fn interval_ns(at_ms: u64, duration_ms: u64) -> (u64, u64) {
+    (
+        at_ms.saturating_mul(1_000_000),
+        at_ms.saturating_add(duration_ms).saturating_mul(1_000_000),
+    )
+}
+
+/// Whether `name` is a host name a node or the peer may have.
+fn host_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && name.as_bytes()[0].is_ascii_alphabetic()
+}
