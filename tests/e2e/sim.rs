@@ -117,7 +117,7 @@ fn bad_scenarios_are_one_line_errors_naming_the_line() {
         ),
         (
             "[faults]\nprofile = \"mild\"\n[[node]]\nname = \"a\"\n",
-            "line 2: faults.profile \"mild\"",
+            "line 2: faults.profile: unknown variant `mild`, expected one of `none`, `light`, `heavy`",
         ),
         (
             "[peer]\nname = \"a\"\n[[node]]\nname = \"a\"\n",

@@ -21,6 +21,7 @@ pub mod hosts;
 mod nodes;
 pub mod peer;
 pub mod promises;
+mod quanta;
 pub mod scenario;
 pub mod snapshot;
 mod summary;
@@ -30,7 +31,7 @@ pub mod timeline;
 use nodes::node_configs;
 pub use summary::{WorldOrigin, WorldSummary};
 
-use faults::{Between, WorldFault, WorldPlan};
+use faults::{Between, WorldPlan};
 use hosts::Hosts;
 use peer::{Peer, PeerStats};
 use scenario::Scenario;
@@ -38,19 +39,17 @@ use scenario::{Degrade, Partition};
 use serde_json::json;
 use snapshot::{InFlight, LoadedWorld, WorldState};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
-use switch::{mac_of, Delivery, Switch};
-use timeline::Timeline;
+use switch::{mac_of, Switch};
 use wio_machines::error::{Result, WioError, WorldError};
 use wio_machines::faults::FaultSource;
 use wio_machines::machine::novelty::{Mark, Signal};
 use wio_machines::machine::RunConfig;
-use wio_machines::promises::Status;
 use wio_machines::snapshot::persist::Persist;
-use wio_machines::snapshot::plan::{take_matches, SnapshotAt};
-use wio_machines::trace::{fnv1a, Trace};
+use wio_machines::snapshot::plan::SnapshotAt;
+use wio_machines::trace::Trace;
 use wio_scheduler::RunSeed;
 use wio_virtio_devices::Frame;
 
@@ -497,263 +496,5 @@ impl World {
             self.seed
         );
         Ok(())
-    }
-
-    /// Runs the world to its end (every node ended, the time limit, or `opts.until`);
-    /// None when `cancel` was set, or (with a `cancel`) Ctrl-C or SIGTERM came, first.
-    fn run(
-        mut self,
-        opts: &Options,
-        wall: Instant,
-        cancel: Option<&AtomicBool>,
-        mut guide: Option<&mut Guide<'_>>,
-    ) -> Result<Option<WorldSummary>> {
-        let s = &self.scenario;
-        let quantum = s.quantum_ns();
-        let mut timeline = opts.timeline.as_ref().map(|_| Timeline::default());
-        if timeline.is_some() {
-            self.switch.drops = Some(Vec::new());
-        }
-        let mut links = opts
-            .pcap_dir
-            .as_ref()
-            .map(|d| capture::LinkCaptures::new(d.clone(), s.port_names()));
-        let max_ns = opts.max_virtual_ns.unwrap_or(s.max_virtual_ns);
-        let width = self.names.iter().map(String::len).max().unwrap_or(1);
-        let mut snap = opts.snapshot.clone();
-        let mut watch: Vec<String> = opts.watch.clone();
-        let mut matched: Vec<String> = Vec::new();
-        let mut until_line: Option<String> = None;
-        let mut deliveries: Vec<Delivery> = Vec::new();
-        let ends = self.scenario.end_when_done.clone();
-        let mut done = false;
-        let mut interrupted = None;
-        // Whether the world goes on past this boundary: a node lives, time is left, and
-        // neither the `until` text nor the scenario's `end_when_done` nodes ended it.
-        let goes_on = |w: &World, until_line: &Option<String>, done: bool| {
-            w.alive.iter().any(|a| *a) && w.t < max_ns && until_line.is_none() && !done
-        };
-        while goes_on(&self, &until_line, done) {
-            // A branch's end at the signal would be the signal's, not its seed's: abandoned.
-            if cancel
-                .is_some_and(|c| c.load(Ordering::Relaxed) || wio_machines::interrupt::requested())
-            {
-                return Ok(None);
-            }
-            // Ctrl-C or SIGTERM: end every node here, with its trace and summary (exit 130).
-            if wio_machines::interrupt::requested() {
-                interrupted = Some(self.t);
-                self.trace.event(self.t, "interrupted", json!({}));
-                break;
-            }
-            // When every live machine is parked (idle at the last boundary, nothing to
-            // take up) and no frame is on its way to one, nothing happens anywhere before
-            // the earliest wake: skip to it.
-            let peer_wake = self
-                .peer
-                .as_ref()
-                .map_or(u64::MAX, |p| p.wake().unwrap_or(u64::MAX));
-            let wake = (0..self.names.len())
-                .filter(|i| self.alive[*i])
-                .map(|i| self.parked[i])
-                .try_fold(peer_wake, |w, p| p.map(|p| w.min(p)))
-                .filter(|_| self.pending.is_empty() && !self.peer.as_ref().is_some_and(Peer::busy));
-            let next = self.t.saturating_add(quantum);
-            let last = self.t;
-            self.t = match wake {
-                Some(w) if w > next => w,
-                _ => next,
-            }
-            .min(max_ns);
-            // Boundaries only go forward (the loop runs while t < max_ns).
-            debug_assert!(self.t > last, "quantum boundary {} after {last}", self.t);
-            let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
-            let mut lines = Vec::new();
-            let mut marks = Vec::new();
-            for step in steps {
-                let name = &self.names[step.node];
-                marks.extend(step.marks.into_iter().map(|m| m.of_node(step.node, name)));
-                for line in step.lines {
-                    if !opts.quiet {
-                        println!("{name:>width$} | {line}");
-                    }
-                    take_matches(&mut watch, &mut matched, &line);
-                    if let Some(t) = timeline.as_mut() {
-                        t.lines.push((step.node, self.t, line.clone()));
-                    }
-                    if until_line.is_none()
-                        && opts
-                            .until
-                            .as_ref()
-                            .is_some_and(|u| line.contains(u.as_str()))
-                    {
-                        until_line = Some(format!("{name} | {line}"));
-                    }
-                    lines.push(line);
-                }
-                self.alive[step.node] = !step.ended;
-                self.exits[step.node] = step.exit_status;
-                self.parked[step.node] = step.parked;
-                self.setup[step.node] |= step.setup_complete;
-                for frame in step.frames {
-                    self.switch.route(step.node, frame, &mut deliveries);
-                }
-            }
-            // The peer's share of the quantum just ended; what it sent leaves then.
-            if let Some(p) = self.peer.as_mut() {
-                for frame in p.run_until(self.t, &mut self.peer_stats) {
-                    self.switch.route(self.names.len(), frame, &mut deliveries);
-                }
-            }
-            // Frames of this quantum, in (arrival, source, sequence) order.
-            deliveries.sort_by_key(|d| (d.at_ns, d.src, d.seq));
-            for d in deliveries.drain(..) {
-                // Conservative synchronization: a frame sent in the quantum that ends at t
-                // arrives at least one latency (>= the quantum) after it was sent, so no
-                // earlier than t, where its receiver stands: it never lands in a past.
-                debug_assert!(
-                    d.at_ns >= self.t && d.at_ns >= d.sent_ns,
-                    "frame {} -> {} sent at {} arrives at {}, before the boundary {}",
-                    d.src,
-                    d.dst,
-                    d.sent_ns,
-                    d.at_ns,
-                    self.t
-                );
-                let to_peer = d.dst == self.names.len();
-                if !to_peer && !self.alive[d.dst] {
-                    self.switch.stats.to_ended_nodes += 1;
-                    continue;
-                }
-                if let Some(c) = links.as_mut() {
-                    c.record(d.src, d.dst, d.at_ns, &d.bytes)?;
-                }
-                if let Some(t) = timeline.as_mut() {
-                    t.frames.push((d.src, d.dst, d.sent_ns, d.at_ns));
-                }
-                self.trace.fold(
-                    FOLD_FRAME,
-                    (d.src * 256 + d.dst) as u64,
-                    fnv1a(&d.bytes),
-                    d.at_ns,
-                );
-                self.switch.stats.delivered += 1;
-                match self.peer.as_mut().filter(|_| to_peer) {
-                    Some(p) => p.take(d),
-                    None => self.pending.push((
-                        d.dst,
-                        Frame {
-                            at_ns: d.at_ns,
-                            bytes: d.bytes,
-                        },
-                    )),
-                }
-            }
-            done = !ends.is_empty() && ends.iter().all(|i| !self.alive[*i]);
-            if let Some((when, path)) = snap.as_ref().filter(|(w, _)| self.due(w, &lines)) {
-                let reason = match when {
-                    SnapWhen::Time(ns) => format!("virtual time >= {ns} ns"),
-                    SnapWhen::Console(t) => format!("console line containing {t:?}"),
-                    SnapWhen::SetupComplete => "setup complete".into(),
-                };
-                let path = path.clone();
-                self.snapshot(reason, &path)?;
-                snap = None;
-            }
-            let last = !goes_on(&self, &until_line, done);
-            if let Some(g) = guide.as_mut().filter(|_| !last) {
-                let t = self.t;
-                if !g(t, marks, &mut || self.moment())? {
-                    return Ok(None);
-                }
-            }
-        }
-        if let Some((when, path)) = &snap {
-            eprintln!(
-                "wio: warning: the world ended before its snapshot point ({when:?}); {} was not written",
-                path.display()
-            );
-        }
-        if let Some(c) = links.as_mut() {
-            c.finish()?;
-        }
-        let stopped_at_until = until_line.is_some();
-        let mut summaries = Vec::new();
-        let mut code = 0;
-        for (i, summary) in self
-            .hosts
-            .finish(max_ns, stopped_at_until || done, interrupted)?
-        {
-            // A node's error or non-zero guest status (its wio exit code says both).
-            if code == 0 && summary.wio_exit_code != 0 {
-                code = summary.wio_exit_code;
-            }
-            self.trace.event(
-                summary.virtual_ns,
-                "node",
-                json!({ "name": self.names[i], "trace_hash": summary.trace_hash, "exit": summary.wio_exit_code }),
-            );
-            summaries.push((self.names[i].clone(), summary));
-        }
-        let end = summaries
-            .iter()
-            .map(|(_, s)| s.virtual_ns)
-            .max()
-            .unwrap_or(0);
-        let names = &self.names;
-        let drawn = self
-            .scenario
-            .partitions
-            .iter()
-            .filter(|p| p.drawn && p.from_ns < end)
-            .map(|p| WorldFault::of_partition(p, names))
-            .chain(
-                self.scenario
-                    .degrades
-                    .iter()
-                    .filter(|d| d.drawn && d.from_ns < end)
-                    .map(|d| WorldFault::of_degrade(d, names)),
-            );
-        let mut world_faults: Vec<WorldFault> = drawn.collect();
-        world_faults.sort_by_key(|f| f.from_ns);
-        // The nodes' promises judged together (a world stopped at its `until` text, its end
-        // not seen, fails on violations only).
-        let promises = promises::join(&summaries);
-        let failed = promises.iter().filter(|v| {
-            v.status == Status::Violated || (!stopped_at_until && v.status != Status::Passed)
-        });
-        if code == 0 && failed.count() > 0 {
-            code = wio_machines::error::exit_code::PROMISE;
-        }
-        let drops = self.switch.drops.take().unwrap_or_default();
-        let summary = WorldSummary {
-            promises,
-            peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
-            faults: world_faults,
-            seed: self.seed,
-            world_trace_hash: self.trace.hash_hex(),
-            quantum_ns: quantum,
-            virtual_ns: end,
-            wall_ns: wall.elapsed().as_nanos() as u64,
-            sandbox: wio_machines::sandbox::describe(),
-            start_wall_ns: self.start_wall_ns,
-            switch: self.switch.stats,
-            nodes: summaries,
-            wio_exit_code: code,
-            restored_from: self.restored_from,
-            matched,
-            until_line,
-        };
-        if let (Some(mut t), Some(path)) = (timeline, opts.timeline.as_ref()) {
-            t.drops = drops;
-            std::fs::write(path, t.svg(&self.scenario.port_names(), &summary)).map_err(
-                |source| WioError::Output {
-                    what: "timeline",
-                    path: path.clone(),
-                    source,
-                },
-            )?;
-        }
-        Ok(Some(summary))
     }
 }
