@@ -77,11 +77,15 @@ on_exit() {
   if [[ "$current_step" != done && "$current_step" != start ]]; then
     step_times+=("$(printf '%6d s  %s (did not finish)' $((SECONDS - step_started)) "$current_step")")
   fi
+  # A step that ran to its end and failed, reported after the steps beside it.
+  [[ -n "${failed_step:-}" ]] && current_step="$failed_step"
   echo "== steps (wall seconds; $SECONDS s in all)"
   printf '%s\n' "${step_times[@]}"
   # CPU time of every finished child (bash's `times`, second line: user and system), to
   # tell how busy the two cores were: what packing the steps can still save.
-  times | tail -n 1 | awk -v wall="$SECONDS" '{
+  # (`times` in a pipeline or $(...) would run in a subshell, whose children are none.)
+  times >"$logs/times.txt"
+  tail -n 1 "$logs/times.txt" | awk -v wall="$SECONDS" '{
     cpu = 0
     for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); cpu += t[1] * 60 + t[2] }
     if (wall > 0) printf "CPU: %d s (user and system, every finished child) over %d s wall: %.2f cores busy on average\n", cpu, wall, cpu / wall
@@ -214,14 +218,17 @@ if [[ -n "$fuzz_pid" ]]; then
   [[ $fuzz_status -eq 0 ]] || exit "$fuzz_status"
 fi
 quiet_log=""
-if [[ $l1_status -ne 0 ]]; then
-  current_step="x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
-  echo "ci/test.sh: the x86-64 tests in L1 failed (log above and in $logs/l1.log)"
+if [[ $l1_status -ne 0 || $test_status -ne 0 ]]; then
+  step "done"
+  if [[ $l1_status -ne 0 ]]; then
+    failed_step="x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
+    echo "ci/test.sh: the x86-64 tests in L1 failed (log above and in $logs/l1.log)"
+  fi
+  if [[ $test_status -ne 0 ]]; then
+    failed_step="cargo test"
+    echo "ci/test.sh: cargo test failed (log above and in $logs/cargo-test.log)"
+    exit "$test_status"
+  fi
   exit "$l1_status"
-fi
-if [[ $test_status -ne 0 ]]; then
-  current_step="cargo test"
-  echo "ci/test.sh: cargo test failed (log above and in $logs/cargo-test.log)"
-  exit "$test_status"
 fi
 step "done"

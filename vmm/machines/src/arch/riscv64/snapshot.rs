@@ -521,33 +521,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         link: meta.link(),
         ..cfg.clone()
     };
-    let mut devices = virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::Sdk)?;
-    if devices.len() != state.virtio.len() {
-        return Err(bad(format!(
-            "has {} virtio devices where this machine has {}",
-            state.virtio.len(),
-            devices.len()
-        )));
-    }
-    for (slot, (t, saved)) in devices.iter_mut().zip(&state.virtio).enumerate() {
-        t.load_state(saved, reseed).map_err(|e| {
-            bad(format!(
-                "has a `{}{slot}` section this machine refuses: {e}",
-                section::VIRTIO
-            ))
-        })?;
-    }
-    for (slot, overlay) in &l.overlays {
-        let block = devices
-            .get_mut(*slot)
-            .and_then(|t| t.device_mut().as_any_mut().downcast_mut::<Block>())
-            .ok_or_else(|| {
-                bad(format!(
-                    "has a disk overlay for slot {slot}, which holds no disk"
-                ))
-            })?;
-        block.disk_mut().set_overlay(overlay.clone());
-    }
+    let devices = restore_virtio(l, &device_cfg, disk, reseed, &bad)?;
     let events = EventQueue::from_parts(state.events.events.clone(), state.events.next_seq)
         .map_err(|e| bad(format!("has an `events` section this machine refuses: {e}")))?;
     if events
@@ -561,78 +535,20 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let now_ns = clock::now(&state.clock, &hart).as_ns();
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let mut trace = persist::infallible(Trace::restore(trace, &state.trace));
-    let mut timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
-    let mut clk = state.clock;
-    if let Some(RunSeed(s)) = reseed {
-        // The branch's trace says where its future was re-keyed.
-        trace.event(now_ns, "reseed", json!({ "from": meta.seed, "seed": s }));
-    }
-    // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
-    let noise_changed = cfg.sched_noise_given && cfg.sched_noise != timer_noise.level();
-    if noise_changed {
-        trace.event(
-            now_ns,
-            "sched-noise",
-            json!({ "level": cfg.sched_noise.name(), "from": timer_noise.level().name() }),
-        );
-        timer_noise = TimerNoise::new(cfg.sched_noise, RunSeed(seed));
-    }
-    // A branch is a new generation of the machine: a new ID, and its interrupt, so the
-    // kernel reseeds its CRNG before its programs draw from it again.
-    let mut plic = state.plic.clone();
-    let vmgenid = match (&state.vmgenid, reseed) {
-        (Some(_), Some(seed)) => {
-            let g = VmGenId::drawn(seed, now_ns);
-            plic.pulse(layout::VMGENID_IRQ);
-            trace.event(
-                now_ns,
-                "vmgenid",
-                json!({ "id": crate::trace::hex(&g.id()) }),
-            );
-            Some(g)
-        }
-        (g, _) => g.clone(),
-    };
-    // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced),
-    // or the fixed drift the configuration gives.
-    let level = timer_noise.level();
-    let new_ppm = match (cfg.clock_drift_ppm, reseed) {
-        (Some(ppm), _) => (ppm != state.clock.drift_ppm()).then_some(ppm),
-        (None, Some(seed)) if level != SchedNoise::Off => Some(noise::drift_ppm(level, seed)),
-        // A new level (with or without a new seed): that level's drift for the run's seed
-        // (off: none).
-        (None, _) if noise_changed => Some(noise::drift_ppm(level, RunSeed(seed))),
-        (None, _) => None,
-    };
-    if let Some(ppm) = new_ppm {
-        check_drift(ppm)?;
-        clk = clock::rekeyed(&clk, &hart, ppm)?;
-        trace.event(
-            now_ns,
-            "clock-drift",
-            json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
-        );
-    }
-    // A branch draws the latency of a timer the guest armed before the branch point again:
-    // the interrupt has not happened, so when it lands is the branch's future (else every
-    // branch of a moment kept during a sleep wakes on the same instruction).
-    if reseed.is_some() && hart.timecmp != u64::MAX {
-        let due = hart.timecmp.saturating_mul(layout::CYCLES_PER_TICK);
-        if due > hart.cycles() {
-            let timecmp = hart.timecmp;
-            super::machine::arm_timer(&clk, &mut hart, &mut timer_noise, timecmp);
-        }
-    }
-    // Stalls: the snapshot's go on for its own seed; a branch (another seed) or another
-    // level draws its own from the branch point. A snapshot without them (older than
-    // format 7.2) goes on without stalls.
-    let instructions = state.run.instret_before.saturating_add(hart.instret());
-    let stalls = match (reseed, &state.stalls) {
-        (Some(s), _) => Stalls::branched(level, s, instructions, now_ns),
-        (None, _) if noise_changed => Stalls::new(level, RunSeed(seed), instructions),
-        (None, Some(st)) => persist::infallible(Stalls::restore((), st)),
-        (None, None) => Stalls::none(RunSeed(seed)),
-    };
+    let Rekeyed {
+        noise: timer_noise,
+        clock: clk,
+        plic,
+        vmgenid,
+        stalls,
+    } = rekey(
+        state,
+        cfg,
+        (meta.seed, seed, reseed),
+        &mut hart,
+        now_ns,
+        &mut trace,
+    )?;
     let mut faults = state.faults.clone();
     let replaced = cfg.restore_faults(
         &mut faults,
@@ -651,15 +567,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         .map_err(|e| bad(format!("has a `uart` section this machine refuses: {e}")))?;
     let console = Console::restore(Console::new(cfg.echo(), wall), &state.console)
         .map_err(|e| bad(format!("has a `console` section this machine refuses: {e}")))?;
-    let mut exits = BTreeMap::new();
-    for (k, v) in &state.run.exits {
-        let kind = EXIT_KINDS.iter().find(|e| **e == k).ok_or_else(|| {
-            bad(format!(
-                "has a `run` section that counts an unknown exit kind {k:?}"
-            ))
-        })?;
-        exits.insert(*kind, *v);
-    }
+    let exits = exit_counts(&state.run.exits, &bad)?;
     let mut m = RvMachine {
         engine: RiscvEngine::new(hart, clk),
         bus: RvBus {
@@ -722,4 +630,172 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         m.bus.replace_fault_events(r);
     }
     Ok(m)
+}
+
+/// The machine's virtio devices as the snapshot left them (re-keyed with `reseed`), with
+/// the branch's disk overlays in their slots.
+fn restore_virtio(
+    l: &RvLoaded,
+    device_cfg: &RunConfig,
+    disk: Option<wio_virtio_devices::Disk>,
+    reseed: Option<RunSeed>,
+    bad: &dyn Fn(String) -> WioError,
+) -> Result<Vec<wio_virtio_devices::MmioTransport>> {
+    let state = &l.state;
+    let snapshot_seed = l.origin.meta.seed;
+    let mut devices = virtio::devices(
+        device_cfg,
+        RunSeed(snapshot_seed),
+        disk,
+        virtio::Channel::Sdk,
+    )?;
+    if devices.len() != state.virtio.len() {
+        return Err(bad(format!(
+            "has {} virtio devices where this machine has {}",
+            state.virtio.len(),
+            devices.len()
+        )));
+    }
+    for (slot, (t, saved)) in devices.iter_mut().zip(&state.virtio).enumerate() {
+        t.load_state(saved, reseed).map_err(|e| {
+            bad(format!(
+                "has a `{}{slot}` section this machine refuses: {e}",
+                section::VIRTIO
+            ))
+        })?;
+    }
+    for (slot, overlay) in &l.overlays {
+        let block = devices
+            .get_mut(*slot)
+            .and_then(|t| t.device_mut().as_any_mut().downcast_mut::<Block>())
+            .ok_or_else(|| {
+                bad(format!(
+                    "has a disk overlay for slot {slot}, which holds no disk"
+                ))
+            })?;
+        block.disk_mut().set_overlay(overlay.clone());
+    }
+    Ok(devices)
+}
+
+/// What a restore re-keys when the branch has its own seed, noise level or drift.
+struct Rekeyed {
+    noise: TimerNoise,
+    clock: InstructionClock,
+    plic: Plic,
+    vmgenid: Option<VmGenId>,
+    stalls: Stalls,
+}
+
+/// The timing a restore goes on with, in this order (each change traced): the re-seed,
+/// a new noise level, a new VM generation ID (and its interrupt), a new clock drift, the
+/// armed timer's latency drawn again, and the CPU stalls from the branch point.
+fn rekey(
+    state: &MachineState,
+    cfg: &RunConfig,
+    (snapshot_seed, seed, reseed): (u64, u64, Option<RunSeed>),
+    hart: &mut wio_riscv::Hart,
+    now_ns: u64,
+    trace: &mut Trace,
+) -> Result<Rekeyed> {
+    let mut timer_noise = persist::infallible(TimerNoise::restore(reseed, &state.noise));
+    let mut clk = state.clock;
+    if let Some(RunSeed(s)) = reseed {
+        // The branch's trace says where its future was re-keyed.
+        trace.event(
+            now_ns,
+            "reseed",
+            json!({ "from": snapshot_seed, "seed": s }),
+        );
+    }
+    // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
+    let noise_changed = cfg.sched_noise_given && cfg.sched_noise != timer_noise.level();
+    if noise_changed {
+        trace.event(
+            now_ns,
+            "sched-noise",
+            json!({ "level": cfg.sched_noise.name(), "from": timer_noise.level().name() }),
+        );
+        timer_noise = TimerNoise::new(cfg.sched_noise, RunSeed(seed));
+    }
+    // A branch is a new generation of the machine: a new ID, and its interrupt, so the
+    // kernel reseeds its CRNG before its programs draw from it again.
+    let mut plic = state.plic.clone();
+    let vmgenid = match (&state.vmgenid, reseed) {
+        (Some(_), Some(seed)) => {
+            let g = VmGenId::drawn(seed, now_ns);
+            plic.pulse(layout::VMGENID_IRQ);
+            trace.event(
+                now_ns,
+                "vmgenid",
+                json!({ "id": crate::trace::hex(&g.id()) }),
+            );
+            Some(g)
+        }
+        (g, _) => g.clone(),
+    };
+    // The new seed's drift from here on (the snapshot's level: off stays 0 and untraced),
+    // or the fixed drift the configuration gives.
+    let level = timer_noise.level();
+    let new_ppm = match (cfg.clock_drift_ppm, reseed) {
+        (Some(ppm), _) => (ppm != state.clock.drift_ppm()).then_some(ppm),
+        (None, Some(seed)) if level != SchedNoise::Off => Some(noise::drift_ppm(level, seed)),
+        // A new level (with or without a new seed): that level's drift for the run's seed
+        // (off: none).
+        (None, _) if noise_changed => Some(noise::drift_ppm(level, RunSeed(seed))),
+        (None, _) => None,
+    };
+    if let Some(ppm) = new_ppm {
+        check_drift(ppm)?;
+        clk = clock::rekeyed(&clk, hart, ppm)?;
+        trace.event(
+            now_ns,
+            "clock-drift",
+            json!({ "ppm": ppm, "from_ppm": state.clock.drift_ppm() }),
+        );
+    }
+    // A branch draws the latency of a timer the guest armed before the branch point again:
+    // the interrupt has not happened, so when it lands is the branch's future (else every
+    // branch of a moment kept during a sleep wakes on the same instruction).
+    if reseed.is_some() && hart.timecmp != u64::MAX {
+        let due = hart.timecmp.saturating_mul(layout::CYCLES_PER_TICK);
+        if due > hart.cycles() {
+            let timecmp = hart.timecmp;
+            super::machine::arm_timer(&clk, hart, &mut timer_noise, timecmp);
+        }
+    }
+    // Stalls: the snapshot's go on for its own seed; a branch (another seed) or another
+    // level draws its own from the branch point. A snapshot without them (older than
+    // format 7.2) goes on without stalls.
+    let instructions = state.run.instret_before.saturating_add(hart.instret());
+    let stalls = match (reseed, &state.stalls) {
+        (Some(s), _) => Stalls::branched(level, s, instructions, now_ns),
+        (None, _) if noise_changed => Stalls::new(level, RunSeed(seed), instructions),
+        (None, Some(st)) => persist::infallible(Stalls::restore((), st)),
+        (None, None) => Stalls::none(RunSeed(seed)),
+    };
+    Ok(Rekeyed {
+        noise: timer_noise,
+        clock: clk,
+        plic,
+        vmgenid,
+        stalls,
+    })
+}
+
+/// The exit counts a snapshot's `run` section keeps, by the names wio counts.
+fn exit_counts(
+    saved: &[(String, u64)],
+    bad: &dyn Fn(String) -> WioError,
+) -> Result<BTreeMap<&'static str, u64>> {
+    let mut exits = BTreeMap::new();
+    for (k, v) in saved {
+        let kind = EXIT_KINDS.iter().find(|e| **e == k).ok_or_else(|| {
+            bad(format!(
+                "has a `run` section that counts an unknown exit kind {k:?}"
+            ))
+        })?;
+        exits.insert(*kind, *v);
+    }
+    Ok(exits)
 }
