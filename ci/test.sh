@@ -169,6 +169,9 @@ step "cargo test --no-run (every test binary and the wio binary they run)"
 # this one waits on cargo's build lock.
 cargo test --workspace --release --no-run
 
+step "the docs' wio commands against the command line (ci/docs_commands.py)"
+python3 ci/docs_commands.py "${CARGO_TARGET_DIR:-target}/release/wio"
+
 # Three things then share the two cores: cargo test (two test threads, with idle stretches
 # while one long test finishes a binary), the x86-64 tests in L1 (QEMU TCG with one vCPU:
 # mostly one core) and the fuzzers (mostly their build). One after the other, each left a

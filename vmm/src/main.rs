@@ -651,6 +651,11 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // A test hook for ci/docs_commands.py: the command line parsed (every flag known, every
+    // value of the right form), nothing run.
+    if std::env::var_os("WIO_PARSE_ONLY").is_some() {
+        std::process::exit(0);
+    }
     // Ctrl-C and SIGTERM, one handler for every subcommand (see wio_machines::interrupt): a run
     // ends at its next step with the trace and summary written, a world at its next
     // quantum with every node's summary, an exploration with the finished seeds' report;
