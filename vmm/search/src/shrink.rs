@@ -16,7 +16,7 @@
 //! reproduces it.
 
 use crate::explore::path::BranchPath;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use wio_machines::error::NondeterminismError;
@@ -417,47 +417,13 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     };
     eprintln!("shrink: running {branch} from {}…", x.from.display());
     let base = p.run(None)?;
-    let target = match &x.promise {
-        Some(text) => base
-            .promises
-            .iter()
-            .find(|v| v.promise.message.contains(text.as_str()))
-            .ok_or_else(|| ShrinkError::NoSuchPromise { text: text.clone() })?,
-        None => base
-            .promises
-            .iter()
-            .find(|v| v.status == Status::Violated)
-            .or_else(|| base.promises.iter().find(|v| failed(v)))
-            .ok_or_else(|| ShrinkError::NothingBroken {
-                branch: branch.clone(),
-                from: x.from.clone(),
-            })?,
-    };
-    if !failed(target) {
-        return Err(ShrinkError::PromiseKept {
-            branch: branch.clone(),
-            promise: target.promise.message.clone(),
-        }
-        .into());
-    }
+    let target = broken_promise(&base, x, &branch)?;
     p.target = Target {
         id: target.promise.id.clone(),
         status: target.status,
         message: target.promise.message.clone(),
     };
-    let mut items: Vec<Item> = base
-        .faults
-        .iter()
-        .filter(|f| f.exact.start_ns() >= at)
-        .cloned()
-        .map(Item::Between)
-        .collect();
-    for (name, s) in &base.nodes {
-        for a in s.faults.iter().filter(|a| a.fault.at_ns >= at) {
-            items.push(Item::Node(name.clone(), a.fault));
-        }
-    }
-    items.sort_by_key(Item::start);
+    let items = fault_items(&base, at);
     p.nodes = items.iter().any(|i| matches!(i, Item::Node(..)));
     let limit = items.iter().map(Item::end).max().unwrap_or(at);
     eprintln!(
@@ -513,6 +479,79 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     .ok_or(WioError::NoResult {
         what: "the shrink's last run",
     })?;
+    report(
+        x,
+        (&branch, seed),
+        &p,
+        (&items, &minimal),
+        &last,
+        (started, &svg),
+    );
+    Ok(Outcome {
+        before: items.len(),
+        after: minimal.len(),
+        probes: p.probes.load(Ordering::Relaxed),
+    })
+}
+
+/// The promise the branch breaks: the one `--promise` names, else its first violated
+/// one, else its first that failed another way; an error when it holds.
+fn broken_promise<'a>(base: &'a WorldSummary, x: &Shrink, branch: &str) -> Result<&'a Verdict> {
+    let target = match &x.promise {
+        Some(text) => base
+            .promises
+            .iter()
+            .find(|v| v.promise.message.contains(text.as_str()))
+            .ok_or_else(|| ShrinkError::NoSuchPromise { text: text.clone() })?,
+        None => base
+            .promises
+            .iter()
+            .find(|v| v.status == Status::Violated)
+            .or_else(|| base.promises.iter().find(|v| failed(v)))
+            .ok_or_else(|| ShrinkError::NothingBroken {
+                branch: branch.to_string(),
+                from: x.from.clone(),
+            })?,
+    };
+    if !failed(target) {
+        return Err(ShrinkError::PromiseKept {
+            branch: branch.to_string(),
+            promise: target.promise.message.clone(),
+        }
+        .into());
+    }
+    Ok(target)
+}
+
+/// The faults of the branch's run from `at` on (the world's and each node's), in the order
+/// they start: what the shrink takes away from.
+fn fault_items(base: &WorldSummary, at: u64) -> Vec<Item> {
+    let mut items: Vec<Item> = base
+        .faults
+        .iter()
+        .filter(|f| f.exact.start_ns() >= at)
+        .cloned()
+        .map(Item::Between)
+        .collect();
+    for (name, s) in &base.nodes {
+        for a in s.faults.iter().filter(|a| a.fault.at_ns >= at) {
+            items.push(Item::Node(name.clone(), a.fault));
+        }
+    }
+    items.sort_by_key(Item::start);
+    items
+}
+
+/// Prints what the shrink found: the minimal faults and their story, when the promise
+/// broke in the minimal plan's own run (`last`), and the command that reproduces it.
+fn report(
+    x: &Shrink,
+    (branch, seed): (&str, u64),
+    p: &Prober,
+    (items, minimal): (&[Item], &[Item]),
+    last: &WorldSummary,
+    (started, svg): (Instant, &Path),
+) {
     let verdict = last.promises.iter().find(|v| v.promise.id == p.target.id);
     println!(
         "minimal plan: {} fault(s) (from {}) in {} probes, {:.1} s; {branch} still breaks {:?}",
@@ -525,7 +564,7 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     if minimal.is_empty() {
         println!("  no fault needed: the seed's timing alone (noise, the programs' random numbers) breaks it");
     }
-    for i in &minimal {
+    for i in minimal {
         println!("  {}", i.story());
     }
     if let Some(v) = verdict {
@@ -559,11 +598,6 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         x.out.display(),
         svg.display()
     );
-    Ok(Outcome {
-        before: items.len(),
-        after: minimal.len(),
-        probes: p.probes.load(Ordering::Relaxed),
-    })
 }
 
 #[cfg(test)]
