@@ -6,7 +6,7 @@
 //! drift by a seeded ppm); WFI jumps it to the next timer deadline or device event, so
 //! idle time costs nothing.
 
-use super::boot::{fdt_rng_seed, hart_on, BootImage};
+use super::boot::{fdt_rng_seed, hart_on, BootImage, Placement};
 use super::bus::{Power, RvBus, TestRequest};
 use super::clock;
 use super::engine::RiscvEngine;
@@ -36,10 +36,11 @@ use crate::promises::report::Promises;
 use crate::promises::Ledger;
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
-use crate::trace::{fold, hex};
+use crate::trace::{fold, hex, Trace};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use wio_clock::{InstructionClock, VirtualTime};
@@ -151,15 +152,20 @@ fn check_mem(cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
-impl RvMachine {
-    /// Builds the machine a configuration describes and boots its kernel.
-    pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
-        check_mem(cfg)?;
-        let disk = virtio::open_disk(cfg)?;
-        let faults = cfg.fault_injector(Targets {
-            disk: disk.is_some(),
-            node: true,
-        })?;
+/// What a boot reads from the host before it builds the machine: the kernel, the initrd
+/// (with a root disk, a built guest boots from the disk instead of its initramfs; an
+/// explicit `--initrd` wins), the command line, and the firmware if any.
+struct Artifacts {
+    kernel_path: PathBuf,
+    kernel: Vec<u8>,
+    initrd_path: Option<PathBuf>,
+    initrd: Option<Vec<u8>>,
+    cmdline: String,
+    firmware: Option<(PathBuf, Vec<u8>)>,
+}
+
+impl Artifacts {
+    fn read(cfg: &RunConfig, has_disk: bool) -> Result<Artifacts> {
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
             None => {
@@ -168,7 +174,7 @@ impl RvMachine {
                 // With a root disk, the built guest boots from it instead of its initramfs.
                 (
                     kernel,
-                    if disk.is_some() {
+                    if has_disk {
                         cfg.initrd.clone()
                     } else {
                         // An explicit --initrd wins over the built guest's.
@@ -195,7 +201,7 @@ impl RvMachine {
             None => None,
         };
         let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
-            if disk.is_some() {
+            if has_disk {
                 format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
             } else {
                 DEFAULT_CMDLINE.to_string()
@@ -213,6 +219,76 @@ impl RvMachine {
             )),
             None => None,
         };
+        Ok(Artifacts {
+            kernel_path,
+            kernel,
+            initrd_path,
+            initrd,
+            cmdline,
+            firmware,
+        })
+    }
+}
+
+/// The boot's first trace events: `start` (seed, memory, the images' hashes, the command
+/// line, where things were placed), and for M-mode guests `m-mode` (only for them, so the
+/// traces of supervisor kernels stay as they were).
+fn trace_boot(
+    trace: &mut Trace,
+    cfg: &RunConfig,
+    image: &BootImage,
+    placement: &Placement,
+    pc: u64,
+    (kernel_sha256, initrd_sha256, firmware_sha256): (&str, &Option<String>, &Option<String>),
+) {
+    trace.event(
+        0,
+        "start",
+        json!({
+            "seed": cfg.seed,
+            "arch": "riscv64",
+            "mem_mib": cfg.mem_mib,
+            "kernel_sha256": kernel_sha256,
+            "initrd_sha256": initrd_sha256,
+            "cmdline": image.cmdline,
+            "disk": virtio::disk_json(cfg),
+            "entry": placement.entry,
+            "kernel_end": placement.kernel_end,
+            "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
+            "fdt": placement.fdt_addr,
+        }),
+    );
+    if image.m_mode() {
+        // Only for M-mode guests, so the traces of supervisor kernels stay as they were.
+        trace.event(
+            0,
+            "m-mode",
+            json!({
+                "firmware_sha256": firmware_sha256,
+                "bare_metal": image.bare_metal(),
+                "pc": pc,
+            }),
+        );
+    }
+}
+
+impl RvMachine {
+    /// Builds the machine a configuration describes and boots its kernel.
+    pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<RvMachine> {
+        check_mem(cfg)?;
+        let disk = virtio::open_disk(cfg)?;
+        let faults = cfg.fault_injector(Targets {
+            disk: disk.is_some(),
+            node: true,
+        })?;
+        let Artifacts {
+            kernel_path,
+            kernel,
+            initrd_path,
+            initrd,
+            cmdline,
+            firmware,
+        } = Artifacts::read(cfg, disk.is_some())?;
         let trace = crate::trace::open(cfg.trace.as_ref())?;
 
         let mem_bytes = cfg.mem_mib << 20;
@@ -266,35 +342,14 @@ impl RvMachine {
             edac: cfg.ecc.then(Edac::default),
             vmgenid,
         };
-        bus.trace.event(
-            0,
-            "start",
-            json!({
-                "seed": cfg.seed,
-                "arch": "riscv64",
-                "mem_mib": cfg.mem_mib,
-                "kernel_sha256": kernel_sha256,
-                "initrd_sha256": initrd_sha256,
-                "cmdline": cmdline,
-                "disk": virtio::disk_json(cfg),
-                "entry": placement.entry,
-                "kernel_end": placement.kernel_end,
-                "initrd_at": placement.initrd.map(|(start, end)| json!({ "start": start, "end": end })),
-                "fdt": placement.fdt_addr,
-            }),
+        trace_boot(
+            &mut bus.trace,
+            cfg,
+            &image,
+            &placement,
+            hart_pc,
+            (&kernel_sha256, &initrd_sha256, &firmware_sha256),
         );
-        if image.m_mode() {
-            // Only for M-mode guests, so the traces of supervisor kernels stay as they were.
-            bus.trace.event(
-                0,
-                "m-mode",
-                json!({
-                    "firmware_sha256": firmware_sha256,
-                    "bare_metal": image.bare_metal(),
-                    "pc": hart_pc,
-                }),
-            );
-        }
         bus.schedule_faults();
         let drift = cfg
             .clock_drift_ppm
