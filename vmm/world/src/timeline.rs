@@ -48,106 +48,40 @@ impl Timeline {
     /// The SVG of a run with ports `names` (nodes, then the peer) that `w` summarizes.
     pub fn svg(&self, names: &[String], w: &WorldSummary) -> String {
         let t0 = w.restored_from.as_ref().map_or(0, |r| r.virtual_ns);
-        let t1 = w.virtual_ns.max(t0 + 1);
-        let plot = W - LEFT - RIGHT;
-        let x = |t: u64| LEFT + (t.clamp(t0, t1) - t0) as f64 / (t1 - t0) as f64 * plot;
-        let y = |i: usize| TOP + LANE * i as f64 + LANE / 2.0;
+        let p = Plot {
+            t0,
+            t1: w.virtual_ns.max(t0 + 1),
+        };
         let h = TOP + LANE * names.len() as f64 + 70.0;
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(s, r#"<rect width="{W}" height="{h}" fill="white"/>"#);
-        let _ = writeln!(
-            s,
-            r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">wio sim: seed {} · world trace {} · {:.3} virtual s</text>"#,
-            w.seed,
-            &w.world_trace_hash[..16.min(w.world_trace_hash.len())],
-            (t1 - t0) as f64 / 1e9
-        );
-        // Faults between nodes: bands over the lanes they touch.
-        for f in &w.faults {
-            let (x0, x1) = (x(f.from_ns), x(f.until_ns).max(x(f.from_ns) + 1.0));
-            let (lanes, colour): (Vec<usize>, &str) = match &f.exact {
-                Between::Partition(p) => {
-                    let side = |g: usize| -> Vec<usize> {
-                        (0..names.len())
-                            .filter(|i| p.group_of.get(*i).copied().flatten() == Some(g))
-                            .collect()
-                    };
-                    let (a, b) = (side(0), side(1));
-                    (if a.len() <= b.len() { a } else { b }, "#d62728")
-                }
-                Between::Degrade(d) => (
-                    d.between
-                        .map_or_else(|| (0..names.len()).collect(), |(a, b)| vec![a, b]),
-                    "#ff7f0e",
-                ),
-            };
-            for i in lanes {
-                let _ = writeln!(
-                    s,
-                    r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.18"><title>{} {} {:.3}-{:.3} s</title></rect>"#,
-                    y(i) - LANE * 0.4,
-                    x1 - x0,
-                    LANE * 0.8,
-                    esc(&f.kind),
-                    esc(&f.what),
-                    f.from_ns as f64 / 1e9,
-                    f.until_ns as f64 / 1e9
-                );
-            }
-            let _ = writeln!(
-                s,
-                r#"<text x="{x0:.1}" y="{:.1}" fill="{colour}" font-size="10">{} {}</text>"#,
-                TOP - 6.0,
-                esc(&f.kind),
-                esc(&f.what)
-            );
-        }
-        // The nodes' own faults.
-        for (i, (_, n)) in w.nodes.iter().enumerate() {
-            for a in &n.faults {
-                let f = &a.fault;
-                let (x0, x1) = (x(f.at_ns), x(f.end_ns()).max(x(f.at_ns) + 2.0));
-                let _ = writeln!(
-                    s,
-                    r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9467bd" fill-opacity="0.3"><title>{}</title></rect>"##,
-                    y(i) - LANE * 0.3,
-                    x1 - x0,
-                    LANE * 0.6,
-                    esc(f.kind.name())
-                );
-            }
-        }
-        // Lanes.
-        for (i, name) in names.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-width="1.5"/><text x="10" y="{:.1}" font-size="14">{}</text>"##,
-                y(i),
-                W - RIGHT,
-                y(i),
-                y(i) + 5.0,
-                esc(name)
-            );
-        }
-        // Frames.
+        p.header(&mut s, h, w);
+        p.world_faults(&mut s, names, w);
+        p.node_faults(&mut s, w);
+        p.lanes(&mut s, names);
+        self.frames(&mut s, &p, names);
+        self.console_lines(&mut s, &p, names);
+        p.ends_and_promises(&mut s, names, w);
+        p.axis(&mut s, names.len());
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// Frames (sent to arrived) and dropped frames.
+    fn frames(&self, s: &mut String, p: &Plot, names: &[String]) {
         for (src, dst, sent, at) in &self.frames {
             let _ = writeln!(
                 s,
                 r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#1f77b4" stroke-opacity="0.35" stroke-width="0.7"/>"##,
-                x(*sent),
-                y(*src),
-                x(*at),
-                y(*dst)
+                p.x(*sent),
+                p.y(*src),
+                p.x(*at),
+                p.y(*dst)
             );
         }
         for d in &self.drops {
             let (cx, cy) = (
-                x(d.at_ns),
-                y(d.src) + if d.dst > d.src { 8.0 } else { -8.0 },
+                p.x(d.at_ns),
+                p.y(d.src) + if d.dst > d.src { 8.0 } else { -8.0 },
             );
             let _ = writeln!(
                 s,
@@ -160,11 +94,15 @@ impl Timeline {
                 d.at_ns as f64 / 1e9
             );
         }
+    }
+
+    /// Console lines: a tick each, trouble labelled.
+    fn console_lines(&self, s: &mut String, p: &Plot, names: &[String]) {
         // Console lines: a tick each (the text on hover); trouble labelled.
         // Labels go in up to three rows under a lane, never over each other.
         let mut free: Vec<[f64; 3]> = vec![[f64::MIN; 3]; names.len()];
         for (node, at, text) in &self.lines {
-            let (cx, cy) = (x(*at), y(*node));
+            let (cx, cy) = (p.x(*at), p.y(*node));
             let bad = trouble(text);
             let _ = writeln!(
                 s,
@@ -193,13 +131,135 @@ impl Timeline {
                 );
             }
         }
-        // Node ends and broken promises.
+    }
+}
+
+/// The plot's geometry: virtual time t0..t1 across, a lane per node down.
+struct Plot {
+    t0: u64,
+    t1: u64,
+}
+
+impl Plot {
+    /// The x of virtual time `t` (clamped to the plot).
+    fn x(&self, t: u64) -> f64 {
+        let plot = W - LEFT - RIGHT;
+        LEFT + (t.clamp(self.t0, self.t1) - self.t0) as f64 / (self.t1 - self.t0) as f64 * plot
+    }
+
+    /// The y of lane `i`'s middle.
+    fn y(&self, i: usize) -> f64 {
+        TOP + LANE * i as f64 + LANE / 2.0
+    }
+
+    /// The SVG element, its background and the title line.
+    fn header(&self, s: &mut String, h: f64, w: &WorldSummary) {
+        let (t0, t1) = (self.t0, self.t1);
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{W}" height="{h}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">wio sim: seed {} · world trace {} · {:.3} virtual s</text>"#,
+            w.seed,
+            &w.world_trace_hash[..16.min(w.world_trace_hash.len())],
+            (t1 - t0) as f64 / 1e9
+        );
+    }
+
+    /// Faults between nodes: bands over the lanes they touch.
+    fn world_faults(&self, s: &mut String, names: &[String], w: &WorldSummary) {
+        for f in &w.faults {
+            let (x0, x1) = (
+                self.x(f.from_ns),
+                self.x(f.until_ns).max(self.x(f.from_ns) + 1.0),
+            );
+            let (lanes, colour): (Vec<usize>, &str) = match &f.exact {
+                Between::Partition(p) => {
+                    let side = |g: usize| -> Vec<usize> {
+                        (0..names.len())
+                            .filter(|i| p.group_of.get(*i).copied().flatten() == Some(g))
+                            .collect()
+                    };
+                    let (a, b) = (side(0), side(1));
+                    (if a.len() <= b.len() { a } else { b }, "#d62728")
+                }
+                Between::Degrade(d) => (
+                    d.between
+                        .map_or_else(|| (0..names.len()).collect(), |(a, b)| vec![a, b]),
+                    "#ff7f0e",
+                ),
+            };
+            for i in lanes {
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.18"><title>{} {} {:.3}-{:.3} s</title></rect>"#,
+                    self.y(i) - LANE * 0.4,
+                    x1 - x0,
+                    LANE * 0.8,
+                    esc(&f.kind),
+                    esc(&f.what),
+                    f.from_ns as f64 / 1e9,
+                    f.until_ns as f64 / 1e9
+                );
+            }
+            let _ = writeln!(
+                s,
+                r#"<text x="{x0:.1}" y="{:.1}" fill="{colour}" font-size="10">{} {}</text>"#,
+                TOP - 6.0,
+                esc(&f.kind),
+                esc(&f.what)
+            );
+        }
+    }
+
+    /// The nodes' own faults.
+    fn node_faults(&self, s: &mut String, w: &WorldSummary) {
+        for (i, (_, n)) in w.nodes.iter().enumerate() {
+            for a in &n.faults {
+                let f = &a.fault;
+                let (x0, x1) = (
+                    self.x(f.at_ns),
+                    self.x(f.end_ns()).max(self.x(f.at_ns) + 2.0),
+                );
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9467bd" fill-opacity="0.3"><title>{}</title></rect>"##,
+                    self.y(i) - LANE * 0.3,
+                    x1 - x0,
+                    LANE * 0.6,
+                    esc(f.kind.name())
+                );
+            }
+        }
+    }
+
+    /// A lane per node, with its name.
+    fn lanes(&self, s: &mut String, names: &[String]) {
+        for (i, name) in names.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-width="1.5"/><text x="10" y="{:.1}" font-size="14">{}</text>"##,
+                self.y(i),
+                W - RIGHT,
+                self.y(i),
+                self.y(i) + 5.0,
+                esc(name)
+            );
+        }
+    }
+
+    /// Node ends and broken promises.
+    fn ends_and_promises(&self, s: &mut String, names: &[String], w: &WorldSummary) {
+        let t1 = self.t1;
         for (i, (_, n)) in w.nodes.iter().enumerate() {
             let _ = writeln!(
                 s,
                 r##"<circle cx="{:.1}" cy="{:.1}" r="4" fill="#444"><title>ended at {:.3} s</title></circle>"##,
-                x(n.virtual_ns),
-                y(i),
+                self.x(n.virtual_ns),
+                self.y(i),
                 n.virtual_ns as f64 / 1e9
             );
         }
@@ -217,7 +277,7 @@ impl Timeline {
                         .position(|n| d.split(':').next() == Some(n.as_str()))
                 })
                 .unwrap_or(0);
-            let (cx, cy) = (x(at), y(lane));
+            let (cx, cy) = (self.x(at), self.y(lane));
             let _ = writeln!(
                 s,
                 r##"<circle cx="{cx:.1}" cy="{cy:.1}" r="8" fill="none" stroke="#d62728" stroke-width="3"/><text x="{:.1}" y="{:.1}" fill="#d62728" font-weight="bold" text-anchor="end">{} {} {:?}</text>"##,
@@ -238,7 +298,11 @@ impl Timeline {
             }
             row += 14.0;
         }
-        // Time axis.
+    }
+
+    /// The time axis and the legend.
+    fn axis(&self, s: &mut String, lanes: usize) {
+        let (t0, t1) = (self.t0, self.t1);
         let span = (t1 - t0) as f64 / 1e9;
         let step = [
             0.001, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0, 600.0, 3600.0,
@@ -246,7 +310,7 @@ impl Timeline {
         .into_iter()
         .find(|st| span / st <= 14.0)
         .unwrap_or(3600.0);
-        let axis = TOP + LANE * names.len() as f64 + 10.0;
+        let axis = TOP + LANE * lanes as f64 + 10.0;
         let first = (t0 as f64 / 1e9 / step).ceil() as u64;
         let mut k = first;
         while (k as f64) * step <= t1 as f64 / 1e9 {
@@ -254,7 +318,7 @@ impl Timeline {
             let _ = writeln!(
                 s,
                 r##"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="#bbb"/><text x="{0:.1}" y="{3:.1}" text-anchor="middle" fill="#555">{4} s</text>"##,
-                x(t),
+                self.x(t),
                 TOP - 2.0,
                 axis,
                 axis + 14.0,
@@ -267,7 +331,5 @@ impl Timeline {
             r##"<text x="{LEFT}" y="{:.1}" fill="#555">blue: frames (sent → arrived) · red ×: dropped · red band: partition (smaller side) · orange band: degraded link · purple: a node's own fault · ● node ended · ◯ promise broken</text>"##,
             axis + 40.0
         );
-        s.push_str("</svg>\n");
-        s
     }
 }
