@@ -14,8 +14,61 @@ use wio_world as world;
 mod bench;
 mod cli;
 
+/// `wio run`: checks the flags, builds the run's configuration, boots (or restores, or
+/// replays a path, or serves gdb) and runs the machine to its end.
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
-    let epoch_unix = args.epoch;
+    let max_virtual_ns = check_run_flags(args)?;
+    let arch = run_arch(args)?;
+    let cfg = run_config(args, max_virtual_ns)?;
+    check_run_arch(args, arch)?;
+    let wall = Instant::now();
+    let result = match &args.gdb {
+        Some(addr) => {
+            if !args.snapshot_at.is_empty() || args.pcap.is_some() {
+                return Err(WioError::Usage(
+                    "--gdb runs without --snapshot-at and --pcap (a debugger moves the run back and forth); drop them".into(),
+                ));
+            }
+            builder::debug(arch, &cfg, wall, addr)?
+        }
+        None => match (&args.path, &args.from) {
+            (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
+            _ => {
+                let machine = builder::start(arch, &cfg, wall)?;
+                wio_machines::sandbox::enter()?;
+                machine::driver::run(machine, &cfg, wall)
+            }
+        },
+    };
+    run_outcome(args, result)
+}
+
+/// What `wio run` prints and writes at its end (the summary, `--summary-json`), and its
+/// exit code: the guest's status, clamped to the guest range.
+fn run_outcome(args: &RunArgs, result: machine::RunResult) -> Result<i32, WioError> {
+    if !args.no_summary {
+        eprint!("{}", result.summary.human());
+    }
+    if let Some(path) = &args.summary_json {
+        wio_machines::summary::write_json(&result.summary, path, "summary")?;
+    }
+    match result.outcome {
+        Ok(status) => {
+            if status > error::MAX_GUEST_STATUS {
+                eprintln!(
+                    "wio: guest status {status} is above {}; exiting with {}",
+                    error::MAX_GUEST_STATUS,
+                    error::MAX_GUEST_STATUS
+                );
+            }
+            Ok(status.min(error::MAX_GUEST_STATUS) as i32)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `wio run`'s flags that are wrong whatever the guest: returns the virtual-time limit in ns.
+fn check_run_flags(args: &RunArgs) -> Result<u64, WioError> {
     let max_virtual_ns = args
         .max_virtual_secs
         .checked_mul(1_000_000_000)
@@ -33,11 +86,13 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "--persist writes the disk at the end of the run; it needs a DISK.img".into(),
         ));
     }
-    let plan = snapshot::plan::SnapshotPlan {
-        at: args.snapshot_at.clone(),
-        out: args.snapshot_out.clone(),
-    };
-    let arch = match (&args.from, args.arch) {
+    Ok(max_virtual_ns)
+}
+
+/// The architecture of the run: the snapshot's with `--from` (a different `--arch` is an
+/// error), else `--arch`, else x86-64.
+fn run_arch(args: &RunArgs) -> Result<Arch, WioError> {
+    Ok(match (&args.from, args.arch) {
         (Some(from), arch) => {
             let snap_arch = builder::snapshot_arch(from)?;
             if arch.is_some_and(|a| a != snap_arch) {
@@ -51,9 +106,18 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             snap_arch
         }
         (None, arch) => arch.unwrap_or(Arch::X86_64),
+    })
+}
+
+/// The run's configuration from its flags (reading the fault plan or profile they name).
+fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError> {
+    let epoch_unix = args.epoch;
+    let plan = snapshot::plan::SnapshotPlan {
+        at: args.snapshot_at.clone(),
+        out: args.snapshot_out.clone(),
     };
     let until = args.until.clone();
-    let cfg = RunConfig {
+    Ok(RunConfig {
         until,
         net_port: false,
         mac: None,
@@ -96,7 +160,11 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             loss_ppm: args.net_loss_ppm,
             duplicate_ppm: args.net_dup_ppm,
         },
-    };
+    })
+}
+
+/// `wio run`'s flags that only one architecture takes, and the two that exclude each other.
+fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
     if args.guest.is_some() && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
@@ -118,44 +186,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
             "--guest and --kernel both choose the guest; pass one of them".into(),
         ));
     }
-    let wall = Instant::now();
-    let result = match &args.gdb {
-        Some(addr) => {
-            if !args.snapshot_at.is_empty() || args.pcap.is_some() {
-                return Err(WioError::Usage(
-                    "--gdb runs without --snapshot-at and --pcap (a debugger moves the run back and forth); drop them".into(),
-                ));
-            }
-            builder::debug(arch, &cfg, wall, addr)?
-        }
-        None => match (&args.path, &args.from) {
-            (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
-            _ => {
-                let machine = builder::start(arch, &cfg, wall)?;
-                wio_machines::sandbox::enter()?;
-                machine::driver::run(machine, &cfg, wall)
-            }
-        },
-    };
-    if !args.no_summary {
-        eprint!("{}", result.summary.human());
-    }
-    if let Some(path) = &args.summary_json {
-        wio_machines::summary::write_json(&result.summary, path, "summary")?;
-    }
-    match result.outcome {
-        Ok(status) => {
-            if status > error::MAX_GUEST_STATUS {
-                eprintln!(
-                    "wio: guest status {status} is above {}; exiting with {}",
-                    error::MAX_GUEST_STATUS,
-                    error::MAX_GUEST_STATUS
-                );
-            }
-            Ok(status.min(error::MAX_GUEST_STATUS) as i32)
-        }
-        Err(e) => Err(e),
-    }
+    Ok(())
 }
 
 /// `wio run --from ROOT --path P`: the path's steps through their moments (quiet, as the
