@@ -538,26 +538,7 @@ fn search_from<T: Target>(
         let n = ROUND.min((g.budget - results.len() as u64) as usize);
         let first = results.len() as u64;
         let round: Vec<Assignment<T::State>> = (0..n).map(|_| frontier.assign()).collect();
-        let slots: Vec<Slot<T::State>> = (0..n).map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..x.jobs.clamp(1, n) {
-                scope.spawn(|| loop {
-                    if stop.load(Ordering::Relaxed) || wio_machines::interrupt::requested() {
-                        return;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(a) = round.get(i) else { return };
-                    let r = target.branch(first + i as u64, a, &|m| frontier.knows(m), &stop);
-                    if r.is_err() {
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                    if let Ok(mut s) = slots[i].lock() {
-                        *s = Some(r);
-                    }
-                });
-            }
-        });
+        let slots = run_round(x.jobs, target, &frontier, &round, first, &stop);
         for (a, slot) in round.iter().zip(slots) {
             let branch = results.len() as u64;
             match slot.into_inner().ok().flatten() {
@@ -588,29 +569,98 @@ fn search_from<T: Target>(
         if shown.elapsed().as_secs_f64() >= every || done == g.budget {
             shown = Instant::now();
             let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
-            let line = format!(
-                "guided {done}/{} branches, {failing} failing, frontier {} moments ({} live, depth {}), {} marks, {rate:.1} branches/s",
-                g.budget,
-                frontier.moments(),
-                frontier.live(),
-                frontier.depth(),
-                frontier.marks()
-            );
-            if tty {
-                eprint!("\r{line}\x1b[K");
-            } else {
-                eprintln!("{line}");
-            }
+            show_progress(tty, (done, g.budget, failing), &frontier, rate);
         }
     }
     if tty {
         eprintln!();
     }
+    let complete = finished && results.len() as u64 == g.budget;
+    end_search(
+        x,
+        g,
+        question,
+        (results, growth),
+        &frontier,
+        complete,
+        first_error,
+    )
+}
+
+/// Runs one round's branches on `jobs` worker threads; a branch that fails stops the
+/// others. Each slot holds its branch's outcome (None: not run, abandoned).
+fn run_round<T: Target>(
+    jobs: usize,
+    target: &T,
+    frontier: &Frontier<T::State>,
+    round: &[Assignment<T::State>],
+    first: u64,
+    stop: &AtomicBool,
+) -> Vec<Slot<T::State>> {
+    let n = round.len();
+    let slots: Vec<Slot<T::State>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, n) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) || wio_machines::interrupt::requested() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(a) = round.get(i) else { return };
+                let r = target.branch(first + i as u64, a, &|m| frontier.knows(m), stop);
+                if r.is_err() {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                if let Ok(mut s) = slots[i].lock() {
+                    *s = Some(r);
+                }
+            });
+        }
+    });
+    slots
+}
+
+/// The progress line: branches done of the budget, failing, the frontier, the rate (on a
+/// terminal, one line rewritten in place).
+fn show_progress<S: ?Sized + MomentState>(
+    tty: bool,
+    (done, budget, failing): (u64, u64, u64),
+    frontier: &Frontier<S>,
+    rate: f64,
+) {
+    let line = format!(
+        "guided {done}/{budget} branches, {failing} failing, frontier {} moments ({} live, depth {}), {} marks, {rate:.1} branches/s",
+        frontier.moments(),
+        frontier.live(),
+        frontier.depth(),
+        frontier.marks()
+    );
+    if tty {
+        eprint!("\r{line}\x1b[K");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
+/// Ends the search: the report with the tree and its promises judged (written, with the
+/// growth plot), the checkpoint removed once it is no longer needed, and the first
+/// branch error if there was one.
+fn end_search<S: ?Sized + MomentState>(
+    x: &Explore,
+    g: &Guided,
+    question: Question,
+    (results, growth): (Vec<SeedResult>, Vec<u64>),
+    frontier: &Frontier<S>,
+    complete: bool,
+    first_error: Option<WioError>,
+) -> Result<Report> {
+    let ckpt = checkpoint_path(&x.report);
     let mut report = Report {
         format: REPORT_FORMAT,
         question,
         shards: (1, vec![0]),
-        complete: finished && results.len() as u64 == g.budget,
+        complete,
         results,
         promises: Vec::new(),
         tree: Some(Tree {
@@ -646,29 +696,4 @@ fn search_from<T: Target>(
         );
     }
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plateaus_and_signals() {
-        assert_eq!(plateau(&[]), None);
-        let mut g: Vec<u64> = (0..100).collect();
-        assert_eq!(plateau(&g), None, "still growing");
-        g.extend(std::iter::repeat_n(99, 64));
-        assert_eq!(plateau(&g), Some(99), "64 flat branches after 100");
-        let mut long: Vec<u64> = (0..1000).collect();
-        long.extend(std::iter::repeat_n(999, 100));
-        assert_eq!(plateau(&long), None, "100 flat of 1100 is not a quarter");
-        assert_eq!(parse_signals("all").unwrap(), Signal::ALL.to_vec());
-        assert_eq!(
-            parse_signals("console,promises,console").unwrap(),
-            vec![Signal::Console, Signal::Promise]
-        );
-        assert!(parse_signals("edges").is_err());
-        assert_eq!(parse_signals("coverage").unwrap(), vec![Signal::Coverage]);
-        assert!(parse_signals("").is_err());
-    }
 }
