@@ -109,50 +109,20 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
     let ext = hart.x[17];
     let fid = hart.x[16];
     let a = [hart.x[10], hart.x[11], hart.x[12]];
-    let mut value = 0u64;
-    let mut effect = SbiEffect::None;
-    let error = match ext {
-        eid::BASE => match fid {
-            0 => {
-                value = 2 << 24; // SBI 2.0
-                err::SUCCESS
-            }
-            1 => {
-                value = IMPL_ID;
-                err::SUCCESS
-            }
-            2 => {
-                value = 1;
-                err::SUCCESS
-            }
-            3 => {
-                value = u64::from(supported(a[0]));
-                err::SUCCESS
-            }
-            4..=6 => err::SUCCESS,
-            _ => err::NOT_SUPPORTED,
-        },
-        eid::WIO if fid == WIO_SNAPSHOT_HERE => {
-            effect = SbiEffect::SnapshotHere(a[0]);
-            err::SUCCESS
-        }
+    if let Some(effect) = legacy(hart, ext, a) {
+        let call = SbiCall {
+            eid: ext,
+            fid,
+            error: 0,
+        };
+        return (call, effect);
+    }
+    let answer = match ext {
+        eid::BASE => base(fid, a),
+        eid::WIO if fid == WIO_SNAPSHOT_HERE => Answer::effect(SbiEffect::SnapshotHere(a[0])),
         eid::TIME if fid == 0 => {
             hart.set_timecmp(a[0]);
-            effect = SbiEffect::SetTimer(a[0]);
-            err::SUCCESS
-        }
-        eid::LEGACY_SET_TIMER => {
-            hart.set_timecmp(a[0]);
-            // Legacy calls return only a0.
-            hart.x[10] = 0;
-            return (
-                SbiCall {
-                    eid: ext,
-                    fid,
-                    error: 0,
-                },
-                SbiEffect::SetTimer(a[0]),
-            );
+            Answer::effect(SbiEffect::SetTimer(a[0]))
         }
         eid::IPI if fid == 0 => {
             // hart_mask a0 relative to hart_mask_base a1 (all ones = every hart).
@@ -160,117 +130,143 @@ pub fn handle(hart: &mut Hart) -> (SbiCall, SbiEffect) {
             if hits_hart0 {
                 hart.set_ssip(true);
             }
-            err::SUCCESS
+            Answer::value(0)
         }
         eid::RFENCE => match fid {
             0..=2 => {
                 hart.flush_tlb();
-                err::SUCCESS
+                Answer::value(0)
             }
-            _ => err::NOT_SUPPORTED,
+            _ => Answer::error(err::NOT_SUPPORTED),
         },
-        eid::HSM => match fid {
-            0 => {
-                if a[0] == 0 {
-                    err::ALREADY_AVAILABLE
-                } else {
-                    err::INVALID_PARAM
-                }
-            }
-            2 => {
-                if a[0] == 0 {
-                    value = 0; // STARTED
-                    err::SUCCESS
-                } else {
-                    err::INVALID_PARAM
-                }
-            }
-            3 if a[0] as u32 == 0 => {
-                effect = SbiEffect::Suspend;
-                err::SUCCESS
-            }
-            _ => err::NOT_SUPPORTED,
-        },
-        eid::SRST if fid == 0 => match (a[0] as u32, a[1] as u32) {
-            (0, reason) => {
-                effect = SbiEffect::Shutdown {
-                    failure: reason == 1,
-                };
-                err::SUCCESS
-            }
-            (1 | 2, _) => {
-                effect = SbiEffect::Reboot;
-                err::SUCCESS
-            }
-            _ => err::INVALID_PARAM,
-        },
-        eid::LEGACY_SHUTDOWN => {
-            return (
-                SbiCall {
-                    eid: ext,
-                    fid,
-                    error: 0,
-                },
-                SbiEffect::Shutdown { failure: false },
-            );
+        eid::HSM => hsm(fid, a),
+        eid::SRST if fid == 0 => srst(a),
+        eid::DBCN => dbcn(hart, fid, a),
+        _ => Answer::error(err::NOT_SUPPORTED),
+    };
+    hart.x[10] = answer.error as u64;
+    hart.x[11] = answer.value;
+    let call = SbiCall {
+        eid: ext,
+        fid,
+        error: answer.error,
+    };
+    (call, answer.effect)
+}
+
+/// What an SBI call answers (a0: the error, a1: the value) and asks of the machine.
+struct Answer {
+    error: i64,
+    value: u64,
+    effect: SbiEffect,
+}
+
+impl Answer {
+    /// Success with `value`.
+    fn value(value: u64) -> Answer {
+        Answer {
+            error: err::SUCCESS,
+            value,
+            effect: SbiEffect::None,
         }
-        eid::DBCN => match fid {
-            0 => {
-                // console_write(num_bytes, base_lo, base_hi): physical memory.
-                let len = a[0].min(4096);
-                match hart.ram.slice(a[1], len) {
-                    Some(bytes) => {
-                        effect = SbiEffect::Console(bytes.to_vec());
-                        value = len;
-                        err::SUCCESS
-                    }
-                    None => err::INVALID_PARAM,
-                }
-            }
-            1 => {
-                value = 0; // no input, ever: host keystrokes would break determinism
-                err::SUCCESS
-            }
-            2 => {
-                effect = SbiEffect::Console(vec![a[0] as u8]);
-                err::SUCCESS
-            }
-            _ => err::NOT_SUPPORTED,
-        },
+    }
+
+    /// Success that asks the machine for `effect`.
+    fn effect(effect: SbiEffect) -> Answer {
+        Answer {
+            error: err::SUCCESS,
+            value: 0,
+            effect,
+        }
+    }
+
+    /// The SBI error `error`.
+    fn error(error: i64) -> Answer {
+        Answer {
+            error,
+            value: 0,
+            effect: SbiEffect::None,
+        }
+    }
+}
+
+/// The legacy (v0.1) calls wio serves, which return only a0 (set here, or left as the
+/// shutdown leaves it); None for any other extension.
+fn legacy(hart: &mut Hart, ext: u64, a: [u64; 3]) -> Option<SbiEffect> {
+    match ext {
+        eid::LEGACY_SET_TIMER => {
+            hart.set_timecmp(a[0]);
+            hart.x[10] = 0;
+            Some(SbiEffect::SetTimer(a[0]))
+        }
+        eid::LEGACY_SHUTDOWN => Some(SbiEffect::Shutdown { failure: false }),
         eid::LEGACY_PUTCHAR => {
             hart.x[10] = 0;
-            return (
-                SbiCall {
-                    eid: ext,
-                    fid,
-                    error: 0,
-                },
-                SbiEffect::Console(vec![a[0] as u8]),
-            );
+            Some(SbiEffect::Console(vec![a[0] as u8]))
         }
         eid::LEGACY_GETCHAR => {
             hart.x[10] = u64::MAX;
-            return (
-                SbiCall {
-                    eid: ext,
-                    fid,
-                    error: 0,
-                },
-                SbiEffect::None,
-            );
+            Some(SbiEffect::None)
         }
-        _ => err::NOT_SUPPORTED,
-    };
-    hart.x[10] = error as u64;
-    hart.x[11] = value;
-    (
-        SbiCall {
-            eid: ext,
-            fid,
-            error,
-        },
-        effect,
-    )
+        _ => None,
+    }
+}
+
+/// The base extension: versions, IDs and which extensions are there.
+fn base(fid: u64, a: [u64; 3]) -> Answer {
+    match fid {
+        0 => Answer::value(2 << 24), // SBI 2.0
+        1 => Answer::value(IMPL_ID),
+        2 => Answer::value(1),
+        3 => Answer::value(u64::from(supported(a[0]))),
+        4..=6 => Answer::value(0),
+        _ => Answer::error(err::NOT_SUPPORTED),
+    }
+}
+
+/// Hart state management for the one hart: it is started; it may suspend (retentive).
+fn hsm(fid: u64, a: [u64; 3]) -> Answer {
+    match fid {
+        0 if a[0] == 0 => Answer::error(err::ALREADY_AVAILABLE),
+        0 => Answer::error(err::INVALID_PARAM),
+        2 if a[0] == 0 => Answer::value(0), // STARTED
+        2 => Answer::error(err::INVALID_PARAM),
+        3 if a[0] as u32 == 0 => Answer::effect(SbiEffect::Suspend),
+        _ => Answer::error(err::NOT_SUPPORTED),
+    }
+}
+
+/// System reset: a shutdown (a failure when the reason says so) or a reboot.
+fn srst(a: [u64; 3]) -> Answer {
+    match (a[0] as u32, a[1] as u32) {
+        (0, reason) => Answer::effect(SbiEffect::Shutdown {
+            failure: reason == 1,
+        }),
+        (1 | 2, _) => Answer::effect(SbiEffect::Reboot),
+        _ => Answer::error(err::INVALID_PARAM),
+    }
+}
+
+/// The debug console: writes from physical memory or one byte; reads find no input, ever
+/// (host keystrokes would break determinism).
+fn dbcn(hart: &Hart, fid: u64, a: [u64; 3]) -> Answer {
+    match fid {
+        0 => {
+            // console_write(num_bytes, base_lo, base_hi): physical memory.
+            let len = a[0].min(4096);
+            match hart.ram.slice(a[1], len) {
+                Some(bytes) => Answer {
+                    error: err::SUCCESS,
+                    value: len,
+                    effect: SbiEffect::Console(bytes.to_vec()),
+                },
+                None => Answer::error(err::INVALID_PARAM),
+            }
+        }
+        1 => Answer::value(0),
+        2 => Answer::effect(SbiEffect::Console(vec![a[0] as u8])),
+        _ => Answer::error(err::NOT_SUPPORTED),
+    }
 }
 
 #[cfg(test)]
