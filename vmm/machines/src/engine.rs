@@ -85,9 +85,7 @@ pub trait CpuEngine {
     }
     /// Injects external interrupt `vector`; only valid when [`CpuEngine::interrupt_ready`] holds.
     fn inject_interrupt(&mut self, vector: u8) -> Result<()> {
-        Err(crate::error::WioError::Internal(format!(
-            "this engine takes no injected interrupts (vector {vector})"
-        )))
+        Err(crate::error::InternalError::NoInjection { vector }.into())
     }
     /// Asks for (or stops asking for) an exit as soon as the guest can take an interrupt.
     fn request_interrupt_window(&mut self, _wanted: bool) {}

@@ -15,6 +15,7 @@ mod crash;
 mod explore;
 mod faults;
 mod guests;
+mod internal;
 mod kvm;
 mod machine;
 mod memory;
@@ -33,6 +34,7 @@ pub use crash::{
 pub use explore::ExploreError;
 pub use faults::{FaultsError, PlanError, ProfileError, RateError};
 pub use guests::GuestsError;
+pub use internal::InternalError;
 pub use kvm::{KvmError, NoKvmError};
 pub use machine::{MachineError, RestartWhy};
 pub use memory::MemoryError;
@@ -129,6 +131,9 @@ pub enum WioError {
     /// A failure inside wio that should not happen.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A wio invariant that did not hold (see [`InternalError`]).
+    #[error("internal error: {0}")]
+    Invariant(#[from] InternalError),
     /// A value wio made could not be encoded as JSON (a summary, report, plan, checkpoint).
     #[error("internal error: cannot encode the {what} as JSON: {source}")]
     Encode {
@@ -293,6 +298,7 @@ impl WioError {
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
             WioError::Internal(_)
+            | WioError::Invariant(_)
             | WioError::Encode { .. }
             | WioError::NoResult { .. }
             | WioError::Host { .. }

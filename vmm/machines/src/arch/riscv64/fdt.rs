@@ -1,6 +1,7 @@
 //! The device tree handed to riscv64 guests, generated with vm-fdt.
 
 use super::layout::*;
+use crate::error::InternalError;
 use crate::error::{Result, WioError};
 
 /// ISA string advertised in the device tree.
@@ -33,7 +34,7 @@ const PHANDLE_PLIC: u32 = 2;
 const PHANDLE_TEST: u32 = 3;
 
 fn fdt_err(e: vm_fdt::Error) -> WioError {
-    WioError::Internal(format!("building the device tree: {e}"))
+    WioError::Invariant(InternalError::DeviceTree(e))
 }
 
 /// Builds the flattened device tree.

@@ -22,6 +22,7 @@ use crate::devices::riscv::sdk_port::SdkPort;
 use crate::devices::virtio_slots::VirtioSlots;
 use crate::devices::vmgenid::VmGenId;
 use crate::engine::{CpuEngine, Exit};
+use crate::error::InternalError;
 use crate::error::{CrashError, ResetDevice};
 use crate::error::{MachineError, Result, WioError};
 use crate::faults::{self, plan::Targets};
@@ -532,9 +533,9 @@ impl RvMachine {
                 }
             }
             other => {
-                return Stop::End(Err(WioError::Internal(format!(
-                    "the RISC-V engine returned {other:?}"
-                ))))
+                return Stop::End(Err(WioError::Invariant(InternalError::RiscvExit {
+                    exit: format!("{other:?}"),
+                })))
             }
         }
         Stop::Yield

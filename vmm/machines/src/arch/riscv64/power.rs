@@ -13,6 +13,7 @@ use super::layout;
 use super::machine::RvMachine;
 use crate::devices::legacy::serial::Uart16550;
 use crate::devices::riscv::plic::Plic;
+use crate::error::InternalError;
 use crate::error::{Result, WioError};
 use crate::machine::Stop;
 use serde_json::json;
@@ -34,9 +35,7 @@ impl RvMachine {
         let hart = &mut self.engine.hart;
         let Some(next) = self.bus.events.peek_time() else {
             // The pause or crash that stopped the hart always has its end queued.
-            return Stop::End(Err(WioError::Internal(
-                "the machine is stopped and nothing is left to restart it".into(),
-            )));
+            return Stop::End(Err(WioError::Invariant(InternalError::StoppedForGood)));
         };
         let wake = clk.count_at_or_after(VirtualTime::from_ns(next));
         let skipped = clock::idle_until(&clk, hart, wake, limit);

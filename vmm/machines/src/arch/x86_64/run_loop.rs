@@ -5,6 +5,7 @@
 
 use super::platform::{GuestStop, Platform};
 use crate::engine::{CpuEngine, Exit};
+use crate::error::InternalError;
 use crate::error::{CrashError, NondeterminismError, Rip};
 use crate::error::{Result, WioError};
 use crate::machine::console::Console;
@@ -148,10 +149,10 @@ fn step_inner(
     match exit {
         Exit::PortIo | Exit::Mmio | Exit::InterruptWindow | Exit::Budget => {}
         Exit::Hypercall | Exit::TimerSet => {
-            return Err(WioError::Internal(format!(
-                "the x86-64 engine reported {exit:?} near {}; x86-64 guests have none",
-                rip(engine)
-            )))
+            return Err(WioError::Invariant(InternalError::X86Exit {
+                exit: format!("{exit:?}"),
+                near: rip(engine),
+            }))
         }
         Exit::Debug => return Ok(Inner::Debug),
         Exit::Halt if engine.halted_for_good() => {
