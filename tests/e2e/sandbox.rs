@@ -132,3 +132,33 @@ fn inherited_descriptors_are_closed_when_the_sandbox_comes_in() {
     );
     assert!(fds.len() >= 4, "the trace wio opened stays open: {line}");
 }
+
+/// A descriptor the command line names as a file stays open: a shell's process
+/// substitution (`--summary-json >(cat > FILE)`, i.e. /dev/fd/63) gets the summary, which
+/// wio opens only at the end of the run, after the sandbox came in.
+#[test]
+fn a_descriptor_named_on_the_command_line_stays_open() {
+    if !require_riscv_guests("a_descriptor_named_on_the_command_line_stays_open") {
+        return;
+    }
+    let dir = scratch("sandbox-named-fd");
+    let out_file = dir.join("summary.json");
+    let script = format!(
+        "\"$0\" run --arch riscv64 --seed 42 --quiet --no-summary --summary-json >(cat > '{}'); status=$?; wait; exit $status",
+        out_file.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            &script,
+            wio_e2e_tests::wio_bin()
+                .to_str()
+                .expect("utf-8 binary path"),
+        ])
+        .output()
+        .expect("spawn bash");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&out_file).expect("the summary came through the pipe");
+    let summary: serde_json::Value = serde_json::from_str(&text).expect("a JSON summary");
+    assert_eq!(summary["seed"], 42, "{text}");
+}

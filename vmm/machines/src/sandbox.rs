@@ -110,10 +110,32 @@ pub enum SandboxError {
 pub fn arm(policy: Policy, probe: Probe) {
     *lock(&STATE) = State::Armed(policy);
     *lock(&PROBE) = probe;
+    let named = named_descriptors(std::env::args_os());
     *lock(&INHERITED) = open_descriptors()
         .into_iter()
-        .filter(|&fd| fd > 2)
+        .filter(|&fd| fd > 2 && !named.contains(&fd))
         .collect();
+}
+
+/// The descriptors the command line names as files (`/dev/fd/N`, `/proc/self/fd/N`, as a
+/// shell's process substitution `>(jq .)` gives them): wio may open those only at the end
+/// of a run (a summary, a report), so they stay open.
+fn named_descriptors(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<i32> {
+    let mut named = Vec::new();
+    for arg in args {
+        let arg = arg.to_string_lossy();
+        for prefix in ["/dev/fd/", "/proc/self/fd/"] {
+            let mut rest = arg.as_ref();
+            while let Some(at) = rest.find(prefix) {
+                rest = &rest[at + prefix.len()..];
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(fd) = digits.parse() {
+                    named.push(fd);
+                }
+            }
+        }
+    }
+    named
 }
 
 /// The process's open descriptors, from /proc/self/fd (empty when it cannot be read).
@@ -432,6 +454,23 @@ fn install_sigsys_handler() -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    /// Descriptors named on the command line as files stay open: process substitution's
+    /// `/dev/fd/63`, `--summary-json=/proc/self/fd/5`; other numbers in paths do not count.
+    #[test]
+    fn descriptors_named_as_files_are_found() {
+        let args = [
+            "wio",
+            "run",
+            "--summary-json",
+            "/dev/fd/63",
+            "--trace=/proc/self/fd/5",
+            "/tmp/fd/7",
+            "/dev/fd/x",
+        ];
+        let named = super::named_descriptors(args.iter().map(std::ffi::OsString::from));
+        assert_eq!(named, vec![63, 5]);
+    }
+
     use super::*;
 
     #[test]
