@@ -213,25 +213,24 @@ if [[ -n "$l1_pid" ]]; then
 fi
 
 step "fuzzing, a short budget (ci/fuzz.sh 20, started before cargo test)"
+fuzz_status=0
 if [[ -n "$fuzz_pid" ]]; then
-  quiet_log="$logs/fuzz.log"
-  fuzz_status=0
   wait "$fuzz_pid" || fuzz_status=$?
   grep -vE '^\s*(Compiling|Building|Downloaded|Downloading|Finished|Fresh)\b' "$logs/fuzz.log" | tail -n 40
-  [[ $fuzz_status -eq 0 ]] || exit "$fuzz_status"
 fi
-quiet_log=""
-if [[ $l1_status -ne 0 || $test_status -ne 0 ]]; then
+# Every failure of the three is named; the exit status is the first failed one's, in the
+# order cargo test, L1, fuzzing.
+if [[ $test_status -ne 0 || $l1_status -ne 0 || $fuzz_status -ne 0 ]]; then
   step "done"
-  if [[ $l1_status -ne 0 ]]; then
-    failed_step="x86-64 tests on hardware virtualization (nested: ci/l1.sh)"
-    echo "ci/test.sh: the x86-64 tests in L1 failed (log above and in $logs/l1.log)"
-  fi
-  if [[ $test_status -ne 0 ]]; then
-    failed_step="cargo test"
-    echo "ci/test.sh: cargo test failed (log above and in $logs/cargo-test.log)"
-    exit "$test_status"
-  fi
-  exit "$l1_status"
+  failed=()
+  [[ $test_status -ne 0 ]] && failed+=("cargo test|$test_status|$logs/cargo-test.log")
+  [[ $l1_status -ne 0 ]] && failed+=("x86-64 tests on hardware virtualization (nested: ci/l1.sh)|$l1_status|$logs/l1.log")
+  [[ $fuzz_status -ne 0 ]] && failed+=("fuzzing (ci/fuzz.sh 20)|$fuzz_status|$logs/fuzz.log")
+  for f in "${failed[@]}"; do
+    IFS="|" read -r name status log <<<"$f"
+    echo "ci/test.sh: $name failed with status $status (log above and in $log)"
+  done
+  IFS="|" read -r failed_step status _ <<<"${failed[0]}"
+  exit "$status"
 fi
 step "done"
