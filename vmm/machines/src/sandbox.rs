@@ -4,8 +4,10 @@
 //! a socket or a debugger on the host.
 //!
 //! First the descriptors the process inherited (above stderr) are closed: `main` recorded
-//! them before opening anything, and wio uses none of them. Then two seccomp filters, installed with `seccompiler` (Firecracker's crate) on every
-//! thread at once (TSYNC), inherited by every thread started later:
+//! them before opening anything, and wio uses none of them (those the command line names
+//! as files, `/dev/fd/N`, stay). Then two seccomp filters, installed with `seccompiler`
+//! (Firecracker's crate) on every thread at once (TSYNC), inherited by every thread
+//! started later:
 //! - an allowlist ([`EVERY_THREAD`], [`FILES`], plus thread creation and signals to wio's own
 //!   process only); any other call raises SIGSYS, whose handler names the call and the
 //!   thread on stderr and ends the process with exit code 107 (a wio bug: the list is short
