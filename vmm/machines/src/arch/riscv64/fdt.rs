@@ -33,203 +33,190 @@ const PHANDLE_CPU_INTC: u32 = 1;
 const PHANDLE_PLIC: u32 = 2;
 const PHANDLE_TEST: u32 = 3;
 
-fn fdt_err(e: vm_fdt::Error) -> WioError {
-    WioError::Invariant(InternalError::DeviceTree(e))
-}
+/// What the writer's calls return.
+type Written<T> = std::result::Result<T, vm_fdt::Error>;
 
 /// Builds the flattened device tree.
 pub fn build(spec: &FdtSpec) -> Result<Vec<u8>> {
-    let mut w = vm_fdt::FdtWriter::new().map_err(fdt_err)?;
-    let root = w.begin_node("").map_err(fdt_err)?;
-    w.property_u32("#address-cells", 2).map_err(fdt_err)?;
-    w.property_u32("#size-cells", 2).map_err(fdt_err)?;
-    w.property_string("compatible", "wio,riscv64")
-        .map_err(fdt_err)?;
-    w.property_string("model", "wio deterministic riscv64 machine")
-        .map_err(fdt_err)?;
+    write(spec).map_err(|e| WioError::Invariant(InternalError::DeviceTree(e)))
+}
 
-    let chosen = w.begin_node("chosen").map_err(fdt_err)?;
-    w.property_string("bootargs", spec.bootargs)
-        .map_err(fdt_err)?;
-    w.property_string("stdout-path", &format!("/soc/serial@{UART_BASE:x}"))
-        .map_err(fdt_err)?;
-    w.property("rng-seed", spec.rng_seed).map_err(fdt_err)?;
-    if let Some((start, end)) = spec.initrd {
-        w.property_u64("linux,initrd-start", start)
-            .map_err(fdt_err)?;
-        w.property_u64("linux,initrd-end", end).map_err(fdt_err)?;
+/// The tree, node after node: the root's properties, `chosen`, memory, the CPU, and the
+/// `soc` bus with its devices.
+fn write(spec: &FdtSpec) -> Written<Vec<u8>> {
+    let mut w = vm_fdt::FdtWriter::new()?;
+    let root = w.begin_node("")?;
+    w.property_u32("#address-cells", 2)?;
+    w.property_u32("#size-cells", 2)?;
+    w.property_string("compatible", "wio,riscv64")?;
+    w.property_string("model", "wio deterministic riscv64 machine")?;
+
+    chosen(&mut w, spec)?;
+    memory(&mut w, spec.mem_bytes)?;
+    cpus(&mut w)?;
+
+    let soc = w.begin_node("soc")?;
+    w.property_u32("#address-cells", 2)?;
+    w.property_u32("#size-cells", 2)?;
+    w.property_string("compatible", "simple-bus")?;
+    w.property_null("ranges")?;
+
+    plic(&mut w)?;
+
+    let uart = w.begin_node(&format!("serial@{UART_BASE:x}"))?;
+    w.property_string("compatible", "ns16550a")?;
+    w.property_array_u64("reg", &[UART_BASE, UART_SIZE])?;
+    w.property_u32("clock-frequency", 3_686_400)?;
+    w.property_u32("interrupt-parent", PHANDLE_PLIC)?;
+    w.property_u32("interrupts", UART_IRQ)?;
+    w.end_node(uart)?;
+
+    device(
+        &mut w,
+        "rtc",
+        RTC_BASE,
+        RTC_SIZE,
+        "google,goldfish-rtc",
+        RTC_IRQ,
+    )?;
+
+    if spec.m_mode {
+        m_mode_devices(&mut w)?;
     }
-    w.end_node(chosen).map_err(fdt_err)?;
+    if spec.edac {
+        device(&mut w, "edac", EDAC_BASE, EDAC_SIZE, "wio,edac", EDAC_IRQ)?;
+    }
 
-    let memory = w
-        .begin_node(&format!("memory@{RAM_BASE:x}"))
-        .map_err(fdt_err)?;
-    w.property_string("device_type", "memory")
-        .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[RAM_BASE, spec.mem_bytes])
-        .map_err(fdt_err)?;
-    w.end_node(memory).map_err(fdt_err)?;
+    if spec.vmgenid {
+        let (base, size) = (VMGENID_BASE, VMGENID_SIZE);
+        device(
+            &mut w,
+            "vmgenid",
+            base,
+            size,
+            "microsoft,vmgenid",
+            VMGENID_IRQ,
+        )?;
+    }
 
-    let cpus = w.begin_node("cpus").map_err(fdt_err)?;
-    w.property_u32("#address-cells", 1).map_err(fdt_err)?;
-    w.property_u32("#size-cells", 0).map_err(fdt_err)?;
-    w.property_u32("timebase-frequency", TIMEBASE_HZ as u32)
-        .map_err(fdt_err)?;
-    let cpu = w.begin_node("cpu@0").map_err(fdt_err)?;
-    w.property_string("device_type", "cpu").map_err(fdt_err)?;
-    w.property_u32("reg", 0).map_err(fdt_err)?;
-    w.property_string("status", "okay").map_err(fdt_err)?;
-    w.property_string("compatible", "riscv").map_err(fdt_err)?;
-    w.property_string("riscv,isa", ISA).map_err(fdt_err)?;
-    w.property_string("riscv,isa-base", "rv64i")
-        .map_err(fdt_err)?;
+    for &(slot, irq) in spec.virtio {
+        let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
+        device(&mut w, "virtio_mmio", base, VIRTIO_SIZE, "virtio,mmio", irq)?;
+    }
+    w.end_node(soc)?;
+    w.end_node(root)?;
+    w.finish()
+}
+
+/// `/chosen`: the command line, the console, the RNG seed and the initrd's range.
+fn chosen(w: &mut vm_fdt::FdtWriter, spec: &FdtSpec) -> Written<()> {
+    let chosen = w.begin_node("chosen")?;
+    w.property_string("bootargs", spec.bootargs)?;
+    w.property_string("stdout-path", &format!("/soc/serial@{UART_BASE:x}"))?;
+    w.property("rng-seed", spec.rng_seed)?;
+    if let Some((start, end)) = spec.initrd {
+        w.property_u64("linux,initrd-start", start)?;
+        w.property_u64("linux,initrd-end", end)?;
+    }
+    w.end_node(chosen)?;
+    Ok(())
+}
+
+/// The RAM.
+fn memory(w: &mut vm_fdt::FdtWriter, mem_bytes: u64) -> Written<()> {
+    let memory = w.begin_node(&format!("memory@{RAM_BASE:x}"))?;
+    w.property_string("device_type", "memory")?;
+    w.property_array_u64("reg", &[RAM_BASE, mem_bytes])?;
+    w.end_node(memory)?;
+    Ok(())
+}
+
+/// The one hart, its ISA and its interrupt controller.
+fn cpus(w: &mut vm_fdt::FdtWriter) -> Written<()> {
+    let cpus = w.begin_node("cpus")?;
+    w.property_u32("#address-cells", 1)?;
+    w.property_u32("#size-cells", 0)?;
+    w.property_u32("timebase-frequency", TIMEBASE_HZ as u32)?;
+    let cpu = w.begin_node("cpu@0")?;
+    w.property_string("device_type", "cpu")?;
+    w.property_u32("reg", 0)?;
+    w.property_string("status", "okay")?;
+    w.property_string("compatible", "riscv")?;
+    w.property_string("riscv,isa", ISA)?;
+    w.property_string("riscv,isa-base", "rv64i")?;
     w.property_string_list(
         "riscv,isa-extensions",
         ["i", "m", "a", "f", "d", "c", "zicsr", "zifencei"]
             .iter()
             .map(|s| s.to_string())
             .collect(),
-    )
-    .map_err(fdt_err)?;
-    w.property_string("mmu-type", "riscv,sv39")
-        .map_err(fdt_err)?;
-    let intc = w.begin_node("interrupt-controller").map_err(fdt_err)?;
-    w.property_u32("#interrupt-cells", 1).map_err(fdt_err)?;
-    w.property_null("interrupt-controller").map_err(fdt_err)?;
-    w.property_string("compatible", "riscv,cpu-intc")
-        .map_err(fdt_err)?;
-    w.property_phandle(PHANDLE_CPU_INTC).map_err(fdt_err)?;
-    w.end_node(intc).map_err(fdt_err)?;
-    w.end_node(cpu).map_err(fdt_err)?;
-    w.end_node(cpus).map_err(fdt_err)?;
+    )?;
+    w.property_string("mmu-type", "riscv,sv39")?;
+    let intc = w.begin_node("interrupt-controller")?;
+    w.property_u32("#interrupt-cells", 1)?;
+    w.property_null("interrupt-controller")?;
+    w.property_string("compatible", "riscv,cpu-intc")?;
+    w.property_phandle(PHANDLE_CPU_INTC)?;
+    w.end_node(intc)?;
+    w.end_node(cpu)?;
+    w.end_node(cpus)?;
+    Ok(())
+}
 
-    let soc = w.begin_node("soc").map_err(fdt_err)?;
-    w.property_u32("#address-cells", 2).map_err(fdt_err)?;
-    w.property_u32("#size-cells", 2).map_err(fdt_err)?;
-    w.property_string("compatible", "simple-bus")
-        .map_err(fdt_err)?;
-    w.property_null("ranges").map_err(fdt_err)?;
-
-    let plic = w
-        .begin_node(&format!("plic@{PLIC_BASE:x}"))
-        .map_err(fdt_err)?;
+/// The PLIC, wired to hart 0's supervisor external interrupt.
+fn plic(w: &mut vm_fdt::FdtWriter) -> Written<()> {
+    let plic = w.begin_node(&format!("plic@{PLIC_BASE:x}"))?;
     w.property_string_list(
         "compatible",
         vec!["sifive,plic-1.0.0".into(), "riscv,plic0".into()],
-    )
-    .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[PLIC_BASE, PLIC_SIZE])
-        .map_err(fdt_err)?;
-    w.property_u32("#interrupt-cells", 1).map_err(fdt_err)?;
-    w.property_u32("#address-cells", 0).map_err(fdt_err)?;
-    w.property_null("interrupt-controller").map_err(fdt_err)?;
-    w.property_u32("riscv,ndev", 31).map_err(fdt_err)?;
+    )?;
+    w.property_array_u64("reg", &[PLIC_BASE, PLIC_SIZE])?;
+    w.property_u32("#interrupt-cells", 1)?;
+    w.property_u32("#address-cells", 0)?;
+    w.property_null("interrupt-controller")?;
+    w.property_u32("riscv,ndev", 31)?;
     // Context 0: hart 0's supervisor external interrupt (cause 9).
-    w.property_array_u32("interrupts-extended", &[PHANDLE_CPU_INTC, 9])
-        .map_err(fdt_err)?;
-    w.property_phandle(PHANDLE_PLIC).map_err(fdt_err)?;
-    w.end_node(plic).map_err(fdt_err)?;
+    w.property_array_u32("interrupts-extended", &[PHANDLE_CPU_INTC, 9])?;
+    w.property_phandle(PHANDLE_PLIC)?;
+    w.end_node(plic)?;
+    Ok(())
+}
 
-    let uart = w
-        .begin_node(&format!("serial@{UART_BASE:x}"))
-        .map_err(fdt_err)?;
-    w.property_string("compatible", "ns16550a")
-        .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[UART_BASE, UART_SIZE])
-        .map_err(fdt_err)?;
-    w.property_u32("clock-frequency", 3_686_400)
-        .map_err(fdt_err)?;
-    w.property_u32("interrupt-parent", PHANDLE_PLIC)
-        .map_err(fdt_err)?;
-    w.property_u32("interrupts", UART_IRQ).map_err(fdt_err)?;
-    w.end_node(uart).map_err(fdt_err)?;
-
-    let rtc = w
-        .begin_node(&format!("rtc@{RTC_BASE:x}"))
-        .map_err(fdt_err)?;
-    w.property_string("compatible", "google,goldfish-rtc")
-        .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[RTC_BASE, RTC_SIZE])
-        .map_err(fdt_err)?;
-    w.property_u32("interrupt-parent", PHANDLE_PLIC)
-        .map_err(fdt_err)?;
-    w.property_u32("interrupts", RTC_IRQ).map_err(fdt_err)?;
-    w.end_node(rtc).map_err(fdt_err)?;
-
-    if spec.m_mode {
-        m_mode_devices(&mut w)?;
-    }
-    if spec.edac {
-        let node = w
-            .begin_node(&format!("edac@{EDAC_BASE:x}"))
-            .map_err(fdt_err)?;
-        w.property_string("compatible", "wio,edac")
-            .map_err(fdt_err)?;
-        w.property_array_u64("reg", &[EDAC_BASE, EDAC_SIZE])
-            .map_err(fdt_err)?;
-        w.property_u32("interrupt-parent", PHANDLE_PLIC)
-            .map_err(fdt_err)?;
-        w.property_u32("interrupts", EDAC_IRQ).map_err(fdt_err)?;
-        w.end_node(node).map_err(fdt_err)?;
-    }
-
-    if spec.vmgenid {
-        let node = w
-            .begin_node(&format!("vmgenid@{VMGENID_BASE:x}"))
-            .map_err(fdt_err)?;
-        w.property_string("compatible", "microsoft,vmgenid")
-            .map_err(fdt_err)?;
-        w.property_array_u64("reg", &[VMGENID_BASE, VMGENID_SIZE])
-            .map_err(fdt_err)?;
-        w.property_u32("interrupt-parent", PHANDLE_PLIC)
-            .map_err(fdt_err)?;
-        w.property_u32("interrupts", VMGENID_IRQ).map_err(fdt_err)?;
-        w.end_node(node).map_err(fdt_err)?;
-    }
-
-    for &(slot, irq) in spec.virtio {
-        let base = VIRTIO_BASE + u64::from(slot) * VIRTIO_SIZE;
-        let node = w
-            .begin_node(&format!("virtio_mmio@{base:x}"))
-            .map_err(fdt_err)?;
-        w.property_string("compatible", "virtio,mmio")
-            .map_err(fdt_err)?;
-        w.property_array_u64("reg", &[base, VIRTIO_SIZE])
-            .map_err(fdt_err)?;
-        w.property_u32("interrupt-parent", PHANDLE_PLIC)
-            .map_err(fdt_err)?;
-        w.property_u32("interrupts", irq).map_err(fdt_err)?;
-        w.end_node(node).map_err(fdt_err)?;
-    }
-    w.end_node(soc).map_err(fdt_err)?;
-    w.end_node(root).map_err(fdt_err)?;
-    w.finish().map_err(fdt_err)
+/// A device on the `soc` bus behind the PLIC: `NAME@BASE` with its compatible string, its
+/// registers and its interrupt, in that order.
+fn device(
+    w: &mut vm_fdt::FdtWriter,
+    name: &str,
+    base: u64,
+    size: u64,
+    compatible: &str,
+    irq: u32,
+) -> Written<()> {
+    let node = w.begin_node(&format!("{name}@{base:x}"))?;
+    w.property_string("compatible", compatible)?;
+    w.property_array_u64("reg", &[base, size])?;
+    w.property_u32("interrupt-parent", PHANDLE_PLIC)?;
+    w.property_u32("interrupts", irq)?;
+    w.end_node(node)
 }
 
 /// The CLINT (msip and the machine timer, cause 3 and 7), the flight I/O board and the
 /// promise port of bare-metal programs, and the test device (a syscon whose power-off
 /// and reboot values OpenSBI's and Linux's syscon drivers write).
-fn m_mode_devices(w: &mut vm_fdt::FdtWriter) -> Result<()> {
-    let clint = w
-        .begin_node(&format!("clint@{:x}", wio_riscv::clint::BASE))
-        .map_err(fdt_err)?;
+fn m_mode_devices(w: &mut vm_fdt::FdtWriter) -> Written<()> {
+    let clint = w.begin_node(&format!("clint@{:x}", wio_riscv::clint::BASE))?;
     w.property_string_list(
         "compatible",
         vec!["sifive,clint0".into(), "riscv,clint0".into()],
-    )
-    .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[wio_riscv::clint::BASE, wio_riscv::clint::SIZE])
-        .map_err(fdt_err)?;
+    )?;
+    w.property_array_u64("reg", &[wio_riscv::clint::BASE, wio_riscv::clint::SIZE])?;
     w.property_array_u32(
         "interrupts-extended",
         &[PHANDLE_CPU_INTC, 3, PHANDLE_CPU_INTC, 7],
-    )
-    .map_err(fdt_err)?;
-    w.end_node(clint).map_err(fdt_err)?;
+    )?;
+    w.end_node(clint)?;
 
-    let test = w
-        .begin_node(&format!("test@{TEST_BASE:x}"))
-        .map_err(fdt_err)?;
+    let test = w.begin_node(&format!("test@{TEST_BASE:x}"))?;
     w.property_string_list(
         "compatible",
         vec![
@@ -237,36 +224,29 @@ fn m_mode_devices(w: &mut vm_fdt::FdtWriter) -> Result<()> {
             "sifive,test0".into(),
             "syscon".into(),
         ],
-    )
-    .map_err(fdt_err)?;
-    w.property_array_u64("reg", &[TEST_BASE, TEST_SIZE])
-        .map_err(fdt_err)?;
-    w.property_phandle(PHANDLE_TEST).map_err(fdt_err)?;
-    w.end_node(test).map_err(fdt_err)?;
+    )?;
+    w.property_array_u64("reg", &[TEST_BASE, TEST_SIZE])?;
+    w.property_phandle(PHANDLE_TEST)?;
+    w.end_node(test)?;
     for (base, size, compatible) in [
         (FLIGHT_IO_BASE, FLIGHT_IO_SIZE, "wio,flight-io"),
         (SDK_PORT_BASE, SDK_PORT_SIZE, "wio,sdk-port"),
     ] {
-        let node = w
-            .begin_node(&format!("{}@{base:x}", &compatible[4..]))
-            .map_err(fdt_err)?;
-        w.property_string("compatible", compatible)
-            .map_err(fdt_err)?;
-        w.property_array_u64("reg", &[base, size])
-            .map_err(fdt_err)?;
-        w.end_node(node).map_err(fdt_err)?;
+        let node = w.begin_node(&format!("{}@{base:x}", &compatible[4..]))?;
+        w.property_string("compatible", compatible)?;
+        w.property_array_u64("reg", &[base, size])?;
+        w.end_node(node)?;
     }
     for (name, compatible, value) in [
         ("poweroff", "syscon-poweroff", TEST_PASS),
         ("reboot", "syscon-reboot", TEST_RESET),
     ] {
-        let node = w.begin_node(name).map_err(fdt_err)?;
-        w.property_string("compatible", compatible)
-            .map_err(fdt_err)?;
-        w.property_u32("regmap", PHANDLE_TEST).map_err(fdt_err)?;
-        w.property_u32("offset", 0).map_err(fdt_err)?;
-        w.property_u32("value", value).map_err(fdt_err)?;
-        w.end_node(node).map_err(fdt_err)?;
+        let node = w.begin_node(name)?;
+        w.property_string("compatible", compatible)?;
+        w.property_u32("regmap", PHANDLE_TEST)?;
+        w.property_u32("offset", 0)?;
+        w.property_u32("value", value)?;
+        w.end_node(node)?;
     }
     Ok(())
 }
