@@ -160,6 +160,7 @@ echo "WIO_REQUIRE=$WIO_REQUIRE"
 
 step "layout (no import cycles inside a crate, no file over 850 lines)"
 python3 ci/layout_check.py
+python3 ci/test_docs_run.py
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy -D warnings"
@@ -205,6 +206,12 @@ step "cargo test"
 test_status=0
 cargo test --workspace --release --no-fail-fast -- --show-output 2>&1 | tee "$logs/cargo-test.log" || test_status=$?
 
+step "the docs' wio commands run, page by page (ci/docs_run.py)"
+# Every command of README.md and docs/ runs (at the sizes the pages' docs-run directives
+# set) or is named with the test that runs it or why it cannot run here.
+docs_status=0
+python3 ci/docs_run.py "${CARGO_TARGET_DIR:-target}/release/wio" 2>&1 | tee "$logs/docs-run.log" || docs_status=$?
+
 step "x86-64 tests on hardware virtualization (nested: ci/l1.sh, started before cargo test)"
 l1_status=0
 if [[ -n "$l1_pid" ]]; then
@@ -218,12 +225,13 @@ if [[ -n "$fuzz_pid" ]]; then
   wait "$fuzz_pid" || fuzz_status=$?
   grep -vE '^\s*(Compiling|Building|Downloaded|Downloading|Finished|Fresh)\b' "$logs/fuzz.log" | tail -n 40
 fi
-# Every failure of the three is named; the exit status is the first failed one's, in the
-# order cargo test, L1, fuzzing.
-if [[ $test_status -ne 0 || $l1_status -ne 0 || $fuzz_status -ne 0 ]]; then
+# Every failure of the four is named; the exit status is the first failed one's, in the
+# order cargo test, the docs' commands, L1, fuzzing.
+if [[ $test_status -ne 0 || $docs_status -ne 0 || $l1_status -ne 0 || $fuzz_status -ne 0 ]]; then
   step "done"
   failed=()
   [[ $test_status -ne 0 ]] && failed+=("cargo test|$test_status|$logs/cargo-test.log")
+  [[ $docs_status -ne 0 ]] && failed+=("the docs' wio commands (ci/docs_run.py)|$docs_status|$logs/docs-run.log")
   [[ $l1_status -ne 0 ]] && failed+=("x86-64 tests on hardware virtualization (nested: ci/l1.sh)|$l1_status|$logs/l1.log")
   [[ $fuzz_status -ne 0 ]] && failed+=("fuzzing (ci/fuzz.sh 20)|$fuzz_status|$logs/fuzz.log")
   for f in "${failed[@]}"; do
