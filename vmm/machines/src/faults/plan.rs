@@ -639,6 +639,45 @@ mod tests {
         }
     }
 
+    /// A plan holding one fault of each kind, with every optional parameter given once.
+    const EVERY_KIND: &str = r#"{"faults": [
+  {"at_ns":1,"duration_ns":2,"target":"net","kind":"partition","params":{"direction":"to-guest"}},
+  {"at_ns":3,"duration_ns":4,"target":"net","kind":"loss","params":{"ppm":5}},
+  {"at_ns":6,"duration_ns":7,"target":"net","kind":"delay","params":{"extra_ns":8}},
+  {"at_ns":9,"duration_ns":10,"target":"net","kind":"duplicate","params":{"ppm":11}},
+  {"at_ns":12,"duration_ns":13,"target":"net","kind":"reorder","params":{"max_ns":14}},
+  {"at_ns":15,"duration_ns":16,"target":"disk","kind":"error","params":{"op":"write"}},
+  {"at_ns":17,"duration_ns":18,"target":"disk","kind":"error","params":{"op":"read","nth":19}},
+  {"at_ns":20,"duration_ns":21,"target":"disk","kind":"bit-rot","params":{"ppm":22}},
+  {"at_ns":23,"duration_ns":24,"target":"disk","kind":"latency","params":{"extra_ns":25}},
+  {"at_ns":26,"duration_ns":0,"target":"clock","kind":"rtc-step","params":{"delta_s":-27}},
+  {"at_ns":28,"duration_ns":29,"target":"node","kind":"crash","params":{"unflushed":"torn"}},
+  {"at_ns":30,"duration_ns":31,"target":"node","kind":"pause"},
+  {"at_ns":32,"duration_ns":0,"target":"node","kind":"upset","params":{"place":{"ram":33},"bit":4,"width":2}},
+  {"at_ns":34,"duration_ns":0,"target":"node","kind":"upset","params":{"place":"pc","bit":5}},
+  {"at_ns":35,"duration_ns":36,"target":"node","kind":"stuck","params":{"ram":37,"bit":6,"value":1}}
+]}
+"#;
+
+    /// The two forms a fault is written in do not move: a plan's JSON (files users keep,
+    /// reports) and a snapshot's postcard bytes (older snapshots restore). The bytes were
+    /// written by the build before the plan's kinds took the devices' own types.
+    #[test]
+    fn plan_json_and_snapshot_bytes_stay_the_same() {
+        let plan: FaultPlan = serde_json::from_str(EVERY_KIND).unwrap();
+        plan.check().unwrap();
+        assert_eq!(plan.to_json(), EVERY_KIND);
+        let saved: Vec<SavedFault> = plan.faults.iter().copied().map(SavedFault).collect();
+        let bytes = postcard::to_stdvec(&saved).unwrap();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "0f010200000103040001050607000208090a00030b0c0d00040e0f100105010011120105000113141501061617180107191a000208351c1d0309011e1f030a2000030b002104022200030b0305012324030c250601"
+        );
+        let back: Vec<SavedFault> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(back, saved);
+    }
+
     fn parse(text: &str) -> std::result::Result<FaultPlan, String> {
         let plan: FaultPlan = serde_json::from_str(text).map_err(|e| e.to_string())?;
         plan.check().map_err(|e| e.to_string())?;
