@@ -167,27 +167,6 @@ pub enum Effect {
     Stuck(u64, u8, Option<bool>),
 }
 
-fn net_fault(kind: FaultKind) -> Option<vd::NetFault> {
-    Some(match kind {
-        FaultKind::Partition { direction } => vd::NetFault::Partition(direction),
-        FaultKind::Loss { ppm } => vd::NetFault::Loss { ppm },
-        FaultKind::Delay { extra_ns } => vd::NetFault::Delay { extra_ns },
-        FaultKind::Duplicate { ppm } => vd::NetFault::Duplicate { ppm },
-        FaultKind::Reorder { max_ns } => vd::NetFault::Reorder { max_ns },
-        _ => return None,
-    })
-}
-
-fn disk_fault(kind: FaultKind) -> Option<vd::DiskFault> {
-    Some(match kind {
-        FaultKind::Error { op, nth: None } => vd::DiskFault::Error(op),
-        FaultKind::Error { op, nth: Some(nth) } => vd::DiskFault::ErrorNth { op, nth },
-        FaultKind::Latency { extra_ns } => vd::DiskFault::Latency { extra_ns },
-        FaultKind::BitRot { ppm } => vd::DiskFault::BitRot { ppm },
-        _ => return None,
-    })
-}
-
 /// The (virtual ns, index, edge) events of faults `first..` of `faults`.
 fn edges(faults: &[Fault], first: usize) -> Vec<(u64, usize, Phase)> {
     let mut v = Vec::new();
@@ -313,49 +292,46 @@ impl Injector {
             return Effect::None;
         };
         let id = index as u64;
-        let mut effect = Effect::None;
-        match (phase, net_fault(fault.kind), disk_fault(fault.kind)) {
-            (Phase::Start, Some(f), _) => {
+        let effect = match (phase, fault.kind) {
+            (Phase::Start, FaultKind::Net(f)) => {
                 if let Some(net) = virtio.net_mut() {
                     net.start_fault(id, f);
                 }
+                Effect::None
             }
-            (Phase::End, Some(_), _) => {
+            (Phase::End, FaultKind::Net(_)) => {
                 if let Some(net) = virtio.net_mut() {
                     net.end_fault(id);
                 }
+                Effect::None
             }
-            (Phase::Start, _, Some(f)) => {
+            (Phase::Start, FaultKind::Disk(f)) => {
                 if let Some(disk) = virtio.block_mut() {
                     disk.start_fault(id, f);
                 }
+                Effect::None
             }
-            (Phase::End, _, Some(_)) => {
+            (Phase::End, FaultKind::Disk(_)) => {
                 if let Some(disk) = virtio.block_mut() {
                     disk.end_fault(id);
                 }
+                Effect::None
             }
-            (Phase::Start, None, None) => {
-                effect = match fault.kind {
-                    FaultKind::RtcStep { delta_s } => Effect::RtcStep(delta_s),
-                    FaultKind::Crash { unflushed } => Effect::PowerOff(unflushed),
-                    FaultKind::Pause => Effect::Pause,
-                    FaultKind::Upset { place, bit, width } => Effect::Upset(place, bit, width),
-                    FaultKind::Stuck { ram, bit, value } => {
-                        Effect::Stuck(ram, bit, Some(value == 1))
-                    }
-                    _ => Effect::None,
-                };
+            (Phase::Start, FaultKind::RtcStep { delta_s }) => Effect::RtcStep(delta_s),
+            (Phase::Start, FaultKind::Crash { unflushed }) => Effect::PowerOff(unflushed),
+            (Phase::Start, FaultKind::Pause) => Effect::Pause,
+            (Phase::Start, FaultKind::Upset { place, bit, width }) => {
+                Effect::Upset(place, bit, width)
             }
-            (Phase::End, None, None) => {
-                effect = match fault.kind {
-                    FaultKind::Crash { .. } => Effect::PowerOn,
-                    FaultKind::Pause => Effect::Resume,
-                    FaultKind::Stuck { ram, bit, .. } => Effect::Stuck(ram, bit, None),
-                    _ => Effect::None,
-                };
+            (Phase::Start, FaultKind::Stuck { ram, bit, value }) => {
+                Effect::Stuck(ram, bit, Some(value == 1))
             }
-        }
+            (Phase::End, FaultKind::Crash { .. }) => Effect::PowerOn,
+            (Phase::End, FaultKind::Pause) => Effect::Resume,
+            (Phase::End, FaultKind::Stuck { ram, bit, .. }) => Effect::Stuck(ram, bit, None),
+            // Instant kinds have no end edge.
+            (Phase::End, FaultKind::RtcStep { .. } | FaultKind::Upset { .. }) => Effect::None,
+        };
         match phase {
             Phase::Start => self.applied.push(Applied {
                 index,
@@ -385,7 +361,7 @@ impl Injector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::faults::plan::{DiskOp, Target, Targets, Unflushed};
+    use crate::faults::plan::{DiskFault, DiskOp, Target, Targets, Unflushed};
     use wio_scheduler::RunSeed;
 
     #[test]
@@ -407,10 +383,10 @@ mod tests {
                     ),
                     fault(
                         2,
-                        FaultKind::Error {
+                        FaultKind::Disk(DiskFault::ErrorNth {
                             op: DiskOp::Write,
-                            nth: Some(2),
-                        },
+                            nth: 2,
+                        }),
                     ),
                     fault(3, FaultKind::RtcStep { delta_s: -5 }),
                 ],

@@ -265,7 +265,7 @@ mod tests {
                     at_ns: 1,
                     duration_ns: 10,
                     target: plan::Target::Net,
-                    kind: plan::FaultKind::Loss { ppm: 5 },
+                    kind: plan::FaultKind::Net(plan::NetFault::Loss { ppm: 5 }),
                 },
             ],
         };

@@ -33,7 +33,8 @@
 
 use super::flux;
 use super::plan::{
-    Direction, DiskOp, Fault, FaultKind, FaultPlan, Kind, Target, Targets, Unflushed, UpsetPlace,
+    Direction, DiskFault, DiskOp, Fault, FaultKind, FaultPlan, Kind, NetFault, Target, Targets,
+    Unflushed, UpsetPlace,
 };
 use crate::error::{FaultsError, ProfileError, Result, WioError};
 use serde::{Deserialize, Serialize};
@@ -477,27 +478,28 @@ impl Profile {
                 let pick = r.choices.get(choice).copied();
                 let v = value.unsigned_abs();
                 let kind = match r.kind {
-                    Kind::Partition => FaultKind::Partition {
-                        direction: match pick {
-                            Some(Choice::ToGuest) => Direction::ToGuest,
-                            Some(Choice::FromGuest) => Direction::FromGuest,
-                            _ => Direction::Both,
-                        },
-                    },
-                    Kind::Loss => FaultKind::Loss { ppm: v },
-                    Kind::Delay => FaultKind::Delay { extra_ns: v },
-                    Kind::Duplicate => FaultKind::Duplicate { ppm: v },
-                    Kind::Reorder => FaultKind::Reorder { max_ns: v },
-                    Kind::Error => FaultKind::Error {
-                        op: match pick {
+                    Kind::Partition => FaultKind::Net(NetFault::Partition(match pick {
+                        Some(Choice::ToGuest) => Direction::ToGuest,
+                        Some(Choice::FromGuest) => Direction::FromGuest,
+                        _ => Direction::Both,
+                    })),
+                    Kind::Loss => FaultKind::Net(NetFault::Loss { ppm: v }),
+                    Kind::Delay => FaultKind::Net(NetFault::Delay { extra_ns: v }),
+                    Kind::Duplicate => FaultKind::Net(NetFault::Duplicate { ppm: v }),
+                    Kind::Reorder => FaultKind::Net(NetFault::Reorder { max_ns: v }),
+                    Kind::Error => {
+                        let op = match pick {
                             Some(Choice::Read) => DiskOp::Read,
                             Some(Choice::Write) => DiskOp::Write,
                             _ => DiskOp::Any,
-                        },
-                        nth: (v > 0).then_some(v),
-                    },
-                    Kind::Latency => FaultKind::Latency { extra_ns: v },
-                    Kind::BitRot => FaultKind::BitRot { ppm: v },
+                        };
+                        FaultKind::Disk(match v {
+                            0 => DiskFault::Error(op),
+                            nth => DiskFault::ErrorNth { op, nth },
+                        })
+                    }
+                    Kind::Latency => FaultKind::Disk(DiskFault::Latency { extra_ns: v }),
+                    Kind::BitRot => FaultKind::Disk(DiskFault::BitRot { ppm: v }),
                     Kind::Crash => FaultKind::Crash {
                         unflushed: match pick {
                             Some(Choice::Torn) => Unflushed::Torn,
@@ -575,7 +577,7 @@ mod tests {
         let no_partitions: Vec<Fault> = a
             .faults
             .iter()
-            .filter(|f| !matches!(f.kind, FaultKind::Partition { .. }))
+            .filter(|f| !matches!(f.kind, FaultKind::Net(NetFault::Partition(_))))
             .copied()
             .collect();
         assert_eq!(b.faults, no_partitions);

@@ -23,9 +23,11 @@ use std::path::Path;
 /// Most faults one plan may hold.
 pub const MAX_FAULTS: usize = 10_000;
 
-/// Which way a network fault acts, and which disk requests a disk error hits: the
-/// devices' own types, so a plan says exactly what the devices do.
-pub use wio_virtio_devices::{Direction, DiskOp, Unflushed};
+/// The devices' own fault types and their parameters: a plan says exactly what the
+/// devices do.
+pub use wio_virtio_devices::{Direction, DiskFault, DiskOp, NetFault, Unflushed};
+
+mod wire;
 
 /// The part of the machine a fault hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -130,55 +132,16 @@ impl Kind {
     }
 }
 
-/// What a fault does, with its parameters.
+/// What a fault does, with its parameters. Network and disk faults are the devices' own
+/// types ([`NetFault`], [`DiskFault`]): the injector hands them to the device as they are.
+/// Plans and snapshots write every kind flat, under its [`Kind`] name (see `wire`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "params", rename_all = "kebab-case")]
+#[serde(into = "wire::PlanKind", from = "wire::PlanKind")]
 pub enum FaultKind {
-    /// Net: frames going `direction` are dropped (a partition, both ways or one way).
-    Partition {
-        /// Which way.
-        direction: Direction,
-    },
-    /// Net: each frame is lost with probability ppm / 10^6 (a drop burst).
-    Loss {
-        /// Parts per million.
-        ppm: u64,
-    },
-    /// Net: each frame takes `extra_ns` longer (a delay spike).
-    Delay {
-        /// Extra one-way latency, ns.
-        extra_ns: u64,
-    },
-    /// Net: each frame is duplicated with probability ppm / 10^6.
-    Duplicate {
-        /// Parts per million.
-        ppm: u64,
-    },
-    /// Net: each frame gets an extra delay drawn from [0, max_ns], so frames overtake.
-    Reorder {
-        /// Largest extra delay, ns.
-        max_ns: u64,
-    },
-    /// Disk: matching requests fail with an I/O error (EIO in the guest): every one while
-    /// the fault is in force, or only the `nth` (1 = the first) matching request.
-    Error {
-        /// Which requests.
-        op: DiskOp,
-        /// Only this one of the matching requests fails (counted from the fault's start).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        nth: Option<u64>,
-    },
-    /// Disk: each sector read while the fault is in force rots with probability
-    /// ppm / 10^6 (one bit flipped on the disk, seen by every later read).
-    BitRot {
-        /// Parts per million of sectors read.
-        ppm: u64,
-    },
-    /// Disk: every request takes `extra_ns` longer.
-    Latency {
-        /// Extra latency, ns.
-        extra_ns: u64,
-    },
+    /// Net: a fault of the network device and its link, in force for the fault's duration.
+    Net(NetFault),
+    /// Disk: a fault of the disk (virtio-blk), in force for the fault's duration.
+    Disk(DiskFault),
     /// Clock: the RTC jumps by `delta_s` seconds (forward or back) at the fault's time.
     RtcStep {
         /// Seconds; negative steps back.
@@ -190,7 +153,6 @@ pub enum FaultKind {
     /// boots again, the same kernel from the same (now changed) disk.
     Crash {
         /// What happens to writes the disk had not flushed (default: lost).
-        #[serde(default)]
         unflushed: Unflushed,
     },
     /// Node: the CPU stops for the fault's duration while time, devices and the network
@@ -206,7 +168,6 @@ pub enum FaultKind {
         /// The lowest bit flipped: 0-7 of a RAM byte, 0-63 of a register.
         bit: u8,
         /// How many adjacent bits flip (default 1), within the byte or register.
-        #[serde(default = "one", skip_serializing_if = "is_one")]
         width: u8,
     },
     /// Node: a stuck-at bit of guest RAM (a cell damaged by total dose or a latch-up): for
@@ -237,14 +198,6 @@ pub enum UpsetPlace {
     Csr(u16),
 }
 
-fn one() -> u8 {
-    1
-}
-
-fn is_one(w: &u8) -> bool {
-    *w == 1
-}
-
 impl UpsetPlace {
     /// How many bits the place holds.
     pub fn bits(self) -> u8 {
@@ -259,14 +212,14 @@ impl FaultKind {
     /// Its kind, without parameters.
     pub fn kind(&self) -> Kind {
         match self {
-            FaultKind::Partition { .. } => Kind::Partition,
-            FaultKind::Loss { .. } => Kind::Loss,
-            FaultKind::Delay { .. } => Kind::Delay,
-            FaultKind::Duplicate { .. } => Kind::Duplicate,
-            FaultKind::Reorder { .. } => Kind::Reorder,
-            FaultKind::Error { .. } => Kind::Error,
-            FaultKind::Latency { .. } => Kind::Latency,
-            FaultKind::BitRot { .. } => Kind::BitRot,
+            FaultKind::Net(NetFault::Partition(_)) => Kind::Partition,
+            FaultKind::Net(NetFault::Loss { .. }) => Kind::Loss,
+            FaultKind::Net(NetFault::Delay { .. }) => Kind::Delay,
+            FaultKind::Net(NetFault::Duplicate { .. }) => Kind::Duplicate,
+            FaultKind::Net(NetFault::Reorder { .. }) => Kind::Reorder,
+            FaultKind::Disk(DiskFault::Error(_) | DiskFault::ErrorNth { .. }) => Kind::Error,
+            FaultKind::Disk(DiskFault::Latency { .. }) => Kind::Latency,
+            FaultKind::Disk(DiskFault::BitRot { .. }) => Kind::BitRot,
             FaultKind::RtcStep { .. } => Kind::RtcStep,
             FaultKind::Crash { .. } => Kind::Crash,
             FaultKind::Pause => Kind::Pause,
@@ -313,69 +266,9 @@ impl Fault {
     }
 }
 
-/// serde for [`FaultKind`] in snapshots: externally tagged and every field always written
-/// (postcard can decode neither the plan's adjacently tagged JSON form nor skipped fields).
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "FaultKind")]
-enum FaultKindState {
-    Partition {
-        direction: Direction,
-    },
-    Loss {
-        ppm: u64,
-    },
-    Delay {
-        extra_ns: u64,
-    },
-    Duplicate {
-        ppm: u64,
-    },
-    Reorder {
-        max_ns: u64,
-    },
-    Error {
-        op: DiskOp,
-        nth: Option<u64>,
-    },
-    BitRot {
-        ppm: u64,
-    },
-    Latency {
-        extra_ns: u64,
-    },
-    RtcStep {
-        delta_s: i64,
-    },
-    Crash {
-        unflushed: Unflushed,
-    },
-    Pause,
-    Upset {
-        place: UpsetPlace,
-        bit: u8,
-        width: u8,
-    },
-    Stuck {
-        ram: u64,
-        bit: u8,
-        value: u8,
-    },
-}
-
-/// serde for [`Fault`] in snapshots (its kind not flattened).
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "Fault")]
-struct FaultState {
-    at_ns: u64,
-    duration_ns: u64,
-    target: Target,
-    #[serde(with = "FaultKindState")]
-    kind: FaultKind,
-}
-
-/// A fault as a snapshot keeps it (plain data, postcard).
+/// A fault as a snapshot keeps it (plain data, postcard; see `wire`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedFault(#[serde(with = "FaultState")] pub Fault);
+pub struct SavedFault(#[serde(with = "wire::saved")] pub Fault);
 
 /// A run's fault plan, in start-time order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -424,9 +317,8 @@ impl FaultPlan {
                 ));
             }
             match f.kind {
-                FaultKind::Loss { ppm }
-                | FaultKind::Duplicate { ppm }
-                | FaultKind::BitRot { ppm }
+                FaultKind::Net(NetFault::Loss { ppm } | NetFault::Duplicate { ppm })
+                | FaultKind::Disk(DiskFault::BitRot { ppm })
                     if ppm > 1_000_000 =>
                 {
                     return Err(bad(
@@ -435,7 +327,7 @@ impl FaultPlan {
                         format!("{ppm} is above 1000000 (parts per million)"),
                     ));
                 }
-                FaultKind::Error { nth: Some(0), .. } => {
+                FaultKind::Disk(DiskFault::ErrorNth { nth: 0, .. }) => {
                     return Err(bad(
                         i,
                         "params.nth",
@@ -591,237 +483,4 @@ fn target_name(t: Target) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One vocabulary: a kind's name is the one serde writes for it, alone and as a
-    /// fault's `kind` tag, and a fault's kind, target and instantness agree with its kind.
-    #[test]
-    fn kinds_name_themselves_as_plans_write_them() {
-        let one_of_each = [
-            FaultKind::Partition {
-                direction: Direction::Both,
-            },
-            FaultKind::Loss { ppm: 1 },
-            FaultKind::Delay { extra_ns: 1 },
-            FaultKind::Duplicate { ppm: 1 },
-            FaultKind::Reorder { max_ns: 1 },
-            FaultKind::Error {
-                op: DiskOp::Read,
-                nth: None,
-            },
-            FaultKind::Latency { extra_ns: 1 },
-            FaultKind::BitRot { ppm: 1 },
-            FaultKind::RtcStep { delta_s: 1 },
-            FaultKind::Crash {
-                unflushed: Unflushed::Lost,
-            },
-            FaultKind::Pause,
-            FaultKind::Upset {
-                place: UpsetPlace::Pc,
-                bit: 0,
-                width: 1,
-            },
-            FaultKind::Stuck {
-                ram: 0,
-                bit: 0,
-                value: 1,
-            },
-        ];
-        let kinds: Vec<Kind> = one_of_each.iter().map(FaultKind::kind).collect();
-        assert_eq!(kinds, Kind::ALL, "one fault of each kind, in order");
-        for f in one_of_each {
-            let k = f.kind();
-            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
-            assert_eq!(serde_json::to_value(f).unwrap()["kind"], k.name());
-            assert_eq!(serde_json::from_value::<Kind>(k.name().into()).unwrap(), k);
-            assert_eq!((f.target(), f.is_instant()), (k.target(), k.is_instant()));
-        }
-    }
-
-    /// A plan holding one fault of each kind, with every optional parameter given once.
-    const EVERY_KIND: &str = r#"{"faults": [
-  {"at_ns":1,"duration_ns":2,"target":"net","kind":"partition","params":{"direction":"to-guest"}},
-  {"at_ns":3,"duration_ns":4,"target":"net","kind":"loss","params":{"ppm":5}},
-  {"at_ns":6,"duration_ns":7,"target":"net","kind":"delay","params":{"extra_ns":8}},
-  {"at_ns":9,"duration_ns":10,"target":"net","kind":"duplicate","params":{"ppm":11}},
-  {"at_ns":12,"duration_ns":13,"target":"net","kind":"reorder","params":{"max_ns":14}},
-  {"at_ns":15,"duration_ns":16,"target":"disk","kind":"error","params":{"op":"write"}},
-  {"at_ns":17,"duration_ns":18,"target":"disk","kind":"error","params":{"op":"read","nth":19}},
-  {"at_ns":20,"duration_ns":21,"target":"disk","kind":"bit-rot","params":{"ppm":22}},
-  {"at_ns":23,"duration_ns":24,"target":"disk","kind":"latency","params":{"extra_ns":25}},
-  {"at_ns":26,"duration_ns":0,"target":"clock","kind":"rtc-step","params":{"delta_s":-27}},
-  {"at_ns":28,"duration_ns":29,"target":"node","kind":"crash","params":{"unflushed":"torn"}},
-  {"at_ns":30,"duration_ns":31,"target":"node","kind":"pause"},
-  {"at_ns":32,"duration_ns":0,"target":"node","kind":"upset","params":{"place":{"ram":33},"bit":4,"width":2}},
-  {"at_ns":34,"duration_ns":0,"target":"node","kind":"upset","params":{"place":"pc","bit":5}},
-  {"at_ns":35,"duration_ns":36,"target":"node","kind":"stuck","params":{"ram":37,"bit":6,"value":1}}
-]}
-"#;
-
-    /// The two forms a fault is written in do not move: a plan's JSON (files users keep,
-    /// reports) and a snapshot's postcard bytes (older snapshots restore). The bytes were
-    /// written by the build before the plan's kinds took the devices' own types.
-    #[test]
-    fn plan_json_and_snapshot_bytes_stay_the_same() {
-        let plan: FaultPlan = serde_json::from_str(EVERY_KIND).unwrap();
-        plan.check().unwrap();
-        assert_eq!(plan.to_json(), EVERY_KIND);
-        let saved: Vec<SavedFault> = plan.faults.iter().copied().map(SavedFault).collect();
-        let bytes = postcard::to_stdvec(&saved).unwrap();
-        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(
-            hex,
-            "0f010200000103040001050607000208090a00030b0c0d00040e0f100105010011120105000113141501061617180107191a000208351c1d0309011e1f030a2000030b002104022200030b0305012324030c250601"
-        );
-        let back: Vec<SavedFault> = postcard::from_bytes(&bytes).unwrap();
-        assert_eq!(back, saved);
-    }
-
-    fn parse(text: &str) -> std::result::Result<FaultPlan, String> {
-        let plan: FaultPlan = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        plan.check().map_err(|e| e.to_string())?;
-        Ok(plan)
-    }
-
-    #[test]
-    fn plans_round_trip_and_bad_ones_name_the_field() {
-        let text = r#"{"faults": [
-            {"at_ns": 3000000000, "target": "clock", "kind": "rtc-step", "params": {"delta_s": -60}},
-            {"at_ns": 2000000000, "duration_ns": 5, "target": "net", "kind": "partition", "params": {"direction": "from-guest"}},
-            {"at_ns": 1, "duration_ns": 7, "target": "disk", "kind": "error", "params": {"op": "any"}}
-        ]}"#;
-        let mut plan = parse(text).unwrap();
-        plan.sort();
-        assert_eq!(
-            plan.faults[0].kind,
-            FaultKind::Error {
-                op: DiskOp::Any,
-                nth: None
-            }
-        );
-        assert_eq!(plan.faults[2].kind, FaultKind::RtcStep { delta_s: -60 });
-        assert_eq!(parse(&plan.to_json()).unwrap(), plan);
-        assert_eq!(
-            parse(&FaultPlan::default().to_json()).unwrap(),
-            FaultPlan::default()
-        );
-
-        let bad = [
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "partition", "params": {"direction": "both"}}]}"#,
-                "faults[0].target",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "loss", "params": {"ppm": 2000000}}]}"#,
-                "faults[0].params.ppm",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "duration_ns": 3, "target": "clock", "kind": "rtc-step", "params": {"delta_s": 1}}]}"#,
-                "faults[0].duration_ns",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "meteor", "params": {}}]}"#,
-                "meteor",
-            ),
-            (
-                r#"{"faults": [{"target": "net", "kind": "loss", "params": {"ppm": 1}}]}"#,
-                "at_ns",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "net", "kind": "partition", "params": {"direction": "sideways"}}]}"#,
-                "sideways",
-            ),
-            (r#"{"fault": []}"#, "fault"),
-        ];
-        for (text, field) in bad {
-            let e = parse(text).unwrap_err();
-            assert!(e.contains(field), "{text}: {e}");
-        }
-    }
-
-    #[test]
-    fn disk_faults_need_a_disk() {
-        let plan = parse(
-            r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "latency", "params": {"extra_ns": 5}}]}"#,
-        )
-        .unwrap();
-        let e = plan
-            .check_targets(Targets {
-                disk: false,
-                node: true,
-            })
-            .unwrap_err();
-        assert!(e.to_string().contains("no disk"), "{e}");
-        plan.check_targets(Targets {
-            disk: true,
-            node: false,
-        })
-        .unwrap();
-        let crash = parse(
-            r#"{"faults": [{"at_ns": 1, "duration_ns": 9, "target": "node", "kind": "crash", "params": {}}]}"#,
-        )
-        .unwrap();
-        let e = crash
-            .check_targets(Targets {
-                disk: true,
-                node: false,
-            })
-            .unwrap_err();
-        assert!(e.to_string().contains("--arch riscv64"), "{e}");
-    }
-
-    #[test]
-    fn node_and_new_disk_kinds_parse_with_their_defaults() {
-        let plan = parse(
-            r#"{"faults": [
-            {"at_ns": 5, "duration_ns": 9, "target": "node", "kind": "crash", "params": {}},
-            {"at_ns": 6, "duration_ns": 9, "target": "node", "kind": "crash", "params": {"unflushed": "torn"}},
-            {"at_ns": 7, "duration_ns": 9, "target": "node", "kind": "pause"},
-            {"at_ns": 8, "duration_ns": 9, "target": "disk", "kind": "error", "params": {"op": "write", "nth": 3}},
-            {"at_ns": 9, "duration_ns": 9, "target": "disk", "kind": "bit-rot", "params": {"ppm": 1000000}}
-        ]}"#,
-        )
-        .unwrap();
-        let kinds: Vec<FaultKind> = plan.faults.iter().map(|f| f.kind).collect();
-        assert_eq!(
-            kinds,
-            vec![
-                FaultKind::Crash {
-                    unflushed: Unflushed::Lost
-                },
-                FaultKind::Crash {
-                    unflushed: Unflushed::Torn
-                },
-                FaultKind::Pause,
-                FaultKind::Error {
-                    op: DiskOp::Write,
-                    nth: Some(3)
-                },
-                FaultKind::BitRot { ppm: 1_000_000 },
-            ]
-        );
-        assert_eq!(parse(&plan.to_json()).unwrap(), plan);
-        for (text, field) in [
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "error", "params": {"op": "read", "nth": 0}}]}"#,
-                "faults[0].params.nth",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "bit-rot", "params": {"ppm": 1000001}}]}"#,
-                "faults[0].params.ppm",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "node", "kind": "crash", "params": {"unflushed": "maybe"}}]}"#,
-                "maybe",
-            ),
-            (
-                r#"{"faults": [{"at_ns": 1, "target": "disk", "kind": "pause"}]}"#,
-                "faults[0].target",
-            ),
-        ] {
-            let e = parse(text).unwrap_err();
-            assert!(e.contains(field), "{text}: {e}");
-        }
-    }
-}
+mod tests;
