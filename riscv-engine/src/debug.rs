@@ -159,9 +159,7 @@ impl Hart {
         }
         done
     }
-}
 
-impl Hart {
     /// Flips the bits of `mask` in the RAM byte at physical `addr` (an upset): the next
     /// instruction sees them, fetched code included (decoded and compiled code is checked
     /// against memory again). An LR reservation is kept: radiation is not a store.
@@ -173,9 +171,7 @@ impl Hart {
         self.icache.uncheck_all();
         Some((v, v ^ mask))
     }
-}
 
-impl Hart {
     /// Flips the bits of `mask` in CSR `csr` as if M-mode software wrote it (its write
     /// rules and effects apply: WARL fields, TLB flushes). Returns the value before and
     /// after; None when the hart has no such writable CSR.

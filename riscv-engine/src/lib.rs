@@ -9,6 +9,7 @@
 
 pub mod bus;
 pub mod clint;
+mod clock;
 pub mod coverage;
 pub mod csr;
 pub mod debug;
