@@ -5,6 +5,7 @@
 pub mod boot;
 pub mod bus;
 pub mod clock;
+mod cold_boot;
 pub mod debug;
 pub mod engine;
 pub mod fdt;
