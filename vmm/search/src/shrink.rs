@@ -374,23 +374,8 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         .into());
     }
     let root = LoadedWorld::load(&x.from)?;
-    let cancel = AtomicBool::new(false);
-    let (moment, seed) = match &x.path {
-        Some((path, steps)) => {
-            eprintln!(
-                "shrink: replaying path {path} from {} to its last moment…",
-                x.from.display()
-            );
-            (path.last_world_moment(&root, steps, &cancel)?, path.seed)
-        }
-        None => (None, x.seed),
-    };
+    let (moment, seed, branch) = start_point(x, &root)?;
     let lw = moment.as_ref().unwrap_or(&root);
-    // How the failing branch is named: its seed, or its path.
-    let branch = match &x.path {
-        Some((path, _)) => format!("path {path}"),
-        None => format!("seed {seed}"),
-    };
     let names: Vec<String> = lw
         .state
         .scenario
@@ -450,35 +435,11 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
     }
     let minimal = ddmin(&|lists: &[Vec<Item>]| p.fail_many(lists), items.clone())?;
     let minimal = tighten(&p, minimal, limit)?;
-    let mut plan = plan_of(&minimal, &names, p.nodes);
-    plan.seed = Some(seed);
-    plan.path = x.path.as_ref().map(|(path, _)| path.to_string());
-    // How the branch ran, so that a replay of the plan runs it the same way.
-    plan.sched_noise = x.sched_noise;
-    if let Some((_, steps)) = &x.path {
-        plan.until.clone_from(&steps.until);
-        plan.max_virtual_ns = steps.max_virtual_ns;
-    }
-    plan.promise = Some(p.target.message.clone());
+    let plan = minimal_plan(x, &p, &minimal, seed);
     plan.write(&x.out)?;
     // The story, from the minimal plan's own run, drawn beside the plan.
     let svg = x.out.with_extension("svg");
-    let last = world::restore(
-        lw,
-        Some(seed),
-        &world::Options {
-            quiet: true,
-            jobs: 1,
-            plan: Some(plan.clone()),
-            timeline: Some(svg.clone()),
-            sched_noise: x.sched_noise,
-            ..world::Options::default()
-        },
-        None,
-    )?
-    .ok_or(WioError::NoResult {
-        what: "the shrink's last run",
-    })?;
+    let last = story_run(x, lw, seed, plan, &svg)?;
     report(
         x,
         (&branch, seed),
@@ -491,6 +452,60 @@ pub fn shrink(x: &Shrink) -> Result<Outcome> {
         before: items.len(),
         after: minimal.len(),
         probes: p.probes.load(Ordering::Relaxed),
+    })
+}
+
+/// Where the shrink starts: the snapshot, or the last moment of the failing path (replayed
+/// to it); the seed the failing branch runs from there; and how it is named in messages
+/// (its seed, or its path).
+fn start_point(x: &Shrink, root: &LoadedWorld) -> Result<(Option<LoadedWorld>, u64, String)> {
+    match &x.path {
+        Some((path, steps)) => {
+            eprintln!(
+                "shrink: replaying path {path} from {} to its last moment…",
+                x.from.display()
+            );
+            let cancel = AtomicBool::new(false);
+            let moment = path.last_world_moment(root, steps, &cancel)?;
+            Ok((moment, path.seed, format!("path {path}")))
+        }
+        None => Ok((None, x.seed, format!("seed {}", x.seed))),
+    }
+}
+
+/// The plan of the minimal fault list, with what a replay needs to run the branch as the
+/// shrink did: its seed or path, noise level, `--until` and time limit, and the promise.
+fn minimal_plan(x: &Shrink, p: &Prober, minimal: &[Item], seed: u64) -> WorldPlan {
+    let mut plan = plan_of(minimal, &p.names, p.nodes);
+    plan.seed = Some(seed);
+    plan.path = x.path.as_ref().map(|(path, _)| path.to_string());
+    plan.sched_noise = x.sched_noise;
+    if let Some((_, steps)) = &x.path {
+        plan.until.clone_from(&steps.until);
+        plan.max_virtual_ns = steps.max_virtual_ns;
+    }
+    plan.promise = Some(p.target.message.clone());
+    plan
+}
+
+/// The minimal plan's own run from `lw`, its timeline drawn to `svg`.
+fn story_run(
+    x: &Shrink,
+    lw: &LoadedWorld,
+    seed: u64,
+    plan: WorldPlan,
+    svg: &Path,
+) -> Result<WorldSummary> {
+    let options = world::Options {
+        quiet: true,
+        jobs: 1,
+        plan: Some(plan),
+        timeline: Some(svg.to_path_buf()),
+        sched_noise: x.sched_noise,
+        ..world::Options::default()
+    };
+    world::restore(lw, Some(seed), &options, None)?.ok_or(WioError::NoResult {
+        what: "the shrink's last run",
     })
 }
 
