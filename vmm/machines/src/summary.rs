@@ -166,9 +166,26 @@ impl Summary {
 
     /// The human-readable block printed to stderr.
     pub fn human(&self) -> String {
+        let mut s = String::new();
+        self.human_run(&mut s);
+        self.human_end(&mut s);
+        if let Some(p) = &self.promises {
+            s.push_str(&p.human());
+        }
+        for a in &self.faults {
+            s.push_str(&fault_line(a));
+        }
+        for w in &self.warnings {
+            s.push_str(&format!("warning       {w}\n"));
+        }
+        self.human_reproduce(&mut s);
+        s
+    }
+
+    /// The run: seed, machine, times, exits, instructions, trace.
+    fn human_run(&self, s: &mut String) {
         let exits: Vec<String> = self.exits.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let total: u64 = self.exits.values().sum();
-        let mut s = String::new();
         s.push_str("── wio run summary ──\n");
         s.push_str(&format!("seed          {}\n", self.seed));
         s.push_str(&format!(
@@ -217,6 +234,10 @@ impl Summary {
             "trace hash    {} ({} lines)\n",
             self.trace_hash, self.trace_lines
         ));
+    }
+
+    /// How it ended: status or error, where it stopped, the disk, the console markers.
+    fn human_end(&self, s: &mut String) {
         match (self.exit_status, &self.error) {
             (Some(st), _) => s.push_str(&format!("exit status   {st}\n")),
             (None, Some(e)) => s.push_str(&format!(
@@ -244,43 +265,10 @@ impl Summary {
                 m.wall_ns as f64 / 1e9
             ));
         }
-        if let Some(p) = &self.promises {
-            s.push_str(&p.human());
-        }
-        for a in &self.faults {
-            let f = &a.fault;
-            let params = serde_json::to_value(f.kind)
-                .ok()
-                .and_then(|v| v.get("params").map(|p| p.to_string()))
-                .unwrap_or_default();
-            s.push_str(&format!(
-                "fault         #{} {} {} {params} at {}.{:09} s{}\n",
-                a.index,
-                serde_json::to_value(f.target)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                f.kind.name(),
-                f.at_ns / 1_000_000_000,
-                f.at_ns % 1_000_000_000,
-                if f.kind.is_instant() {
-                    String::new()
-                } else {
-                    format!(
-                        " for {:.3} s{}",
-                        f.duration_ns as f64 / 1e9,
-                        if a.ended {
-                            ""
-                        } else {
-                            " (still in force at the end)"
-                        }
-                    )
-                }
-            ));
-        }
-        for w in &self.warnings {
-            s.push_str(&format!("warning       {w}\n"));
-        }
+    }
+
+    /// Where it came from and the command that runs it again.
+    fn human_reproduce(&self, s: &mut String) {
         let arch = if self.arch == "x86_64" {
             String::new()
         } else {
@@ -296,6 +284,38 @@ impl Summary {
                 self.seed
             )),
         }
-        s
     }
+}
+
+/// One applied fault's line: number, target, kind, parameters, when and how long.
+fn fault_line(a: &crate::faults::inject::Applied) -> String {
+    let f = &a.fault;
+    let params = serde_json::to_value(f.kind)
+        .ok()
+        .and_then(|v| v.get("params").map(|p| p.to_string()))
+        .unwrap_or_default();
+    format!(
+        "fault         #{} {} {} {params} at {}.{:09} s{}\n",
+        a.index,
+        serde_json::to_value(f.target)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        f.kind.name(),
+        f.at_ns / 1_000_000_000,
+        f.at_ns % 1_000_000_000,
+        if f.kind.is_instant() {
+            String::new()
+        } else {
+            format!(
+                " for {:.3} s{}",
+                f.duration_ns as f64 / 1e9,
+                if a.ended {
+                    ""
+                } else {
+                    " (still in force at the end)"
+                }
+            )
+        }
+    )
 }
