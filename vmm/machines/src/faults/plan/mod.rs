@@ -335,35 +335,8 @@ impl FaultPlan {
                     ));
                 }
                 FaultKind::Upset { place, bit, width } => {
-                    let bits = place.bits();
-                    let (what, ok) = match place {
-                        UpsetPlace::Ram(_) => ("a RAM byte", true),
-                        UpsetPlace::X(r) => ("x registers", (1..32).contains(&r)),
-                        UpsetPlace::F(r) => ("f registers", r < 32),
-                        UpsetPlace::Pc => ("pc", true),
-                        UpsetPlace::Csr(c) => ("a CSR", c < 0x1000),
-                    };
-                    if !ok {
-                        return Err(bad(
-                            i,
-                            "params",
-                            format!("{what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"),
-                        ));
-                    }
-                    if bit >= bits {
-                        return Err(bad(
-                            i,
-                            "params.bit",
-                            format!("{bit}; {what} has bits 0-{}", bits - 1),
-                        ));
-                    }
-                    if width == 0 || u16::from(bit) + u16::from(width) > u16::from(bits) {
-                        return Err(bad(
-                            i,
-                            "params.width",
-                            format!("{width} bits from bit {bit} do not fit {what} ({bits} bits)"),
-                        ));
-                    }
+                    check_upset(place, bit, width)
+                        .map_err(|(field, reason)| bad(i, field, reason))?;
                 }
                 FaultKind::Stuck { bit, value, .. } if bit > 7 || value > 1 => {
                     return Err(bad(i, "params", format!("bit {bit}, value {value}; a stuck bit is bit 0-7 of a RAM byte, stuck at 0 or 1"
@@ -471,6 +444,41 @@ impl FaultPlan {
             source,
         })
     }
+}
+
+/// Checks an upset's place, lowest bit and width: the field at fault and why.
+fn check_upset(
+    place: UpsetPlace,
+    bit: u8,
+    width: u8,
+) -> std::result::Result<(), (&'static str, String)> {
+    let bits = place.bits();
+    let (what, ok) = match place {
+        UpsetPlace::Ram(_) => ("a RAM byte", true),
+        UpsetPlace::X(r) => ("x registers", (1..32).contains(&r)),
+        UpsetPlace::F(r) => ("f registers", r < 32),
+        UpsetPlace::Pc => ("pc", true),
+        UpsetPlace::Csr(c) => ("a CSR", c < 0x1000),
+    };
+    if !ok {
+        return Err((
+            "params",
+            format!("{what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"),
+        ));
+    }
+    if bit >= bits {
+        return Err((
+            "params.bit",
+            format!("{bit}; {what} has bits 0-{}", bits - 1),
+        ));
+    }
+    if width == 0 || u16::from(bit) + u16::from(width) > u16::from(bits) {
+        return Err((
+            "params.width",
+            format!("{width} bits from bit {bit} do not fit {what} ({bits} bits)"),
+        ));
+    }
+    Ok(())
 }
 
 fn target_name(t: Target) -> &'static str {
