@@ -492,22 +492,55 @@ fn fault_list(faults: &[Applied]) -> String {
         .join(", ")
 }
 
-/// Runs the exploration; returns the report (also written to `x.report`).
-pub fn explore(x: &Explore) -> Result<Report> {
+/// The snapshot an exploration branches from, loaded once: a world's or a machine's.
+fn load_source(x: &Explore) -> Result<Source> {
+    if LoadedWorld::is_world(&x.from) {
+        if x.disk.is_some() {
+            return Err(ExploreError::WorldDisk.into());
+        }
+        return Ok(Source::World(Box::new(LoadedWorld::load(&x.from)?)));
+    }
     let load_cfg = RunConfig {
         disk: x.disk.clone(),
         from: Some(x.from.clone()),
         seed_given: false,
         ..RunConfig::with_seed(0)
     };
-    let loaded = if LoadedWorld::is_world(&x.from) {
-        if x.disk.is_some() {
-            return Err(ExploreError::WorldDisk.into());
+    Ok(Source::Machine(wio_machines::builder::load(
+        &x.from, &load_cfg,
+    )?))
+}
+
+/// The console texts a branch watches for: `--match` and `--fail-on`, each once.
+fn watch_list(x: &Explore) -> Vec<String> {
+    let mut watch: Vec<String> = x.matches.clone();
+    for f in &x.fail_on {
+        if !watch.contains(f) {
+            watch.push(f.clone());
         }
-        Source::World(Box::new(LoadedWorld::load(&x.from)?))
-    } else {
-        Source::Machine(wio_machines::builder::load(&x.from, &load_cfg)?)
-    };
+    }
+    watch
+}
+
+/// The line that says what is explored, from where, on how many workers.
+fn announce(x: &Explore, seeds: usize, loaded: &Source) {
+    eprintln!(
+        "wio: exploring {seeds} seeds of {} from {} (snapshot at {} ns, seed {}) on {} workers",
+        if x.shard.1 > 1 {
+            format!("shard {}/{}", x.shard.0, x.shard.1)
+        } else {
+            "the range".into()
+        },
+        x.from.display(),
+        loaded.point().0,
+        loaded.point().1,
+        x.jobs
+    );
+}
+
+/// Runs the exploration; returns the report (also written to `x.report`).
+pub fn explore(x: &Explore) -> Result<Report> {
+    let loaded = load_source(x)?;
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
         snapshot: x.from.clone(),
@@ -520,30 +553,13 @@ pub fn explore(x: &Explore) -> Result<Report> {
         sched_noise: x.sched_noise,
         guided: None,
     };
-    let mut watch: Vec<String> = x.matches.clone();
-    for f in &x.fail_on {
-        if !watch.contains(f) {
-            watch.push(f.clone());
-        }
-    }
+    let watch = watch_list(x);
     // Set when a branch cannot even start: the workers stop and running branches are
     // abandoned, as on Ctrl-C or SIGTERM (which the workers and branches see through
     // wio_machines::interrupt::requested).
     let stop = AtomicBool::new(false);
     let stopping = || stop.load(Ordering::Relaxed) || wio_machines::interrupt::requested();
-    eprintln!(
-        "wio: exploring {} seeds of {} from {} (snapshot at {} ns, seed {}) on {} workers",
-        seeds.len(),
-        if x.shard.1 > 1 {
-            format!("shard {}/{}", x.shard.0, x.shard.1)
-        } else {
-            "the range".into()
-        },
-        x.from.display(),
-        loaded.point().0,
-        loaded.point().1,
-        x.jobs
-    );
+    announce(x, seeds.len(), &loaded);
     let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
     let failing = AtomicU64::new(0);
