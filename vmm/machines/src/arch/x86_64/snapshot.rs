@@ -22,6 +22,7 @@ use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
@@ -169,6 +170,67 @@ impl LoadedSnapshot for X86Loaded {
     }
 }
 
+/// A branch with a seed of its own is a new generation of the machine: a new ID where the
+/// ACPI tables say, and the Generic Event Device's interrupt, so the kernel reseeds its
+/// CRNG before its programs draw from it again (a kernel without the driver leaves the
+/// line masked and never reads the bytes). Traced with the re-keying.
+fn new_generation(
+    platform: &mut Platform,
+    mem: &memory::GuestMem,
+    from: u64,
+    RunSeed(s): RunSeed,
+    now: u64,
+) -> Result<()> {
+    platform
+        .trace
+        .event(now, "reseed", json!({ "from": from, "seed": s }));
+    let g = VmGenId::drawn(RunSeed(s), now);
+    mem.write_slice(&g.id(), GuestAddress(layout::VMGENID_ADDR))
+        .map_err(|source| MemoryError::Write {
+            what: "the VM generation ID",
+            addr: layout::VMGENID_ADDR,
+            source,
+        })?;
+    platform.pic.raise(acpi::VMGENID_IRQ);
+    platform
+        .trace
+        .event(now, "vmgenid", json!({ "id": crate::trace::hex(&g.id()) }));
+    Ok(())
+}
+
+/// The platform's fault injector after the restore: its future re-drawn or replaced as
+/// `restore` asks, the queue's fault events with it.
+fn restore_faults(platform: &mut Platform, cfg: &RunConfig, restore: FaultRestore) -> Result<()> {
+    let mut faults = std::mem::take(&mut platform.faults);
+    let replaced = cfg.restore_faults(&mut faults, restore, &mut platform.trace)?;
+    platform.faults = faults;
+    if let Some(r) = &replaced {
+        platform.replace_fault_events(r);
+    }
+    Ok(())
+}
+
+/// The exit counts of the snapshot's `run` section, each kind one wio knows.
+fn exit_counts(
+    saved: Vec<(String, u64)>,
+    bad: &dyn Fn(String) -> WioError,
+) -> Result<BTreeMap<&'static str, u64>> {
+    let mut exits = BTreeMap::new();
+    for (k, v) in saved {
+        let kind = wio_clock::ExitCost::ALL
+            .iter()
+            .map(|c| c.name())
+            .find(|n| *n == k)
+            .ok_or_else(|| {
+                bad(format!(
+                    "has a `run` section that counts an unknown exit kind {k:?}"
+                ))
+            })?;
+        exits.insert(kind, v);
+    }
+    Ok(exits)
+}
+
 /// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
 pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     let path = &l.origin.path;
@@ -217,25 +279,8 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         .load_sections(&l.state, reseed)
         .map_err(|e| bad(e.to_string()))?;
     let now = platform.clock.now_ns();
-    if let Some(RunSeed(s)) = reseed {
-        platform
-            .trace
-            .event(now, "reseed", json!({ "from": meta.seed, "seed": s }));
-        // A branch is a new generation of the machine: a new ID where the ACPI tables say,
-        // and the Generic Event Device's interrupt, so the kernel reseeds its CRNG before
-        // its programs draw from it again (a kernel without the driver leaves the line
-        // masked and never reads the bytes).
-        let g = VmGenId::drawn(RunSeed(s), now);
-        mem.write_slice(&g.id(), GuestAddress(layout::VMGENID_ADDR))
-            .map_err(|source| MemoryError::Write {
-                what: "the VM generation ID",
-                addr: layout::VMGENID_ADDR,
-                source,
-            })?;
-        platform.pic.raise(acpi::VMGENID_IRQ);
-        platform
-            .trace
-            .event(now, "vmgenid", json!({ "id": crate::trace::hex(&g.id()) }));
+    if let Some(s) = reseed {
+        new_generation(&mut platform, &mem, meta.seed, s, now)?;
     }
     // `--sched-noise` on a restore: that level from here on, drawn from the run's seed.
     if cfg.sched_noise_given && cfg.sched_noise != platform.noise_level() {
@@ -247,39 +292,19 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         );
         platform.set_noise(TimerNoise::new(cfg.sched_noise, RunSeed(seed)));
     }
-    let mut faults = std::mem::take(&mut platform.faults);
-    let replaced = cfg.restore_faults(
-        &mut faults,
-        FaultRestore {
-            seed: RunSeed(seed),
-            reseeded: reseed.is_some(),
-            now_ns: now,
-            has: Targets {
-                disk: meta.disk.is_some(),
-                node: false,
-            },
+    let restore = FaultRestore {
+        seed: RunSeed(seed),
+        reseeded: reseed.is_some(),
+        now_ns: now,
+        has: Targets {
+            disk: meta.disk.is_some(),
+            node: false,
         },
-        &mut platform.trace,
-    )?;
-    platform.faults = faults;
-    if let Some(r) = &replaced {
-        platform.replace_fault_events(r);
-    }
+    };
+    restore_faults(&mut platform, cfg, restore)?;
     let console = Console::restore(Console::new(cfg.echo(), wall), &saved_console)
         .map_err(|e| bad(format!("has a `console` section this machine refuses: {e}")))?;
-    let mut exits = std::collections::BTreeMap::new();
-    for (k, v) in run.exits {
-        let kind = wio_clock::ExitCost::ALL
-            .iter()
-            .map(|c| c.name())
-            .find(|n| *n == k)
-            .ok_or_else(|| {
-                bad(format!(
-                    "has a `run` section that counts an unknown exit kind {k:?}"
-                ))
-            })?;
-        exits.insert(kind, v);
-    }
+    let exits = exit_counts(run.exits, &bad)?;
     Ok(X86Machine {
         engine,
         platform,
