@@ -10,7 +10,7 @@ use super::{acpi, gdt::BOOT_GDT, paging};
 use crate::devices::vmgenid;
 use crate::error::{MachineError, MemoryError, Result, WioError};
 use crate::memory::GuestMem;
-use linux_loader::bootparam::{boot_e820_entry, boot_params};
+use linux_loader::bootparam::{boot_e820_entry, boot_params, setup_header};
 use linux_loader::loader::{bzimage::BzImage, elf::Elf, KernelLoader};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -120,17 +120,85 @@ fn format_error(kernel: &KernelImage, reason: String) -> WioError {
 /// Loads kernel, initrd, command line, page tables, GDT and boot_params into `mem`.
 pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
     let mem_end = mem.last_addr().raw_value() + 1;
-    if spec.cmdline.len() + 1 > MAX_CMDLINE_BYTES {
+    check_cmdline(spec.cmdline)?;
+    let (format, entry, kernel_end, setup_header) = load_kernel(mem, spec.kernel, mem_end)?;
+
+    let mut params = boot_params::default();
+    if let Some(hdr) = setup_header {
+        params.hdr = hdr;
+    }
+    params.hdr.type_of_loader = KERNEL_LOADER_OTHER;
+    params.hdr.boot_flag = KERNEL_BOOT_FLAG_MAGIC;
+    params.hdr.header = KERNEL_HDR_MAGIC;
+    params.hdr.loadflags |= KEEP_SEGMENTS_AND_CAN_USE_HEAP;
+    params.hdr.cmd_line_ptr = CMDLINE_ADDR as u32;
+    params.hdr.cmdline_size = spec.cmdline.len() as u32;
+    params.hdr.setup_data = SETUP_DATA_ADDR;
+
+    let mut cmdline = spec.cmdline.as_bytes().to_vec();
+    cmdline.push(0);
+    write(mem, &cmdline, CMDLINE_ADDR, "command line")?;
+    write_setup_data(mem, &spec.rng_seed)?;
+
+    let initrd = match spec.initrd {
+        Some(path) => {
+            let addr_max = if params.hdr.initrd_addr_max != 0 {
+                u64::from(params.hdr.initrd_addr_max).min(MAX_INITRD_ADDR)
+            } else {
+                MAX_INITRD_ADDR
+            };
+            let (addr, size) = load_initrd(mem, path, kernel_end, addr_max.min(mem_end))?;
+            params.hdr.ramdisk_image = addr as u32;
+            params.hdr.ramdisk_size = size as u32;
+            Some((addr, size))
+        }
+        None => None,
+    };
+
+    set_e820(&mut params, mem_end);
+    for (addr, bytes) in acpi::tables(spec.virtio) {
+        write(mem, &bytes, addr, "ACPI tables")?;
+    }
+    write(mem, &spec.vmgenid, VMGENID_ADDR, "the VM generation ID")?;
+    params.acpi_rsdp_addr = acpi::RSDP_ADDR;
+    mem.write_obj(params, GuestAddress(ZERO_PAGE_ADDR))
+        .map_err(|source| MemoryError::Write {
+            what: "boot_params",
+            addr: ZERO_PAGE_ADDR,
+            source,
+        })?;
+    write_gdt_and_page_tables(mem)?;
+
+    Ok(BootInfo {
+        entry,
+        format,
+        kernel_end,
+        initrd,
+    })
+}
+
+/// Refuses a command line that does not fit its page or holds a NUL.
+fn check_cmdline(cmdline: &str) -> Result<()> {
+    if cmdline.len() + 1 > MAX_CMDLINE_BYTES {
         return Err(MachineError::CmdlineTooLong {
-            len: spec.cmdline.len(),
+            len: cmdline.len(),
             max: MAX_CMDLINE_BYTES - 1,
         }
         .into());
     }
-    if spec.cmdline.as_bytes().contains(&0) {
+    if cmdline.as_bytes().contains(&0) {
         return Err(MachineError::CmdlineNul.into());
     }
-    let kernel = spec.kernel;
+    Ok(())
+}
+
+/// Loads an ELF vmlinux or a bzImage at [`KERNEL_LOAD_ADDR`]: its format, entry point,
+/// end and (bzImage) setup header.
+fn load_kernel(
+    mem: &GuestMem,
+    kernel: &KernelImage,
+    mem_end: u64,
+) -> Result<(KernelFormat, u64, u64, Option<setup_header>)> {
     let format = detect_format(&kernel.bytes).ok_or_else(|| {
         format_error(kernel, "not an x86-64 ELF or bzImage kernel (no ELF magic, no \"HdrS\" setup header); pass a vmlinux or bzImage built for x86-64".into())
     })?;
@@ -176,46 +244,22 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
             )
         }
     };
+    Ok((format, entry, kernel_end, setup_header))
+}
 
-    let mut params = boot_params::default();
-    if let Some(hdr) = setup_header {
-        params.hdr = hdr;
-    }
-    params.hdr.type_of_loader = KERNEL_LOADER_OTHER;
-    params.hdr.boot_flag = KERNEL_BOOT_FLAG_MAGIC;
-    params.hdr.header = KERNEL_HDR_MAGIC;
-    params.hdr.loadflags |= KEEP_SEGMENTS_AND_CAN_USE_HEAP;
-    params.hdr.cmd_line_ptr = CMDLINE_ADDR as u32;
-    params.hdr.cmdline_size = spec.cmdline.len() as u32;
-    params.hdr.setup_data = SETUP_DATA_ADDR;
-
-    let mut cmdline = spec.cmdline.as_bytes().to_vec();
-    cmdline.push(0);
-    write(mem, &cmdline, CMDLINE_ADDR, "command line")?;
-
-    // setup_data: next (u64) = 0, type (u32), len (u32), data.
+/// The setup_data entry that hands the kernel its seeded RNG seed: next (u64) = 0,
+/// type (u32), len (u32), data.
+fn write_setup_data(mem: &GuestMem, rng_seed: &[u8]) -> Result<()> {
     let mut setup = Vec::with_capacity(16 + RNG_SEED_LEN);
     setup.extend_from_slice(&0u64.to_le_bytes());
     setup.extend_from_slice(&SETUP_RNG_SEED.to_le_bytes());
     setup.extend_from_slice(&(RNG_SEED_LEN as u32).to_le_bytes());
-    setup.extend_from_slice(&spec.rng_seed);
-    write(mem, &setup, SETUP_DATA_ADDR, "setup_data")?;
+    setup.extend_from_slice(rng_seed);
+    write(mem, &setup, SETUP_DATA_ADDR, "setup_data")
+}
 
-    let initrd = match spec.initrd {
-        Some(path) => {
-            let addr_max = if params.hdr.initrd_addr_max != 0 {
-                u64::from(params.hdr.initrd_addr_max).min(MAX_INITRD_ADDR)
-            } else {
-                MAX_INITRD_ADDR
-            };
-            let (addr, size) = load_initrd(mem, path, kernel_end, addr_max.min(mem_end))?;
-            params.hdr.ramdisk_image = addr as u32;
-            params.hdr.ramdisk_size = size as u32;
-            Some((addr, size))
-        }
-        None => None,
-    };
-
+/// The memory map: RAM below the EBDA, the legacy hole reserved, RAM from 1 MiB up.
+fn set_e820(params: &mut boot_params, mem_end: u64) {
     let e820 = [
         (0, EBDA_START, E820_RAM),
         (EBDA_START, 0x10_0000 - EBDA_START, E820_RESERVED),
@@ -229,18 +273,10 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
         };
     }
     params.e820_entries = e820.len() as u8;
-    for (addr, bytes) in acpi::tables(spec.virtio) {
-        write(mem, &bytes, addr, "ACPI tables")?;
-    }
-    write(mem, &spec.vmgenid, VMGENID_ADDR, "the VM generation ID")?;
-    params.acpi_rsdp_addr = acpi::RSDP_ADDR;
-    mem.write_obj(params, GuestAddress(ZERO_PAGE_ADDR))
-        .map_err(|source| MemoryError::Write {
-            what: "boot_params",
-            addr: ZERO_PAGE_ADDR,
-            source,
-        })?;
+}
 
+/// The boot GDT and the identity-mapped page tables the kernel's 64-bit entry expects.
+fn write_gdt_and_page_tables(mem: &GuestMem) -> Result<()> {
     for (i, entry) in BOOT_GDT.iter().enumerate() {
         let addr = GDT_ADDR + 8 * i as u64;
         mem.write_obj(*entry, GuestAddress(addr))
@@ -255,13 +291,7 @@ pub fn load(mem: &GuestMem, spec: &BootSpec) -> Result<BootInfo> {
         addr: super::layout::PML4_ADDR,
         source,
     })?;
-
-    Ok(BootInfo {
-        entry,
-        format,
-        kernel_end,
-        initrd,
-    })
+    Ok(())
 }
 
 fn write(mem: &GuestMem, bytes: &[u8], addr: u64, what: &'static str) -> Result<()> {
