@@ -15,30 +15,23 @@ use std::net::{TcpListener, TcpStream};
 
 /// Listens on `addr` (host:port), says how to connect, and returns gdb's connection.
 pub fn accept(addr: &str) -> Result<TcpStream> {
-    let listener = TcpListener::bind(addr).map_err(|e| {
-        WioError::Debugger(DebuggerError::Listen {
-            addr: addr.to_string(),
-            step: ListenStep::Bind,
-            source: e,
-        })
-    })?;
-    let local = listener.local_addr().map_err(|e| {
-        WioError::Debugger(DebuggerError::Listen {
-            addr: addr.to_string(),
-            step: ListenStep::LocalAddress,
-            source: e,
-        })
-    })?;
+    let failed = |step: ListenStep| {
+        move |source: std::io::Error| {
+            WioError::Debugger(DebuggerError::Listen {
+                addr: addr.to_string(),
+                step,
+                source,
+            })
+        }
+    };
+    let listener = TcpListener::bind(addr).map_err(failed(ListenStep::Bind))?;
+    let local = listener
+        .local_addr()
+        .map_err(failed(ListenStep::LocalAddress))?;
     eprintln!(
         "wio: waiting for gdb on {local}: gdb-multiarch -ex 'set architecture riscv:rv64' -ex 'target remote {local}'"
     );
-    let (conn, peer) = listener.accept().map_err(|e| {
-        WioError::Debugger(DebuggerError::Listen {
-            addr: addr.to_string(),
-            step: ListenStep::Accept,
-            source: e,
-        })
-    })?;
+    let (conn, peer) = listener.accept().map_err(failed(ListenStep::Accept))?;
     // Packets are small and interactive.
     let _ = conn.set_nodelay(true);
     eprintln!("wio: gdb connected from {peer}");
