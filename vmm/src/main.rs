@@ -633,8 +633,8 @@ fn snapshot_info(
     Ok(0)
 }
 
-/// Whether the subcommand runs guests under the sandbox (see wio_machines::sandbox), or None when it
-/// runs no guest loop.
+/// Whether the subcommand runs guests under the sandbox (see `wio_machines::sandbox`), or
+/// None when it runs no guest loop.
 fn sandbox_policy(cli: &Cli) -> Option<wio_machines::sandbox::Policy> {
     use wio_machines::sandbox::{Off, Policy};
     let off = match &cli.command {
