@@ -27,7 +27,7 @@ mod snapshot;
 mod trace;
 mod world;
 
-pub use bench::BenchError;
+pub use bench::{BenchError, BenchFailure};
 pub use crash::{
     CrashError, DebuggerError, EngineCrash, ListenStep, NondeterminismError, ResetDevice, Rip,
 };
@@ -128,9 +128,6 @@ pub enum WioError {
         /// The limit in virtual nanoseconds.
         limit_ns: u64,
     },
-    /// A failure inside wio that should not happen.
-    #[error("internal error: {0}")]
-    Internal(String),
     /// A wio invariant that did not hold (see [`InternalError`]).
     #[error("internal error: {0}")]
     Invariant(#[from] InternalError),
@@ -191,6 +188,9 @@ pub enum WioError {
     /// A benchmark option that does not fit.
     #[error("{0}")]
     Bench(#[from] BenchError),
+    /// A benchmark's own guest or world did not behave as the benchmark needs.
+    #[error("{0}")]
+    BenchFailed(#[from] BenchFailure),
     /// Faults that do not fit this run.
     #[error("{0}")]
     Faults(#[from] FaultsError),
@@ -297,7 +297,8 @@ impl WioError {
             WioError::Nondeterminism(_) => exit_code::NONDETERMINISM,
             WioError::Output { .. } => exit_code::OUTPUT,
             WioError::TimeLimit { .. } => exit_code::TIME_LIMIT,
-            WioError::Internal(_)
+            WioError::BenchFailed(BenchFailure::StaleGuest { .. }) => exit_code::BAD_ARTIFACT,
+            WioError::BenchFailed(_)
             | WioError::Invariant(_)
             | WioError::Encode { .. }
             | WioError::NoResult { .. }
@@ -384,6 +385,19 @@ mod tests {
                 exit_code::USAGE,
             ),
             (GuestsError::NoCache.into(), exit_code::USAGE),
+            (
+                BenchFailure::StaleGuest {
+                    guest: "race guest",
+                    reached: "printed \"race: start\"".into(),
+                    needs: "wio-race",
+                }
+                .into(),
+                exit_code::BAD_ARTIFACT,
+            ),
+            (
+                BenchFailure::ReverseStep { from: 2, landed: 0 }.into(),
+                exit_code::INTERNAL,
+            ),
             (
                 NoKvmError::CreateVm(vmm_sys_util::errno::Error::new(libc::EINVAL)).into(),
                 exit_code::NO_VIRTUALIZATION,

@@ -68,13 +68,17 @@ mod tests {
             assert_eq!(got, items.iter().map(|x| x * x).collect::<Vec<_>>());
             let err = map_in_order(&items, jobs, |x| {
                 if *x >= 20 {
-                    Err(WioError::Internal(format!("item {x}")))
+                    // Any typed error that carries the item's number.
+                    Err(WioError::TimeLimit { limit_ns: *x })
                 } else {
                     Ok(*x)
                 }
             })
             .unwrap_err();
-            assert_eq!(err.to_string(), "internal error: item 20", "jobs {jobs}");
+            assert!(
+                matches!(err, WioError::TimeLimit { limit_ns: 20 }),
+                "jobs {jobs}: {err}"
+            );
         }
         assert!(map_in_order(&[] as &[u8], 2, |_| Ok(()))
             .unwrap()

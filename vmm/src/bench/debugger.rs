@@ -12,7 +12,7 @@ use std::time::Instant;
 use wio_machines::arch::riscv64::debug::{RunPlan, RvDebugger};
 use wio_machines::arch::riscv64::{RvMachine, DEFAULT_CMDLINE};
 use wio_machines::error::NondeterminismError;
-use wio_machines::error::{Result, WioError};
+use wio_machines::error::{BenchFailure, Result, WioError};
 use wio_machines::machine::{driver, RunConfig};
 
 /// Busy loop iterations: long enough for 10 virtual seconds of work.
@@ -75,10 +75,11 @@ fn reverse_step_ms(at_ns: u64, rounds: u32) -> Result<(f64, f64, u64)> {
         d.reverse_step()?;
         ms.push(t.elapsed().as_secs_f64() * 1e3);
         if d.position() != pos - 1 {
-            return Err(WioError::Internal(format!(
-                "reverse step from {pos} landed at {}",
-                d.position()
-            )));
+            return Err(BenchFailure::ReverseStep {
+                from: pos,
+                landed: d.position(),
+            }
+            .into());
         }
     }
     let first = ms.remove(0);
@@ -118,9 +119,12 @@ pub fn figures(rounds: u32) -> Result<serde_json::Value> {
     let mut latency = Vec::new();
     for at in [1_000_000_000u64, 10_000_000_000] {
         if at >= virt {
-            return Err(WioError::Internal(format!(
-                "the bench guest ran {virt} ns, less than {at} ns"
-            )));
+            return Err(BenchFailure::EndedEarly {
+                guest: "bench guest",
+                needed: format!("{at} ns"),
+                how: format!("it ran {virt} ns"),
+            }
+            .into());
         }
         eprintln!("bench: reverse-stepi at {} s…", at / 1_000_000_000);
         let (first, ms, cps) = reverse_step_ms(at, 5)?;

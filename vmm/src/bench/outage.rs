@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use std::path::Path;
-use wio_machines::error::{Result, WioError};
+use wio_machines::error::{BenchFailure, Result};
 use wio_world::{self as world, scenario::Scenario};
 
 /// The scenario (built into wio: it names only the built `payments` disk).
@@ -16,8 +16,10 @@ const SEED: u64 = 1;
 
 /// Runs the outage world once; returns the figures as JSON.
 pub(super) fn figures() -> Result<serde_json::Value> {
-    let s = Scenario::parse_in(WORLD, Path::new("."))
-        .map_err(|e| WioError::Internal(format!("outage world: {e}")))?;
+    let s = Scenario::parse_in(WORLD, Path::new(".")).map_err(|source| BenchFailure::World {
+        which: "outage",
+        source,
+    })?;
     let opts = world::Options {
         quiet: true,
         jobs: 2,

@@ -9,7 +9,7 @@
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
-use wio_machines::error::{Result, WioError};
+use wio_machines::error::{BenchFailure, Result, WioError};
 use wio_machines::machine::novelty::Signal;
 use wio_search::explore::guided::{self, Guided};
 use wio_search::explore::{Explore, SeedRange};
@@ -24,8 +24,11 @@ const BATCH: u64 = 8;
 
 /// The world snapshot at setup complete of the build with `bug`, in `dir`.
 fn snapshot(dir: &Path, bug: &str) -> Result<LoadedWorld> {
-    let mut s = Scenario::parse_in(WORLD, Path::new("."))
-        .map_err(|e| WioError::Internal(format!("payments world: {e}")))?;
+    let mut s =
+        Scenario::parse_in(WORLD, Path::new(".")).map_err(|source| BenchFailure::World {
+            which: "payments",
+            source,
+        })?;
     s.add_node_args(&format!("payments=wio.bug={bug}"))?;
     let path = dir.join(format!("{bug}.snap"));
     let opts = world::Options {

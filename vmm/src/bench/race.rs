@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
 use wio_machines::builder;
-use wio_machines::error::{BenchError, Result, WioError};
+use wio_machines::error::{BenchError, BenchFailure, Result, WioError};
 use wio_machines::machine::noise::SchedNoise;
 use wio_machines::machine::{driver, Arch, RunConfig};
 
@@ -44,9 +44,12 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
     let run = driver::run(builder::boot(Arch::Riscv64, &cfg, wall)?, &cfg, wall);
     run.outcome?;
     if !snap.exists() {
-        return Err(WioError::Internal(format!(
-            "the race guest never printed {RACE_START:?} (is the initramfs older than wio-race? re-run images/build-all-riscv64.sh)"
-        )));
+        return Err(BenchFailure::StaleGuest {
+            guest: "race guest",
+            reached: format!("printed {RACE_START:?}"),
+            needs: "wio-race",
+        }
+        .into());
     }
     let loaded = builder::load(&snap, &RunConfig::with_seed(1))?;
     let cancel = AtomicBool::new(false);
@@ -63,7 +66,10 @@ fn distinct_results(dir: &Path, noise: SchedNoise, branches: u64) -> Result<(usi
         )?
         .filter(|e| e.stopped_at_until)
         .ok_or_else(|| {
-            WioError::Internal(format!("race branch {seed} did not print its result"))
+            WioError::from(BenchFailure::BranchMissed {
+                branch: format!("race branch {seed}"),
+                what: format!("its result {RACE_RESULT:?}"),
+            })
         })?;
         let line = end
             .lines

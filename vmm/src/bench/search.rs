@@ -18,7 +18,7 @@ use std::time::Instant;
 use wio_clock::VirtualTime;
 use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
 use wio_machines::builder;
-use wio_machines::error::{BenchError, Result, WioError};
+use wio_machines::error::{BenchError, BenchFailure, Result, WioError};
 use wio_machines::machine::noise::SchedNoise;
 use wio_machines::machine::novelty::Signal;
 use wio_machines::machine::{driver, Arch, RunConfig, Stop};
@@ -60,9 +60,12 @@ fn planted_snapshot(dir: &Path, form: &str, depth: u32, seed: u64) -> Result<Pat
     let run = driver::run(builder::boot(Arch::Riscv64, &cfg, wall)?, &cfg, wall);
     run.outcome?;
     if !snap.exists() {
-        return Err(WioError::Internal(
-            "wio-planted never reached its branch point (is the initramfs older than wio-planted? re-run images/build-all-riscv64.sh)".into(),
-        ));
+        return Err(BenchFailure::StaleGuest {
+            guest: "planted guest",
+            reached: "reached its branch point".into(),
+            needs: "wio-planted",
+        }
+        .into());
     }
     Ok(snap)
 }
@@ -110,9 +113,12 @@ fn run_to(m: &mut dyn wio_machines::machine::Machine, ns: u64) -> Result<()> {
         match m.run_until(at) {
             Stop::Limit => return Ok(()),
             Stop::End(e) => {
-                return Err(WioError::Internal(format!(
-                    "the small guest ended before {ns} ns: {e:?}"
-                )))
+                return Err(BenchFailure::EndedEarly {
+                    guest: "small guest",
+                    needed: format!("{ns} ns"),
+                    how: format!("{e:?}"),
+                }
+                .into())
             }
             _ => {}
         }

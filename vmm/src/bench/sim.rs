@@ -7,7 +7,7 @@
 //!   minutes on 2 cores), wall time.
 
 use serde_json::json;
-use wio_machines::error::Result;
+use wio_machines::error::{BenchFailure, Result};
 use wio_world::{self as world, scenario::Scenario};
 
 fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenario> {
@@ -17,8 +17,13 @@ fn world(run_a: &str, run_b: &str, run_c: &str, max_secs: u64) -> Result<Scenari
          [[node]]\nname = \"b\"\nrun = {run_b:?}\n\
          [[node]]\nname = \"c\"\nrun = {run_c:?}\n"
     );
-    Scenario::parse_in(&text, std::path::Path::new(""))
-        .map_err(|e| wio_machines::error::WioError::Internal(format!("bench world: {e}")))
+    Scenario::parse_in(&text, std::path::Path::new("")).map_err(|source| {
+        BenchFailure::World {
+            which: "bench",
+            source,
+        }
+        .into()
+    })
 }
 
 /// Runs `s` on `jobs` threads; returns (virtual s, wall s).
@@ -30,11 +35,11 @@ fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
     };
     let w = world::run(s, 1, &opts)?;
     if w.wio_exit_code != 0 {
-        return Err(wio_machines::error::WioError::Internal(format!(
-            "bench world ended with {}: {}",
-            w.wio_exit_code,
-            w.human()
-        )));
+        return Err(BenchFailure::WorldFailed {
+            code: w.wio_exit_code,
+            summary: w.human(),
+        }
+        .into());
     }
     Ok((w.virtual_ns as f64 / 1e9, w.wall_ns as f64 / 1e9))
 }
@@ -72,8 +77,11 @@ fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
         // Creation latency: branches that run one quantum.
         let mut starts: Vec<f64> = Vec::new();
         for seed in 0..9 {
-            let w = world::restore(&loaded, Some(seed), &opts(0), None)?
-                .ok_or_else(|| wio_machines::error::WioError::Internal("cancelled".into()))?;
+            let w = world::restore(&loaded, Some(seed), &opts(0), None)?.ok_or(
+                wio_machines::error::WioError::NoResult {
+                    what: "a bench world branch",
+                },
+            )?;
             starts.push(w.start_wall_ns as f64 / 1e6);
         }
         starts.sort_by(f64::total_cmp);

@@ -9,7 +9,7 @@ use std::time::Instant;
 use wio_clock::VirtualTime;
 use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
 use wio_machines::builder;
-use wio_machines::error::{Result, WioError};
+use wio_machines::error::{BenchFailure, Result, WioError};
 use wio_machines::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
 
 /// Snapshot figures, printed and returned as JSON.
@@ -154,9 +154,12 @@ fn measure(
     let mut paths: BTreeMap<String, PathBuf> = BTreeMap::new();
     while paths.len() < BENCH_BRANCHES.len() {
         if let Stop::End(outcome) = m.run_until(VirtualTime::MAX) {
-            return Err(WioError::Internal(format!(
-                "the bench guest ended before its snapshot points (is the initramfs older than wio.idle?): {outcome:?}"
-            )));
+            return Err(BenchFailure::EndedEarly {
+                guest: "bench guest",
+                needed: "its snapshot points (is the initramfs older than wio.idle?)".into(),
+                how: format!("{outcome:?}"),
+            }
+            .into());
         }
         while let Some(hit) = m.console().watch_hits.pop() {
             let t = Instant::now();
@@ -225,9 +228,13 @@ fn measure(
                                 format!("{:?} {:?}", e.summary.exit_status, e.summary.error)
                             });
                             if let Ok(mut f) = failure.lock() {
-                                f.get_or_insert(WioError::Internal(format!(
-                                    "bench branch did not reach {until:?}: {why}"
-                                )));
+                                f.get_or_insert(
+                                    BenchFailure::BranchMissed {
+                                        branch: "a bench branch".into(),
+                                        what: format!("{until:?}: {why}"),
+                                    }
+                                    .into(),
+                                );
                             }
                             return;
                         }

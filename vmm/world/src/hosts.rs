@@ -445,7 +445,11 @@ mod tests {
             Ok(())
         }
         fn snapshot(&mut self, _: String) -> Result<Snapshot> {
-            Err(WioError::Internal("synthetic nodes write no files".into()))
+            Err(WioError::Invariant(
+                wio_machines::error::InternalError::NotModelled {
+                    what: "a snapshot of a synthetic node",
+                },
+            ))
         }
         fn finish(
             self: Box<Self>,

@@ -30,4 +30,11 @@ pub enum InternalError {
         /// The vector.
         vector: u8,
     },
+    /// An operation a test's stand-in machine or snapshot (scripted, synthetic, fake)
+    /// does not model.
+    #[error("{what} is not modelled by this stand-in")]
+    NotModelled {
+        /// What was asked (`"a snapshot of a scripted machine"`).
+        what: &'static str,
+    },
 }

@@ -513,11 +513,17 @@ pub fn moment_observed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::InternalError;
     use crate::machine::console::{Console, Echo};
     use crate::snapshot::plan::SnapshotPlan;
     use crate::snapshot::Snapshot;
     use crate::summary::Summary;
     use crate::trace::Trace;
+
+    /// What a scripted machine answers to what it does not model.
+    fn not_modelled(what: &'static str) -> WioError {
+        WioError::Invariant(InternalError::NotModelled { what })
+    }
 
     /// One step of a scripted machine: advance the clock, print, then stop this way.
     enum Act {
@@ -560,7 +566,7 @@ mod tests {
             let act = self.script.get(self.steps);
             self.steps += 1;
             match act {
-                None => Stop::End(Err(WioError::Internal("script ran out".into()))),
+                None => Stop::End(Err(not_modelled("a step past the end of the script"))),
                 Some(Act::End(s)) => Stop::End(Ok(*s)),
                 Some(Act::Guest(tag)) => Stop::GuestSnapshot(Some(*tag)),
                 Some(Act::Run(ns, text)) => {
@@ -582,15 +588,11 @@ mod tests {
             Vec::new()
         }
         fn deliver_frame(&mut self, _: wio_virtio_devices::Frame) -> Result<()> {
-            Err(WioError::Internal(
-                "scripted machines have no network".into(),
-            ))
+            Err(not_modelled("a network on a scripted machine"))
         }
         fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
             self.snapshots.push((self.now, reason));
-            Err(WioError::Internal(
-                "scripted machines write no files".into(),
-            ))
+            Err(not_modelled("a snapshot of a scripted machine"))
         }
         fn finish(
             self: Box<Self>,

@@ -556,8 +556,10 @@ mod tests {
             _: &RunConfig,
             _: std::time::Instant,
         ) -> wio_machines::error::Result<Box<dyn Machine>> {
-            Err(wio_machines::error::WioError::Internal(
-                "a fake snapshot".into(),
+            Err(wio_machines::error::WioError::Invariant(
+                wio_machines::error::InternalError::NotModelled {
+                    what: "a restore of a fake snapshot",
+                },
             ))
         }
     }
