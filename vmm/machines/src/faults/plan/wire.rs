@@ -2,12 +2,15 @@
 //! network and disk faults are the devices' own types.
 //!
 //! Both forms are flat: one variant per [`Kind`], its parameters beside it.
-//! - [`PlanKind`], a plan's JSON (`"kind": "error", "params": {"op": "read", "nth": 3}`):
+//! - `PlanKind`, a plan's JSON (`"kind": "error", "params": {"op": "read", "nth": 3}`):
 //!   what users write and keep, so optional parameters may be left out.
-//! - [`SavedKind`], a snapshot's postcard bytes: externally tagged, every field written,
+//! - `SavedKind`, a snapshot's postcard bytes: externally tagged, every field written,
 //!   since postcard can decode neither an adjacently tagged enum nor a skipped field.
-//!   Its variants' order and fields are the snapshot format: changing them is a format
+//!   The variants' order and fields are the snapshot format: changing them is a format
 //!   change (see docs/snapshots.md); the plan module's tests pin the bytes.
+//!
+//! Both are declared from one list (`flat_forms!`), and one macro (`flat_form!`) writes the
+//! conversions of each to and from [`FaultKind`].
 //!
 //! The conversions are total both ways: every [`FaultKind`] has one flat form and back.
 
@@ -16,55 +19,53 @@ use super::{
 };
 use serde::{Deserialize, Serialize};
 
-/// A fault's kind as a plan writes it (JSON): `kind` and `params`.
-#[derive(Clone, Copy, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "params", rename_all = "kebab-case")]
-pub(super) enum PlanKind {
-    Partition {
-        direction: Direction,
-    },
-    Loss {
-        ppm: u64,
-    },
-    Delay {
-        extra_ns: u64,
-    },
-    Duplicate {
-        ppm: u64,
-    },
-    Reorder {
-        max_ns: u64,
-    },
+/// Declares the two flat forms from one list of variants, so they cannot part: a field's
+/// `#[plan(...)]` attributes apply to the plan's JSON form only (defaults for what users
+/// may leave out), the snapshot form writes every field.
+macro_rules! flat_forms {
+    ($( $variant:ident $({ $( $(#[plan($attr:meta)])* $field:ident: $ty:ty ),* $(,)? })? ),* $(,)?) => {
+        /// A fault's kind as a plan writes it (JSON): `kind` and `params`.
+        #[derive(Clone, Copy, Serialize, Deserialize)]
+        #[serde(tag = "kind", content = "params", rename_all = "kebab-case")]
+        pub(super) enum PlanKind {
+            $( $variant $({ $( $(#[$attr])* $field: $ty ),* })? ),*
+        }
+
+        /// A fault's kind as a snapshot keeps it (postcard): externally tagged, every
+        /// field written.
+        #[derive(Serialize, Deserialize)]
+        enum SavedKind {
+            $( $variant $({ $( $field: $ty ),* })? ),*
+        }
+    };
+}
+
+flat_forms! {
+    Partition { direction: Direction },
+    Loss { ppm: u64 },
+    Delay { extra_ns: u64 },
+    Duplicate { ppm: u64 },
+    Reorder { max_ns: u64 },
     Error {
         op: DiskOp,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[plan(serde(default, skip_serializing_if = "Option::is_none"))]
         nth: Option<u64>,
     },
-    BitRot {
-        ppm: u64,
-    },
-    Latency {
-        extra_ns: u64,
-    },
-    RtcStep {
-        delta_s: i64,
-    },
+    BitRot { ppm: u64 },
+    Latency { extra_ns: u64 },
+    RtcStep { delta_s: i64 },
     Crash {
-        #[serde(default)]
+        #[plan(serde(default))]
         unflushed: Unflushed,
     },
     Pause,
     Upset {
         place: UpsetPlace,
         bit: u8,
-        #[serde(default = "one", skip_serializing_if = "is_one")]
+        #[plan(serde(default = "one", skip_serializing_if = "is_one"))]
         width: u8,
     },
-    Stuck {
-        ram: u64,
-        bit: u8,
-        value: u8,
-    },
+    Stuck { ram: u64, bit: u8, value: u8 },
 }
 
 fn one() -> u8 {
@@ -73,54 +74,6 @@ fn one() -> u8 {
 
 fn is_one(w: &u8) -> bool {
     *w == 1
-}
-
-/// A fault's kind as a snapshot keeps it (postcard): the variants of [`PlanKind`] in the
-/// same order, externally tagged, every field written.
-#[derive(Serialize, Deserialize)]
-enum SavedKind {
-    Partition {
-        direction: Direction,
-    },
-    Loss {
-        ppm: u64,
-    },
-    Delay {
-        extra_ns: u64,
-    },
-    Duplicate {
-        ppm: u64,
-    },
-    Reorder {
-        max_ns: u64,
-    },
-    Error {
-        op: DiskOp,
-        nth: Option<u64>,
-    },
-    BitRot {
-        ppm: u64,
-    },
-    Latency {
-        extra_ns: u64,
-    },
-    RtcStep {
-        delta_s: i64,
-    },
-    Crash {
-        unflushed: Unflushed,
-    },
-    Pause,
-    Upset {
-        place: UpsetPlace,
-        bit: u8,
-        width: u8,
-    },
-    Stuck {
-        ram: u64,
-        bit: u8,
-        value: u8,
-    },
 }
 
 /// Expands to the two conversions between [`FaultKind`] and a flat form with the variants
