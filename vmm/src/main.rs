@@ -655,13 +655,9 @@ fn sandbox_policy(cli: &Cli) -> Option<wio_machines::sandbox::Policy> {
     })
 }
 
-fn main() {
-    // A file-size limit (ulimit -f) should make a write fail with EFBIG, which wio reports
-    // and cleans up after (a snapshot's partial file is removed), not kill the process.
-    use nix::sys::signal::{signal, SigHandler, Signal};
-    // SAFETY: setting a signal's disposition to "ignore" has no handler to be unsafe in.
-    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
-    let cli = match Cli::try_parse() {
+/// The command line, parsed; a bad one ends wio here (exit 100, help and version 0).
+fn parse_cli() -> Cli {
+    match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
             // One line, as wio's other errors: the flag, the value and what it expects.
@@ -681,12 +677,11 @@ fn main() {
             let _ = e.print();
             std::process::exit(code);
         }
-    };
-    // A test hook for ci/docs_commands.py: the command line parsed (every flag known, every
-    // value of the right form), nothing run.
-    if std::env::var_os("WIO_PARSE_ONLY").is_some() {
-        std::process::exit(0);
     }
+}
+
+/// Installs the one Ctrl-C and SIGTERM handler; a failure ends wio here.
+fn install_interrupts(cli: &Cli) {
     // Ctrl-C and SIGTERM, one handler for every subcommand (see wio_machines::interrupt): a run
     // ends at its next step with the trace and summary written, a world at its next
     // quantum with every node's summary, an exploration with the finished seeds' report;
@@ -705,7 +700,12 @@ fn main() {
         eprintln!("wio: error: {e}");
         std::process::exit(e.exit_code());
     }
-    if let Some(policy) = sandbox_policy(&cli) {
+}
+
+/// Arms the sandbox for subcommands that run guests (it is entered after their setup),
+/// with the test probe `WIO_SANDBOX_PROBE` names; a probe it does not know ends wio here.
+fn arm_sandbox(cli: &Cli) {
+    if let Some(policy) = sandbox_policy(cli) {
         use wio_machines::sandbox::Probe;
         let probe = match std::env::var("WIO_SANDBOX_PROBE").as_deref() {
             Err(_) => Probe::None,
@@ -721,7 +721,11 @@ fn main() {
         };
         wio_machines::sandbox::arm(policy, probe);
     }
-    let result = match &cli.command {
+}
+
+/// Runs the subcommand; its exit code, or the error that ends it.
+fn dispatch(cli: &Cli) -> wio_machines::error::Result<i32> {
+    match &cli.command {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),
         Command::Explore(args) => explore_command(args),
@@ -773,8 +777,24 @@ fn main() {
                 println!("{hash}");
                 0
             }),
-    };
-    match result {
+    }
+}
+
+fn main() {
+    // A file-size limit (ulimit -f) should make a write fail with EFBIG, which wio reports
+    // and cleans up after (a snapshot's partial file is removed), not kill the process.
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: setting a signal's disposition to "ignore" has no handler to be unsafe in.
+    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
+    let cli = parse_cli();
+    // A test hook for ci/docs_commands.py: the command line parsed (every flag known, every
+    // value of the right form), nothing run.
+    if std::env::var_os("WIO_PARSE_ONLY").is_some() {
+        std::process::exit(0);
+    }
+    install_interrupts(&cli);
+    arm_sandbox(&cli);
+    match dispatch(&cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("wio: error: {e}");
