@@ -139,14 +139,41 @@ fn cases(v: &Verify) -> Result<Vec<Case>> {
 /// Re-runs the cases; prints each verdict; returns the exit code (0: every case fixed).
 pub fn verify(v: &Verify) -> Result<i32> {
     let lw = LoadedWorld::load(&v.from)?;
-    let at = lw.state.at_ns;
     let cases = cases(v)?;
     if cases.is_empty() {
         return Err(ShrinkError::NothingToVerify.into());
     }
+    say_dropped_faults(&cases, lw.state.at_ns);
+    eprintln!(
+        "wio: verifying {} failing case(s) against {} on {} workers",
+        cases.len(),
+        v.from.display(),
+        v.jobs
+    );
+    let results = wio_machines::pool::map_in_order(&cases, v.jobs, |c| run_case(c, &lw))?;
+    let still = cases
+        .iter()
+        .zip(results)
+        .filter(|(c, w)| !judge(c, w))
+        .count();
+    println!(
+        "{} of {} case(s) fixed{}",
+        cases.len() - still,
+        cases.len(),
+        if still > 0 { "" } else { ": the fix holds" }
+    );
+    Ok(if still > 0 {
+        wio_machines::error::exit_code::PROMISE
+    } else {
+        0
+    })
+}
+
+/// Says, per case without a path, how many of its faults began before the fixed build's
+/// snapshot at `at` ns: those cannot be replayed from it and are left out (a path's
+/// earlier faults come back with its steps).
+fn say_dropped_faults(cases: &[Case], at: u64) {
     for c in cases.iter().filter(|c| c.path.is_none()) {
-        // Faults that began before this snapshot cannot be replayed from it (a path's
-        // earlier faults come back with its steps): said here, left out at the run.
         let dropped = c
             .plan
             .between
@@ -160,96 +187,80 @@ pub fn verify(v: &Verify) -> Result<i32> {
             );
         }
     }
-    eprintln!(
-        "wio: verifying {} failing case(s) against {} on {} workers",
-        cases.len(),
-        v.from.display(),
-        v.jobs
-    );
-    let results = wio_machines::pool::map_in_order(&cases, v.jobs, |c| {
-        let moment = match &c.path {
-            Some((path, steps)) => path.last_world_moment(&lw, steps, &AtomicBool::new(false))?,
-            None => None,
-        };
-        let start = moment.as_ref().unwrap_or(&lw);
-        // The faults from where the run starts (a path's last moment: those before came
-        // with its steps).
-        let mut plan = c.plan.clone();
-        plan.keep_from(start.state.at_ns);
-        let opts = world::Options {
-            quiet: true,
-            jobs: 1,
-            plan: Some(plan),
-            sched_noise: c.sched_noise,
-            ..world::Options::default()
-        };
-        world::restore(start, Some(c.seed), &opts, None)?.ok_or(WioError::NoResult {
-            what: "a verify run",
-        })
-    })?;
-    let mut still = 0;
-    for (c, w) in cases.iter().zip(results) {
-        // What counts against the fix: a promise that does not hold now, unless it is a
-        // `sometimes` promise this case did not meet before either (one seed need not reach
-        // every rare state; explorations judge those across seeds). Such ones are said.
-        let (as_before, now): (Vec<_>, Vec<_>) = w
-            .promises
-            .iter()
-            .filter(|p| p.status != Status::Passed)
-            .partition(|p| {
-                p.promise.kind == wio_machines::promises::Kind::Sometimes
-                    && c.before.contains(&p.promise.message)
-            });
-        let show = |list: &[&wio_machines::promises::report::Verdict]| {
-            list.iter()
-                .map(|p| format!("{} {:?}", p.status.name(), p.promise.message))
-                .collect::<Vec<_>>()
-        };
-        let (as_before, now) = (show(&as_before), show(&now));
-        // A run whose only failed promises are those carries the promise exit code.
-        let ended_well = w.wio_exit_code == 0
-            || (w.wio_exit_code == wio_machines::error::exit_code::PROMISE
-                && !as_before.is_empty());
-        let fixed = ended_well && now.is_empty();
-        if !fixed {
-            still += 1;
-        }
-        println!(
-            "{:<14} {}: was {}; {}",
-            if fixed { "fixed" } else { "STILL FAILING" },
-            c.what,
-            c.before
-                .iter()
-                .map(|b| format!("{b:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if fixed && as_before.is_empty() {
-                format!(
-                    "every promise holds (world trace {})",
-                    &w.world_trace_hash[..16]
-                )
-            } else if fixed {
-                format!(
-                    "every promise holds but {}, as before (world trace {})",
-                    as_before.join(", "),
-                    &w.world_trace_hash[..16]
-                )
-            } else if now.is_empty() {
-                format!("ends with exit code {}", w.wio_exit_code)
-            } else {
-                format!("now {}", now.join(", "))
-            }
-        );
-    }
-    println!(
-        "{} of {} case(s) fixed{}",
-        cases.len() - still,
-        cases.len(),
-        if still > 0 { "" } else { ": the fix holds" }
-    );
-    Ok(if still > 0 {
-        wio_machines::error::exit_code::PROMISE
-    } else {
-        0
+}
+
+/// One case on the fixed build: its path's steps replayed to their last moment, then its
+/// seed with the faults from there on.
+fn run_case(c: &Case, lw: &LoadedWorld) -> Result<world::WorldSummary> {
+    let moment = match &c.path {
+        Some((path, steps)) => path.last_world_moment(lw, steps, &AtomicBool::new(false))?,
+        None => None,
+    };
+    let start = moment.as_ref().unwrap_or(lw);
+    // The faults from where the run starts (a path's last moment: those before came
+    // with its steps).
+    let mut plan = c.plan.clone();
+    plan.keep_from(start.state.at_ns);
+    let opts = world::Options {
+        quiet: true,
+        jobs: 1,
+        plan: Some(plan),
+        sched_noise: c.sched_noise,
+        ..world::Options::default()
+    };
+    world::restore(start, Some(c.seed), &opts, None)?.ok_or(WioError::NoResult {
+        what: "a verify run",
     })
+}
+
+/// Whether the case is fixed by run `w`; prints its verdict line. What counts against the
+/// fix: a promise that does not hold now, unless it is a `sometimes` promise this case did
+/// not meet before either (one seed need not reach every rare state; explorations judge
+/// those across seeds). Such ones are said.
+fn judge(c: &Case, w: &world::WorldSummary) -> bool {
+    let (as_before, now): (Vec<_>, Vec<_>) = w
+        .promises
+        .iter()
+        .filter(|p| p.status != Status::Passed)
+        .partition(|p| {
+            p.promise.kind == wio_machines::promises::Kind::Sometimes
+                && c.before.contains(&p.promise.message)
+        });
+    let show = |list: &[&wio_machines::promises::report::Verdict]| {
+        list.iter()
+            .map(|p| format!("{} {:?}", p.status.name(), p.promise.message))
+            .collect::<Vec<_>>()
+    };
+    let (as_before, now) = (show(&as_before), show(&now));
+    // A run whose only failed promises are those carries the promise exit code.
+    let ended_well = w.wio_exit_code == 0
+        || (w.wio_exit_code == wio_machines::error::exit_code::PROMISE && !as_before.is_empty());
+    let fixed = ended_well && now.is_empty();
+    println!(
+        "{:<14} {}: was {}; {}",
+        if fixed { "fixed" } else { "STILL FAILING" },
+        c.what,
+        c.before
+            .iter()
+            .map(|b| format!("{b:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if fixed && as_before.is_empty() {
+            format!(
+                "every promise holds (world trace {})",
+                &w.world_trace_hash[..16]
+            )
+        } else if fixed {
+            format!(
+                "every promise holds but {}, as before (world trace {})",
+                as_before.join(", "),
+                &w.world_trace_hash[..16]
+            )
+        } else if now.is_empty() {
+            format!("ends with exit code {}", w.wio_exit_code)
+        } else {
+            format!("now {}", now.join(", "))
+        }
+    );
+    fixed
 }
