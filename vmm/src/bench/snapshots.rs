@@ -129,6 +129,82 @@ pub const BENCH_BRANCHES: [(&str, &str, &str); 3] = [
     ),
 ];
 
+/// Branches per minute from `l` to the console line `until` on `jobs` threads
+/// (`branches` in all), with each branch's mean instructions, virtual ns, and restore, run
+/// and end costs in µs.
+fn throughput(
+    l: &dyn LoadedSnapshot,
+    until: &str,
+    jobs: usize,
+    branches: usize,
+) -> Result<(f64, u64, u64, [f64; 3])> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let cancel = AtomicBool::new(false);
+    let instructions = AtomicU64::new(0);
+    let virtual_ns = AtomicU64::new(0);
+    let parts_us = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+    let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= branches {
+                    return;
+                }
+                match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel) {
+                    Ok(Some(end)) if end.stopped_at_until => {
+                        let n = end.summary.instructions.unwrap_or(0)
+                            - l.meta().instructions.unwrap_or(0);
+                        instructions.fetch_add(n, Ordering::Relaxed);
+                        virtual_ns.fetch_add(
+                            end.summary.virtual_ns - l.meta().virtual_ns,
+                            Ordering::Relaxed,
+                        );
+                        let c = end.cost;
+                        for (sum, part) in parts_us.iter().zip([c.restore, c.run, c.end]) {
+                            sum.fetch_add(part.as_micros() as u64, Ordering::Relaxed);
+                        }
+                    }
+                    Ok(other) => {
+                        let why = other.map_or("cancelled".into(), |e| {
+                            format!("{:?} {:?}", e.summary.exit_status, e.summary.error)
+                        });
+                        if let Ok(mut f) = failure.lock() {
+                            f.get_or_insert(
+                                BenchFailure::BranchMissed {
+                                    branch: "a bench branch".into(),
+                                    what: format!("{until:?}: {why}"),
+                                }
+                                .into(),
+                            );
+                        }
+                        return;
+                    }
+                    Err(e) => {
+                        if let Ok(mut f) = failure.lock() {
+                            f.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let n = branches.max(1) as u64;
+    Ok((
+        branches as f64 / secs * 60.0,
+        instructions.load(Ordering::Relaxed) / n,
+        virtual_ns.load(Ordering::Relaxed) / n,
+        parts_us.map(|p| p.load(Ordering::Relaxed) as f64 / n as f64),
+    ))
+}
+
 /// Measures snapshots on the small guest: snapshots taken during its workload (see
 /// [`BENCH_BRANCHES`]), their capture and write time and size, branch creation latency
 /// (`restores` restores), and branches per minute on `jobs` threads (`branches` each).
@@ -192,77 +268,10 @@ fn measure(
     }
     restore_us.sort_by(f64::total_cmp);
 
-    let throughput = |l: &dyn LoadedSnapshot, until: &str| -> Result<(f64, u64, u64, [f64; 3])> {
-        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-        let next = AtomicUsize::new(0);
-        let cancel = AtomicBool::new(false);
-        let instructions = AtomicU64::new(0);
-        let virtual_ns = AtomicU64::new(0);
-        let parts_us = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
-        let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for _ in 0..jobs.max(1) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= branches {
-                        return;
-                    }
-                    match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel)
-                    {
-                        Ok(Some(end)) if end.stopped_at_until => {
-                            let n = end.summary.instructions.unwrap_or(0)
-                                - l.meta().instructions.unwrap_or(0);
-                            instructions.fetch_add(n, Ordering::Relaxed);
-                            virtual_ns.fetch_add(
-                                end.summary.virtual_ns - l.meta().virtual_ns,
-                                Ordering::Relaxed,
-                            );
-                            let c = end.cost;
-                            for (sum, part) in parts_us.iter().zip([c.restore, c.run, c.end]) {
-                                sum.fetch_add(part.as_micros() as u64, Ordering::Relaxed);
-                            }
-                        }
-                        Ok(other) => {
-                            let why = other.map_or("cancelled".into(), |e| {
-                                format!("{:?} {:?}", e.summary.exit_status, e.summary.error)
-                            });
-                            if let Ok(mut f) = failure.lock() {
-                                f.get_or_insert(
-                                    BenchFailure::BranchMissed {
-                                        branch: "a bench branch".into(),
-                                        what: format!("{until:?}: {why}"),
-                                    }
-                                    .into(),
-                                );
-                            }
-                            return;
-                        }
-                        Err(e) => {
-                            if let Ok(mut f) = failure.lock() {
-                                f.get_or_insert(e);
-                            }
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(e) = failure.into_inner().ok().flatten() {
-            return Err(e);
-        }
-        let secs = t.elapsed().as_secs_f64();
-        let n = branches.max(1) as u64;
-        Ok((
-            branches as f64 / secs * 60.0,
-            instructions.load(Ordering::Relaxed) / n,
-            virtual_ns.load(Ordering::Relaxed) / n,
-            parts_us.map(|p| p.load(Ordering::Relaxed) as f64 / n as f64),
-        ))
-    };
     let mut results = Vec::new();
     for (l, (name, _, until)) in loaded.iter().zip(BENCH_BRANCHES) {
-        let (per_minute, instructions, virtual_ns, cost_us) = throughput(l.as_ref(), until)?;
+        let (per_minute, instructions, virtual_ns, cost_us) =
+            throughput(l.as_ref(), until, jobs, branches)?;
         results.push(BranchKind {
             name,
             per_minute,
