@@ -101,6 +101,44 @@ fn host(
     rx: Receiver<Cmd>,
     tx: Sender<Reply>,
 ) {
+    let mut owned = match start_nodes(nodes, signals, wall) {
+        Ok(owned) => owned,
+        Err(e) => {
+            let _ = tx.send(Reply::Booted(Err(e)));
+            return;
+        }
+    };
+    if tx.send(Reply::Booted(Ok(()))).is_err() {
+        return;
+    }
+    while let Ok(cmd) = rx.recv() {
+        let reply = match cmd {
+            Cmd::Run { until, deliveries } => {
+                Reply::Ran(run_quantum(&mut owned, until, deliveries))
+            }
+            Cmd::Snapshot { reason } => {
+                Reply::Snapshots(each(&mut owned, |m, _| m.snapshot(reason.clone())))
+            }
+            Cmd::Moment => Reply::Moments(each(&mut owned, |m, cfg| m.moment(cfg))),
+            Cmd::Finish {
+                limit_ns,
+                until,
+                interrupted,
+            } => {
+                let out = finish_nodes(&mut owned, wall, limit_ns, until, interrupted);
+                let _ = tx.send(Reply::Finished(out));
+                return;
+            }
+        };
+        if tx.send(reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// This thread's nodes booted, or restored from their loaded snapshots, each observing
+/// `signals`; the first that cannot start is the error.
+fn start_nodes(nodes: Vec<NodeStart>, signals: &[Signal], wall: Instant) -> Result<Vec<Owned>> {
     let mut owned = Vec::new();
     for (node, name, cfg, start, gdb) in nodes {
         let (machine, ended) = match (start, gdb) {
@@ -108,115 +146,95 @@ fn host(
             (None, Some(addr)) => (builder::gdb_node(&cfg, wall, &addr), None),
             (None, None) => (builder::boot(Arch::Riscv64, &cfg, wall), None),
         };
-        match machine {
-            Ok(mut m) => owned.push(Owned {
-                machine: Some({
-                    m.observe(signals);
-                    m
-                }),
-                node,
-                cfg,
-                ended,
-            }),
-            Err(e) => {
-                let _ = tx.send(Reply::Booted(Err(WorldError::NodeStart {
-                    name,
-                    source: Box::new(e),
-                }
-                .into())));
-                return;
+        let mut m = machine.map_err(|e| WorldError::NodeStart {
+            name,
+            source: Box::new(e),
+        })?;
+        m.observe(signals);
+        owned.push(Owned {
+            machine: Some(m),
+            node,
+            cfg,
+            ended,
+        });
+    }
+    Ok(owned)
+}
+
+/// One quantum of this thread's nodes: the frames due delivered, then each node that has
+/// not ended run to `until` ns; what each did (console lines, frames sent, how it ended,
+/// whether it declared its setup complete, its marks).
+fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Frame)>) -> Vec<NodeStep> {
+    for (node, frame) in deliveries {
+        let Some(o) = owned.iter_mut().find(|o| o.node == node) else {
+            continue;
+        };
+        if let (Some(m), None) = (o.machine.as_mut(), &o.ended) {
+            if let Err(e) = m.deliver_frame(frame) {
+                o.ended = Some(Err(e));
             }
         }
     }
-    if tx.send(Reply::Booted(Ok(()))).is_err() {
-        return;
-    }
-    while let Ok(cmd) = rx.recv() {
-        match cmd {
-            Cmd::Run { until, deliveries } => {
-                for (node, frame) in deliveries {
-                    let Some(o) = owned.iter_mut().find(|o| o.node == node) else {
-                        continue;
-                    };
-                    if let (Some(m), None) = (o.machine.as_mut(), &o.ended) {
-                        if let Err(e) = m.deliver_frame(frame) {
-                            o.ended = Some(Err(e));
-                        }
+    let limit = VirtualTime::from_ns(until);
+    let mut steps = Vec::new();
+    for o in owned {
+        let was_ended = o.ended.is_some();
+        let Some(m) = o.machine.as_mut() else {
+            continue;
+        };
+        let mut setup_complete = false;
+        if !was_ended {
+            loop {
+                match wio_machines::machine::driver::step(m.as_mut(), limit) {
+                    Stop::Yield | Stop::GuestSnapshot(_) => {}
+                    Stop::SetupComplete => setup_complete = true,
+                    Stop::Limit => break,
+                    Stop::End(outcome) => {
+                        o.ended = Some(outcome);
+                        break;
                     }
                 }
-                let limit = VirtualTime::from_ns(until);
-                let mut steps = Vec::new();
-                for o in &mut owned {
-                    let was_ended = o.ended.is_some();
-                    let Some(m) = o.machine.as_mut() else {
-                        continue;
-                    };
-                    let mut setup_complete = false;
-                    if !was_ended {
-                        loop {
-                            match wio_machines::machine::driver::step(m.as_mut(), limit) {
-                                Stop::Yield | Stop::GuestSnapshot(_) => {}
-                                Stop::SetupComplete => setup_complete = true,
-                                Stop::Limit => break,
-                                Stop::End(outcome) => {
-                                    o.ended = Some(outcome);
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    steps.push(NodeStep {
-                        node: o.node,
-                        lines: m.console().take_captured(),
-                        frames: if was_ended {
-                            Vec::new()
-                        } else {
-                            m.take_frames()
-                        },
-                        ended: o.ended.is_some(),
-                        exit_status: o.ended.as_ref().and_then(|e| e.as_ref().ok().copied()),
-                        parked: m.parked_until().map(VirtualTime::as_ns),
-                        setup_complete,
-                        marks: m.take_marks(),
-                    });
-                }
-                if tx.send(Reply::Ran(steps)).is_err() {
-                    return;
-                }
-            }
-            Cmd::Snapshot { reason } => {
-                let reply = each(&mut owned, |m, _| m.snapshot(reason.clone()));
-                if tx.send(Reply::Snapshots(reply)).is_err() {
-                    return;
-                }
-            }
-            Cmd::Moment => {
-                let reply = each(&mut owned, |m, cfg| m.moment(cfg));
-                if tx.send(Reply::Moments(reply)).is_err() {
-                    return;
-                }
-            }
-            Cmd::Finish {
-                limit_ns,
-                until,
-                interrupted,
-            } => {
-                let mut out = Vec::new();
-                for o in &mut owned {
-                    let outcome = o.ended.take().unwrap_or(match interrupted {
-                        Some(at_ns) => Err(WioError::Interrupted(at_ns)),
-                        None if until => Ok(0),
-                        None => Err(WioError::TimeLimit { limit_ns }),
-                    });
-                    if let Some(m) = o.machine.take() {
-                        out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
-                    }
-                }
-                let _ = tx.send(Reply::Finished(out));
-                return;
             }
         }
+        steps.push(NodeStep {
+            node: o.node,
+            lines: m.console().take_captured(),
+            frames: if was_ended {
+                Vec::new()
+            } else {
+                m.take_frames()
+            },
+            ended: o.ended.is_some(),
+            exit_status: o.ended.as_ref().and_then(|e| e.as_ref().ok().copied()),
+            parked: m.parked_until().map(VirtualTime::as_ns),
+            setup_complete,
+            marks: m.take_marks(),
+        });
     }
+    steps
+}
+
+/// Every node's summary at the world's end: a node still running ends interrupted, at
+/// its `--until` line, or at the time limit.
+fn finish_nodes(
+    owned: &mut [Owned],
+    wall: Instant,
+    limit_ns: u64,
+    until: bool,
+    interrupted: Option<u64>,
+) -> Vec<(usize, Summary)> {
+    let mut out = Vec::new();
+    for o in owned {
+        let outcome = o.ended.take().unwrap_or(match interrupted {
+            Some(at_ns) => Err(WioError::Interrupted(at_ns)),
+            None if until => Ok(0),
+            None => Err(WioError::TimeLimit { limit_ns }),
+        });
+        if let Some(m) = o.machine.take() {
+            out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
+        }
+    }
+    out
 }
 
 /// The world's host threads.
