@@ -91,10 +91,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     let state = &l.state;
     let disk = l.disk.as_deref().map(open_disk).transpose()?;
     let mem = l.memory.map(meta.mem_base)?;
-    let mut hart = hart_on(&mem, meta.mem_bytes, 0)?;
-    hart.load_prepared(&l.hart)
-        .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
-    hart.set_coverage(l.coverage.clone());
+    let mut hart = restore_hart(l, &mem, &bad)?;
 
     let (seed, reseed) = meta.restore_seed(cfg.seed_given.then_some(cfg.seed));
     let device_cfg = RunConfig {
@@ -161,12 +158,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         pending: state.pending,
         seed,
         meta: meta.clone(),
-        restored_from: Some(RestoredFrom {
-            path: l.origin.path.display().to_string(),
-            virtual_ns: meta.virtual_ns,
-            instructions: meta.instructions,
-            seed: meta.seed,
-        }),
+        restored_from: Some(restored_from(l)),
         image: None,
         boots: state.run.boots.max(1),
         instret_before: state.run.instret_before,
@@ -184,6 +176,31 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         m.bus.replace_fault_events(r);
     }
     Ok(m)
+}
+
+/// The hart on the branch's memory, in the state the snapshot keeps (its caches prepared
+/// at load), counting coverage as the exploration asks.
+fn restore_hart(
+    l: &RvLoaded,
+    mem: &crate::memory::GuestMem,
+    bad: &dyn Fn(String) -> WioError,
+) -> Result<wio_riscv::Hart> {
+    let mut hart = hart_on(mem, l.origin.meta.mem_bytes, 0)?;
+    hart.load_prepared(&l.hart)
+        .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+    hart.set_coverage(l.coverage.clone());
+    Ok(hart)
+}
+
+/// What the summary says the run was restored from.
+fn restored_from(l: &RvLoaded) -> RestoredFrom {
+    let meta = &l.origin.meta;
+    RestoredFrom {
+        path: l.origin.path.display().to_string(),
+        virtual_ns: meta.virtual_ns,
+        instructions: meta.instructions,
+        seed: meta.seed,
+    }
 }
 
 /// The fault injector as the snapshot left it, with the branch's own future faults when
