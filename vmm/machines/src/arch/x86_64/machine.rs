@@ -122,14 +122,9 @@ pub(super) fn kvm_options(cfg: &RunConfig) -> KvmOptions {
     }
 }
 
-/// Builds the machine a configuration describes and loads its kernel.
-pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
-    check_mem(cfg.mem_mib)?;
-    let disk = virtio::open_disk(cfg)?;
-    let faults = cfg.fault_injector(Targets {
-        disk: disk.is_some(),
-        node: false,
-    })?;
+/// The kernel a configuration names (else the built-in test guest) and its command line
+/// (given, else Linux's default for a kernel, else none for the test guest).
+fn kernel_and_cmdline(cfg: &RunConfig, has_disk: bool) -> Result<(KernelImage, String)> {
     let kernel = match &cfg.kernel {
         Some(path) => KernelImage::from_file(path)?,
         None => KernelImage {
@@ -139,30 +134,99 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     };
     let cmdline = match (&cfg.cmdline, &cfg.kernel) {
         (Some(c), _) => c.clone(),
-        (None, Some(_)) => linux_cmdline(disk.is_some()),
+        (None, Some(_)) => linux_cmdline(has_disk),
         (None, None) => String::new(),
     };
+    Ok((kernel, cmdline))
+}
+
+/// Loads the kernel, initrd and command line into `mem` with the boot RNG seed and the VM
+/// generation ID drawn from the run's seed, and ACPI tables for the virtio slots.
+fn load_image(
+    cfg: &RunConfig,
+    mem: &memory::GuestMem,
+    (kernel, cmdline): (&KernelImage, &str),
+    has_disk: bool,
+) -> Result<boot::BootInfo> {
     let seed = RunSeed(cfg.seed);
     let mut rng_seed = [0u8; RNG_SEED_LEN];
     seed.stream(stream_names::X86_BOOT_RNG_SEED)
         .fill_bytes(&mut rng_seed);
-
-    let mem_bytes = cfg.mem_mib << 20;
-    let mem = memory::allocate(0, mem_bytes)?;
     // The ACPI tables describe the same slots as the command line (for kernels that take
     // no virtio_mmio.device=, like Debian's).
-    let acpi_slots: Vec<_> = (0..virtio_slots(disk.is_some()))
+    let acpi_slots: Vec<_> = (0..virtio_slots(has_disk))
         .map(super::platform::virtio_slot)
         .collect();
     let spec = BootSpec {
-        kernel: &kernel,
+        kernel,
         initrd: cfg.initrd.as_deref(),
-        cmdline: &cmdline,
+        cmdline,
         rng_seed,
         virtio: &acpi_slots,
         vmgenid: VmGenId::drawn(seed, 0).id(),
     };
-    let info = boot::load(&mem, &spec)?;
+    boot::load(mem, &spec)
+}
+
+/// The trace's first events: what was booted, where it was loaded, the noise level.
+fn trace_start(
+    trace: &mut crate::trace::Trace,
+    cfg: &RunConfig,
+    kernel_sha256: &str,
+    cmdline: &str,
+    info: &boot::BootInfo,
+) {
+    trace.event(
+        0,
+        "start",
+        json!({
+            "seed": cfg.seed,
+            "arch": "x86_64",
+            "mem_mib": cfg.mem_mib,
+            "kernel_sha256": kernel_sha256,
+            "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
+            "cmdline": cmdline,
+            "disk": virtio::disk_json(cfg),
+            "epoch": cfg.epoch_unix,
+            "entry": info.entry,
+            "format": format!("{:?}", info.format),
+            "kernel_end": info.kernel_end,
+            "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
+        }),
+    );
+    if cfg.sched_noise != SchedNoise::Off {
+        // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
+        trace.event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
+    }
+}
+
+/// The initrd's SHA-256, when there is one.
+fn initrd_sha256(cfg: &RunConfig) -> Result<Option<String>> {
+    cfg.initrd
+        .as_ref()
+        .map(|p| {
+            crate::snapshot::file_sha256(p).map_err(|source| WioError::ArtifactIo {
+                what: "initrd",
+                path: p.clone(),
+                source,
+            })
+        })
+        .transpose()
+}
+
+/// Builds the machine a configuration describes and loads its kernel.
+pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
+    check_mem(cfg.mem_mib)?;
+    let disk = virtio::open_disk(cfg)?;
+    let faults = cfg.fault_injector(Targets {
+        disk: disk.is_some(),
+        node: false,
+    })?;
+    let (kernel, cmdline) = kernel_and_cmdline(cfg, disk.is_some())?;
+    let seed = RunSeed(cfg.seed);
+    let mem_bytes = cfg.mem_mib << 20;
+    let mem = memory::allocate(0, mem_bytes)?;
+    let info = load_image(cfg, &mem, (&kernel, &cmdline), disk.is_some())?;
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
@@ -187,42 +251,8 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     );
     platform.plan_faults(faults);
     let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
-    platform.trace.event(
-        0,
-        "start",
-        json!({
-            "seed": cfg.seed,
-            "arch": "x86_64",
-            "mem_mib": cfg.mem_mib,
-            "kernel_sha256": kernel_sha256,
-            "initrd": cfg.initrd.as_ref().map(|p| p.display().to_string()),
-            "cmdline": cmdline,
-            "disk": virtio::disk_json(cfg),
-            "epoch": cfg.epoch_unix,
-            "entry": info.entry,
-            "format": format!("{:?}", info.format),
-            "kernel_end": info.kernel_end,
-            "initrd_at": info.initrd.map(|(addr, size)| json!({ "addr": addr, "size": size })),
-        }),
-    );
-    if cfg.sched_noise != SchedNoise::Off {
-        // Only when on, so `--sched-noise off` reproduces the traces of wio before noise.
-        platform
-            .trace
-            .event(0, "sched-noise", json!({ "level": cfg.sched_noise.name() }));
-    }
-    let initrd_sha256 = match &cfg.initrd {
-        Some(p) => {
-            Some(
-                crate::snapshot::file_sha256(p).map_err(|source| WioError::ArtifactIo {
-                    what: "initrd",
-                    path: p.clone(),
-                    source,
-                })?,
-            )
-        }
-        None => None,
-    };
+    trace_start(&mut platform.trace, cfg, &kernel_sha256, &cmdline, &info);
+    let initrd_sha256 = initrd_sha256(cfg)?;
     Ok(X86Machine {
         engine,
         platform,
