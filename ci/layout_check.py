@@ -18,6 +18,8 @@
    `target/`. The walk skips `target/`
    folders and `.git`. A missing path prints `layout: FILE:LINE names PATH, which does not
    exist`.
+4. One module layout: a module with submodules is a folder with its `mod.rs`
+   (`csr/mod.rs`, `csr/access.rs`), never a `csr.rs` beside a `csr/` folder.
 
 Prints what it found; exits 1 on a violation.
 """
@@ -230,6 +232,10 @@ def main():
                     if n > MAX_LINES:
                         bad += 1
                         print(f"layout: {os.path.relpath(path, root)} has {n} lines (at most {MAX_LINES}): split it by what it models")
+                    if f not in ("mod.rs", "lib.rs", "main.rs") and os.path.isdir(path[:-3]):
+                        bad += 1
+                        rel = os.path.relpath(path, root)
+                        print(f"layout: {rel} sits beside its folder {rel[:-3]}/: move it to {rel[:-3]}/mod.rs")
     bad += doc_paths(root)
     if bad:
         print(f"layout: {bad} violations")
