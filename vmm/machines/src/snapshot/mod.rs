@@ -411,6 +411,25 @@ pub fn check_machine(
     Ok(())
 }
 
+/// The exit counts a snapshot's `run` section keeps, each by one of the `known` names the
+/// machine counts exits by; `bad` words the refusal of an unknown one.
+pub fn exit_counts(
+    saved: &[(String, u64)],
+    known: &[&'static str],
+    bad: &dyn Fn(String) -> WioError,
+) -> Result<std::collections::BTreeMap<&'static str, u64>> {
+    let mut exits = std::collections::BTreeMap::new();
+    for (k, v) in saved {
+        let kind = known.iter().find(|e| **e == k).ok_or_else(|| {
+            bad(format!(
+                "has a `run` section that counts an unknown exit kind {k:?}"
+            ))
+        })?;
+        exits.insert(*kind, *v);
+    }
+    Ok(exits)
+}
+
 /// SHA-256 of a file's contents, streamed.
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(path)?;
@@ -513,6 +532,26 @@ mod tests {
             b[i] ^= (state >> 32) as u8 | 1;
             assert!(Snapshot::decode(p, &b).is_err());
         }
+    }
+
+    /// Exit counts come back by the machine's own names; a name it does not count is
+    /// refused, named.
+    #[test]
+    fn exit_counts_take_known_kinds_and_refuse_others() {
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "snapshot",
+            path: PathBuf::from("s"),
+            reason,
+        };
+        let known = ["wfi", "mmio"];
+        let saved = vec![("mmio".to_string(), 3), ("wfi".to_string(), 5)];
+        let got = exit_counts(&saved, &known, &bad).unwrap();
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            [("mmio", 3), ("wfi", 5)]
+        );
+        let e = exit_counts(&[("hlt".to_string(), 1)], &known, &bad).unwrap_err();
+        assert!(e.to_string().contains("unknown exit kind \"hlt\""), "{e}");
     }
 
     #[test]

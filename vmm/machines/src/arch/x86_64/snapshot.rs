@@ -22,7 +22,6 @@ use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
@@ -210,27 +209,6 @@ fn restore_faults(platform: &mut Platform, cfg: &RunConfig, restore: FaultRestor
     Ok(())
 }
 
-/// The exit counts of the snapshot's `run` section, each kind one wio knows.
-fn exit_counts(
-    saved: Vec<(String, u64)>,
-    bad: &dyn Fn(String) -> WioError,
-) -> Result<BTreeMap<&'static str, u64>> {
-    let mut exits = BTreeMap::new();
-    for (k, v) in saved {
-        let kind = wio_clock::ExitCost::ALL
-            .iter()
-            .map(|c| c.name())
-            .find(|n| *n == k)
-            .ok_or_else(|| {
-                bad(format!(
-                    "has a `run` section that counts an unknown exit kind {k:?}"
-                ))
-            })?;
-        exits.insert(kind, v);
-    }
-    Ok(exits)
-}
-
 /// A machine in the state `l` recorded, run with `cfg`'s seed, outputs and limits.
 pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     let path = &l.origin.path;
@@ -304,7 +282,8 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     restore_faults(&mut platform, cfg, restore)?;
     let console = Console::restore(Console::new(cfg.echo(), wall), &saved_console)
         .map_err(|e| bad(format!("has a `console` section this machine refuses: {e}")))?;
-    let exits = exit_counts(run.exits, &bad)?;
+    let known = wio_clock::ExitCost::ALL.map(|c| c.name());
+    let exits = crate::snapshot::exit_counts(&run.exits, &known, &bad)?;
     Ok(X86Machine {
         engine,
         platform,

@@ -27,7 +27,6 @@ use crate::snapshot::persist::{self, Persist};
 use crate::summary::RestoredFrom;
 use crate::trace::Trace;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 use wio_clock::InstructionClock;
@@ -128,7 +127,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
     };
     let (faults, replaced) = restore_injector(state, cfg, restore, &mut trace)?;
     let (uart, console) = restore_console(state, cfg, wall, &bad)?;
-    let exits = exit_counts(&state.run.exits, &bad)?;
+    let exits = crate::snapshot::exit_counts(&state.run.exits, &EXIT_KINDS, &bad)?;
     let mut m = RvMachine {
         engine: RiscvEngine::new(hart, clk),
         bus: RvBus {
@@ -422,21 +421,4 @@ fn rekey(
         vmgenid,
         stalls,
     })
-}
-
-/// The exit counts a snapshot's `run` section keeps, by the names wio counts.
-fn exit_counts(
-    saved: &[(String, u64)],
-    bad: &dyn Fn(String) -> WioError,
-) -> Result<BTreeMap<&'static str, u64>> {
-    let mut exits = BTreeMap::new();
-    for (k, v) in saved {
-        let kind = EXIT_KINDS.iter().find(|e| **e == k).ok_or_else(|| {
-            bad(format!(
-                "has a `run` section that counts an unknown exit kind {k:?}"
-            ))
-        })?;
-        exits.insert(*kind, *v);
-    }
-    Ok(exits)
 }
