@@ -45,6 +45,8 @@ import sys
 import tempfile
 import time
 
+from docs_commands import markdown_files
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIRECTIVE = re.compile(r"<!--\s*docs-run:\s*(.*?)\s*-->")
 PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|…|\$[A-Za-z_{(]|\b[A-Z][A-Z0-9_]*\b|\[-")
@@ -56,10 +58,9 @@ class PageError(Exception):
 
 
 def pages():
-    out = subprocess.run(["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.split()
-    out = [p for p in out if not p.startswith("fuzz/")]
-    return sorted(out, key=lambda p: (p != "README.md", not p.startswith("docs/"), p))
+    """The Markdown files docs_commands.py checks, README.md first, then docs/."""
+    return sorted(markdown_files(),
+                  key=lambda p: (p != "README.md", not p.startswith("docs/"), p))
 
 
 def blocks(path):
