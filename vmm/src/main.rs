@@ -541,8 +541,8 @@ fn parse_cli() -> Cli {
     }
 }
 
-/// Installs the one Ctrl-C and SIGTERM handler; a failure ends wio here.
-fn install_interrupts(cli: &Cli) {
+/// Installs the one Ctrl-C and SIGTERM handler.
+fn install_interrupts(cli: &Cli) -> wio_machines::error::Result<()> {
     // Ctrl-C and SIGTERM, one handler for every subcommand (see wio_machines::interrupt): a run
     // ends at its next step with the trace and summary written, a world at its next
     // quantum with every node's summary, an exploration with the finished seeds' report;
@@ -553,19 +553,15 @@ fn install_interrupts(cli: &Cli) {
         }
         _ => wio_machines::interrupt::Ending::Default,
     };
-    if let Err(e) = wio_machines::interrupt::install(ending) {
-        let e = WioError::Host {
-            what: "installing the Ctrl-C and SIGTERM handler",
-            source: e,
-        };
-        eprintln!("wio: error: {e}");
-        std::process::exit(e.exit_code());
-    }
+    wio_machines::interrupt::install(ending).map_err(|source| WioError::Host {
+        what: "installing the Ctrl-C and SIGTERM handler",
+        source,
+    })
 }
 
 /// Arms the sandbox for subcommands that run guests (it is entered after their setup),
-/// with the test probe `WIO_SANDBOX_PROBE` names; a probe it does not know ends wio here.
-fn arm_sandbox(cli: &Cli) {
+/// with the test probe `WIO_SANDBOX_PROBE` names; a probe it does not know is a usage error.
+fn arm_sandbox(cli: &Cli) -> wio_machines::error::Result<()> {
     if let Some(policy) = sandbox_policy(cli) {
         use wio_machines::sandbox::Probe;
         let probe = match std::env::var("WIO_SANDBOX_PROBE").as_deref() {
@@ -573,15 +569,14 @@ fn arm_sandbox(cli: &Cli) {
             Ok("socket") => Probe::Socket,
             Ok("fds") => Probe::Fds,
             Ok(other) => {
-                let e = WioError::Usage(format!(
+                return Err(WioError::Usage(format!(
                     "WIO_SANDBOX_PROBE={other}: the probes are \"socket\" and \"fds\" (test hooks); unset it"
-                ));
-                eprintln!("wio: error: {e}");
-                std::process::exit(e.exit_code());
+                )))
             }
         };
         wio_machines::sandbox::arm(policy, probe);
     }
+    Ok(())
 }
 
 /// Runs the subcommand; its exit code, or the error that ends it.
@@ -653,9 +648,10 @@ fn main() {
     if std::env::var_os("WIO_PARSE_ONLY").is_some() {
         std::process::exit(0);
     }
-    install_interrupts(&cli);
-    arm_sandbox(&cli);
-    match dispatch(&cli) {
+    let result = install_interrupts(&cli)
+        .and_then(|()| arm_sandbox(&cli))
+        .and_then(|()| dispatch(&cli));
+    match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             eprintln!("wio: error: {e}");
