@@ -112,27 +112,27 @@ fn host(
         return;
     }
     while let Ok(cmd) = rx.recv() {
-        let reply = match cmd {
-            Cmd::Run { until, deliveries } => {
-                Reply::Ran(run_quantum(&mut owned, until, deliveries))
-            }
-            Cmd::Snapshot { reason } => {
-                Reply::Snapshots(each(&mut owned, |m, _| m.snapshot(reason.clone())))
-            }
-            Cmd::Moment => Reply::Moments(each(&mut owned, |m, cfg| m.moment(cfg))),
-            Cmd::Finish {
-                limit_ns,
-                until,
-                interrupted,
-            } => {
-                let out = finish_nodes(&mut owned, wall, limit_ns, until, interrupted);
-                let _ = tx.send(Reply::Finished(out));
-                return;
-            }
-        };
-        if tx.send(reply).is_err() {
+        let last = matches!(cmd, Cmd::Finish { .. });
+        if tx.send(serve(&mut owned, cmd, wall)).is_err() || last {
             return;
         }
+    }
+}
+
+/// What a host does with one command for the machines it owns (a host thread, or the
+/// coordinator for its own share).
+fn serve(owned: &mut [Owned], cmd: Cmd, wall: Instant) -> Reply {
+    match cmd {
+        Cmd::Run { until, deliveries } => Reply::Ran(run_quantum(owned, until, deliveries)),
+        Cmd::Snapshot { reason } => {
+            Reply::Snapshots(each(owned, |m, _| m.snapshot(reason.clone())))
+        }
+        Cmd::Moment => Reply::Moments(each(owned, |m, cfg| m.moment(cfg))),
+        Cmd::Finish {
+            limit_ns,
+            until,
+            interrupted,
+        } => Reply::Finished(finish_nodes(owned, wall, limit_ns, until, interrupted)),
     }
 }
 
@@ -237,19 +237,29 @@ fn finish_nodes(
     out
 }
 
-/// The world's host threads.
+/// The world's hosts: the calling thread runs the first share of the machines itself, and
+/// one spawned thread runs each other share. A quantum costs a handoff only with the
+/// threads (a world on one job has none: the coordinator runs its machines between
+/// boundaries), and a machine stays on the thread that built it, so a thread's spare
+/// engine caches (see `wio_riscv`'s cache reuse) serve the next world it runs.
 pub struct Hosts {
+    /// The machines the calling thread runs (share 0).
+    local: Vec<Owned>,
+    /// When the world began (for the local machines' summaries).
+    wall: Instant,
+    /// Commands to, and replies from, the threads of shares 1 and up.
     txs: Vec<Sender<Cmd>>,
     rxs: Vec<Receiver<Reply>>,
-    /// Which thread owns each node.
+    /// Which share owns each node (0: the calling thread; s: thread s - 1).
     owner: Vec<usize>,
     handles: Vec<JoinHandle<()>>,
 }
 
 impl Hosts {
-    /// Boots or restores `configs` (node i named `names[i]`) on `jobs` threads, node i on
-    /// thread i % jobs; `gdb`: (node, address) of a node booted under gdb; every machine
-    /// observes `signals` (see `Machine::observe`; none: nothing is observed).
+    /// Boots or restores `configs` (node i named `names[i]`) in `jobs` shares, node i in
+    /// share i % jobs: share 0 on the calling thread, the others on a thread each; `gdb`:
+    /// (node, address) of a node booted under gdb; every machine observes `signals` (see
+    /// `Machine::observe`; none: nothing is observed).
     pub fn start(
         names: &[String],
         configs: Vec<(RunConfig, Start)>,
@@ -268,7 +278,11 @@ impl Hosts {
                 .map(|(_, a)| a.clone());
             parts[i % jobs].push((i, names[i].clone(), cfg, start, addr));
         }
+        let mut parts = parts.into_iter();
+        let own = parts.next().unwrap_or_default();
         let mut hosts = Hosts {
+            local: Vec::new(),
+            wall,
             txs: Vec::new(),
             rxs: Vec::new(),
             owner,
@@ -286,57 +300,75 @@ impl Hosts {
             hosts.rxs.push(rrx);
             hosts.handles.push(handle);
         }
+        // The calling thread's share boots while the threads boot theirs.
+        let own = start_nodes(own, signals, wall);
         for rx in &hosts.rxs {
             match rx.recv() {
                 Ok(Reply::Booted(r)) => r?,
                 _ => return Err(WorldError::ThreadDied { booting: true }.into()),
             }
         }
+        hosts.local = own?;
         Ok(hosts)
+    }
+
+    /// Sends `cmd()` to every thread, serves it for the calling thread's machines
+    /// meanwhile, then gathers the replies: the calling thread's first, then each thread's
+    /// in order.
+    fn broadcast(&mut self, cmd: impl Fn() -> Cmd) -> Result<Vec<Reply>> {
+        let died = || WioError::from(WorldError::ThreadDied { booting: false });
+        for tx in &self.txs {
+            tx.send(cmd()).map_err(|_| died())?;
+        }
+        let mut replies = vec![serve(&mut self.local, cmd(), self.wall)];
+        for rx in &self.rxs {
+            replies.push(rx.recv().map_err(|_| died())?);
+        }
+        Ok(replies)
     }
 
     /// Delivers `deliveries` (in order) and runs every live machine to `until`; returns
     /// every machine's step in node order.
     pub fn run(&mut self, until: u64, deliveries: Vec<(usize, Frame)>) -> Result<Vec<NodeStep>> {
-        let mut per: Vec<Vec<(usize, Frame)>> = (0..self.txs.len()).map(|_| Vec::new()).collect();
+        let shares = self.txs.len() + 1;
+        let mut per: Vec<Vec<(usize, Frame)>> = (0..shares).map(|_| Vec::new()).collect();
         for (node, frame) in deliveries {
             if let Some(w) = self.owner.get(node) {
                 per[*w].push((node, frame));
             }
         }
+        let died = || WioError::from(WorldError::ThreadDied { booting: false });
+        let mut per = per.into_iter();
+        let own = per.next().unwrap_or_default();
         for (tx, deliveries) in self.txs.iter().zip(per) {
             tx.send(Cmd::Run { until, deliveries })
-                .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
+                .map_err(|_| died())?;
         }
-        let mut steps = Vec::new();
+        let mut steps = run_quantum(&mut self.local, until, own);
         for rx in &self.rxs {
             match rx.recv() {
                 Ok(Reply::Ran(s)) => steps.extend(s),
-                _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
+                _ => return Err(died()),
             }
         }
         steps.sort_by_key(|s| s.node);
         Ok(steps)
     }
 
-    /// Sends `cmd()` to every thread and gathers what `take` finds in each reply, in node
-    /// order; a machine's error comes back once every thread has answered.
+    /// Runs `cmd()` on every host and gathers what `take` finds in each reply, in node
+    /// order; a machine's error comes back once every host has answered.
     fn gather<T>(
         &mut self,
         cmd: impl Fn() -> Cmd,
         take: impl Fn(Reply) -> Option<Result<Vec<(usize, T)>>>,
     ) -> Result<Vec<T>> {
-        let died = || WioError::from(WorldError::ThreadDied { booting: false });
-        for tx in &self.txs {
-            tx.send(cmd()).map_err(|_| died())?;
-        }
         let mut out = Vec::new();
         let mut failed = None;
-        for rx in &self.rxs {
-            match rx.recv().ok().and_then(&take) {
+        for reply in self.broadcast(cmd)? {
+            match take(reply) {
                 Some(Ok(s)) => out.extend(s),
                 Some(Err(e)) => failed = failed.or(Some(e)),
-                None => return Err(died()),
+                None => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
             }
         }
         if let Some(e) = failed {
@@ -378,18 +410,15 @@ impl Hosts {
         until: bool,
         interrupted: Option<u64>,
     ) -> Result<Vec<(usize, Summary)>> {
-        for tx in &self.txs {
-            tx.send(Cmd::Finish {
-                limit_ns,
-                until,
-                interrupted,
-            })
-            .map_err(|_| WioError::from(WorldError::ThreadDied { booting: false }))?;
-        }
+        let replies = self.broadcast(|| Cmd::Finish {
+            limit_ns,
+            until,
+            interrupted,
+        })?;
         let mut out = Vec::new();
-        for rx in &self.rxs {
-            match rx.recv() {
-                Ok(Reply::Finished(s)) => out.extend(s),
+        for reply in replies {
+            match reply {
+                Reply::Finished(s) => out.extend(s),
                 _ => return Err(WioError::from(WorldError::ThreadDied { booting: false })),
             }
         }
