@@ -111,10 +111,36 @@ fn host(
     if tx.send(Reply::Booted(Ok(()))).is_err() {
         return;
     }
-    while let Ok(cmd) = rx.recv() {
+    while let Ok(cmd) = recv_soon(&rx) {
         let last = matches!(cmd, Cmd::Finish { .. });
         if tx.send(serve(&mut owned, cmd, wall)).is_err() || last {
             return;
+        }
+    }
+}
+
+/// How long a host waits for the next message by spinning before it sleeps: a quantum's
+/// handoff between the coordinator and a host thread is usually a few microseconds away,
+/// and putting a thread to sleep and waking it (a futex each way) cost more than the
+/// quantum's work in an idle world. Host time decides only how a thread waits, never what
+/// any machine computes.
+const SPIN_BEFORE_SLEEP: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The next message on `rx`: spins for [`SPIN_BEFORE_SLEEP`], then blocks.
+fn recv_soon<T>(rx: &Receiver<T>) -> std::result::Result<T, std::sync::mpsc::RecvError> {
+    use std::sync::mpsc::TryRecvError;
+    let mut since: Option<Instant> = None;
+    loop {
+        for _ in 0..64 {
+            match rx.try_recv() {
+                Ok(v) => return Ok(v),
+                Err(TryRecvError::Disconnected) => return Err(std::sync::mpsc::RecvError),
+                Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            }
+        }
+        let start = *since.get_or_insert_with(Instant::now);
+        if start.elapsed() >= SPIN_BEFORE_SLEEP {
+            return rx.recv();
         }
     }
 }
@@ -322,7 +348,7 @@ impl Hosts {
         }
         let mut replies = vec![serve(&mut self.local, cmd(), self.wall)];
         for rx in &self.rxs {
-            replies.push(rx.recv().map_err(|_| died())?);
+            replies.push(recv_soon(rx).map_err(|_| died())?);
         }
         Ok(replies)
     }
@@ -346,7 +372,7 @@ impl Hosts {
         }
         let mut steps = run_quantum(&mut self.local, until, own);
         for rx in &self.rxs {
-            match rx.recv() {
+            match recv_soon(rx) {
                 Ok(Reply::Ran(s)) => steps.extend(s),
                 _ => return Err(died()),
             }
