@@ -172,10 +172,9 @@ impl Hart {
             })
             .collect();
         let pages = |p: &FastPages| {
-            p.entries
-                .iter()
-                .filter(|e| e.tag != 0 && e.generation == p.generation)
-                .map(|e| (e.tag, e.off as u64))
+            // Saved as (virtual page number + 1, RAM offset), as format 7 always has.
+            p.valid()
+                .map(|(page, off)| ((page >> 12) + 1, off as u64))
                 .collect()
         };
         HartState {

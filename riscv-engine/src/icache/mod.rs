@@ -24,16 +24,35 @@ pub(crate) struct FastPages {
 
 /// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled blocks read it directly
 /// (see `jit`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub(crate) struct FastPage {
-    /// Virtual page number + 1 (0 = empty).
+    /// The page's virtual address ([`NO_PAGE`]: empty). Compiled code compares it with the
+    /// access's address masked to the page and the access's alignment bits, so one compare
+    /// also sends a misaligned access to the slow path.
     pub(crate) tag: u64,
     /// The [`FastPages::generation`] the entry belongs to.
     pub(crate) generation: u32,
     /// RAM offset of the page.
     pub(crate) off: usize,
-    _pad: u64,
+    /// `off` minus the page's virtual address (wrapping): an access's RAM offset is its
+    /// virtual address plus this, one addition in compiled code.
+    pub(crate) delta: u64,
+}
+
+/// [`FastPage::tag`] of an empty slot: no page address (bits 0-11 are zero in every
+/// address a lookup compares, whatever the access's size).
+pub(crate) const NO_PAGE: u64 = u64::MAX;
+
+impl Default for FastPage {
+    fn default() -> Self {
+        FastPage {
+            tag: NO_PAGE,
+            generation: 0,
+            off: 0,
+            delta: 0,
+        }
+    }
 }
 
 impl Default for FastPages {
@@ -48,28 +67,34 @@ impl Default for FastPages {
 impl FastPages {
     #[inline(always)]
     pub(crate) fn get(&self, vaddr: u64) -> Option<usize> {
-        let vpn = vaddr >> 12;
-        let e = &self.entries[(vpn as usize) & (FAST_PAGES - 1)];
-        (e.tag == vpn + 1 && e.generation == self.generation).then_some(e.off)
+        let e = &self.entries[((vaddr >> 12) as usize) & (FAST_PAGES - 1)];
+        (e.tag == vaddr & !0xfff && e.generation == self.generation).then_some(e.off)
     }
 
     pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
-        let vpn = vaddr >> 12;
-        self.entries[(vpn as usize) & (FAST_PAGES - 1)] = FastPage {
-            tag: vpn + 1,
+        let page = vaddr & !0xfff;
+        self.entries[((vaddr >> 12) as usize) & (FAST_PAGES - 1)] = FastPage {
+            tag: page,
             generation: self.generation,
             off,
-            _pad: 0,
+            delta: (off as u64).wrapping_sub(page),
         };
     }
 
     /// Forgets the shortcut for `vaddr`'s page.
     pub(crate) fn forget(&mut self, vaddr: u64) {
-        let vpn = vaddr >> 12;
-        let e = &mut self.entries[(vpn as usize) & (FAST_PAGES - 1)];
-        if e.tag == vpn + 1 {
-            e.tag = 0;
+        let e = &mut self.entries[((vaddr >> 12) as usize) & (FAST_PAGES - 1)];
+        if e.tag == vaddr & !0xfff {
+            e.tag = NO_PAGE;
         }
+    }
+
+    /// The valid shortcuts: (virtual page, RAM offset).
+    pub(crate) fn valid(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
+        self.entries
+            .iter()
+            .filter(move |e| e.tag != NO_PAGE && e.generation == self.generation)
+            .map(|e| (e.tag, e.off))
     }
 
     pub(crate) fn clear(&mut self) {

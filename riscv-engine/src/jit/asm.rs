@@ -280,16 +280,6 @@ impl Asm {
         self.op_r(false, &[0x0f, 0xb6], r as u8, r);
     }
 
-    /// `cmovcc dst, src` (64-bit).
-    pub(crate) fn cmov(&mut self, cc: Cc, dst: R, src: R) {
-        self.op_r(true, &[0x0f, 0x40 | cc as u8], dst as u8, src);
-    }
-
-    /// `lea r, [m]`.
-    pub(crate) fn lea(&mut self, r: R, m: M) {
-        self.op_m(true, &[0x8d], r as u8, m);
-    }
-
     /// `test a, b` (64-bit).
     pub(crate) fn test_rr(&mut self, a: R, b: R) {
         self.op_r(true, &[0x85], b as u8, a);
@@ -337,13 +327,6 @@ impl Asm {
         self.byte(0xe9);
         l.patches.push(self.code.len());
         self.d32(0);
-    }
-
-    /// `jmp` to an earlier position of the code.
-    pub(crate) fn jmp_back(&mut self, to: usize) {
-        self.byte(0xe9);
-        let rel = to as i64 - (self.code.len() as i64 + 4);
-        self.d32(i32::try_from(rel).expect("blocks are small"));
     }
 
     /// Binds `l` here: every jump to it lands at the current position.
@@ -449,16 +432,6 @@ mod tests {
                 Box::new(|a| a.setcc(Cc::L, R::Rdx)),
                 &[0x0f, 0x9c, 0xc2, 0x0f, 0xb6, 0xd2],
             ),
-            // cmovne rcx, rdx
-            (
-                Box::new(|a| a.cmov(Cc::Ne, R::Rcx, R::Rdx)),
-                &[0x48, 0x0f, 0x45, 0xca],
-            ),
-            // lea rsi, [rcx+rax*8+1] is not used; lea rsi, [rcx+1]
-            (
-                Box::new(|a| a.lea(R::Rsi, M::Base(R::Rcx, 1))),
-                &[0x48, 0x8d, 0xb1, 0x01, 0, 0, 0],
-            ),
             // test rdx, rdx
             (Box::new(|a| a.test_rr(R::Rdx, R::Rdx)), &[0x48, 0x85, 0xd2]),
             // cmp esi, [rbx+rdx*8+8]
@@ -511,14 +484,6 @@ mod tests {
             emit(&mut a);
             assert_eq!(a.code, *want, "case {i}");
         }
-    }
-
-    #[test]
-    fn backward_jumps_land_on_their_target() {
-        let mut a = Asm::default();
-        a.ret();
-        a.jmp_back(0);
-        assert_eq!(a.code, [0xc3, 0xe9, 0xfa, 0xff, 0xff, 0xff]);
     }
 
     #[test]

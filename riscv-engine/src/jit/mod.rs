@@ -90,7 +90,7 @@ fn layout() -> Layout {
 const _: () = assert!(std::mem::size_of::<FastPage>() == 32);
 const _: () = assert!(std::mem::offset_of!(FastPage, tag) == 0);
 const _: () = assert!(std::mem::offset_of!(FastPage, generation) == 8);
-const _: () = assert!(std::mem::offset_of!(FastPage, off) == 16);
+const _: () = assert!(std::mem::offset_of!(FastPage, delta) == 24);
 const _: () = assert!(FAST_PAGES == 64);
 
 /// The call-backs' result (returned in rax:rdx): the loaded value, and whether the
@@ -269,27 +269,19 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                     _ => Cc::Ae,
                 };
                 let target = pc.wrapping_add(imm as u64);
-                if i + 1 < ops.len() {
-                    // Inside the block: a taken branch leaves it through a stub that
-                    // settles the counters for the i + 1 instructions run.
-                    if !rs1_in_rax {
-                        a.load64(R::Rax, x(op.rs1));
-                    }
-                    a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
-                    let mut taken = a.label();
-                    a.jcc(cc, &mut taken);
-                    side_exits.push((taken, i + 1, target));
-                    if op.rs1 & 31 != 0 {
-                        rax_is = Some(op.rs1 & 31);
-                    }
-                } else {
+                // A taken branch leaves the block through a stub that settles the counters
+                // for the i + 1 instructions run and chains to its target from its own
+                // jump (one predictable target per jump); not taken, the block goes on (or,
+                // after its last instruction, ends and chains to the next pc).
+                if !rs1_in_rax {
                     a.load64(R::Rax, x(op.rs1));
-                    a.mov_imm(R::Rcx, fall);
-                    a.mov_imm(R::Rdx, target);
-                    a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
-                    a.cmov(cc, R::Rcx, R::Rdx);
-                    a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
-                    next_pc = Some(Ok(()));
+                }
+                a.alu_rm(Alu::Cmp, R::Rax, x(op.rs2), true);
+                let mut taken = a.label();
+                a.jcc(cc, &mut taken);
+                side_exits.push((taken, i + 1, target));
+                if op.rs1 & 31 != 0 {
+                    rax_is = Some(op.rs1 & 31);
                 }
             }
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => {
@@ -368,18 +360,22 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     a.alu_mi(Alu::Add, M::Base(R::Rbx, l.cycles), n);
     a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), n);
     match next_pc {
-        Some(Ok(())) => a.load64(R::Rcx, M::Base(R::Rbx, l.pc)), // stored by the branch
+        Some(Ok(())) => {
+            // JALR stored its target.
+            a.load64(R::Rcx, M::Base(R::Rbx, l.pc));
+            chain(&mut a, &l, None, &mut exit);
+        }
         Some(Err(target)) => {
             a.mov_imm(R::Rcx, target);
             a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+            chain(&mut a, &l, Some(target), &mut exit);
         }
         None => {
             a.mov_imm(R::Rcx, pc);
             a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+            chain(&mut a, &l, Some(pc), &mut exit);
         }
     }
-    let chain_at = a.code.len();
-    chain(&mut a, &l, &mut exit);
     for (label, run, target) in side_exits {
         a.bind(label);
         let run = i32::try_from(run).ok()?;
@@ -387,7 +383,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
         a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), run);
         a.mov_imm(R::Rcx, target);
         a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
-        a.jmp_back(chain_at);
+        chain(&mut a, &l, Some(target), &mut exit);
     }
     a.bind(exit);
     a.pop(R::Rbp);
@@ -402,21 +398,32 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
 /// checked since the last FENCE.I) and privilege, compiled
 /// under the current epoch, that fits before the chunk's end. Anything else returns to
 /// `Hart::run`, which decides as it always does. Jumping instead of returning lets each
-/// block's exit predict its own successors.
-fn chain(a: &mut Asm, l: &Layout, exit: &mut Label) {
+/// exit predict its own successor: every exit of a block has its own copy of this, and
+/// one whose target is known when compiling (`target`) finds its slot by a constant offset.
+fn chain(a: &mut Asm, l: &Layout, target: Option<u64>, exit: &mut Label) {
     use std::mem::{offset_of, size_of};
     let field = |v: usize| i32::try_from(v).expect("Block is small");
     let slots = i32::try_from(BLOCK_ENTRIES - 1).expect("few slots");
-    a.mov_rr(R::Rdx, R::Rcx);
-    a.shift_ri(Shift::Shr, R::Rdx, 1, true);
-    a.alu_ri(Alu::And, R::Rdx, slots, false);
-    a.imul_rri(R::Rdx, R::Rdx, field(size_of::<Block>()));
-    a.alu_rm(
-        Alu::Add,
-        R::Rdx,
-        M::Base(R::R12, field(offset_of!(Ctx<'_>, blocks))),
-        true,
-    );
+    let blocks = M::Base(R::R12, field(offset_of!(Ctx<'_>, blocks)));
+    match target {
+        Some(t) => {
+            let at = Block::slot(t) * size_of::<Block>();
+            a.load64(R::Rdx, blocks);
+            a.alu_ri(
+                Alu::Add,
+                R::Rdx,
+                i32::try_from(at).expect("the block table is under 2 GiB"),
+                true,
+            );
+        }
+        None => {
+            a.mov_rr(R::Rdx, R::Rcx);
+            a.shift_ri(Shift::Shr, R::Rdx, 1, true);
+            a.alu_ri(Alu::And, R::Rdx, slots, false);
+            a.imul_rri(R::Rdx, R::Rdx, field(size_of::<Block>()));
+            a.alu_rm(Alu::Add, R::Rdx, blocks, true);
+        }
+    }
     a.alu_rm(
         Alu::Cmp,
         R::Rcx,
@@ -493,36 +500,36 @@ fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
     }
 }
 
-/// Looks rax's page up in a [`FastPages`] at `entries`/`generation`
-/// and jumps to `slow` (rax unchanged) on a miss or an access crossing the page; on a hit
-/// the access goes to `[rsi + rax]` (rsi: the page's host address, rax: the offset in it).
+/// Looks rax's page up in a [`FastPages`] at `entries`/`generation` and jumps to `slow`
+/// (rax unchanged) on a miss, or when the access is misaligned (its low bits are kept in
+/// the compared address, which no page tag has): the slow path serves those, page-crossing
+/// ones included. On a hit the access goes to `[rsi + rax]` (rsi: RAM's host address, rax:
+/// the access's RAM offset).
 fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, generation: i32, size: u8, slow: &mut Label) {
     a.mov_rr(R::Rcx, R::Rax);
     a.shift_ri(Shift::Shr, R::Rcx, 12, true);
-    a.mov_rr(R::Rdx, R::Rcx);
-    a.alu_ri(Alu::And, R::Rdx, 63, false);
-    a.shift_ri(Shift::Shl, R::Rdx, 2, false);
-    a.lea(R::Rsi, M::Base(R::Rcx, 1));
-    a.alu_rm(Alu::Cmp, R::Rsi, M::Index8(R::Rbx, R::Rdx, entries), true);
+    a.alu_ri(Alu::And, R::Rcx, (FAST_PAGES - 1) as i32, false);
+    a.shift_ri(Shift::Shl, R::Rcx, 2, false);
+    // rcx is the slot index × 4, so `[rbx + rcx*8 + entries]` is the slot.
+    a.mov_rr(R::Rdx, R::Rax);
+    a.alu_ri(Alu::And, R::Rdx, -0x1000 | (i32::from(size) - 1), true);
+    a.alu_rm(Alu::Cmp, R::Rdx, M::Index8(R::Rbx, R::Rcx, entries), true);
     a.jcc(Cc::Ne, slow);
-    a.load32(R::Rsi, M::Base(R::Rbx, generation));
+    a.load32(R::Rdx, M::Base(R::Rbx, generation));
     a.alu_rm(
         Alu::Cmp,
-        R::Rsi,
-        M::Index8(R::Rbx, R::Rdx, entries + 8),
+        R::Rdx,
+        M::Index8(R::Rbx, R::Rcx, entries + 8),
         false,
     );
     a.jcc(Cc::Ne, slow);
-    if size > 1 {
-        a.mov_rr(R::Rsi, R::Rax);
-        a.alu_ri(Alu::And, R::Rsi, 0xfff, false);
-        a.alu_ri(Alu::Cmp, R::Rsi, 0x1000 - i32::from(size), false);
-        a.jcc(Cc::A, slow);
-    }
-    // rdx is the slot index × 4, so `[rbx + rdx*8 + entries]` is the slot.
-    a.load64(R::Rsi, M::Index8(R::Rbx, R::Rdx, entries + 16));
-    a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.ram_ptr), true);
-    a.alu_ri(Alu::And, R::Rax, 0xfff, false);
+    a.alu_rm(
+        Alu::Add,
+        R::Rax,
+        M::Index8(R::Rbx, R::Rcx, entries + 24),
+        true,
+    );
+    a.load64(R::Rsi, M::Base(R::Rbx, l.ram_ptr));
 }
 
 /// Register-register and register-immediate arithmetic into rd (not x0), leaving the
