@@ -691,6 +691,15 @@ pub struct BenchArgs {
     /// each (0: none).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub payments_roots: u64,
+    /// With --payments: only the throughput, not the search: --throughput-branches branches
+    /// of the correct build from its setup-complete world snapshot on 2 workers, as `wio
+    /// explore --jobs 2` runs them: branches per minute, guest instructions and effective
+    /// MIPS per worker against the compute loop, and one branch's wall time by part.
+    #[arg(long, requires = "payments")]
+    pub throughput: bool,
+    /// Branches for --payments --throughput.
+    #[arg(long, default_value_t = 16, value_name = "N", requires = "throughput")]
+    pub throughput_branches: u64,
     /// Also time one run of the payment world through a 46-minute bank outage
     /// (images/payments/outage.toml, seed 1, needs the payments disk): wall time against
     /// 2,800 virtual s, and the instructions each node executed.

@@ -160,6 +160,9 @@ fn scheduler_events_per_s(n: u64) -> f64 {
 
 /// Runs the benchmarks and prints the figures.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.throughput && args.throughput_branches == 0 {
+        return Err(BenchError::ThroughputBranches.into());
+    }
     println!(
         "scheduler                  {:>12.0} events/s (push + pop in time order)",
         scheduler_events_per_s(2_000_000)
@@ -186,7 +189,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
-    let payments_doc = if args.payments {
+    let payments_doc = if args.payments && args.throughput {
+        let loop_mips = median(mips.clone());
+        Some(payments::throughput(args.throughput_branches, loop_mips)?)
+    } else if args.payments {
         Some(payments::figures(args.payments_seeds, args.payments_roots)?)
     } else {
         None

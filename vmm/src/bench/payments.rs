@@ -4,12 +4,13 @@
 //! before and after); for the correct build, the same budget of seeds must all pass;
 //! world branches per minute throughout. With `--payments-roots N`, side by side for each
 //! bug: branches to the first violation of N flat explorations (seed ranges N apart) and of
-//! N guided ones (search seeds 0..N, moments of the whole world).
+//! N guided ones (search seeds 0..N, moments of the whole world). With `--throughput`, only
+//! how fast branches of the correct build run, and where one branch's time goes.
 
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
-use wio_machines::error::{BenchFailure, Result, WioError};
+use wio_machines::error::{BenchError, BenchFailure, Result, WioError};
 use wio_machines::machine::novelty::Signal;
 use wio_search::explore::guided::{self, Guided};
 use wio_search::explore::{Explore, SeedRange};
@@ -226,6 +227,96 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
         Ok(json!({
             "bugs": docs, "none_seeds": n, "none_failing": failing,
             "branches_per_minute": per_minute,
+        }))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `--payments --throughput`: `branches` branches (seeds 1000 on) of the correct build from
+/// its setup-complete snapshot on 2 workers: branches per minute, guest instructions and
+/// virtual time per branch, effective MIPS per worker against `loop_mips` (the compute
+/// loop's), and one branch's wall time by part: restore (every node restored), run and end
+/// (to the world's end, each node summarised and freed: a world frees a node's machine as
+/// it takes its summary) and what follows the world's summary (the host threads joined).
+pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
+    if branches == 0 {
+        // (`bench::run` refuses it before measuring anything.)
+        return Err(BenchError::ThroughputBranches.into());
+    }
+    let dir = std::env::temp_dir().join(format!("wio-bench-throughput-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what: "bench folder",
+        path: dir.clone(),
+        source,
+    })?;
+    let result = (|| {
+        eprintln!("bench: payments throughput: booting the world to setup complete…");
+        let lw = snapshot(&dir, "none")?;
+        let at: Vec<u64> = lw
+            .nodes
+            .iter()
+            .map(|n| n.meta().instructions.unwrap_or(0))
+            .collect();
+        let opts = world::Options {
+            quiet: true,
+            jobs: 1,
+            ..world::Options::default()
+        };
+        let seeds: Vec<u64> = (1000..1000 + branches).collect();
+        eprintln!("bench: payments throughput: {branches} branches on 2 workers…");
+        let t = Instant::now();
+        // Per branch: (instructions, virtual ns, restore ns, run ns, end ns).
+        let runs = wio_machines::pool::map_in_order(&seeds, 2, |seed| {
+            let outer = Instant::now();
+            let Some(w) = world::restore(&lw, Some(*seed), &opts, None)? else {
+                return Err(BenchFailure::BranchMissed {
+                    branch: format!("payments seed {seed}"),
+                    what: "it was cancelled".into(),
+                }
+                .into());
+            };
+            let total = outer.elapsed().as_nanos() as u64;
+            let instructions: u64 = w
+                .nodes
+                .iter()
+                .zip(&at)
+                .map(|((_, s), at)| s.instructions.unwrap_or(0).saturating_sub(*at))
+                .sum();
+            Ok((
+                instructions,
+                w.virtual_ns.saturating_sub(lw.state.at_ns),
+                w.start_wall_ns,
+                w.wall_ns.saturating_sub(w.start_wall_ns),
+                total.saturating_sub(w.wall_ns),
+            ))
+        })?;
+        let secs = t.elapsed().as_secs_f64();
+        let n = runs.len().max(1) as f64;
+        let mean =
+            |f: fn(&(u64, u64, u64, u64, u64)) -> u64| runs.iter().map(f).sum::<u64>() as f64 / n;
+        let (instructions, virtual_ns) = (mean(|r| r.0), mean(|r| r.1));
+        let [restore, run, end] = [mean(|r| r.2), mean(|r| r.3), mean(|r| r.4)].map(|ns| ns / 1e6);
+        let per_minute = n * 60.0 / secs.max(1e-9);
+        let mips = instructions / ((restore + run + end) * 1e3).max(1e-9);
+        println!(
+            "payments throughput        {per_minute:>12.1} branches/minute (4-node world from setup complete, 2 workers, {branches} branches of the correct build)"
+        );
+        println!(
+            "  one branch               {:>12.1} M instructions over {:.1} virtual s: {mips:.0} MIPS per worker ({:.0} % of the compute loop's {loop_mips:.0})",
+            instructions / 1e6,
+            virtual_ns / 1e9,
+            100.0 * mips / loop_mips.max(1e-9),
+        );
+        println!(
+            "  one branch, by part      {:>12.0} ms: restore {restore:.1} ms, run and end {run:.0} ms (each node run, summarised and freed), after the summary {end:.2} ms",
+            restore + run + end
+        );
+        Ok(json!({
+            "branches": branches, "branches_per_minute": per_minute,
+            "instructions": instructions, "virtual_ns": virtual_ns, "mips_per_worker": mips,
+            "compute_loop_mips": loop_mips,
+            "cost_ms": { "restore": restore, "run_and_end": run, "after_summary": end },
         }))
     })();
     let _ = std::fs::remove_dir_all(&dir);

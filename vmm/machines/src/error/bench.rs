@@ -14,6 +14,9 @@ pub enum BenchError {
     /// `--race-branches` of 0.
     #[error("--race-branches must be at least 1")]
     RaceBranches,
+    /// `--throughput-branches` of 0.
+    #[error("--throughput-branches must be at least 1")]
+    ThroughputBranches,
     /// Search benchmark sizes out of range.
     #[error("--search-budget and --search-roots must be at least 1, --search-depths 1 to 8")]
     SearchSizes,
