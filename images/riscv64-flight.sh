@@ -29,12 +29,29 @@ wio_inputs() {
 }
 
 wio_build() {
-  local out="$1"
-  riscv64-unknown-elf-gcc -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g \
-    -Wall -Wextra -Werror -ffreestanding -nostartfiles --specs=picolibc.specs \
-    -ffile-prefix-map="$SRC"=flight -Wl,--no-warn-rwx-segments \
-    -T "$SRC/flight.ld" -Wl,-Map="$out/flight.map" \
-    "$SRC/start.S" "$SRC/flight.c" -o "$out/flight.elf"
+  local out="$1" objs
+  # Byte-reproducible wherever the checkout and the cache are: each source is compiled
+  # from inside its folder to an object of a fixed name (a one-step build names start.S's
+  # object after gcc's random temporary file, and its symbol table keeps that name), and
+  # the debug information names the folder `flight`. wio's trace starts with the kernel's
+  # digest, so a path in the ELF would change the run's trace hash from one checkout to
+  # another.
+  objs="$(mktemp -d)"
+  (
+    cd "$SRC"
+    for f in start.S flight.c; do
+      riscv64-unknown-elf-gcc -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g \
+        -Wall -Wextra -Werror -ffreestanding --specs=picolibc.specs \
+        -ffile-prefix-map="$SRC"=flight -Wa,--debug-prefix-map,"$SRC"=flight \
+        -c "$f" -o "$objs/${f%.*}.o"
+    done
+    cd "$objs"
+    riscv64-unknown-elf-gcc -march=rv64gc -mabi=lp64d -mcmodel=medany -O2 -g \
+      -ffreestanding -nostartfiles --specs=picolibc.specs -Wl,--no-warn-rwx-segments \
+      -T "$SRC/flight.ld" -Wl,-Map="$out/flight.map" \
+      start.o flight.o -o "$out/flight.elf"
+  )
+  rm -rf "$objs"
   # The TMR state must be where the example's fault profile aims.
   grep -q '^ *0x0*80010000 *state$' "$out/flight.map" ||
     wio_die "the control state is not at 0x80010000 (see $out/flight.map)"
