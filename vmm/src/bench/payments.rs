@@ -10,7 +10,7 @@
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
-use wio_machines::error::{BenchError, BenchFailure, Result, WioError};
+use wio_machines::error::{BenchError, BenchFailure, Result};
 use wio_machines::machine::novelty::Signal;
 use wio_search::explore::guided::{self, Guided};
 use wio_search::explore::{Explore, SeedRange};
@@ -149,12 +149,7 @@ fn flat_against_guided(
 /// The figures, printed and as JSON; `budget` seeds at most per bug; `roots` flat and
 /// guided explorations side by side per bug (0: none).
 pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
-    let dir = std::env::temp_dir().join(format!("wio-bench-payments-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = super::scratch_dir("wio-bench-payments")?;
     let result = (|| {
         let mut docs = Vec::new();
         let mut seeds_run = 0u64;
@@ -244,12 +239,7 @@ pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
         // (`bench::run` refuses it before measuring anything.)
         return Err(BenchError::ThroughputBranches.into());
     }
-    let dir = std::env::temp_dir().join(format!("wio-bench-throughput-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = super::scratch_dir("wio-bench-throughput")?;
     let result = (|| {
         eprintln!("bench: payments throughput: booting the world to setup complete…");
         let lw = snapshot(&dir, "none")?;

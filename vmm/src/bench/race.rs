@@ -89,12 +89,7 @@ pub fn figures(branches: u64, rounds: u32) -> Result<serde_json::Value> {
     if branches == 0 {
         return Err(BenchError::RaceBranches.into());
     }
-    let dir = std::env::temp_dir().join(format!("wio-bench-race-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = super::scratch_dir("wio-bench-race")?;
     let mut doc = serde_json::Map::new();
     for noise in [SchedNoise::default(), SchedNoise::Off] {
         eprintln!(

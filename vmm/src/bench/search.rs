@@ -18,7 +18,7 @@ use std::time::Instant;
 use wio_clock::VirtualTime;
 use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
 use wio_machines::builder;
-use wio_machines::error::{BenchError, BenchFailure, Result, WioError};
+use wio_machines::error::{BenchError, BenchFailure, Result};
 use wio_machines::machine::noise::SchedNoise;
 use wio_machines::machine::novelty::Signal;
 use wio_machines::machine::{driver, Arch, RunConfig, Stop};
@@ -204,12 +204,7 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
         }
         .into());
     }
-    let dir = std::env::temp_dir().join(format!("wio-bench-search-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = super::scratch_dir("wio-bench-search")?;
     let mut rows = Vec::new();
     println!("planted bug                first failing branch of {budget}, flat / guided (wall s)");
     for form in forms {

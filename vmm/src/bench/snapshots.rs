@@ -14,12 +14,7 @@ use wio_machines::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
 
 /// Snapshot figures, printed and returned as JSON.
 pub fn figures() -> Result<serde_json::Value> {
-    let dir = std::env::temp_dir().join(format!("wio-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = super::scratch_dir("wio-bench")?;
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!("bench: snapshots of the small riscv64 guest ({jobs} worker threads)…");
     let f = measure(&dir, jobs, 60, 200);
