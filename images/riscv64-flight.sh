@@ -36,7 +36,7 @@ wio_build() {
   # the debug information names the folder `flight`. wio's trace starts with the kernel's
   # digest, so a path in the ELF would change the run's trace hash from one checkout to
   # another.
-  objs="$(mktemp -d)"
+  wio_tmpdir objs obj
   (
     cd "$SRC"
     for f in start.S flight.c; do
@@ -51,7 +51,6 @@ wio_build() {
       -T "$SRC/flight.ld" -Wl,-Map="$out/flight.map" \
       start.o flight.o -o "$out/flight.elf"
   )
-  rm -rf "$objs"
   # The TMR state must be where the example's fault profile aims.
   grep -q '^ *0x0*80010000 *state$' "$out/flight.map" ||
     wio_die "the control state is not at 0x80010000 (see $out/flight.map)"
