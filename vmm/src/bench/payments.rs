@@ -10,7 +10,7 @@
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
-use wio_machines::error::{BenchError, BenchFailure, Result};
+use wio_machines::error::{BenchFailure, Result};
 use wio_machines::machine::novelty::Signal;
 use wio_search::explore::guided::{self, Guided};
 use wio_search::explore::{Explore, SeedRange};
@@ -234,11 +234,8 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
 /// loop's), and one branch's wall time by part: restore (every node restored), run and end
 /// (to the world's end, each node summarised and freed: a world frees a node's machine as
 /// it takes its summary) and what follows the world's summary (the host threads joined).
+/// `branches` is at least 1 (`bench::run` refuses 0 before measuring anything).
 pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
-    if branches == 0 {
-        // (`bench::run` refuses it before measuring anything.)
-        return Err(BenchError::ThroughputBranches.into());
-    }
     let dir = super::scratch_dir("wio-bench-throughput")?;
     let result = (|| {
         eprintln!("bench: payments throughput: booting the world to setup complete…");
