@@ -228,10 +228,13 @@ pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
     result
 }
 
+/// Workers `throughput` runs branches on (fewer when there are fewer branches).
+const THROUGHPUT_WORKERS: usize = 2;
+
 /// `--payments --throughput`: `branches` branches (seeds 1000 on) of the correct build from
-/// its setup-complete snapshot on 2 workers: branches per minute, guest instructions and
-/// virtual time per branch, effective MIPS per worker against `loop_mips` (the compute
-/// loop's), and one branch's wall time by part: restore (every node restored), run and end
+/// its setup-complete snapshot on [`THROUGHPUT_WORKERS`] workers (one for one branch):
+/// branches per minute, guest instructions and virtual time per branch, effective MIPS per
+/// worker against `loop_mips` (the compute loop's), and one branch's wall time by part: restore (every node restored), run and end
 /// (to the world's end, each node summarised and freed: a world frees a node's machine as
 /// it takes its summary) and what follows the world's summary (the host threads joined).
 /// `branches` is at least 1 (`bench::run` refuses 0 before measuring anything).
@@ -251,10 +254,14 @@ pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
             ..world::Options::default()
         };
         let seeds: Vec<u64> = (1000..1000 + branches).collect();
-        eprintln!("bench: payments throughput: {branches} branches on 2 workers…");
+        // The pool runs no more workers than there are branches.
+        let workers = THROUGHPUT_WORKERS.min(seeds.len()).max(1);
+        let w_s = if workers == 1 { "" } else { "s" };
+        let b_s = if seeds.len() == 1 { "" } else { "es" };
+        eprintln!("bench: payments throughput: {branches} branch{b_s} on {workers} worker{w_s}…");
         let t = Instant::now();
         // Per branch: (instructions, virtual ns, restore ns, run ns, end ns).
-        let runs = wio_machines::pool::map_in_order(&seeds, 2, |seed| {
+        let runs = wio_machines::pool::map_in_order(&seeds, workers, |seed| {
             let outer = Instant::now();
             let Some(w) = world::restore(&lw, Some(*seed), &opts, None)? else {
                 return Err(BenchFailure::BranchMissed {
@@ -287,7 +294,7 @@ pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
         let per_minute = n * 60.0 / secs.max(1e-9);
         let mips = instructions / ((restore + run + end) * 1e3).max(1e-9);
         println!(
-            "payments throughput        {per_minute:>12.1} branches/minute (4-node world from setup complete, 2 workers, {branches} branches of the correct build)"
+            "payments throughput        {per_minute:>12.1} branches/minute (4-node world from setup complete, {workers} worker{w_s}, {branches} branch{b_s} of the correct build)"
         );
         println!(
             "  one branch               {:>12.1} M instructions over {:.1} virtual s: {mips:.0} MIPS per worker ({:.0} % of the compute loop's {loop_mips:.0})",
@@ -300,7 +307,7 @@ pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
             restore + run + end
         );
         Ok(json!({
-            "branches": branches, "branches_per_minute": per_minute,
+            "branches": branches, "workers": workers, "branches_per_minute": per_minute,
             "instructions": instructions, "virtual_ns": virtual_ns, "mips_per_worker": mips,
             "compute_loop_mips": loop_mips,
             "cost_ms": { "restore": restore, "run_and_end": run, "after_summary": end },
