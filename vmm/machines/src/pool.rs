@@ -8,7 +8,13 @@ use crate::error::{Result, WioError};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// `f` of every item of `items` on `jobs` threads (at least 1, at most one per item), in
+/// The threads [`map_in_order`] runs for `items` items on `jobs`: at least 1, at most one
+/// per item (so callers can report what really ran).
+pub fn threads(jobs: usize, items: usize) -> usize {
+    jobs.clamp(1, items.max(1))
+}
+
+/// `f` of every item of `items` on [`threads`]`(jobs, items.len())` threads, in
 /// item order. After a failure no thread takes a new item; the error of the lowest item
 /// that failed is returned (every lower item had been taken, so it is the same error a
 /// one-thread run would return).
@@ -22,7 +28,7 @@ pub fn map_in_order<T: Sync, R: Send>(
     let results: Mutex<Vec<Option<Result<R>>>> =
         Mutex::new((0..items.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+        for _ in 0..threads(jobs, items.len()) {
             scope.spawn(|| loop {
                 if stop.load(Ordering::Relaxed) {
                     return;

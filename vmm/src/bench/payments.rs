@@ -234,9 +234,10 @@ const THROUGHPUT_WORKERS: usize = 2;
 /// `--payments --throughput`: `branches` branches (seeds 1000 on) of the correct build from
 /// its setup-complete snapshot on [`THROUGHPUT_WORKERS`] workers (one for one branch):
 /// branches per minute, guest instructions and virtual time per branch, effective MIPS per
-/// worker against `loop_mips` (the compute loop's), and one branch's wall time by part: restore (every node restored), run and end
-/// (to the world's end, each node summarised and freed: a world frees a node's machine as
-/// it takes its summary) and what follows the world's summary (the host threads joined).
+/// worker against `loop_mips` (the compute loop's), and one branch's wall time by part:
+/// restore (every node restored), run and end (to the world's end, each node summarised
+/// and freed: a world frees a node's machine as it takes its summary) and what follows the
+/// world's summary (the host threads joined).
 /// `branches` is at least 1 (`bench::run` refuses 0 before measuring anything).
 pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
     let dir = super::scratch_dir("wio-bench-throughput")?;
@@ -254,8 +255,7 @@ pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
             ..world::Options::default()
         };
         let seeds: Vec<u64> = (1000..1000 + branches).collect();
-        // The pool runs no more workers than there are branches.
-        let workers = THROUGHPUT_WORKERS.min(seeds.len()).max(1);
+        let workers = wio_machines::pool::threads(THROUGHPUT_WORKERS, seeds.len());
         let w_s = if workers == 1 { "" } else { "s" };
         let b_s = if seeds.len() == 1 { "" } else { "es" };
         eprintln!("bench: payments throughput: {branches} branch{b_s} on {workers} worker{w_s}…");
