@@ -28,7 +28,7 @@ import re
 import sys
 
 MAX_LINES = 850
-CRATES = ["clock", "scheduler", "virtio-devices", "riscv-engine", "vmm", "vmm/machines", "vmm/world", "vmm/search", "tests"]
+CRATES = ["clock", "scheduler", "virtio-devices", "riscv-engine", "vmm", "vmm/machines", "vmm/world", "vmm/search", "vmm/images", "tests"]
 
 
 def modules(src):

@@ -106,6 +106,9 @@ pub enum Command {
     /// Inspect snapshot files (take them with `wio run --snapshot-at`).
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
+    /// Import container images (OCI layouts and archives) as riscv64 root disks, and list them.
+    #[command(subcommand, after_help = IMAGE_EXAMPLES)]
+    Image(ImageCommand),
     /// Check a trace file's hash chain and print its final hash.
     VerifyTrace {
         /// The trace file written by `wio run --trace`.
@@ -273,6 +276,48 @@ pub enum SnapshotCommand {
         /// The snapshot file.
         file: PathBuf,
         /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const IMAGE_EXAMPLES: &str = "\
+Examples:
+  podman build --platform linux/riscv64 -t myservice .
+  podman save --format oci-archive -o myservice.tar myservice
+  wio image import myservice.tar               # prints its name, ID and disk
+  wio image import ./layout --ref redis:7      # an OCI layout directory holding several images
+  docker save -o app.tar app:1 && wio image import app.tar --name app
+  wio image list
+
+An image is read from the file or directory alone (no registry). From a multi-platform
+index wio takes linux/riscv64. The disk is written into $WIO_CACHE/images/, keyed by the
+image ID: the same image gives the same disk bytes. See docs/images.md.";
+
+/// `wio image` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ImageCommand {
+    /// Import an OCI image layout directory or an image archive (OCI, docker save, podman
+    /// save; gzip'd too) as an ext4 root disk in the cache.
+    Import {
+        /// The layout directory or archive.
+        path: PathBuf,
+        /// Which image, when the layout or archive holds several (a name it gives them).
+        #[arg(long = "ref", value_name = "NAME")]
+        reference: Option<String>,
+        /// Another name to find it by (`wio image list`, `--image NAME`).
+        #[arg(long)]
+        name: Option<String>,
+        /// The disk's size in MiB (default: what its files need plus 256 MiB free).
+        #[arg(long, value_name = "MIB")]
+        size: Option<u64>,
+        /// Print the image's record as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the imported images.
+    List {
+        /// Print JSON (one array of records, each with its disk's path).
         #[arg(long)]
         json: bool,
     },

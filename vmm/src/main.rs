@@ -13,6 +13,7 @@ use wio_world as world;
 
 mod bench;
 mod cli;
+mod image;
 mod snapshot_info;
 
 /// `wio run`: checks the flags, builds the run's configuration, boots (or restores, or
@@ -595,6 +596,7 @@ fn dispatch(cli: &Cli) -> wio_machines::error::Result<i32> {
                 jobs,
             })
         }),
+        Command::Image(cmd) => image::run(cmd),
         Command::Snapshot(SnapshotCommand::Info { file, json }) => {
             if world::snapshot::LoadedWorld::is_world(file) {
                 snapshot_info::world(file, *json)

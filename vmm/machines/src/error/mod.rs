@@ -245,6 +245,9 @@ pub enum WioError {
     /// The seccomp sandbox could not be installed.
     #[error("sandbox: {0}")]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    /// A container image that cannot be imported or is not in the cache.
+    #[error("{0}")]
+    Image(#[from] wio_images::ImageError),
     /// Promises failed: how many, and the first one's verdict and message.
     #[error("{count} promise(s) failed; first: {first}")]
     Promise {
@@ -306,6 +309,16 @@ impl WioError {
             | WioError::Clock(_)
             | WioError::Kvm(_)
             | WioError::Sandbox(_) => exit_code::INTERNAL,
+            WioError::Image(e) => {
+                use wio_images::ImageError as I;
+                match e {
+                    I::Cache { .. } | I::NoCache | I::Record { .. } => exit_code::OUTPUT,
+                    I::TooSmall { .. } | I::Ambiguous { .. } | I::NoSuchRef { .. } | I::NotImported { .. } => {
+                        exit_code::USAGE
+                    }
+                    _ => exit_code::BAD_ARTIFACT,
+                }
+            }
             WioError::Promise { .. } => exit_code::PROMISE,
             WioError::TraceInvalid { .. } => exit_code::TRACE_INVALID,
             WioError::Debugger(_) => exit_code::DEBUGGER,

@@ -1,0 +1,413 @@
+//! End-to-end tests of `wio image import` and `wio image list` (no KVM, no guests): OCI
+//! layouts and archives built here, byte for byte, then imported; the disks read back with
+//! debugfs; bad images refused with one line and nothing left in the cache.
+
+#![forbid(unsafe_code)]
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use wio_e2e_tests::{scratch, stderr, wio_bin};
+
+/// One entry of a test layer.
+enum E<'a> {
+    Dir(&'a str, u32),
+    File(&'a str, &'a [u8], u32, u64),
+    Symlink(&'a str, &'a str),
+    Hardlink(&'a str, &'a str),
+    Char(&'a str, u32, u32),
+    Fifo(&'a str),
+    /// A file with an extended attribute (name, value).
+    Xattr(&'a str, &'a [u8], &'a str, &'a [u8]),
+}
+
+fn sha(bytes: &[u8]) -> String {
+    format!("sha256:{:x}", Sha256::digest(bytes))
+}
+
+/// A layer: its uncompressed tar and its diff_id.
+fn layer(entries: &[E]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for e in entries {
+        let mut h = tar::Header::new_ustar();
+        h.set_mtime(1_700_000_000);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_mode(0o755);
+        let (path, data): (&str, &[u8]) = match e {
+            E::Dir(p, mode) => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_mode(*mode);
+                (p, b"")
+            }
+            E::File(p, data, mode, owner) => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(*mode);
+                h.set_uid(*owner);
+                h.set_gid(*owner);
+                (p, data)
+            }
+            E::Symlink(p, target) => {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_link_name(target).expect("link name");
+                (p, b"")
+            }
+            E::Hardlink(p, target) => {
+                h.set_entry_type(tar::EntryType::Link);
+                h.set_link_name(target).expect("link name");
+                (p, b"")
+            }
+            E::Char(p, major, minor) => {
+                h.set_entry_type(tar::EntryType::Char);
+                h.set_mode(0o666);
+                h.set_device_major(*major).expect("major");
+                h.set_device_minor(*minor).expect("minor");
+                (p, b"")
+            }
+            E::Fifo(p) => {
+                h.set_entry_type(tar::EntryType::Fifo);
+                h.set_mode(0o600);
+                (p, b"")
+            }
+            E::Xattr(p, data, name, value) => {
+                let key = format!("SCHILY.xattr.{name}");
+                b.append_pax_extensions([(key.as_str(), *value)]).expect("pax");
+                h.set_entry_type(tar::EntryType::Regular);
+                (p, data)
+            }
+        };
+        h.set_size(data.len() as u64);
+        b.append_data(&mut h, path, data).expect("append");
+    }
+    b.into_inner().expect("tar")
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    g.write_all(bytes).expect("gzip");
+    g.finish().expect("gzip")
+}
+
+/// An OCI layout being written.
+struct Layout {
+    dir: PathBuf,
+}
+
+impl Layout {
+    fn new(dir: &Path) -> Self {
+        std::fs::create_dir_all(dir.join("blobs/sha256")).expect("layout dir");
+        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).expect("oci-layout");
+        Self { dir: dir.to_path_buf() }
+    }
+
+    fn blob(&self, bytes: &[u8]) -> String {
+        let d = sha(bytes);
+        std::fs::write(self.blob_path(&d), bytes).expect("blob");
+        d
+    }
+
+    fn blob_path(&self, digest: &str) -> PathBuf {
+        self.dir.join("blobs/sha256").join(digest.trim_start_matches("sha256:"))
+    }
+
+    /// A manifest for `arch` with these layers (gzip'd, or with another media type) and
+    /// config: its descriptor.
+    fn image(&self, arch: &str, layers: &[Vec<u8>], config: Value, media: &str) -> Value {
+        let mut diff_ids = Vec::new();
+        let mut descs = Vec::new();
+        for l in layers {
+            diff_ids.push(sha(l));
+            let stored = if media.ends_with("+gzip") { gzip(l) } else { l.clone() };
+            descs.push(json!({"mediaType": media, "digest": self.blob(&stored), "size": stored.len()}));
+        }
+        let config = json!({
+            "architecture": arch, "os": "linux", "config": config,
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        });
+        let cbytes = serde_json::to_vec(&config).expect("config");
+        let manifest = json!({
+            "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": self.blob(&cbytes), "size": cbytes.len()},
+            "layers": descs,
+        });
+        let mbytes = serde_json::to_vec(&manifest).expect("manifest");
+        json!({
+            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": self.blob(&mbytes),
+            "size": mbytes.len(), "platform": {"architecture": arch, "os": "linux"},
+        })
+    }
+
+    /// index.json: one top-level image `name` whose index lists these manifests.
+    fn index(&self, name: &str, manifests: Vec<Value>) {
+        let inner = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
+        let ibytes = serde_json::to_vec(&inner).expect("index");
+        let top = json!({"schemaVersion": 2, "manifests": [{
+            "mediaType": "application/vnd.oci.image.index.v1+json", "digest": self.blob(&ibytes), "size": ibytes.len(),
+            "annotations": {"org.opencontainers.image.ref.name": name},
+        }]});
+        std::fs::write(self.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index.json");
+    }
+
+    /// The layout as an OCI archive (a tar of the directory).
+    fn archive(&self, out: &Path) {
+        let mut b = tar::Builder::new(std::fs::File::create(out).expect("archive"));
+        b.append_dir_all(".", &self.dir).expect("tar the layout");
+        b.finish().expect("archive");
+    }
+}
+
+/// The test image: a riscv64 image of two layers (with a whiteout, an opaque directory, a
+/// symlinked parent, a hard link, a device, a fifo, a setuid file, a capability, a
+/// non-root user) and an amd64 image beside it in one index.
+fn test_image(dir: &Path) -> Layout {
+    let l = Layout::new(dir);
+    let base = layer(&[
+        E::Dir("bin", 0o755),
+        E::File("bin/hello", b"#!/bin/sh\necho hello\n", 0o4755, 0),
+        E::Hardlink("bin/hello-again", "bin/hello"),
+        E::Dir("usr/lib", 0o755),
+        E::Symlink("lib", "usr/lib"),
+        E::File("etc/passwd", b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", 0o644, 0),
+        E::File("etc/motd", b"old\n", 0o644, 0),
+        E::File("tmp/gone.txt", b"deleted by the next layer\n", 0o644, 0),
+        E::File("var/cache/apt/old.bin", b"emptied by the next layer\n", 0o644, 0),
+        E::File("home/app/data", b"the app's\n", 0o600, 1000),
+        E::Char("dev/null", 1, 3),
+        E::Fifo("run/pipe"),
+        E::Xattr("bin/ping", b"ELF?", "security.capability", b"\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+    ]);
+    let top = layer(&[
+        E::File("tmp/.wh.gone.txt", b"", 0o644, 0),
+        E::Dir("var/cache/apt", 0o755),
+        E::File("var/cache/apt/.wh..wh..opq", b"", 0o644, 0),
+        E::File("var/cache/apt/new.bin", b"kept\n", 0o644, 0),
+        E::File("lib/via-link.so", b"through the symlink\n", 0o644, 0),
+        E::File("etc/motd", b"new\n", 0o644, 0),
+        E::File("home/app/file with \"quotes\" and spaces", b"odd name\n", 0o644, 1000),
+    ]);
+    let config = json!({
+        "User": "1000:1000", "Env": ["PATH=/usr/bin:/bin", "GREETING=hi"], "WorkingDir": "/home/app",
+        "Entrypoint": ["/bin/hello"], "Cmd": ["--loud"], "ExposedPorts": {"8080/tcp": {}},
+    });
+    let riscv = l.image("riscv64", &[base, top], config, "application/vnd.oci.image.layer.v1.tar+gzip");
+    let amd = l.image("amd64", &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    l.index("localhost/wio-test:1", vec![amd, riscv]);
+    l
+}
+
+fn wio_in(cache: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(wio_bin())
+        .args(args)
+        .env("WIO_CACHE", cache)
+        .output()
+        .expect("run wio")
+}
+
+fn import_json(cache: &Path, path: &Path) -> Value {
+    let o = wio_in(cache, &["image", "import", path.to_str().expect("utf-8"), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("--json output")
+}
+
+fn debugfs(disk: &Path, cmd: &str) -> String {
+    let o = std::process::Command::new("debugfs").args(["-R", cmd]).arg(disk).output().expect("debugfs (e2fsprogs)");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn an_oci_archive_becomes_the_same_disk_every_time_with_every_layer_applied() {
+    let dir = scratch("images-archive");
+    let layout = test_image(&dir.join("layout"));
+    let archive = dir.join("image.tar");
+    layout.archive(&archive);
+    let first = import_json(&dir.join("cache-a"), &archive);
+    assert_eq!(first["cached"], false);
+    let r = &first["record"];
+    assert_eq!(r["references"], json!(["localhost/wio-test:1"]));
+    assert_eq!(r["platform"], "linux/riscv64");
+    assert_eq!(r["platforms_offered"], json!(["linux/amd64", "linux/riscv64"]));
+    assert_eq!(r["config"]["user"], "1000:1000");
+    assert_eq!(r["config"]["working_dir"], "/home/app");
+    assert_eq!(r["config"]["entrypoint"], json!(["/bin/hello"]));
+    assert_eq!(r["config"]["cmd"], json!(["--loud"]));
+    assert_eq!(r["config"]["env"], json!(["PATH=/usr/bin:/bin", "GREETING=hi"]));
+    assert_eq!(r["config"]["exposed_ports"], json!(["8080/tcp"]));
+    let disk = PathBuf::from(first["disk"].as_str().expect("disk path"));
+    // Again into the same cache: found, not rebuilt.
+    let again = import_json(&dir.join("cache-a"), &archive);
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["disk"], first["disk"]);
+    // The layout directory, into another cache, at another second: the same bytes.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let other = import_json(&dir.join("cache-b"), &layout.dir);
+    assert_eq!(other["cached"], false);
+    let bytes = |p: &Path| sha(&std::fs::read(p).expect("disk"));
+    assert_eq!(bytes(&disk), bytes(Path::new(other["disk"].as_str().expect("disk"))));
+    let fsck = std::process::Command::new("e2fsck").args(["-f", "-n"]).arg(&disk).output().expect("e2fsck");
+    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stdout));
+
+    // What the layers made.
+    let hello = debugfs(&disk, "stat /bin/hello");
+    assert!(hello.contains("Mode:  04755"), "{hello}");
+    assert!(hello.contains("Links: 2"), "a hard link shares the inode: {hello}");
+    let data = debugfs(&disk, "stat /home/app/data");
+    assert!(data.contains("User:  1000   Group:  1000"), "{data}");
+    assert!(data.contains("Mode:  0600"), "{data}");
+    assert!(debugfs(&disk, "stat /lib").contains("Fast link dest: \"usr/lib\""));
+    assert!(debugfs(&disk, "cat /usr/lib/via-link.so").contains("through the symlink"));
+    assert_eq!(debugfs(&disk, "cat /etc/motd"), "new\n");
+    assert!(debugfs(&disk, "stat /dev/null").contains("Device major/minor number: 01:03"));
+    assert!(debugfs(&disk, "stat /run/pipe").contains("Type: FIFO"));
+    assert!(debugfs(&disk, "ea_list /bin/ping").contains("security.capability"));
+    assert!(debugfs(&disk, "cat \"/home/app/file with \"\"quotes\"\" and spaces\"").contains("odd name"));
+    let tmp = debugfs(&disk, "ls /tmp");
+    assert!(!tmp.contains("gone.txt"), "the whiteout removed it: {tmp}");
+    let apt = debugfs(&disk, "ls /var/cache/apt");
+    assert!(apt.contains("new.bin") && !apt.contains("old.bin") && !apt.contains(".wh."), "{apt}");
+    assert!(!debugfs(&disk, "ls /etc").contains("arch"), "nothing of the amd64 image");
+    // Every inode has the layer's time, not the import's.
+    assert!(data.contains("mtime: 0x6553f100"), "{data}");
+
+    // wio image list shows it, and --json gives the disk.
+    let list = wio_in(&dir.join("cache-a"), &["image", "list"]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("localhost/wio-test:1"));
+    let list = wio_in(&dir.join("cache-a"), &["image", "list", "--json"]);
+    let v: Value = serde_json::from_slice(&list.stdout).expect("list --json");
+    assert_eq!(v[0]["disk"], first["disk"]);
+}
+
+/// Runs an import that must fail: exit `code`, one `wio: error:` line naming `needle` and
+/// the image, and nothing left in the cache (no image, no scratch folder).
+fn refused(dir: &Path, image: &Path, code: i32, needle: &str) {
+    let cache = dir.join("cache");
+    let o = wio_in(&cache, &["image", "import", image.to_str().expect("utf-8")]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("wio: error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains(needle), "{needle:?} in {err}");
+    assert!(lines[0].contains(image.to_str().expect("utf-8")), "names the image: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let left: Vec<PathBuf> = ["images", "tmp"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(cache.join(d)).into_iter().flatten().flatten().map(|e| e.path()))
+        .collect();
+    assert!(left.is_empty(), "nothing written to the cache: {left:?}");
+}
+
+#[test]
+fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
+    let dir = scratch("images-bad");
+    let fresh = |name: &str| {
+        let l = test_image(&dir.join(name));
+        let index: Value = serde_json::from_slice(&std::fs::read(l.dir.join("index.json")).expect("index")).expect("json");
+        (l, index)
+    };
+    // The riscv64 manifest's layers, found through the nested index.
+    let layers_of = |l: &Layout, index: &Value| -> Vec<String> {
+        let inner: Value = serde_json::from_slice(&std::fs::read(l.blob_path(index["manifests"][0]["digest"].as_str().expect("d"))).expect("inner")).expect("json");
+        let m: Value = serde_json::from_slice(&std::fs::read(l.blob_path(inner["manifests"][1]["digest"].as_str().expect("d"))).expect("m")).expect("json");
+        m["layers"].as_array().expect("layers").iter().map(|d| d["digest"].as_str().expect("d").to_string()).collect()
+    };
+
+    // A missing layer blob.
+    let (l, index) = fresh("missing");
+    std::fs::remove_file(l.blob_path(&layers_of(&l, &index)[1])).expect("remove");
+    refused(&dir.join("c1"), &l.dir, 101, "is missing");
+
+    // A layer whose bytes changed under its digest.
+    let (l, index) = fresh("mismatch");
+    let p = l.blob_path(&layers_of(&l, &index)[0]);
+    let mut b = std::fs::read(&p).expect("blob");
+    let mid = b.len() / 2;
+    b[mid] ^= 0xff;
+    std::fs::write(&p, b).expect("write");
+    refused(&dir.join("c2"), &l.dir, 101, "does not match its digest");
+
+    // A corrupt layer: garbage that is not gzip, under a digest that matches it (so only
+    // reading the layer finds it).
+    let l = Layout::new(&dir.join("corrupt"));
+    let garbage = b"this is not a gzip stream at all, just bytes".repeat(20);
+    let config = json!({"architecture": "riscv64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": [sha(b"x")]}});
+    let cbytes = serde_json::to_vec(&config).expect("json");
+    let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": l.blob(&cbytes), "size": cbytes.len()},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": l.blob(&garbage), "size": garbage.len()}]});
+    let mbytes = serde_json::to_vec(&manifest).expect("json");
+    let top = json!({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": l.blob(&mbytes), "size": mbytes.len(), "platform": {"architecture": "riscv64", "os": "linux"}}]});
+    std::fs::write(l.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index");
+    refused(&dir.join("c3"), &l.dir, 101, "damaged");
+
+    // An image with no riscv64 platform: the message lists what there is.
+    let l = Layout::new(&dir.join("amd64-only"));
+    let amd = l.image("amd64", &[layer(&[E::File("a", b"a", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let arm = l.image("arm64", &[layer(&[E::File("a", b"b", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    l.index("x:1", vec![amd, arm]);
+    refused(&dir.join("c4"), &l.dir, 101, "no linux/riscv64 image in it (it holds linux/amd64, linux/arm64)");
+
+    // zstd layers: said plainly.
+    let l = Layout::new(&dir.join("zstd"));
+    let z = l.image("riscv64", &[layer(&[E::File("a", b"a", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+zstd");
+    l.index("z:1", vec![z]);
+    refused(&dir.join("c5"), &l.dir, 101, "tar+zstd, which wio cannot read yet");
+
+    // Not an image at all, and a path that does not exist.
+    let junk = dir.join("junk.tar");
+    std::fs::write(&junk, b"hello").expect("junk");
+    refused(&dir.join("c6"), &junk, 101, "not a tar archive");
+    refused(&dir.join("c7"), &dir.join("nowhere.tar"), 101, "cannot read");
+}
+
+#[test]
+fn docker_save_archives_import_and_several_images_need_a_ref() {
+    let dir = scratch("images-docker");
+    // docker save's own format: manifest.json naming a config and uncompressed layer tars.
+    let l1 = layer(&[E::File("etc/hostname", b"docker\n", 0o644, 0)]);
+    let config = json!({"architecture": "riscv64", "os": "linux", "config": {"Cmd": ["sh"]},
+        "rootfs": {"type": "layers", "diff_ids": [sha(&l1)]}});
+    let cbytes = serde_json::to_vec(&config).expect("json");
+    let cname = format!("{}.json", sha(&cbytes).trim_start_matches("sha256:"));
+    let manifest = json!([{"Config": cname, "RepoTags": ["app:1"], "Layers": ["abc/layer.tar"]}]);
+    let archive = dir.join("docker.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&archive).expect("archive"));
+    for (name, data) in [("manifest.json", serde_json::to_vec(&manifest).expect("json")), (cname.as_str(), cbytes), ("abc/layer.tar", l1)] {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, name, &data[..]).expect("append");
+    }
+    b.finish().expect("archive");
+    let v = import_json(&dir.join("cache"), &archive);
+    assert_eq!(v["record"]["references"], json!(["app:1"]));
+    assert_eq!(v["record"]["config"]["cmd"], json!(["sh"]));
+    assert!(v["record"]["manifest"].is_null());
+    let disk = PathBuf::from(v["disk"].as_str().expect("disk"));
+    assert_eq!(debugfs(&disk, "cat /etc/hostname"), "docker\n");
+
+    // A layout holding two images: --ref chooses, without it the error names both.
+    let l = Layout::new(&dir.join("two"));
+    let a = l.image("riscv64", &[layer(&[E::File("which", b"a\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let b2 = l.image("riscv64", &[layer(&[E::File("which", b"b\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let named = |mut d: Value, n: &str| {
+        d["annotations"] = json!({"org.opencontainers.image.ref.name": n});
+        d
+    };
+    let top = json!({"schemaVersion": 2, "manifests": [named(a, "docker.io/library/alpha:latest"), named(b2, "beta:2")]});
+    std::fs::write(l.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index");
+    let cache = dir.join("cache2");
+    let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds 2 images (docker.io/library/alpha:latest, beta:2); choose one with --ref NAME"), "{}", stderr(&o));
+    let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8"), "--ref", "alpha", "--name", "first", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(v["record"]["references"], json!(["docker.io/library/alpha:latest", "first"]));
+    assert_eq!(debugfs(Path::new(v["disk"].as_str().expect("disk")), "cat /which"), "a\n");
+    // Too small a --size is refused before anything is written.
+    let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8"), "--ref", "beta:2", "--size", "1"]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot hold this image"), "{}", stderr(&o));
+}
