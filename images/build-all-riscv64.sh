@@ -14,6 +14,8 @@
 #   RISCV64_PYTHON_ROOTFS=...       the same plus Debian's python3.13 and the Antithesis Python SDK
 #                                   with a demo program (wio.pysdk=1)
 #   RISCV64_PAYMENTS_ROOTFS=...     the payment scenario's disk (images/payments)
+#   RISCV64_IMAGE_RUNTIME=...       the initramfs segment that runs imported container
+#                                   images on the small kernel (`wio run --image`)
 #   RISCV64_DEBIAN_SYSTEM_MAP=...   the Debian kernel's symbols (from its -dbg package; empty
 #                                   when it could not be fetched: the gdb test then skips)
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
@@ -62,6 +64,8 @@ run "$HERE/riscv64-rootfs.sh" --python "$small_initramfs"
 python_rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-rootfs.sh" --payments "$small_initramfs"
 payments_rootfs="$(get ROOTFS)"
+run "$HERE/riscv64-image-runtime.sh"
+image_runtime="$(get IMAGE_RUNTIME)"
 # Spaceflight targets: a failed download or toolchain install must not take the Linux
 # guests away (their tests then say SKIPPED).
 fw_dynamic="" fw_jump="" flight_elf=""
@@ -91,6 +95,7 @@ RISCV64_ROOTFS=$rootfs
 RISCV64_REDIS_ROOTFS=$redis_rootfs
 RISCV64_PYTHON_ROOTFS=$python_rootfs
 RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
+RISCV64_IMAGE_RUNTIME=$image_runtime
 RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump

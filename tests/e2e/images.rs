@@ -72,7 +72,8 @@ fn layer(entries: &[E]) -> Vec<u8> {
             }
             E::Xattr(p, data, name, value) => {
                 let key = format!("SCHILY.xattr.{name}");
-                b.append_pax_extensions([(key.as_str(), *value)]).expect("pax");
+                b.append_pax_extensions([(key.as_str(), *value)])
+                    .expect("pax");
                 h.set_entry_type(tar::EntryType::Regular);
                 (p, data)
             }
@@ -98,8 +99,11 @@ struct Layout {
 impl Layout {
     fn new(dir: &Path) -> Self {
         std::fs::create_dir_all(dir.join("blobs/sha256")).expect("layout dir");
-        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).expect("oci-layout");
-        Self { dir: dir.to_path_buf() }
+        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#)
+            .expect("oci-layout");
+        Self {
+            dir: dir.to_path_buf(),
+        }
     }
 
     fn blob(&self, bytes: &[u8]) -> String {
@@ -109,7 +113,9 @@ impl Layout {
     }
 
     fn blob_path(&self, digest: &str) -> PathBuf {
-        self.dir.join("blobs/sha256").join(digest.trim_start_matches("sha256:"))
+        self.dir
+            .join("blobs/sha256")
+            .join(digest.trim_start_matches("sha256:"))
     }
 
     /// A manifest for `arch` with these layers (gzip'd, or with another media type) and
@@ -119,8 +125,14 @@ impl Layout {
         let mut descs = Vec::new();
         for l in layers {
             diff_ids.push(sha(l));
-            let stored = if media.ends_with("+gzip") { gzip(l) } else { l.clone() };
-            descs.push(json!({"mediaType": media, "digest": self.blob(&stored), "size": stored.len()}));
+            let stored = if media.ends_with("+gzip") {
+                gzip(l)
+            } else {
+                l.clone()
+            };
+            descs.push(
+                json!({"mediaType": media, "digest": self.blob(&stored), "size": stored.len()}),
+            );
         }
         let config = json!({
             "architecture": arch, "os": "linux", "config": config,
@@ -147,7 +159,11 @@ impl Layout {
             "mediaType": "application/vnd.oci.image.index.v1+json", "digest": self.blob(&ibytes), "size": ibytes.len(),
             "annotations": {"org.opencontainers.image.ref.name": name},
         }]});
-        std::fs::write(self.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index.json");
+        std::fs::write(
+            self.dir.join("index.json"),
+            serde_json::to_vec(&top).expect("json"),
+        )
+        .expect("index.json");
     }
 
     /// The layout as an OCI archive (a tar of the directory).
@@ -169,14 +185,29 @@ fn test_image(dir: &Path) -> Layout {
         E::Hardlink("bin/hello-again", "bin/hello"),
         E::Dir("usr/lib", 0o755),
         E::Symlink("lib", "usr/lib"),
-        E::File("etc/passwd", b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", 0o644, 0),
+        E::File(
+            "etc/passwd",
+            b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n",
+            0o644,
+            0,
+        ),
         E::File("etc/motd", b"old\n", 0o644, 0),
         E::File("tmp/gone.txt", b"deleted by the next layer\n", 0o644, 0),
-        E::File("var/cache/apt/old.bin", b"emptied by the next layer\n", 0o644, 0),
+        E::File(
+            "var/cache/apt/old.bin",
+            b"emptied by the next layer\n",
+            0o644,
+            0,
+        ),
         E::File("home/app/data", b"the app's\n", 0o600, 1000),
         E::Char("dev/null", 1, 3),
         E::Fifo("run/pipe"),
-        E::Xattr("bin/ping", b"ELF?", "security.capability", b"\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"),
+        E::Xattr(
+            "bin/ping",
+            b"ELF?",
+            "security.capability",
+            b"\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+        ),
     ]);
     let top = layer(&[
         E::File("tmp/.wh.gone.txt", b"", 0o644, 0),
@@ -185,14 +216,29 @@ fn test_image(dir: &Path) -> Layout {
         E::File("var/cache/apt/new.bin", b"kept\n", 0o644, 0),
         E::File("lib/via-link.so", b"through the symlink\n", 0o644, 0),
         E::File("etc/motd", b"new\n", 0o644, 0),
-        E::File("home/app/file with \"quotes\" and spaces", b"odd name\n", 0o644, 1000),
+        E::File(
+            "home/app/file with \"quotes\" and spaces",
+            b"odd name\n",
+            0o644,
+            1000,
+        ),
     ]);
     let config = json!({
         "User": "1000:1000", "Env": ["PATH=/usr/bin:/bin", "GREETING=hi"], "WorkingDir": "/home/app",
         "Entrypoint": ["/bin/hello"], "Cmd": ["--loud"], "ExposedPorts": {"8080/tcp": {}},
     });
-    let riscv = l.image("riscv64", &[base, top], config, "application/vnd.oci.image.layer.v1.tar+gzip");
-    let amd = l.image("amd64", &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let riscv = l.image(
+        "riscv64",
+        &[base, top],
+        config,
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
+    let amd = l.image(
+        "amd64",
+        &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
     l.index("localhost/wio-test:1", vec![amd, riscv]);
     l
 }
@@ -206,13 +252,20 @@ fn wio_in(cache: &Path, args: &[&str]) -> Output {
 }
 
 fn import_json(cache: &Path, path: &Path) -> Value {
-    let o = wio_in(cache, &["image", "import", path.to_str().expect("utf-8"), "--json"]);
+    let o = wio_in(
+        cache,
+        &["image", "import", path.to_str().expect("utf-8"), "--json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).expect("--json output")
 }
 
 fn debugfs(disk: &Path, cmd: &str) -> String {
-    let o = std::process::Command::new("debugfs").args(["-R", cmd]).arg(disk).output().expect("debugfs (e2fsprogs)");
+    let o = std::process::Command::new("debugfs")
+        .args(["-R", cmd])
+        .arg(disk)
+        .output()
+        .expect("debugfs (e2fsprogs)");
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -227,12 +280,18 @@ fn an_oci_archive_becomes_the_same_disk_every_time_with_every_layer_applied() {
     let r = &first["record"];
     assert_eq!(r["references"], json!(["localhost/wio-test:1"]));
     assert_eq!(r["platform"], "linux/riscv64");
-    assert_eq!(r["platforms_offered"], json!(["linux/amd64", "linux/riscv64"]));
+    assert_eq!(
+        r["platforms_offered"],
+        json!(["linux/amd64", "linux/riscv64"])
+    );
     assert_eq!(r["config"]["user"], "1000:1000");
     assert_eq!(r["config"]["working_dir"], "/home/app");
     assert_eq!(r["config"]["entrypoint"], json!(["/bin/hello"]));
     assert_eq!(r["config"]["cmd"], json!(["--loud"]));
-    assert_eq!(r["config"]["env"], json!(["PATH=/usr/bin:/bin", "GREETING=hi"]));
+    assert_eq!(
+        r["config"]["env"],
+        json!(["PATH=/usr/bin:/bin", "GREETING=hi"])
+    );
     assert_eq!(r["config"]["exposed_ports"], json!(["8080/tcp"]));
     let disk = PathBuf::from(first["disk"].as_str().expect("disk path"));
     // Again into the same cache: found, not rebuilt.
@@ -244,14 +303,28 @@ fn an_oci_archive_becomes_the_same_disk_every_time_with_every_layer_applied() {
     let other = import_json(&dir.join("cache-b"), &layout.dir);
     assert_eq!(other["cached"], false);
     let bytes = |p: &Path| sha(&std::fs::read(p).expect("disk"));
-    assert_eq!(bytes(&disk), bytes(Path::new(other["disk"].as_str().expect("disk"))));
-    let fsck = std::process::Command::new("e2fsck").args(["-f", "-n"]).arg(&disk).output().expect("e2fsck");
-    assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stdout));
+    assert_eq!(
+        bytes(&disk),
+        bytes(Path::new(other["disk"].as_str().expect("disk")))
+    );
+    let fsck = std::process::Command::new("e2fsck")
+        .args(["-f", "-n"])
+        .arg(&disk)
+        .output()
+        .expect("e2fsck");
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
 
     // What the layers made.
     let hello = debugfs(&disk, "stat /bin/hello");
     assert!(hello.contains("Mode:  04755"), "{hello}");
-    assert!(hello.contains("Links: 2"), "a hard link shares the inode: {hello}");
+    assert!(
+        hello.contains("Links: 2"),
+        "a hard link shares the inode: {hello}"
+    );
     let data = debugfs(&disk, "stat /home/app/data");
     assert!(data.contains("User:  1000   Group:  1000"), "{data}");
     assert!(data.contains("Mode:  0600"), "{data}");
@@ -261,12 +334,22 @@ fn an_oci_archive_becomes_the_same_disk_every_time_with_every_layer_applied() {
     assert!(debugfs(&disk, "stat /dev/null").contains("Device major/minor number: 01:03"));
     assert!(debugfs(&disk, "stat /run/pipe").contains("Type: FIFO"));
     assert!(debugfs(&disk, "ea_list /bin/ping").contains("security.capability"));
-    assert!(debugfs(&disk, "cat \"/home/app/file with \"\"quotes\"\" and spaces\"").contains("odd name"));
+    assert!(debugfs(
+        &disk,
+        "cat \"/home/app/file with \"\"quotes\"\" and spaces\""
+    )
+    .contains("odd name"));
     let tmp = debugfs(&disk, "ls /tmp");
     assert!(!tmp.contains("gone.txt"), "the whiteout removed it: {tmp}");
     let apt = debugfs(&disk, "ls /var/cache/apt");
-    assert!(apt.contains("new.bin") && !apt.contains("old.bin") && !apt.contains(".wh."), "{apt}");
-    assert!(!debugfs(&disk, "ls /etc").contains("arch"), "nothing of the amd64 image");
+    assert!(
+        apt.contains("new.bin") && !apt.contains("old.bin") && !apt.contains(".wh."),
+        "{apt}"
+    );
+    assert!(
+        !debugfs(&disk, "ls /etc").contains("arch"),
+        "nothing of the amd64 image"
+    );
     // Every inode has the layer's time, not the import's.
     assert!(data.contains("mtime: 0x6553f100"), "{data}");
 
@@ -285,14 +368,26 @@ fn refused(dir: &Path, image: &Path, code: i32, needle: &str) {
     let o = wio_in(&cache, &["image", "import", image.to_str().expect("utf-8")]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(code), "{err}");
-    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("wio: error:")).collect();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("wio: error:"))
+        .collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(lines[0].contains(needle), "{needle:?} in {err}");
-    assert!(lines[0].contains(image.to_str().expect("utf-8")), "names the image: {err}");
+    assert!(
+        lines[0].contains(image.to_str().expect("utf-8")),
+        "names the image: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     let left: Vec<PathBuf> = ["images", "tmp"]
         .iter()
-        .flat_map(|d| std::fs::read_dir(cache.join(d)).into_iter().flatten().flatten().map(|e| e.path()))
+        .flat_map(|d| {
+            std::fs::read_dir(cache.join(d))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+        })
         .collect();
     assert!(left.is_empty(), "nothing written to the cache: {left:?}");
 }
@@ -302,14 +397,29 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
     let dir = scratch("images-bad");
     let fresh = |name: &str| {
         let l = test_image(&dir.join(name));
-        let index: Value = serde_json::from_slice(&std::fs::read(l.dir.join("index.json")).expect("index")).expect("json");
+        let index: Value =
+            serde_json::from_slice(&std::fs::read(l.dir.join("index.json")).expect("index"))
+                .expect("json");
         (l, index)
     };
     // The riscv64 manifest's layers, found through the nested index.
     let layers_of = |l: &Layout, index: &Value| -> Vec<String> {
-        let inner: Value = serde_json::from_slice(&std::fs::read(l.blob_path(index["manifests"][0]["digest"].as_str().expect("d"))).expect("inner")).expect("json");
-        let m: Value = serde_json::from_slice(&std::fs::read(l.blob_path(inner["manifests"][1]["digest"].as_str().expect("d"))).expect("m")).expect("json");
-        m["layers"].as_array().expect("layers").iter().map(|d| d["digest"].as_str().expect("d").to_string()).collect()
+        let inner: Value = serde_json::from_slice(
+            &std::fs::read(l.blob_path(index["manifests"][0]["digest"].as_str().expect("d")))
+                .expect("inner"),
+        )
+        .expect("json");
+        let m: Value = serde_json::from_slice(
+            &std::fs::read(l.blob_path(inner["manifests"][1]["digest"].as_str().expect("d")))
+                .expect("m"),
+        )
+        .expect("json");
+        m["layers"]
+            .as_array()
+            .expect("layers")
+            .iter()
+            .map(|d| d["digest"].as_str().expect("d").to_string())
+            .collect()
     };
 
     // A missing layer blob.
@@ -338,27 +448,61 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
     let mbytes = serde_json::to_vec(&manifest).expect("json");
     let top = json!({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
         "digest": l.blob(&mbytes), "size": mbytes.len(), "platform": {"architecture": "riscv64", "os": "linux"}}]});
-    std::fs::write(l.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index");
+    std::fs::write(
+        l.dir.join("index.json"),
+        serde_json::to_vec(&top).expect("json"),
+    )
+    .expect("index");
     refused(&dir.join("c3"), &l.dir, 101, "damaged");
 
     // An image with no riscv64 platform: the message lists what there is.
     let l = Layout::new(&dir.join("amd64-only"));
-    let amd = l.image("amd64", &[layer(&[E::File("a", b"a", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
-    let arm = l.image("arm64", &[layer(&[E::File("a", b"b", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let amd = l.image(
+        "amd64",
+        &[layer(&[E::File("a", b"a", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
+    let arm = l.image(
+        "arm64",
+        &[layer(&[E::File("a", b"b", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
     l.index("x:1", vec![amd, arm]);
-    refused(&dir.join("c4"), &l.dir, 101, "no linux/riscv64 image in it (it holds linux/amd64, linux/arm64)");
+    refused(
+        &dir.join("c4"),
+        &l.dir,
+        101,
+        "no linux/riscv64 image in it (it holds linux/amd64, linux/arm64)",
+    );
 
     // zstd layers: said plainly.
     let l = Layout::new(&dir.join("zstd"));
-    let z = l.image("riscv64", &[layer(&[E::File("a", b"a", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+zstd");
+    let z = l.image(
+        "riscv64",
+        &[layer(&[E::File("a", b"a", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+zstd",
+    );
     l.index("z:1", vec![z]);
-    refused(&dir.join("c5"), &l.dir, 101, "tar+zstd, which wio cannot read yet");
+    refused(
+        &dir.join("c5"),
+        &l.dir,
+        101,
+        "tar+zstd, which wio cannot read yet",
+    );
 
     // Not an image at all, and a path that does not exist.
     let junk = dir.join("junk.tar");
     std::fs::write(&junk, b"hello").expect("junk");
     refused(&dir.join("c6"), &junk, 101, "not a tar archive");
-    refused(&dir.join("c7"), &dir.join("nowhere.tar"), 101, "cannot read");
+    refused(
+        &dir.join("c7"),
+        &dir.join("nowhere.tar"),
+        101,
+        "cannot read",
+    );
 }
 
 #[test]
@@ -373,7 +517,14 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
     let manifest = json!([{"Config": cname, "RepoTags": ["app:1"], "Layers": ["abc/layer.tar"]}]);
     let archive = dir.join("docker.tar");
     let mut b = tar::Builder::new(std::fs::File::create(&archive).expect("archive"));
-    for (name, data) in [("manifest.json", serde_json::to_vec(&manifest).expect("json")), (cname.as_str(), cbytes), ("abc/layer.tar", l1)] {
+    for (name, data) in [
+        (
+            "manifest.json",
+            serde_json::to_vec(&manifest).expect("json"),
+        ),
+        (cname.as_str(), cbytes),
+        ("abc/layer.tar", l1),
+    ] {
         let mut h = tar::Header::new_ustar();
         h.set_size(data.len() as u64);
         h.set_mode(0o644);
@@ -389,25 +540,78 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
 
     // A layout holding two images: --ref chooses, without it the error names both.
     let l = Layout::new(&dir.join("two"));
-    let a = l.image("riscv64", &[layer(&[E::File("which", b"a\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
-    let b2 = l.image("riscv64", &[layer(&[E::File("which", b"b\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    let a = l.image(
+        "riscv64",
+        &[layer(&[E::File("which", b"a\n", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
+    let b2 = l.image(
+        "riscv64",
+        &[layer(&[E::File("which", b"b\n", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
     let named = |mut d: Value, n: &str| {
         d["annotations"] = json!({"org.opencontainers.image.ref.name": n});
         d
     };
     let top = json!({"schemaVersion": 2, "manifests": [named(a, "docker.io/library/alpha:latest"), named(b2, "beta:2")]});
-    std::fs::write(l.dir.join("index.json"), serde_json::to_vec(&top).expect("json")).expect("index");
+    std::fs::write(
+        l.dir.join("index.json"),
+        serde_json::to_vec(&top).expect("json"),
+    )
+    .expect("index");
     let cache = dir.join("cache2");
     let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8")]);
     assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
-    assert!(stderr(&o).contains("holds 2 images (docker.io/library/alpha:latest, beta:2); choose one with --ref NAME"), "{}", stderr(&o));
-    let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8"), "--ref", "alpha", "--name", "first", "--json"]);
+    assert!(
+        stderr(&o).contains(
+            "holds 2 images (docker.io/library/alpha:latest, beta:2); choose one with --ref NAME"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = wio_in(
+        &cache,
+        &[
+            "image",
+            "import",
+            l.dir.to_str().expect("utf-8"),
+            "--ref",
+            "alpha",
+            "--name",
+            "first",
+            "--json",
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(v["record"]["references"], json!(["docker.io/library/alpha:latest", "first"]));
-    assert_eq!(debugfs(Path::new(v["disk"].as_str().expect("disk")), "cat /which"), "a\n");
+    assert_eq!(
+        v["record"]["references"],
+        json!(["docker.io/library/alpha:latest", "first"])
+    );
+    assert_eq!(
+        debugfs(Path::new(v["disk"].as_str().expect("disk")), "cat /which"),
+        "a\n"
+    );
     // Too small a --size is refused before anything is written.
-    let o = wio_in(&cache, &["image", "import", l.dir.to_str().expect("utf-8"), "--ref", "beta:2", "--size", "1"]);
+    let o = wio_in(
+        &cache,
+        &[
+            "image",
+            "import",
+            l.dir.to_str().expect("utf-8"),
+            "--ref",
+            "beta:2",
+            "--size",
+            "1",
+        ],
+    );
     assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot hold this image"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot hold this image"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -230,6 +230,8 @@ Examples:
   wio run --arch riscv64 --guest debian       # Debian trixie's unmodified riscv64 kernel
   wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz
   wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk
+  wio run --image myservice --seed 7          # an imported container image (wio image import)
+  wio run --image alpine -- /bin/sh -c 'cat /etc/os-release'   # ... with another command
   wio run --arch riscv64 --seed 7 --snapshot-at 1.5s --snapshot-out boot.snap
   wio run --from boot.snap                     # continues exactly as the original run did
   wio run --from boot.snap --seed 99           # same past, a different future
@@ -553,6 +555,11 @@ pub struct RunArgs {
     /// Initial ramdisk to hand to the kernel.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub initrd: Option<PathBuf>,
+    /// riscv64: run an imported container image (`wio image import`; a name or ID prefix)
+    /// on the small kernel: its entrypoint and cmd (or the ARGS after --), user, working
+    /// directory and environment, its disk as /dev/vda (never written). Implies --arch riscv64.
+    #[arg(long, value_name = "REF", conflicts_with_all = ["from", "kernel", "initrd", "disk", "cmdline", "firmware"])]
+    pub image: Option<String>,
     /// riscv64: M-mode firmware to start before the kernel instead of wio's built-in SBI,
     /// e.g. Debian's OpenSBI fw_dynamic.bin (images/riscv64-opensbi.sh). A raw binary is
     /// loaded at the RAM base, an ELF at its addresses (linked at 0: at the RAM base);
@@ -627,6 +634,9 @@ pub struct RunArgs {
     /// modified: writes go to an overlay owned by the run.
     #[arg(value_name = "DISK.img")]
     pub disk: Option<PathBuf>,
+    /// With --image: the arguments after --, replacing the image's cmd (docker run's rule).
+    #[arg(last = true, value_name = "ARGS", requires = "image")]
+    pub image_args: Vec<String>,
     /// One-way latency of the simulated network link, in virtual microseconds.
     #[arg(long, value_name = "US", default_value_t = 50)]
     pub net_latency_us: u64,

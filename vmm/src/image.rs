@@ -3,8 +3,10 @@
 
 use crate::cli::ImageCommand;
 use std::time::Instant;
-use wio_images::{store, ImportOptions, Record};
+use wio_images::{launch, store, ImportOptions, Record};
+use wio_machines::arch::riscv64::DEFAULT_CMDLINE;
 use wio_machines::error::{Result, WioError};
+use wio_machines::machine::{guests, RunConfig};
 
 /// Runs a `wio image` subcommand.
 pub fn run(cmd: &ImageCommand) -> Result<i32> {
@@ -33,7 +35,11 @@ pub fn run(cmd: &ImageCommand) -> Result<i32> {
                     "wall_secs": wall.elapsed().as_secs_f64(),
                 }))?;
             } else {
-                let verb = if imported.cached { "already imported" } else { "imported" };
+                let verb = if imported.cached {
+                    "already imported"
+                } else {
+                    "imported"
+                };
                 println!("{verb} {} ({})", r.name(), r.platform);
                 println!("  id          {}", r.id);
                 if let Some(m) = &r.manifest {
@@ -48,7 +54,7 @@ pub fn run(cmd: &ImageCommand) -> Result<i32> {
                     r.layers
                 );
                 describe(r);
-                println!("  took        {:.1} s", wall.elapsed().as_secs_f64());
+                println!("  took        {:.2} s", wall.elapsed().as_secs_f64());
             }
             Ok(0)
         }
@@ -64,7 +70,10 @@ pub fn run(cmd: &ImageCommand) -> Result<i32> {
             } else if all.is_empty() {
                 println!("no images imported yet; `wio image import PATH` imports one");
             } else {
-                println!("{:<40} {:<20} {:>8} {:>8}  DISK", "NAME", "ID", "MIB", "PATHS");
+                println!(
+                    "{:<40} {:<20} {:>8} {:>8}  DISK",
+                    "NAME", "ID", "MIB", "PATHS"
+                );
                 for (dir, r) in &all {
                     println!(
                         "{:<40} {:<20} {:>8} {:>8}  {}",
@@ -81,14 +90,52 @@ pub fn run(cmd: &ImageCommand) -> Result<i32> {
     }
 }
 
+/// `wio run --image REF [-- ARGS]`: the machine boots the small kernel with its initramfs,
+/// the image runtime and the run's own segment (see `wio_images::launch`), the image's
+/// disk as /dev/vda, and a command line without `root=` (the launcher mounts the disk).
+pub fn configure_run(cfg: &mut RunConfig, reference: &str, args: &[String]) -> Result<()> {
+    let cache = store::cache_dir()?;
+    let (disk, record) = store::find(&cache, reference)?;
+    let (_, initramfs) = guests::built_guest("small")?;
+    let initramfs = initramfs.ok_or(wio_machines::error::GuestsError::Incomplete {
+        manifest: cache.join("riscv64-guests.env"),
+    })?;
+    let runtime = guests::image_runtime()?;
+    cfg.initrd = Some(launch::initrd(&cache, &initramfs, &runtime, &record, args)?);
+    cfg.guest = Some("small".into());
+    cfg.disk = Some(disk);
+    cfg.cmdline = Some(DEFAULT_CMDLINE.to_string());
+    Ok(())
+}
+
 /// The image's run configuration, one line each.
 fn describe(r: &Record) {
     let c = &r.config;
-    let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { format!("{v:?}") };
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{v:?}")
+        }
+    };
     println!("  entrypoint  {}", list(&c.entrypoint));
     println!("  cmd         {}", list(&c.cmd));
-    println!("  user        {}", if c.user.is_empty() { "root (default)" } else { &c.user });
-    println!("  workdir     {}", if c.working_dir.is_empty() { "/" } else { &c.working_dir });
+    println!(
+        "  user        {}",
+        if c.user.is_empty() {
+            "root (default)"
+        } else {
+            &c.user
+        }
+    );
+    println!(
+        "  workdir     {}",
+        if c.working_dir.is_empty() {
+            "/"
+        } else {
+            &c.working_dir
+        }
+    );
     println!("  env         {}", list(&c.env));
     if !c.exposed_ports.is_empty() {
         println!("  ports       {}", c.exposed_ports.join(" "));

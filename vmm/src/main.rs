@@ -21,8 +21,11 @@ mod snapshot_info;
 fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     let max_virtual_ns = check_run_flags(args)?;
     let arch = run_arch(args)?;
-    let cfg = run_config(args, max_virtual_ns)?;
+    let mut cfg = run_config(args, max_virtual_ns)?;
     check_run_arch(args, arch)?;
+    if let Some(reference) = &args.image {
+        image::configure_run(&mut cfg, reference, &args.image_args)?;
+    }
     let wall = Instant::now();
     let result = match &args.gdb {
         Some(addr) => {
@@ -107,6 +110,8 @@ fn run_arch(args: &RunArgs) -> Result<Arch, WioError> {
             }
             snap_arch
         }
+        // An imported image is a riscv64 machine.
+        (None, None) if args.image.is_some() => Arch::Riscv64,
         (None, arch) => arch.unwrap_or(Arch::X86_64),
     })
 }
@@ -180,6 +185,14 @@ fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
     if args.firmware.is_some() && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--firmware starts M-mode firmware on a riscv64 machine; use it with --arch riscv64"
+                .into(),
+        ));
+    }
+    if args.image.is_some()
+        && (arch != Arch::Riscv64 || args.guest.as_deref().is_some_and(|g| g != "small"))
+    {
+        return Err(WioError::Usage(
+            "--image runs on the small riscv64 kernel; drop --arch and --guest (or pass --arch riscv64 --guest small)"
                 .into(),
         ));
     }

@@ -60,14 +60,26 @@ pub struct Written {
 /// ext4's journal and metadata), without free space.
 pub fn needed_mib(tree: &Tree) -> u64 {
     let (bytes, dirs, entries) = tree.totals();
-    let blocks = tree.inodes.iter().map(|i| i.size.div_ceil(4096)).sum::<u64>() + dirs + entries / 64;
+    let blocks = tree
+        .inodes
+        .iter()
+        .map(|i| i.size.div_ceil(4096))
+        .sum::<u64>()
+        + dirs
+        + entries / 64;
     let data = blocks.max(bytes / 4096) * 4096;
     (data + data / 10 + entries * 256).div_ceil(1 << 20) + 64
 }
 
 /// Writes the tree into `disk` (a new file of `size_mib` MiB). `staging` is an empty
 /// folder to lay the tree out in; `id_hex` (the image ID) seeds the UUID.
-pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &str) -> Result<Written> {
+pub fn write(
+    tree: &Tree,
+    staging: &Path,
+    disk: &Path,
+    size_mib: u64,
+    id_hex: &str,
+) -> Result<Written> {
     let scratch_err = |path: &Path, source: std::io::Error| ImageError::Cache {
         path: path.to_path_buf(),
         source,
@@ -89,8 +101,13 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
                     std::fs::rename(&tree.inodes[*i].content, &on_host)
                 }
             },
-            Kind::Symlink(target) => std::os::unix::fs::symlink(OsStr::from_bytes(target), &on_host),
-            Kind::Fifo => nix::unistd::mkfifo(&on_host, nix::sys::stat::Mode::from_bits_truncate(0o600)).map_err(std::io::Error::from),
+            Kind::Symlink(target) => {
+                std::os::unix::fs::symlink(OsStr::from_bytes(target), &on_host)
+            }
+            Kind::Fifo => {
+                nix::unistd::mkfifo(&on_host, nix::sys::stat::Mode::from_bits_truncate(0o600))
+                    .map_err(std::io::Error::from)
+            }
             Kind::Char(..) | Kind::Block(..) => Ok(()),
         };
         made.map_err(|e| scratch_err(&on_host, e))?;
@@ -100,7 +117,11 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
             Kind::File(_) => 0o100000,
             Kind::Symlink(_) => 0o120000,
             Kind::Char(major, minor) | Kind::Block(major, minor) => {
-                let c = if matches!(node.kind, Kind::Char(..)) { 'c' } else { 'b' };
+                let c = if matches!(node.kind, Kind::Char(..)) {
+                    'c'
+                } else {
+                    'b'
+                };
                 // debugfs's mknod takes a name in its current directory (given a path, it
                 // makes an entry called that in the current one).
                 let (dir, name) = match path.iter().rposition(|&b| b == b'/') {
@@ -121,7 +142,11 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
             Kind::Fifo => 0o010000,
         };
         let meta: &Meta = &node.meta;
-        let mode = if matches!(node.kind, Kind::Symlink(_)) { 0o777 } else { meta.mode };
+        let mode = if matches!(node.kind, Kind::Symlink(_)) {
+            0o777
+        } else {
+            meta.mode
+        };
         let time = meta.mtime.clamp(0, i64::from(u32::MAX));
         let mut line = |fmt: String| {
             script.extend_from_slice(b"sif ");
@@ -154,7 +179,18 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
         Command::new("mke2fs")
             .env("MKE2FS_CONFIG", &conf)
             .env("E2FSPROGS_FAKE_TIME", FAKE_TIME)
-            .args(["-q", "-F", "-t", "ext4", "-L", "wio-image", "-U", &uuid, "-N", &inodes])
+            .args([
+                "-q",
+                "-F",
+                "-t",
+                "ext4",
+                "-L",
+                "wio-image",
+                "-U",
+                &uuid,
+                "-N",
+                &inodes,
+            ])
             .arg("-E")
             .arg(format!("hash_seed={uuid},root_owner=0:0"))
             .arg("-d")
@@ -175,14 +211,22 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
     )?;
     // debugfs reports a failed command on stderr and still exits 0: anything but its
     // banner is a failure.
-    if let Some(line) = out.lines().find(|l| !l.trim().is_empty() && !l.starts_with("debugfs ")) {
+    if let Some(line) = out
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("debugfs "))
+    {
         return Err(ImageError::Tool {
             tool: "debugfs",
             why: format!("could not set the files' owners, modes and times: {line}"),
         });
     }
-    run("e2fsck", Command::new("e2fsck").args(["-f", "-n"]).arg(disk))?;
-    let disk_bytes = std::fs::metadata(disk).map_err(|e| scratch_err(disk, e))?.len();
+    run(
+        "e2fsck",
+        Command::new("e2fsck").args(["-f", "-n"]).arg(disk),
+    )?;
+    let disk_bytes = std::fs::metadata(disk)
+        .map_err(|e| scratch_err(disk, e))?
+        .len();
     Ok(Written {
         entries,
         content_bytes: tree.totals().0,
@@ -192,18 +236,28 @@ pub fn write(tree: &Tree, staging: &Path, disk: &Path, size_mib: u64, id_hex: &s
 
 /// Runs a tool; its stderr when it succeeds, a [`ImageError::Tool`] when it does not.
 fn run(tool: &'static str, cmd: &mut Command) -> Result<String> {
-    let out = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).output().map_err(|e| ImageError::Tool {
-        tool,
-        why: if e.kind() == std::io::ErrorKind::NotFound {
-            "is not installed: install e2fsprogs (apt-get install e2fsprogs)".into()
-        } else {
-            format!("could not be started: {e}")
-        },
-    })?;
+    let out = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| ImageError::Tool {
+            tool,
+            why: if e.kind() == std::io::ErrorKind::NotFound {
+                "is not installed: install e2fsprogs (apt-get install e2fsprogs)".into()
+            } else {
+                format!("could not be started: {e}")
+            },
+        })?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if !out.status.success() {
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let tail: Vec<&str> = stderr.lines().chain(stdout.lines()).filter(|l| !l.trim().is_empty()).take(3).collect();
+        let tail: Vec<&str> = stderr
+            .lines()
+            .chain(stdout.lines())
+            .filter(|l| !l.trim().is_empty())
+            .take(3)
+            .collect();
         return Err(ImageError::Tool {
             tool,
             why: format!("failed ({}): {}", out.status, tail.join(" / ")),
@@ -236,7 +290,14 @@ fn quote_name(name: &[u8]) -> Vec<u8> {
 /// The image ID's first 16 bytes as a UUID (the disk's UUID and directory hash seed).
 fn uuid_of(id_hex: &str) -> String {
     let h = |a: usize, b: usize| id_hex.get(a..b).unwrap_or("0");
-    format!("{}-{}-{}-{}-{}", h(0, 8), h(8, 12), h(12, 16), h(16, 20), h(20, 32))
+    format!(
+        "{}-{}-{}-{}-{}",
+        h(0, 8),
+        h(8, 12),
+        h(12, 16),
+        h(16, 20),
+        h(20, 32)
+    )
 }
 
 /// The host's e2fsprogs version (`mke2fs -V`): part of the cache key, since another

@@ -58,7 +58,9 @@ pub enum ImageError {
         found: String,
     },
     /// A digest wio cannot check (only sha256 is accepted).
-    #[error("{path}: digest {digest} is not sha256:<64 hex digits>; wio checks sha256 digests only")]
+    #[error(
+        "{path}: digest {digest} is not sha256:<64 hex digits>; wio checks sha256 digests only"
+    )]
     Digest {
         /// The image file or directory.
         path: PathBuf,
@@ -149,6 +151,12 @@ pub enum ImageError {
         name: String,
         /// ", the imported ones are: ..." or "".
         known: String,
+    },
+    /// The image names no program (no entrypoint, no cmd) and none was given.
+    #[error("image {name} has no entrypoint or cmd: give the program after --, e.g. wio run --image {name} -- /bin/sh -c 'echo hello'")]
+    NoProgram {
+        /// The image's name.
+        name: String,
     },
     /// `--size` is too small for the image's files.
     #[error("--size {asked} MiB cannot hold this image: it needs at least {needed} MiB")]

@@ -139,7 +139,9 @@ impl Tree {
         // The stored bytes are checked against the manifest's digest before a byte of
         // them is decompressed: a damaged blob is named as such, not as a bad tar.
         if let Some(want) = &layer.digest {
-            let (reader, _) = src.member(&layer.member)?.ok_or_else(|| src.missing("layer", layer.name()))?;
+            let (reader, _) = src
+                .member(&layer.member)?
+                .ok_or_else(|| src.missing("layer", layer.name()))?;
             let (digest, size) = Hashing::new(reader)
                 .finish()
                 .map_err(|e| layer_err(format!("cannot read the layer ({e})")))?;
@@ -160,12 +162,17 @@ impl Tree {
                 });
             }
         }
-        let (reader, _) = src.member(&layer.member)?.ok_or_else(|| src.missing("layer", layer.name()))?;
+        let (reader, _) = src
+            .member(&layer.member)?
+            .ok_or_else(|| src.missing("layer", layer.name()))?;
         let mut buffered = BufReader::new(reader);
         let gzip = match layer.compression {
             Compression::Gzip => true,
             Compression::None => false,
-            Compression::Sniff => buffered.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false),
+            Compression::Sniff => buffered
+                .fill_buf()
+                .map(|b| b.starts_with(&[0x1f, 0x8b]))
+                .unwrap_or(false),
         };
         let plain: Box<dyn Read> = if gzip {
             Box::new(flate2::read::GzDecoder::new(buffered))
@@ -174,10 +181,13 @@ impl Tree {
         };
         // The uncompressed bytes must be the config's diff_id.
         let mut diff = Hashing::new(plain);
-        self.apply_tar(&mut diff, n).map_err(|Bad(reason)| layer_err(reason))?;
-        let (diff_id, _) = diff
-            .finish()
-            .map_err(|e| layer_err(format!("the layer's stream is damaged after its last entry ({e}); save the image again")))?;
+        self.apply_tar(&mut diff, n)
+            .map_err(|Bad(reason)| layer_err(reason))?;
+        let (diff_id, _) = diff.finish().map_err(|e| {
+            layer_err(format!(
+                "the layer's stream is damaged after its last entry ({e}); save the image again"
+            ))
+        })?;
         if diff_id != layer.diff_id {
             return Err(ImageError::DigestMismatch {
                 path: src.path.clone(),
@@ -190,7 +200,11 @@ impl Tree {
     }
 
     fn apply_tar(&mut self, reader: &mut dyn Read, n: usize) -> std::result::Result<(), Bad> {
-        let damaged = |e: std::io::Error| Bad(format!("the tar stream is damaged ({e}); save the image again"));
+        let damaged = |e: std::io::Error| {
+            Bad(format!(
+                "the tar stream is damaged ({e}); save the image again"
+            ))
+        };
         let mut archive = tar::Archive::new(reader);
         for entry in archive.entries().map_err(damaged)? {
             let entry = entry.map_err(damaged)?;
@@ -202,12 +216,19 @@ impl Tree {
         Ok(())
     }
 
-    fn apply_entry<R: Read>(&mut self, mut entry: tar::Entry<'_, R>, n: usize) -> std::result::Result<(), Bad> {
+    fn apply_entry<R: Read>(
+        &mut self,
+        mut entry: tar::Entry<'_, R>,
+        n: usize,
+    ) -> std::result::Result<(), Bad> {
         use tar::EntryType as T;
         let raw = entry.path_bytes().into_owned();
         let shown = String::from_utf8_lossy(&raw).into_owned();
         let kind = entry.header().entry_type();
-        if matches!(kind, T::XGlobalHeader | T::XHeader | T::GNULongName | T::GNULongLink) {
+        if matches!(
+            kind,
+            T::XGlobalHeader | T::XHeader | T::GNULongName | T::GNULongLink
+        ) {
             return Ok(());
         }
         let comps = components(&raw).map_err(|why| Bad(format!("entry {shown}: {why}")))?;
@@ -328,7 +349,12 @@ impl Tree {
 
     /// The parent directory of an entry as a real path: missing directories are made,
     /// symlinked ones followed inside the root, a file in the way replaced.
-    fn make_parent(&mut self, comps: &[&[u8]], n: usize, shown: &str) -> std::result::Result<Vec<u8>, Bad> {
+    fn make_parent(
+        &mut self,
+        comps: &[&[u8]],
+        n: usize,
+        shown: &str,
+    ) -> std::result::Result<Vec<u8>, Bad> {
         let mut todo: Vec<Vec<u8>> = comps.iter().rev().map(|c| c.to_vec()).collect();
         let mut at: Vec<u8> = Vec::new();
         let mut hops = 0;
@@ -380,7 +406,11 @@ impl Tree {
 
     /// The direct and indirect children of a directory.
     fn children<'a>(&'a self, dir: &[u8]) -> impl Iterator<Item = (&'a Vec<u8>, &'a Node)> + 'a {
-        let prefix = if dir.is_empty() { Vec::new() } else { join(dir, b"") };
+        let prefix = if dir.is_empty() {
+            Vec::new()
+        } else {
+            join(dir, b"")
+        };
         self.nodes
             .range(prefix.clone()..)
             .filter(|(k, _)| !k.is_empty())
@@ -412,7 +442,11 @@ impl Tree {
             .iter()
             .map(|&i| self.inodes[i].size)
             .sum();
-        let dirs = self.nodes.values().filter(|node| node.kind == Kind::Dir).count() as u64;
+        let dirs = self
+            .nodes
+            .values()
+            .filter(|node| node.kind == Kind::Dir)
+            .count() as u64;
         (bytes, dirs, self.nodes.len() as u64)
     }
 }
@@ -437,9 +471,13 @@ fn components(raw: &[u8]) -> std::result::Result<Vec<&[u8]>, &'static str> {
     for c in raw.split(|&b| b == b'/') {
         match c {
             b"" | b"." => {}
-            b".." => return Err("its path climbs out of the image's root (..); the layer is unsafe"),
+            b".." => {
+                return Err("its path climbs out of the image's root (..); the layer is unsafe")
+            }
             c if c.len() > MAX_NAME => return Err("a name longer than 255 bytes (ext4's limit)"),
-            c if c.contains(&b'\n') || c.contains(&0) => return Err("a name with a newline or NUL, which wio does not put on a disk"),
+            c if c.contains(&b'\n') || c.contains(&0) => {
+                return Err("a name with a newline or NUL, which wio does not put on a disk")
+            }
             c => out.push(c),
         }
     }
@@ -449,7 +487,11 @@ fn components(raw: &[u8]) -> std::result::Result<Vec<&[u8]>, &'static str> {
 /// An entry's metadata from its header and PAX records.
 fn meta_of<R: Read>(entry: &mut tar::Entry<'_, R>, shown: &str) -> std::result::Result<Meta, Bad> {
     let h = entry.header();
-    let bad = |what: &str| Bad(format!("entry {shown}: its {what} field is damaged; save the image again"));
+    let bad = |what: &str| {
+        Bad(format!(
+            "entry {shown}: its {what} field is damaged; save the image again"
+        ))
+    };
     let mode = h.mode().map_err(|_| bad("mode"))? & 0o7777;
     let mut uid = h.uid().map_err(|_| bad("uid"))?;
     let mut gid = h.gid().map_err(|_| bad("gid"))?;
@@ -459,7 +501,12 @@ fn meta_of<R: Read>(entry: &mut tar::Entry<'_, R>, shown: &str) -> std::result::
         for ext in pax.flatten() {
             let Ok(key) = ext.key() else { continue };
             let value = ext.value_bytes();
-            let number = || std::str::from_utf8(value).ok().and_then(|v| v.split('.').next()).and_then(|v| v.parse::<i64>().ok());
+            let number = || {
+                std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|v| v.split('.').next())
+                    .and_then(|v| v.parse::<i64>().ok())
+            };
             match key {
                 "uid" => uid = number().ok_or_else(|| bad("PAX uid"))? as u64,
                 "gid" => gid = number().ok_or_else(|| bad("PAX gid"))? as u64,

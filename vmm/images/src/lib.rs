@@ -10,12 +10,13 @@
 //!
 //! The parts: [`source`] (reading layouts and archives), [`select`] (which manifest,
 //! config and layers), [`layers`] (applying them to a tree), [`disk`] (the ext4 file),
-//! [`store`] (the cache's records).
+//! [`store`] (the cache's records), [`launch`] (what an image machine's initramfs gets).
 
 #![forbid(unsafe_code)]
 
 pub mod disk;
 pub mod error;
+pub mod launch;
 pub mod layers;
 pub mod select;
 pub mod source;
@@ -58,12 +59,21 @@ pub fn import(opts: &ImportOptions, progress: &mut dyn FnMut(&str)) -> Result<Im
     let src = source::Source::open(&opts.path, &scratch.0)?;
     let chosen = select::choose(&src, opts.reference.as_deref())?;
     let e2fsprogs = disk::e2fsprogs_version()?;
-    let mut references: Vec<String> = chosen.reference.iter().chain(opts.name.iter()).cloned().collect();
+    let mut references: Vec<String> = chosen
+        .reference
+        .iter()
+        .chain(opts.name.iter())
+        .cloned()
+        .collect();
     references.dedup();
     let id = chosen.config_digest.to_string();
     let key = {
         let mut h = Sha256::new();
-        h.update(format!("wio image disk {}\n{id}\n{e2fsprogs}\n{:?}\n", store::FORMAT, opts.size_mib));
+        h.update(format!(
+            "wio image disk {}\n{id}\n{e2fsprogs}\n{:?}\n",
+            store::FORMAT,
+            opts.size_mib
+        ));
         source::hex(&h.finalize())[..24].to_string()
     };
     let target = store::images_dir(&cache).join(&key);
@@ -96,7 +106,12 @@ pub fn import(opts: &ImportOptions, progress: &mut dyn FnMut(&str)) -> Result<Im
     }
     let mut tree = layers::Tree::new(content);
     for (n, layer) in chosen.layers.iter().enumerate() {
-        progress(&format!("layer {}/{} {}", n + 1, chosen.layers.len(), store::short(&layer.name())));
+        progress(&format!(
+            "layer {}/{} {}",
+            n + 1,
+            chosen.layers.len(),
+            store::short(&layer.name())
+        ));
         tree.apply(&src, layer, n)?;
     }
     let needed = disk::needed_mib(&tree);
@@ -105,9 +120,18 @@ pub fn import(opts: &ImportOptions, progress: &mut dyn FnMut(&str)) -> Result<Im
         Some(asked) => asked,
         None => needed + disk::DEFAULT_FREE_MIB,
     };
-    progress(&format!("writing a {size_mib} MiB ext4 disk ({} paths)", tree.nodes.len()));
+    progress(&format!(
+        "writing a {size_mib} MiB ext4 disk ({} paths)",
+        tree.nodes.len()
+    ));
     let disk_name = "rootfs.ext4";
-    let written = disk::write(&tree, &staging, &out.join(disk_name), size_mib, chosen.config_digest.hex())?;
+    let written = disk::write(
+        &tree,
+        &staging,
+        &out.join(disk_name),
+        size_mib,
+        chosen.config_digest.hex(),
+    )?;
     let c = chosen.config.config().clone().unwrap_or_default();
     let record = Record {
         format: store::FORMAT,
@@ -145,7 +169,12 @@ pub fn import(opts: &ImportOptions, progress: &mut dyn FnMut(&str)) -> Result<Im
         Ok(()) => false,
         // Another import of the same image finished first: its disk is the same bytes.
         Err(_) if record_path.is_file() => true,
-        Err(source) => return Err(ImageError::Cache { path: target, source }),
+        Err(source) => {
+            return Err(ImageError::Cache {
+                path: target,
+                source,
+            })
+        }
     };
     Ok(Imported {
         disk: target.join(disk_name),
@@ -169,7 +198,10 @@ impl Scratch {
         if let Ok(entries) = std::fs::read_dir(&tmp) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let pid = name.strip_prefix("image-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok());
+                let pid = name
+                    .strip_prefix("image-")
+                    .and_then(|r| r.split('-').next())
+                    .and_then(|p| p.parse::<u32>().ok());
                 if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
                     let _ = std::fs::remove_dir_all(e.path());
                 }

@@ -108,14 +108,16 @@ fn ref_name(d: &Descriptor) -> Option<String> {
 fn is_index(d: &Descriptor) -> bool {
     matches!(
         d.media_type().as_ref(),
-        "application/vnd.oci.image.index.v1+json" | "application/vnd.docker.distribution.manifest.list.v2+json"
+        "application/vnd.oci.image.index.v1+json"
+            | "application/vnd.docker.distribution.manifest.list.v2+json"
     )
 }
 
 fn is_manifest(d: &Descriptor) -> bool {
     matches!(
         d.media_type().as_ref(),
-        "application/vnd.oci.image.manifest.v1+json" | "application/vnd.docker.distribution.manifest.v2+json"
+        "application/vnd.oci.image.manifest.v1+json"
+            | "application/vnd.docker.distribution.manifest.v2+json"
     )
 }
 
@@ -136,7 +138,11 @@ fn collect(src: &Source, d: &Descriptor, depth: usize, out: &mut Vec<Candidate>)
         });
     } else if is_index(d) {
         if depth >= MAX_INDEX_DEPTH {
-            return Err(src.bad("index", d.digest().as_ref(), format!("indexes nested more than {MAX_INDEX_DEPTH} deep")));
+            return Err(src.bad(
+                "index",
+                d.digest().as_ref(),
+                format!("indexes nested more than {MAX_INDEX_DEPTH} deep"),
+            ));
         }
         let digest = digest_of(src, d)?;
         let bytes = src.document(&digest, Some(d.size()), "index")?;
@@ -150,13 +156,22 @@ fn collect(src: &Source, d: &Descriptor, depth: usize, out: &mut Vec<Candidate>)
 
 fn choose_oci(src: &Source, index_bytes: &[u8], want: Option<&str>) -> Result<Chosen> {
     let index = parse_index(src, index_bytes, "index.json")?;
-    let tops: Vec<&Descriptor> = index.manifests().iter().filter(|d| is_index(d) || is_manifest(d)).collect();
+    let tops: Vec<&Descriptor> = index
+        .manifests()
+        .iter()
+        .filter(|d| is_index(d) || is_manifest(d))
+        .collect();
     if tops.is_empty() {
         return Err(src.bad("index", "index.json", "it lists no image".into()));
     }
-    let names: Vec<String> = tops.iter().map(|d| ref_name(d).unwrap_or_else(|| d.digest().to_string())).collect();
+    let names: Vec<String> = tops
+        .iter()
+        .map(|d| ref_name(d).unwrap_or_else(|| d.digest().to_string()))
+        .collect();
     let pick: Vec<usize> = match want {
-        Some(w) => (0..tops.len()).filter(|&i| reference_matches(&names[i], w)).collect(),
+        Some(w) => (0..tops.len())
+            .filter(|&i| reference_matches(&names[i], w))
+            .collect(),
         None => (0..tops.len()).collect(),
     };
     let distinct = |ix: &[usize]| {
@@ -191,7 +206,8 @@ fn choose_oci(src: &Source, index_bytes: &[u8], want: Option<&str>) -> Result<Ch
     for c in candidates {
         let digest = digest_of(src, &c.manifest)?;
         let bytes = src.document(&digest, Some(c.manifest.size()), "manifest")?;
-        let manifest = ImageManifest::from_reader(&bytes[..]).map_err(|e| src.bad("manifest", &digest.to_string(), e.to_string()))?;
+        let manifest = ImageManifest::from_reader(&bytes[..])
+            .map_err(|e| src.bad("manifest", &digest.to_string(), e.to_string()))?;
         let (config_digest, config) = read_config(src, manifest.config())?;
         let platform = c.platform.unwrap_or_else(|| config_platform(&config));
         let usable = platform == PLATFORM && config_platform(&config) == PLATFORM;
@@ -208,7 +224,11 @@ fn choose_oci(src: &Source, index_bytes: &[u8], want: Option<&str>) -> Result<Ch
         return Err(src.bad(
             "manifest",
             &digest.to_string(),
-            format!("{} layers where its config lists {} diff_ids", manifest.layers().len(), diff_ids.len()),
+            format!(
+                "{} layers where its config lists {} diff_ids",
+                manifest.layers().len(),
+                diff_ids.len()
+            ),
         ));
     }
     let mut layers = Vec::new();
@@ -259,13 +279,25 @@ struct DockerEntry {
 }
 
 fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chosen> {
-    let entries: Vec<DockerEntry> = serde_json::from_slice(bytes).map_err(|e| src.bad("manifest.json", "manifest.json", e.to_string()))?;
-    let name_of = |e: &DockerEntry| e.repo_tags.as_ref().and_then(|t| t.first().cloned()).unwrap_or_else(|| e.config.clone());
+    let entries: Vec<DockerEntry> = serde_json::from_slice(bytes)
+        .map_err(|e| src.bad("manifest.json", "manifest.json", e.to_string()))?;
+    let name_of = |e: &DockerEntry| {
+        e.repo_tags
+            .as_ref()
+            .and_then(|t| t.first().cloned())
+            .unwrap_or_else(|| e.config.clone())
+    };
     let names: Vec<String> = entries.iter().map(name_of).collect();
     let pick: Vec<&DockerEntry> = match want {
         Some(w) => entries
             .iter()
-            .filter(|e| e.repo_tags.iter().flatten().any(|t| reference_matches(t, w)) || e.config.contains(w))
+            .filter(|e| {
+                e.repo_tags
+                    .iter()
+                    .flatten()
+                    .any(|t| reference_matches(t, w))
+                    || e.config.contains(w)
+            })
             .collect(),
         None => entries.iter().collect(),
     };
@@ -292,8 +324,16 @@ fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chose
         .ok_or_else(|| src.missing("config", entry.config.clone()))?;
     let config_digest = Sha256Digest::of(&config_bytes);
     // docker names the config by its digest: check it when the name says one.
-    let stem = entry.config.rsplit('/').next().unwrap_or("").trim_end_matches(".json");
-    if stem.len() == 64 && stem.bytes().all(|b| b.is_ascii_hexdigit()) && stem != config_digest.hex() {
+    let stem = entry
+        .config
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(".json");
+    if stem.len() == 64
+        && stem.bytes().all(|b| b.is_ascii_hexdigit())
+        && stem != config_digest.hex()
+    {
         return Err(ImageError::DigestMismatch {
             path: src.path.clone(),
             what: "config",
@@ -301,7 +341,8 @@ fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chose
             found: config_digest.to_string(),
         });
     }
-    let config = ImageConfiguration::from_reader(&config_bytes[..]).map_err(|e| src.bad("config", &entry.config, e.to_string()))?;
+    let config = ImageConfiguration::from_reader(&config_bytes[..])
+        .map_err(|e| src.bad("config", &entry.config, e.to_string()))?;
     let platform = config_platform(&config);
     if platform != PLATFORM {
         return Err(no_platform(src, &[platform]));
@@ -311,7 +352,11 @@ fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chose
         return Err(src.bad(
             "manifest.json",
             "manifest.json",
-            format!("{} layers where the config lists {} diff_ids", entry.layers.len(), diff_ids.len()),
+            format!(
+                "{} layers where the config lists {} diff_ids",
+                entry.layers.len(),
+                diff_ids.len()
+            ),
         ));
     }
     let layers = entry
@@ -339,7 +384,8 @@ fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chose
 fn read_config(src: &Source, d: &Descriptor) -> Result<(Sha256Digest, ImageConfiguration)> {
     let digest = digest_of(src, d)?;
     let bytes = src.document(&digest, Some(d.size()), "config")?;
-    let config = ImageConfiguration::from_reader(&bytes[..]).map_err(|e| src.bad("config", &digest.to_string(), e.to_string()))?;
+    let config = ImageConfiguration::from_reader(&bytes[..])
+        .map_err(|e| src.bad("config", &digest.to_string(), e.to_string()))?;
     Ok((digest, config))
 }
 
@@ -352,12 +398,22 @@ fn config_platform(c: &ImageConfiguration) -> String {
     s
 }
 
-fn diff_ids(src: &Source, c: &ImageConfiguration, digest: &Sha256Digest) -> Result<Vec<Sha256Digest>> {
+fn diff_ids(
+    src: &Source,
+    c: &ImageConfiguration,
+    digest: &Sha256Digest,
+) -> Result<Vec<Sha256Digest>> {
     let ids = c.rootfs().diff_ids();
     if ids.is_empty() {
-        return Err(src.bad("config", &digest.to_string(), "its rootfs lists no layers".into()));
+        return Err(src.bad(
+            "config",
+            &digest.to_string(),
+            "its rootfs lists no layers".into(),
+        ));
     }
-    ids.iter().map(|d| Sha256Digest::parse(d, &src.path)).collect()
+    ids.iter()
+        .map(|d| Sha256Digest::parse(d, &src.path))
+        .collect()
 }
 
 fn no_platform(src: &Source, platforms: &[String]) -> ImageError {
@@ -367,7 +423,11 @@ fn no_platform(src: &Source, platforms: &[String]) -> ImageError {
     ImageError::NoPlatform {
         path: src.path.clone(),
         wanted: PLATFORM,
-        found: if found.is_empty() { "no image manifests".into() } else { found.join(", ") },
+        found: if found.is_empty() {
+            "no image manifests".into()
+        } else {
+            found.join(", ")
+        },
     }
 }
 
@@ -379,7 +439,10 @@ pub fn reference_matches(stored: &str, asked: &str) -> bool {
         let s = s.strip_prefix("docker.io/").unwrap_or(s);
         let s = s.strip_prefix("localhost/").unwrap_or(s);
         let s = s.strip_prefix("library/").unwrap_or(s);
-        let has_tag = s.rsplit('/').next().is_some_and(|last| last.contains(':') || last.contains('@'));
+        let has_tag = s
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains(':') || last.contains('@'));
         if has_tag {
             s.to_string()
         } else {

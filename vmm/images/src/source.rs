@@ -27,7 +27,11 @@ impl Sha256Digest {
     /// Parses `sha256:<hex>`; `path` names the image in the error.
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let hex = text.strip_prefix("sha256:").unwrap_or("");
-        if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        if hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
             Ok(Self(hex.to_string()))
         } else {
             Err(ImageError::Digest {
@@ -104,12 +108,12 @@ impl Source {
                     path: out.clone(),
                     source,
                 })?;
-                std::io::copy(&mut flate2::read::GzDecoder::new(input), &mut output).map_err(|e| {
-                    ImageError::NotAnImage {
+                std::io::copy(&mut flate2::read::GzDecoder::new(input), &mut output).map_err(
+                    |e| ImageError::NotAnImage {
                         path: path.to_path_buf(),
                         why: format!("a gzip file that does not decompress ({e})"),
-                    }
-                })?;
+                    },
+                )?;
                 out
             } else {
                 path.to_path_buf()
@@ -154,10 +158,11 @@ impl Source {
                         path: self.path.clone(),
                         source,
                     })?;
-                    f.seek(SeekFrom::Start(offset)).map_err(|source| ImageError::Open {
-                        path: self.path.clone(),
-                        source,
-                    })?;
+                    f.seek(SeekFrom::Start(offset))
+                        .map_err(|source| ImageError::Open {
+                            path: self.path.clone(),
+                            source,
+                        })?;
                     Ok(Some((Box::new(f.take(len)), len)))
                 }
             },
@@ -170,7 +175,11 @@ impl Source {
             return Ok(None);
         };
         if len > MAX_DOCUMENT {
-            return Err(self.bad(what, name, format!("{len} bytes, more than any real {what}")));
+            return Err(self.bad(
+                what,
+                name,
+                format!("{len} bytes, more than any real {what}"),
+            ));
         }
         let mut bytes = Vec::with_capacity(len as usize);
         reader
@@ -186,7 +195,12 @@ impl Source {
     }
 
     /// Reads a small blob whole and checks its digest and size (`size` None: unknown).
-    pub fn document(&self, digest: &Sha256Digest, size: Option<u64>, what: &'static str) -> Result<Vec<u8>> {
+    pub fn document(
+        &self,
+        digest: &Sha256Digest,
+        size: Option<u64>,
+        what: &'static str,
+    ) -> Result<Vec<u8>> {
         let bytes = self
             .small_member(&Self::blob_name(digest), what)?
             .ok_or_else(|| self.missing(what, digest.to_string()))?;
@@ -195,7 +209,13 @@ impl Source {
     }
 
     /// Checks bytes against a digest and size.
-    pub fn check(&self, digest: &Sha256Digest, size: Option<u64>, bytes: &[u8], what: &'static str) -> Result<()> {
+    pub fn check(
+        &self,
+        digest: &Sha256Digest,
+        size: Option<u64>,
+        bytes: &[u8],
+        what: &'static str,
+    ) -> Result<()> {
         let found = Sha256Digest::of(bytes);
         if &found != digest {
             return Err(ImageError::DigestMismatch {
@@ -253,7 +273,9 @@ fn index_archive(tar_path: &Path, shown: &Path) -> Result<BTreeMap<String, (u64,
         if entry.header().entry_type() != tar::EntryType::Regular {
             continue;
         }
-        let name = String::from_utf8_lossy(&entry.path_bytes()).trim_start_matches("./").to_string();
+        let name = String::from_utf8_lossy(&entry.path_bytes())
+            .trim_start_matches("./")
+            .to_string();
         members.insert(name, (entry.raw_file_position(), entry.size()));
     }
     if members.is_empty() {

@@ -64,7 +64,10 @@ pub struct Record {
 impl Record {
     /// The name to show: the first reference, else the short ID.
     pub fn name(&self) -> String {
-        self.references.first().cloned().unwrap_or_else(|| short(&self.id))
+        self.references
+            .first()
+            .cloned()
+            .unwrap_or_else(|| short(&self.id))
     }
 
     /// Whether `asked` names this image: one of its references, or a prefix (12 hex digits
@@ -130,7 +133,8 @@ pub fn write(path: &Path, record: &Record) -> Result<()> {
         path: path.to_path_buf(),
         source,
     };
-    let mut text = serde_json::to_string_pretty(record).map_err(|e| cache_err(std::io::Error::other(e)))?;
+    let mut text =
+        serde_json::to_string_pretty(record).map_err(|e| cache_err(std::io::Error::other(e)))?;
     text.push('\n');
     let tmp = path.with_extension(format!("json.{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(cache_err)?;
@@ -164,7 +168,8 @@ pub fn list(cache: &Path) -> Result<Vec<(PathBuf, Record)>> {
 /// The imported image `asked` names (a reference or an ID prefix): its disk and record.
 pub fn find(cache: &Path, asked: &str) -> Result<(PathBuf, Record)> {
     let all = list(cache)?;
-    let mut hits: Vec<&(PathBuf, Record)> = all.iter().filter(|(_, r)| r.answers_to(asked)).collect();
+    let mut hits: Vec<&(PathBuf, Record)> =
+        all.iter().filter(|(_, r)| r.answers_to(asked)).collect();
     // Two disks of one image (made with two sizes or e2fsprogs versions): the newest
     // record's is as good as any; distinct images are ambiguous.
     hits.sort_by(|a, b| a.1.id.cmp(&b.1.id));
@@ -178,7 +183,10 @@ pub fn find(cache: &Path, asked: &str) -> Result<(PathBuf, Record)> {
             } else {
                 format!(
                     " (imported: {})",
-                    all.iter().map(|(_, r)| r.name()).collect::<Vec<_>>().join(", ")
+                    all.iter()
+                        .map(|(_, r)| r.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             },
         }),
@@ -187,7 +195,10 @@ pub fn find(cache: &Path, asked: &str) -> Result<(PathBuf, Record)> {
             known: format!(
                 " ({} images answer to it: {}; give one's ID)",
                 many.len(),
-                many.iter().map(|(_, r)| format!("{} {}", r.name(), short(&r.id))).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|(_, r)| format!("{} {}", r.name(), short(&r.id)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }),
     }

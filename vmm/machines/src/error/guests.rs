@@ -32,6 +32,12 @@ pub enum GuestsError {
         /// The cache folder.
         cache: PathBuf,
     },
+    /// The image runtime (what runs an imported image) is not built.
+    #[error("the riscv64 image runtime is not built in {}: run images/build-all-riscv64.sh (seconds when the guests are built)", .cache.display())]
+    NoImageRuntime {
+        /// The cache folder.
+        cache: PathBuf,
+    },
     /// The manifest names no existing file for the disk.
     #[error("the built {name} disk is not in {}; re-run images/build-all-riscv64.sh", .cache.display())]
     DiskGone {

@@ -313,9 +313,11 @@ impl WioError {
                 use wio_images::ImageError as I;
                 match e {
                     I::Cache { .. } | I::NoCache | I::Record { .. } => exit_code::OUTPUT,
-                    I::TooSmall { .. } | I::Ambiguous { .. } | I::NoSuchRef { .. } | I::NotImported { .. } => {
-                        exit_code::USAGE
-                    }
+                    I::TooSmall { .. }
+                    | I::Ambiguous { .. }
+                    | I::NoSuchRef { .. }
+                    | I::NotImported { .. }
+                    | I::NoProgram { .. } => exit_code::USAGE,
                     _ => exit_code::BAD_ARTIFACT,
                 }
             }

@@ -56,6 +56,22 @@ pub fn built_disk(name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// The initramfs segment that runs imported container images
+/// (`images/riscv64-image-runtime.sh`).
+pub fn image_runtime() -> Result<PathBuf> {
+    let cache = cache_dir()?;
+    let text = std::fs::read_to_string(cache.join("riscv64-guests.env")).map_err(|_| {
+        GuestsError::NoGuests {
+            cache: cache.clone(),
+        }
+    })?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("RISCV64_IMAGE_RUNTIME="))
+        .map(|v| PathBuf::from(v.trim()))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| GuestsError::NoImageRuntime { cache }.into())
+}
+
 /// The cache folder.
 fn cache_dir() -> Result<PathBuf> {
     std::env::var_os("WIO_CACHE")

@@ -1,0 +1,51 @@
+#!/bin/sh
+# wio image launcher: the /workload.sh of a machine that runs an imported container image
+# (`wio run --arch riscv64 --image REF`; images/riscv64-image-runtime.sh packs it). wio's
+# /init has mounted proc, sysfs and devtmpfs, linked the promise channel's ports as
+# /dev/wio.sdk and /dev/wio.random, and exported wio.* command-line words; this script:
+#   - mounts the image's disk (/dev/vda; wio keeps its writes in memory, the disk file is
+#     never written) at /newroot, and proc, sysfs, devtmpfs, devpts and /dev/shm inside it;
+#   - links the ports under /dev/virtio-ports/ too (where udev would put them), gives the
+#     image /usr/lib/libvoidstar.so (what the Antithesis SDKs load), makes the ports
+#     writable by any user, names the machine (wio, or its world node's name) and, when the
+#     image has no /etc/hosts, writes one naming localhost and the machine;
+#   - sets ANTITHESIS_OUTPUT_DIR / ANTITHESIS_SDK_LOCAL_OUTPUT (appended to the image's env
+#     by wio) to /tmp/antithesis, and brings up lo;
+#   - runs the image's process with /bin/wio-exec (user, working directory, environment,
+#     argv from /wio/run.cfg, which wio writes) and exits with its status, which /init
+#     reports as "wio-init: done status=N" before powering off.
+set -u
+say() { echo "wio-image: $*"; }
+mkdir -p /newroot
+if ! mount -t ext4 /dev/vda /newroot; then
+  say "cannot mount the image's disk (/dev/vda) as ext4"
+  exit 125
+fi
+for d in proc sys dev tmp etc usr/lib; do [ -d "/newroot/$d" ] || mkdir -p "/newroot/$d"; done
+mount -t proc proc /newroot/proc
+mount -t sysfs sysfs /newroot/sys
+mount -t devtmpfs devtmpfs /newroot/dev
+mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/dev/virtio-ports
+mount -t devpts devpts /newroot/dev/pts 2>/dev/null || true
+mount -t tmpfs tmpfs /newroot/dev/shm 2>/dev/null || true
+for p in /sys/class/virtio-ports/*; do
+  [ -f "$p/name" ] || continue
+  ln -sf "../${p##*/}" "/newroot/dev/virtio-ports/$(cat "$p/name")"
+  # The image's user may not be root: anyone may state promises and draw random bytes.
+  chmod 0666 "/dev/${p##*/}"
+done
+cp /usr/lib/libvoidstar.so /newroot/usr/lib/libvoidstar.so
+mkdir -p /newroot/tmp/antithesis
+chmod 1777 /newroot/tmp /newroot/tmp/antithesis
+host="${WIO_NODE:-wio}"
+hostname "$host"
+if [ ! -s /newroot/etc/hosts ]; then
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$host" >/newroot/etc/hosts
+fi
+ip link set lo up 2>/dev/null || true
+say "start"
+status=0
+/bin/wio-exec /wio/run.cfg /newroot || status=$?
+say "exit status=$status"
+sync
+exit $status
