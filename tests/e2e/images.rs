@@ -615,3 +615,81 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
         stderr(&o)
     );
 }
+
+/// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
+fn riscv_busybox(dir: &Path) -> Option<Vec<u8>> {
+    let rootfs = wio_e2e_tests::require_riscv_artifact(
+        "an_image_runs_its_entrypoint_as_its_config_says",
+        "RISCV64_ROOTFS",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    wio_e2e_tests::require_riscv_artifact(
+        "an_image_runs_its_entrypoint_as_its_config_says",
+        "RISCV64_IMAGE_RUNTIME",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    let out = dir.join("busybox");
+    let o = std::process::Command::new("debugfs")
+        .arg("-R")
+        .arg(format!("dump /bin/busybox {}", out.display()))
+        .arg(&rootfs)
+        .output()
+        .expect("debugfs (e2fsprogs)");
+    assert!(o.status.success() && out.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(std::fs::read(&out).expect("busybox"))
+}
+
+#[test]
+fn an_image_runs_its_entrypoint_as_its_config_says() {
+    let dir = scratch("images-run");
+    let Some(busybox) = riscv_busybox(&dir) else { return };
+    let l = Layout::new(&dir.join("layout"));
+    let base = layer(&[
+        E::File("bin/busybox", &busybox, 0o755, 0),
+        E::Symlink("bin/sh", "busybox"),
+        E::File("etc/passwd", b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", 0o644, 0),
+        E::File("etc/group", b"root:x:0:\napp:x:1000:\nstaff:x:50:app\n", 0o644, 0),
+        E::File("tmp/gone", b"whited out\n", 0o644, 0),
+    ]);
+    let top = layer(&[E::File("tmp/.wh.gone", b"", 0o644, 0), E::Hardlink("bin/bb", "bin/busybox")]);
+    let script = "echo \"user=$(id -u):$(id -g) groups=$(id -G) pwd=$(pwd) greeting=$GREETING\"; \
+                  [ -e /tmp/gone ] && echo gone=present || echo gone=absent; [ /bin/bb -ef /bin/busybox ] && echo hardlink=ok; exit 7";
+    let config = json!({
+        "User": "app", "Env": ["GREETING=hi from the image"], "WorkingDir": "/srv/app",
+        "Entrypoint": ["/bin/sh", "-c"], "Cmd": [script],
+    });
+    let riscv = l.image("riscv64", &[base, top], config, "application/vnd.oci.image.layer.v1.tar+gzip");
+    let amd = l.image("amd64", &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
+    l.index("localhost/wio-run-test:1", vec![amd, riscv]);
+    let archive = dir.join("image.tar");
+    l.archive(&archive);
+    // An image cache of its own, beside the built guests.
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::copy(wio_e2e_tests::cache_dir().join("riscv64-guests.env"), cache.join("riscv64-guests.env")).expect("manifest");
+    let imported = import_json(&cache, &archive);
+    let disk = PathBuf::from(imported["disk"].as_str().expect("disk"));
+    let before = sha(&std::fs::read(&disk).expect("disk"));
+
+    let run = |extra: &[&str]| {
+        let summary = dir.join("summary.json");
+        let mut args = vec!["run", "--image", "wio-run-test:1", "--seed", "3", "--summary-json", summary.to_str().expect("utf-8")];
+        args.extend_from_slice(extra);
+        let o = wio_in(&cache, &args);
+        let s: Value = serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
+        (o, s)
+    };
+    let (o, s) = run(&[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(7), "the entrypoint's status: {out}{}", stderr(&o));
+    assert!(out.contains("user=1000:1000 groups=1000 50 pwd=/srv/app greeting=hi from the image"), "{out}");
+    assert!(out.contains("gone=absent") && out.contains("hardlink=ok"), "{out}");
+    // Same seed, same bits; the image's disk file is never written.
+    let (_, again) = run(&[]);
+    assert_eq!(s["trace_hash"], again["trace_hash"]);
+    assert_eq!(before, sha(&std::fs::read(&disk).expect("disk")));
+    // Arguments after -- replace the image's cmd, keeping its entrypoint.
+    let (o, _) = run(&["--", "echo replaced as $(id -un); exit 3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("replaced as app"));
+}
