@@ -7,8 +7,9 @@
 #     never written) at /newroot, and proc, sysfs, devtmpfs, devpts and /dev/shm inside it;
 #   - links the ports under /dev/virtio-ports/ too (where udev would put them), gives the
 #     image /usr/lib/libvoidstar.so (what the Antithesis SDKs load), makes the ports
-#     writable by any user, names the machine (wio, or its world node's name) and, when the
-#     image has no /etc/hosts, writes one naming localhost and the machine;
+#     writable by any user, names the machine (wio, or its world node's name); a world's
+#     node gets its address on the switch and an /etc/hosts naming every node; a single
+#     machine whose image has no /etc/hosts gets one naming localhost and the machine;
 #   - sets ANTITHESIS_OUTPUT_DIR / ANTITHESIS_SDK_LOCAL_OUTPUT (appended to the image's env
 #     by wio) to /tmp/antithesis, and brings up lo;
 #   - runs the image's process with /bin/wio-exec (user, working directory, environment,
@@ -39,10 +40,21 @@ mkdir -p /newroot/tmp/antithesis
 chmod 1777 /newroot/tmp /newroot/tmp/antithesis
 host="${WIO_NODE:-wio}"
 hostname "$host"
-if [ ! -s /newroot/etc/hosts ]; then
+ip link set lo up 2>/dev/null || true
+if [ -n "${WIO_NODE:-}" ]; then
+  # A world's node: its address on the switch, and every node by name (as a container
+  # engine writes a container's /etc/hosts).
+  ip link set eth0 up
+  ip addr add "$WIO_IP/24" dev eth0
+  rm -f /newroot/etc/hosts
+  {
+    printf '127.0.0.1\tlocalhost\n'
+    echo "$WIO_HOSTS" | tr ',' '\n' | while IFS=: read -r n a; do printf '%s\t%s\n' "$a" "$n"; done
+  } >/newroot/etc/hosts
+  say "node $WIO_NODE at $WIO_IP"
+elif [ ! -s /newroot/etc/hosts ]; then
   printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$host" >/newroot/etc/hosts
 fi
-ip link set lo up 2>/dev/null || true
 say "start"
 status=0
 /bin/wio-exec /wio/run.cfg /newroot || status=$?

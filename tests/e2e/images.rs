@@ -1,178 +1,14 @@
 //! End-to-end tests of `wio image import` and `wio image list` (no KVM, no guests): OCI
-//! layouts and archives built here, byte for byte, then imported; the disks read back with
-//! debugfs; bad images refused with one line and nothing left in the cache.
+//! layouts and archives built here, byte for byte (`support/oci.rs`), then imported; the
+//! disks read back with debugfs; bad images refused with one line and nothing left in the
+//! cache.
 
 #![forbid(unsafe_code)]
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::Output;
-use wio_e2e_tests::{scratch, stderr, wio_bin};
-
-/// One entry of a test layer.
-enum E<'a> {
-    Dir(&'a str, u32),
-    File(&'a str, &'a [u8], u32, u64),
-    Symlink(&'a str, &'a str),
-    Hardlink(&'a str, &'a str),
-    Char(&'a str, u32, u32),
-    Fifo(&'a str),
-    /// A file with an extended attribute (name, value).
-    Xattr(&'a str, &'a [u8], &'a str, &'a [u8]),
-}
-
-fn sha(bytes: &[u8]) -> String {
-    format!("sha256:{:x}", Sha256::digest(bytes))
-}
-
-/// A layer: its uncompressed tar and its diff_id.
-fn layer(entries: &[E]) -> Vec<u8> {
-    let mut b = tar::Builder::new(Vec::new());
-    for e in entries {
-        let mut h = tar::Header::new_ustar();
-        h.set_mtime(1_700_000_000);
-        h.set_uid(0);
-        h.set_gid(0);
-        h.set_mode(0o755);
-        let (path, data): (&str, &[u8]) = match e {
-            E::Dir(p, mode) => {
-                h.set_entry_type(tar::EntryType::Directory);
-                h.set_mode(*mode);
-                (p, b"")
-            }
-            E::File(p, data, mode, owner) => {
-                h.set_entry_type(tar::EntryType::Regular);
-                h.set_mode(*mode);
-                h.set_uid(*owner);
-                h.set_gid(*owner);
-                (p, data)
-            }
-            E::Symlink(p, target) => {
-                h.set_entry_type(tar::EntryType::Symlink);
-                h.set_link_name(target).expect("link name");
-                (p, b"")
-            }
-            E::Hardlink(p, target) => {
-                h.set_entry_type(tar::EntryType::Link);
-                h.set_link_name(target).expect("link name");
-                (p, b"")
-            }
-            E::Char(p, major, minor) => {
-                h.set_entry_type(tar::EntryType::Char);
-                h.set_mode(0o666);
-                h.set_device_major(*major).expect("major");
-                h.set_device_minor(*minor).expect("minor");
-                (p, b"")
-            }
-            E::Fifo(p) => {
-                h.set_entry_type(tar::EntryType::Fifo);
-                h.set_mode(0o600);
-                (p, b"")
-            }
-            E::Xattr(p, data, name, value) => {
-                let key = format!("SCHILY.xattr.{name}");
-                b.append_pax_extensions([(key.as_str(), *value)])
-                    .expect("pax");
-                h.set_entry_type(tar::EntryType::Regular);
-                (p, data)
-            }
-        };
-        h.set_size(data.len() as u64);
-        b.append_data(&mut h, path, data).expect("append");
-    }
-    b.into_inner().expect("tar")
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    g.write_all(bytes).expect("gzip");
-    g.finish().expect("gzip")
-}
-
-/// An OCI layout being written.
-struct Layout {
-    dir: PathBuf,
-}
-
-impl Layout {
-    fn new(dir: &Path) -> Self {
-        std::fs::create_dir_all(dir.join("blobs/sha256")).expect("layout dir");
-        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#)
-            .expect("oci-layout");
-        Self {
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    fn blob(&self, bytes: &[u8]) -> String {
-        let d = sha(bytes);
-        std::fs::write(self.blob_path(&d), bytes).expect("blob");
-        d
-    }
-
-    fn blob_path(&self, digest: &str) -> PathBuf {
-        self.dir
-            .join("blobs/sha256")
-            .join(digest.trim_start_matches("sha256:"))
-    }
-
-    /// A manifest for `arch` with these layers (gzip'd, or with another media type) and
-    /// config: its descriptor.
-    fn image(&self, arch: &str, layers: &[Vec<u8>], config: Value, media: &str) -> Value {
-        let mut diff_ids = Vec::new();
-        let mut descs = Vec::new();
-        for l in layers {
-            diff_ids.push(sha(l));
-            let stored = if media.ends_with("+gzip") {
-                gzip(l)
-            } else {
-                l.clone()
-            };
-            descs.push(
-                json!({"mediaType": media, "digest": self.blob(&stored), "size": stored.len()}),
-            );
-        }
-        let config = json!({
-            "architecture": arch, "os": "linux", "config": config,
-            "rootfs": {"type": "layers", "diff_ids": diff_ids},
-        });
-        let cbytes = serde_json::to_vec(&config).expect("config");
-        let manifest = json!({
-            "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": self.blob(&cbytes), "size": cbytes.len()},
-            "layers": descs,
-        });
-        let mbytes = serde_json::to_vec(&manifest).expect("manifest");
-        json!({
-            "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": self.blob(&mbytes),
-            "size": mbytes.len(), "platform": {"architecture": arch, "os": "linux"},
-        })
-    }
-
-    /// index.json: one top-level image `name` whose index lists these manifests.
-    fn index(&self, name: &str, manifests: Vec<Value>) {
-        let inner = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
-        let ibytes = serde_json::to_vec(&inner).expect("index");
-        let top = json!({"schemaVersion": 2, "manifests": [{
-            "mediaType": "application/vnd.oci.image.index.v1+json", "digest": self.blob(&ibytes), "size": ibytes.len(),
-            "annotations": {"org.opencontainers.image.ref.name": name},
-        }]});
-        std::fs::write(
-            self.dir.join("index.json"),
-            serde_json::to_vec(&top).expect("json"),
-        )
-        .expect("index.json");
-    }
-
-    /// The layout as an OCI archive (a tar of the directory).
-    fn archive(&self, out: &Path) {
-        let mut b = tar::Builder::new(std::fs::File::create(out).expect("archive"));
-        b.append_dir_all(".", &self.dir).expect("tar the layout");
-        b.finish().expect("archive");
-    }
-}
+use wio_e2e_tests::oci::{debugfs, import_json, layer, sha, tar_file, wio_in, Layout, E};
+use wio_e2e_tests::{scratch, stderr};
 
 /// The test image: a riscv64 image of two layers (with a whiteout, an opaque directory, a
 /// symlinked parent, a hard link, a device, a fifo, a setuid file, a capability, a
@@ -241,32 +77,6 @@ fn test_image(dir: &Path) -> Layout {
     );
     l.index("localhost/wio-test:1", vec![amd, riscv]);
     l
-}
-
-fn wio_in(cache: &Path, args: &[&str]) -> Output {
-    std::process::Command::new(wio_bin())
-        .args(args)
-        .env("WIO_CACHE", cache)
-        .output()
-        .expect("run wio")
-}
-
-fn import_json(cache: &Path, path: &Path) -> Value {
-    let o = wio_in(
-        cache,
-        &["image", "import", path.to_str().expect("utf-8"), "--json"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("--json output")
-}
-
-fn debugfs(disk: &Path, cmd: &str) -> String {
-    let o = std::process::Command::new("debugfs")
-        .args(["-R", cmd])
-        .arg(disk)
-        .output()
-        .expect("debugfs (e2fsprogs)");
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 #[test]
@@ -516,21 +326,17 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
     let cname = format!("{}.json", sha(&cbytes).trim_start_matches("sha256:"));
     let manifest = json!([{"Config": cname, "RepoTags": ["app:1"], "Layers": ["abc/layer.tar"]}]);
     let archive = dir.join("docker.tar");
-    let mut b = tar::Builder::new(std::fs::File::create(&archive).expect("archive"));
-    for (name, data) in [
-        (
-            "manifest.json",
-            serde_json::to_vec(&manifest).expect("json"),
-        ),
-        (cname.as_str(), cbytes),
-        ("abc/layer.tar", l1),
-    ] {
-        let mut h = tar::Header::new_ustar();
-        h.set_size(data.len() as u64);
-        h.set_mode(0o644);
-        b.append_data(&mut h, name, &data[..]).expect("append");
-    }
-    b.finish().expect("archive");
+    tar_file(
+        &archive,
+        &[
+            (
+                "manifest.json",
+                serde_json::to_vec(&manifest).expect("json"),
+            ),
+            (cname.as_str(), cbytes),
+            ("abc/layer.tar", l1),
+        ],
+    );
     let v = import_json(&dir.join("cache"), &archive);
     assert_eq!(v["record"]["references"], json!(["app:1"]));
     assert_eq!(v["record"]["config"]["cmd"], json!(["sh"]));
@@ -614,82 +420,4 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
         "{}",
         stderr(&o)
     );
-}
-
-/// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
-fn riscv_busybox(dir: &Path) -> Option<Vec<u8>> {
-    let rootfs = wio_e2e_tests::require_riscv_artifact(
-        "an_image_runs_its_entrypoint_as_its_config_says",
-        "RISCV64_ROOTFS",
-        wio_require::Capability::RiscvGuests,
-    )?;
-    wio_e2e_tests::require_riscv_artifact(
-        "an_image_runs_its_entrypoint_as_its_config_says",
-        "RISCV64_IMAGE_RUNTIME",
-        wio_require::Capability::RiscvGuests,
-    )?;
-    let out = dir.join("busybox");
-    let o = std::process::Command::new("debugfs")
-        .arg("-R")
-        .arg(format!("dump /bin/busybox {}", out.display()))
-        .arg(&rootfs)
-        .output()
-        .expect("debugfs (e2fsprogs)");
-    assert!(o.status.success() && out.is_file(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some(std::fs::read(&out).expect("busybox"))
-}
-
-#[test]
-fn an_image_runs_its_entrypoint_as_its_config_says() {
-    let dir = scratch("images-run");
-    let Some(busybox) = riscv_busybox(&dir) else { return };
-    let l = Layout::new(&dir.join("layout"));
-    let base = layer(&[
-        E::File("bin/busybox", &busybox, 0o755, 0),
-        E::Symlink("bin/sh", "busybox"),
-        E::File("etc/passwd", b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", 0o644, 0),
-        E::File("etc/group", b"root:x:0:\napp:x:1000:\nstaff:x:50:app\n", 0o644, 0),
-        E::File("tmp/gone", b"whited out\n", 0o644, 0),
-    ]);
-    let top = layer(&[E::File("tmp/.wh.gone", b"", 0o644, 0), E::Hardlink("bin/bb", "bin/busybox")]);
-    let script = "echo \"user=$(id -u):$(id -g) groups=$(id -G) pwd=$(pwd) greeting=$GREETING\"; \
-                  [ -e /tmp/gone ] && echo gone=present || echo gone=absent; [ /bin/bb -ef /bin/busybox ] && echo hardlink=ok; exit 7";
-    let config = json!({
-        "User": "app", "Env": ["GREETING=hi from the image"], "WorkingDir": "/srv/app",
-        "Entrypoint": ["/bin/sh", "-c"], "Cmd": [script],
-    });
-    let riscv = l.image("riscv64", &[base, top], config, "application/vnd.oci.image.layer.v1.tar+gzip");
-    let amd = l.image("amd64", &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])], json!({}), "application/vnd.oci.image.layer.v1.tar+gzip");
-    l.index("localhost/wio-run-test:1", vec![amd, riscv]);
-    let archive = dir.join("image.tar");
-    l.archive(&archive);
-    // An image cache of its own, beside the built guests.
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    std::fs::copy(wio_e2e_tests::cache_dir().join("riscv64-guests.env"), cache.join("riscv64-guests.env")).expect("manifest");
-    let imported = import_json(&cache, &archive);
-    let disk = PathBuf::from(imported["disk"].as_str().expect("disk"));
-    let before = sha(&std::fs::read(&disk).expect("disk"));
-
-    let run = |extra: &[&str]| {
-        let summary = dir.join("summary.json");
-        let mut args = vec!["run", "--image", "wio-run-test:1", "--seed", "3", "--summary-json", summary.to_str().expect("utf-8")];
-        args.extend_from_slice(extra);
-        let o = wio_in(&cache, &args);
-        let s: Value = serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
-        (o, s)
-    };
-    let (o, s) = run(&[]);
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(o.status.code(), Some(7), "the entrypoint's status: {out}{}", stderr(&o));
-    assert!(out.contains("user=1000:1000 groups=1000 50 pwd=/srv/app greeting=hi from the image"), "{out}");
-    assert!(out.contains("gone=absent") && out.contains("hardlink=ok"), "{out}");
-    // Same seed, same bits; the image's disk file is never written.
-    let (_, again) = run(&[]);
-    assert_eq!(s["trace_hash"], again["trace_hash"]);
-    assert_eq!(before, sha(&std::fs::read(&disk).expect("disk")));
-    // Arguments after -- replace the image's cmd, keeping its entrypoint.
-    let (o, _) = run(&["--", "echo replaced as $(id -un); exit 3"]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("replaced as app"));
 }

@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 pub use wio_require::{skip, Capability};
 
+pub mod oci;
+
 /// The `wio` binary of the same build profile as this test: `WIO_BIN` if set, else the
 /// `wio` beside this test executable. The e2e tests are targets of the `wio` package
 /// (vmm/Cargo.toml), so `cargo test` builds that binary with them, before they run.

@@ -94,16 +94,14 @@ pub fn run(cmd: &ImageCommand) -> Result<i32> {
 /// the image runtime and the run's own segment (see `wio_images::launch`), the image's
 /// disk as /dev/vda, and a command line without `root=` (the launcher mounts the disk).
 pub fn configure_run(cfg: &mut RunConfig, reference: &str, args: &[String]) -> Result<()> {
-    let cache = store::cache_dir()?;
-    let (disk, record) = store::find(&cache, reference)?;
-    let (_, initramfs) = guests::built_guest("small")?;
-    let initramfs = initramfs.ok_or(wio_machines::error::GuestsError::Incomplete {
-        manifest: cache.join("riscv64-guests.env"),
-    })?;
-    let runtime = guests::image_runtime()?;
-    cfg.initrd = Some(launch::initrd(&cache, &initramfs, &runtime, &record, args)?);
+    let overrides = launch::Overrides {
+        command: (!args.is_empty()).then(|| args.to_vec()),
+        ..launch::Overrides::default()
+    };
+    let m = guests::image_machine(reference, &overrides)?;
+    cfg.initrd = Some(m.initrd);
     cfg.guest = Some("small".into());
-    cfg.disk = Some(disk);
+    cfg.disk = Some(m.disk);
     cfg.cmdline = Some(DEFAULT_CMDLINE.to_string());
     Ok(())
 }

@@ -158,6 +158,12 @@ pub enum ImageError {
         /// The image's name.
         name: String,
     },
+    /// A NUL byte in a value the process gets (it cannot be an argument or a variable).
+    #[error("{field:?} holds a NUL byte, which no argument or environment variable can")]
+    Nul {
+        /// The value.
+        field: String,
+    },
     /// `--size` is too small for the image's files.
     #[error("--size {asked} MiB cannot hold this image: it needs at least {needed} MiB")]
     TooSmall {

@@ -25,50 +25,91 @@ pub const SDK_LOCAL_OUTPUT: &str = "/dev/virtio-ports/wio.sdk";
 /// The first field of `run.cfg`: its format.
 const CFG_MAGIC: &str = "wio-image-run 1";
 
-/// The process an image runs: docker's rule (the entrypoint, then `args` if given, else
-/// the image's cmd; without an entrypoint, `args` or the cmd alone).
-pub fn argv(record: &Record, args: &[String]) -> Result<Vec<String>> {
+/// What a run changes of the image's configuration (`wio run --image REF -- ARGS`, a world
+/// node's `command`, `entrypoint`, `environment`, `user`, `working_dir`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Overrides {
+    /// Replaces the image's entrypoint (and, as in docker and compose, drops its cmd).
+    pub entrypoint: Option<Vec<String>>,
+    /// Replaces the image's cmd (the arguments after the entrypoint).
+    pub command: Option<Vec<String>>,
+    /// `NAME=VALUE` entries: each replaces the image's variable of that name, or is added.
+    pub env: Vec<String>,
+    /// Replaces the image's user.
+    pub user: Option<String>,
+    /// Replaces the image's working directory.
+    pub working_dir: Option<String>,
+}
+
+/// The process an image machine starts, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Process {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// Its whole environment (before `HOME` and `PATH` defaults, which wio-exec adds).
+    pub env: Vec<String>,
+    /// Its user ("" = root).
+    pub user: String,
+    /// Its working directory ("" = `/`).
+    pub working_dir: String,
+}
+
+/// The process by docker's rule: the entrypoint (the image's, or the override), then the
+/// command (the override, else the image's cmd unless the entrypoint was overridden);
+/// the image's environment with the overrides' entries, and where the Antithesis SDKs
+/// write.
+pub fn process(record: &Record, o: &Overrides) -> Result<Process> {
     let c = &record.config;
-    let tail = if args.is_empty() { &c.cmd } else { args };
-    let argv: Vec<String> = c.entrypoint.iter().chain(tail.iter()).cloned().collect();
+    let entrypoint = o.entrypoint.clone().unwrap_or_else(|| c.entrypoint.clone());
+    let command = match (&o.command, &o.entrypoint) {
+        (Some(cmd), _) => cmd.clone(),
+        (None, Some(_)) => Vec::new(),
+        (None, None) => c.cmd.clone(),
+    };
+    let argv: Vec<String> = entrypoint.into_iter().chain(command).collect();
     if argv.is_empty() {
         return Err(ImageError::NoProgram {
             name: record.name(),
         });
     }
-    Ok(argv)
-}
-
-/// The environment the process gets: the image's, and where the Antithesis SDKs write.
-pub fn env(record: &Record) -> Vec<String> {
-    let mut env = record.config.env.clone();
+    let name_of = |e: &str| e.split('=').next().unwrap_or("").to_string();
+    let mut env = c.env.clone();
+    for e in &o.env {
+        let n = name_of(e);
+        env.retain(|x| name_of(x) != n);
+        env.push(e.clone());
+    }
     for (k, v) in [
         ("ANTITHESIS_OUTPUT_DIR", "/tmp/antithesis"),
         ("ANTITHESIS_SDK_LOCAL_OUTPUT", SDK_LOCAL_OUTPUT),
     ] {
-        if !env.iter().any(|e| e.split('=').next() == Some(k)) {
+        if !env.iter().any(|e| name_of(e) == k) {
             env.push(format!("{k}={v}"));
         }
     }
-    env
+    Ok(Process {
+        argv,
+        env,
+        user: o.user.clone().unwrap_or_else(|| c.user.clone()),
+        working_dir: o
+            .working_dir
+            .clone()
+            .unwrap_or_else(|| c.working_dir.clone()),
+    })
 }
 
 /// `run.cfg`: NUL-separated fields, as `images/image/wio-exec.c` reads them.
-pub fn run_cfg(record: &Record, args: &[String]) -> Result<Vec<u8>> {
-    let argv = argv(record, args)?;
-    let env = env(record);
-    let mut fields: Vec<String> = vec![
-        CFG_MAGIC.into(),
-        record.config.user.clone(),
-        record.config.working_dir.clone(),
-        env.len().to_string(),
-    ];
-    fields.extend(env);
-    fields.push(argv.len().to_string());
-    fields.extend(argv);
+pub fn run_cfg(p: &Process) -> Result<Vec<u8>> {
+    let mut fields: Vec<&str> = vec![CFG_MAGIC, &p.user, &p.working_dir];
+    let nenv = p.env.len().to_string();
+    let nargs = p.argv.len().to_string();
+    fields.push(&nenv);
+    fields.extend(p.env.iter().map(String::as_str));
+    fields.push(&nargs);
+    fields.extend(p.argv.iter().map(String::as_str));
     if let Some(f) = fields.iter().find(|f| f.contains('\0')) {
-        return Err(ImageError::NoProgram {
-            name: format!("{} (a NUL byte in {f:?})", record.name()),
+        return Err(ImageError::Nul {
+            field: f.to_string(),
         });
     }
     let mut out = Vec::new();
@@ -138,8 +179,7 @@ pub fn initrd(
     cache: &Path,
     initramfs: &Path,
     runtime: &Path,
-    record: &Record,
-    args: &[String],
+    process: &Process,
 ) -> Result<PathBuf> {
     let read = |p: &Path| {
         std::fs::read(p).map_err(|source| ImageError::Cache {
@@ -149,7 +189,7 @@ pub fn initrd(
     };
     let mut bytes = read(initramfs)?;
     bytes.extend(read(runtime)?);
-    let segment = newc(&["wio"], &[("wio/run.cfg", 0o644, &run_cfg(record, args)?)]);
+    let segment = newc(&["wio"], &[("wio/run.cfg", 0o644, &run_cfg(process)?)]);
     bytes.extend(gzip_stored(&segment));
     let name = crate::source::hex(&Sha256::digest(&bytes))[..24].to_string();
     let dir = crate::store::images_dir(cache).join("run");
@@ -201,26 +241,38 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
+    fn argv(r: &Record, o: &Overrides) -> Result<Vec<String>> {
+        process(r, o).map(|p| p.argv)
+    }
+
     #[test]
-    fn argv_follows_docker_run() {
+    fn the_process_follows_docker_run() {
+        let none = Overrides::default();
+        let args = |a: &[&str]| Overrides {
+            command: Some(strings(a)),
+            ..Overrides::default()
+        };
         let both = record(&["/bin/app", "-v"], &["serve"]);
         assert_eq!(
-            argv(&both, &[]).unwrap(),
+            argv(&both, &none).unwrap(),
             strings(&["/bin/app", "-v", "serve"])
         );
         assert_eq!(
-            argv(&both, &strings(&["check"])).unwrap(),
+            argv(&both, &args(&["check"])).unwrap(),
             strings(&["/bin/app", "-v", "check"])
         );
+        // A new entrypoint drops the image's cmd.
+        let ep = Overrides {
+            entrypoint: Some(strings(&["/bin/other"])),
+            ..Overrides::default()
+        };
+        assert_eq!(argv(&both, &ep).unwrap(), strings(&["/bin/other"]));
         let cmd_only = record(&[], &["redis-server"]);
-        assert_eq!(argv(&cmd_only, &[]).unwrap(), strings(&["redis-server"]));
-        assert_eq!(
-            argv(&cmd_only, &strings(&["sh"])).unwrap(),
-            strings(&["sh"])
-        );
+        assert_eq!(argv(&cmd_only, &none).unwrap(), strings(&["redis-server"]));
+        assert_eq!(argv(&cmd_only, &args(&["sh"])).unwrap(), strings(&["sh"]));
         let nothing = record(&[], &[]);
         assert!(matches!(
-            argv(&nothing, &[]),
+            argv(&nothing, &none),
             Err(ImageError::NoProgram { .. })
         ));
     }
@@ -228,15 +280,21 @@ mod tests {
     #[test]
     fn the_run_config_keeps_the_images_env_and_adds_the_sdk_output() {
         let r = record(&["/bin/app"], &[]);
-        let cfg = run_cfg(&r, &[]).unwrap();
+        let o = Overrides {
+            env: strings(&["A=2", "B=3"]),
+            user: Some("0".into()),
+            ..Overrides::default()
+        };
+        let cfg = run_cfg(&process(&r, &o).unwrap()).unwrap();
         let fields: Vec<&[u8]> = cfg.split(|&b| b == 0).collect();
         let want: Vec<&[u8]> = vec![
             b"wio-image-run 1",
-            b"app",
+            b"0",
             b"/w",
-            b"3",
-            b"A=1",
+            b"4",
             b"ANTITHESIS_OUTPUT_DIR=/mine",
+            b"A=2",
+            b"B=3",
             b"ANTITHESIS_SDK_LOCAL_OUTPUT=/dev/virtio-ports/wio.sdk",
             b"1",
             b"/bin/app",

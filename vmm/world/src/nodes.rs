@@ -59,12 +59,28 @@ pub(super) fn node_configs(
             let node_seed = RunSeed(seed)
                 .stream(&format!("world/node/{}", n.name))
                 .next_u64();
+            let image = match &n.disk {
+                Some(NodeDisk::Image(img)) => Some(img),
+                _ => None,
+            };
             let disk = match &n.disk {
                 None => None,
                 Some(NodeDisk::Built(name)) => {
                     Some(wio_machines::machine::guests::built_disk(name)?)
                 }
                 Some(NodeDisk::File(p)) => Some(p.clone()),
+                Some(NodeDisk::Image(img)) => Some(img.disk.clone()),
+            };
+            // An image node boots from its initramfs (the launcher mounts the image's disk)
+            // and runs the image's process, not a `run` script.
+            let root = if disk.is_some() && image.is_none() {
+                " root=/dev/vda rw rootfstype=ext4 init=/init"
+            } else {
+                ""
+            };
+            let run = match image {
+                Some(_) => String::new(),
+                None => format!(" wio.run={}", base64(n.run.as_bytes())),
             };
             let faults = match &n.faults {
                 None => FaultSource::None,
@@ -76,23 +92,17 @@ pub(super) fn node_configs(
             Ok(RunConfig {
                 faults,
                 kernel: n.kernel.clone(),
-                initrd: n.initrd.clone(),
+                initrd: image.map(|i| i.initrd.clone()).or_else(|| n.initrd.clone()),
                 guest: n
                     .kernel
                     .is_none()
                     .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
                 mem_mib: n.mem_mib,
                 cmdline: Some(format!(
-                    "{DEFAULT_CMDLINE}{} wio.node={} wio.ip={} wio.hosts={} wio.run={}{}",
-                    if disk.is_some() {
-                        " root=/dev/vda rw rootfstype=ext4 init=/init"
-                    } else {
-                        ""
-                    },
+                    "{DEFAULT_CMDLINE}{root} wio.node={} wio.ip={} wio.hosts={}{run}{}",
                     n.name,
                     ip_of(i),
                     hosts.join(","),
-                    base64(n.run.as_bytes()),
                     n.cmdline
                         .as_ref()
                         .map(|c| format!(" {c}"))

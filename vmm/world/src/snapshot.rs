@@ -29,10 +29,13 @@ use wio_machines::trace::TraceState;
 pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// The world snapshot format this wio writes and reads (what bumps which version: see
 /// [`wio_machines::snapshot::sections`]). Major 2: the sections container (1 was one blob).
+/// Minor 1: a node's disk may be an imported container image (`NodeDisk::Image`, a variant
+/// added at the end: a 2.0 file reads as before; a wio that reads 2.0 only refuses a 2.1
+/// file by its version instead of failing to decode it).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 0,
+    minor: 1,
     what: "world snapshot",
     first_major: 2,
 };

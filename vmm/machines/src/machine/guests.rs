@@ -72,6 +72,39 @@ pub fn image_runtime() -> Result<PathBuf> {
         .ok_or_else(|| GuestsError::NoImageRuntime { cache }.into())
 }
 
+/// A machine that runs an imported container image: its disk and the initrd that starts
+/// the image's process (see `wio_images::launch`).
+#[derive(Debug, Clone)]
+pub struct ImageMachine {
+    /// The image's disk (never written: the run keeps its writes).
+    pub disk: PathBuf,
+    /// The small kernel's initramfs, the image runtime and the run's config, as one file.
+    pub initrd: PathBuf,
+    /// The image's record.
+    pub record: wio_images::Record,
+}
+
+/// The machine of an imported image (`wio run --image`, a world node's `image`): `reference`
+/// names it, `overrides` change its process.
+pub fn image_machine(
+    reference: &str,
+    overrides: &wio_images::launch::Overrides,
+) -> Result<ImageMachine> {
+    let cache = wio_images::store::cache_dir()?;
+    let (disk, record) = wio_images::store::find(&cache, reference)?;
+    let process = wio_images::launch::process(&record, overrides)?;
+    let (_, initramfs) = built_guest("small")?;
+    let initramfs = initramfs.ok_or(GuestsError::Incomplete {
+        manifest: cache.join("riscv64-guests.env"),
+    })?;
+    let initrd = wio_images::launch::initrd(&cache, &initramfs, &image_runtime()?, &process)?;
+    Ok(ImageMachine {
+        disk,
+        initrd,
+        record,
+    })
+}
+
 /// The cache folder.
 fn cache_dir() -> Result<PathBuf> {
     std::env::var_os("WIO_CACHE")

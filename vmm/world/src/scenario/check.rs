@@ -4,7 +4,8 @@
 
 use super::file::{DegradeSpec, File, NodeArch, NodeSpec, PairSpec, PartitionSpec, PeerSpec};
 use super::{
-    Degrade, LinkSpec, Node, NodeDisk, Partition, Scenario, WorldProfile, MAX_NODES, MAX_RUN,
+    Degrade, LinkSpec, Node, NodeDisk, NodeImage, Partition, Scenario, WorldProfile, MAX_NODES,
+    MAX_RUN,
 };
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -146,7 +147,13 @@ impl Checker<'_> {
                 ));
             }
         }
-        let disk = self.node_disk(n.disk.as_ref())?;
+        let disk = match &n.image {
+            Some(image) => Some(self.node_image(n, image)?),
+            None => {
+                self.image_fields_need_an_image(n)?;
+                self.node_disk(n.disk.as_ref())?
+            }
+        };
         let run = n
             .run
             .as_ref()
@@ -190,6 +197,80 @@ impl Checker<'_> {
             ));
         }
         Ok(Some(p.to_string_lossy().into_owned()))
+    }
+
+    /// A node's `image`: the imported image it names (with the node's overrides of its
+    /// process), which replaces `guest`, `kernel`, `initrd`, `disk` and `run`.
+    fn node_image(&self, n: &NodeSpec, image: &Spanned<String>) -> Result<NodeDisk> {
+        let start = |s: Option<std::ops::Range<usize>>| s.map_or(image.span().start, |r| r.start);
+        for (field, span) in [
+            ("node.guest", n.guest.as_ref().map(|_| image.span())),
+            ("node.kernel", n.kernel.as_ref().map(|k| k.span())),
+            ("node.initrd", n.initrd.as_ref().map(|k| k.span())),
+            ("node.disk", n.disk.as_ref().map(|d| d.span())),
+            ("node.run", n.run.as_ref().map(|r| r.span())),
+        ] {
+            if span.is_some() {
+                return Err(self.at(
+                    start(span),
+                    field,
+                    format!("{field} with node.image: an image node runs its image's process on the small kernel (change it with command, entrypoint, environment, user, working_dir)"),
+                ));
+            }
+        }
+        let overrides = wio_images::launch::Overrides {
+            entrypoint: n.entrypoint.as_ref().map(|v| v.get_ref().clone()),
+            command: n.command.as_ref().map(|v| v.get_ref().clone()),
+            env: n
+                .environment
+                .as_ref()
+                .map(|v| v.get_ref().clone())
+                .unwrap_or_default(),
+            user: n.user.as_ref().map(|v| v.get_ref().clone()),
+            working_dir: n.working_dir.as_ref().map(|v| v.get_ref().clone()),
+        };
+        if let Some(e) = n.environment.as_ref().and_then(|v| {
+            v.get_ref()
+                .iter()
+                .find(|e| !e.contains('='))
+                .map(|e| (e, v.span()))
+        }) {
+            return Err(self.at(
+                e.1.start,
+                "node.environment",
+                format!("node.environment {:?}: entries are NAME=VALUE", e.0),
+            ));
+        }
+        let m = wio_machines::machine::guests::image_machine(image.get_ref(), &overrides)
+            .map_err(|e| self.at(image.span().start, "node.image", format!("node.image: {e}")))?;
+        Ok(NodeDisk::Image(NodeImage {
+            reference: image.get_ref().clone(),
+            id: m.record.id,
+            disk: m.disk,
+            initrd: m.initrd,
+        }))
+    }
+
+    /// `command`, `entrypoint`, `environment`, `user` and `working_dir` change an image's
+    /// process: without `image` they are an error, not ignored.
+    fn image_fields_need_an_image(&self, n: &NodeSpec) -> Result<()> {
+        let spans = [
+            ("node.command", n.command.as_ref().map(|v| v.span())),
+            ("node.entrypoint", n.entrypoint.as_ref().map(|v| v.span())),
+            ("node.environment", n.environment.as_ref().map(|v| v.span())),
+            ("node.user", n.user.as_ref().map(|v| v.span())),
+            ("node.working_dir", n.working_dir.as_ref().map(|v| v.span())),
+        ];
+        match spans.into_iter().find_map(|(f, s)| s.map(|s| (f, s))) {
+            Some((field, span)) => Err(self.at(
+                span.start,
+                field,
+                format!(
+                    "{field} changes an image's process: give node.image too (or use node.run)"
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// A node's `disk`: a built disk's name, or an image file that exists.

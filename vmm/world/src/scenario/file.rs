@@ -46,6 +46,24 @@ pub(super) struct NodeSpec {
     pub(super) sched_noise: Option<SchedNoise>,
     #[serde(default)]
     pub(super) clock_drift_ppm: Option<Spanned<i32>>,
+    /// An imported container image (`wio image import`) the node runs.
+    #[serde(default)]
+    pub(super) image: Option<Spanned<String>>,
+    /// With `image`: replaces the image's cmd.
+    #[serde(default)]
+    pub(super) command: Option<Spanned<Vec<String>>>,
+    /// With `image`: replaces the image's entrypoint (and drops its cmd).
+    #[serde(default)]
+    pub(super) entrypoint: Option<Spanned<Vec<String>>>,
+    /// With `image`: NAME=VALUE entries added to (or replacing) the image's environment.
+    #[serde(default)]
+    pub(super) environment: Option<Spanned<Vec<String>>>,
+    /// With `image`: replaces the image's user.
+    #[serde(default)]
+    pub(super) user: Option<Spanned<String>>,
+    /// With `image`: replaces the image's working directory.
+    #[serde(default)]
+    pub(super) working_dir: Option<Spanned<String>>,
 }
 
 /// A node's `arch` as the file says it: the names `wio run --arch` takes.

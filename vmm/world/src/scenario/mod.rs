@@ -21,6 +21,10 @@
 //!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
 //! disk = "python"             # a root disk: built (rootfs, redis, python, payments) or an ext4 image
 //!                             # (never modified: writes go to the node's own overlay)
+//!                             # or image = "REF": an imported container image (wio image
+//!                             # import), run by its entrypoint and cmd instead of `run`; with
+//!                             # command = [...], entrypoint = [...], environment = ["K=V"],
+//!                             # user = "...", working_dir = "..." overriding the image's
 //! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
 //! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)
@@ -209,6 +213,21 @@ pub enum NodeDisk {
     Built(String),
     /// An image file.
     File(PathBuf),
+    /// An imported container image: the node runs its process, not a `run` script.
+    Image(NodeImage),
+}
+
+/// A node's imported container image, resolved when the scenario was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeImage {
+    /// The name the scenario gave.
+    pub reference: String,
+    /// The image's ID.
+    pub id: String,
+    /// Its disk.
+    pub disk: PathBuf,
+    /// The initrd that starts its process (see `wio_images::launch`).
+    pub initrd: PathBuf,
 }
 
 /// A checked scenario.

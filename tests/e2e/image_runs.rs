@@ -1,0 +1,247 @@
+//! End-to-end tests of running imported container images (riscv64 guests needed):
+//! `wio run --image` starts the entrypoint as the image says, and an image is a node of a
+//! world (`[[node]] image = ...`). The images are built byte by byte (`support/oci.rs`).
+
+#![forbid(unsafe_code)]
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use wio_e2e_tests::oci::{import_json, layer, sha, wio_in, Layout, E};
+use wio_e2e_tests::{scratch, stderr};
+
+/// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
+fn riscv_busybox(dir: &Path, test: &str) -> Option<Vec<u8>> {
+    let rootfs = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_ROOTFS",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_IMAGE_RUNTIME",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    let out = dir.join("busybox");
+    let o = std::process::Command::new("debugfs")
+        .arg("-R")
+        .arg(format!("dump /bin/busybox {}", out.display()))
+        .arg(&rootfs)
+        .output()
+        .expect("debugfs (e2fsprogs)");
+    assert!(
+        o.status.success() && out.is_file(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(std::fs::read(&out).expect("busybox"))
+}
+
+/// A runnable image (busybox, a non-root user in a supplementary group, a whiteout, a hard
+/// link; an amd64 image beside it), imported as `wio-run-test:1` into a cache of its own
+/// beside the built guests: the cache and the disk, or None (skipped) without guests.
+fn runnable_image(dir: &Path, test: &str) -> Option<(PathBuf, PathBuf)> {
+    let busybox = riscv_busybox(dir, test)?;
+    let l = Layout::new(&dir.join("layout"));
+    let base = layer(&[
+        E::File("bin/busybox", &busybox, 0o755, 0),
+        E::Symlink("bin/sh", "busybox"),
+        E::File(
+            "etc/passwd",
+            b"root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n",
+            0o644,
+            0,
+        ),
+        E::File(
+            "etc/group",
+            b"root:x:0:\napp:x:1000:\nstaff:x:50:app\n",
+            0o644,
+            0,
+        ),
+        E::File("tmp/gone", b"whited out\n", 0o644, 0),
+    ]);
+    let top = layer(&[
+        E::File("tmp/.wh.gone", b"", 0o644, 0),
+        E::Hardlink("bin/bb", "bin/busybox"),
+    ]);
+    let script = "echo \"user=$(id -u):$(id -g) groups=$(id -G) pwd=$(pwd) greeting=$GREETING\"; \
+                  [ -e /tmp/gone ] && echo gone=present || echo gone=absent; [ /bin/bb -ef /bin/busybox ] && echo hardlink=ok; exit 7";
+    let config = json!({
+        "User": "app", "Env": ["GREETING=hi from the image"], "WorkingDir": "/srv/app",
+        "Entrypoint": ["/bin/sh", "-c"], "Cmd": [script],
+    });
+    let riscv = l.image(
+        "riscv64",
+        &[base, top],
+        config,
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
+    let amd = l.image(
+        "amd64",
+        &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])],
+        json!({}),
+        "application/vnd.oci.image.layer.v1.tar+gzip",
+    );
+    l.index("localhost/wio-run-test:1", vec![amd, riscv]);
+    let archive = dir.join("image.tar");
+    l.archive(&archive);
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::copy(
+        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
+        cache.join("riscv64-guests.env"),
+    )
+    .expect("manifest");
+    let imported = import_json(&cache, &archive);
+    Some((
+        cache,
+        PathBuf::from(imported["disk"].as_str().expect("disk")),
+    ))
+}
+
+#[test]
+fn an_image_runs_its_entrypoint_as_its_config_says() {
+    let dir = scratch("images-run");
+    let Some((cache, disk)) =
+        runnable_image(&dir, "an_image_runs_its_entrypoint_as_its_config_says")
+    else {
+        return;
+    };
+    let before = sha(&std::fs::read(&disk).expect("disk"));
+
+    let run = |extra: &[&str]| {
+        let summary = dir.join("summary.json");
+        let mut args = vec![
+            "run",
+            "--image",
+            "wio-run-test:1",
+            "--seed",
+            "3",
+            "--summary-json",
+            summary.to_str().expect("utf-8"),
+        ];
+        args.extend_from_slice(extra);
+        let o = wio_in(&cache, &args);
+        let s: Value =
+            serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
+        (o, s)
+    };
+    let (o, s) = run(&[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "the entrypoint's status: {out}{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("user=1000:1000 groups=1000 50 pwd=/srv/app greeting=hi from the image"),
+        "{out}"
+    );
+    assert!(
+        out.contains("gone=absent") && out.contains("hardlink=ok"),
+        "{out}"
+    );
+    // Same seed, same bits; the image's disk file is never written.
+    let (_, again) = run(&[]);
+    assert!(s["trace_hash"].is_string(), "{s}");
+    assert_eq!(s["trace_hash"], again["trace_hash"]);
+    assert_eq!(before, sha(&std::fs::read(&disk).expect("disk")));
+    // Arguments after -- replace the image's cmd, keeping its entrypoint.
+    let (o, _) = run(&["--", "echo replaced as $(id -un); exit 3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("replaced as app"));
+}
+
+#[test]
+fn an_image_is_a_node_of_a_world() {
+    let dir = scratch("images-world");
+    let Some((cache, _)) = runnable_image(&dir, "an_image_is_a_node_of_a_world") else {
+        return;
+    };
+    let world = dir.join("world.toml");
+    std::fs::write(
+        &world,
+        r#"max_virtual_secs = 30
+end_when_done = ["client"]
+[[node]]
+name = "server"
+image = "wio-run-test:1"
+user = "root"
+environment = ["GREETING=from the world"]
+command = ["echo \"$GREETING as $(id -u)\"; nc -l -p 7000 -e echo hello-over-tcp"]
+[[node]]
+name = "client"
+run = "sleep 1; nc server 7000 </dev/null"
+"#,
+    )
+    .expect("world");
+    let sim = |seed: &str| {
+        let summary = dir.join(format!("world-{seed}.json"));
+        let o = wio_in(
+            &cache,
+            &[
+                "sim",
+                world.to_str().expect("utf-8"),
+                "--seed",
+                seed,
+                "--summary-json",
+                summary.to_str().expect("utf-8"),
+            ],
+        );
+        let s: Value =
+            serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
+        (o, s)
+    };
+    let (o, s) = sim("4");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("server | from the world as 0"),
+        "the node's overrides: {out}"
+    );
+    assert!(
+        out.contains("server | wio-image: node server at 10.0.0.1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("client | hello-over-tcp"),
+        "the client reached the image by name: {out}"
+    );
+    let (_, again) = sim("4");
+    assert!(s["world_trace_hash"].is_string(), "{s}");
+    assert_eq!(
+        s["world_trace_hash"], again["world_trace_hash"],
+        "same seed, same world"
+    );
+
+    // Fields an image node cannot have, and image fields without an image: one line each.
+    for (text, needle) in [
+        (
+            "[[node]]\nname = \"a\"\nimage = \"wio-run-test:1\"\nrun = \"true\"\n",
+            "node.run with node.image",
+        ),
+        (
+            "[[node]]\nname = \"a\"\nrun = \"true\"\ncommand = [\"x\"]\n",
+            "node.command changes an image's process",
+        ),
+        (
+            "[[node]]\nname = \"a\"\nimage = \"nothing-here:1\"\n",
+            "no imported image is called nothing-here:1",
+        ),
+    ] {
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, text).expect("bad world");
+        let o = wio_in(&cache, &["sim", bad.to_str().expect("utf-8")]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(101), "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("wio: error:")).count(),
+            1,
+            "{err}"
+        );
+        assert!(
+            err.contains(needle) && err.contains("bad.toml"),
+            "{needle:?} in {err}"
+        );
+    }
+}
