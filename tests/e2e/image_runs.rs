@@ -245,3 +245,105 @@ run = "sleep 1; nc server 7000 </dev/null"
         );
     }
 }
+
+#[test]
+fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
+    let dir = scratch("images-compose");
+    let Some((cache, _)) = runnable_image(
+        &dir,
+        "a_compose_project_boots_and_its_services_find_each_other_by_name",
+    ) else {
+        return;
+    };
+    // Values of variables come from .env beside the file, never from wio's environment.
+    std::fs::write(dir.join(".env"), "GREETING=hello from env\n").expect(".env");
+    std::fs::write(dir.join("b.env"), "WHO=b\n").expect("env_file");
+    let compose = dir.join("compose.yaml");
+    std::fs::write(
+        &compose,
+        r#"services:
+  a:
+    image: wio-run-test:1
+    user: root
+    command: ["nc -l -p 7000 -e echo \"$$GREETING from a\""]
+    environment:
+      GREETING: ${GREETING}
+    restart: always
+  b:
+    image: wio-run-test:1
+    user: root
+    env_file: b.env
+    command: ["nc -l -p 7001 -e echo from $$WHO"]
+  c:
+    image: wio-run-test:1
+    depends_on: [a, b]
+    command:
+      - for i in 1 2 3 4 5; do nc a 7000 </dev/null && break; sleep 1; done; nc b 7001 </dev/null
+x-wio:
+  end_when_done: [c]
+  max_virtual_secs: 30
+"#,
+    )
+    .expect("compose");
+    let sim = |seed: &str| {
+        let summary = dir.join(format!("compose-{seed}.json"));
+        let o = wio_in(
+            &cache,
+            &[
+                "sim",
+                compose.to_str().expect("utf-8"),
+                "--seed",
+                seed,
+                "--summary-json",
+                summary.to_str().expect("utf-8"),
+            ],
+        );
+        let s: Value =
+            serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
+        (o, s)
+    };
+    let (o, s) = sim("5");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("c | hello from env from a"), "{out}");
+    assert!(out.contains("c | from b"), "{out}");
+    assert!(
+        err.contains("services.a.restart (line 8) is ignored"),
+        "{err}"
+    );
+    assert!(err.contains("services.c.depends_on"), "{err}");
+    let (_, again) = sim("5");
+    assert!(s["world_trace_hash"].is_string(), "{s}");
+    assert_eq!(
+        s["world_trace_hash"], again["world_trace_hash"],
+        "same seed, same world"
+    );
+
+    // An unsupported key, and an image nothing answers to: one line, with the compose line.
+    for (text, needle) in [
+        (
+            "services:\n  a:\n    image: wio-run-test:1\n    volumes: [\"data:/data\"]\n",
+            "line 4: services.a.volumes is not supported",
+        ),
+        (
+            "services:\n  a:\n    image: nothing-here:1\n",
+            "line 3: node.image: no imported image is called nothing-here:1",
+        ),
+    ] {
+        let bad = dir.join("bad.yaml");
+        std::fs::write(&bad, text).expect("bad compose");
+        let o = wio_in(&cache, &["sim", bad.to_str().expect("utf-8")]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(101), "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("wio: error:")).count(),
+            1,
+            "{err}"
+        );
+        assert!(
+            err.contains(needle) && err.contains("bad.yaml"),
+            "{needle:?} in {err}"
+        );
+    }
+}

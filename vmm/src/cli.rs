@@ -125,6 +125,7 @@ pub enum Command {
 const SIM_EXAMPLES: &str = "\
 Examples:
   wio sim world.toml --seed 7                  # every node's console, prefixed with its name
+  wio sim compose.yaml --seed 7                # a compose file: one imported image per service
   wio sim world.toml --seed 7 --quiet --summary-json world.json
   wio sim world.toml --seed 7 --snapshot-at 2s --snapshot-out world.snap
   wio sim images/payments/world.toml --node-args payments=wio.bug=receipt-no-retry
@@ -145,7 +146,8 @@ stop only at exits, cannot keep a world's quantum, and are refused. See docs/wor
 /// `wio sim`.
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// The scenario file (TOML); or --from a world snapshot.
+    /// The scenario file (TOML), or a compose file (.yaml, .yml; docs/images.md); or
+    /// --from a world snapshot.
     #[arg(required_unless_present = "from", conflicts_with = "from")]
     pub scenario: Option<PathBuf>,
     /// Restore the world snapshot FILE (taken with --snapshot-at) instead of booting a scenario.

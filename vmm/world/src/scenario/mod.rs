@@ -58,6 +58,7 @@ use wio_machines::error::{NodeArgsError, Result, ScenarioError, WioError};
 use wio_machines::machine::noise::SchedNoise;
 
 mod check;
+mod compose;
 mod file;
 
 /// Most nodes in one world.
@@ -254,7 +255,8 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads and checks `path`.
+    /// Reads and checks `path`: a TOML scenario, or a compose file (`.yaml`, `.yml`; see
+    /// `compose.rs`).
     pub fn read(path: &Path) -> Result<Scenario> {
         let text = std::fs::read_to_string(path).map_err(|source| WioError::ArtifactIo {
             what: "scenario",
@@ -262,7 +264,20 @@ impl Scenario {
             source,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Scenario::parse_in(&text, base).map_err(|e| WioError::from(e.in_file(path)))
+        let is_compose = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if !is_compose {
+            return Scenario::parse_in(&text, base).map_err(|e| WioError::from(e.in_file(path)));
+        }
+        // A compose file: translated into a scenario, checked as one, every error's line
+        // mapped back to the compose file's.
+        let t = compose::translate(&text, base).map_err(|e| WioError::from(e.in_file(path)))?;
+        for w in &t.warnings {
+            eprintln!("wio: warning: {}: {w}", path.display());
+        }
+        Scenario::parse_in(&t.toml, base).map_err(|mut e| {
+            e.line = e.line.and_then(|l| t.lines.get(l.wrapping_sub(1)).copied());
+            WioError::from(e.in_file(path))
+        })
     }
 
     /// Parses and checks scenario text (relative paths from the current directory); the

@@ -1,0 +1,650 @@
+//! Compose files (`wio sim compose.yaml`): the common subset of the Compose specification,
+//! translated into a world scenario (one image node per service), then checked as a TOML
+//! scenario is, with every error's line mapped back to the compose file.
+//!
+//! Taken: `services` with `image` (an imported name, or an image archive or OCI layout
+//! path, imported on the way), `command` and `entrypoint` (a list, or a string split as a
+//! shell would without running one), `environment` (a list or a map), `env_file`, `user`,
+//! `working_dir`, `hostname` (when it is the service's name: nodes are found by it),
+//! `depends_on` (checked: it names services; the nodes boot together, see below),
+//! `networks` (one network: every node is on the world's one switch); `x-wio` at the top
+//! (`max_virtual_secs`, `end_when_done`) and in a service (`mem_mib`, `faults`,
+//! `sched_noise`, `clock_drift_ppm`, `cmdline`); other `x-` keys are ignored, as the spec
+//! says. Ignored with a warning, being safe to ignore in a closed world: `restart`,
+//! `ports`, `expose`, `healthcheck`, `container_name`, `labels`, `logging`, `tty`,
+//! `stdin_open`, `init`, `stop_signal`, `stop_grace_period`, `version`, `name`. Anything
+//! else is an error naming the key and its line.
+//!
+//! Variables (`$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`; `$$` is a `$`) take
+//! their values from the `.env` file beside the compose file, never from wio's own
+//! environment: a world is a function of its files and its seed. A variable neither there
+//! nor defaulted is an error.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Value;
+use wio_machines::error::ScenarioError;
+
+use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// A compose file as a TOML scenario: its text, the compose line each TOML line came
+/// from, and the warnings to print.
+#[derive(Debug)]
+pub(super) struct Translated {
+    pub(super) toml: String,
+    pub(super) lines: Vec<usize>,
+    pub(super) warnings: Vec<String>,
+}
+
+/// Service keys wio ignores with a warning, and why that is safe.
+const IGNORED: &[(&str, &str)] = &[
+    ("restart", "a node ends when its process exits"),
+    ("ports", "a world has no host network"),
+    ("expose", "every node reaches every port of the others"),
+    ("healthcheck", "nothing waits on health yet"),
+    ("container_name", "nodes are named by their service"),
+    ("labels", "labels change nothing a guest sees"),
+    ("logging", "the console is the log"),
+    ("tty", "the console is the terminal"),
+    ("stdin_open", "the console is the terminal"),
+    ("init", "wio's launcher is the machine's init"),
+    ("stop_signal", "a world stops all its machines at once"),
+    (
+        "stop_grace_period",
+        "a world stops all its machines at once",
+    ),
+];
+
+struct Tr<'a> {
+    base: &'a Path,
+    vars: BTreeMap<String, String>,
+    toml: String,
+    lines: Vec<usize>,
+    warnings: Vec<String>,
+}
+
+fn line(n: &MarkedYaml) -> usize {
+    n.span.start.line()
+}
+
+fn err(line: usize, field: &str, reason: String) -> ScenarioError {
+    ScenarioError {
+        file: None,
+        line: Some(line),
+        field: Some(field.to_string()),
+        reason,
+    }
+}
+
+/// The entries of a mapping with string keys, in file order.
+fn entries<'a, 'b>(
+    n: &'b MarkedYaml<'a>,
+    field: &str,
+) -> Result<Vec<(String, &'b MarkedYaml<'a>, usize)>> {
+    match &n.data {
+        YamlData::Mapping(m) => m
+            .iter()
+            .map(|(k, v)| match &k.data {
+                YamlData::Value(Scalar::String(s)) => Ok((s.to_string(), v, line(k))),
+                _ => Err(err(line(k), field, format!("{field}: keys are names"))),
+            })
+            .collect(),
+        _ => Err(err(
+            line(n),
+            field,
+            format!("{field} is a mapping (key: value lines)"),
+        )),
+    }
+}
+
+/// A scalar as text (numbers and booleans as YAML writes them), or None.
+fn scalar(n: &MarkedYaml) -> Option<String> {
+    match &n.data {
+        YamlData::Value(Scalar::String(s)) => Some(s.to_string()),
+        YamlData::Value(Scalar::Integer(i)) => Some(i.to_string()),
+        YamlData::Value(Scalar::Boolean(b)) => Some(b.to_string()),
+        YamlData::Value(Scalar::FloatingPoint(f)) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+impl Tr<'_> {
+    fn emit(&mut self, compose_line: usize, text: String) {
+        self.toml.push_str(&text);
+        self.toml.push('\n');
+        self.lines.push(compose_line);
+    }
+
+    fn emit_value(&mut self, compose_line: usize, key: &str, v: Value) {
+        self.emit(compose_line, format!("{key} = {v}"));
+    }
+
+    /// A string value with its variables replaced.
+    fn string(&self, n: &MarkedYaml, field: &str) -> Result<String> {
+        let s = scalar(n).ok_or_else(|| err(line(n), field, format!("{field} is a string")))?;
+        self.interpolate(&s, line(n), field)
+    }
+
+    fn interpolate(&self, s: &str, at: usize, field: &str) -> Result<String> {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            rest = &rest[i + 1..];
+            if let Some(r) = rest.strip_prefix('$') {
+                out.push('$');
+                rest = r;
+                continue;
+            }
+            let (name, default, after) = if let Some(r) = rest.strip_prefix('{') {
+                let end = r
+                    .find('}')
+                    .ok_or_else(|| err(at, field, format!("{field}: an unclosed ${{ in {s:?}")))?;
+                let inner = &r[..end];
+                let (name, default) = match inner.find([':', '-']) {
+                    Some(j) => {
+                        let d = inner[j..].trim_start_matches(':');
+                        let d = d.strip_prefix('-').ok_or_else(|| {
+                            err(at, field, format!("{field}: ${{{inner}}}: wio takes ${{VAR}}, ${{VAR:-default}} and ${{VAR-default}}"))
+                        })?;
+                        (&inner[..j], Some(d))
+                    }
+                    None => (inner, None),
+                };
+                (name, default, &r[end + 1..])
+            } else {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                (&rest[..end], None, &rest[end..])
+            };
+            if name.is_empty() {
+                return Err(err(
+                    at,
+                    field,
+                    format!("{field}: a lone $ in {s:?} (write $$ for a $)"),
+                ));
+            }
+            match (self.vars.get(name), default) {
+                (Some(v), _) => out.push_str(v),
+                (None, Some(d)) => out.push_str(d),
+                (None, None) => {
+                    return Err(err(
+                        at,
+                        field,
+                        format!("{field}: ${name} is not set in the .env file beside the compose file (wio never reads its own environment into a world); set it there, give a default (${{{name}:-value}}), or write $$ for a $"),
+                    ))
+                }
+            }
+            rest = after;
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// A list of strings, or a string split as a shell would.
+    fn words(&self, n: &MarkedYaml, field: &str) -> Result<Vec<String>> {
+        match &n.data {
+            YamlData::Sequence(items) => items.iter().map(|i| self.string(i, field)).collect(),
+            _ => {
+                let s = self.string(n, field)?;
+                split(&s).map_err(|why| err(line(n), field, format!("{field}: {why}")))
+            }
+        }
+    }
+
+    fn service(
+        &mut self,
+        name: &str,
+        name_line: usize,
+        svc: &MarkedYaml,
+        services: &[String],
+    ) -> Result<()> {
+        self.emit(name_line, "[[node]]".into());
+        self.emit_value(name_line, "name", Value::String(name.into()));
+        let mut env: Vec<(String, String)> = Vec::new();
+        let mut env_file: Vec<(String, String)> = Vec::new();
+        let mut has_image = false;
+        let mut networks: Vec<String> = Vec::new();
+        let f = |k: &str| format!("services.{name}.{k}");
+        for (key, v, at) in entries(svc, &f(""))? {
+            match key.as_str() {
+                "image" => {
+                    has_image = true;
+                    let reference = self.image(v, &f("image"))?;
+                    self.emit_value(at, "image", Value::String(reference));
+                }
+                "command" | "entrypoint" => {
+                    let words = self.words(v, &f(&key))?;
+                    self.emit_value(
+                        at,
+                        &key,
+                        Value::Array(words.into_iter().map(Value::String).collect()),
+                    );
+                }
+                "user" | "working_dir" => {
+                    let s = self.string(v, &f(&key))?;
+                    self.emit_value(at, &key, Value::String(s));
+                }
+                "environment" => env = self.environment(v, &f("environment"))?,
+                "env_file" => {
+                    let files = match &v.data {
+                        YamlData::Sequence(items) => items
+                            .iter()
+                            .map(|i| self.string(i, &f("env_file")))
+                            .collect::<Result<Vec<_>>>()?,
+                        _ => vec![self.string(v, &f("env_file"))?],
+                    };
+                    for file in files {
+                        env_file.extend(read_env_file(&self.base.join(&file)).map_err(|why| {
+                            err(
+                                at,
+                                &f("env_file"),
+                                format!("{}: {file}: {why}", f("env_file")),
+                            )
+                        })?);
+                    }
+                }
+                "hostname" => {
+                    let h = self.string(v, &f("hostname"))?;
+                    if h != name {
+                        return Err(err(at, &f("hostname"), format!("{}: {h:?} differs from the service's name; nodes are found by their service's name, so leave hostname out", f("hostname"))));
+                    }
+                }
+                "depends_on" => {
+                    let deps: Vec<(String, usize)> = match &v.data {
+                        YamlData::Sequence(items) => items
+                            .iter()
+                            .map(|i| Ok((self.string(i, &f("depends_on"))?, line(i))))
+                            .collect::<Result<_>>()?,
+                        _ => entries(v, &f("depends_on"))?
+                            .into_iter()
+                            .map(|(k, _, l)| (k, l))
+                            .collect(),
+                    };
+                    for (d, l) in deps {
+                        if !services.contains(&d) {
+                            return Err(err(
+                                l,
+                                &f("depends_on"),
+                                format!("{}: no service {d:?}", f("depends_on")),
+                            ));
+                        }
+                    }
+                    self.warnings.push(format!("services.{name}.depends_on (line {at}): the nodes of a world boot together; a service must retry until what it depends on answers (as under compose without a health condition)"));
+                }
+                "networks" => {
+                    networks = match &v.data {
+                        YamlData::Sequence(items) => items
+                            .iter()
+                            .map(|i| self.string(i, &f("networks")))
+                            .collect::<Result<_>>()?,
+                        _ => entries(v, &f("networks"))?
+                            .into_iter()
+                            .map(|(k, _, _)| k)
+                            .collect(),
+                    };
+                }
+                "platform" => {
+                    let p = self.string(v, &f("platform"))?;
+                    if p != wio_images::select::PLATFORM {
+                        return Err(err(
+                            at,
+                            &f("platform"),
+                            format!("{}: {p}: wio runs linux/riscv64 images", f("platform")),
+                        ));
+                    }
+                }
+                "x-wio" => self.x_wio_node(v, &f("x-wio"))?,
+                k if k.starts_with("x-") => {}
+                k => match IGNORED.iter().find(|(i, _)| *i == k) {
+                    Some((_, why)) => self
+                        .warnings
+                        .push(format!("services.{name}.{k} (line {at}) is ignored: {why}")),
+                    None => {
+                        return Err(err(at, &f(k), format!("{} is not supported by wio (yet); remove it, or see docs/images.md for the keys wio takes", f(k))));
+                    }
+                },
+            }
+        }
+        if !has_image {
+            return Err(err(name_line, &f("image"), format!("services.{name} has no image (wio runs images: build one, then name it or its archive here)")));
+        }
+        if networks.len() > 1 {
+            return Err(err(
+                name_line,
+                &f("networks"),
+                format!(
+                    "{}: {} networks; wio puts every node on one network for now",
+                    f("networks"),
+                    networks.len()
+                ),
+            ));
+        }
+        // env_file first, environment over it (as compose does).
+        let mut all: Vec<(String, String)> = env_file;
+        for (k, v) in env {
+            all.retain(|(x, _)| *x != k);
+            all.push((k, v));
+        }
+        if !all.is_empty() {
+            let list = all
+                .into_iter()
+                .map(|(k, v)| Value::String(format!("{k}={v}")))
+                .collect();
+            self.emit_value(name_line, "environment", Value::Array(list));
+        }
+        Ok(())
+    }
+
+    /// `image`: an archive or layout path (imported now) or an imported image's name.
+    fn image(&self, v: &MarkedYaml, field: &str) -> Result<String> {
+        let s = self.string(v, field)?;
+        let p = self.base.join(&s);
+        let is_source = p.is_file() || p.join("oci-layout").is_file();
+        if !is_source {
+            return Ok(s);
+        }
+        let opts = wio_images::ImportOptions {
+            path: p,
+            ..wio_images::ImportOptions::default()
+        };
+        let imported = wio_images::import(&opts, &mut |step| eprintln!("wio: image {s}: {step}"))
+            .map_err(|e| err(line(v), field, format!("{field}: {e}")))?;
+        Ok(imported.record.id)
+    }
+
+    fn environment(&self, v: &MarkedYaml, field: &str) -> Result<Vec<(String, String)>> {
+        let pair = |s: String, at: usize| {
+            match s.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => Err(err(at, field, format!("{field}: {s:?} has no value (wio never passes its own environment in): write {s}=VALUE"))),
+        }
+        };
+        match &v.data {
+            YamlData::Sequence(items) => items
+                .iter()
+                .map(|i| pair(self.string(i, field)?, line(i)))
+                .collect(),
+            _ => entries(v, field)?
+                .into_iter()
+                .map(|(k, val, at)| match val.data {
+                    YamlData::Value(Scalar::Null) => pair(k, at),
+                    _ => Ok((k, self.string(val, field)?)),
+                })
+                .collect(),
+        }
+    }
+
+    fn x_wio_node(&mut self, v: &MarkedYaml, field: &str) -> Result<()> {
+        for (key, val, at) in entries(v, field)? {
+            match key.as_str() {
+                "mem_mib" | "clock_drift_ppm" => {
+                    let n = scalar(val).and_then(|s| s.parse::<i64>().ok()).ok_or_else(|| err(at, field, format!("{field}.{key} is a number")))?;
+                    self.emit_value(at, &key, Value::Integer(n));
+                }
+                "faults" | "sched_noise" | "cmdline" => {
+                    let s = self.string(val, field)?;
+                    self.emit_value(at, &key, Value::String(s));
+                }
+                k => return Err(err(at, field, format!("{field}.{k}: wio takes mem_mib, faults, sched_noise, clock_drift_ppm, cmdline"))),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Translates compose `text` (its folder `base`, for paths and `.env`).
+pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
+    let docs = MarkedYaml::load_from_str(text).map_err(|e| {
+        err(
+            e.marker().line(),
+            "compose",
+            format!("not YAML: {}", e.info()),
+        )
+    })?;
+    let [doc] = docs.as_slice() else {
+        return Err(ScenarioError::about(
+            "compose",
+            "a compose file is one YAML document",
+        ));
+    };
+    let vars = match std::fs::read_to_string(base.join(".env")) {
+        Ok(t) => {
+            parse_env(&t).map_err(|why| ScenarioError::about("compose", format!(".env: {why}")))?
+        }
+        Err(_) => BTreeMap::new(),
+    };
+    let mut tr = Tr {
+        base,
+        vars,
+        toml: String::new(),
+        lines: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let top = entries(doc, "compose")?;
+    let mut services = None;
+    let mut networks = 0;
+    for (key, v, at) in &top {
+        match key.as_str() {
+            "services" => services = Some((*v, *at)),
+            "networks" => networks = entries(v, "networks")?.len(),
+            "x-wio" => {
+                for (k, val, l) in entries(v, "x-wio")? {
+                    match k.as_str() {
+                        "max_virtual_secs" => {
+                            let n = scalar(val).and_then(|s| s.parse::<i64>().ok()).ok_or_else(
+                                || err(l, "x-wio", "x-wio.max_virtual_secs is a number".into()),
+                            )?;
+                            tr.emit_value(l, "max_virtual_secs", Value::Integer(n));
+                        }
+                        "end_when_done" => {
+                            let names = tr.words(val, "x-wio.end_when_done")?;
+                            tr.emit_value(
+                                l,
+                                "end_when_done",
+                                Value::Array(names.into_iter().map(Value::String).collect()),
+                            );
+                        }
+                        other => return Err(err(
+                            l,
+                            "x-wio",
+                            format!(
+                                "x-wio.{other}: wio takes max_virtual_secs and end_when_done here"
+                            ),
+                        )),
+                    }
+                }
+            }
+            "version" | "name" => {}
+            k if k.starts_with("x-") => {}
+            "volumes" | "configs" | "secrets" | "include" => {
+                return Err(err(
+                    *at,
+                    key,
+                    format!("{key} is not supported by wio (yet); see docs/images.md"),
+                ));
+            }
+            k => return Err(err(*at, k, format!("{k}: not a compose key wio knows"))),
+        }
+    }
+    if networks > 1 {
+        return Err(ScenarioError::about(
+            "networks",
+            format!("{networks} networks; wio puts every node on one network for now"),
+        ));
+    }
+    let (services, at) = services.ok_or_else(|| {
+        ScenarioError::about("services", "no services: a compose file lists its services")
+    })?;
+    let list = entries(services, "services")?;
+    if list.is_empty() {
+        return Err(err(at, "services", "services is empty".into()));
+    }
+    let names: Vec<String> = list.iter().map(|(n, _, _)| n.clone()).collect();
+    for (name, svc, l) in &list {
+        tr.service(name, *l, svc, &names)?;
+    }
+    Ok(Translated {
+        toml: tr.toml,
+        lines: tr.lines,
+        warnings: tr.warnings,
+    })
+}
+
+/// `KEY=VALUE` lines (blank lines and `#` comments skipped; one pair of quotes taken off).
+fn parse_env(text: &str) -> std::result::Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let l = l.strip_prefix("export ").unwrap_or(l);
+        let (k, v) = l
+            .split_once('=')
+            .ok_or_else(|| format!("line {}: {l:?} is not KEY=VALUE", i + 1))?;
+        let v = v.trim();
+        let v = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
+            .unwrap_or(v);
+        out.insert(k.trim().to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+fn read_env_file(p: &PathBuf) -> std::result::Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+    Ok(parse_env(&text)?.into_iter().collect())
+}
+
+/// Splits a command string into words as a POSIX shell would (quotes and backslashes),
+/// without expanding anything.
+fn split(s: &str) -> std::result::Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err(format!("an unclosed ' in {s:?}")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x @ ('"' | '\\' | '$' | '`')) => cur.push(x),
+                            Some(x) => {
+                                cur.push('\\');
+                                cur.push(x);
+                            }
+                            None => return Err(format!("an unclosed \" in {s:?}")),
+                        },
+                        Some(x) => cur.push(x),
+                        None => return Err(format!("an unclosed \" in {s:?}")),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(x) = chars.next() {
+                    cur.push(x);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_split_as_a_shell_would() {
+        assert_eq!(
+            split("redis-server --save ''").unwrap(),
+            vec!["redis-server", "--save", ""]
+        );
+        assert_eq!(
+            split(r#"sh -c "echo \"hi\" $X""#).unwrap(),
+            vec!["sh", "-c", "echo \"hi\" $X"]
+        );
+        assert_eq!(split(r"a\ b  c").unwrap(), vec!["a b", "c"]);
+        assert!(split("'open").is_err());
+    }
+
+    #[test]
+    fn a_service_becomes_an_image_node_with_its_lines() {
+        let text = "services:\n  web:\n    image: web:1\n    command: [\"serve\", \"--port\", \"80\"]\n    environment:\n      MODE: test\n      N: 3\n    restart: always\n";
+        let t = translate(text, Path::new("/nonexistent")).unwrap();
+        assert_eq!(
+            t.toml,
+            "[[node]]\nname = \"web\"\nimage = \"web:1\"\ncommand = [\"serve\", \"--port\", \"80\"]\nenvironment = [\"MODE=test\", \"N=3\"]\n"
+        );
+        assert_eq!(t.lines, vec![2, 2, 3, 4, 2]);
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+        assert!(t.warnings[0].contains("restart (line 8) is ignored"));
+    }
+
+    #[test]
+    fn unsupported_keys_and_unset_variables_name_their_line() {
+        let e = translate(
+            "services:\n  a:\n    image: x:1\n    build: .\n",
+            Path::new("/nonexistent"),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(
+            e.reason.contains("services.a.build is not supported"),
+            "{e}"
+        );
+        let e = translate(
+            "services:\n  a:\n    image: x:1\n    command: echo $HOME\n",
+            Path::new("/nonexistent"),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(
+            e.reason.contains("$HOME is not set in the .env file"),
+            "{e}"
+        );
+        let t = translate(
+            "services:\n  a:\n    image: x:1\n    command: echo $$HOME ${U:-me}\n",
+            Path::new("/nonexistent"),
+        )
+        .unwrap();
+        assert!(
+            t.toml.contains("command = [\"echo\", \"$HOME\", \"me\"]"),
+            "{}",
+            t.toml
+        );
+    }
+}
