@@ -116,7 +116,7 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
   echo "installing ${need[*]} (test guest build, differential test, disk/pcap/gdb checks)"
   quiet_log="$logs/apt.log"
-  { apt-get update -qq && apt-get install -y -qq "${need[@]}"; } >"$quiet_log" 2>&1
+  { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}"; } >"$quiet_log" 2>&1
 fi
 
 step "riscv64 guest artifacts (images/build-all-riscv64.sh)"

@@ -44,7 +44,9 @@ esac
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
   [[ "$(id -u)" == 0 ]] || { echo "local-cluster: slurm-wlm and munge are missing; install them (root)" >&2; exit 1; }
   echo "local-cluster: installing slurm-wlm and munge (apt-get)…" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >&2
+  # Another install (ci/l1.sh's qemu, beside cargo test on a fresh machine) may hold dpkg's lock:
+  # wait for it instead of failing.
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends slurm-wlm munge >&2
 fi
 stop
 mkdir -p "$dir/state" "$dir/spool" "$dir/munge" "$dir/logs"
