@@ -12,9 +12,13 @@
 #     machine whose image has no /etc/hosts gets one naming localhost and the machine;
 #   - sets ANTITHESIS_OUTPUT_DIR / ANTITHESIS_SDK_LOCAL_OUTPUT (appended to the image's env
 #     by wio) to /tmp/antithesis, and brings up lo;
+#   - waits until every node of /wio/wait answers "healthy" on port 19999 (compose's
+#     depends_on with condition service_healthy);
 #   - runs the image's process with /bin/wio-exec (user, working directory, environment,
-#     argv from /wio/run.cfg, which wio writes) and exits with its status, which /init
-#     reports as "wio-init: done status=N" before powering off.
+#     argv from /wio/run.cfg, which wio writes) and, with /wio/health.cfg, its health check
+#     every /wio/health.interval seconds until it succeeds, then answers "healthy" on port
+#     19999; exits with the process's status, which /init reports as
+#     "wio-init: done status=N" before powering off.
 set -u
 say() { echo "wio-image: $*"; }
 mkdir -p /newroot
@@ -46,18 +50,41 @@ if [ -n "${WIO_NODE:-}" ]; then
   # engine writes a container's /etc/hosts).
   ip link set eth0 up
   ip addr add "$WIO_IP/24" dev eth0
-  rm -f /newroot/etc/hosts
   {
     printf '127.0.0.1\tlocalhost\n'
     echo "$WIO_HOSTS" | tr ',' '\n' | while IFS=: read -r n a; do printf '%s\t%s\n' "$a" "$n"; done
-  } >/newroot/etc/hosts
+  } >/etc/hosts
+  # The launcher's own (it waits on other nodes by name) and the image's.
+  rm -f /newroot/etc/hosts
+  cp /etc/hosts /newroot/etc/hosts
   say "node $WIO_NODE at $WIO_IP"
 elif [ ! -s /newroot/etc/hosts ]; then
   printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$host" >/newroot/etc/hosts
 fi
+if [ -s /wio/wait ]; then
+  while read -r dep; do
+    say "waiting for $dep to be healthy"
+    until nc "$dep" 19999 </dev/null 2>/dev/null | grep -q healthy; do sleep 0.2; done
+    say "$dep is healthy"
+  done </wio/wait
+fi
 say "start"
+/bin/wio-exec /wio/run.cfg /newroot &
+main=$!
+health=""
+if [ -f /wio/health.cfg ]; then
+  # The health check, as the image's user, until it succeeds; then the node answers
+  # "healthy" on port 19999 to the nodes waiting for it.
+  (
+    until /bin/wio-exec /wio/health.cfg /newroot >/dev/null 2>&1; do sleep "$(cat /wio/health.interval)"; done
+    say "healthy"
+    while :; do echo healthy | nc -l -p 19999 >/dev/null 2>&1; done
+  ) &
+  health=$!
+fi
 status=0
-/bin/wio-exec /wio/run.cfg /newroot || status=$?
+wait "$main" || status=$?
+[ -n "$health" ] && kill "$health" 2>/dev/null
 say "exit status=$status"
 sync
 exit $status

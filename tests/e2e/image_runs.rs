@@ -265,7 +265,11 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
   a:
     image: wio-run-test:1
     user: root
-    command: ["nc -l -p 7000 -e echo \"$$GREETING from a\""]
+    # Not ready for two virtual seconds: c connects once, so it must wait for a's health.
+    command: ["sleep 2; touch /tmp/up; nc -l -p 7000 -e echo \"$$GREETING from a\""]
+    healthcheck:
+      test: ["CMD", "/bin/busybox", "test", "-e", "/tmp/up"]
+      interval: 250ms
     environment:
       GREETING: ${GREETING}
     restart: always
@@ -276,9 +280,13 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
     command: ["nc -l -p 7001 -e echo from $$WHO"]
   c:
     image: wio-run-test:1
-    depends_on: [a, b]
+    depends_on:
+      a:
+        condition: service_healthy
+      b:
+        condition: service_started
     command:
-      - for i in 1 2 3 4 5; do nc a 7000 </dev/null && break; sleep 1; done; nc b 7001 </dev/null
+      - nc a 7000 </dev/null; for i in 1 2 3 4 5; do nc b 7001 </dev/null && break; sleep 1; done
 x-wio:
   end_when_done: [c]
   max_virtual_secs: 30
@@ -309,10 +317,17 @@ x-wio:
     assert!(out.contains("c | hello from env from a"), "{out}");
     assert!(out.contains("c | from b"), "{out}");
     assert!(
-        err.contains("services.a.restart (line 8) is ignored"),
+        err.contains("services.a.restart (line 12) is ignored"),
         "{err}"
     );
-    assert!(err.contains("services.c.depends_on"), "{err}");
+    assert!(
+        err.contains("services.c.depends_on: the nodes of a world boot together"),
+        "{err}"
+    );
+    let waited = out
+        .find("c | wio-image: a is healthy")
+        .expect("c waited for a");
+    assert!(out[..waited].contains("a | wio-image: healthy"), "{out}");
     let (_, again) = sim("5");
     assert!(s["world_trace_hash"].is_string(), "{s}");
     assert_eq!(

@@ -39,7 +39,27 @@ pub struct Overrides {
     pub user: Option<String>,
     /// Replaces the image's working directory.
     pub working_dir: Option<String>,
+    /// A health check (compose's `healthcheck`): run inside the image until it succeeds,
+    /// after which the node answers "healthy" on [`HEALTH_PORT`].
+    pub healthcheck: Option<Health>,
+    /// Nodes whose health port must answer before this node's process starts (compose's
+    /// `depends_on: NAME: {condition: service_healthy}`).
+    pub wait_healthy: Vec<String>,
 }
+
+/// A health check: the program and arguments run in the image (as its user, in its
+/// working directory, with its environment), and how long to wait between tries.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Health {
+    /// The program and its arguments (compose's `CMD-SHELL x` is `/bin/sh -c x`).
+    pub test: Vec<String>,
+    /// Virtual milliseconds between tries.
+    pub interval_ms: u64,
+}
+
+/// The TCP port on which a node with a health check answers "healthy" once it is, for
+/// the nodes that wait on it.
+pub const HEALTH_PORT: u16 = 19999;
 
 /// The process an image machine starts, resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +72,10 @@ pub struct Process {
     pub user: String,
     /// Its working directory ("" = `/`).
     pub working_dir: String,
+    /// Its health check, with the same user, directory and environment, and its interval.
+    pub health: Option<(Vec<String>, u64)>,
+    /// The nodes it waits for (their health ports) before it starts.
+    pub wait_healthy: Vec<String>,
 }
 
 /// The process by docker's rule: the entrypoint (the image's, or the override), then the
@@ -95,18 +119,28 @@ pub fn process(record: &Record, o: &Overrides) -> Result<Process> {
             .working_dir
             .clone()
             .unwrap_or_else(|| c.working_dir.clone()),
+        health: o
+            .healthcheck
+            .as_ref()
+            .map(|h| (h.test.clone(), h.interval_ms)),
+        wait_healthy: o.wait_healthy.clone(),
     })
 }
 
 /// `run.cfg`: NUL-separated fields, as `images/image/wio-exec.c` reads them.
 pub fn run_cfg(p: &Process) -> Result<Vec<u8>> {
+    exec_cfg(p, &p.argv)
+}
+
+/// wio-exec's config for `argv` with the process's user, directory and environment.
+fn exec_cfg(p: &Process, argv: &[String]) -> Result<Vec<u8>> {
     let mut fields: Vec<&str> = vec![CFG_MAGIC, &p.user, &p.working_dir];
     let nenv = p.env.len().to_string();
-    let nargs = p.argv.len().to_string();
+    let nargs = argv.len().to_string();
     fields.push(&nenv);
     fields.extend(p.env.iter().map(String::as_str));
     fields.push(&nargs);
-    fields.extend(p.argv.iter().map(String::as_str));
+    fields.extend(argv.iter().map(String::as_str));
     if let Some(f) = fields.iter().find(|f| f.contains('\0')) {
         return Err(ImageError::Nul {
             field: f.to_string(),
@@ -189,7 +223,29 @@ pub fn initrd(
     };
     let mut bytes = read(initramfs)?;
     bytes.extend(read(runtime)?);
-    let segment = newc(&["wio"], &[("wio/run.cfg", 0o644, &run_cfg(process)?)]);
+    let run = run_cfg(process)?;
+    let mut files: Vec<(&str, u32, Vec<u8>)> = vec![("wio/run.cfg", 0o644, run)];
+    if let Some((test, interval_ms)) = &process.health {
+        if test.is_empty() {
+            return Err(ImageError::NoProgram {
+                name: "the health check".into(),
+            });
+        }
+        files.push(("wio/health.cfg", 0o644, exec_cfg(process, test)?));
+        // busybox sleep takes fractions of a second.
+        let secs = format!("{}.{:03}\n", interval_ms / 1000, interval_ms % 1000);
+        files.push(("wio/health.interval", 0o644, secs.into_bytes()));
+    }
+    if !process.wait_healthy.is_empty() {
+        let mut list = process.wait_healthy.join("\n");
+        list.push('\n');
+        files.push(("wio/wait", 0o644, list.into_bytes()));
+    }
+    let refs: Vec<(&str, u32, &[u8])> = files
+        .iter()
+        .map(|(n, m, b)| (*n, *m, b.as_slice()))
+        .collect();
+    let segment = newc(&["wio"], &refs);
     bytes.extend(gzip_stored(&segment));
     let name = crate::source::hex(&Sha256::digest(&bytes))[..24].to_string();
     let dir = crate::store::images_dir(cache).join("run");

@@ -88,6 +88,27 @@ impl Checker<'_> {
                 format!("{} nodes; a world has at most {MAX_NODES}", specs.len()),
             ));
         }
+        // wait_healthy names image nodes with a health check (checked before any node's
+        // initrd is written).
+        for n in specs {
+            let Some(w) = &n.wait_healthy else { continue };
+            for name in w.get_ref() {
+                let target = specs.iter().find(|m| m.name.get_ref() == name);
+                let why = match target {
+                    None => Some(format!("node.wait_healthy: no node {name:?}")),
+                    Some(m) if m.healthcheck.is_none() => Some(format!(
+                        "node.wait_healthy: node {name:?} has no healthcheck, so it is never healthy"
+                    )),
+                    Some(m) if m.name.get_ref() == n.name.get_ref() => {
+                        Some("node.wait_healthy: a node cannot wait for itself".to_string())
+                    }
+                    Some(_) => None,
+                };
+                if let Some(why) = why {
+                    return Err(self.at(w.span().start, "node.wait_healthy", why));
+                }
+            }
+        }
         let mut nodes: Vec<Node> = Vec::new();
         for n in specs {
             let name = n.name.get_ref();
@@ -218,6 +239,17 @@ impl Checker<'_> {
                 ));
             }
         }
+        let interval_ms = match &n.healthcheck_interval_ms {
+            Some(i) if !(10..=3_600_000).contains(i.get_ref()) => {
+                return Err(self.at(
+                    i.span().start,
+                    "node.healthcheck_interval_ms",
+                    "node.healthcheck_interval_ms: 10 to 3600000 (virtual ms)".into(),
+                ));
+            }
+            Some(i) => *i.get_ref(),
+            None => 1000,
+        };
         let overrides = wio_images::launch::Overrides {
             entrypoint: n.entrypoint.as_ref().map(|v| v.get_ref().clone()),
             command: n.command.as_ref().map(|v| v.get_ref().clone()),
@@ -228,7 +260,23 @@ impl Checker<'_> {
                 .unwrap_or_default(),
             user: n.user.as_ref().map(|v| v.get_ref().clone()),
             working_dir: n.working_dir.as_ref().map(|v| v.get_ref().clone()),
+            healthcheck: n.healthcheck.as_ref().map(|h| wio_images::launch::Health {
+                test: h.get_ref().clone(),
+                interval_ms,
+            }),
+            wait_healthy: n
+                .wait_healthy
+                .as_ref()
+                .map(|w| w.get_ref().clone())
+                .unwrap_or_default(),
         };
+        if let Some(h) = n.healthcheck.as_ref().filter(|h| h.get_ref().is_empty()) {
+            return Err(self.at(
+                h.span().start,
+                "node.healthcheck",
+                "node.healthcheck: the program to run, and its arguments".into(),
+            ));
+        }
         if let Some(e) = n.environment.as_ref().and_then(|v| {
             v.get_ref()
                 .iter()
@@ -260,6 +308,15 @@ impl Checker<'_> {
             ("node.environment", n.environment.as_ref().map(|v| v.span())),
             ("node.user", n.user.as_ref().map(|v| v.span())),
             ("node.working_dir", n.working_dir.as_ref().map(|v| v.span())),
+            ("node.healthcheck", n.healthcheck.as_ref().map(|v| v.span())),
+            (
+                "node.healthcheck_interval_ms",
+                n.healthcheck_interval_ms.as_ref().map(|v| v.span()),
+            ),
+            (
+                "node.wait_healthy",
+                n.wait_healthy.as_ref().map(|v| v.span()),
+            ),
         ];
         match spans.into_iter().find_map(|(f, s)| s.map(|s| (f, s))) {
             Some((field, span)) => Err(self.at(

@@ -6,12 +6,13 @@
 //! path, imported on the way), `command` and `entrypoint` (a list, or a string split as a
 //! shell would without running one), `environment` (a list or a map), `env_file`, `user`,
 //! `working_dir`, `hostname` (when it is the service's name: nodes are found by it),
-//! `depends_on` (checked: it names services; the nodes boot together, see below),
+//! `healthcheck` (test and interval), `depends_on` (a list, or the conditions
+//! `service_started` and `service_healthy`: the node then waits for the other's check),
 //! `networks` (one network: every node is on the world's one switch); `x-wio` at the top
 //! (`max_virtual_secs`, `end_when_done`) and in a service (`mem_mib`, `faults`,
 //! `sched_noise`, `clock_drift_ppm`, `cmdline`); other `x-` keys are ignored, as the spec
 //! says. Ignored with a warning, being safe to ignore in a closed world: `restart`,
-//! `ports`, `expose`, `healthcheck`, `container_name`, `labels`, `logging`, `tty`,
+//! `ports`, `expose`, `container_name`, `labels`, `logging`, `tty`,
 //! `stdin_open`, `init`, `stop_signal`, `stop_grace_period`, `version`, `name`. Anything
 //! else is an error naming the key and its line.
 //!
@@ -43,7 +44,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("restart", "a node ends when its process exits"),
     ("ports", "a world has no host network"),
     ("expose", "every node reaches every port of the others"),
-    ("healthcheck", "nothing waits on health yet"),
     ("container_name", "nodes are named by their service"),
     ("labels", "labels change nothing a guest sees"),
     ("logging", "the console is the log"),
@@ -208,6 +208,7 @@ impl Tr<'_> {
         let mut env_file: Vec<(String, String)> = Vec::new();
         let mut has_image = false;
         let mut networks: Vec<String> = Vec::new();
+        let mut started_only = false;
         let f = |k: &str| format!("services.{name}.{k}");
         for (key, v, at) in entries(svc, &f(""))? {
             match key.as_str() {
@@ -254,17 +255,19 @@ impl Tr<'_> {
                     }
                 }
                 "depends_on" => {
-                    let deps: Vec<(String, usize)> = match &v.data {
+                    // (service, its line, whether to wait until it is healthy)
+                    let deps: Vec<(String, usize, bool)> = match &v.data {
                         YamlData::Sequence(items) => items
                             .iter()
-                            .map(|i| Ok((self.string(i, &f("depends_on"))?, line(i))))
+                            .map(|i| Ok((self.string(i, &f("depends_on"))?, line(i), false)))
                             .collect::<Result<_>>()?,
                         _ => entries(v, &f("depends_on"))?
                             .into_iter()
-                            .map(|(k, _, l)| (k, l))
-                            .collect(),
+                            .map(|(k, opts, l)| Ok((k, l, self.condition(opts, &f("depends_on"))?)))
+                            .collect::<Result<_>>()?,
                     };
-                    for (d, l) in deps {
+                    let mut wait = Vec::new();
+                    for (d, l, healthy) in deps {
                         if !services.contains(&d) {
                             return Err(err(
                                 l,
@@ -272,9 +275,17 @@ impl Tr<'_> {
                                 format!("{}: no service {d:?}", f("depends_on")),
                             ));
                         }
+                        if healthy {
+                            wait.push(Value::String(d));
+                        } else {
+                            started_only = true;
+                        }
                     }
-                    self.warnings.push(format!("services.{name}.depends_on (line {at}): the nodes of a world boot together; a service must retry until what it depends on answers (as under compose without a health condition)"));
+                    if !wait.is_empty() {
+                        self.emit_value(at, "wait_healthy", Value::Array(wait));
+                    }
                 }
+                "healthcheck" => self.healthcheck(v, &f("healthcheck"))?,
                 "networks" => {
                     networks = match &v.data {
                         YamlData::Sequence(items) => items
@@ -309,6 +320,9 @@ impl Tr<'_> {
                 },
             }
         }
+        if started_only {
+            self.warnings.push(format!("services.{name}.depends_on: the nodes of a world boot together, so a dependency without condition: service_healthy is only started, not ready; the service must retry until it answers (as under compose)"));
+        }
         if !has_image {
             return Err(err(name_line, &f("image"), format!("services.{name} has no image (wio runs images: build one, then name it or its archive here)")));
         }
@@ -335,6 +349,92 @@ impl Tr<'_> {
                 .map(|(k, v)| Value::String(format!("{k}={v}")))
                 .collect();
             self.emit_value(name_line, "environment", Value::Array(list));
+        }
+        Ok(())
+    }
+
+    /// A `depends_on` entry's options: whether to wait until the service is healthy.
+    fn condition(&self, opts: &MarkedYaml, field: &str) -> Result<bool> {
+        if matches!(opts.data, YamlData::Value(Scalar::Null)) {
+            return Ok(false);
+        }
+        let mut healthy = false;
+        for (k, v, at) in entries(opts, field)? {
+            match k.as_str() {
+                "condition" => match self.string(v, field)?.as_str() {
+                    "service_healthy" => healthy = true,
+                    "service_started" => {}
+                    other => {
+                        return Err(err(at, field, format!("{field}: condition {other} is not supported by wio (yet): it takes service_started and service_healthy")));
+                    }
+                },
+                "restart" | "required" => {}
+                other => {
+                    return Err(err(
+                        at,
+                        field,
+                        format!("{field}.{other} is not a depends_on option wio knows"),
+                    ))
+                }
+            }
+        }
+        Ok(healthy)
+    }
+
+    /// `healthcheck`: its test (CMD, CMD-SHELL, a string, NONE) and interval.
+    fn healthcheck(&mut self, v: &MarkedYaml, field: &str) -> Result<()> {
+        let mut test: Option<(Vec<String>, usize)> = None;
+        let mut interval_ms = None;
+        let mut disabled = false;
+        for (k, val, at) in entries(v, field)? {
+            match k.as_str() {
+                "test" => {
+                    let words = match &val.data {
+                        YamlData::Sequence(_) => {
+                            let w = self.words(val, field)?;
+                            match w.split_first() {
+                                Some((kind, rest)) if kind == "CMD" => rest.to_vec(),
+                                Some((kind, rest)) if kind == "CMD-SHELL" => {
+                                    vec!["/bin/sh".into(), "-c".into(), rest.join(" ")]
+                                }
+                                Some((kind, _)) if kind == "NONE" => Vec::new(),
+                                _ => {
+                                    return Err(err(at, field, format!("{field}.test: a list starts with CMD, CMD-SHELL or NONE")));
+                                }
+                            }
+                        }
+                        _ => vec!["/bin/sh".into(), "-c".into(), self.string(val, field)?],
+                    };
+                    test = Some((words, at));
+                }
+                "interval" => {
+                    let d = self.string(val, field)?;
+                    interval_ms = Some(duration_ms(&d).ok_or_else(|| {
+                        err(at, field, format!("{field}.interval: {d:?} is not a duration such as 1s, 500ms, 1m30s"))
+                    })?);
+                }
+                "disable" => disabled = scalar(val).as_deref() == Some("true"),
+                "timeout" | "retries" | "start_period" | "start_interval" => {
+                    self.warnings.push(format!("{field}.{k} (line {at}) is ignored: wio tries the check every interval until it succeeds"));
+                }
+                other => {
+                    return Err(err(
+                        at,
+                        field,
+                        format!("{field}.{other} is not a healthcheck option wio knows"),
+                    ))
+                }
+            }
+        }
+        if let Some((words, at)) = test.filter(|(w, _)| !disabled && !w.is_empty()) {
+            self.emit_value(
+                at,
+                "healthcheck",
+                Value::Array(words.into_iter().map(Value::String).collect()),
+            );
+            if let Some(ms) = interval_ms {
+                self.emit_value(at, "healthcheck_interval_ms", Value::Integer(ms as i64));
+            }
         }
         Ok(())
     }
@@ -448,13 +548,15 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
                                 Value::Array(names.into_iter().map(Value::String).collect()),
                             );
                         }
-                        other => return Err(err(
-                            l,
-                            "x-wio",
-                            format!(
+                        other => {
+                            return Err(err(
+                                l,
+                                "x-wio",
+                                format!(
                                 "x-wio.{other}: wio takes max_virtual_secs and end_when_done here"
                             ),
-                        )),
+                            ))
+                        }
                     }
                 }
             }
@@ -492,6 +594,36 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
         lines: tr.lines,
         warnings: tr.warnings,
     })
+}
+
+/// A compose duration (`1m30s`, `10s`, `500ms`, `1h`, `2us`) in ms (at least 10).
+fn duration_ms(s: &str) -> Option<u64> {
+    let mut total_us: u64 = 0;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let n: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let us = match &rest[..unit] {
+            "h" => 3_600_000_000,
+            "m" => 60_000_000,
+            "s" => 1_000_000,
+            "ms" => 1_000,
+            "us" => 1,
+            _ => return None,
+        };
+        total_us = total_us.checked_add(n.checked_mul(us)?)?;
+        rest = &rest[unit..];
+    }
+    Some((total_us / 1000).max(10))
 }
 
 /// `KEY=VALUE` lines (blank lines and `#` comments skipped; one pair of quotes taken off).
@@ -599,6 +731,9 @@ mod tests {
         );
         assert_eq!(split(r"a\ b  c").unwrap(), vec!["a b", "c"]);
         assert!(split("'open").is_err());
+        assert_eq!(duration_ms("1m30s"), Some(90_000));
+        assert_eq!(duration_ms("500ms"), Some(500));
+        assert_eq!(duration_ms("1x"), None);
     }
 
     #[test]

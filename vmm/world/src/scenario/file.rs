@@ -64,6 +64,15 @@ pub(super) struct NodeSpec {
     /// With `image`: replaces the image's working directory.
     #[serde(default)]
     pub(super) working_dir: Option<Spanned<String>>,
+    /// With `image`: a health check (argv run in the image until it succeeds).
+    #[serde(default)]
+    pub(super) healthcheck: Option<Spanned<Vec<String>>>,
+    /// With `healthcheck`: virtual ms between tries (default 1000).
+    #[serde(default)]
+    pub(super) healthcheck_interval_ms: Option<Spanned<u64>>,
+    /// With `image`: nodes (with a health check) that must be healthy before this one starts.
+    #[serde(default)]
+    pub(super) wait_healthy: Option<Spanned<Vec<String>>>,
 }
 
 /// A node's `arch` as the file says it: the names `wio run --arch` takes.
