@@ -335,6 +335,53 @@ x-wio:
         "same seed, same world"
     );
 
+    // A compose world explores as a TOML world does: from a snapshot taken at 1 virtual s,
+    // seed 5's branch is the world above, bit for bit, and other seeds are other worlds.
+    let snap = dir.join("compose.snap");
+    let o = wio_in(
+        &cache,
+        &[
+            "sim",
+            compose.to_str().expect("utf-8"),
+            "--seed",
+            "5",
+            "--quiet",
+            "--snapshot-at",
+            "1s",
+            "--snapshot-out",
+            snap.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = dir.join("explore.json");
+    let o = wio_in(
+        &cache,
+        &[
+            "explore",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seeds",
+            "5..7",
+            "--report",
+            report.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let hashes: Vec<&str> = r["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|b| b["trace_hash"].as_str().expect("hash"))
+        .collect();
+    assert_eq!(hashes.len(), 2, "{r}");
+    assert_eq!(
+        Some(hashes[0]),
+        s["world_trace_hash"].as_str(),
+        "seed 5's branch is the world"
+    );
+    assert_ne!(hashes[0], hashes[1], "another seed, another world");
+
     // An unsupported key, and an image nothing answers to: one line, with the compose line.
     for (text, needle) in [
         (

@@ -81,3 +81,34 @@ fn options_outside_their_values_name_the_field_and_the_choices() {
         "{e}"
     );
 }
+
+/// Image nodes' fields, checked before any image is looked up: a wait on a node without
+/// a health check, a cycle of waits, image fields on a node without an image.
+#[test]
+fn image_node_fields_name_their_line() {
+    let two = |a: &str, b: &str| format!("[[node]]\nname = \"a\"\n{a}[[node]]\nname = \"b\"\n{b}");
+    for (text, line, needle) in [
+        (
+            two("wait_healthy = [\"b\"]\n", ""),
+            3,
+            "node \"b\" has no healthcheck",
+        ),
+        (
+            two(
+                "healthcheck = [\"true\"]\nwait_healthy = [\"b\"]\n",
+                "healthcheck = [\"true\"]\nwait_healthy = [\"a\"]\n",
+            ),
+            4,
+            "\"a\" waits, through others, for itself",
+        ),
+        (
+            two("command = [\"x\"]\n", ""),
+            3,
+            "node.command changes an image's process: give node.image too",
+        ),
+    ] {
+        let e = parse(&text).expect_err(needle);
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.to_string().contains(needle), "{e}");
+    }
+}

@@ -109,6 +109,38 @@ impl Checker<'_> {
                 }
             }
         }
+        // ... and no node waits, through others, for itself (the world would never start).
+        let waits = |i: usize| -> Vec<usize> {
+            specs[i]
+                .wait_healthy
+                .iter()
+                .flat_map(|w| w.get_ref())
+                .filter_map(|name| specs.iter().position(|m| m.name.get_ref() == name))
+                .collect()
+        };
+        for start in 0..specs.len() {
+            let mut stack = waits(start);
+            let mut seen = vec![false; specs.len()];
+            while let Some(i) = stack.pop() {
+                if i == start {
+                    let w = specs[start]
+                        .wait_healthy
+                        .as_ref()
+                        .map_or(0, |w| w.span().start);
+                    return Err(self.at(
+                        w,
+                        "node.wait_healthy",
+                        format!(
+                            "node.wait_healthy: {:?} waits, through others, for itself",
+                            specs[start].name.get_ref()
+                        ),
+                    ));
+                }
+                if !std::mem::replace(&mut seen[i], true) {
+                    stack.extend(waits(i));
+                }
+            }
+        }
         let mut nodes: Vec<Node> = Vec::new();
         for n in specs {
             let name = n.name.get_ref();
