@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::oci::{import_json, layer, sha, wio_in, Layout, E};
+use wio_e2e_tests::oci::{import_json, layer, sha, sim_summary, wio_in, Layout, E, GZIP};
 use wio_e2e_tests::{scratch, stderr};
 
 /// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
@@ -69,18 +69,8 @@ fn runnable_image(dir: &Path, test: &str) -> Option<(PathBuf, PathBuf)> {
         "User": "app", "Env": ["GREETING=hi from the image"], "WorkingDir": "/srv/app",
         "Entrypoint": ["/bin/sh", "-c"], "Cmd": [script],
     });
-    let riscv = l.image(
-        "riscv64",
-        &[base, top],
-        config,
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
-    let amd = l.image(
-        "amd64",
-        &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
+    let riscv = l.image("riscv64", &[base, top], config, GZIP);
+    let amd = l.one_file_image("amd64", "etc/arch", b"amd64\n");
     l.index("localhost/wio-run-test:1", vec![amd, riscv]);
     let archive = dir.join("image.tar");
     l.archive(&archive);
@@ -176,21 +166,12 @@ run = "sleep 1; nc server 7000 </dev/null"
     )
     .expect("world");
     let sim = |seed: &str| {
-        let summary = dir.join(format!("world-{seed}.json"));
-        let o = wio_in(
+        sim_summary(
             &cache,
-            &[
-                "sim",
-                world.to_str().expect("utf-8"),
-                "--seed",
-                seed,
-                "--summary-json",
-                summary.to_str().expect("utf-8"),
-            ],
-        );
-        let s: Value =
-            serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
-        (o, s)
+            &world,
+            seed,
+            &dir.join(format!("world-{seed}.json")),
+        )
     };
     let (o, s) = sim("4");
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -229,20 +210,7 @@ run = "sleep 1; nc server 7000 </dev/null"
             "no imported image is called nothing-here:1",
         ),
     ] {
-        let bad = dir.join("bad.toml");
-        std::fs::write(&bad, text).expect("bad world");
-        let o = wio_in(&cache, &["sim", bad.to_str().expect("utf-8")]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(101), "{err}");
-        assert_eq!(
-            err.lines().filter(|l| l.starts_with("wio: error:")).count(),
-            1,
-            "{err}"
-        );
-        assert!(
-            err.contains(needle) && err.contains("bad.toml"),
-            "{needle:?} in {err}"
-        );
+        refused_scenario(&dir.join("bad.toml"), &cache, text, needle);
     }
 }
 
@@ -294,21 +262,12 @@ x-wio:
     )
     .expect("compose");
     let sim = |seed: &str| {
-        let summary = dir.join(format!("compose-{seed}.json"));
-        let o = wio_in(
+        sim_summary(
             &cache,
-            &[
-                "sim",
-                compose.to_str().expect("utf-8"),
-                "--seed",
-                seed,
-                "--summary-json",
-                summary.to_str().expect("utf-8"),
-            ],
-        );
-        let s: Value =
-            serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
-        (o, s)
+            &compose,
+            seed,
+            &dir.join(format!("compose-{seed}.json")),
+        )
     };
     let (o, s) = sim("5");
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -393,19 +352,25 @@ x-wio:
             "line 3: node.image: no imported image is called nothing-here:1",
         ),
     ] {
-        let bad = dir.join("bad.yaml");
-        std::fs::write(&bad, text).expect("bad compose");
-        let o = wio_in(&cache, &["sim", bad.to_str().expect("utf-8")]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(101), "{err}");
-        assert_eq!(
-            err.lines().filter(|l| l.starts_with("wio: error:")).count(),
-            1,
-            "{err}"
-        );
-        assert!(
-            err.contains(needle) && err.contains("bad.yaml"),
-            "{needle:?} in {err}"
-        );
+        refused_scenario(&dir.join("bad.yaml"), &cache, text, needle);
     }
+}
+
+/// `wio sim FILE` of a scenario `text` that must fail: exit 101, one `wio: error:` line
+/// naming the file and `needle`.
+fn refused_scenario(file: &Path, cache: &Path, text: &str, needle: &str) {
+    std::fs::write(file, text).expect("bad scenario");
+    let o = wio_in(cache, &["sim", file.to_str().expect("utf-8")]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(101), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("wio: error:")).count(),
+        1,
+        "{err}"
+    );
+    let name = file.file_name().and_then(|n| n.to_str()).expect("name");
+    assert!(
+        err.contains(needle) && err.contains(name),
+        "{needle:?} in {err}"
+    );
 }

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::oci::{debugfs, import_json, layer, sha, tar_file, wio_in, Layout, E};
+use wio_e2e_tests::oci::{debugfs, import_json, layer, sha, tar_file, wio_in, Layout, E, GZIP};
 use wio_e2e_tests::{scratch, stderr};
 
 /// The test image: a riscv64 image of two layers (with a whiteout, an opaque directory, a
@@ -63,18 +63,8 @@ fn test_image(dir: &Path) -> Layout {
         "User": "1000:1000", "Env": ["PATH=/usr/bin:/bin", "GREETING=hi"], "WorkingDir": "/home/app",
         "Entrypoint": ["/bin/hello"], "Cmd": ["--loud"], "ExposedPorts": {"8080/tcp": {}},
     });
-    let riscv = l.image(
-        "riscv64",
-        &[base, top],
-        config,
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
-    let amd = l.image(
-        "amd64",
-        &[layer(&[E::File("etc/arch", b"amd64\n", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
+    let riscv = l.image("riscv64", &[base, top], config, GZIP);
+    let amd = l.one_file_image("amd64", "etc/arch", b"amd64\n");
     l.index("localhost/wio-test:1", vec![amd, riscv]);
     l
 }
@@ -254,7 +244,7 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
     let cbytes = serde_json::to_vec(&config).expect("json");
     let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": l.blob(&cbytes), "size": cbytes.len()},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": l.blob(&garbage), "size": garbage.len()}]});
+        "layers": [{"mediaType": GZIP, "digest": l.blob(&garbage), "size": garbage.len()}]});
     let mbytes = serde_json::to_vec(&manifest).expect("json");
     let top = json!({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
         "digest": l.blob(&mbytes), "size": mbytes.len(), "platform": {"architecture": "riscv64", "os": "linux"}}]});
@@ -267,18 +257,8 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
 
     // An image with no riscv64 platform: the message lists what there is.
     let l = Layout::new(&dir.join("amd64-only"));
-    let amd = l.image(
-        "amd64",
-        &[layer(&[E::File("a", b"a", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
-    let arm = l.image(
-        "arm64",
-        &[layer(&[E::File("a", b"b", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
+    let amd = l.one_file_image("amd64", "a", b"a");
+    let arm = l.one_file_image("arm64", "a", b"b");
     l.index("x:1", vec![amd, arm]);
     refused(
         &dir.join("c4"),
@@ -346,18 +326,8 @@ fn docker_save_archives_import_and_several_images_need_a_ref() {
 
     // A layout holding two images: --ref chooses, without it the error names both.
     let l = Layout::new(&dir.join("two"));
-    let a = l.image(
-        "riscv64",
-        &[layer(&[E::File("which", b"a\n", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
-    let b2 = l.image(
-        "riscv64",
-        &[layer(&[E::File("which", b"b\n", 0o644, 0)])],
-        json!({}),
-        "application/vnd.oci.image.layer.v1.tar+gzip",
-    );
+    let a = l.one_file_image("riscv64", "which", b"a\n");
+    let b2 = l.one_file_image("riscv64", "which", b"b\n");
     let named = |mut d: Value, n: &str| {
         d["annotations"] = json!({"org.opencontainers.image.ref.name": n});
         d

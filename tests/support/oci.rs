@@ -89,6 +89,9 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     g.finish().expect("gzip")
 }
 
+/// The media type of the tests' layers (gzip'd tar).
+pub const GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+
 /// An OCI layout being written.
 pub struct Layout {
     /// The layout's folder.
@@ -153,6 +156,16 @@ impl Layout {
         })
     }
 
+    /// An image of one layer holding one file (mode 0644, root's) and an empty config.
+    pub fn one_file_image(&self, arch: &str, path: &str, content: &[u8]) -> Value {
+        self.image(
+            arch,
+            &[layer(&[E::File(path, content, 0o644, 0)])],
+            json!({}),
+            GZIP,
+        )
+    }
+
     /// index.json: one top-level image `name` whose index lists these manifests.
     pub fn index(&self, name: &str, manifests: Vec<Value>) {
         let inner = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": manifests});
@@ -215,4 +228,22 @@ pub fn tar_file(out: &Path, members: &[(&str, Vec<u8>)]) {
         b.append_data(&mut h, name, &data[..]).expect("append");
     }
     b.finish().expect("archive");
+}
+
+/// `wio sim SCENARIO --seed SEED --summary-json SUMMARY` with `WIO_CACHE=cache`: its
+/// output and summary.
+pub fn sim_summary(cache: &Path, scenario: &Path, seed: &str, summary: &Path) -> (Output, Value) {
+    let o = wio_in(
+        cache,
+        &[
+            "sim",
+            scenario.to_str().expect("utf-8"),
+            "--seed",
+            seed,
+            "--summary-json",
+            summary.to_str().expect("utf-8"),
+        ],
+    );
+    let s: Value = serde_json::from_slice(&std::fs::read(summary).expect("summary")).expect("json");
+    (o, s)
 }
