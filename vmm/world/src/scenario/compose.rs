@@ -9,7 +9,8 @@
 //! `healthcheck` (test and interval), `depends_on` (a list, or the conditions
 //! `service_started` and `service_healthy`: the node then waits for the other's check),
 //! `networks` (one network: every node is on the world's one switch); `x-wio` at the top
-//! (`max_virtual_secs`, `end_when_done`) and in a service (`mem_mib`, `faults`,
+//! (`max_virtual_secs`, `end_when_done`, and the tables `link` and `faults` of a TOML
+//! world) and in a service (`mem_mib`, `faults`,
 //! `sched_noise`, `clock_drift_ppm`, `cmdline`); other `x-` keys are ignored, as the spec
 //! says. Ignored with a warning, being safe to ignore in a closed world: `restart`,
 //! `ports`, `expose`, `container_name`, `labels`, `logging`, `tty`,
@@ -527,6 +528,8 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
     let top = entries(doc, "compose")?;
     let mut services = None;
     let mut networks = 0;
+    // x-wio's tables ([link], [faults]) go after every top-level key, as TOML needs.
+    let mut tables: Vec<(usize, String, &MarkedYaml)> = Vec::new();
     for (key, v, at) in &top {
         match key.as_str() {
             "services" => services = Some((*v, *at)),
@@ -548,13 +551,12 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
                                 Value::Array(names.into_iter().map(Value::String).collect()),
                             );
                         }
+                        "link" | "faults" => tables.push((l, k.clone(), val)),
                         other => {
                             return Err(err(
                                 l,
                                 "x-wio",
-                                format!(
-                                "x-wio.{other}: wio takes max_virtual_secs and end_when_done here"
-                            ),
+                                format!("x-wio.{other}: wio takes max_virtual_secs, end_when_done, link and faults here"),
                             ))
                         }
                     }
@@ -577,6 +579,17 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
             "networks",
             format!("{networks} networks; wio puts every node on one network for now"),
         ));
+    }
+    for (l, name, t) in tables {
+        tr.emit(l, format!("[{name}]"));
+        for (k, v, kl) in entries(t, &format!("x-wio.{name}"))? {
+            let value = match &v.data {
+                YamlData::Value(Scalar::Integer(n)) => Value::Integer(*n),
+                YamlData::Value(Scalar::Boolean(b)) => Value::Boolean(*b),
+                _ => Value::String(tr.string(v, &format!("x-wio.{name}.{k}"))?),
+            };
+            tr.emit_value(kl, &k, value);
+        }
     }
     let (services, at) = services.ok_or_else(|| {
         ScenarioError::about("services", "no services: a compose file lists its services")
@@ -747,6 +760,17 @@ mod tests {
         assert_eq!(t.lines, vec![2, 2, 3, 4, 2]);
         assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
         assert!(t.warnings[0].contains("restart (line 8) is ignored"));
+    }
+
+    #[test]
+    fn x_wio_tables_follow_the_top_level_keys() {
+        let text = "x-wio:\n  link:\n    latency_us: 250\n  faults:\n    profile: heavy\n    after_ms: 500\n  max_virtual_secs: 120\nservices:\n  a:\n    image: x:1\n";
+        let t = translate(text, Path::new("/nonexistent")).unwrap();
+        assert_eq!(
+            t.toml,
+            "max_virtual_secs = 120\n[link]\nlatency_us = 250\n[faults]\nprofile = \"heavy\"\nafter_ms = 500\n[[node]]\nname = \"a\"\nimage = \"x:1\"\n"
+        );
+        assert_eq!(t.lines, vec![7, 2, 3, 4, 5, 6, 9, 9, 10]);
     }
 
     #[test]
