@@ -16,6 +16,8 @@
 #   RISCV64_PAYMENTS_ROOTFS=...     the payment scenario's disk (images/payments)
 #   RISCV64_IMAGE_RUNTIME=...       the initramfs segment that runs imported container
 #                                   images on the small kernel (`wio run --image`)
+#   RISCV64_PAYMENTS_IMAGE=...      the payment services as an OCI image archive
+#                                   (images/payments/image.sh; wio-payments:1)
 #   RISCV64_DEBIAN_SYSTEM_MAP=...   the Debian kernel's symbols (from its -dbg package; empty
 #                                   when it could not be fetched: the gdb test then skips)
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
@@ -66,6 +68,8 @@ run "$HERE/riscv64-rootfs.sh" --payments "$small_initramfs"
 payments_rootfs="$(get ROOTFS)"
 run "$HERE/riscv64-image-runtime.sh"
 image_runtime="$(get IMAGE_RUNTIME)"
+run "$HERE/payments/image.sh"
+payments_image="$(get PAYMENTS_IMAGE)"
 # Spaceflight targets: a failed download or toolchain install must not take the Linux
 # guests away (their tests then say SKIPPED).
 fw_dynamic="" fw_jump="" flight_elf=""
@@ -96,6 +100,7 @@ RISCV64_REDIS_ROOTFS=$redis_rootfs
 RISCV64_PYTHON_ROOTFS=$python_rootfs
 RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
 RISCV64_IMAGE_RUNTIME=$image_runtime
+RISCV64_PAYMENTS_IMAGE=$payments_image
 RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump

@@ -374,3 +374,124 @@ fn refused_scenario(file: &Path, cache: &Path, text: &str, needle: &str) {
         "{needle:?} in {err}"
     );
 }
+
+/// The payment scenario as a compose project of one image built from Debian's packages
+/// (images/payments/image.sh): with the receipt bug planted through `.env`, an
+/// exploration from setup-complete finds seeds that break the receipt promise, and only
+/// that one, and `wio sim --from` reproduces such a seed's world bit for bit.
+#[test]
+fn the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces() {
+    let test = "the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces";
+    let Some(archive) = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_PAYMENTS_IMAGE",
+        wio_require::Capability::RiscvGuests,
+    ) else {
+        return;
+    };
+    let dir = scratch("images-payments");
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::copy(
+        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
+        cache.join("riscv64-guests.env"),
+    )
+    .expect("manifest");
+    let v = import_json(&cache, &archive);
+    assert_eq!(v["record"]["references"], json!(["wio-payments:1"]));
+    let compose = dir.join("compose.yaml");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../images/payments/compose.yaml"
+        ),
+        &compose,
+    )
+    .expect("compose");
+    std::fs::write(dir.join(".env"), "BUG=receipt-no-retry\n").expect(".env");
+    let snap = dir.join("receipt.snap");
+    let o = wio_in(
+        &cache,
+        &[
+            "sim",
+            compose.to_str().expect("utf-8"),
+            "--seed",
+            "1",
+            "--quiet",
+            "--snapshot-at",
+            "setup-complete",
+            "--snapshot-out",
+            snap.to_str().expect("utf-8"),
+            "--until",
+            "console:client: p0:",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = dir.join("report.json");
+    // About one seed in six breaks the promise (4 of 24 measured).
+    let o = wio_in(
+        &cache,
+        &[
+            "explore",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seeds",
+            "0..24",
+            "--jobs",
+            "2",
+            "--report",
+            report.to_str().expect("utf-8"),
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "failing seeds: {out}{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("FAILED   Always")
+            && out.contains("\"every successful charge has its receipt\""),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("FAILED ").count(),
+        1,
+        "only the receipt promise breaks: {out}"
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let failing = r["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|b| b["failed"] == true)
+        .expect("a failing seed");
+    let seed = failing["seed"].as_u64().expect("seed").to_string();
+    let summary = dir.join("again.json");
+    let o = wio_in(
+        &cache,
+        &[
+            "sim",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seed",
+            &seed,
+            "--quiet",
+            "--summary-json",
+            summary.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(108),
+        "the promise fails again: {}",
+        stderr(&o)
+    );
+    let s: Value =
+        serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
+    assert_eq!(
+        s["world_trace_hash"], failing["trace_hash"],
+        "seed {seed} reproduces bit for bit"
+    );
+}
