@@ -10,6 +10,8 @@
 #     writable by any user, names the machine (wio, or its world node's name); a world's
 #     node gets its address on the switch and an /etc/hosts naming every node; a single
 #     machine whose image has no /etc/hosts gets one naming localhost and the machine;
+#   - copies the host files the scenario gives the node and makes its volumes' folders
+#     (/wio/files.list);
 #   - sets ANTITHESIS_OUTPUT_DIR / ANTITHESIS_SDK_LOCAL_OUTPUT (appended to the image's env
 #     by wio) to /tmp/antithesis, and brings up lo;
 #   - waits until every node of /wio/wait answers "healthy" on port 19999 (compose's
@@ -40,6 +42,21 @@ for p in /sys/class/virtio-ports/*; do
   chmod 0666 "/dev/${p##*/}"
 done
 cp /usr/lib/libvoidstar.so /newroot/usr/lib/libvoidstar.so
+# Host files the scenario gives the node (compose's bind mounts) and its volumes' folders:
+# `mkdir TARGET`, `file N MODE TARGET`, `ro TARGET` (read-only once everything is copied).
+if [ -f /wio/files.list ]; then
+  while read -r op a b c; do
+    case "$op" in
+      mkdir) mkdir -p "/newroot$a" ;;
+      file)
+        mkdir -p "$(dirname "/newroot$c")"
+        rm -rf "/newroot$c"
+        cp "/wio/files/$a" "/newroot$c"
+        chmod "$b" "/newroot$c" ;;
+      ro) mount --bind "/newroot$a" "/newroot$a" && mount -o remount,ro,bind "/newroot$a" ;;
+    esac
+  done </wio/files.list
+fi
 mkdir -p /newroot/tmp/antithesis
 chmod 1777 /newroot/tmp /newroot/tmp/antithesis
 host="${WIO_NODE:-wio}"

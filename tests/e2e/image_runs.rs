@@ -226,6 +226,9 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
     // Values of variables come from .env beside the file, never from wio's environment.
     std::fs::write(dir.join(".env"), "GREETING=hello from env\n").expect(".env");
     std::fs::write(dir.join("b.env"), "WHO=b\n").expect("env_file");
+    // A bind mount's files are copied in (read-only here); a named volume is a folder.
+    std::fs::create_dir_all(dir.join("conf")).expect("conf");
+    std::fs::write(dir.join("conf/greeting.txt"), "from a host file\n").expect("conf file");
     let compose = dir.join("compose.yaml");
     std::fs::write(
         &compose,
@@ -245,7 +248,10 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
     image: wio-run-test:1
     user: root
     env_file: b.env
-    command: ["nc -l -p 7001 -e echo from $$WHO"]
+    volumes:
+      - ./conf:/etc/b:ro
+      - state:/var/lib/b
+    command: ["cat /etc/b/greeting.txt; touch /etc/b/x 2>/dev/null || echo conf=read-only; touch /var/lib/b/y && echo state=writable; nc -l -p 7001 -e echo from $$WHO"]
   c:
     image: wio-run-test:1
     depends_on:
@@ -255,6 +261,8 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
         condition: service_started
     command:
       - nc a 7000 </dev/null; for i in 1 2 3 4 5; do nc b 7001 </dev/null && break; sleep 1; done
+volumes:
+  state:
 x-wio:
   end_when_done: [c]
   max_virtual_secs: 30
@@ -275,6 +283,12 @@ x-wio:
     assert!(o.status.success(), "{out}{err}");
     assert!(out.contains("c | hello from env from a"), "{out}");
     assert!(out.contains("c | from b"), "{out}");
+    assert!(
+        out.contains("b | from a host file")
+            && out.contains("b | conf=read-only")
+            && out.contains("b | state=writable"),
+        "{out}"
+    );
     assert!(
         err.contains("services.a.restart (line 12) is ignored"),
         "{err}"
@@ -344,8 +358,8 @@ x-wio:
     // An unsupported key, and an image nothing answers to: one line, with the compose line.
     for (text, needle) in [
         (
-            "services:\n  a:\n    image: wio-run-test:1\n    volumes: [\"data:/data\"]\n",
-            "line 4: services.a.volumes is not supported",
+            "services:\n  a:\n    image: wio-run-test:1\n    cap_add: [NET_ADMIN]\n",
+            "line 4: services.a.cap_add is not supported",
         ),
         (
             "services:\n  a:\n    image: nothing-here:1\n",

@@ -164,6 +164,14 @@ pub enum ImageError {
         /// The value.
         field: String,
     },
+    /// A host file or folder to copy into a node that cannot be.
+    #[error("files for {target}: {why}")]
+    Files {
+        /// Where it was to go in the image.
+        target: String,
+        /// What is wrong.
+        why: String,
+    },
     /// `--size` is too small for the image's files.
     #[error("--size {asked} MiB cannot hold this image: it needs at least {needed} MiB")]
     TooSmall {

@@ -45,7 +45,28 @@ pub struct Overrides {
     /// Nodes whose health port must answer before this node's process starts (compose's
     /// `depends_on: NAME: {condition: service_healthy}`).
     pub wait_healthy: Vec<String>,
+    /// Host files or folders copied into the node's view of the image (compose's bind
+    /// mounts): they become part of the run's initrd, so the run is a function of them.
+    pub files: Vec<FileCopy>,
+    /// Folders made in the node's view of the image (compose's volumes: a folder of the
+    /// node's own disk, kept as its other writes are).
+    pub dirs: Vec<String>,
 }
+
+/// A host file or folder copied into a node at `target`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FileCopy {
+    /// On the host (resolved against the scenario's folder).
+    pub source: std::path::PathBuf,
+    /// Where in the image (absolute).
+    pub target: String,
+    /// Mounted read-only over itself after the copy.
+    pub read_only: bool,
+}
+
+/// The most bytes of host files one node may get (they travel in its initrd, in guest
+/// memory): configuration and small data, not datasets.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// A health check: the program and arguments run in the image (as its user, in its
 /// working directory, with its environment), and how long to wait between tries.
@@ -76,6 +97,10 @@ pub struct Process {
     pub health: Option<(Vec<String>, u64)>,
     /// The nodes it waits for (their health ports) before it starts.
     pub wait_healthy: Vec<String>,
+    /// Host files and folders to copy in.
+    pub files: Vec<FileCopy>,
+    /// Folders to make.
+    pub dirs: Vec<String>,
 }
 
 /// The process by docker's rule: the entrypoint (the image's, or the override), then the
@@ -124,6 +149,8 @@ pub fn process(record: &Record, o: &Overrides) -> Result<Process> {
             .as_ref()
             .map(|h| (h.test.clone(), h.interval_ms)),
         wait_healthy: o.wait_healthy.clone(),
+        files: o.files.clone(),
+        dirs: o.dirs.clone(),
     })
 }
 
@@ -152,6 +179,91 @@ fn exec_cfg(p: &Process, argv: &[String]) -> Result<Vec<u8>> {
         out.push(0);
     }
     Ok(out)
+}
+
+/// The files a process gets: their contents (in order: `wio/files/N`) and the list the
+/// launcher follows, one line per step: `mkdir TARGET`, `file N MODE TARGET`, then
+/// `ro TARGET` (after every copy).
+struct Copies {
+    files: Vec<(String, u32, Vec<u8>)>,
+    list: String,
+}
+
+fn copies(p: &Process) -> Result<Copies> {
+    let mut c = Copies {
+        files: Vec::new(),
+        list: String::new(),
+    };
+    let mut total = 0u64;
+    let bad = |target: &str, why: String| ImageError::Files {
+        target: target.to_string(),
+        why,
+    };
+    let check_target = |t: &str| {
+        if !t.starts_with('/')
+            || t.contains('\n')
+            || t.contains(' ')
+            || t.split('/').any(|x| x == "..")
+        {
+            return Err(bad(
+                t,
+                "a target is an absolute path in the image, without .., spaces or newlines".into(),
+            ));
+        }
+        Ok(())
+    };
+    for d in &p.dirs {
+        check_target(d)?;
+        c.list.push_str(&format!("mkdir {d}\n"));
+    }
+    let mut read_only = Vec::new();
+    for f in &p.files {
+        check_target(&f.target)?;
+        // A folder is copied file by file, in name order (the initrd is the same every time).
+        let mut stack = vec![(f.source.clone(), f.target.trim_end_matches('/').to_string())];
+        while let Some((src, target)) = stack.pop() {
+            check_target(&target)?;
+            let meta = std::fs::metadata(&src)
+                .map_err(|e| bad(&target, format!("{}: {e}", src.display())))?;
+            if meta.is_dir() {
+                c.list.push_str(&format!("mkdir {target}\n"));
+                let mut entries: Vec<_> = std::fs::read_dir(&src)
+                    .map_err(|e| bad(&target, format!("{}: {e}", src.display())))?
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name())
+                    .collect();
+                entries.sort();
+                for e in entries.into_iter().rev() {
+                    let name = e.to_string_lossy().into_owned();
+                    stack.push((src.join(&e), format!("{target}/{name}")));
+                }
+            } else if meta.is_file() {
+                let bytes = std::fs::read(&src)
+                    .map_err(|e| bad(&target, format!("{}: {e}", src.display())))?;
+                total += bytes.len() as u64;
+                if total > MAX_FILE_BYTES {
+                    return Err(bad(&target, format!("more than {} MiB of host files for one node; put large data in the image", MAX_FILE_BYTES >> 20)));
+                }
+                use std::os::unix::fs::PermissionsExt;
+                let mode = meta.permissions().mode() & 0o777;
+                c.list
+                    .push_str(&format!("file {} {mode:o} {target}\n", c.files.len()));
+                c.files.push((target.clone(), mode, bytes));
+            } else {
+                return Err(bad(
+                    &target,
+                    format!("{} is neither a file nor a folder", src.display()),
+                ));
+            }
+        }
+        if f.read_only {
+            read_only.push(f.target.trim_end_matches('/').to_string());
+        }
+    }
+    for t in read_only {
+        c.list.push_str(&format!("ro {t}\n"));
+    }
+    Ok(c)
 }
 
 /// A newc cpio archive of these files (directories first, then files, all root's, time 0).
@@ -241,11 +353,26 @@ pub fn initrd(
         list.push('\n');
         files.push(("wio/wait", 0o644, list.into_bytes()));
     }
+    let copies = copies(process)?;
+    let names: Vec<String> = (0..copies.files.len())
+        .map(|i| format!("wio/files/{i}"))
+        .collect();
+    for (name, (_, mode, bytes)) in names.iter().zip(&copies.files) {
+        files.push((name, *mode, bytes.clone()));
+    }
+    if !copies.list.is_empty() {
+        files.push(("wio/files.list", 0o644, copies.list.clone().into_bytes()));
+    }
     let refs: Vec<(&str, u32, &[u8])> = files
         .iter()
         .map(|(n, m, b)| (*n, *m, b.as_slice()))
         .collect();
-    let segment = newc(&["wio"], &refs);
+    let dirs: &[&str] = if copies.files.is_empty() {
+        &["wio"]
+    } else {
+        &["wio", "wio/files"]
+    };
+    let segment = newc(dirs, &refs);
     bytes.extend(gzip_stored(&segment));
     let name = crate::source::hex(&Sha256::digest(&bytes))[..24].to_string();
     let dir = crate::store::images_dir(cache).join("run");

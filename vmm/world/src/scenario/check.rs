@@ -301,6 +301,12 @@ impl Checker<'_> {
                 .as_ref()
                 .map(|w| w.get_ref().clone())
                 .unwrap_or_default(),
+            files: self.node_files(n)?,
+            dirs: n
+                .dirs
+                .as_ref()
+                .map(|d| d.get_ref().clone())
+                .unwrap_or_default(),
         };
         if let Some(h) = n.healthcheck.as_ref().filter(|h| h.get_ref().is_empty()) {
             return Err(self.at(
@@ -331,6 +337,31 @@ impl Checker<'_> {
         }))
     }
 
+    /// An image node's `files`: host paths (relative to the scenario) that must exist.
+    fn node_files(&self, n: &NodeSpec) -> Result<Vec<wio_images::launch::FileCopy>> {
+        let Some(f) = &n.files else {
+            return Ok(Vec::new());
+        };
+        f.get_ref()
+            .iter()
+            .map(|c| {
+                let source = self.resolve(&c.source);
+                if !source.exists() {
+                    return Err(self.at(
+                        f.span().start,
+                        "node.files",
+                        format!("node.files: {} does not exist", c.source.display()),
+                    ));
+                }
+                Ok(wio_images::launch::FileCopy {
+                    source,
+                    target: c.target.clone(),
+                    read_only: c.read_only,
+                })
+            })
+            .collect()
+    }
+
     /// `command`, `entrypoint`, `environment`, `user` and `working_dir` change an image's
     /// process: without `image` they are an error, not ignored.
     fn image_fields_need_an_image(&self, n: &NodeSpec) -> Result<()> {
@@ -349,6 +380,8 @@ impl Checker<'_> {
                 "node.wait_healthy",
                 n.wait_healthy.as_ref().map(|v| v.span()),
             ),
+            ("node.files", n.files.as_ref().map(|v| v.span())),
+            ("node.dirs", n.dirs.as_ref().map(|v| v.span())),
         ];
         match spans.into_iter().find_map(|(f, s)| s.map(|s| (f, s))) {
             Some((field, span)) => Err(self.at(

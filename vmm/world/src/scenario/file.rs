@@ -73,6 +73,22 @@ pub(super) struct NodeSpec {
     /// With `image`: nodes (with a health check) that must be healthy before this one starts.
     #[serde(default)]
     pub(super) wait_healthy: Option<Spanned<Vec<String>>>,
+    /// With `image`: host files or folders copied into it.
+    #[serde(default)]
+    pub(super) files: Option<Spanned<Vec<FileSpec>>>,
+    /// With `image`: folders made in it (volumes).
+    #[serde(default)]
+    pub(super) dirs: Option<Spanned<Vec<String>>>,
+}
+
+/// A host file or folder an image node gets.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileSpec {
+    pub(super) source: PathBuf,
+    pub(super) target: String,
+    #[serde(default)]
+    pub(super) read_only: bool,
 }
 
 /// A node's `arch` as the file says it: the names `wio run --arch` takes.

@@ -26,7 +26,9 @@
 //!                             # command = [...], entrypoint = [...], environment = ["K=V"],
 //!                             # user = "...", working_dir = "..." overriding the image's;
 //!                             # healthcheck = [argv], healthcheck_interval_ms = 1000 (tried
-//!                             # until it succeeds), wait_healthy = ["node"] (start after)
+//!                             # until it succeeds), wait_healthy = ["node"] (start after),
+//!                             # files = [{source, target, read_only}] (host files copied
+//!                             # in), dirs = ["/data"] (folders made)
 //! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
 //! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)

@@ -8,7 +8,9 @@
 //! `working_dir`, `hostname` (when it is the service's name: nodes are found by it),
 //! `healthcheck` (test and interval), `depends_on` (a list, or the conditions
 //! `service_started` and `service_healthy`: the node then waits for the other's check),
-//! `networks` (one network: every node is on the world's one switch); `x-wio` at the top
+//! `networks` (one network: every node is on the world's one switch), `volumes` (a bind
+//! mount's host files are copied into the node, read-only when asked; a named or
+//! anonymous volume is a folder of the node's own disk, so one service's only); `x-wio` at the top
 //! (`max_virtual_secs`, `end_when_done`, and the tables `link` and `faults` of a TOML
 //! world) and in a service (`mem_mib`, `faults`,
 //! `sched_noise`, `clock_drift_ppm`, `cmdline`); other `x-` keys are ignored, as the spec
@@ -23,11 +25,15 @@
 //! nor defaulted is an error.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Value;
 use wio_machines::error::ScenarioError;
 
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
+use text::{parse_env, read_env_file, split};
+
+mod options;
+mod text;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -61,6 +67,9 @@ const IGNORED: &[(&str, &str)] = &[
 struct Tr<'a> {
     base: &'a Path,
     vars: BTreeMap<String, String>,
+    /// Named volumes the file declares, and the service that uses each (a volume is a
+    /// folder of one node's disk: two machines cannot share it).
+    volumes: BTreeMap<String, Option<String>>,
     toml: String,
     lines: Vec<usize>,
     warnings: Vec<String>,
@@ -299,6 +308,7 @@ impl Tr<'_> {
                             .collect(),
                     };
                 }
+                "volumes" => self.volumes(name, v, at)?,
                 "platform" => {
                     let p = self.string(v, &f("platform"))?;
                     if p != wio_images::select::PLATFORM {
@@ -350,92 +360,6 @@ impl Tr<'_> {
                 .map(|(k, v)| Value::String(format!("{k}={v}")))
                 .collect();
             self.emit_value(name_line, "environment", Value::Array(list));
-        }
-        Ok(())
-    }
-
-    /// A `depends_on` entry's options: whether to wait until the service is healthy.
-    fn condition(&self, opts: &MarkedYaml, field: &str) -> Result<bool> {
-        if matches!(opts.data, YamlData::Value(Scalar::Null)) {
-            return Ok(false);
-        }
-        let mut healthy = false;
-        for (k, v, at) in entries(opts, field)? {
-            match k.as_str() {
-                "condition" => match self.string(v, field)?.as_str() {
-                    "service_healthy" => healthy = true,
-                    "service_started" => {}
-                    other => {
-                        return Err(err(at, field, format!("{field}: condition {other} is not supported by wio (yet): it takes service_started and service_healthy")));
-                    }
-                },
-                "restart" | "required" => {}
-                other => {
-                    return Err(err(
-                        at,
-                        field,
-                        format!("{field}.{other} is not a depends_on option wio knows"),
-                    ))
-                }
-            }
-        }
-        Ok(healthy)
-    }
-
-    /// `healthcheck`: its test (CMD, CMD-SHELL, a string, NONE) and interval.
-    fn healthcheck(&mut self, v: &MarkedYaml, field: &str) -> Result<()> {
-        let mut test: Option<(Vec<String>, usize)> = None;
-        let mut interval_ms = None;
-        let mut disabled = false;
-        for (k, val, at) in entries(v, field)? {
-            match k.as_str() {
-                "test" => {
-                    let words = match &val.data {
-                        YamlData::Sequence(_) => {
-                            let w = self.words(val, field)?;
-                            match w.split_first() {
-                                Some((kind, rest)) if kind == "CMD" => rest.to_vec(),
-                                Some((kind, rest)) if kind == "CMD-SHELL" => {
-                                    vec!["/bin/sh".into(), "-c".into(), rest.join(" ")]
-                                }
-                                Some((kind, _)) if kind == "NONE" => Vec::new(),
-                                _ => {
-                                    return Err(err(at, field, format!("{field}.test: a list starts with CMD, CMD-SHELL or NONE")));
-                                }
-                            }
-                        }
-                        _ => vec!["/bin/sh".into(), "-c".into(), self.string(val, field)?],
-                    };
-                    test = Some((words, at));
-                }
-                "interval" => {
-                    let d = self.string(val, field)?;
-                    interval_ms = Some(duration_ms(&d).ok_or_else(|| {
-                        err(at, field, format!("{field}.interval: {d:?} is not a duration such as 1s, 500ms, 1m30s"))
-                    })?);
-                }
-                "disable" => disabled = scalar(val).as_deref() == Some("true"),
-                "timeout" | "retries" | "start_period" | "start_interval" => {
-                    self.warnings.push(format!("{field}.{k} (line {at}) is ignored: wio tries the check every interval until it succeeds"));
-                }
-                other => {
-                    return Err(err(
-                        at,
-                        field,
-                        format!("{field}.{other} is not a healthcheck option wio knows"),
-                    ))
-                }
-            }
-        }
-        if let Some((words, at)) = test.filter(|(w, _)| !disabled && !w.is_empty()) {
-            self.emit_value(
-                at,
-                "healthcheck",
-                Value::Array(words.into_iter().map(Value::String).collect()),
-            );
-            if let Some(ms) = interval_ms {
-                self.emit_value(at, "healthcheck_interval_ms", Value::Integer(ms as i64));
-            }
         }
         Ok(())
     }
@@ -521,6 +445,7 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
     let mut tr = Tr {
         base,
         vars,
+        volumes: BTreeMap::new(),
         toml: String::new(),
         lines: Vec::new(),
         warnings: Vec::new(),
@@ -564,7 +489,20 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
             }
             "version" | "name" => {}
             k if k.starts_with("x-") => {}
-            "volumes" | "configs" | "secrets" | "include" => {
+            "volumes" => {
+                for (name, opts, l) in entries(v, "volumes")? {
+                    let plain = match &opts.data {
+                        YamlData::Value(Scalar::Null) => true,
+                        YamlData::Mapping(m) => m.is_empty(),
+                        _ => false,
+                    };
+                    if !plain {
+                        return Err(err(l, "volumes", format!("volumes.{name}: volume options (driver, external, ...) are not supported: a volume is a folder of its node's disk")));
+                    }
+                    tr.volumes.insert(name, None);
+                }
+            }
+            "configs" | "secrets" | "include" => {
                 return Err(err(
                     *at,
                     key,
@@ -609,145 +547,9 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
     })
 }
 
-/// A compose duration (`1m30s`, `10s`, `500ms`, `1h`, `2us`) in ms (at least 10).
-fn duration_ms(s: &str) -> Option<u64> {
-    let mut total_us: u64 = 0;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let us = match &rest[..unit] {
-            "h" => 3_600_000_000,
-            "m" => 60_000_000,
-            "s" => 1_000_000,
-            "ms" => 1_000,
-            "us" => 1,
-            _ => return None,
-        };
-        total_us = total_us.checked_add(n.checked_mul(us)?)?;
-        rest = &rest[unit..];
-    }
-    Some((total_us / 1000).max(10))
-}
-
-/// `KEY=VALUE` lines (blank lines and `#` comments skipped; one pair of quotes taken off).
-fn parse_env(text: &str) -> std::result::Result<BTreeMap<String, String>, String> {
-    let mut out = BTreeMap::new();
-    for (i, l) in text.lines().enumerate() {
-        let l = l.trim();
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        let l = l.strip_prefix("export ").unwrap_or(l);
-        let (k, v) = l
-            .split_once('=')
-            .ok_or_else(|| format!("line {}: {l:?} is not KEY=VALUE", i + 1))?;
-        let v = v.trim();
-        let v = v
-            .strip_prefix('"')
-            .and_then(|x| x.strip_suffix('"'))
-            .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
-            .unwrap_or(v);
-        out.insert(k.trim().to_string(), v.to_string());
-    }
-    Ok(out)
-}
-
-fn read_env_file(p: &PathBuf) -> std::result::Result<Vec<(String, String)>, String> {
-    let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
-    Ok(parse_env(&text)?.into_iter().collect())
-}
-
-/// Splits a command string into words as a POSIX shell would (quotes and backslashes),
-/// without expanding anything.
-fn split(s: &str) -> std::result::Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(x) => cur.push(x),
-                        None => return Err(format!("an unclosed ' in {s:?}")),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(x @ ('"' | '\\' | '$' | '`')) => cur.push(x),
-                            Some(x) => {
-                                cur.push('\\');
-                                cur.push(x);
-                            }
-                            None => return Err(format!("an unclosed \" in {s:?}")),
-                        },
-                        Some(x) => cur.push(x),
-                        None => return Err(format!("an unclosed \" in {s:?}")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(x) = chars.next() {
-                    cur.push(x);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    Ok(words)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn commands_split_as_a_shell_would() {
-        assert_eq!(
-            split("redis-server --save ''").unwrap(),
-            vec!["redis-server", "--save", ""]
-        );
-        assert_eq!(
-            split(r#"sh -c "echo \"hi\" $X""#).unwrap(),
-            vec!["sh", "-c", "echo \"hi\" $X"]
-        );
-        assert_eq!(split(r"a\ b  c").unwrap(), vec!["a b", "c"]);
-        assert!(split("'open").is_err());
-        assert_eq!(duration_ms("1m30s"), Some(90_000));
-        assert_eq!(duration_ms("500ms"), Some(500));
-        assert_eq!(duration_ms("1x"), None);
-    }
 
     #[test]
     fn a_service_becomes_an_image_node_with_its_lines() {
@@ -771,6 +573,35 @@ mod tests {
             "max_virtual_secs = 120\n[link]\nlatency_us = 250\n[faults]\nprofile = \"heavy\"\nafter_ms = 500\n[[node]]\nname = \"a\"\nimage = \"x:1\"\n"
         );
         assert_eq!(t.lines, vec![7, 2, 3, 4, 5, 6, 9, 9, 10]);
+    }
+
+    #[test]
+    fn volumes_are_host_files_or_folders_of_one_node() {
+        let text = "volumes:\n  data:\nservices:\n  a:\n    image: x:1\n    volumes:\n      - ./conf:/etc/a:ro\n      - data:/data\n      - /tmp/x\n";
+        let t = translate(text, Path::new("/nonexistent")).unwrap();
+        assert!(
+            t.toml.contains(
+                "files = [{ read_only = true, source = \"./conf\", target = \"/etc/a\" }]"
+            ),
+            "{}",
+            t.toml
+        );
+        assert!(
+            t.toml.contains("dirs = [\"/data\", \"/tmp/x\"]"),
+            "{}",
+            t.toml
+        );
+        let shared = "volumes:\n  data:\nservices:\n  a:\n    image: x:1\n    volumes: [\"data:/d\"]\n  b:\n    image: x:1\n    volumes: [\"data:/d\"]\n";
+        let e = translate(shared, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(e.line, Some(9));
+        assert!(e.reason.contains("volume \"data\" is also a's"), "{e}");
+        let undeclared = "services:\n  a:\n    image: x:1\n    volumes: [\"data:/d\"]\n";
+        let e = translate(undeclared, Path::new("/nonexistent")).unwrap_err();
+        assert!(
+            e.reason
+                .contains("not declared under the top-level volumes"),
+            "{e}"
+        );
     }
 
     #[test]
