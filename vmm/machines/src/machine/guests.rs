@@ -2,7 +2,7 @@
 //! (`--guest small|debian`) through the manifest the script writes.
 
 use crate::error::{GuestsError, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.
 pub const GUESTS: [(&str, &str, Option<&str>); 3] = [
@@ -40,14 +40,10 @@ pub fn built_disk(name: &str) -> Result<PathBuf> {
                 name: name.to_string(),
             })?;
     let cache = cache_dir()?;
-    let manifest = cache.join("riscv64-guests.env");
-    let text = std::fs::read_to_string(&manifest).map_err(|_| GuestsError::NoDisks {
+    let text = read_manifest(&cache).ok_or_else(|| GuestsError::NoDisks {
         cache: cache.clone(),
     })?;
-    let path = text
-        .lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(|v| PathBuf::from(v.trim()))
+    let path = manifest_entry(&text, key)
         .filter(|p| p.exists())
         .ok_or_else(|| GuestsError::DiskGone {
             name: name.to_string(),
@@ -60,14 +56,10 @@ pub fn built_disk(name: &str) -> Result<PathBuf> {
 /// (`images/riscv64-image-runtime.sh`).
 pub fn image_runtime() -> Result<PathBuf> {
     let cache = cache_dir()?;
-    let text = std::fs::read_to_string(cache.join("riscv64-guests.env")).map_err(|_| {
-        GuestsError::NoGuests {
-            cache: cache.clone(),
-        }
+    let text = read_manifest(&cache).ok_or_else(|| GuestsError::NoGuests {
+        cache: cache.clone(),
     })?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("RISCV64_IMAGE_RUNTIME="))
-        .map(|v| PathBuf::from(v.trim()))
+    manifest_entry(&text, "RISCV64_IMAGE_RUNTIME")
         .filter(|p| p.is_file())
         .ok_or_else(|| GuestsError::NoImageRuntime { cache }.into())
 }
@@ -95,7 +87,7 @@ pub fn image_machine(
     let process = wio_images::launch::process(&record, overrides)?;
     let (_, initramfs) = built_guest("small")?;
     let initramfs = initramfs.ok_or(GuestsError::Incomplete {
-        manifest: cache.join("riscv64-guests.env"),
+        manifest: cache.join(MANIFEST),
     })?;
     let initrd = wio_images::launch::initrd(&cache, &initramfs, &image_runtime()?, &process)?;
     Ok(ImageMachine {
@@ -105,12 +97,26 @@ pub fn image_machine(
     })
 }
 
-/// The cache folder.
+/// The cache folder: one rule for the guests and the imported images
+/// (`wio_images::store::cache_dir`: `$WIO_CACHE`, else `~/.cache/wio`, an empty value
+/// counting as unset, as `images/lib.sh` counts it).
 fn cache_dir() -> Result<PathBuf> {
-    std::env::var_os("WIO_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/wio")))
-        .ok_or_else(|| GuestsError::NoCache.into())
+    wio_images::store::cache_dir().map_err(|_| GuestsError::NoCache.into())
+}
+
+/// The list `images/build-all-riscv64.sh` writes into the cache: `KEY=path` lines.
+const MANIFEST: &str = "riscv64-guests.env";
+
+/// The manifest's text, when there is one.
+fn read_manifest(cache: &Path) -> Option<String> {
+    std::fs::read_to_string(cache.join(MANIFEST)).ok()
+}
+
+/// The path the manifest's `KEY=path` line gives.
+fn manifest_entry(text: &str, key: &str) -> Option<PathBuf> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| PathBuf::from(v.trim()))
 }
 
 /// Kernel and initramfs of the named built guest ("small", the default, or "debian").
@@ -123,15 +129,11 @@ pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
                 name: name.to_string(),
             })?;
     let cache = cache_dir()?;
-    let manifest = cache.join("riscv64-guests.env");
-    let text = std::fs::read_to_string(&manifest).map_err(|_| GuestsError::NoGuests {
+    let manifest = cache.join(MANIFEST);
+    let text = read_manifest(&cache).ok_or_else(|| GuestsError::NoGuests {
         cache: cache.clone(),
     })?;
-    let get = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-            .map(|v| PathBuf::from(v.trim()))
-    };
+    let get = |key: &str| manifest_entry(&text, key);
     let stale = || GuestsError::Incomplete {
         manifest: manifest.clone(),
     };
