@@ -172,7 +172,7 @@ pub fn write(
     let conf = staging.join("mke2fs.conf");
     std::fs::write(&conf, MKE2FS_CONF).map_err(|e| scratch_err(&conf, e))?;
     let uuid = uuid_of(id_hex);
-    let (_, _, entries) = tree.totals();
+    let (content_bytes, _, entries) = tree.totals();
     let inodes = (entries + 1024).to_string();
     run(
         "mke2fs",
@@ -229,7 +229,7 @@ pub fn write(
         .len();
     Ok(Written {
         entries,
-        content_bytes: tree.totals().0,
+        content_bytes,
         disk_bytes,
     })
 }

@@ -185,7 +185,8 @@ fn exec_cfg(p: &Process, argv: &[String]) -> Result<Vec<u8>> {
 /// launcher follows, one line per step: `mkdir TARGET`, `file N MODE TARGET`, then
 /// `ro TARGET` (after every copy).
 struct Copies {
-    files: Vec<(String, u32, Vec<u8>)>,
+    /// Each file's mode and bytes.
+    files: Vec<(u32, Vec<u8>)>,
     list: String,
 }
 
@@ -248,7 +249,7 @@ fn copies(p: &Process) -> Result<Copies> {
                 let mode = meta.permissions().mode() & 0o777;
                 c.list
                     .push_str(&format!("file {} {mode:o} {target}\n", c.files.len()));
-                c.files.push((target.clone(), mode, bytes));
+                c.files.push((mode, bytes));
             } else {
                 return Err(bad(
                     &target,
@@ -354,23 +355,24 @@ pub fn initrd(
         files.push(("wio/wait", 0o644, list.into_bytes()));
     }
     let copies = copies(process)?;
+    let has_files = !copies.files.is_empty();
     let names: Vec<String> = (0..copies.files.len())
         .map(|i| format!("wio/files/{i}"))
         .collect();
-    for (name, (_, mode, bytes)) in names.iter().zip(&copies.files) {
-        files.push((name, *mode, bytes.clone()));
+    for (name, (mode, bytes)) in names.iter().zip(copies.files) {
+        files.push((name, mode, bytes));
     }
     if !copies.list.is_empty() {
-        files.push(("wio/files.list", 0o644, copies.list.clone().into_bytes()));
+        files.push(("wio/files.list", 0o644, copies.list.into_bytes()));
     }
     let refs: Vec<(&str, u32, &[u8])> = files
         .iter()
         .map(|(n, m, b)| (*n, *m, b.as_slice()))
         .collect();
-    let dirs: &[&str] = if copies.files.is_empty() {
-        &["wio"]
-    } else {
+    let dirs: &[&str] = if has_files {
         &["wio", "wio/files"]
+    } else {
+        &["wio"]
     };
     let segment = newc(dirs, &refs);
     bytes.extend(gzip_stored(&segment));

@@ -59,17 +59,13 @@ pub(super) fn node_configs(
             let node_seed = RunSeed(seed)
                 .stream(&format!("world/node/{}", n.name))
                 .next_u64();
-            let image = match &n.disk {
-                Some(NodeDisk::Image(img)) => Some(img),
-                _ => None,
-            };
-            let disk = match &n.disk {
-                None => None,
+            let (disk, image) = match &n.disk {
+                None => (None, None),
                 Some(NodeDisk::Built(name)) => {
-                    Some(wio_machines::machine::guests::built_disk(name)?)
+                    (Some(wio_machines::machine::guests::built_disk(name)?), None)
                 }
-                Some(NodeDisk::File(p)) => Some(p.clone()),
-                Some(NodeDisk::Image(img)) => Some(img.disk.clone()),
+                Some(NodeDisk::File(p)) => (Some(p.clone()), None),
+                Some(NodeDisk::Image(img)) => (Some(img.disk.clone()), Some(img)),
             };
             // An image node boots from its initramfs (the launcher mounts the image's disk)
             // and runs the image's process, not a `run` script.
