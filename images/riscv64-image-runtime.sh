@@ -5,6 +5,11 @@
 #                  (it replaces the initramfs's default /workload.sh)
 #   bin/wio-exec   images/image/wio-exec.c, static (riscv64-linux-gnu-gcc, glibc): the
 #                  image's user, working directory, environment and program
+#   bin/wio-agent  images/image/wio-agent.c, static: the test composer's agent (and, copied
+#                  into the image as /usr/lib/wio-stop-faults, ANTITHESIS_STOP_FAULTS)
+#   usr/lib/libvoidstar-shared.so   images/probe/libvoidstar.c built with
+#                  -DWIO_SHARED_PORTS: the image's libvoidstar.so in a world's node, whose
+#                  promise channel the agent shares
 # Publishes $WIO_CACHE/riscv64/image-runtime/<key>/runtime.cpio.gz (gzip'd newc cpio, owned
 # by root, fixed mtimes: the same inputs give the same bytes) and inputs.txt.
 # Prints (stdout): IMAGE_RUNTIME=<path>
@@ -21,9 +26,10 @@ install_host_tools gcc-riscv64-linux-gnu libc6-dev-riscv64-cross cpio
 wio_inputs() {
   local f
   wio_script_inputs
-  for f in launch.sh wio-exec.c; do
+  for f in launch.sh wio-exec.c wio-agent.c; do
     printf 'source %s %s\n' "$f" "$(wio_sha256_file "$SRC/$f")"
   done
+  printf 'source probe/libvoidstar.c %s\n' "$(wio_sha256_file "$SRC/../probe/libvoidstar.c")"
   printf 'toolchain gcc-riscv64-linux-gnu %s libc6-dev-riscv64-cross %s cpio %s\n' \
     "$(wio_host_pkg_version gcc-riscv64-linux-gnu)" "$(wio_host_pkg_version libc6-dev-riscv64-cross)" \
     "$(wio_host_pkg_version cpio)"
@@ -38,6 +44,13 @@ wio_build() {
   (cd "$SRC" && riscv64-linux-gnu-gcc -static -O2 -s -Wall -Wextra -Werror \
     -ffile-prefix-map="$SRC"=image -o "$root/bin/wio-exec" wio-exec.c) ||
     wio_die "cannot compile $SRC/wio-exec.c"
+  (cd "$SRC" && riscv64-linux-gnu-gcc -static -O2 -s -Wall -Wextra -Werror \
+    -ffile-prefix-map="$SRC"=image -o "$root/bin/wio-agent" wio-agent.c) ||
+    wio_die "cannot compile $SRC/wio-agent.c"
+  mkdir -p "$root/usr/lib"
+  (cd "$SRC/../probe" && riscv64-linux-gnu-gcc -O2 -shared -fPIC -s -Wall -Wextra -Werror -DWIO_SHARED_PORTS \
+    -ffile-prefix-map="$SRC/../probe"=probe -o "$root/usr/lib/libvoidstar-shared.so" libvoidstar.c) ||
+    wio_die "cannot compile $SRC/../probe/libvoidstar.c"
   find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   (cd "$root" && find . -mindepth 1 | sort | cpio --quiet -o -H newc -R 0:0 --reproducible) |
     gzip -n -9 >"$out/runtime.cpio.gz"

@@ -14,6 +14,12 @@
 #     (/wio/files.list);
 #   - sets ANTITHESIS_OUTPUT_DIR / ANTITHESIS_SDK_LOCAL_OUTPUT (appended to the image's env
 #     by wio) to /tmp/antithesis, and brings up lo;
+#   - in a world's node (its promise channel has the wio.composer port), starts
+#     /bin/wio-agent, the test composer's agent (images/image/wio-agent.c): it reports the
+#     image's /opt/antithesis/test/v1/<template>/ commands to wio and runs them when told,
+#     and shares wio.sdk and wio.random between the node's processes (with the shared
+#     build of libvoidstar.so); gives the image /usr/lib/wio-stop-faults
+#     (ANTITHESIS_STOP_FAULTS);
 #   - waits until every node of /wio/wait answers "healthy" on port 19999 (compose's
 #     depends_on with condition service_healthy);
 #   - runs the image's process with /bin/wio-exec (user, working directory, environment,
@@ -35,8 +41,14 @@ mount -t devtmpfs devtmpfs /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/dev/virtio-ports
 mount -t devpts devpts /newroot/dev/pts 2>/dev/null || true
 mount -t tmpfs tmpfs /newroot/dev/shm 2>/dev/null || true
+composer="" sdk="" random=""
 for p in /sys/class/virtio-ports/*; do
   [ -f "$p/name" ] || continue
+  case "$(cat "$p/name")" in
+    wio.composer) composer="/dev/${p##*/}" ;;
+    wio.sdk) sdk="/dev/${p##*/}" ;;
+    wio.random) random="/dev/${p##*/}" ;;
+  esac
   ln -sf "../${p##*/}" "/newroot/dev/virtio-ports/$(cat "$p/name")"
   # The image's user may not be root: anyone may state promises and draw random bytes.
   chmod 0666 "/dev/${p##*/}"
@@ -77,6 +89,13 @@ if [ -n "${WIO_NODE:-}" ]; then
   say "node $WIO_NODE at $WIO_IP"
 elif [ ! -s /newroot/etc/hosts ]; then
   printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$host" >/newroot/etc/hosts
+fi
+if [ -n "$composer" ]; then
+  # The agent shares wio.sdk and wio.random between the node's processes (it replaces
+  # their links with its FIFO and socket, then returns) and runs the composer's commands.
+  cp /bin/wio-agent /newroot/usr/lib/wio-stop-faults
+  cp /usr/lib/libvoidstar-shared.so /newroot/usr/lib/libvoidstar.so
+  /bin/wio-agent "$composer" /newroot "$sdk" "$random" || say "the test composer's agent did not start"
 fi
 if [ -s /wio/wait ]; then
   while read -r dep; do

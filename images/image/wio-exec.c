@@ -2,7 +2,8 @@
  * wio-exec: starts an imported container image's process the way its config says.
  *
  * The launcher (images/image/launch.sh, the image machine's /workload.sh) mounts the
- * image's disk at ROOT and runs `wio-exec CONFIG ROOT`. CONFIG is written by
+ * image's disk at ROOT and runs `wio-exec CONFIG ROOT [PROGRAM]` (PROGRAM, a path inside
+ * the image, in place of the config's argv: the test composer's commands run so). CONFIG is written by
  * `wio run --image` into the run's initramfs; NUL-separated fields:
  *
  *   "wio-image-run 1", user, workdir, N, N env entries (NAME=VALUE), M, M argv entries
@@ -83,7 +84,7 @@ static const char *find_line(const char *file, int keyfield, const char *key) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) die(125, "usage: wio-exec CONFIG ROOT", NULL);
+    if (argc != 3 && argc != 4) die(125, "usage: wio-exec CONFIG ROOT [PROGRAM]", NULL);
     size_t len = 0;
     char *cfg = slurp(argv[1], &len);
     if (!cfg) die(125, "cannot read the run's config", argv[1]);
@@ -100,6 +101,8 @@ int main(int argc, char **argv) {
     if (5 + nenv + nargs > count || nargs == 0 || nargs > MAX_ITEMS) die(125, "the image has no program to run: give one after --", NULL);
     char **args = items + 5 + nenv;
     args[nargs] = NULL; /* the slot after argv (a later item, or past count: inside items[]) */
+    char *program[2] = {argc == 4 ? argv[3] : NULL, NULL};
+    if (argc == 4) args = program;
 
     /* The user, in the image's own files. */
     char path[4096];

@@ -9,6 +9,13 @@
  * Built for riscv64 with the cross compiler's libc (dynamic programs in rootfs images).
  * Without the channel (not under wio) JSON is dropped and randomness comes from
  * getrandom(2), so a program never fails because of this library.
+ *
+ * Built with -DWIO_SHARED_PORTS (the image runtime's copy, images/riscv64-image-runtime.sh)
+ * for image nodes of a world, where the agent (images/image/wio-agent.c) holds the ports
+ * and shares them between processes (a virtio-console port opens in one process at a
+ * time): wio.sdk is then a FIFO, each line written whole in one write under an flock so
+ * lines of concurrent processes never mix, and wio.random a Unix socket (8 bytes asked,
+ * 8 bytes answered). The default build is unchanged.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,6 +25,14 @@
 #include <stdio.h>
 #include <sys/random.h>
 #include <unistd.h>
+#ifdef WIO_SHARED_PORTS
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#endif
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int sdk_fd = -2;
@@ -25,6 +40,18 @@ static int random_fd = -2;
 
 static int open_port(const char *a, const char *b) {
     int fd = open(a, O_RDWR | O_CLOEXEC);
+#ifdef WIO_SHARED_PORTS
+    if (fd < 0 && errno == ENXIO) {
+        /* The agent's socket. */
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        strncpy(addr.sun_path, a, sizeof addr.sun_path - 1);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+#endif
     if (fd < 0) fd = open(b, O_RDWR | O_CLOEXEC);
     return fd;
 }
@@ -44,8 +71,22 @@ void fuzz_json_data(const char *message, size_t length) {
     pthread_mutex_lock(&lock);
     if (sdk_fd == -2) sdk_fd = open_port("/dev/virtio-ports/wio.sdk", "/dev/wio.sdk");
     if (sdk_fd >= 0 && length > 0) {
+#ifdef WIO_SHARED_PORTS
+        /* The whole line in one write, under the FIFO's lock. */
+        bool nl = message[length - 1] != '\n';
+        char *line = malloc(length + 1);
+        if (line) {
+            memcpy(line, message, length);
+            if (nl) line[length] = '\n';
+            flock(sdk_fd, LOCK_EX);
+            write_all(sdk_fd, line, length + nl);
+            flock(sdk_fd, LOCK_UN);
+            free(line);
+        }
+#else
         write_all(sdk_fd, message, length);
         if (message[length - 1] != '\n') write_all(sdk_fd, "\n", 1);
+#endif
     }
     pthread_mutex_unlock(&lock);
 }

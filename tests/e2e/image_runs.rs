@@ -6,35 +6,10 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::oci::{import_json, layer, sha, sim_summary, wio_in, Layout, E, GZIP};
+use wio_e2e_tests::oci::{
+    import_json, layer, riscv_busybox, sha, sim_summary, wio_in, Layout, E, GZIP,
+};
 use wio_e2e_tests::{scratch, stderr};
-
-/// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
-fn riscv_busybox(dir: &Path, test: &str) -> Option<Vec<u8>> {
-    let rootfs = wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_ROOTFS",
-        wio_require::Capability::RiscvGuests,
-    )?;
-    wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_IMAGE_RUNTIME",
-        wio_require::Capability::RiscvGuests,
-    )?;
-    let out = dir.join("busybox");
-    let o = std::process::Command::new("debugfs")
-        .arg("-R")
-        .arg(format!("dump /bin/busybox {}", out.display()))
-        .arg(&rootfs)
-        .output()
-        .expect("debugfs (e2fsprogs)");
-    assert!(
-        o.status.success() && out.is_file(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    Some(std::fs::read(&out).expect("busybox"))
-}
 
 /// A runnable image (busybox, a non-root user in a supplementary group, a whiteout, a hard
 /// link; an amd64 image beside it), imported as `wio-run-test:1` into a cache of its own

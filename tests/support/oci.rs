@@ -247,3 +247,30 @@ pub fn sim_summary(cache: &Path, scenario: &Path, seed: &str, summary: &Path) ->
     let s: Value = serde_json::from_slice(&std::fs::read(summary).expect("summary")).expect("json");
     (o, s)
 }
+
+/// The riscv64 busybox of wio's own root disk (a static binary any image can carry).
+pub fn riscv_busybox(dir: &Path, test: &str) -> Option<Vec<u8>> {
+    let rootfs = crate::require_riscv_artifact(
+        test,
+        "RISCV64_ROOTFS",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    crate::require_riscv_artifact(
+        test,
+        "RISCV64_IMAGE_RUNTIME",
+        wio_require::Capability::RiscvGuests,
+    )?;
+    let out = dir.join("busybox");
+    let o = std::process::Command::new("debugfs")
+        .arg("-R")
+        .arg(format!("dump /bin/busybox {}", out.display()))
+        .arg(&rootfs)
+        .output()
+        .expect("debugfs (e2fsprogs)");
+    assert!(
+        o.status.success() && out.is_file(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(std::fs::read(&out).expect("busybox"))
+}

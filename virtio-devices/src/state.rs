@@ -7,7 +7,7 @@
 //! postcard) inside its snapshot file, which carries the version and checksums.
 
 pub use crate::block::BlockState;
-pub use crate::console::ConsoleState;
+pub use crate::console::{ComposerPort, ConsoleState};
 use crate::device::VirtioDevice;
 use crate::error::DeviceError;
 pub use crate::net::NetState;
@@ -31,6 +31,10 @@ pub enum DeviceState {
     Console(Box<ConsoleState>),
     /// A virtio-blk device ([`crate::Block`]).
     Block(Box<BlockState>),
+    /// A virtio-console device with the test composer's port
+    /// ([`crate::Console::with_composer`]); a variant of its own, added last, so that the
+    /// encoding of the others is unchanged.
+    ComposerConsole(Box<ConsoleState>, Box<ComposerPort>),
 }
 
 impl DeviceState {
@@ -40,7 +44,7 @@ impl DeviceState {
         match self {
             DeviceState::Rng(_) => crate::rng::DEVICE,
             DeviceState::Net(_) => crate::net::DEVICE,
-            DeviceState::Console(_) => crate::console::DEVICE,
+            DeviceState::Console(_) | DeviceState::ComposerConsole(..) => crate::console::DEVICE,
             DeviceState::Block(_) => crate::block::DEVICE,
         }
     }
@@ -78,7 +82,11 @@ pub fn save(device: &dyn VirtioDevice) -> Result<DeviceState, DeviceError> {
         return d.save_state().map(|s| DeviceState::Net(Box::new(s)));
     }
     if let Some(d) = any.downcast_ref::<crate::console::Console>() {
-        return d.save_state().map(|s| DeviceState::Console(Box::new(s)));
+        let s = d.save_state()?;
+        return Ok(match d.save_composer() {
+            Some(c) => DeviceState::ComposerConsole(Box::new(s), Box::new(c)),
+            None => DeviceState::Console(Box::new(s)),
+        });
     }
     if let Some(d) = any.downcast_ref::<crate::block::Block>() {
         return d.save_state().map(|s| DeviceState::Block(Box::new(s)));
@@ -115,7 +123,11 @@ pub fn load(
         DeviceState::Console(s) => any
             .downcast_mut::<crate::console::Console>()
             .ok_or_else(wrong)?
-            .load_state(s, reseed),
+            .load_state(s, None, reseed),
+        DeviceState::ComposerConsole(s, c) => any
+            .downcast_mut::<crate::console::Console>()
+            .ok_or_else(wrong)?
+            .load_state(s, Some(c), reseed),
         DeviceState::Block(s) => any
             .downcast_mut::<crate::block::Block>()
             .ok_or_else(wrong)?
@@ -160,6 +172,7 @@ mod tests {
                 DeviceState::Net(s) => postcard::to_stdvec(&**s),
                 DeviceState::Console(s) => postcard::to_stdvec(&**s),
                 DeviceState::Block(s) => postcard::to_stdvec(&**s),
+                DeviceState::ComposerConsole(..) => unreachable!("no composer console here"),
             }
             .unwrap();
             let mut want = vec![index as u8];

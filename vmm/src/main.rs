@@ -127,6 +127,7 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
     Ok(RunConfig {
         until,
         net_port: false,
+        composer: false,
         mac: None,
         capture_console: false,
         sched_noise: args.sched_noise.unwrap_or_default(),

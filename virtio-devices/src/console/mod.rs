@@ -9,6 +9,12 @@
 //!   the device answers from its own stream (`name/bytes`), so a program's randomness is
 //!   a function of the seed.
 //!
+//! - `wio.composer` (port 2, only in a console built [`Console::with_composer`]): the test
+//!   composer's line protocol, both ways. The guest's agent writes lines (what it found,
+//!   what started, how it ended), cut as on `wio.sdk` ([`Console::take_composer_lines`]);
+//!   the machine sends it lines ([`Console::send_composer`]), handed to the guest's
+//!   receive buffers as they come. The device reads neither.
+//!
 //! In the guest the ports are `/dev/vportNp0` and `/dev/vportNp1`, named in
 //! `/sys/class/virtio-ports/vportNpM/name`. Everything is bounded: a line longer than
 //! [`MAX_LINE`] is dropped (counted), lines the machine has not taken yet beyond
@@ -32,11 +38,15 @@ pub const F_MULTIPORT: u64 = 1 << 1;
 /// Queue size offered.
 pub const QUEUE_SIZE: u16 = 64;
 /// The ports, by id.
-pub const PORT_NAMES: [&str; 2] = ["wio.sdk", "wio.random"];
+pub const PORT_NAMES: [&str; 3] = ["wio.sdk", "wio.random", "wio.composer"];
 /// The JSON-lines port.
 pub const SDK_PORT: usize = 0;
 /// The random-bytes port.
 pub const RANDOM_PORT: usize = 1;
+/// The test composer's port (only in a console built [`Console::with_composer`]).
+pub const COMPOSER_PORT: usize = 2;
+/// Most bytes the machine may have sent on `wio.composer` that the guest has not taken.
+pub const MAX_COMPOSER_OWED: usize = 64 * 1024;
 /// Longest line kept, in bytes (without its newline).
 pub const MAX_LINE: usize = 64 * 1024;
 /// Most complete lines waiting for the machine.
@@ -68,14 +78,75 @@ fn port_rx(port: usize) -> usize {
     }
 }
 
-/// Which port's receive queue `queue` is, if it is one.
-fn rx_port(queue: usize) -> Option<usize> {
-    (0..PORT_NAMES.len()).find(|p| port_rx(*p) == queue)
+/// Which of `ports` ports' receive queue `queue` is, if it is one.
+fn rx_port(queue: usize, ports: usize) -> Option<usize> {
+    (0..ports).find(|p| port_rx(*p) == queue)
 }
 
-/// Which port's transmit queue `queue` is, if it is one.
-fn tx_port(queue: usize) -> Option<usize> {
-    (0..PORT_NAMES.len()).find(|p| port_rx(*p) + 1 == queue)
+/// Which of `ports` ports' transmit queue `queue` is, if it is one.
+fn tx_port(queue: usize, ports: usize) -> Option<usize> {
+    (0..ports).find(|p| port_rx(*p) + 1 == queue)
+}
+
+/// Cuts `bytes` written at `now_ns` into lines: `partial` is the line being written,
+/// `overlong` says it is being dropped up to its newline; complete lines go to `lines`
+/// (at most [`MAX_PENDING_LINES`]). Returns (overlong lines, dropped lines).
+fn cut_lines(
+    bytes: &[u8],
+    now_ns: u64,
+    partial: &mut Vec<u8>,
+    overlong: &mut bool,
+    lines: &mut VecDeque<Line>,
+) -> (u64, u64) {
+    let (mut long, mut dropped) = (0, 0);
+    for chunk in bytes.split_inclusive(|b| *b == b'\n') {
+        let (body, ends) = match chunk.split_last() {
+            Some((b'\n', body)) => (body, true),
+            _ => (chunk, false),
+        };
+        if !*overlong {
+            if partial.len() + body.len() > MAX_LINE {
+                *overlong = true;
+                partial.clear();
+            } else {
+                partial.extend_from_slice(body);
+            }
+        }
+        if ends {
+            if *overlong {
+                long += 1;
+            } else if lines.len() >= MAX_PENDING_LINES {
+                dropped += 1;
+            } else if !partial.is_empty() {
+                lines.push_back((now_ns, std::mem::take(partial)));
+            }
+            partial.clear();
+            *overlong = false;
+        }
+    }
+    (long, dropped)
+}
+
+/// The test composer's port ([`COMPOSER_PORT`]) of a console that has one.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct ComposerPort {
+    /// Guest receive buffers.
+    rx: Vec<Request>,
+    /// Bytes the machine sent, not yet in a guest buffer.
+    #[serde(with = "serde_bytes")]
+    owed: Vec<u8>,
+    /// The line being written by the guest.
+    #[serde(with = "serde_bytes")]
+    partial: Vec<u8>,
+    overlong: bool,
+    /// Complete lines for the machine.
+    lines: VecDeque<Line>,
+    /// Whether a program in the guest has the port open.
+    guest_open: bool,
+    /// Lines dropped (overlong, or too many waiting), and bytes refused (too many owed).
+    pub dropped_lines: u64,
+    /// Bytes the machine sent that did not fit ([`MAX_COMPOSER_OWED`]).
+    pub refused_bytes: u64,
 }
 
 /// Timer token: hand what is owed to the guest's buffers.
@@ -127,6 +198,8 @@ pub struct Console {
     deliver_armed: bool,
     /// Counters.
     pub stats: ConsoleStats,
+    /// The test composer's port, when the console has one.
+    composer: Option<ComposerPort>,
 }
 
 /// What a snapshot keeps of the console ([`DeviceState::Console`]): its two streams, the
@@ -180,7 +253,54 @@ impl Console {
             timers: Vec::new(),
             deliver_armed: false,
             stats: ConsoleStats::default(),
+            composer: None,
         }
+    }
+
+    /// [`Console::new`] with a third port, `wio.composer` (the test composer's channel).
+    pub fn with_composer(seed: RunSeed, name: &str) -> Console {
+        Console {
+            composer: Some(ComposerPort::default()),
+            ..Console::new(seed, name)
+        }
+    }
+
+    /// How many ports the guest sees.
+    fn ports(&self) -> usize {
+        if self.composer.is_some() {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Whether the console has the `wio.composer` port.
+    pub fn has_composer(&self) -> bool {
+        self.composer.is_some()
+    }
+
+    /// The lines the guest wrote on `wio.composer` since the last call, in order (none
+    /// without the port).
+    pub fn take_composer_lines(&mut self) -> Vec<Line> {
+        self.composer
+            .as_mut()
+            .map_or_else(Vec::new, |c| c.lines.drain(..).collect())
+    }
+
+    /// Sends `bytes` to the guest on `wio.composer`: they fill its receive buffers as the
+    /// guest posts them. Returns false, keeping none of them, when the port is missing or
+    /// more than [`MAX_COMPOSER_OWED`] bytes would wait.
+    pub fn send_composer(&mut self, bytes: &[u8]) -> bool {
+        let Some(c) = self.composer.as_mut() else {
+            return false;
+        };
+        if c.owed.len() + bytes.len() > MAX_COMPOSER_OWED {
+            c.refused_bytes += bytes.len() as u64;
+            return false;
+        }
+        c.owed.extend_from_slice(bytes);
+        self.arm();
+        true
     }
 
     /// The lines written on `wio.sdk` since the last call, in order.
@@ -220,10 +340,10 @@ impl Console {
         let id = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
         let ev = u16::from_le_bytes([head[4], head[5]]);
         let value = u16::from_le_bytes([head[6], head[7]]);
-        let port = usize::try_from(id).ok().filter(|p| *p < PORT_NAMES.len());
+        let port = usize::try_from(id).ok().filter(|p| *p < self.ports());
         match (ev, port) {
             (event::DEVICE_READY, _) if value == 1 => {
-                for p in 0..PORT_NAMES.len() as u32 {
+                for p in 0..self.ports() as u32 {
                     self.send_control(control(p, event::DEVICE_ADD, 0, &[]));
                 }
             }
@@ -237,6 +357,11 @@ impl Console {
                 // wio is always listening: the host side of every port is open.
                 self.send_control(control(p as u32, event::PORT_OPEN, 1, &[]));
             }
+            (event::PORT_OPEN, Some(COMPOSER_PORT)) => {
+                if let Some(c) = self.composer.as_mut() {
+                    c.guest_open = value == 1;
+                }
+            }
             (event::PORT_OPEN, Some(p)) => self.guest_open[p] = value == 1,
             _ => self.stats.bad_control += 1,
         }
@@ -244,31 +369,23 @@ impl Console {
 
     /// Bytes the guest wrote on `wio.sdk` at `now_ns`.
     fn on_sdk_bytes(&mut self, bytes: &[u8], now_ns: u64) {
-        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
-            let (body, ends) = match chunk.split_last() {
-                Some((b'\n', body)) => (body, true),
-                _ => (chunk, false),
-            };
-            if !self.overlong {
-                if self.partial.len() + body.len() > MAX_LINE {
-                    self.overlong = true;
-                    self.partial.clear();
-                } else {
-                    self.partial.extend_from_slice(body);
-                }
-            }
-            if ends {
-                if self.overlong {
-                    self.stats.overlong_lines += 1;
-                } else if self.lines.len() >= MAX_PENDING_LINES {
-                    self.stats.dropped_lines += 1;
-                } else if !self.partial.is_empty() {
-                    self.lines
-                        .push_back((now_ns, std::mem::take(&mut self.partial)));
-                }
-                self.partial.clear();
-                self.overlong = false;
-            }
+        let (long, dropped) = cut_lines(
+            bytes,
+            now_ns,
+            &mut self.partial,
+            &mut self.overlong,
+            &mut self.lines,
+        );
+        self.stats.overlong_lines += long;
+        self.stats.dropped_lines += dropped;
+    }
+
+    /// Bytes the guest wrote on `wio.composer` at `now_ns`.
+    fn on_composer_bytes(&mut self, bytes: &[u8], now_ns: u64) {
+        if let Some(c) = self.composer.as_mut() {
+            let (long, dropped) =
+                cut_lines(bytes, now_ns, &mut c.partial, &mut c.overlong, &mut c.lines);
+            c.dropped_lines += long + dropped;
         }
     }
 
@@ -306,6 +423,16 @@ impl Console {
             let n = write_into(&buf, &bytes, mem)?;
             self.stats.random_bytes += u64::from(n);
             done.push((port_rx(RANDOM_PORT), buf.head, n));
+        }
+        if let Some(c) = self.composer.as_mut() {
+            while !c.owed.is_empty() && !c.rx.is_empty() {
+                let buf = c.rx.remove(0);
+                let room: usize = buf.segments.iter().map(|s| s.len as usize).sum();
+                let take = room.min(c.owed.len());
+                let n = write_into(&buf, &c.owed[..take], mem)?;
+                c.owed.drain(..n as usize);
+                done.push((port_rx(COMPOSER_PORT), buf.head, n));
+            }
         }
         Ok(done)
     }
@@ -388,15 +515,27 @@ impl Console {
         })
     }
 
+    /// The `wio.composer` port's state for a snapshot (None without the port).
+    pub(crate) fn save_composer(&self) -> Option<ComposerPort> {
+        self.composer.clone()
+    }
+
     /// Loads a state saved by [`Self::save_state`] from a device built with the same
     /// configuration; with `reseed`, its random streams are re-keyed from that seed. The
     /// checks come before any change: on an error the device is as it was.
     pub(crate) fn load_state(
         &mut self,
         s: &ConsoleState,
+        composer: Option<&ComposerPort>,
         reseed: Option<RunSeed>,
     ) -> Result<(), DeviceError> {
-        if s.control_out.len() > MAX_CONTROL
+        if composer.is_some() != self.composer.is_some()
+            || composer.is_some_and(|c| {
+                c.owed.len() > MAX_COMPOSER_OWED
+                    || c.lines.len() > MAX_PENDING_LINES
+                    || c.partial.len() > MAX_LINE
+            })
+            || s.control_out.len() > MAX_CONTROL
             || s.lines.len() > MAX_PENDING_LINES
             || s.random_owed.len() > MAX_RANDOM_OWED
             || s.partial.len() > MAX_LINE
@@ -417,6 +556,7 @@ impl Console {
         self.timers = s.timers.clone();
         self.deliver_armed = s.deliver_armed;
         self.stats = s.stats.clone();
+        self.composer = composer.cloned();
         Ok(())
     }
 }
@@ -427,7 +567,7 @@ impl VirtioDevice for Console {
     }
 
     fn queue_max_sizes(&self) -> &[u16] {
-        &[QUEUE_SIZE; 6]
+        &[QUEUE_SIZE; 8][..2 + 2 * self.ports()]
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -445,7 +585,7 @@ impl VirtioDevice for Console {
     fn read_config(&self, offset: u64, data: &mut [u8]) {
         // cols (u16), rows (u16), max_nr_ports (u32), emerg_wr (u32).
         let mut config = [0u8; 12];
-        config[4..8].copy_from_slice(&(PORT_NAMES.len() as u32).to_le_bytes());
+        config[4..8].copy_from_slice(&(self.ports() as u32).to_le_bytes());
         crate::device::read_config_bytes(&config, offset, data);
     }
 
@@ -463,7 +603,15 @@ impl VirtioDevice for Console {
             }
             return Ok(Vec::new());
         }
-        if let Some(port) = rx_port(queue) {
+        if let Some(port) = rx_port(queue, self.ports()) {
+            if let (COMPOSER_PORT, Some(c)) = (port, self.composer.as_mut()) {
+                c.rx.extend(requests);
+                let owed = !c.owed.is_empty();
+                if owed {
+                    self.arm();
+                }
+                return Ok(Vec::new());
+            }
             self.rx_buffers[port].extend(requests);
             if port == RANDOM_PORT && !self.random_owed.is_empty() {
                 self.arm();
@@ -489,7 +637,12 @@ impl VirtioDevice for Console {
             self.on_control(&m);
             return Ok(0);
         }
-        match tx_port(queue) {
+        match tx_port(queue, self.ports()) {
+            Some(COMPOSER_PORT) => {
+                let bytes = Self::read_chain(request, mem, MAX_LINE + 1)?;
+                self.on_composer_bytes(&bytes, now_ns);
+                Ok(0)
+            }
             Some(SDK_PORT) => {
                 // Read at most a line and a bit per chain: longer chains are overlong lines.
                 let bytes = Self::read_chain(request, mem, MAX_LINE + 1)?;
@@ -531,6 +684,13 @@ impl VirtioDevice for Console {
         self.partial.clear();
         self.overlong = false;
         self.guest_open = [false; 2];
+        if let Some(c) = self.composer.as_mut() {
+            c.rx.clear();
+            c.owed.clear();
+            c.partial.clear();
+            c.overlong = false;
+            c.guest_open = false;
+        }
     }
 }
 

@@ -24,7 +24,10 @@ fn receive(c: &mut Console, m: &GuestMem, queue: usize, n: u16) -> Vec<Vec<u8>> 
         if queue == CONTROL_RX {
             c.control_buffers.push_back(r);
         } else {
-            c.rx_buffers[rx_port(queue).unwrap()].push_back(r);
+            match rx_port(queue, c.ports()).unwrap() {
+                COMPOSER_PORT => c.composer.as_mut().unwrap().rx.push(r),
+                port => c.rx_buffers[port].push_back(r),
+            }
         }
     }
     let done = c.timer(DELIVER, m, 0).unwrap();
@@ -159,7 +162,7 @@ fn state_round_trips_and_bad_state_is_refused() {
     transmit(&mut c, &m, port_rx(RANDOM_PORT) + 1, &[0; 4], 3);
     let saved = c.save_state().unwrap();
     let mut d = Console::new(RunSeed(1), "console");
-    d.load_state(&saved, None).unwrap();
+    d.load_state(&saved, None, None).unwrap();
     let encoded = postcard::to_stdvec(&saved).unwrap();
     assert_eq!(
         postcard::to_stdvec(&d.save_state().unwrap()).unwrap(),
@@ -188,9 +191,65 @@ fn state_round_trips_and_bad_state_is_refused() {
     let mut big = saved;
     big.partial = vec![b'x'; MAX_LINE + 1];
     assert!(matches!(
-        d.load_state(&big, None),
+        d.load_state(&big, None, None),
         Err(DeviceError::StateBounds {
             device: "virtio-console"
         })
     ));
+}
+
+/// The composer's port exists only when asked for: the guest sees three ports, names the
+/// third `wio.composer`, writes lines on it (cut as on `wio.sdk`) and receives what the
+/// machine sends, in order, across buffers; a snapshot keeps what is owed and loads only
+/// into a console of the same shape.
+#[test]
+fn the_composer_port_carries_lines_both_ways_and_is_saved() {
+    let m = mem();
+    let plain = Console::new(RunSeed(1), "console");
+    assert_eq!(plain.queue_max_sizes().len(), 6);
+    let mut c = Console::with_composer(RunSeed(1), "console");
+    assert_eq!(c.queue_max_sizes().len(), 8);
+    let mut config = [0u8; 4];
+    c.read_config(4, &mut config);
+    assert_eq!(u32::from_le_bytes(config), 3);
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(0, event::DEVICE_READY, 1, &[]),
+        0,
+    );
+    assert_eq!(receive(&mut c, &m, CONTROL_RX, 4).len(), 3);
+    transmit(
+        &mut c,
+        &m,
+        CONTROL_TX,
+        &control(2, event::PORT_READY, 1, &[]),
+        0,
+    );
+    assert_eq!(
+        receive(&mut c, &m, CONTROL_RX, 4)[0],
+        control(2, event::PORT_NAME, 1, b"wio.composer")
+    );
+    let tx = port_rx(COMPOSER_PORT) + 1;
+    transmit(&mut c, &m, tx, b"hello 1\nstarted 1", 4);
+    transmit(&mut c, &m, tx, b" 77\n", 6);
+    assert_eq!(
+        c.take_composer_lines(),
+        vec![(4, b"hello 1".to_vec()), (6, b"started 1 77".to_vec())]
+    );
+    assert!(c.take_lines().is_empty(), "the SDK port saw none of it");
+    assert!(c.send_composer(b"start 1 main/first_a\n"));
+    assert!(
+        !Console::new(RunSeed(1), "console").send_composer(b"x"),
+        "no port, nothing sent"
+    );
+    let saved = (c.save_state().unwrap(), c.save_composer());
+    let mut d = Console::with_composer(RunSeed(1), "console");
+    d.load_state(&saved.0, saved.1.as_ref(), None).unwrap();
+    let mut e = Console::new(RunSeed(1), "console");
+    assert!(e.load_state(&saved.0, saved.1.as_ref(), None).is_err());
+    let got = receive(&mut d, &m, port_rx(COMPOSER_PORT), 1);
+    assert_eq!(got, vec![b"start 1 main/first_a\n".to_vec()]);
+    assert!(!d.send_composer(&vec![b'x'; MAX_COMPOSER_OWED + 1]));
 }

@@ -22,6 +22,10 @@ use std::path::{Path, PathBuf};
 /// lines straight to wio.
 pub const SDK_LOCAL_OUTPUT: &str = "/dev/virtio-ports/wio.sdk";
 
+/// Where `ANTITHESIS_STOP_FAULTS` points: the agent's helper (`images/image/wio-agent.c`),
+/// which asks the test composer to hold faults off for the seconds it is given.
+pub const STOP_FAULTS: &str = "/usr/lib/wio-stop-faults";
+
 /// The first field of `run.cfg`: its format.
 const CFG_MAGIC: &str = "wio-image-run 1";
 
@@ -131,6 +135,7 @@ pub fn process(record: &Record, o: &Overrides) -> Result<Process> {
     for (k, v) in [
         ("ANTITHESIS_OUTPUT_DIR", "/tmp/antithesis"),
         ("ANTITHESIS_SDK_LOCAL_OUTPUT", SDK_LOCAL_OUTPUT),
+        ("ANTITHESIS_STOP_FAULTS", STOP_FAULTS),
     ] {
         if !env.iter().any(|e| name_of(e) == k) {
             env.push(format!("{k}={v}"));
@@ -476,11 +481,12 @@ mod tests {
             b"wio-image-run 1",
             b"0",
             b"/w",
-            b"4",
+            b"5",
             b"ANTITHESIS_OUTPUT_DIR=/mine",
             b"A=2",
             b"B=3",
             b"ANTITHESIS_SDK_LOCAL_OUTPUT=/dev/virtio-ports/wio.sdk",
+            b"ANTITHESIS_STOP_FAULTS=/usr/lib/wio-stop-faults",
             b"1",
             b"/bin/app",
             b"",

@@ -36,6 +36,19 @@ pub struct NodeStep {
     /// What it saw for the first time in this quantum (when observing; see
     /// `Machine::observe`).
     pub marks: Vec<Mark>,
+    /// The lines its test-composer agent wrote (virtual ns, text).
+    pub composer: Vec<wio_virtio_devices::console::Line>,
+}
+
+/// What the world hands a node at a boundary, in order, before it runs the next quantum.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A frame for its network port.
+    Frame(Frame),
+    /// A line (with its newline) for its test-composer agent.
+    Composer(Vec<u8>),
+    /// The windows in which no fault of its plan starts (all of them, replacing the last).
+    Quiet(Vec<(u64, u64)>),
 }
 
 /// How a node's machine comes to be: booted (None), or restored from a loaded snapshot
@@ -47,10 +60,10 @@ pub type Start = Option<(Arc<dyn LoadedSnapshot>, Option<u32>)>;
 type NodeStart = (usize, String, RunConfig, Start, Option<String>);
 
 enum Cmd {
-    /// Deliver these frames (node, frame) in order, then run every live machine to `until`.
+    /// Hand these inputs (node, input) over in order, then run every live machine to `until`.
     Run {
         until: u64,
-        deliveries: Vec<(usize, Frame)>,
+        deliveries: Vec<(usize, Input)>,
     },
     /// Take a snapshot of every machine.
     Snapshot { reason: String },
@@ -190,14 +203,24 @@ fn start_nodes(nodes: Vec<NodeStart>, signals: &[Signal], wall: Instant) -> Resu
 /// One quantum of this thread's nodes: the frames due delivered, then each node that has
 /// not ended run to `until` ns; what each did (console lines, frames sent, how it ended,
 /// whether it declared its setup complete, its marks).
-fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Frame)>) -> Vec<NodeStep> {
-    for (node, frame) in deliveries {
+fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Input)>) -> Vec<NodeStep> {
+    for (node, input) in deliveries {
         let Some(o) = owned.iter_mut().find(|o| o.node == node) else {
             continue;
         };
         if let (Some(m), None) = (o.machine.as_mut(), &o.ended) {
-            if let Err(e) = m.deliver_frame(frame) {
-                o.ended = Some(Err(e));
+            match input {
+                Input::Frame(frame) => {
+                    if let Err(e) = m.deliver_frame(frame) {
+                        o.ended = Some(Err(e));
+                    }
+                }
+                // A line the guest left too much unread to take is lost; the agent's
+                // run then never starts, which the composer's report shows.
+                Input::Composer(line) => {
+                    m.send_composer(&line);
+                }
+                Input::Quiet(windows) => m.quiet_faults(&windows),
             }
         }
     }
@@ -235,6 +258,7 @@ fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Frame)>)
             parked: m.parked_until().map(VirtualTime::as_ns),
             setup_complete,
             marks: m.take_marks(),
+            composer: m.take_composer_lines(),
         });
     }
     steps
@@ -355,12 +379,12 @@ impl Hosts {
 
     /// Delivers `deliveries` (in order) and runs every live machine to `until`; returns
     /// every machine's step in node order.
-    pub fn run(&mut self, until: u64, deliveries: Vec<(usize, Frame)>) -> Result<Vec<NodeStep>> {
+    pub fn run(&mut self, until: u64, deliveries: Vec<(usize, Input)>) -> Result<Vec<NodeStep>> {
         let shares = self.txs.len() + 1;
-        let mut per: Vec<Vec<(usize, Frame)>> = (0..shares).map(|_| Vec::new()).collect();
-        for (node, frame) in deliveries {
+        let mut per: Vec<Vec<(usize, Input)>> = (0..shares).map(|_| Vec::new()).collect();
+        for (node, input) in deliveries {
             if let Some(w) = self.owner.get(node) {
-                per[*w].push((node, frame));
+                per[*w].push((node, input));
             }
         }
         let died = || WioError::from(WorldError::ThreadDied { booting: false });
@@ -633,7 +657,7 @@ mod tests {
             let mut quantum = Seen::new();
             for s in steps {
                 for f in &s.frames {
-                    pending.push(((s.node + 1) % 3, f.clone()));
+                    pending.push(((s.node + 1) % 3, Input::Frame(f.clone())));
                 }
                 quantum.push((
                     s.node,

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod capture;
+pub mod composer;
 pub mod faults;
 pub mod guided;
 pub mod hosts;
@@ -31,8 +32,9 @@ pub mod timeline;
 use nodes::node_configs;
 pub use summary::{WorldOrigin, WorldSummary};
 
+use composer::Composer;
 use faults::{Between, WorldPlan};
-use hosts::Hosts;
+use hosts::{Hosts, Input};
 use peer::{Peer, PeerStats};
 use scenario::Scenario;
 use scenario::{Degrade, Partition};
@@ -146,6 +148,18 @@ struct World {
     peer: Option<Peer>,
     /// What it did.
     peer_stats: PeerStats,
+    /// The test composer (active when the world has image nodes).
+    composer: Composer,
+    /// What the composer sends the nodes at the next boundary, in order.
+    orders: Vec<(usize, Input)>,
+}
+
+/// Which nodes of `s` run an image, and so the test composer's agent.
+fn agents(s: &Scenario) -> Vec<bool> {
+    s.nodes
+        .iter()
+        .map(|n| matches!(n.disk, Some(scenario::NodeDisk::Image(_))))
+        .collect()
 }
 
 /// Runs the world of `s` with `seed` as `opts` says.
@@ -207,6 +221,8 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         start_wall_ns: wall.elapsed().as_nanos() as u64,
         peer: s.peer.as_ref().map(|_| Peer::new(RunSeed(seed))),
         peer_stats: PeerStats::default(),
+        composer: Composer::new(RunSeed(seed), &agents(s)),
+        orders: Vec::new(),
     };
     world
         .run(opts, wall, None, None)
@@ -335,7 +351,21 @@ pub fn restore_guided(
             }
         },
         peer_stats: st.peer.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
+        composer: match &st.composer {
+            Some(c) => {
+                let mut c = c.clone();
+                if let Some(seed) = reseed {
+                    c.reseed(seed);
+                }
+                c
+            }
+            None => Composer::new(RunSeed(seed), &agents(s)),
+        },
+        orders: Vec::new(),
     };
+    let mut world = world;
+    // The machines and the switch do not keep the composer's quiet windows: given again.
+    world.send_quiet();
     world.run(opts, wall, cancel, guide)
 }
 
@@ -453,6 +483,7 @@ impl World {
             ended: self.exits.clone(),
             trace: self.trace.save(),
             peer,
+            composer: self.composer.active().then(|| self.composer.clone()),
         })
     }
 
@@ -473,6 +504,42 @@ impl World {
             state,
             nodes: nodes.into_iter().map(Arc::from).collect(),
         }))
+    }
+
+    /// Hands the composer's fault-quiet windows to the switch and (at the next boundary)
+    /// to every node.
+    fn send_quiet(&mut self) {
+        if self.composer.quiet.is_empty() {
+            return;
+        }
+        self.switch.set_quiet(&self.composer.quiet);
+        for i in 0..self.names.len() {
+            self.orders
+                .push((i, Input::Quiet(self.composer.quiet.clone())));
+        }
+    }
+
+    /// The test composer's step at this boundary: it takes what the agents wrote in the
+    /// quantum (`lines`, node order), starts and stops commands as its rules say, and
+    /// what it orders goes to the nodes at the next boundary (from its outbox, which a
+    /// snapshot keeps).
+    fn compose(&mut self, lines: Vec<(usize, Vec<wio_virtio_devices::console::Line>)>) {
+        if !self.composer.active() {
+            return;
+        }
+        let mut out = composer::Orders::default();
+        for (node, ls) in lines {
+            for (at, line) in ls {
+                self.composer
+                    .take_line(node, at, &line, &mut self.trace, &mut out);
+            }
+        }
+        let setup = self.setup.iter().any(|s| *s);
+        self.composer.step(self.t, setup, &mut self.trace, &mut out);
+        self.composer.outbox.extend(out.lines);
+        if out.quiet_changed {
+            self.send_quiet();
+        }
     }
 
     /// Takes the world's snapshot here and writes it to `path`.

@@ -106,6 +106,8 @@ pub(super) fn node_configs(
                 )),
                 disk,
                 net_port: true,
+                // An image node's agent runs the test composer's commands.
+                composer: image.is_some(),
                 pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
                 mac: Some(mac_of(i)),
                 capture_console: true,

@@ -5,7 +5,7 @@
 
 use crate::capture::LinkCaptures;
 use crate::faults::WorldFault;
-use crate::hosts::NodeStep;
+use crate::hosts::{Input, NodeStep};
 use crate::peer::Peer;
 use crate::promises;
 use crate::scenario::Scenario;
@@ -93,8 +93,23 @@ impl World {
                 break;
             }
             self.advance(quantum, max_ns);
-            let steps = self.hosts.run(self.t, std::mem::take(&mut self.pending))?;
+            let mut inputs: Vec<(usize, Input)> = std::mem::take(&mut self.pending)
+                .into_iter()
+                .map(|(node, f)| (node, Input::Frame(f)))
+                .collect();
+            inputs.append(&mut self.orders);
+            for (node, mut line) in std::mem::take(&mut self.composer.outbox) {
+                line.push('\n');
+                inputs.push((node, Input::Composer(line.into_bytes())));
+            }
+            let steps = self.hosts.run(self.t, inputs)?;
+            let agent_lines: Vec<_> = steps
+                .iter()
+                .map(|s| (s.node, s.composer.clone()))
+                .filter(|(_, l)| !l.is_empty())
+                .collect();
             let (lines, marks) = self.take_steps(steps, opts, &mut w);
+            self.compose(agent_lines);
             // The peer's share of the quantum just ended; what it sent leaves then.
             if let Some(p) = self.peer.as_mut() {
                 for frame in p.run_until(self.t, &mut self.peer_stats) {
@@ -128,7 +143,11 @@ impl World {
     /// Whether the world goes on past this boundary: a node lives, time is left, and
     /// neither the `until` text nor the scenario's `end_when_done` nodes ended it.
     fn goes_on(&self, w: &Watch, max_ns: u64) -> bool {
-        self.alive.iter().any(|a| *a) && self.t < max_ns && w.until_line.is_none() && !w.done
+        self.alive.iter().any(|a| *a)
+            && self.t < max_ns
+            && w.until_line.is_none()
+            && !w.done
+            && !self.composer.done()
     }
 
     /// Moves to the next boundary: one quantum on, or, when every live machine is parked
@@ -143,7 +162,13 @@ impl World {
             .filter(|i| self.alive[*i])
             .map(|i| self.parked[i])
             .try_fold(peer_wake, |w, p| p.map(|p| w.min(p)))
-            .filter(|_| self.pending.is_empty() && !self.peer.as_ref().is_some_and(Peer::busy));
+            .filter(|_| {
+                self.pending.is_empty()
+                    && self.orders.is_empty()
+                    && self.composer.outbox.is_empty()
+                    && !self.peer.as_ref().is_some_and(Peer::busy)
+            })
+            .map(|w| w.min(self.composer.wake().unwrap_or(u64::MAX)));
         let next = self.t.saturating_add(quantum);
         let last = self.t;
         self.t = match wake {
@@ -271,10 +296,11 @@ impl World {
         let stopped_at_until = w.until_line.is_some();
         let mut summaries = Vec::new();
         let mut code = 0;
-        for (i, summary) in self
-            .hosts
-            .finish(max_ns, stopped_at_until || w.done, w.interrupted)?
-        {
+        for (i, summary) in self.hosts.finish(
+            max_ns,
+            stopped_at_until || w.done || self.composer.done(),
+            w.interrupted,
+        )? {
             // A node's error or non-zero guest status (its wio exit code says both).
             if code == 0 && summary.wio_exit_code != 0 {
                 code = summary.wio_exit_code;
@@ -291,10 +317,11 @@ impl World {
             .map(|(_, s)| s.virtual_ns)
             .max()
             .unwrap_or(0);
-        let world_faults = drawn_faults(&self.scenario, &self.names, end);
+        let world_faults = drawn_faults(&self.scenario, &self.names, end, &self.composer.quiet);
         // The nodes' promises judged together (a world stopped at its `until` text, its end
         // not seen, fails on violations only).
-        let promises = promises::join(&summaries);
+        let mut promises = promises::join(&summaries);
+        promises.extend(self.composer.verdicts());
         let failed = promises.iter().filter(|v| {
             v.status == Status::Violated || (!stopped_at_until && v.status != Status::Passed)
         });
@@ -319,6 +346,10 @@ impl World {
             restored_from: self.restored_from,
             matched: w.matched,
             until_line: w.until_line,
+            composer: self
+                .composer
+                .active()
+                .then(|| self.composer.report(&self.names)),
         };
         if let (Some(mut t), Some(path)) = (w.timeline, opts.timeline.as_ref()) {
             t.drops = drops;
@@ -335,17 +366,23 @@ impl World {
 }
 
 /// The faults drawn between nodes that started before `end`, in time order.
-fn drawn_faults(scenario: &Scenario, names: &[String], end: u64) -> Vec<WorldFault> {
+fn drawn_faults(
+    scenario: &Scenario,
+    names: &[String],
+    end: u64,
+    quiet: &[(u64, u64)],
+) -> Vec<WorldFault> {
+    let held = |from: u64| crate::composer::in_quiet(quiet, from);
     let drawn = scenario
         .partitions
         .iter()
-        .filter(|p| p.drawn && p.from_ns < end)
+        .filter(|p| p.drawn && p.from_ns < end && !held(p.from_ns))
         .map(|p| WorldFault::of_partition(p, names))
         .chain(
             scenario
                 .degrades
                 .iter()
-                .filter(|d| d.drawn && d.from_ns < end)
+                .filter(|d| d.drawn && d.from_ns < end && !held(d.from_ns))
                 .map(|d| WorldFault::of_degrade(d, names)),
         );
     let mut world_faults: Vec<WorldFault> = drawn.collect();

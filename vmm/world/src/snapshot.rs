@@ -31,11 +31,12 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// [`wio_machines::snapshot::sections`]). Major 2: the sections container (1 was one blob).
 /// Minor 1: a node's disk may be an imported container image (`NodeDisk::Image`, a variant
 /// added at the end: a 2.0 file reads as before; a wio that reads 2.0 only refuses a 2.1
-/// file by its version instead of failing to decode it).
+/// file by its version instead of failing to decode it). Minor 2: the optional `composer`
+/// section (the test composer's state; a 2.1 file has none: its world had no composer).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 1,
+    minor: 2,
     what: "world snapshot",
     first_major: 2,
 };
@@ -81,6 +82,8 @@ pub struct WorldState {
     pub trace: TraceState,
     /// The external service and what it did, when the world has one.
     pub peer: Option<(PeerState, PeerStats)>,
+    /// The test composer, when the world has image nodes.
+    pub composer: Option<crate::composer::Composer>,
 }
 
 fn bad(path: &Path, reason: String) -> WioError {
@@ -111,6 +114,7 @@ mod section {
     pub const IN_FLIGHT: &str = "in-flight";
     pub const TRACE: &str = "trace";
     pub const PEER: &str = "peer";
+    pub const COMPOSER: &str = "composer";
 }
 
 /// The world's state as sections, a part each.
@@ -135,6 +139,9 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     if let Some(peer) = &state.peer {
         s.put(section::PEER, peer)?;
     }
+    if let Some(c) = &state.composer {
+        s.put(section::COMPOSER, c)?;
+    }
     Ok(s)
 }
 
@@ -154,6 +161,7 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
         ended: head.ended,
         trace: s.get(section::TRACE)?,
         peer: s.optional(section::PEER)?,
+        composer: s.optional(section::COMPOSER)?,
     })
 }
 
@@ -214,6 +222,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::IN_FLIGHT,
                 section::TRACE,
                 section::PEER,
+                section::COMPOSER,
             ]
             .contains(&n)
         })
@@ -356,6 +365,10 @@ mod tests {
                     .unwrap(),
                 Default::default(),
             )),
+            composer: Some(crate::composer::Composer::new(
+                wio_scheduler::RunSeed(1),
+                &[true, false],
+            )),
         }
     }
 
@@ -392,6 +405,7 @@ mod tests {
                 "in-flight",
                 "trace",
                 "peer",
+                "composer",
                 "node.0",
                 "node.1"
             ]

@@ -48,9 +48,13 @@ pub struct WorldSummary {
     /// What the external service did, when the world has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerStats>,
-    /// The promises of every node's programs, judged together.
+    /// The promises of every node's programs, judged together (with the test composer's
+    /// "test command T/N exits 0" properties).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub promises: Vec<Verdict>,
+    /// What the test composer ran, when the world has image nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub composer: Option<super::composer::ComposerReport>,
 }
 
 /// Where a restored world came from.
@@ -139,6 +143,9 @@ impl WorldSummary {
                 f.from_ns as f64 / 1e9,
                 f.until_ns as f64 / 1e9
             ));
+        }
+        if let Some(c) = &self.composer {
+            s.push_str(&c.human());
         }
         // Stopped at its --until line, the world's end was not seen: only violations count.
         let judged: Vec<Verdict> = self

@@ -56,6 +56,9 @@ pub struct Switch {
     /// Degraded links and the stream of each (`world/degrade-<i>`: a degradation's draws
     /// shift no other).
     degrades: Vec<(Degrade, Stream)>,
+    /// Windows [from, until) in which no drawn partition or degradation starts (the test
+    /// composer's; the world sets them again on restore).
+    quiet: Vec<(u64, u64)>,
     stream: Stream,
     seq: u64,
     /// Counters.
@@ -125,6 +128,7 @@ impl Switch {
             links,
             partitions,
             degrades,
+            quiet: Vec::new(),
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
@@ -167,6 +171,12 @@ impl Switch {
         s
     }
 
+    /// From now on no drawn partition or degradation that starts in these windows
+    /// [from, until) takes effect (the test composer holds faults off).
+    pub fn set_quiet(&mut self, windows: &[(u64, u64)]) {
+        self.quiet = windows.to_vec();
+    }
+
     fn dropped(&mut self, src: usize, dst: usize, at_ns: u64, why: &'static str) {
         if let Some(d) = self.drops.as_mut() {
             d.push(Dropped {
@@ -203,10 +213,12 @@ impl Switch {
                 continue;
             };
             // A partition drops what is sent across it while it lasts (no draw).
+            let quiet = &self.quiet;
+            let held = |drawn: bool, from: u64| drawn && crate::composer::in_quiet(quiet, from);
             if self
                 .partitions
                 .iter()
-                .any(|p| p.cuts(src, dst, frame.at_ns))
+                .any(|p| !held(p.drawn, p.from_ns) && p.cuts(src, dst, frame.at_ns))
             {
                 self.stats.partitioned += 1;
                 self.dropped(src, dst, frame.at_ns, "partition");
@@ -216,7 +228,7 @@ impl Switch {
             let mut extra = 0u64;
             let mut degraded_loss = false;
             for (d, stream) in self.degrades.iter_mut() {
-                if !d.hits(src, dst, frame.at_ns) {
+                if held(d.drawn, d.from_ns) || !d.hits(src, dst, frame.at_ns) {
                     continue;
                 }
                 self.stats.degraded += 1;

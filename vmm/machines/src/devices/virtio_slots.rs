@@ -106,6 +106,25 @@ impl VirtioSlots {
         Ok(self.timers(slot, now_ns))
     }
 
+    /// Sends `bytes` on the console's `wio.composer` port at `now_ns`; returns whether it
+    /// took them and the device timer to schedule for their delivery.
+    pub fn send_composer(&mut self, bytes: &[u8], now_ns: u64) -> (bool, Scheduled) {
+        let Some(slot) = self.devices.iter().position(|t| {
+            t.device()
+                .as_any()
+                .downcast_ref::<Console>()
+                .is_some_and(Console::has_composer)
+        }) else {
+            return (false, Vec::new());
+        };
+        let took = self.devices[slot]
+            .device_mut()
+            .as_any_mut()
+            .downcast_mut::<Console>()
+            .is_some_and(|c| c.send_composer(bytes));
+        (took, self.timers(slot, now_ns))
+    }
+
     /// Number of occupied slots.
     pub fn len(&self) -> usize {
         self.devices.len()

@@ -60,6 +60,10 @@ pub struct RunConfig {
     /// leave through [`super::Machine::take_frames`] and others come in through
     /// [`super::Machine::deliver_frame`] (machines of one simulation share a network so).
     pub net_port: bool,
+    /// Give the promise channel a third port, `wio.composer`: the test composer's line
+    /// protocol with the guest's agent (image nodes of a world; see
+    /// [`super::Machine::take_composer_lines`]).
+    pub composer: bool,
     /// The network device's MAC address (`None`: the default one); machines sharing a
     /// simulated switch each have their own.
     pub mac: Option<[u8; 6]>,
@@ -158,6 +162,7 @@ impl RunConfig {
             seed_given: true,
             until: None,
             net_port: false,
+            composer: false,
             mac: None,
             capture_console: false,
             sched_noise: super::noise::SchedNoise::default(),

@@ -120,6 +120,22 @@ pub trait Machine {
     /// A frame reaching its network port at `frame.at_ns`, which must not be before
     /// [`Machine::now`]; the guest receives it at that virtual time.
     fn deliver_frame(&mut self, frame: Frame) -> Result<()>;
+    /// The lines the guest's test-composer agent wrote on `wio.composer` since the last
+    /// call, with the virtual time each was written (machines built with
+    /// `RunConfig::composer`; none otherwise).
+    fn take_composer_lines(&mut self) -> Vec<wio_virtio_devices::console::Line> {
+        Vec::new()
+    }
+    /// Sends `bytes` to the guest's agent on `wio.composer`, from now on. False when the
+    /// machine has no such port, or its guest has left too much unread
+    /// (`console::MAX_COMPOSER_OWED`).
+    fn send_composer(&mut self, _bytes: &[u8]) -> bool {
+        false
+    }
+    /// From now on no fault of its plan starts in these windows [from, until) of virtual
+    /// ns (a world's test composer holds faults off); a fault already in force runs its
+    /// course. Machines without a fault plan ignore it.
+    fn quiet_faults(&mut self, _windows: &[(u64, u64)]) {}
     /// Its whole state as a snapshot; `reason` says why it was taken.
     fn snapshot(&mut self, reason: String) -> Result<Snapshot>;
     /// Its whole state kept in memory, ready to be restored like a loaded snapshot file (a

@@ -100,10 +100,12 @@ pub fn devices(
         ))));
     }
     if channel == Channel::Sdk {
-        v.push(MmioTransport::new(Box::new(Console::new(
-            seed,
-            stream_names::VIRTIO_CONSOLE,
-        ))));
+        let console = if cfg.composer {
+            Console::with_composer(seed, stream_names::VIRTIO_CONSOLE)
+        } else {
+            Console::new(seed, stream_names::VIRTIO_CONSOLE)
+        };
+        v.push(MmioTransport::new(Box::new(console)));
     }
     Ok(v)
 }

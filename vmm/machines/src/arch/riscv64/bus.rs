@@ -67,6 +67,11 @@ pub struct RvBus {
     pub events: EventQueue<BusEvent>,
     /// The run's fault plan and what of it happened.
     pub faults: Injector,
+    /// Windows [from, until) of virtual ns in which no fault of the plan starts (a world's
+    /// test composer holds faults off so); not in snapshots: the world sends them again.
+    pub quiet: Vec<(u64, u64)>,
+    /// Faults whose start fell in a quiet window: their end is skipped too.
+    pub held: Vec<usize>,
     pub mmio_accesses: u64,
     pub trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
@@ -223,6 +228,16 @@ impl RvBus {
                     self.update_virtio_line(slot);
                 }
                 BusEvent::Fault(index, phase) => {
+                    let quiet = self.quiet.iter().any(|(f, u)| now_ns >= *f && now_ns < *u);
+                    if phase == Phase::Start && quiet {
+                        self.held.push(index);
+                        self.trace
+                            .event(now_ns, "fault-held", json!({ "index": index }));
+                        continue;
+                    }
+                    if phase == Phase::End && self.held.contains(&index) {
+                        continue;
+                    }
                     let effect =
                         self.faults
                             .fire(index, phase, now_ns, &mut self.virtio, &mut self.trace);

@@ -197,6 +197,8 @@ fn booting_bus(
         virtio,
         events: EventQueue::new(),
         faults,
+        quiet: Vec::new(),
+        held: Vec::new(),
         mmio_accesses: 0,
         trace,
         now_ns: 0,

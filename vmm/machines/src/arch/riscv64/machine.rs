@@ -339,6 +339,24 @@ impl Machine for RvMachine {
         Ok(())
     }
 
+    fn quiet_faults(&mut self, windows: &[(u64, u64)]) {
+        self.bus.quiet = windows.to_vec();
+    }
+
+    fn take_composer_lines(&mut self) -> Vec<wio_virtio_devices::console::Line> {
+        self.bus
+            .virtio
+            .console_mut()
+            .map_or_else(Vec::new, |c| c.take_composer_lines())
+    }
+
+    fn send_composer(&mut self, bytes: &[u8]) -> bool {
+        let now = self.now().as_ns();
+        let (took, next) = self.bus.virtio.send_composer(bytes, now);
+        self.bus.schedule(next);
+        took
+    }
+
     fn snapshot(&mut self, reason: String) -> Result<Snapshot> {
         self.capture(reason)
     }

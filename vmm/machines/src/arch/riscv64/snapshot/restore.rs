@@ -137,6 +137,8 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             virtio: VirtioSlots::new(devices, mem.clone()),
             events,
             faults,
+            quiet: Vec::new(),
+            held: Vec::new(),
             mmio_accesses: state.run.mmio_accesses,
             trace,
             now_ns: 0,
