@@ -277,6 +277,30 @@ fn test_composer_commands_run_in_the_documented_order() {
     let (_, again) = sim_summary(&cache, &compose, &seed.to_string(), &dir.join("again.json"));
     assert_eq!(again["world_trace_hash"], hash);
     assert_eq!(runs(&again).iter().map(name).collect::<Vec<_>>(), order);
+    // The timeline shows every run on its node's lane and the quiet windows.
+    let svg = dir.join("t.svg");
+    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
+    let o = wio_e2e_tests::oci::wio_in(
+        &cache,
+        &[
+            "sim",
+            &path(&compose),
+            "--seed",
+            &seed.to_string(),
+            "--quiet",
+            "--timeline",
+            &path(&svg),
+        ],
+    );
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(&svg).expect("timeline");
+    for (i, n) in order.iter().enumerate() {
+        assert!(
+            svg.contains(&format!("<title>run {i}: {n} (")),
+            "run {i} {n} not drawn"
+        );
+    }
+    assert!(svg.contains("faults held off"));
     eprintln!("composer: templates by seed {templates:?}");
 }
 

@@ -321,7 +321,7 @@ impl World {
         // The nodes' promises judged together (a world stopped at its `until` text, its end
         // not seen, fails on violations only).
         let mut promises = promises::join(&summaries);
-        promises.extend(self.composer.verdicts());
+        promises.extend(self.composer.verdicts(&self.names));
         let failed = promises.iter().filter(|v| {
             v.status == Status::Violated || (!stopped_at_until && v.status != Status::Passed)
         });

@@ -2,7 +2,10 @@
 //! peer), every delivered frame as a line from its sender's lane at the time it left to
 //! its receiver's lane at the time it arrived, every dropped copy as a red cross, the
 //! faults between nodes as bands over the lanes they cut or slow, the nodes' own faults
-//! on their lanes, and each broken promise where and when it first broke. Plain SVG, no
+//! on their lanes, the test composer's commands (a bar each on the lane of the node that
+//! ran it: green exit 0, red another status, grey killed, orange still running; the
+//! windows in which it held faults off as a band above the lanes), and each broken
+//! promise where and when it first broke. Plain SVG, no
 //! script: any browser shows it.
 
 use super::faults::Between;
@@ -58,6 +61,7 @@ impl Timeline {
         p.world_faults(&mut s, names, w);
         p.node_faults(&mut s, w);
         p.lanes(&mut s, names);
+        p.composer(&mut s, names, w);
         self.frames(&mut s, &p, names);
         self.console_lines(&mut s, &p, names);
         p.ends_and_promises(&mut s, names, w);
@@ -233,6 +237,46 @@ impl Plot {
                     esc(f.kind.name())
                 );
             }
+        }
+    }
+
+    /// The test composer's runs and quiet windows.
+    fn composer(&self, s: &mut String, names: &[String], w: &WorldSummary) {
+        let Some(c) = &w.composer else {
+            return;
+        };
+        for (from, until) in &c.quiet {
+            let (x0, x1) = (self.x(*from), self.x(*until).max(self.x(*from) + 2.0));
+            let _ = writeln!(
+                s,
+                r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="8" fill="#2ca02c" fill-opacity="0.35"><title>faults held off (test composer)</title></rect>"##,
+                TOP - 14.0,
+                x1 - x0
+            );
+        }
+        for r in &c.runs {
+            let Some(lane) = names.iter().position(|n| *n == r.node) else {
+                continue;
+            };
+            let end = r.ended_ns.unwrap_or(self.t1);
+            let (x0, x1) = (
+                self.x(r.started_ns),
+                self.x(end).max(self.x(r.started_ns) + 2.0),
+            );
+            let (color, how) = match (r.status, r.killed) {
+                (Some(0), _) => ("#2ca02c", "exit 0".to_string()),
+                (Some(st), true) => ("#7f7f7f", format!("killed ({st})")),
+                (Some(st), false) => ("#d62728", format!("exit {st}")),
+                (None, _) => ("#ff7f0e", "still running".to_string()),
+            };
+            let _ = writeln!(
+                s,
+                r##"<rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="6" fill="{color}"><title>run {}: {} ({how})</title></rect>"##,
+                self.y(lane) + 8.0 + (r.run % 3) as f64 * 8.0,
+                x1 - x0,
+                r.run,
+                esc(&r.command)
+            );
         }
     }
 

@@ -680,7 +680,8 @@ impl Composer {
 
     /// The property each command that ran stands for: "test command T/N exits 0",
     /// violated by each run that ended non-zero and was not killed.
-    pub fn verdicts(&self) -> Vec<Verdict> {
+    /// `names`: the nodes' names (the details say where it failed, as the promises' do).
+    pub fn verdicts(&self, names: &[String]) -> Vec<Verdict> {
         let mut out: Vec<Verdict> = Vec::new();
         for (id, r) in self.runs.iter().enumerate() {
             let c = &self.commands[r.command];
@@ -718,8 +719,10 @@ impl Composer {
                     v.status = Status::Violated;
                     if v.promise.first_failure_ns.is_none() {
                         v.promise.first_failure_ns = Some(t);
-                        v.promise.first_failure_details =
-                            Some(format!("exit status {status} (run {id}, node {})", c.node));
+                        v.promise.first_failure_details = Some(format!(
+                            "on {}: exit status {status} (run {id})",
+                            names.get(c.node).map_or("?", String::as_str)
+                        ));
                     }
                 }
                 _ => {}

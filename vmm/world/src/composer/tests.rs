@@ -160,7 +160,10 @@ fn branches_follow_the_composers_rules() {
             }
             k => panic!("seed {seed} ends with {k:?}"),
         }
-        assert!(c.verdicts().iter().all(|v| v.status == Status::Passed));
+        assert!(c
+            .verdicts(&["n0".into(), "n1".into(), "n2".into()])
+            .iter()
+            .all(|v| v.status == Status::Passed));
     }
     // The seed draws both endings.
     assert!(endings[0] > 5 && endings[1] > 5, "{endings:?}");
@@ -231,7 +234,7 @@ fn a_command_that_fails_is_a_violated_property_and_a_killed_one_is_not() {
             },
             |p| if p.ends_with("bad") { 3 } else { 0 },
         );
-        let v = c.verdicts();
+        let v = c.verdicts(&["n0".into(), "n1".into(), "n2".into()]);
         let bad = v
             .iter()
             .find(|v| v.promise.id == "test command t/parallel_driver_bad exits 0");
@@ -247,7 +250,7 @@ fn a_command_that_fails_is_a_violated_property_and_a_killed_one_is_not() {
                 .first_failure_details
                 .as_ref()
                 .unwrap()
-                .starts_with("exit status 3"));
+                .starts_with("on n0: exit status 3"));
         }
         // The long driver is killed by the eventually command: not a failure.
         if let Some(ok) = v
