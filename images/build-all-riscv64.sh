@@ -18,6 +18,8 @@
 #                                   images on the small kernel (`wio run --image`)
 #   RISCV64_PAYMENTS_IMAGE=...      the payment services as an OCI image archive
 #                                   (images/payments/image.sh; wio-payments:1)
+#   RISCV64_KV_IMAGE=...            the example key-value service as an OCI image archive
+#                                   (examples/kv/image.sh; wio-kv:1)
 #   RISCV64_DEBIAN_SYSTEM_MAP=...   the Debian kernel's symbols (from its -dbg package; empty
 #                                   when it could not be fetched: the gdb test then skips)
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
@@ -70,6 +72,8 @@ run "$HERE/riscv64-image-runtime.sh"
 image_runtime="$(get IMAGE_RUNTIME)"
 run "$HERE/payments/image.sh"
 payments_image="$(get PAYMENTS_IMAGE)"
+run "$HERE/../examples/kv/image.sh"
+kv_image="$(get KV_IMAGE)"
 # Spaceflight targets: a failed download or toolchain install must not take the Linux
 # guests away (their tests then say SKIPPED).
 fw_dynamic="" fw_jump="" flight_elf=""
@@ -101,6 +105,7 @@ RISCV64_PYTHON_ROOTFS=$python_rootfs
 RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
 RISCV64_IMAGE_RUNTIME=$image_runtime
 RISCV64_PAYMENTS_IMAGE=$payments_image
+RISCV64_KV_IMAGE=$kv_image
 RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump

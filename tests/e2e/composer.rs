@@ -13,7 +13,7 @@ use wio_e2e_tests::{scratch, stderr};
 
 /// The commands of the client image, by path under /opt/antithesis/test/v1/.
 const COMMANDS: [(&str, &str); 10] = [
-    ("main/first_setup", "echo \"composer: first_setup uid=$(id -u)\"; nc store 7000 </dev/null"),
+    ("main/first_setup", "echo \"composer: first_setup uid=$(id -u)\"; nc store 7000 </dev/null; sleep 4"),
     (
         "main/parallel_driver_put",
         "echo composer: put; sleep 1; nc store 7000 </dev/null; echo '{\"antithesis_assert\":{\"id\":\"put ran\",\"message\":\"put ran\",\"assert_type\":\"always\",\"display_type\":\"Always\",\"must_hit\":false,\"hit\":true,\"condition\":true,\"details\":null}}' >/dev/virtio-ports/wio.sdk",
@@ -23,7 +23,8 @@ const COMMANDS: [(&str, &str); 10] = [
     ("main/anytime_health", "nc store 7000 </dev/null >/dev/null"),
     (
         "main/eventually_recovered",
-        "\"$ANTITHESIS_STOP_FAULTS\" 3 && echo composer: eventually; nc store 7000 </dev/null",
+        "\"$ANTITHESIS_STOP_FAULTS\" 3 && echo composer: eventually; \
+         for i in 1 2 3 4 5 6 7 8 9 10; do nc store 7000 </dev/null && exit 0; sleep 1; done; exit 1",
     ),
     ("main/finally_done", "echo composer: finally"),
     ("main/helper_lib.sh", "echo composer: HELPER RAN; exit 9"),
@@ -92,6 +93,8 @@ const COMPOSE: &str = r#"services:
   app:
     image: wio-composer-test:1
     command: ["exec 3>/dev/virtio-ports/wio.sdk; nc store 7000 </dev/null; sleep 100000"]
+    x-wio:
+      faults: heavy
   client:
     image: wio-composer-test:1
     command: ["exec 3>/dev/virtio-ports/wio.sdk; sleep 100000"]
@@ -145,6 +148,7 @@ fn test_composer_commands_run_in_the_documented_order() {
     std::fs::write(&compose, COMPOSE).expect("compose");
     let mut templates = std::collections::BTreeMap::new();
     let mut hashes = Vec::new();
+    let mut held = 0;
     for seed in 1..=6u64 {
         let (o, s) = sim_summary(
             &cache,
@@ -174,14 +178,26 @@ fn test_composer_commands_run_in_the_documented_order() {
             .iter()
             .all(|r| name(r).starts_with(&format!("{template}/"))));
         let quiet: Vec<(u64, u64)> = serde_json::from_value(c["quiet"].clone()).unwrap();
-        // No fault between nodes starts while faults are held off.
-        for f in s["faults"].as_array().into_iter().flatten() {
-            let from = f["from_ns"].as_u64().unwrap();
+        // No fault between nodes, and none of app's own, starts while faults are held off.
+        let node_faults = s["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|n| n[1]["faults"].as_array().cloned().unwrap_or_default())
+            .map(|f| f["at_ns"].as_u64().unwrap());
+        let world_faults = s["faults"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| f["from_ns"].as_u64().unwrap());
+        let starts: Vec<u64> = node_faults.chain(world_faults).collect();
+        for from in &starts {
             assert!(
-                !quiet.iter().any(|(a, b)| from >= *a && from < *b),
-                "seed {seed}: {f} in {quiet:?}"
+                !quiet.iter().any(|(a, b)| from >= a && from < b),
+                "seed {seed}: a fault at {from} in {quiet:?}"
             );
         }
+        held += s["nodes"][1][1]["faults"].as_array().map_or(0, Vec::len);
         if template == "main" {
             assert!(o.status.success(), "seed {seed}: {out}{}", stderr(&o));
             // first_ first and alone, as the image's user, faults held off meanwhile.
@@ -227,8 +243,11 @@ fn test_composer_commands_run_in_the_documented_order() {
                 }
                 k => panic!("seed {seed} ends with {k}"),
             }
+            // Exit 0, killed by the composer, or lost with app's crash.
+            let lost = |r: &Value| r["status"].is_null() && r["node"] == "app";
             assert!(
-                runs.iter().all(|r| r["status"] == 0 || r["killed"] == true),
+                runs.iter()
+                    .all(|r| r["status"] == 0 || r["killed"] == true || lost(r)),
                 "{runs:?}"
             );
             // Every put that ended stated its promise, beside the others and the client's
@@ -269,6 +288,8 @@ fn test_composer_commands_run_in_the_documented_order() {
             runs.iter().map(name).collect::<Vec<_>>(),
         ));
     }
+    // app's heavy profile did apply faults (outside the quiet windows).
+    assert!(held > 0, "no node fault applied in 6 seeds");
     // Seeds choose templates and orders.
     let orders: std::collections::BTreeSet<_> = hashes.iter().map(|h| h.2.clone()).collect();
     assert!(orders.len() >= 3, "{hashes:?}");
@@ -385,4 +406,129 @@ fn composer_branches_of_a_snapshot_explore_and_reproduce() {
         failing[0]
     );
     assert_eq!(s["composer"]["template"], "broken");
+}
+
+/// The example project (examples/kv), as its README walks through it: the image archive
+/// built by examples/kv/image.sh imported, the world snapshotted at setup-complete with
+/// the planted bug, explored (branches where the composer's drivers race break "no
+/// acknowledged increment is lost"), a failing seed reproduced bit for bit, and the fix
+/// (BUG=none) verified on those seeds.
+#[test]
+fn the_kv_example_finds_its_lost_update_and_the_fix_holds() {
+    let test = "the_kv_example_finds_its_lost_update_and_the_fix_holds";
+    let Some(archive) = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_KV_IMAGE",
+        wio_require::Capability::RiscvGuests,
+    ) else {
+        return;
+    };
+    let dir = scratch("composer-kv");
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::copy(
+        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
+        cache.join("riscv64-guests.env"),
+    )
+    .expect("manifest");
+    let v = import_json(&cache, &archive);
+    assert_eq!(v["record"]["references"], json!(["wio-kv:1"]));
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kv");
+    let project = dir.join("kv");
+    std::fs::create_dir_all(project.join("test")).expect("project");
+    std::fs::copy(example.join("compose.yaml"), project.join("compose.yaml")).expect("compose");
+    for f in std::fs::read_dir(example.join("test")).expect("test/") {
+        let f = f.expect("entry").path();
+        std::fs::copy(&f, project.join("test").join(f.file_name().expect("name"))).expect("copy");
+    }
+    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
+    let compose = path(&project.join("compose.yaml"));
+    let snapshot = |bug: &str, snap: &Path| {
+        std::fs::write(project.join(".env"), format!("BUG={bug}\n")).expect(".env");
+        let o = wio_e2e_tests::oci::wio_in(
+            &cache,
+            &[
+                "sim",
+                &compose,
+                "--seed",
+                "1",
+                "--quiet",
+                "--snapshot-at",
+                "setup-complete",
+                "--snapshot-out",
+                &path(snap),
+            ],
+        );
+        assert!(snap.is_file(), "{}", stderr(&o));
+    };
+    let buggy = dir.join("buggy.snap");
+    snapshot("lost-update", &buggy);
+    let report = dir.join("report.json");
+    let o = wio_e2e_tests::oci::wio_in(
+        &cache,
+        &[
+            "explore",
+            "--from",
+            &path(&buggy),
+            "--seeds",
+            "0..6",
+            "--jobs",
+            "2",
+            "--report",
+            &path(&report),
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "failing seeds: {out}{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("FAILED   Always") && out.contains("\"no acknowledged increment is lost\""),
+        "{out}"
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let failing = r["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|b| b["failed"] == true)
+        .expect("a failing seed")
+        .clone();
+    let again = dir.join("again.json");
+    let seed = failing["seed"].as_u64().expect("seed").to_string();
+    wio_e2e_tests::oci::wio_in(
+        &cache,
+        &[
+            "sim",
+            "--from",
+            &path(&buggy),
+            "--seed",
+            &seed,
+            "--quiet",
+            "--summary-json",
+            &path(&again),
+        ],
+    );
+    let s: Value = serde_json::from_slice(&std::fs::read(&again).expect("summary")).expect("json");
+    assert_eq!(s["world_trace_hash"], failing["trace_hash"]);
+    assert_eq!(s["composer"]["template"], "kv");
+    let fixed = dir.join("fixed.snap");
+    snapshot("none", &fixed);
+    let o = wio_e2e_tests::oci::wio_in(
+        &cache,
+        &[
+            "verify",
+            "--from",
+            &path(&fixed),
+            "--report",
+            &path(&report),
+            "--jobs",
+            "2",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+    assert!(o.status.success() && out.contains("the fix holds"), "{out}");
 }

@@ -534,6 +534,9 @@ impl World {
                     .take_line(node, at, &line, &mut self.trace, &mut out);
             }
         }
+        for node in (0..self.names.len()).filter(|i| !self.alive[*i]) {
+            self.composer.lose_runs(node, self.t, &mut self.trace);
+        }
         let setup = self.setup.iter().any(|s| *s);
         self.composer.step(self.t, setup, &mut self.trace, &mut out);
         self.composer.outbox.extend(out.lines);

@@ -56,8 +56,8 @@ pub struct Switch {
     /// Degraded links and the stream of each (`world/degrade-<i>`: a degradation's draws
     /// shift no other).
     degrades: Vec<(Degrade, Stream)>,
-    /// Windows [from, until) in which no drawn partition or degradation starts (the test
-    /// composer's; the world sets them again on restore).
+    /// Windows [from, until) in which no drawn partition or degradation is in force or
+    /// starts (the test composer's; the world sets them again on restore).
     quiet: Vec<(u64, u64)>,
     stream: Stream,
     seq: u64,
@@ -171,8 +171,9 @@ impl Switch {
         s
     }
 
-    /// From now on no drawn partition or degradation that starts in these windows
-    /// [from, until) takes effect (the test composer holds faults off).
+    /// From now on no drawn partition or degradation is in force in these windows
+    /// [from, until), nor does one that starts in them ever take effect (the test
+    /// composer holds faults off).
     pub fn set_quiet(&mut self, windows: &[(u64, u64)]) {
         self.quiet = windows.to_vec();
     }
@@ -214,7 +215,14 @@ impl Switch {
             };
             // A partition drops what is sent across it while it lasts (no draw).
             let quiet = &self.quiet;
-            let held = |drawn: bool, from: u64| drawn && crate::composer::in_quiet(quiet, from);
+            // A drawn fault is not in force while faults are held off, nor does one that
+            // would start then ever start.
+            let at = frame.at_ns;
+            let held = |drawn: bool, from: u64| {
+                drawn
+                    && (crate::composer::in_quiet(quiet, from)
+                        || crate::composer::in_quiet(quiet, at))
+            };
             if self
                 .partitions
                 .iter()
@@ -402,6 +410,40 @@ mod tests {
 
     /// A degraded link adds its latency only while it lasts and only on its pair; its draws
     /// come from its own stream, so adding it changes no other link's draws.
+    /// While the test composer holds faults off, a drawn partition is not in force (one in
+    /// force lifts for the window) and one that would start in the window never does; a
+    /// partition the scenario itself names is kept.
+    #[test]
+    fn quiet_windows_lift_drawn_partitions_only() {
+        let cut = |from_ns, until_ns, drawn| Partition {
+            from_ns,
+            until_ns,
+            group_of: vec![Some(0), Some(1)],
+            one_way: false,
+            drawn,
+        };
+        let sent = |parts: Vec<Partition>, quiet: &[(u64, u64)]| {
+            let mut s = switch(1, 2, LinkSpec::default(), parts, Vec::new());
+            s.set_quiet(quiet);
+            let mut out = Vec::new();
+            let times = [5_000, 15_000, 25_000, 35_000, 45_000];
+            for t in times {
+                s.route(0, frame(1, t), &mut out);
+            }
+            times
+                .iter()
+                .map(|t| out.iter().any(|d| d.sent_ns == *t))
+                .collect::<Vec<bool>>()
+        };
+        // In force 0..30 us, quiet 10..20 us; another would start at 40 us, inside 38..50.
+        let drawn = vec![cut(0, 30_000, true), cut(40_000, 60_000, true)];
+        let quiet = [(10_000, 20_000), (38_000, 50_000)];
+        assert_eq!(sent(drawn.clone(), &[]), [false, false, false, true, false]);
+        assert_eq!(sent(drawn, &quiet), [false, true, false, true, true]);
+        let named = vec![cut(0, 30_000, false)];
+        assert_eq!(sent(named, &quiet), [false, false, false, true, true]);
+    }
+
     #[test]
     fn a_degradation_delays_its_link_only_and_shifts_no_other_draw() {
         let spec = LinkSpec {

@@ -267,6 +267,7 @@ impl Plot {
                 (Some(0), _) => ("#2ca02c", "exit 0".to_string()),
                 (Some(st), true) => ("#7f7f7f", format!("killed ({st})")),
                 (Some(st), false) => ("#d62728", format!("exit {st}")),
+                (None, _) if r.ended_ns.is_some() => ("#8c564b", "lost with its node".to_string()),
                 (None, _) => ("#ff7f0e", "still running".to_string()),
             };
             let _ = writeln!(

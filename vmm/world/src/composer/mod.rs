@@ -248,6 +248,14 @@ impl Composer {
             self.bad_lines += 1;
             return;
         };
+        if *ready && verb == Some("command") {
+            // The agent reports again: its node restarted (a crash fault, a reboot). What
+            // ran there is lost; the list is taken again.
+            *ready = false;
+            found.clear();
+            self.lose_runs(node, at_ns, trace);
+            return self.take_line(node, at_ns, line, trace, out);
+        }
         match (verb, a, b) {
             (Some("command"), Some(path), None) if !*ready => {
                 if found.len() < MAX_COMMANDS && valid_path(path) {
@@ -300,6 +308,17 @@ impl Composer {
                 );
             }
             _ => self.bad_lines += 1,
+        }
+    }
+
+    /// Node `node` ended (or restarted) at `at_ns`: the runs still going there ended with
+    /// it, with no status (neither a success nor a failure of the command).
+    pub fn lose_runs(&mut self, node: usize, at_ns: u64, trace: &mut Trace) {
+        for (id, r) in self.runs.iter_mut().enumerate() {
+            if r.ended_ns.is_none() && self.commands[r.command].node == node {
+                r.ended_ns = Some(at_ns);
+                trace.event(at_ns, "composer-lost", json!({ "run": id, "node": node }));
+            }
         }
     }
 
@@ -732,89 +751,6 @@ impl Composer {
     }
 }
 
-/// What the summary says of the composer.
-#[derive(Debug, Clone, Serialize)]
-pub struct ComposerReport {
-    /// Every command the agents found (`NODE:TEMPLATE/NAME`).
-    pub commands_found: Vec<String>,
-    /// The template the seed chose (None: none had a driver, or the composer never
-    /// started).
-    pub template: Option<String>,
-    /// When it started (setup complete and every agent reported), virtual ns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub started_ns: Option<u64>,
-    /// Whether every command of the branch ended.
-    pub finished: bool,
-    /// Every run, in start order.
-    pub runs: Vec<RunReport>,
-    /// The windows in which faults were held off, virtual ns ([from, until)).
-    pub quiet: Vec<(u64, u64)>,
-    /// Agent lines it could not read.
-    pub bad_lines: u64,
-}
-
-impl ComposerReport {
-    /// Its lines in the human summary.
-    pub fn human(&self) -> String {
-        let secs = |ns: u64| {
-            format!(
-                "{}.{:03}",
-                ns / 1_000_000_000,
-                ns % 1_000_000_000 / 1_000_000
-            )
-        };
-        let mut s = match (&self.template, self.started_ns) {
-            (Some(t), _) => format!(
-                "composer      template {t}: {} run(s), {}\n",
-                self.runs.len(),
-                if self.finished { "all ended" } else { "not finished" }
-            ),
-            (None, Some(_)) => "composer      no template has a driver or anytime_ command: nothing ran\n".into(),
-            (None, None) if self.commands_found.is_empty() => {
-                "composer      no test commands found (/opt/antithesis/test/v1/<template>/)\n".into()
-            }
-            (None, None) => format!(
-                "composer      {} test command(s) found, never started: no program declared setup complete\n",
-                self.commands_found.len()
-            ),
-        };
-        for r in &self.runs {
-            let end = match (r.ended_ns, r.status, r.killed) {
-                (Some(t), Some(st), true) => format!("{} s, killed (status {st})", secs(t)),
-                (Some(t), Some(st), false) => format!("{} s, exit {st}", secs(t)),
-                _ => "still running".into(),
-            };
-            s.push_str(&format!(
-                "  run {:<3}     {} on {}: {} s .. {end}\n",
-                r.run,
-                r.command,
-                r.node,
-                secs(r.started_ns)
-            ));
-        }
-        s
-    }
-}
-
-/// One run of a command, for the summary.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunReport {
-    /// Its id (start order).
-    pub run: usize,
-    /// `TEMPLATE/NAME`.
-    pub command: String,
-    /// The node it ran on.
-    pub node: String,
-    /// When it started, virtual ns.
-    pub started_ns: u64,
-    /// When it ended, virtual ns (None: still running at the world's end).
-    pub ended_ns: Option<u64>,
-    /// Its exit status (128 + signal number when a signal ended it).
-    pub status: Option<i32>,
-    /// Whether the composer killed it (an `eventually_` command came).
-    pub killed: bool,
-}
-
 /// A command path an agent may report: `TEMPLATE/NAME`, printable, no spaces.
 fn valid_path(p: &str) -> bool {
     let Some((t, n)) = p.split_once('/') else {
@@ -833,6 +769,9 @@ fn valid_path(p: &str) -> bool {
 pub fn in_quiet(quiet: &[(u64, u64)], at: u64) -> bool {
     quiet.iter().any(|(from, until)| at >= *from && at < *until)
 }
+
+mod report;
+pub use report::{ComposerReport, RunReport};
 
 #[cfg(test)]
 mod tests;
