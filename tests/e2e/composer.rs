@@ -8,7 +8,10 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::oci::{import_json, layer, riscv_busybox, sim_summary, Layout, E, GZIP};
+use wio_e2e_tests::oci::{
+    branch_again, explore, explore_finds, first_failing, import_built, import_json, layer,
+    private_cache, riscv_busybox, sim_summary, snapshot_at_setup, Layout, E, GZIP,
+};
 use wio_e2e_tests::{scratch, stderr};
 
 /// The commands of the client image, by path under /opt/antithesis/test/v1/.
@@ -70,13 +73,7 @@ fn image(dir: &Path, test: &str) -> Option<PathBuf> {
     l.index("localhost/wio-composer-test:1", vec![riscv]);
     let archive = dir.join("image.tar");
     l.archive(&archive);
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    std::fs::copy(
-        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
-        cache.join("riscv64-guests.env"),
-    )
-    .expect("manifest");
+    let cache = private_cache(dir);
     import_json(&cache, &archive);
     Some(cache)
 }
@@ -338,40 +335,10 @@ fn composer_branches_of_a_snapshot_explore_and_reproduce() {
     let compose = dir.join("compose.yaml");
     std::fs::write(&compose, COMPOSE).expect("compose");
     let snap = dir.join("setup.snap");
-    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
-    let o = wio_e2e_tests::oci::wio_in(
-        &cache,
-        &[
-            "sim",
-            &path(&compose),
-            "--seed",
-            "1",
-            "--quiet",
-            "--snapshot-at",
-            "setup-complete",
-            "--snapshot-out",
-            &path(&snap),
-        ],
-    );
     // (Seed 1's own branch may fail: only the snapshot matters here.)
-    assert!(snap.is_file(), "{}", stderr(&o));
-    let report = dir.join("report.json");
-    let o = wio_e2e_tests::oci::wio_in(
-        &cache,
-        &[
-            "explore",
-            "--from",
-            &path(&snap),
-            "--seeds",
-            "0..8",
-            "--jobs",
-            "2",
-            "--report",
-            &path(&report),
-        ],
-    );
+    snapshot_at_setup(&cache, &compose, &snap, &[]);
+    let (o, r) = explore(&cache, &snap, "0..8", &dir.join("report.json"));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
     let results = r["results"].as_array().expect("results");
     let failing: Vec<&Value> = results.iter().filter(|b| b["failed"] == true).collect();
     assert!(
@@ -383,23 +350,8 @@ fn composer_branches_of_a_snapshot_explore_and_reproduce() {
         out.contains("test command broken/singleton_driver_fails exits 0"),
         "{out}"
     );
-    let seed = failing[0]["seed"].as_u64().expect("seed").to_string();
-    let again = dir.join("again.json");
-    let o = wio_e2e_tests::oci::wio_in(
-        &cache,
-        &[
-            "sim",
-            "--from",
-            &path(&snap),
-            "--seed",
-            &seed,
-            "--quiet",
-            "--summary-json",
-            &path(&again),
-        ],
-    );
+    let (o, s) = branch_again(&cache, &snap, &failing[0]["seed"], &dir.join("again.json"));
     assert_eq!(o.status.code(), Some(108), "{}", stderr(&o));
-    let s: Value = serde_json::from_slice(&std::fs::read(&again).expect("summary")).expect("json");
     assert_eq!(
         s["world_trace_hash"], failing[0]["trace_hash"],
         "{}",
@@ -416,23 +368,10 @@ fn composer_branches_of_a_snapshot_explore_and_reproduce() {
 #[test]
 fn the_kv_example_finds_its_lost_update_and_the_fix_holds() {
     let test = "the_kv_example_finds_its_lost_update_and_the_fix_holds";
-    let Some(archive) = wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_KV_IMAGE",
-        wio_require::Capability::RiscvGuests,
-    ) else {
+    let dir = scratch("composer-kv");
+    let Some(cache) = import_built(test, "RISCV64_KV_IMAGE", &dir, "wio-kv:1") else {
         return;
     };
-    let dir = scratch("composer-kv");
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    std::fs::copy(
-        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
-        cache.join("riscv64-guests.env"),
-    )
-    .expect("manifest");
-    let v = import_json(&cache, &archive);
-    assert_eq!(v["record"]["references"], json!(["wio-kv:1"]));
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kv");
     let project = dir.join("kv");
     std::fs::create_dir_all(project.join("test")).expect("project");
@@ -441,82 +380,28 @@ fn the_kv_example_finds_its_lost_update_and_the_fix_holds() {
         let f = f.expect("entry").path();
         std::fs::copy(&f, project.join("test").join(f.file_name().expect("name"))).expect("copy");
     }
-    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
-    let compose = path(&project.join("compose.yaml"));
+    let compose = project.join("compose.yaml");
     let snapshot = |bug: &str, snap: &Path| {
         std::fs::write(project.join(".env"), format!("BUG={bug}\n")).expect(".env");
-        let o = wio_e2e_tests::oci::wio_in(
-            &cache,
-            &[
-                "sim",
-                &compose,
-                "--seed",
-                "1",
-                "--quiet",
-                "--snapshot-at",
-                "setup-complete",
-                "--snapshot-out",
-                &path(snap),
-            ],
-        );
-        assert!(snap.is_file(), "{}", stderr(&o));
+        snapshot_at_setup(&cache, &compose, snap, &[]);
     };
     let buggy = dir.join("buggy.snap");
     snapshot("lost-update", &buggy);
     let report = dir.join("report.json");
-    let o = wio_e2e_tests::oci::wio_in(
+    let (_, r) = explore_finds(
         &cache,
-        &[
-            "explore",
-            "--from",
-            &path(&buggy),
-            "--seeds",
-            "0..6",
-            "--jobs",
-            "2",
-            "--report",
-            &path(&report),
-        ],
+        &buggy,
+        "0..6",
+        &report,
+        "no acknowledged increment is lost",
     );
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "failing seeds: {out}{}",
-        stderr(&o)
-    );
-    assert!(
-        out.contains("FAILED   Always") && out.contains("\"no acknowledged increment is lost\""),
-        "{out}"
-    );
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
-    let failing = r["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .find(|b| b["failed"] == true)
-        .expect("a failing seed")
-        .clone();
-    let again = dir.join("again.json");
-    let seed = failing["seed"].as_u64().expect("seed").to_string();
-    wio_e2e_tests::oci::wio_in(
-        &cache,
-        &[
-            "sim",
-            "--from",
-            &path(&buggy),
-            "--seed",
-            &seed,
-            "--quiet",
-            "--summary-json",
-            &path(&again),
-        ],
-    );
-    let s: Value = serde_json::from_slice(&std::fs::read(&again).expect("summary")).expect("json");
+    let failing = first_failing(&r);
+    let (_, s) = branch_again(&cache, &buggy, &failing["seed"], &dir.join("again.json"));
     assert_eq!(s["world_trace_hash"], failing["trace_hash"]);
     assert_eq!(s["composer"]["template"], "kv");
     let fixed = dir.join("fixed.snap");
     snapshot("none", &fixed);
+    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
     let o = wio_e2e_tests::oci::wio_in(
         &cache,
         &[

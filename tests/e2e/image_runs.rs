@@ -7,7 +7,8 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::oci::{
-    import_json, layer, riscv_busybox, sha, sim_summary, wio_in, Layout, E, GZIP,
+    branch_again, explore_finds, first_failing, import_built, import_json, layer, private_cache,
+    riscv_busybox, sha, sim_summary, snapshot_at_setup, wio_in, Layout, E, GZIP,
 };
 use wio_e2e_tests::{scratch, stderr};
 
@@ -49,13 +50,7 @@ fn runnable_image(dir: &Path, test: &str) -> Option<(PathBuf, PathBuf)> {
     l.index("localhost/wio-run-test:1", vec![amd, riscv]);
     let archive = dir.join("image.tar");
     l.archive(&archive);
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    std::fs::copy(
-        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
-        cache.join("riscv64-guests.env"),
-    )
-    .expect("manifest");
+    let cache = private_cache(dir);
     let imported = import_json(&cache, &archive);
     Some((
         cache,
@@ -371,23 +366,10 @@ fn refused_scenario(file: &Path, cache: &Path, text: &str, needle: &str) {
 #[test]
 fn the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces() {
     let test = "the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces";
-    let Some(archive) = wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_PAYMENTS_IMAGE",
-        wio_require::Capability::RiscvGuests,
-    ) else {
+    let dir = scratch("images-payments");
+    let Some(cache) = import_built(test, "RISCV64_PAYMENTS_IMAGE", &dir, "wio-payments:1") else {
         return;
     };
-    let dir = scratch("images-payments");
-    let cache = dir.join("cache");
-    std::fs::create_dir_all(&cache).expect("cache");
-    std::fs::copy(
-        wio_e2e_tests::cache_dir().join("riscv64-guests.env"),
-        cache.join("riscv64-guests.env"),
-    )
-    .expect("manifest");
-    let v = import_json(&cache, &archive);
-    assert_eq!(v["record"]["references"], json!(["wio-payments:1"]));
     let compose = dir.join("compose.yaml");
     std::fs::copy(
         concat!(
@@ -399,86 +381,30 @@ fn the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces() 
     .expect("compose");
     std::fs::write(dir.join(".env"), "BUG=receipt-no-retry\n").expect(".env");
     let snap = dir.join("receipt.snap");
-    let o = wio_in(
-        &cache,
-        &[
-            "sim",
-            compose.to_str().expect("utf-8"),
-            "--seed",
-            "1",
-            "--quiet",
-            "--snapshot-at",
-            "setup-complete",
-            "--snapshot-out",
-            snap.to_str().expect("utf-8"),
-            "--until",
-            "console:client: p0:",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    snapshot_at_setup(&cache, &compose, &snap, &["--until", "console:client: p0:"]);
     let report = dir.join("report.json");
-    // About one seed in six breaks the promise (4 of 24 measured).
-    let o = wio_in(
+    // About one seed in eight breaks the promise (3 of 24 measured).
+    let (out, r) = explore_finds(
         &cache,
-        &[
-            "explore",
-            "--from",
-            snap.to_str().expect("utf-8"),
-            "--seeds",
-            "0..24",
-            "--jobs",
-            "2",
-            "--report",
-            report.to_str().expect("utf-8"),
-        ],
-    );
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "failing seeds: {out}{}",
-        stderr(&o)
-    );
-    assert!(
-        out.contains("FAILED   Always")
-            && out.contains("\"every successful charge has its receipt\""),
-        "{out}"
+        &snap,
+        "0..24",
+        &report,
+        "every successful charge has its receipt",
     );
     assert_eq!(
         out.matches("FAILED ").count(),
         1,
         "only the receipt promise breaks: {out}"
     );
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
-    let failing = r["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .find(|b| b["failed"] == true)
-        .expect("a failing seed");
-    let seed = failing["seed"].as_u64().expect("seed").to_string();
-    let summary = dir.join("again.json");
-    let o = wio_in(
-        &cache,
-        &[
-            "sim",
-            "--from",
-            snap.to_str().expect("utf-8"),
-            "--seed",
-            &seed,
-            "--quiet",
-            "--summary-json",
-            summary.to_str().expect("utf-8"),
-        ],
-    );
+    let failing = first_failing(&r);
+    let seed = &failing["seed"];
+    let (o, s) = branch_again(&cache, &snap, seed, &dir.join("again.json"));
     assert_eq!(
         o.status.code(),
         Some(108),
         "the promise fails again: {}",
         stderr(&o)
     );
-    let s: Value =
-        serde_json::from_slice(&std::fs::read(&summary).expect("summary")).expect("json");
     assert_eq!(
         s["world_trace_hash"], failing["trace_hash"],
         "seed {seed} reproduces bit for bit"

@@ -274,3 +274,123 @@ pub fn riscv_busybox(dir: &Path, test: &str) -> Option<Vec<u8>> {
     );
     Some(std::fs::read(&out).expect("busybox"))
 }
+
+/// A cache of the test's own in `dir/cache`, beside the built guests (their manifest
+/// copied in): imported images land there, not in the developer's cache.
+pub fn private_cache(dir: &Path) -> PathBuf {
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::copy(
+        crate::cache_dir().join("riscv64-guests.env"),
+        cache.join("riscv64-guests.env"),
+    )
+    .expect("manifest");
+    cache
+}
+
+/// `wio sim SCENARIO --seed 1 --quiet --snapshot-at setup-complete --snapshot-out SNAP`
+/// (plus `extra`) with `WIO_CACHE=cache`; the world may end failing, the snapshot must be
+/// written.
+pub fn snapshot_at_setup(cache: &Path, scenario: &Path, snap: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "sim",
+        scenario.to_str().expect("utf-8"),
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(extra);
+    let o = wio_in(cache, &args);
+    assert!(snap.is_file(), "no snapshot: {}", stderr(&o));
+}
+
+/// `wio explore --from SNAP --seeds SEEDS --jobs 2 --report REPORT`: its output and report.
+pub fn explore(cache: &Path, snap: &Path, seeds: &str, report: &Path) -> (Output, Value) {
+    let o = wio_in(
+        cache,
+        &[
+            "explore",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seeds",
+            seeds,
+            "--jobs",
+            "2",
+            "--report",
+            report.to_str().expect("utf-8"),
+        ],
+    );
+    let r = serde_json::from_slice(&std::fs::read(report).expect("report")).expect("json");
+    (o, r)
+}
+
+/// The first failing branch of an exploration report.
+pub fn first_failing(report: &Value) -> Value {
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|b| b["failed"] == true)
+        .expect("a failing seed")
+        .clone()
+}
+
+/// `wio sim --from SNAP --seed SEED --quiet --summary-json SUMMARY`: a branch run again,
+/// its output and summary.
+pub fn branch_again(cache: &Path, snap: &Path, seed: &Value, summary: &Path) -> (Output, Value) {
+    let seed = seed.as_u64().expect("seed").to_string();
+    let o = wio_in(
+        cache,
+        &[
+            "sim",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seed",
+            &seed,
+            "--quiet",
+            "--summary-json",
+            summary.to_str().expect("utf-8"),
+        ],
+    );
+    let s = serde_json::from_slice(&std::fs::read(summary).expect("summary")).expect("json");
+    (o, s)
+}
+
+/// The image archive the guest build published as `key` (None: skipped without guests),
+/// imported into a cache of the test's own in `dir` ([`private_cache`]), where it must
+/// be named `reference`: that cache.
+pub fn import_built(test: &str, key: &str, dir: &Path, reference: &str) -> Option<PathBuf> {
+    let archive = crate::require_riscv_artifact(test, key, wio_require::Capability::RiscvGuests)?;
+    let cache = private_cache(dir);
+    let v = import_json(&cache, &archive);
+    assert_eq!(v["record"]["references"], json!([reference]));
+    Some(cache)
+}
+
+/// [`explore`], which must find failing seeds (exit 1) that break the `always` promise
+/// `message`: its output and report.
+pub fn explore_finds(
+    cache: &Path,
+    snap: &Path,
+    seeds: &str,
+    report: &Path,
+    message: &str,
+) -> (String, Value) {
+    let (o, r) = explore(cache, snap, seeds, report);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "failing seeds: {out}{}",
+        stderr(&o)
+    );
+    assert!(
+        out.contains("FAILED   Always") && out.contains(&format!("\"{message}\"")),
+        "{out}"
+    );
+    (out, r)
+}
