@@ -20,6 +20,9 @@
 #                                   (images/payments/image.sh; wio-payments:1)
 #   RISCV64_KV_IMAGE=...            the example key-value service as an OCI image archive
 #                                   (examples/kv/image.sh; wio-kv:1)
+#   RISCV64_RUST_SDK_DEMO=...       a program instrumented with the Antithesis Rust SDK
+#                                   (images/riscv64-rust-sdk.sh; empty when the Rust target
+#                                   could not be had: its test then says SKIPPED)
 #   RISCV64_DEBIAN_SYSTEM_MAP=...   the Debian kernel's symbols (from its -dbg package; empty
 #                                   when it could not be fetched: the gdb test then skips)
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
@@ -76,7 +79,7 @@ run "$HERE/../examples/kv/image.sh"
 kv_image="$(get KV_IMAGE)"
 # Spaceflight targets: a failed download or toolchain install must not take the Linux
 # guests away (their tests then say SKIPPED).
-fw_dynamic="" fw_jump="" flight_elf=""
+fw_dynamic="" fw_jump="" flight_elf="" rust_sdk_demo=""
 if out="$(bash "$HERE/riscv64-opensbi.sh")"; then
   fw_dynamic="$(sed -n 's/^FW_DYNAMIC=//p' <<<"$out")"; fw_jump="$(sed -n 's/^FW_JUMP=//p' <<<"$out")"
 else
@@ -86,6 +89,11 @@ if out="$(bash "$HERE/riscv64-flight.sh")"; then
   flight_elf="$(sed -n 's/^FLIGHT_ELF=//p' <<<"$out")"
 else
   wio_log "WARNING: the flight-software example could not be built; its tests will say SKIPPED"
+fi
+if out="$(bash "$HERE/riscv64-rust-sdk.sh")"; then
+  rust_sdk_demo="$(sed -n 's/^RUST_SDK_DEMO=//p' <<<"$out")"
+else
+  wio_log "WARNING: the Rust SDK program could not be built; its test will say SKIPPED"
 fi
 # Symbols for debugging only: a failed download must not take the guests away.
 debian_system_map="$(bash "$HERE/riscv64-debian-symbols.sh" | sed -n 's/^SYSTEM_MAP=//p')" ||
@@ -106,6 +114,7 @@ RISCV64_PAYMENTS_ROOTFS=$payments_rootfs
 RISCV64_IMAGE_RUNTIME=$image_runtime
 RISCV64_PAYMENTS_IMAGE=$payments_image
 RISCV64_KV_IMAGE=$kv_image
+RISCV64_RUST_SDK_DEMO=$rust_sdk_demo
 RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump

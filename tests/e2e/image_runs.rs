@@ -410,3 +410,75 @@ fn the_payments_compose_project_finds_the_receipt_bug_and_its_seed_reproduces() 
         "seed {seed} reproduces bit for bit"
     );
 }
+
+/// The Antithesis Rust SDK in an image node (images/riscv64-rust-sdk.sh's program, bound
+/// into a Debian image): its assertions reach the summary through the image's
+/// libvoidstar.so, and its random numbers come from wio's port, so they are the seed's.
+#[test]
+fn the_rust_sdk_states_its_promises_through_libvoidstar() {
+    let test = "the_rust_sdk_states_its_promises_through_libvoidstar";
+    let Some(demo) = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_RUST_SDK_DEMO",
+        wio_require::Capability::RiscvGuests,
+    ) else {
+        return;
+    };
+    let dir = scratch("images-rust-sdk");
+    let Some(cache) = import_built(test, "RISCV64_PAYMENTS_IMAGE", &dir, "wio-payments:1") else {
+        return;
+    };
+    std::fs::create_dir_all(dir.join("bin")).expect("bin");
+    std::fs::copy(&demo, dir.join("bin/wio-rust-sdk-demo")).expect("demo");
+    let compose = dir.join("compose.yaml");
+    std::fs::write(
+        &compose,
+        "services:\n  rust:\n    image: wio-payments:1\n    command: [/opt/wio-rust/wio-rust-sdk-demo]\n    \
+         volumes:\n      - ./bin:/opt/wio-rust:ro\nx-wio:\n  end_when_done: [rust]\n  max_virtual_secs: 30\n",
+    )
+    .expect("compose");
+    let run = |seed: &str, name: &str| {
+        let (o, s) = sim_summary(&cache, &compose, seed, &dir.join(name));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{out}{}", stderr(&o));
+        let sum = out
+            .lines()
+            .find_map(|l| {
+                l.split_once("sum of the drawn numbers ")
+                    .map(|(_, n)| n.to_string())
+            })
+            .expect("the demo's line");
+        (s, sum)
+    };
+    let (s, sum) = run("3", "a.json");
+    let promise = |id: &str| {
+        s["promises"]
+            .as_array()
+            .expect("promises")
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap_or_else(|| panic!("no promise {id}: {}", s["promises"]))
+            .clone()
+    };
+    assert_eq!(
+        promise("rust: the loop stays in bounds")["status"],
+        "passed"
+    );
+    assert_eq!(promise("rust: the demo ran to its end")["passes"], 1);
+    assert_eq!(
+        promise("rust: a drawn number is even")["display_type"],
+        "Sometimes"
+    );
+    // Ten draws, each 8 bytes from wio's random port (not the guest's own getrandom).
+    assert_eq!(
+        s["nodes"][0][1]["promises"]["channel"]["random_requests"],
+        10
+    );
+    let (again, same) = run("3", "b.json");
+    assert_eq!(
+        (again["world_trace_hash"].clone(), same),
+        (s["world_trace_hash"].clone(), sum.clone())
+    );
+    let (_, other) = run("4", "c.json");
+    assert_ne!(other, sum, "another seed, other numbers");
+}
