@@ -7,7 +7,9 @@
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use wio_e2e_tests::oci::{debugfs, import_json, layer, sha, tar_file, wio_in, Layout, E, GZIP};
+use wio_e2e_tests::oci::{
+    debugfs, import_json, layer, sha, tar_file, wio_in, zstd, Layout, E, GZIP,
+};
 use wio_e2e_tests::{scratch, stderr};
 
 /// The test image: a riscv64 image of two layers (with a whiteout, an opaque directory, a
@@ -267,20 +269,20 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
         "no linux/riscv64 image in it (it holds linux/amd64, linux/arm64)",
     );
 
-    // zstd layers: said plainly.
-    let l = Layout::new(&dir.join("zstd"));
+    // A layer compressed in a way wio does not read: said plainly.
+    let l = Layout::new(&dir.join("bzip2"));
     let z = l.image(
         "riscv64",
         &[layer(&[E::File("a", b"a", 0o644, 0)])],
         json!({}),
-        "application/vnd.oci.image.layer.v1.tar+zstd",
+        "application/vnd.oci.image.layer.v1.tar+bzip2",
     );
     l.index("z:1", vec![z]);
     refused(
         &dir.join("c5"),
         &l.dir,
         101,
-        "tar+zstd, which wio cannot read yet",
+        "tar+bzip2, which wio cannot read yet (it reads tar, tar+gzip and tar+zstd)",
     );
 
     // Not an image at all, and a path that does not exist.
@@ -292,6 +294,82 @@ fn bad_images_are_refused_in_one_line_and_leave_nothing_behind() {
         &dir.join("nowhere.tar"),
         101,
         "cannot read",
+    );
+}
+
+/// zstd layers (podman's `--compression-format zstd` and `zstd:chunked`: several frames and
+/// a skippable one) import as their gzip twins do: the same files, and a corrupted zstd
+/// layer is refused in one line.
+#[test]
+fn zstd_layers_import_like_gzip_ones() {
+    let dir = scratch("images-zstd");
+    let files = layer(&[
+        E::Dir("etc", 0o755),
+        E::File("etc/motd", b"from a zstd layer\n", 0o644, 0),
+        E::File("bin/tool", &[7u8; 70_000], 0o755, 0),
+    ]);
+    let top = layer(&[
+        E::File("etc/.wh.motd", b"", 0o644, 0),
+        E::File("etc/issue", b"top\n", 0o644, 0),
+    ]);
+    let import = |name: &str, media: &str| {
+        let l = Layout::new(&dir.join(name));
+        let img = l.image("riscv64", &[files.clone(), top.clone()], json!({}), media);
+        l.index("z:1", vec![img]);
+        let v = import_json(&dir.join(format!("cache-{name}")), &l.dir);
+        PathBuf::from(v["disk"].as_str().expect("disk"))
+    };
+    let zstd_disk = import("zstd", "application/vnd.oci.image.layer.v1.tar+zstd");
+    let gzip = import("gzip", GZIP);
+    assert_eq!(debugfs(&zstd_disk, "cat /etc/issue"), "top\n");
+    let etc = debugfs(&zstd_disk, "ls /etc");
+    assert!(
+        etc.contains("issue") && !etc.contains("motd"),
+        "whited out: {etc}"
+    );
+    assert_eq!(debugfs(&zstd_disk, "cat /bin/tool").len(), 70_000);
+    // The same image but for its layers' compression: the same files.
+    for path in ["/etc/issue", "/bin/tool"] {
+        assert_eq!(
+            debugfs(&zstd_disk, &format!("cat {path}")),
+            debugfs(&gzip, &format!("cat {path}"))
+        );
+    }
+    // An image of one zstd layer stored as `stored`, with `annotations`, whose config
+    // says its tar is `files`.
+    let manual = |name: &str, stored: &[u8], annotations: Value| {
+        let l = Layout::new(&dir.join(name));
+        let d = json!({"mediaType": "application/vnd.oci.image.layer.v1.tar+zstd",
+            "digest": l.blob(stored), "size": stored.len(), "annotations": annotations});
+        let config = json!({"architecture": "riscv64", "os": "linux",
+            "rootfs": {"type": "layers", "diff_ids": [sha(&files)]}});
+        let cbytes = serde_json::to_vec(&config).expect("json");
+        let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": l.blob(&cbytes), "size": cbytes.len()},
+            "layers": [d]});
+        let mbytes = serde_json::to_vec(&manifest).expect("json");
+        let m = json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": l.blob(&mbytes),
+            "size": mbytes.len(), "platform": {"architecture": "riscv64", "os": "linux"}});
+        l.index("z:1", vec![m]);
+        l.dir
+    };
+    // A corrupted zstd layer whose digests match (the blob rewritten, the digests
+    // recomputed): the decoder's error, one line.
+    let bogus = manual("bad", b"\x28\xb5\x2f\xfdnot really zstd", json!({}));
+    refused(&dir.join("c"), &bogus, 101, "zstd");
+    // zstd:chunked holds another tar than the image's (containers/storage rebuilds the
+    // image's from its tar-split metadata): said so, with what to do.
+    let other = zstd(&top);
+    let chunked = manual(
+        "chunked",
+        &other,
+        json!({"io.containers.zstd-chunked.manifest-checksum": "sha256:00"}),
+    );
+    refused(
+        &dir.join("c2"),
+        &chunked,
+        101,
+        "is zstd:chunked, whose frames hold another tar",
     );
 }
 

@@ -132,6 +132,14 @@ impl Layout {
             diff_ids.push(sha(l));
             let stored = if media.ends_with("+gzip") {
                 gzip(l)
+            } else if media.ends_with("+zstd") {
+                // Two frames and a skippable one between, as zstd:chunked writes them.
+                let (a, b) = l.split_at(l.len() / 2);
+                let level = ruzstd::encoding::CompressionLevel::Fastest;
+                let mut z = ruzstd::encoding::compress_to_vec(a, level);
+                z.extend_from_slice(&[0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 9, 9, 9]);
+                z.extend(ruzstd::encoding::compress_to_vec(b, level));
+                z
             } else {
                 l.clone()
             };
@@ -393,4 +401,9 @@ pub fn explore_finds(
         "{out}"
     );
     (out, r)
+}
+
+/// `bytes` as one zstd frame.
+pub fn zstd(bytes: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
 }

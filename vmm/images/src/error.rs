@@ -57,6 +57,15 @@ pub enum ImageError {
         /// What was found instead (a digest or a size).
         found: String,
     },
+    /// A zstd:chunked layer whose decompressed tar is not the image's (the image's is rebuilt
+    /// from tar-split metadata wio does not read), so its content cannot be checked.
+    #[error("{path}: layer {digest} is zstd:chunked, whose frames hold another tar than the image's (containers/storage rebuilds it from metadata wio does not read), so wio cannot check it against the image; copy the image with plain zstd or gzip layers: skopeo copy --dest-compress-format zstd oci-archive:IN oci-archive:OUT")]
+    ChunkedLayer {
+        /// The image file or directory.
+        path: PathBuf,
+        /// The layer.
+        digest: String,
+    },
     /// A digest wio cannot check (only sha256 is accepted).
     #[error(
         "{path}: digest {digest} is not sha256:<64 hex digits>; wio checks sha256 digests only"
@@ -98,7 +107,7 @@ pub enum ImageError {
         names: String,
     },
     /// A layer wio cannot decompress.
-    #[error("{path}: layer {digest} is {media_type}, which wio cannot read yet (it reads tar and tar+gzip); save the image with gzip layers (podman save --format oci-archive, or skopeo copy --dest-compress-format gzip)")]
+    #[error("{path}: layer {digest} is {media_type}, which wio cannot read yet (it reads tar, tar+gzip and tar+zstd); save the image with gzip layers (podman save --format oci-archive, or skopeo copy --dest-compress-format gzip)")]
     UnsupportedLayer {
         /// The image file or directory.
         path: PathBuf,

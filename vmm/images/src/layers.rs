@@ -166,18 +166,18 @@ impl Tree {
             .member(&layer.member)?
             .ok_or_else(|| src.missing("layer", layer.name()))?;
         let mut buffered = BufReader::new(reader);
-        let gzip = match layer.compression {
-            Compression::Gzip => true,
-            Compression::None => false,
-            Compression::Sniff => buffered
-                .fill_buf()
-                .map(|b| b.starts_with(&[0x1f, 0x8b]))
-                .unwrap_or(false),
+        let compression = match layer.compression {
+            Compression::Sniff => match buffered.fill_buf() {
+                Ok([0x1f, 0x8b, ..]) => Compression::Gzip,
+                Ok([0x28, 0xb5, 0x2f, 0xfd, ..]) => Compression::Zstd,
+                _ => Compression::None,
+            },
+            c => c,
         };
-        let plain: Box<dyn Read> = if gzip {
-            Box::new(flate2::read::GzDecoder::new(buffered))
-        } else {
-            Box::new(buffered)
+        let plain: Box<dyn Read> = match compression {
+            Compression::Gzip => Box::new(flate2::read::GzDecoder::new(buffered)),
+            Compression::Zstd => Box::new(crate::zstd::Frames::new(buffered)),
+            Compression::None | Compression::Sniff => Box::new(buffered),
         };
         // The uncompressed bytes must be the config's diff_id.
         let mut diff = Hashing::new(plain);
@@ -188,6 +188,12 @@ impl Tree {
                 "the layer's stream is damaged after its last entry ({e}); save the image again"
             ))
         })?;
+        if diff_id != layer.diff_id && layer.chunked {
+            return Err(ImageError::ChunkedLayer {
+                path: src.path.clone(),
+                digest: layer.name(),
+            });
+        }
         if diff_id != layer.diff_id {
             return Err(ImageError::DigestMismatch {
                 path: src.path.clone(),

@@ -21,6 +21,7 @@ pub mod layers;
 pub mod select;
 pub mod source;
 pub mod store;
+pub mod zstd;
 
 pub use error::{ImageError, Result};
 pub use store::{Record, RunConfig};

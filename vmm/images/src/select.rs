@@ -19,6 +19,8 @@ pub enum Compression {
     None,
     /// tar+gzip.
     Gzip,
+    /// tar+zstd (podman's `zstd` and `zstd:chunked`).
+    Zstd,
     /// Not said (docker's archive format): told by the first bytes.
     Sniff,
 }
@@ -34,6 +36,10 @@ pub struct Layer {
     pub size: Option<u64>,
     /// Its compression.
     pub compression: Compression,
+    /// A zstd:chunked layer (podman's; its annotation says so): its frames hold a tar that
+    /// differs from the image's own, rebuilt by containers/storage from metadata wio does
+    /// not read.
+    pub chunked: bool,
     /// The digest of its uncompressed tar (the config's `rootfs.diff_ids`).
     pub diff_id: Sha256Digest,
 }
@@ -242,6 +248,8 @@ fn choose_oci(src: &Source, index_bytes: &[u8], want: Option<&str>) -> Result<Ch
             | "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
             | "application/vnd.docker.image.rootfs.diff.tar.gzip"
             | "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip" => Compression::Gzip,
+            "application/vnd.oci.image.layer.v1.tar+zstd"
+            | "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd" => Compression::Zstd,
             other => {
                 return Err(ImageError::UnsupportedLayer {
                     path: src.path.clone(),
@@ -255,6 +263,10 @@ fn choose_oci(src: &Source, index_bytes: &[u8], want: Option<&str>) -> Result<Ch
             digest: Some(ld),
             size: Some(d.size()),
             compression,
+            chunked: d
+                .annotations()
+                .as_ref()
+                .is_some_and(|a| a.contains_key("io.containers.zstd-chunked.manifest-checksum")),
             diff_id,
         });
     }
@@ -368,6 +380,7 @@ fn choose_docker(src: &Source, bytes: &[u8], want: Option<&str>) -> Result<Chose
             digest: None,
             size: None,
             compression: Compression::Sniff,
+            chunked: false,
             diff_id,
         })
         .collect();
