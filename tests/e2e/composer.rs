@@ -358,6 +358,36 @@ fn composer_branches_of_a_snapshot_explore_and_reproduce() {
         failing[0]
     );
     assert_eq!(s["composer"]["template"], "broken");
+    // A snapshot taken while a command runs and faults are held off (seed 3 draws the
+    // main template, whose first_ command sleeps 4 s) continues exactly: the composer's
+    // state, its outbox and its quiet windows come back with it.
+    let (_, whole) = sim_summary(&cache, &compose, "3", &dir.join("whole.json"));
+    assert_eq!(whole["composer"]["template"], "main");
+    let mid = dir.join("mid.snap");
+    let path = |p: &Path| p.to_str().expect("utf-8").to_string();
+    let o = wio_e2e_tests::oci::wio_in(
+        &cache,
+        &[
+            "sim",
+            &path(&compose),
+            "--seed",
+            "3",
+            "--quiet",
+            "--snapshot-at",
+            "3s",
+            "--snapshot-out",
+            &path(&mid),
+        ],
+    );
+    assert!(mid.is_file(), "{}", stderr(&o));
+    let first = &whole["composer"]["runs"][0];
+    assert!(
+        first["started_ns"].as_u64() < Some(3_000_000_000)
+            && first["ended_ns"].as_u64() > Some(3_000_000_000)
+    );
+    let (_, resumed) = branch_again(&cache, &mid, &json!(3), &dir.join("resumed.json"));
+    assert_eq!(resumed["world_trace_hash"], whole["world_trace_hash"]);
+    assert_eq!(resumed["composer"]["runs"], whole["composer"]["runs"]);
 }
 
 /// The example project (examples/kv), as its README walks through it: the image archive

@@ -70,8 +70,6 @@ pub struct RvBus {
     /// Windows [from, until) of virtual ns in which no fault of the plan starts (a world's
     /// test composer holds faults off so); not in snapshots: the world sends them again.
     pub quiet: Vec<(u64, u64)>,
-    /// Faults whose start fell in a quiet window: their end is skipped too.
-    pub held: Vec<usize>,
     pub mmio_accesses: u64,
     pub trace: Trace,
     /// Virtual time of the access being served (reported by the engine).
@@ -230,12 +228,15 @@ impl RvBus {
                 BusEvent::Fault(index, phase) => {
                     let quiet = self.quiet.iter().any(|(f, u)| now_ns >= *f && now_ns < *u);
                     if phase == Phase::Start && quiet {
-                        self.held.push(index);
                         self.trace
                             .event(now_ns, "fault-held", json!({ "index": index }));
                         continue;
                     }
-                    if phase == Phase::End && self.held.contains(&index) {
+                    // The end of a fault that never started (held off): nothing to end.
+                    // Known from what was applied, which snapshots keep.
+                    if phase == Phase::End
+                        && !self.faults.applied().iter().any(|a| a.index == index)
+                    {
                         continue;
                     }
                     let effect =

@@ -198,7 +198,6 @@ fn booting_bus(
         events: EventQueue::new(),
         faults,
         quiet: Vec::new(),
-        held: Vec::new(),
         mmio_accesses: 0,
         trace,
         now_ns: 0,

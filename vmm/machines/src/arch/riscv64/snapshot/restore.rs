@@ -138,7 +138,6 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
             events,
             faults,
             quiet: Vec::new(),
-            held: Vec::new(),
             mmio_accesses: state.run.mmio_accesses,
             trace,
             now_ns: 0,
