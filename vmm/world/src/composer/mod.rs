@@ -45,6 +45,9 @@ pub const MAX_COMMANDS: usize = 256;
 pub const MAX_RUNS: usize = 4096;
 /// Longest `$ANTITHESIS_STOP_FAULTS` pause honoured, seconds.
 pub const MAX_STOP_FAULTS_S: u64 = 3600;
+/// Most windows in which faults are held off (a program calling `$ANTITHESIS_STOP_FAULTS`
+/// in a loop costs a bounded amount: further calls are counted as bad lines).
+pub const MAX_QUIET: usize = 1024;
 
 /// When a command runs (its file name's prefix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -297,6 +300,10 @@ impl Composer {
                     self.bad_lines += 1;
                     return;
                 };
+                if self.quiet.len() >= MAX_QUIET {
+                    self.bad_lines += 1;
+                    return;
+                }
                 let secs = secs.min(MAX_STOP_FAULTS_S);
                 let until = at_ns.saturating_add(secs * 1_000_000_000);
                 self.quiet.push((at_ns, until));

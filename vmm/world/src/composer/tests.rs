@@ -272,6 +272,12 @@ fn stop_faults_holds_faults_off_and_bad_lines_are_counted() {
     assert!(out.quiet_changed);
     assert_eq!(c.quiet, [(5, 2_000_000_005)]);
     assert!(in_quiet(&c.quiet, 5) && !in_quiet(&c.quiet, 2_000_000_005));
+    // A program calling it in a loop: bounded, the rest counted.
+    let mut flood = Composer::new(RunSeed(1), &[true]);
+    for t in 0..(MAX_QUIET as u64 + 5) {
+        flood.take_line(0, t, b"stop_faults 1", &mut trace, &mut out);
+    }
+    assert_eq!((flood.quiet.len(), flood.bad_lines), (MAX_QUIET, 5));
     for bad in [
         &b"command notemplate"[..],
         b"command t/helper_x",
