@@ -115,6 +115,54 @@ impl Status {
 }
 
 impl Promise {
+    /// A promise nothing has evaluated yet.
+    pub fn new(
+        id: String,
+        message: String,
+        kind: Kind,
+        display_type: String,
+        must_hit: bool,
+        location: Option<String>,
+    ) -> Promise {
+        Promise {
+            id,
+            message,
+            kind,
+            display_type,
+            must_hit,
+            passes: 0,
+            failures: 0,
+            first_failure_ns: None,
+            first_failure_details: None,
+            first_pass_ns: None,
+            location,
+        }
+    }
+
+    /// Notes one evaluation at `now_ns` (`details` made and kept for the first false one
+    /// only); returns whether it is the first with this condition.
+    pub fn evaluate(
+        &mut self,
+        now_ns: u64,
+        condition: bool,
+        details: impl FnOnce() -> Option<String>,
+    ) -> bool {
+        if condition {
+            self.passes += 1;
+            let first = self.first_pass_ns.is_none();
+            self.first_pass_ns.get_or_insert(now_ns);
+            first
+        } else {
+            self.failures += 1;
+            if self.first_failure_ns.is_some() {
+                return false;
+            }
+            self.first_failure_ns = Some(now_ns);
+            self.first_failure_details = details();
+            true
+        }
+    }
+
     /// Its verdict after the run.
     pub fn status(&self) -> Status {
         match self.kind {
@@ -358,19 +406,14 @@ impl Ledger {
             }
             self.promises.insert(
                 id.to_string(),
-                Promise {
-                    id: id.to_string(),
-                    message: message.to_string(),
+                Promise::new(
+                    id.to_string(),
+                    message.to_string(),
                     kind,
-                    display_type: text("display_type").unwrap_or(assert_type).to_string(),
-                    must_hit: flag("must_hit").unwrap_or(kind == Kind::Sometimes),
-                    passes: 0,
-                    failures: 0,
-                    first_failure_ns: None,
-                    first_failure_details: None,
-                    first_pass_ns: None,
-                    location: body.get("location").map(bounded),
-                },
+                    text("display_type").unwrap_or(assert_type).to_string(),
+                    flag("must_hit").unwrap_or(kind == Kind::Sometimes),
+                    body.get("location").map(bounded),
+                ),
             );
         }
         let Some(p) = self.promises.get_mut(id) else {
@@ -379,31 +422,17 @@ impl Ledger {
         if !hit {
             return Noted::Nothing; // the catalogue entry
         }
-        let details = body.get("details").filter(|d| !d.is_null());
-        if flag("condition").unwrap_or(false) {
-            p.passes += 1;
-            if p.first_pass_ns.is_some() {
-                return Noted::Nothing;
-            }
-            p.first_pass_ns = Some(now_ns);
+        let details = || body.get("details").filter(|d| !d.is_null()).map(bounded);
+        let condition = flag("condition").unwrap_or(false);
+        if !p.evaluate(now_ns, condition, details) {
+            return Noted::Nothing;
+        }
+        if !condition && p.kind == Kind::Always {
+            Noted::Violation(p.id.clone())
+        } else {
             Noted::First {
                 id: p.id.clone(),
-                condition: true,
-            }
-        } else {
-            p.failures += 1;
-            if p.first_failure_ns.is_some() {
-                return Noted::Nothing;
-            }
-            p.first_failure_ns = Some(now_ns);
-            p.first_failure_details = details.map(bounded);
-            if p.kind == Kind::Always {
-                Noted::Violation(p.id.clone())
-            } else {
-                Noted::First {
-                    id: p.id.clone(),
-                    condition: false,
-                }
+                condition,
             }
         }
     }

@@ -31,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use wio_machines::promises::report::Verdict;
-use wio_machines::promises::{Kind as PromiseKind, Promise, Status};
+use wio_machines::promises::{Kind as PromiseKind, Promise};
 use wio_machines::trace::Trace;
 use wio_scheduler::{RunSeed, SavedStream, Stream};
 
@@ -708,53 +708,44 @@ impl Composer {
     /// violated by each run that ended non-zero and was not killed.
     /// `names`: the nodes' names (the details say where it failed, as the promises' do).
     pub fn verdicts(&self, names: &[String]) -> Vec<Verdict> {
-        let mut out: Vec<Verdict> = Vec::new();
+        let mut out: Vec<Promise> = Vec::new();
         for (id, r) in self.runs.iter().enumerate() {
             let c = &self.commands[r.command];
             let name = format!("test command {} exits 0", c.path);
-            let v = match out.iter_mut().position(|v| v.promise.id == name) {
-                Some(i) => &mut out[i],
+            let i = match out.iter().position(|p| p.id == name) {
+                Some(i) => i,
                 None => {
-                    out.push(Verdict {
-                        status: Status::Passed,
-                        promise: Promise {
-                            id: name.clone(),
-                            message: name,
-                            kind: PromiseKind::Always,
-                            display_type: "Always".into(),
-                            must_hit: false,
-                            passes: 0,
-                            failures: 0,
-                            first_failure_ns: None,
-                            first_failure_details: None,
-                            first_pass_ns: None,
-                            location: None,
-                        },
-                    });
-                    let last = out.len() - 1;
-                    &mut out[last]
+                    let always = PromiseKind::Always;
+                    out.push(Promise::new(
+                        name.clone(),
+                        name,
+                        always,
+                        "Always".into(),
+                        false,
+                        None,
+                    ));
+                    out.len() - 1
                 }
             };
             match (r.status, r.killed, r.ended_ns) {
                 (Some(0), _, Some(t)) => {
-                    v.promise.passes += 1;
-                    v.promise.first_pass_ns.get_or_insert(t);
+                    out[i].evaluate(t, true, || None);
                 }
                 (Some(status), false, Some(t)) => {
-                    v.promise.failures += 1;
-                    v.status = Status::Violated;
-                    if v.promise.first_failure_ns.is_none() {
-                        v.promise.first_failure_ns = Some(t);
-                        v.promise.first_failure_details = Some(format!(
-                            "on {}: exit status {status} (run {id})",
-                            names.get(c.node).map_or("?", String::as_str)
-                        ));
-                    }
+                    let node = names.get(c.node).map_or("?", String::as_str);
+                    out[i].evaluate(t, false, || {
+                        Some(format!("on {node}: exit status {status} (run {id})"))
+                    });
                 }
                 _ => {}
             }
         }
-        out
+        out.into_iter()
+            .map(|promise| Verdict {
+                status: promise.status(),
+                promise,
+            })
+            .collect()
     }
 }
 

@@ -3,6 +3,7 @@
 //! and seeds differ; what fails is a violated property; bad agent lines are counted.
 
 use super::*;
+use wio_machines::promises::Status;
 
 /// A simulated world: `inventory` (node, TEMPLATE/NAME) reported at 0, setup complete at
 /// 0, each run ending `len(path)` ns after it starts with `status(path)`; boundaries every
