@@ -2,6 +2,15 @@
 //! profile (`profile`), and how a machine applies it at its virtual times (`inject`).
 
 pub mod flux;
+
+/// Whether virtual time `at` falls in one of `windows` ([from, until)), the windows in
+/// which a world's test composer holds faults off (node faults here, the switch's in the
+/// world).
+pub fn in_quiet(windows: &[(u64, u64)], at: u64) -> bool {
+    windows
+        .iter()
+        .any(|(from, until)| at >= *from && at < *until)
+}
 pub mod inject;
 pub mod plan;
 pub mod profile;

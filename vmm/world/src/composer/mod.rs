@@ -763,10 +763,7 @@ fn valid_path(p: &str) -> bool {
         && t != ".."
 }
 
-/// Whether a fault starting at `at` falls in one of `quiet`'s windows.
-pub fn in_quiet(quiet: &[(u64, u64)], at: u64) -> bool {
-    quiet.iter().any(|(from, until)| at >= *from && at < *until)
-}
+pub use wio_machines::faults::in_quiet;
 
 mod report;
 pub use report::{ComposerReport, RunReport};

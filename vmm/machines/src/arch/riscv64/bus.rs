@@ -226,8 +226,7 @@ impl RvBus {
                     self.update_virtio_line(slot);
                 }
                 BusEvent::Fault(index, phase) => {
-                    let quiet = self.quiet.iter().any(|(f, u)| now_ns >= *f && now_ns < *u);
-                    if phase == Phase::Start && quiet {
+                    if phase == Phase::Start && crate::faults::in_quiet(&self.quiet, now_ns) {
                         self.trace
                             .event(now_ns, "fault-held", json!({ "index": index }));
                         continue;
