@@ -437,17 +437,25 @@ fn a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees() {
         return;
     }
     use std::io::BufRead;
-    let (_, plain) = run_with_summary(&["--seed", "7", "--no-summary"]);
+    let (out, plain) = run_with_summary(&["--seed", "7", "--no-summary"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the run without signals: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The same run, its vCPU thread hit by a signal with a handler (the watchdog's
     // SIGRTMIN+1, here not from the watchdog) every 2 ms from its first console line on:
     // each one stops KVM_RUN at a point host timing chose, which must not become an exit.
     let dir = scratch("stray-signals");
     let summary = dir.join("s.json");
+    // wio's stderr goes to a file, so a failure below says what wio said.
+    let stderr_path = dir.join("stderr.txt");
     let mut child = std::process::Command::new(wio_e2e_tests::wio_bin())
         .args(["run", "--seed", "7", "--no-summary", "--summary-json"])
         .arg(&summary)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).expect("stderr file"))
         .spawn()
         .expect("spawn wio");
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
@@ -462,11 +470,20 @@ fn a_signal_that_interrupts_kvm_run_changes_nothing_the_guest_sees() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     for _ in lines {}
-    assert_eq!(child.wait().unwrap().code(), Some(0), "after {first:?}");
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "{status} after {sent} signals (first line {first:?}); wio said: {said}"
+    );
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
     for key in ["trace_hash", "exits", "virtual_ns", "console_sha256"] {
-        assert_eq!(s[key], plain[key], "{key} changed under {sent} signals");
+        assert_eq!(
+            s[key], plain[key],
+            "{key} changed under {sent} signals; summaries:\n{s}\n{plain}"
+        );
     }
     println!("{sent} signals, same run");
 }
