@@ -340,6 +340,96 @@ x-wio:
     }
 }
 
+/// Compose networks: web is on `front`, db on `back`, api on both. api reaches db and web
+/// reaches api, but web neither resolves db's name nor reaches its address; the world
+/// explores from a snapshot taken before web tries (seed 5's branch is the world, so the
+/// snapshot kept who reaches whom), and a network nobody declared is one line.
+#[test]
+fn compose_networks_keep_services_apart() {
+    let dir = scratch("images-networks");
+    let Some((cache, _)) = runnable_image(&dir, "compose_networks_keep_services_apart") else {
+        return;
+    };
+    let compose = dir.join("compose.yaml");
+    std::fs::write(
+        &compose,
+        r#"services:
+  web:
+    image: wio-run-test:1
+    networks: [front]
+    command:
+      - sleep 2; nc api 7000 </dev/null; grep -qw db /etc/hosts && echo db-named || echo db-not-named; nc -w 3 10.0.0.3 7001 </dev/null || echo db-unreachable
+  api:
+    image: wio-run-test:1
+    networks: [front, back]
+    command: ["nc -l -p 7000 -e echo from-api & sleep 1; nc db 7001 </dev/null; wait"]
+  db:
+    image: wio-run-test:1
+    networks:
+      back:
+    command: ["while :; do nc -l -p 7001 -e echo from-db; done"]
+networks:
+  front:
+  back:
+x-wio:
+  end_when_done: [web]
+  max_virtual_secs: 30
+"#,
+    )
+    .expect("compose");
+    let (o, s) = sim_summary(&cache, &compose, "5", &dir.join("s.json"));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{out}{}", stderr(&o));
+    assert!(out.contains("api | from-db"), "api reaches db: {out}");
+    assert!(out.contains("web | from-api"), "web reaches api: {out}");
+    assert!(out.contains("web | db-not-named"), "{out}");
+    assert!(out.contains("web | db-unreachable"), "{out}");
+    assert!(!out.contains("web | from-db"), "{out}");
+
+    let snap = dir.join("networks.snap");
+    let o = wio_in(
+        &cache,
+        &[
+            "sim",
+            compose.to_str().expect("utf-8"),
+            "--seed",
+            "5",
+            "--quiet",
+            "--snapshot-at",
+            "1s",
+            "--snapshot-out",
+            snap.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = dir.join("explore.json");
+    let o = wio_in(
+        &cache,
+        &[
+            "explore",
+            "--from",
+            snap.to_str().expect("utf-8"),
+            "--seeds",
+            "5..6",
+            "--report",
+            report.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    assert_eq!(
+        r["results"][0]["trace_hash"], s["world_trace_hash"],
+        "seed 5's branch is the world: {r}"
+    );
+
+    refused_scenario(
+        &dir.join("bad.yaml"),
+        &cache,
+        "services:\n  a:\n    image: wio-run-test:1\n    networks: [back]\n",
+        "line 4: services.a.networks: network \"back\" is not declared",
+    );
+}
+
 /// `wio sim FILE` of a scenario `text` that must fail: exit 101, one `wio: error:` line
 /// naming the file and `needle`.
 fn refused_scenario(file: &Path, cache: &Path, text: &str, needle: &str) {

@@ -136,11 +136,12 @@ Examples:
   wio sim --from world.snap --path 17@2140000000,90   # one branch of a guided exploration
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
-shell script, faults, sched_noise, clock_drift_ppm) and links ([link] defaults, [[links]]
+shell script, faults, sched_noise, clock_drift_ppm, networks) and links ([link] defaults, [[links]]
 between = [\"a\", \"b\"]: latency_us, jitter_us, loss_ppm, duplicate_ppm), [[partition]]s,
 [[degrade]]s, [faults] (partitions and degraded links drawn from the seed) and [peer] (an
-external smoltcp echo service at 10.0.0.254). Node i is 10.0.0.(i+1); every guest's
-/etc/hosts names the others. Nodes are riscv64: x86-64 machines
+external smoltcp echo service at 10.0.0.254). Node i is 10.0.0.(i+1); nodes reach each other
+through a network they share (networks = [\"back\"]; default: one network), and every
+guest's /etc/hosts names those. Nodes are riscv64: x86-64 machines
 stop only at exits, cannot keep a world's quantum, and are refused. See docs/worlds.md.";
 
 /// `wio sim`.

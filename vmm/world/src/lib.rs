@@ -205,7 +205,8 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
             s.links.clone(),
             s.partitions.clone(),
             s.degrades.clone(),
-        ),
+        )
+        .with_networks(s.networks.clone()),
         alive: vec![true; names.len()],
         exits: vec![None; names.len()],
         parked: vec![None; names.len()],
@@ -305,7 +306,8 @@ pub fn restore_guided(
         s.partitions.clone(),
         s.degrades.clone(),
         reseed,
-    );
+    )
+    .with_networks(s.networks.clone());
     let hosts = Hosts::start(&names, configs, opts.jobs, wall, None, &opts.observe)?;
     wio_machines::sandbox::enter()?;
     let world = World {

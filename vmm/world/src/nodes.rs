@@ -45,13 +45,26 @@ pub(super) fn node_configs(
     pcap_dir: Option<&Path>,
 ) -> Result<Vec<RunConfig>> {
     let [a, b, c, d] = peer::PEER_IP;
-    let hosts: Vec<String> = s
+    // Every port by name (the peer is on every network); a node's hosts file names those
+    // it shares a network with.
+    let ports: Vec<(usize, String)> = s
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| format!("{}:{}", n.name, ip_of(i)))
-        .chain(s.peer.iter().map(|p| format!("{p}:{a}.{b}.{c}.{d}")))
+        .map(|(i, n)| (i, format!("{}:{}", n.name, ip_of(i))))
+        .chain(
+            s.peer
+                .iter()
+                .map(|p| (s.nodes.len(), format!("{p}:{a}.{b}.{c}.{d}"))),
+        )
         .collect();
+    let hosts_of = |i: usize| -> Vec<&str> {
+        ports
+            .iter()
+            .filter(|(j, _)| *j == i || s.networks.reach(i, *j))
+            .map(|(_, h)| h.as_str())
+            .collect()
+    };
     s.nodes
         .iter()
         .enumerate()
@@ -98,7 +111,7 @@ pub(super) fn node_configs(
                     "{DEFAULT_CMDLINE}{root} wio.node={} wio.ip={} wio.hosts={}{run}{}",
                     n.name,
                     ip_of(i),
-                    hosts.join(","),
+                    hosts_of(i).join(","),
                     n.cmdline
                         .as_ref()
                         .map(|c| format!(" {c}"))

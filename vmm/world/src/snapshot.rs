@@ -4,7 +4,8 @@
 //! The file is a [`wio_machines::snapshot::sections`] container (magic `WIOWORLD`) with the
 //! sections `world` (seed, boundary, reason, where nodes are parked and which ended),
 //! `scenario`, `switch`, `in-flight` (frames routed, not yet delivered), `trace` and, with an
-//! external service, `peer` (postcard each), then `node.0`, `node.1`, ... in node order,
+//! external service, `peer`, with image nodes, `composer`, with several networks,
+//! `networks` (postcard each), then `node.0`, `node.1`, ... in node order,
 //! each a whole machine snapshot file (with its own sections and checksums).
 //!
 //! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
@@ -33,10 +34,12 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// added at the end: a 2.0 file reads as before; a wio that reads 2.0 only refuses a 2.1
 /// file by its version instead of failing to decode it). Minor 2: the optional `composer`
 /// section (the test composer's state; a 2.1 file has none: its world had no composer).
+/// Minor 3: the optional `networks` section (which nodes reach each other, written only
+/// for a world with several networks; a 2.2 file has none: its world had one).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 2,
+    minor: 3,
     what: "world snapshot",
     first_major: 2,
 };
@@ -115,6 +118,7 @@ mod section {
     pub const TRACE: &str = "trace";
     pub const PEER: &str = "peer";
     pub const COMPOSER: &str = "composer";
+    pub const NETWORKS: &str = "networks";
 }
 
 /// The world's state as sections, a part each.
@@ -142,18 +146,23 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     if let Some(c) = &state.composer {
         s.put(section::COMPOSER, c)?;
     }
+    if !state.scenario.networks.is_single() {
+        s.put(section::NETWORKS, &state.scenario.networks)?;
+    }
     Ok(s)
 }
 
 /// The world's state from its sections (each named in the error when missing or bad).
 fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
     let head: WorldHead = s.get(section::WORLD)?;
+    let mut scenario: Scenario = s.get(section::SCENARIO)?;
+    scenario.networks = s.optional(section::NETWORKS)?.unwrap_or_default();
     Ok(WorldState {
         wio_version: head.wio_version,
         seed: head.seed,
         at_ns: head.at_ns,
         reason: head.reason,
-        scenario: s.get(section::SCENARIO)?,
+        scenario,
         switch: s.get(section::SWITCH)?,
         in_flight: s.get(section::IN_FLIGHT)?,
         parked: head.parked,
@@ -223,6 +232,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::TRACE,
                 section::PEER,
                 section::COMPOSER,
+                section::NETWORKS,
             ]
             .contains(&n)
         })
@@ -332,7 +342,8 @@ mod tests {
 
     fn state() -> WorldState {
         let scenario =
-            Scenario::parse("[peer]\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n").unwrap();
+            Scenario::parse("[peer]\n[[node]]\nname = \"a\"\nnetworks = [\"x\"]\n[[node]]\nname = \"b\"\nnetworks = [\"y\"]\n").unwrap();
+        assert!(!scenario.networks.is_single());
         let switch = super::super::switch::Switch::new(
             wio_scheduler::RunSeed(1),
             vec![[0; 6]; 3],
@@ -406,10 +417,23 @@ mod tests {
                 "trace",
                 "peer",
                 "composer",
+                "networks",
                 "node.0",
                 "node.1"
             ]
         );
+        // A world on one network writes no `networks` section.
+        let mut one = st.clone();
+        one.scenario.networks = Default::default();
+        let one_file = encode(&one, &nodes).unwrap();
+        let (got, _, _) = decode(p, &one_file).unwrap();
+        assert_eq!(got, one);
+        assert!(FORMAT
+            .decode(&one_file)
+            .unwrap()
+            .sections
+            .iter()
+            .all(|(n, _)| *n != "networks"));
         for (name, payload) in &file.sections {
             let at = payload.as_ptr() as usize - bytes.as_ptr() as usize + payload.len() / 2;
             let mut b = bytes.clone();

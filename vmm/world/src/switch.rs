@@ -5,7 +5,7 @@
 //! (`world/switch`) in a fixed order (nodes in order, frames in the order sent), so what
 //! arrives where and when is a function of the seed.
 
-use super::scenario::{Degrade, LinkSpec, Partition};
+use super::scenario::{Degrade, LinkSpec, Networks, Partition};
 use serde::{Deserialize, Serialize};
 use wio_scheduler::{RunSeed, SavedStream, Stream};
 use wio_virtio_devices::Frame;
@@ -21,7 +21,7 @@ pub struct SwitchStats {
     pub lost: u64,
     /// Extra copies the links made.
     pub duplicated: u64,
-    /// Frames to a MAC address no node has.
+    /// Frames to a MAC address no node on the sender's networks has.
     pub unknown_destination: u64,
     /// Copies a partition dropped.
     pub partitioned: u64,
@@ -59,6 +59,8 @@ pub struct Switch {
     /// Windows [from, until) in which no drawn partition or degradation is in force or
     /// starts (the test composer's; the world sets them again on restore).
     quiet: Vec<(u64, u64)>,
+    /// Which ports reach each other (a world's networks; from the scenario).
+    networks: Networks,
     stream: Stream,
     seq: u64,
     /// Counters.
@@ -129,6 +131,7 @@ impl Switch {
             partitions,
             degrades,
             quiet: Vec::new(),
+            networks: Networks::default(),
             stream: seed.stream("world/switch"),
             seq: 0,
             stats: SwitchStats::default(),
@@ -171,6 +174,13 @@ impl Switch {
         s
     }
 
+    /// The switch with these networks: frames pass only between ports that share one
+    /// (default: one network, every port reaches every other).
+    pub fn with_networks(mut self, networks: Networks) -> Switch {
+        self.networks = networks;
+        self
+    }
+
     /// From now on no drawn partition or degradation is in force in these windows
     /// [from, until), nor does one that starts in them ever take effect (the test
     /// composer holds faults off).
@@ -197,12 +207,16 @@ impl Switch {
             return;
         };
         let group = dst_mac[0] & 1 == 1;
+        // Only ports on a network of the sender's see the frame.
         let targets: Vec<usize> = if group {
-            (0..self.macs.len()).filter(|d| *d != src).collect()
+            (0..self.macs.len())
+                .filter(|d| *d != src && self.networks.reach(src, *d))
+                .collect()
         } else {
             self.macs
                 .iter()
                 .position(|m| m == dst_mac)
+                .filter(|d| self.networks.reach(src, *d))
                 .into_iter()
                 .collect()
         };
@@ -308,6 +322,36 @@ mod tests {
             p,
             d,
         )
+    }
+
+    /// Frames pass only between ports that share a network: a broadcast reaches those, a
+    /// frame for another network's node is to an unknown destination; the peer's port
+    /// (past the nodes) reaches every node.
+    #[test]
+    fn frames_stay_on_their_networks() {
+        let nets = Networks::new(vec![
+            vec!["front".into()],
+            vec!["front".into(), "back".into()],
+            vec!["back".into()],
+        ]);
+        let mut s = switch(1, 4, LinkSpec::default(), Vec::new(), Vec::new()).with_networks(nets);
+        let mut out = Vec::new();
+        let mut broadcast = frame(0, 0);
+        broadcast.bytes[..6].copy_from_slice(&[0xff; 6]);
+        s.route(0, broadcast.clone(), &mut out);
+        assert_eq!(out.iter().map(|d| d.dst).collect::<Vec<_>>(), vec![1, 3]);
+        out.clear();
+        s.route(2, broadcast, &mut out);
+        assert_eq!(out.iter().map(|d| d.dst).collect::<Vec<_>>(), vec![1, 3]);
+        out.clear();
+        s.route(0, frame(2, 10), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.stats.unknown_destination, 1);
+        for (src, dst) in [(0, 1), (1, 2), (3, 0), (2, 3)] {
+            s.route(src, frame(dst, 20), &mut out);
+        }
+        assert_eq!(out.len(), 4);
+        assert_eq!(s.stats.unknown_destination, 1);
     }
 
     /// Latency and jitter bound every arrival; broadcasts reach every other node; unknown

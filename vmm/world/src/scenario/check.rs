@@ -3,9 +3,10 @@
 //! error naming the line and the field it is about.
 
 use super::file::{DegradeSpec, File, NodeArch, NodeSpec, PairSpec, PartitionSpec, PeerSpec};
+use super::networks::{self, MAX_NETWORKS};
 use super::{
-    Degrade, LinkSpec, Node, NodeDisk, NodeImage, Partition, Scenario, WorldProfile, MAX_NODES,
-    MAX_RUN,
+    Degrade, LinkSpec, Networks, Node, NodeDisk, NodeImage, Partition, Scenario, WorldProfile,
+    MAX_NODES, MAX_RUN,
 };
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -17,6 +18,8 @@ type Result<T> = std::result::Result<T, ScenarioError>;
 pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
     let f: File = toml::from_str(text).map_err(|e| ScenarioError::toml(text, &e))?;
     let c = Checker { text, base };
+    // Networks first: their errors need no image resolved.
+    let networks = c.networks(&f.node)?;
     let nodes = c.nodes(&f.node)?;
     let peer = c.peer(f.peer.as_ref(), &nodes)?;
     // Ports of the switch: the nodes, then the peer.
@@ -26,6 +29,7 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
         .chain(peer.as_deref())
         .collect();
     let links = c.links(f.link.unwrap_or_default(), &f.links, &ports)?;
+    c.links_within_networks(&f.links, &ports, &networks)?;
     let partitions = f
         .partition
         .iter()
@@ -46,6 +50,7 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
         degrades,
         faults,
         peer,
+        networks,
         max_virtual_ns: f
             .max_virtual_secs
             .unwrap_or(3600)
@@ -413,6 +418,90 @@ impl Checker<'_> {
             ));
         }
         Ok(Some(NodeDisk::File(p)))
+    }
+
+    /// Every node's `networks`: network names, each at most once in a node, at most
+    /// [`MAX_NETWORKS`] in the world; a node waits for the health of nodes it shares a
+    /// network with only (it asks them over the network).
+    fn networks(&self, specs: &[NodeSpec]) -> Result<Networks> {
+        let mut names: Vec<&str> = Vec::new();
+        for n in specs {
+            let Some(list) = &n.networks else { continue };
+            let at = list.span().start;
+            if list.get_ref().is_empty() {
+                return Err(self.at(at, "node.networks", "node.networks is empty: name a network, or leave the key out (the node is then on \"default\")".into()));
+            }
+            for (k, net) in list.get_ref().iter().enumerate() {
+                if !networks::name_ok(net) {
+                    return Err(self.at(at, "node.networks", format!("node.networks {net:?}: a network's name (letters, digits, '-', '_', '.'; at most 64)")));
+                }
+                if list.get_ref()[..k].contains(net) {
+                    return Err(self.at(
+                        at,
+                        "node.networks",
+                        format!("node.networks names {net:?} twice"),
+                    ));
+                }
+                if !names.contains(&net.as_str()) {
+                    names.push(net);
+                }
+            }
+        }
+        if names.len() > MAX_NETWORKS {
+            return Err(ScenarioError::about(
+                "node.networks",
+                format!(
+                    "{} networks; a world has at most {MAX_NETWORKS}",
+                    names.len()
+                ),
+            ));
+        }
+        let nets = Networks::new(
+            specs
+                .iter()
+                .map(|n| {
+                    n.networks
+                        .as_ref()
+                        .map(|l| l.get_ref().clone())
+                        .unwrap_or_default()
+                })
+                .collect(),
+        );
+        for (i, n) in specs.iter().enumerate() {
+            let Some(w) = &n.wait_healthy else { continue };
+            for name in w.get_ref() {
+                let Some(j) = specs.iter().position(|m| m.name.get_ref() == name) else {
+                    continue;
+                };
+                if !nets.reach(i, j) {
+                    return Err(self.at(w.span().start, "node.wait_healthy", format!("node.wait_healthy: {:?} and {name:?} share no network, so it cannot ask for its health; put them on a network together", n.name.get_ref())));
+                }
+            }
+        }
+        Ok(nets)
+    }
+
+    /// A `[[links]]` pair must share a network (no frame passes between the others).
+    fn links_within_networks(
+        &self,
+        pairs: &[PairSpec],
+        ports: &[&str],
+        networks: &Networks,
+    ) -> Result<()> {
+        for p in pairs {
+            let (i, j) = self.pair(&p.between, "links.between", ports)?;
+            if !networks.reach(i, j) {
+                return Err(self.at(
+                    p.between.span().start,
+                    "links.between",
+                    format!(
+                        "links.between: {:?} and {:?} share no network, so no frame passes between them",
+                        ports[i], ports[j]
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `[peer]`: its host name ("peer" by default), which no node may have.

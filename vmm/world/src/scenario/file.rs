@@ -79,6 +79,9 @@ pub(super) struct NodeSpec {
     /// With `image`: folders made in it (volumes).
     #[serde(default)]
     pub(super) dirs: Option<Spanned<Vec<String>>>,
+    /// The networks it is on (default: `default`); nodes reach each other through one.
+    #[serde(default)]
+    pub(super) networks: Option<Spanned<Vec<String>>>,
 }
 
 /// A host file or folder an image node gets.

@@ -29,6 +29,9 @@
 //!                             # until it succeeds), wait_healthy = ["node"] (start after),
 //!                             # files = [{source, target, read_only}] (host files copied
 //!                             # in), dirs = ["/data"] (folders made)
+//! networks = ["back"]         # the networks it is on (default: "default"); nodes reach
+//!                             # each other (frames, /etc/hosts) only through one they share;
+//!                             # the peer is on every network
 //! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
 //! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)
@@ -53,8 +56,8 @@
 //! ```
 //!
 //! Node i (from 0, in file order) has the MAC 52:54:00:0a:00:(i+1) and the address
-//! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others. Errors are one line that
-//! names the file, the line and the field.
+//! 10.0.0.(i+1)/24; every guest's /etc/hosts names the others it shares a network with.
+//! Errors are one line that names the file, the line and the field.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -64,6 +67,9 @@ use wio_machines::machine::noise::SchedNoise;
 mod check;
 mod compose;
 mod file;
+mod networks;
+
+pub use networks::Networks;
 
 /// Most nodes in one world.
 pub const MAX_NODES: usize = 64;
@@ -256,6 +262,11 @@ pub struct Scenario {
     /// The external service's host name, when the world has one (`[peer]`): it is the
     /// switch's port after the nodes', in `links`, partitions and degradations too.
     pub peer: Option<String>,
+    /// Which nodes reach each other (`networks`). Not in the `scenario` section of a world
+    /// snapshot: a world with several networks writes them in a section of their own, so
+    /// the snapshots of worlds on one network are as they were.
+    #[serde(skip)]
+    pub networks: Networks,
 }
 
 impl Scenario {
@@ -351,6 +362,47 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn networks_decide_who_reaches_whom_and_bad_ones_name_the_line() {
+        let s = Scenario::parse(
+            "[peer]\n[[node]]\nname = \"web\"\nnetworks = [\"front\"]\n[[node]]\nname = \"api\"\nnetworks = [\"front\", \"back\"]\n[[node]]\nname = \"db\"\nnetworks = [\"back\"]\n",
+        )
+        .unwrap();
+        assert!(s.networks.reach(0, 1) && s.networks.reach(1, 2) && !s.networks.reach(0, 2));
+        assert!(
+            s.networks.reach(0, 3) && s.networks.reach(2, 3),
+            "the peer reaches all"
+        );
+        // Nodes without the key share `default`: one network, as before.
+        let one = Scenario::parse("[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n").unwrap();
+        assert!(one.networks.is_single());
+        for (text, want) in [
+            (
+                "[[node]]\nname = \"a\"\nnetworks = []\n",
+                "line 3: node.networks is empty",
+            ),
+            (
+                "[[node]]\nname = \"a\"\nnetworks = [\"x\", \"x\"]\n",
+                "names \"x\" twice",
+            ),
+            (
+                "[[node]]\nname = \"a\"\nnetworks = [\"a b\"]\n",
+                "node.networks \"a b\": a network's name",
+            ),
+            (
+                "[[links]]\nbetween = [\"a\", \"b\"]\nlatency_us = 9\n[[node]]\nname = \"a\"\nnetworks = [\"x\"]\n[[node]]\nname = \"b\"\n",
+                "line 2: links.between: \"a\" and \"b\" share no network",
+            ),
+            (
+                "[[node]]\nname = \"a\"\nimage = \"x:1\"\nwait_healthy = [\"b\"]\nnetworks = [\"x\"]\n[[node]]\nname = \"b\"\nimage = \"x:1\"\nhealthcheck = [\"true\"]\n",
+                "line 4: node.wait_healthy: \"a\" and \"b\" share no network",
+            ),
+        ] {
+            let e = Scenario::parse(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
 
     #[test]
     fn scenarios_parse_and_bad_ones_name_the_line() {

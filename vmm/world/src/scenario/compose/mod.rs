@@ -8,7 +8,9 @@
 //! `working_dir`, `hostname` (when it is the service's name: nodes are found by it),
 //! `healthcheck` (test and interval), `depends_on` (a list, or the conditions
 //! `service_started` and `service_healthy`: the node then waits for the other's check),
-//! `networks` (one network: every node is on the world's one switch), `volumes` (a bind
+//! `networks` (at the top level, names with `driver`, `internal`, `attachable` or `labels`
+//! ignored; in a service, a list or a mapping without options: services reach each other
+//! through a network they share; see `scenario/networks.rs`), `volumes` (a bind
 //! mount's host files are copied into the node, read-only when asked; a named or
 //! anonymous volume is a folder of the node's own disk, so one service's only); `x-wio` at the top
 //! (`max_virtual_secs`, `end_when_done`, and the tables `link` and `faults` of a TOML
@@ -32,6 +34,7 @@ use wio_machines::error::ScenarioError;
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use text::{parse_env, read_env_file, split};
 
+mod networks;
 mod options;
 mod text;
 
@@ -70,6 +73,8 @@ struct Tr<'a> {
     /// Named volumes the file declares, and the service that uses each (a volume is a
     /// folder of one node's disk: two machines cannot share it).
     volumes: BTreeMap<String, Option<String>>,
+    /// Networks the file declares (at the top level), and their lines.
+    networks: BTreeMap<String, usize>,
     toml: String,
     lines: Vec<usize>,
     warnings: Vec<String>,
@@ -217,7 +222,6 @@ impl Tr<'_> {
         let mut env: Vec<(String, String)> = Vec::new();
         let mut env_file: Vec<(String, String)> = Vec::new();
         let mut has_image = false;
-        let mut networks: Vec<String> = Vec::new();
         let mut started_only = false;
         let f = |k: &str| format!("services.{name}.{k}");
         for (key, v, at) in entries(svc, &f(""))? {
@@ -296,18 +300,7 @@ impl Tr<'_> {
                     }
                 }
                 "healthcheck" => self.healthcheck(v, &f("healthcheck"))?,
-                "networks" => {
-                    networks = match &v.data {
-                        YamlData::Sequence(items) => items
-                            .iter()
-                            .map(|i| self.string(i, &f("networks")))
-                            .collect::<Result<_>>()?,
-                        _ => entries(v, &f("networks"))?
-                            .into_iter()
-                            .map(|(k, _, _)| k)
-                            .collect(),
-                    };
-                }
+                "networks" => self.service_networks(name, v, at)?,
                 "volumes" => self.volumes(name, v, at)?,
                 "platform" => {
                     let p = self.string(v, &f("platform"))?;
@@ -336,17 +329,6 @@ impl Tr<'_> {
         }
         if !has_image {
             return Err(err(name_line, &f("image"), format!("services.{name} has no image (wio runs images: build one, then name it or its archive here)")));
-        }
-        if networks.len() > 1 {
-            return Err(err(
-                name_line,
-                &f("networks"),
-                format!(
-                    "{}: {} networks; wio puts every node on one network for now",
-                    f("networks"),
-                    networks.len()
-                ),
-            ));
         }
         // env_file first, environment over it (as compose does).
         let mut all: Vec<(String, String)> = env_file;
@@ -446,19 +428,19 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
         base,
         vars,
         volumes: BTreeMap::new(),
+        networks: BTreeMap::new(),
         toml: String::new(),
         lines: Vec::new(),
         warnings: Vec::new(),
     };
     let top = entries(doc, "compose")?;
     let mut services = None;
-    let mut networks = 0;
     // x-wio's tables ([link], [faults]) go after every top-level key, as TOML needs.
     let mut tables: Vec<(usize, String, &MarkedYaml)> = Vec::new();
     for (key, v, at) in &top {
         match key.as_str() {
             "services" => services = Some((*v, *at)),
-            "networks" => networks = entries(v, "networks")?.len(),
+            "networks" => tr.declare_networks(v)?,
             "x-wio" => {
                 for (k, val, l) in entries(v, "x-wio")? {
                     match k.as_str() {
@@ -511,12 +493,6 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
             }
             k => return Err(err(*at, k, format!("{k}: not a compose key wio knows"))),
         }
-    }
-    if networks > 1 {
-        return Err(ScenarioError::about(
-            "networks",
-            format!("{networks} networks; wio puts every node on one network for now"),
-        ));
     }
     for (l, name, t) in tables {
         tr.emit(l, format!("[{name}]"));
@@ -600,6 +576,46 @@ mod tests {
         assert!(
             e.reason
                 .contains("not declared under the top-level volumes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn networks_are_declared_then_named_by_services() {
+        let text = "services:\n  web:\n    image: x:1\n    networks: [front]\n  api:\n    image: x:1\n    networks:\n      front:\n      back: {}\n  db:\n    image: x:1\n    networks: [back]\n  cache:\n    image: x:1\nnetworks:\n  front:\n    driver: bridge\n  back:\n";
+        let t = translate(text, Path::new("/nonexistent")).unwrap();
+        assert!(
+            t.toml
+                .contains("name = \"web\"\nimage = \"x:1\"\nnetworks = [\"front\"]\n"),
+            "{}",
+            t.toml
+        );
+        assert!(
+            t.toml.contains("networks = [\"front\", \"back\"]\n"),
+            "{}",
+            t.toml
+        );
+        assert!(
+            t.toml.contains("name = \"cache\"\nimage = \"x:1\"\n"),
+            "{}",
+            t.toml
+        );
+        assert_eq!(t.toml.matches("networks =").count(), 3, "{}", t.toml);
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+        assert!(t.warnings[0].contains("networks.front.driver (line 17) is ignored"));
+        let undeclared = "services:\n  a:\n    image: x:1\n    networks: [back]\n";
+        let e = translate(undeclared, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.reason.contains("network \"back\" is not declared"), "{e}");
+        let alias = "services:\n  a:\n    image: x:1\n    networks:\n      n:\n        aliases: [b]\nnetworks:\n  n:\n";
+        let e = translate(alias, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(e.line, Some(5));
+        assert!(e.reason.contains("per-service network options"), "{e}");
+        let external = "services:\n  a:\n    image: x:1\nnetworks:\n  n:\n    external: true\n";
+        let e = translate(external, Path::new("/nonexistent")).unwrap_err();
+        assert_eq!(e.line, Some(6));
+        assert!(
+            e.reason.contains("networks.n.external is not supported"),
             "{e}"
         );
     }
