@@ -25,8 +25,11 @@
 #   - runs the image's process with /bin/wio-exec (user, working directory, environment,
 #     argv from /wio/run.cfg, which wio writes) and, with /wio/health.cfg, its health check
 #     every /wio/health.interval seconds until it succeeds, then answers "healthy" on port
-#     19999; exits with the process's status, which /init reports as
-#     "wio-init: done status=N" before powering off.
+#     19999; with /wio/restart (compose's restart policy: "always 0" or "on-failure MAX",
+#     MAX 0 for no limit), starts the process again after it exits while the policy says
+#     so, 100 ms later, the delay doubled at each restart up to 60 s and back to 100 ms
+#     after a run of 10 s or more (docker's rule); exits with the last run's status, which
+#     /init reports as "wio-init: done status=N" before powering off.
 set -u
 say() { echo "wio-image: $*"; }
 mkdir -p /newroot
@@ -120,6 +123,29 @@ if [ -f /wio/health.cfg ]; then
 fi
 status=0
 wait "$main" || status=$?
+if [ -s /wio/restart ]; then
+  read -r policy max </wio/restart
+  restarts=0
+  delay=100
+  while [ "$policy" = always ] ||
+    { [ "$status" -ne 0 ] && { [ "$max" -eq 0 ] || [ "$restarts" -lt "$max" ]; }; }; do
+    restarts=$((restarts + 1))
+    secs="$((delay / 1000)).$(printf %03d $((delay % 1000)))"
+    say "exit status=$status; restart $restarts ($policy) in $secs s"
+    sleep "$secs"
+    began="$(cut -d. -f1 /proc/uptime)"
+    /bin/wio-exec /wio/run.cfg /newroot &
+    main=$!
+    status=0
+    wait "$main" || status=$?
+    if [ $(($(cut -d. -f1 /proc/uptime) - began)) -ge 10 ]; then
+      delay=100
+    elif [ "$delay" -lt 60000 ]; then
+      delay=$((delay * 2))
+      [ "$delay" -gt 60000 ] && delay=60000
+    fi
+  done
+fi
 [ -n "$health" ] && kill "$health" 2>/dev/null
 say "exit status=$status"
 sync

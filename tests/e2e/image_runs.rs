@@ -213,7 +213,7 @@ fn a_compose_project_boots_and_its_services_find_each_other_by_name() {
       interval: 250ms
     environment:
       GREETING: ${GREETING}
-    restart: always
+    ports: ["7000:7000"]
   b:
     image: wio-run-test:1
     user: root
@@ -260,7 +260,7 @@ x-wio:
         "{out}"
     );
     assert!(
-        err.contains("services.a.restart (line 12) is ignored"),
+        err.contains("services.a.ports (line 12) is ignored"),
         "{err}"
     );
     assert!(
@@ -427,6 +427,63 @@ x-wio:
         &cache,
         "services:\n  a:\n    image: wio-run-test:1\n    networks: [back]\n",
         "line 4: services.a.networks: network \"back\" is not declared",
+    );
+}
+
+/// Compose's restart policies, kept by the node's launcher: `on-failure:2` runs a failing
+/// process three times (100 ms, then 200 ms apart) and the node ends with its status;
+/// `always` starts a process that exits 0 again; a policy compose does not know is one line.
+#[test]
+fn a_service_restarts_as_its_policy_says() {
+    let dir = scratch("images-restart");
+    let Some((cache, _)) = runnable_image(&dir, "a_service_restarts_as_its_policy_says") else {
+        return;
+    };
+    let compose = dir.join("compose.yaml");
+    std::fs::write(
+        &compose,
+        r#"services:
+  flaky:
+    image: wio-run-test:1
+    restart: on-failure:2
+    command: ["n=$$(cat /tmp/n 2>/dev/null || echo 0); n=$$((n + 1)); echo $$n >/tmp/n; echo run $$n; exit 3"]
+  steady:
+    image: wio-run-test:1
+    restart: always
+    command: ["echo up"]
+x-wio:
+  end_when_done: [flaky]
+  max_virtual_secs: 30
+"#,
+    )
+    .expect("compose");
+    let (o, s) = sim_summary(&cache, &compose, "3", &dir.join("s.json"));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(3), "{out}{}", stderr(&o));
+    for line in [
+        "flaky | run 1",
+        "flaky | wio-image: exit status=3; restart 1 (on-failure) in 0.100 s",
+        "flaky | run 2",
+        "flaky | wio-image: exit status=3; restart 2 (on-failure) in 0.200 s",
+        "flaky | run 3",
+        "steady | wio-image: exit status=0; restart 1 (always) in 0.100 s",
+        "steady | wio-image: exit status=0; restart 2 (always) in 0.200 s",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
+    assert!(!out.contains("run 4"), "at most 2 restarts: {out}");
+    // nodes: [name, summary] pairs.
+    let flaky = s["nodes"]
+        .as_array()
+        .and_then(|n| n.iter().find(|n| n[0] == "flaky"))
+        .expect("flaky's summary");
+    assert_eq!(flaky[1]["exit_status"], 3, "{s}");
+
+    refused_scenario(
+        &dir.join("bad.yaml"),
+        &cache,
+        "services:\n  a:\n    image: wio-run-test:1\n    restart: sometimes\n",
+        "line 4: node.restart \"sometimes\": no, always, unless-stopped, on-failure",
     );
 }
 

@@ -55,6 +55,55 @@ pub struct Overrides {
     /// Folders made in the node's view of the image (compose's volumes: a folder of the
     /// node's own disk, kept as its other writes are).
     pub dirs: Vec<String>,
+    /// When the launcher starts the process again after it exits (compose's `restart`).
+    pub restart: Restart,
+}
+
+/// Compose's restart policy, kept by the node's launcher: after the process exits it is
+/// started again (after a delay of 100 ms, doubled at each restart up to 60 s, back to
+/// 100 ms once a run lasted 10 virtual seconds, as docker does) while the policy says so;
+/// the node ends when it does not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Restart {
+    /// `no`: the node ends when its process exits.
+    #[default]
+    No,
+    /// `always` (and `unless-stopped`: nothing stops a world's service by hand): started
+    /// again whatever its exit status, so the node never ends by itself.
+    Always,
+    /// `on-failure[:N]`: started again after a non-zero exit, at most N times (None: no
+    /// limit).
+    OnFailure(Option<u32>),
+}
+
+impl std::str::FromStr for Restart {
+    type Err = String;
+
+    /// Compose's spelling: `no`, `always`, `unless-stopped`, `on-failure`, `on-failure:N`.
+    fn from_str(s: &str) -> std::result::Result<Restart, String> {
+        match s {
+            "no" => Ok(Restart::No),
+            "always" | "unless-stopped" => Ok(Restart::Always),
+            "on-failure" => Ok(Restart::OnFailure(None)),
+            _ => match s.strip_prefix("on-failure:").map(str::parse::<u32>) {
+                Some(Ok(n)) if n > 0 => Ok(Restart::OnFailure(Some(n))),
+                _ => Err(format!(
+                    "{s:?}: no, always, unless-stopped, on-failure or on-failure:N (N at least 1)"
+                )),
+            },
+        }
+    }
+}
+
+impl Restart {
+    /// The launcher's `/wio/restart` line (None for `no`: no file, the launcher as before).
+    fn line(self) -> Option<String> {
+        match self {
+            Restart::No => None,
+            Restart::Always => Some("always 0\n".into()),
+            Restart::OnFailure(max) => Some(format!("on-failure {}\n", max.unwrap_or(0))),
+        }
+    }
 }
 
 /// A host file or folder copied into a node at `target`.
@@ -105,6 +154,8 @@ pub struct Process {
     pub files: Vec<FileCopy>,
     /// Folders to make.
     pub dirs: Vec<String>,
+    /// Its restart policy.
+    pub restart: Restart,
 }
 
 /// The process by docker's rule: the entrypoint (the image's, or the override), then the
@@ -156,6 +207,7 @@ pub fn process(record: &Record, o: &Overrides) -> Result<Process> {
         wait_healthy: o.wait_healthy.clone(),
         files: o.files.clone(),
         dirs: o.dirs.clone(),
+        restart: o.restart,
     })
 }
 
@@ -359,6 +411,9 @@ pub fn initrd(
         list.push('\n');
         files.push(("wio/wait", 0o644, list.into_bytes()));
     }
+    if let Some(line) = process.restart.line() {
+        files.push(("wio/restart", 0o644, line.into_bytes()));
+    }
     let copies = copies(process)?;
     let has_files = !copies.files.is_empty();
     let names: Vec<String> = (0..copies.files.len())
@@ -492,6 +547,37 @@ mod tests {
             b"",
         ];
         assert_eq!(fields, want);
+    }
+
+    #[test]
+    fn restart_policies_are_composes() {
+        for (text, want) in [
+            ("no", Restart::No),
+            ("always", Restart::Always),
+            ("unless-stopped", Restart::Always),
+            ("on-failure", Restart::OnFailure(None)),
+            ("on-failure:3", Restart::OnFailure(Some(3))),
+        ] {
+            assert_eq!(text.parse::<Restart>(), Ok(want), "{text}");
+        }
+        for bad in [
+            "",
+            "sometimes",
+            "on-failure:0",
+            "on-failure:x",
+            "on-failure:",
+        ] {
+            assert!(bad.parse::<Restart>().is_err(), "{bad}");
+        }
+        assert_eq!(Restart::No.line(), None);
+        assert_eq!(
+            Restart::OnFailure(None).line().as_deref(),
+            Some("on-failure 0\n")
+        );
+        assert_eq!(
+            Restart::OnFailure(Some(2)).line().as_deref(),
+            Some("on-failure 2\n")
+        );
     }
 
     #[test]

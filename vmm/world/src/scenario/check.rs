@@ -287,7 +287,18 @@ impl Checker<'_> {
             Some(i) => *i.get_ref(),
             None => 1000,
         };
+        let restart = match &n.restart {
+            None => wio_images::launch::Restart::No,
+            Some(r) => r.get_ref().parse().map_err(|why| {
+                self.at(
+                    r.span().start,
+                    "node.restart",
+                    format!("node.restart {why}"),
+                )
+            })?,
+        };
         let overrides = wio_images::launch::Overrides {
+            restart,
             entrypoint: n.entrypoint.as_ref().map(|v| v.get_ref().clone()),
             command: n.command.as_ref().map(|v| v.get_ref().clone()),
             env: n
@@ -387,6 +398,7 @@ impl Checker<'_> {
             ),
             ("node.files", n.files.as_ref().map(|v| v.span())),
             ("node.dirs", n.dirs.as_ref().map(|v| v.span())),
+            ("node.restart", n.restart.as_ref().map(|v| v.span())),
         ];
         match spans.into_iter().find_map(|(f, s)| s.map(|s| (f, s))) {
             Some((field, span)) => Err(self.at(

@@ -79,6 +79,9 @@ pub(super) struct NodeSpec {
     /// With `image`: folders made in it (volumes).
     #[serde(default)]
     pub(super) dirs: Option<Spanned<Vec<String>>>,
+    /// With `image`: compose's restart policy (no, always, unless-stopped, on-failure[:N]).
+    #[serde(default)]
+    pub(super) restart: Option<Spanned<String>>,
     /// The networks it is on (default: `default`); nodes reach each other through one.
     #[serde(default)]
     pub(super) networks: Option<Spanned<Vec<String>>>,

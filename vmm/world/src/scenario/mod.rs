@@ -28,7 +28,8 @@
 //!                             # healthcheck = [argv], healthcheck_interval_ms = 1000 (tried
 //!                             # until it succeeds), wait_healthy = ["node"] (start after),
 //!                             # files = [{source, target, read_only}] (host files copied
-//!                             # in), dirs = ["/data"] (folders made)
+//!                             # in), dirs = ["/data"] (folders made), restart =
+//!                             # "on-failure:3" (no, always, unless-stopped, on-failure[:N])
 //! networks = ["back"]         # the networks it is on (default: "default"); nodes reach
 //!                             # each other (frames, /etc/hosts) only through one they share;
 //!                             # the peer is on every network

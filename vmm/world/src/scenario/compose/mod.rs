@@ -5,7 +5,7 @@
 //! Taken: `services` with `image` (an imported name, or an image archive or OCI layout
 //! path, imported on the way), `command` and `entrypoint` (a list, or a string split as a
 //! shell would without running one), `environment` (a list or a map), `env_file`, `user`,
-//! `working_dir`, `hostname` (when it is the service's name: nodes are found by it),
+//! `working_dir`, `restart`, `hostname` (when it is the service's name: nodes are found by it),
 //! `healthcheck` (test and interval), `depends_on` (a list, or the conditions
 //! `service_started` and `service_healthy`: the node then waits for the other's check),
 //! `networks` (at the top level, names with `driver`, `internal`, `attachable` or `labels`
@@ -16,9 +16,8 @@
 //! (`max_virtual_secs`, `end_when_done`, and the tables `link` and `faults` of a TOML
 //! world) and in a service (`mem_mib`, `faults`,
 //! `sched_noise`, `clock_drift_ppm`, `cmdline`); other `x-` keys are ignored, as the spec
-//! says. Ignored with a warning, being safe to ignore in a closed world: `restart`,
-//! `ports`, `expose`, `container_name`, `labels`, `logging`, `tty`,
-//! `stdin_open`, `init`, `stop_signal`, `stop_grace_period`, `version`, `name`. Anything
+//! says. Ignored with a warning, being safe to ignore in a closed world: `ports`,
+//! `expose`, `container_name`, `labels`, `logging`, `tty`, `stdin_open`, `init`, `stop_signal`, `stop_grace_period`, `version`, `name`. Anything
 //! else is an error naming the key and its line.
 //!
 //! Variables (`$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`; `$$` is a `$`) take
@@ -51,7 +50,6 @@ pub(super) struct Translated {
 
 /// Service keys wio ignores with a warning, and why that is safe.
 const IGNORED: &[(&str, &str)] = &[
-    ("restart", "a node ends when its process exits"),
     ("ports", "a world has no host network"),
     ("expose", "every node reaches every port of the others"),
     ("container_name", "nodes are named by their service"),
@@ -239,7 +237,7 @@ impl Tr<'_> {
                         Value::Array(words.into_iter().map(Value::String).collect()),
                     );
                 }
-                "user" | "working_dir" => {
+                "user" | "working_dir" | "restart" => {
                     let s = self.string(v, &f(&key))?;
                     self.emit_value(at, &key, Value::String(s));
                 }
@@ -529,15 +527,15 @@ mod tests {
 
     #[test]
     fn a_service_becomes_an_image_node_with_its_lines() {
-        let text = "services:\n  web:\n    image: web:1\n    command: [\"serve\", \"--port\", \"80\"]\n    environment:\n      MODE: test\n      N: 3\n    restart: always\n";
+        let text = "services:\n  web:\n    image: web:1\n    command: [\"serve\", \"--port\", \"80\"]\n    environment:\n      MODE: test\n      N: 3\n    restart: always\n    ports: [\"80:80\"]\n";
         let t = translate(text, Path::new("/nonexistent")).unwrap();
         assert_eq!(
             t.toml,
-            "[[node]]\nname = \"web\"\nimage = \"web:1\"\ncommand = [\"serve\", \"--port\", \"80\"]\nenvironment = [\"MODE=test\", \"N=3\"]\n"
+            "[[node]]\nname = \"web\"\nimage = \"web:1\"\ncommand = [\"serve\", \"--port\", \"80\"]\nrestart = \"always\"\nenvironment = [\"MODE=test\", \"N=3\"]\n"
         );
-        assert_eq!(t.lines, vec![2, 2, 3, 4, 2]);
+        assert_eq!(t.lines, vec![2, 2, 3, 4, 8, 2]);
         assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
-        assert!(t.warnings[0].contains("restart (line 8) is ignored"));
+        assert!(t.warnings[0].contains("ports (line 9) is ignored"));
     }
 
     #[test]
