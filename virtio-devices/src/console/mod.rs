@@ -130,8 +130,9 @@ fn cut_lines(
 /// The test composer's port ([`COMPOSER_PORT`]) of a console that has one.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ComposerPort {
-    /// Guest receive buffers.
-    rx: Vec<Request>,
+    /// Guest receive buffers, in the order the guest gave them (encoded as a sequence,
+    /// as the `Vec` it was before).
+    rx: VecDeque<Request>,
     /// Bytes the machine sent, not yet in a guest buffer.
     #[serde(with = "serde_bytes")]
     owed: Vec<u8>,
@@ -425,8 +426,8 @@ impl Console {
             done.push((port_rx(RANDOM_PORT), buf.head, n));
         }
         if let Some(c) = self.composer.as_mut() {
-            while !c.owed.is_empty() && !c.rx.is_empty() {
-                let buf = c.rx.remove(0);
+            while !c.owed.is_empty() {
+                let Some(buf) = c.rx.pop_front() else { break };
                 let room: usize = buf.segments.iter().map(|s| s.len as usize).sum();
                 let take = room.min(c.owed.len());
                 let n = write_into(&buf, &c.owed[..take], mem)?;

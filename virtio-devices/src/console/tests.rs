@@ -25,7 +25,7 @@ fn receive(c: &mut Console, m: &GuestMem, queue: usize, n: u16) -> Vec<Vec<u8>> 
             c.control_buffers.push_back(r);
         } else {
             match rx_port(queue, c.ports()).unwrap() {
-                COMPOSER_PORT => c.composer.as_mut().unwrap().rx.push(r),
+                COMPOSER_PORT => c.composer.as_mut().unwrap().rx.push_back(r),
                 port => c.rx_buffers[port].push_back(r),
             }
         }

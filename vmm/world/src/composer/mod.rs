@@ -332,6 +332,11 @@ impl Composer {
     /// One step at quantum boundary `now` (`setup`: a program declared setup complete):
     /// starts what is due, as the rules say. Returns what the world must send.
     pub fn step(&mut self, now: u64, setup: bool, trace: &mut Trace, out: &mut Orders) {
+        // Nothing happens once every command of the branch has ended: the stream is not
+        // even resumed (resuming and saving it without a draw leaves it as it was).
+        if self.phase == Phase::Done {
+            return;
+        }
         let mut rng = Stream::resume(&self.stream, None);
         // Several transitions may happen at one boundary (a phase with nothing to run).
         for _ in 0..8 {
