@@ -101,7 +101,7 @@ on_exit() {
 }
 trap on_exit EXIT
 
-step "host tools (gcc, cross compiler, qemu-user, tcpdump, e2fsprogs, gdb-multiarch)"
+step "host tools (gcc, cross compiler, qemu-user, tcpdump, e2fsprogs, gdb-multiarch, chromium)"
 need=()
 command -v gcc >/dev/null && command -v ld >/dev/null || need+=(gcc binutils)
 command -v qemu-riscv64 >/dev/null || need+=(qemu-user)
@@ -109,12 +109,13 @@ command -v riscv64-linux-gnu-gcc >/dev/null || need+=(gcc-riscv64-linux-gnu)
 command -v tcpdump >/dev/null || need+=(tcpdump)
 command -v debugfs >/dev/null || need+=(e2fsprogs)
 command -v gdb-multiarch >/dev/null || need+=(gdb-multiarch)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "ci/test.sh: ${need[*]} missing and this is not root: install them (apt-get install ${need[*]})"
     exit 1
   fi
-  echo "installing ${need[*]} (test guest build, differential test, disk/pcap/gdb checks)"
+  echo "installing ${need[*]} (test guest build, differential test, disk/pcap/gdb checks, the triage page)"
   quiet_log="$logs/apt.log"
   { apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}"; } >"$quiet_log" 2>&1
 fi
@@ -154,6 +155,7 @@ command -v riscv64-linux-gnu-gcc >/dev/null && command -v riscv64-linux-gnu-as >
 command -v qemu-riscv64 >/dev/null && have+=(qemu-user)
 [[ "$(id -u)" == 0 ]] && have+=(root)
 command -v slurmctld >/dev/null && command -v munged >/dev/null && have+=(slurm)
+command -v chromium >/dev/null && have+=(chromium)
 WIO_REQUIRE="$(IFS=,; echo "${have[*]}")"
 export WIO_REQUIRE
 echo "WIO_REQUIRE=$WIO_REQUIRE"

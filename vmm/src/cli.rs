@@ -257,6 +257,7 @@ Examples:
   wio explore --from race.snap --seeds 0..100 --until 'console:race: counter='   # see docs/exploration.md: wio-race
   wio explore --from race.snap --seeds 0..100 --sched-noise heavy   # more timing noise than the snapshot had
   wio explore --from bank.snap --seeds 0..100 --junit promises.xml   # promises judged over all seeds
+  wio explore --from bank.snap --seeds 0..100 --html triage.html      # a page to triage in a browser
   wio explore --from planted.snap --budget 5000 --jobs 2   # guided: branches again where something is new
   wio run --from planted.snap --path 17@2140000000,5@2161234567,90   # one branch of a guided exploration
 
@@ -344,7 +345,34 @@ pub enum ReportCommand {
         #[arg(long)]
         allow_partial: bool,
     },
+    /// Draw an exploration's report as one self-contained HTML page (the triage page).
+    #[command(after_help = REPORT_HTML_EXAMPLES)]
+    Html {
+        /// The report (`wio explore --report`, or a merged one).
+        report: PathBuf,
+        /// Where to write the page (default: the report's name with .html).
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// An earlier exploration of the same service (e.g. before a fix): each promise
+        /// is tagged New, Resolved, Ongoing or Gone against it.
+        #[arg(long, value_name = "OLD.json")]
+        baseline: Option<PathBuf>,
+        /// Leave out the timelines (by default the first failing seed of each group of a
+        /// world exploration is run again from its snapshot to draw its timeline).
+        #[arg(long)]
+        no_timelines: bool,
+    },
 }
+
+const REPORT_HTML_EXAMPLES: &str = "\
+Examples:
+  wio report html report.json                       # writes report.html beside it
+  wio report html fixed.json --baseline buggy.json -o triage.html
+  wio report html all.json --no-timelines           # the report alone, nothing run again
+
+The page opens offline in any browser: the properties with their verdicts, a card per
+failing seed with its reproduce line, what the failing seeds share, the behaviours found
+against branches run, and every seed with filters. See docs/exploration.md.";
 
 const SHRINK_EXAMPLES: &str = "\
 Examples:
@@ -498,6 +526,10 @@ pub struct ExploreArgs {
     /// explains) as JUnit XML to FILE, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also draw the exploration as one self-contained HTML page (the triage page of
+    /// `wio report html`, with this exploration's wall time and host; the JUnit XML names it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Run the exploration as a Slurm job array of TASKS shard tasks (--jobs CPUs each),
     /// follow it, and merge the shard reports into --report (shards and logs in
     /// REPORT.slurm/). Run it on a Slurm login node; the snapshot, wio and the report's

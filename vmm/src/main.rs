@@ -428,6 +428,7 @@ fn shrink_command(args: &cli::ShrinkArgs) -> Result<i32, WioError> {
 }
 
 fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
+    let started = std::time::Instant::now();
     let strategy = match (args.strategy, &args.seeds, args.budget) {
         (Some(cli::Strategy::Flat), None, _) => {
             return Err(WioError::Usage(
@@ -499,8 +500,24 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
             explore::growth_plot::path_for(&args.report).display()
         );
     }
+    if let Some(path) = &args.html {
+        // The exploration's own time (not the branches run again for the timelines).
+        let wall_s = started.elapsed().as_secs_f64();
+        let extras = wio_search::triage::Extras {
+            baseline: None,
+            timelines: wio_search::triage::rerun::timelines(&report, &args.report)?,
+            shrunk: wio_search::triage::shrunk_beside(&report, &args.report),
+            run: Some(wio_search::triage::RunInfo {
+                host: wio_search::triage::host(),
+                wall_s,
+            }),
+        };
+        let html = wio_search::triage::render(&report, &args.report.display().to_string(), &extras);
+        wio_search::triage::write(path, &html)?;
+        eprintln!("wio: triage page written to {}", path.display());
+    }
     if let Some(path) = &args.junit {
-        explore::write_junit(&report, path)?;
+        explore::write_junit(&report, path, args.html.as_deref())?;
         eprintln!("wio: JUnit XML written to {}", path.display());
     }
     Ok(match exit_for(&report) {
@@ -628,6 +645,12 @@ fn dispatch(cli: &Cli) -> wio_machines::error::Result<i32> {
             eprintln!("wio: merged report written to {}", out.display());
             Ok(exit_for(&r))
         }),
+        Command::Report(ReportCommand::Html {
+            report,
+            out,
+            baseline,
+            no_timelines,
+        }) => report_html(report, out.as_deref(), baseline.as_deref(), !*no_timelines),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(*shell, &mut Cli::command(), "wio", &mut std::io::stdout());
@@ -650,6 +673,37 @@ fn dispatch(cli: &Cli) -> wio_machines::error::Result<i32> {
                 0
             }),
     }
+}
+
+/// `wio report html`: the triage page of a report.
+fn report_html(
+    report: &std::path::Path,
+    out: Option<&std::path::Path>,
+    baseline: Option<&std::path::Path>,
+    timelines: bool,
+) -> Result<i32, WioError> {
+    let r = explore::read_report(report)?;
+    let mut extras = wio_search::triage::Extras::default();
+    if let Some(b) = baseline {
+        let old = explore::read_report(b)?;
+        wio_search::triage::check_baseline(&r, report, &old, b)?;
+        extras.baseline = Some((b.to_path_buf(), old));
+    }
+    if timelines {
+        extras.timelines = wio_search::triage::rerun::timelines(&r, report)?;
+    }
+    extras.shrunk = wio_search::triage::shrunk_beside(&r, report);
+    let path = out
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| report.with_extension("html"));
+    let html = wio_search::triage::render(&r, &report.display().to_string(), &extras);
+    wio_search::triage::write(&path, &html)?;
+    eprintln!(
+        "wio: triage page written to {} ({} KiB; open it in a browser)",
+        path.display(),
+        html.len() >> 10
+    );
+    Ok(0)
 }
 
 fn main() {

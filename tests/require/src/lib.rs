@@ -48,11 +48,13 @@ pub enum Capability {
     Root,
     /// Slurm and munge (`slurmctld`, `munged`) to start a local cluster.
     Slurm,
+    /// A headless browser (Debian's `chromium`), to open the triage page.
+    Chromium,
 }
 
 impl Capability {
     /// Every capability, in the order of the README's table.
-    pub const ALL: [Capability; 14] = [
+    pub const ALL: [Capability; 15] = [
         Capability::Kvm,
         Capability::HardwareKvm,
         Capability::X86Linux,
@@ -67,6 +69,7 @@ impl Capability {
         Capability::QemuUser,
         Capability::Root,
         Capability::Slurm,
+        Capability::Chromium,
     ];
 
     /// The stable kebab-case name (in `WIO_REQUIRE` and the `SKIPPED:` lines).
@@ -86,6 +89,7 @@ impl Capability {
             Capability::QemuUser => "qemu-user",
             Capability::Root => "root",
             Capability::Slurm => "slurm",
+            Capability::Chromium => "chromium",
         }
     }
 

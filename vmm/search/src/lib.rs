@@ -10,4 +10,5 @@
 
 pub mod explore;
 pub mod shrink;
+pub mod triage;
 pub mod verify;

@@ -329,7 +329,7 @@ impl World {
             code = wio_machines::error::exit_code::PROMISE;
         }
         let drops = self.switch.drops.take().unwrap_or_default();
-        let summary = WorldSummary {
+        let mut summary = WorldSummary {
             promises,
             peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
             faults: world_faults,
@@ -350,6 +350,7 @@ impl World {
                 .composer
                 .active()
                 .then(|| self.composer.report(&self.names)),
+            console: Vec::new(),
         };
         if let (Some(mut t), Some(path)) = (w.timeline, opts.timeline.as_ref()) {
             t.drops = drops;
@@ -360,6 +361,7 @@ impl World {
                     source,
                 },
             )?;
+            summary.console = t.lines;
         }
         Ok(summary)
     }

@@ -55,6 +55,10 @@ pub struct WorldSummary {
     /// What the test composer ran, when the world has image nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub composer: Option<super::composer::ComposerReport>,
+    /// With a timeline: every node's console lines, (node, virtual ns of the quantum's
+    /// end, text), for callers that show them (not in the summary's JSON).
+    #[serde(skip)]
+    pub console: Vec<(usize, u64, String)>,
 }
 
 /// Where a restored world came from.

@@ -69,6 +69,14 @@ pub enum ExploreError {
         /// The checkpoint.
         path: PathBuf,
     },
+    /// A baseline (`wio report html --baseline`) that states none of the report's promises.
+    #[error("{} is a baseline of another exploration: it states none of the promises of {} (a baseline is an earlier exploration of the same service, such as the build before a fix)", .baseline.display(), .report.display())]
+    UnrelatedBaseline {
+        /// The baseline.
+        baseline: PathBuf,
+        /// The report.
+        report: PathBuf,
+    },
     /// A guided exploration's report given to `report merge`.
     #[error("{} is a guided exploration's report (--budget): it is one search, not a shard; only flat explorations (--seeds with --shard) merge", .path.display())]
     GuidedShard {

@@ -36,6 +36,9 @@ pub struct SeedPromise {
     /// Virtual ns of the first false evaluation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_failure_ns: Option<u64>,
+    /// What the program said of it then (in a world: `on NODE: details`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure_details: Option<String>,
 }
 
 impl SeedPromise {
@@ -52,6 +55,7 @@ impl SeedPromise {
             passes: p.passes,
             failures: p.failures,
             first_failure_ns: p.first_failure_ns,
+            first_failure_details: p.first_failure_details.clone(),
         }
     }
 }
@@ -199,8 +203,15 @@ fn xml(s: &str) -> String {
 
 /// JUnit XML: one test case per promise (failed ones carry why and the reproducing
 /// command), one per failing seed that no promise explains (`others`: seed, why,
-/// command).
-pub fn junit(across: &[Across], others: &[(u64, String, String)], seeds: usize) -> String {
+/// command); with `triage`, the path of the exploration's HTML page as a property
+/// (`wio.triage`) and as an attachment line (`[[ATTACHMENT|path]]`, which Jenkins and
+/// GitLab show).
+pub fn junit(
+    across: &[Across],
+    others: &[(u64, String, String)],
+    seeds: usize,
+    triage: Option<&str>,
+) -> String {
     let failures = across.iter().filter(|a| !a.passed).count() + others.len();
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -208,10 +219,16 @@ pub fn junit(across: &[Across], others: &[(u64, String, String)], seeds: usize) 
         "<testsuite name=\"wio explore\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
         across.len() + others.len()
     );
+    let page = triage
+        .map(|t| format!("<property name=\"wio.triage\" value=\"{}\"/>", xml(t)))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  <properties><property name=\"seeds\" value=\"{seeds}\"/></properties>"
+        "  <properties><property name=\"seeds\" value=\"{seeds}\"/>{page}</properties>"
     );
+    if let Some(t) = triage {
+        let _ = writeln!(s, "  <system-out>[[ATTACHMENT|{}]]</system-out>", xml(t));
+    }
     for a in across {
         let _ = write!(
             s,
@@ -270,6 +287,7 @@ mod tests {
             passes,
             failures,
             first_failure_ns: None,
+            first_failure_details: None,
         }
     }
 
@@ -319,6 +337,12 @@ mod tests {
             &a,
             &[(7, "guest crashed".into(), "wio run --seed 7".into())],
             2,
+            Some("triage.html"),
+        );
+        assert!(
+            x.contains("<property name=\"wio.triage\" value=\"triage.html\"/>")
+                && x.contains("[[ATTACHMENT|triage.html]]"),
+            "{x}"
         );
         assert!(x.contains("tests=\"4\" failures=\"3\""), "{x}");
         assert!(

@@ -143,8 +143,8 @@ pub fn write_report(report: &Report, path: &Path) -> Result<()> {
 }
 
 /// Writes the promises' verdicts, and the failing seeds no violated promise explains, as
-/// JUnit XML to `path`.
-pub fn write_junit(report: &Report, path: &Path) -> Result<()> {
+/// JUnit XML to `path`, naming the triage page `html` when one was drawn.
+pub fn write_junit(report: &Report, path: &Path, html: Option<&Path>) -> Result<()> {
     let others: Vec<(u64, String, String)> = report
         .results
         .iter()
@@ -158,7 +158,13 @@ pub fn write_junit(report: &Report, path: &Path) -> Result<()> {
             (r.seed, why, r.reproduce.clone())
         })
         .collect();
-    let xml = across::junit(&report.promises, &others, report.results.len());
+    let page = html.map(|h| h.display().to_string());
+    let xml = across::junit(
+        &report.promises,
+        &others,
+        report.results.len(),
+        page.as_deref(),
+    );
     std::fs::write(path, xml).map_err(|source| WioError::Output {
         what: "JUnit XML",
         path: path.to_path_buf(),

@@ -1,0 +1,137 @@
+//! Failing world branches run again for the triage page: the first failing seed of each
+//! group (at most [`MAX_TIMELINES`]) from the report's world snapshot, as the exploration
+//! ran it, with its timeline drawn. A branch whose trace differs from the report's is not
+//! drawn (the snapshot is not the one explored, or the run is not deterministic: said on
+//! stderr, never hidden). Machine explorations and guided ones get no timeline here.
+
+use super::{model, Timeline};
+use crate::explore::Report;
+use std::path::{Path, PathBuf};
+use wio_machines::error::Result;
+use wio_world as world;
+use wio_world::snapshot::LoadedWorld;
+
+/// Most branches run again for one page.
+pub const MAX_TIMELINES: usize = 6;
+
+/// Console lines shown around a failure.
+const AROUND_BEFORE: usize = 12;
+const AROUND_AFTER: usize = 3;
+
+/// When the seed failed: its first violated promise's first false evaluation, else its
+/// end.
+fn failed_at(r: &crate::explore::SeedResult) -> u64 {
+    r.promises
+        .iter()
+        .filter(|p| p.status == wio_machines::promises::Status::Violated)
+        .filter_map(|p| p.first_failure_ns)
+        .min()
+        .unwrap_or(r.virtual_ns)
+}
+
+/// The console lines (node, quantum end, text) up to the failure at `at_ns` (the last
+/// [`AROUND_BEFORE`] of them) and the [`AROUND_AFTER`] after it, `node | text`.
+fn around(lines: &[(usize, u64, String)], at_ns: u64, names: &[String]) -> Vec<String> {
+    let split = lines.partition_point(|(_, t, _)| *t <= at_ns);
+    let from = split.saturating_sub(AROUND_BEFORE);
+    let to = (split + AROUND_AFTER).min(lines.len());
+    lines[from..to]
+        .iter()
+        .map(|(n, t, text)| {
+            let name = names.get(*n).map_or("?", String::as_str);
+            format!("{:>9} {name:>8} | {text}", super::page::secs(*t))
+        })
+        .collect()
+}
+
+/// The report's snapshot: as given, else beside the report.
+fn snapshot_of(r: &Report, report_path: &Path) -> Option<PathBuf> {
+    let given = &r.question.snapshot;
+    if given.is_file() {
+        return Some(given.clone());
+    }
+    let beside = report_path.parent()?.join(given.file_name()?);
+    beside.is_file().then_some(beside)
+}
+
+/// The timelines of the first failing seed of each group, when the report is of a flat
+/// world exploration whose snapshot is still there (and still the same file).
+pub fn timelines(r: &Report, report_path: &Path) -> Result<Vec<Timeline>> {
+    let groups = model::failures(r);
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    if r.question.guided.is_some() {
+        eprintln!("wio: a guided exploration's branches are paths from its moments: no timelines drawn (wio sim --from SNAP --path PATH --timeline FILE draws one)");
+        return Ok(Vec::new());
+    }
+    let Some(snap) = snapshot_of(r, report_path) else {
+        eprintln!(
+            "wio: the explored snapshot {} is not here: no timelines drawn",
+            r.question.snapshot.display()
+        );
+        return Ok(Vec::new());
+    };
+    if !LoadedWorld::is_world(&snap) {
+        // A machine snapshot: single machines have no timeline picture yet.
+        return Ok(Vec::new());
+    }
+    let lw = LoadedWorld::load(&snap)?;
+    if lw.sha256 != r.question.snapshot_sha256 {
+        eprintln!(
+            "wio: {} is not the snapshot the report explored (its sha256 differs): no timelines drawn",
+            snap.display()
+        );
+        return Ok(Vec::new());
+    }
+    let own = lw.state.scenario.max_virtual_ns;
+    let limit = match r.question.max_virtual_ns {
+        0 => own,
+        x => own.min(x),
+    };
+    let dir = std::env::temp_dir().join(format!("wio-triage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| wio_machines::error::WioError::Output {
+        what: "timeline",
+        path: dir.clone(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (key, seeds) in groups.iter().take(MAX_TIMELINES) {
+        let Some(first) = seeds.first() else { continue };
+        eprintln!("wio: drawing seed {}'s timeline ({key}) ...", first.seed);
+        let svg_path = dir.join(format!("{}.svg", first.seed));
+        let opts = world::Options {
+            quiet: true,
+            jobs: 1,
+            until: r.question.until.clone(),
+            max_virtual_ns: Some(limit),
+            sched_noise: r.question.sched_noise,
+            timeline: Some(svg_path.clone()),
+            ..world::Options::default()
+        };
+        let Some(w) = world::restore(&lw, Some(first.seed), &opts, None)? else {
+            break;
+        };
+        if w.world_trace_hash != first.trace_hash {
+            eprintln!(
+                "wio: warning: seed {} ran again with another world trace ({} where the report has {}): its timeline is left out",
+                first.seed, w.world_trace_hash, first.trace_hash
+            );
+            continue;
+        }
+        if let Ok(svg) = std::fs::read_to_string(&svg_path) {
+            let names = lw.state.scenario.port_names();
+            out.push(Timeline {
+                seed: first.seed,
+                svg,
+                lines: around(
+                    &w.console,
+                    failed_at(first).saturating_add(w.quantum_ns),
+                    &names,
+                ),
+            });
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(out)
+}
