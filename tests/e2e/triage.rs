@@ -297,3 +297,40 @@ fn the_triage_page_opens_in_a_browser_with_its_properties_failures_and_timeline(
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `wio run --timeline`: a single machine's run drawn over virtual time, with its console
+/// markers, its promises' events and its end.
+#[test]
+fn a_single_machine_run_draws_its_timeline() {
+    let test = "a_single_machine_run_draws_its_timeline";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("machine-timeline");
+    let svg = dir.join("run.svg");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "3",
+        "--quiet",
+        "--cmdline",
+        "console=ttyS0 wio.promises=demo",
+        "--timeline",
+        svg.to_str().expect("utf-8"),
+    ]);
+    assert!(svg.is_file(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).expect("svg");
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    for needle in [
+        "wio run: seed 3",
+        ">console</text>",
+        ">promises</text>",
+        "wio-init: start",
+        "first true at",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in {text}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

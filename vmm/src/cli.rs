@@ -650,6 +650,9 @@ pub struct RunArgs {
     /// Write the trace (hash-chained JSON lines) to FILE.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Draw the run as an SVG timeline: its faults, console markers, promise events, end.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
     /// Write the run summary as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -57,6 +57,15 @@ fn run_outcome(args: &RunArgs, result: machine::RunResult) -> Result<i32, WioErr
     if let Some(path) = &args.summary_json {
         wio_machines::summary::write_json(&result.summary, path, "summary")?;
     }
+    if let Some(path) = &args.timeline {
+        let svg = wio_machines::timeline::svg(&result.summary);
+        std::fs::write(path, svg).map_err(|source| WioError::Output {
+            what: "timeline",
+            path: path.clone(),
+            source,
+        })?;
+        eprintln!("wio: timeline drawn in {}", path.display());
+    }
     match result.outcome {
         Ok(status) => {
             if status > error::MAX_GUEST_STATUS {

@@ -25,4 +25,5 @@ pub mod promises;
 pub mod sandbox;
 pub mod snapshot;
 pub mod summary;
+pub mod timeline;
 pub mod trace;
