@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use serde_json::Value;
+use wio_e2e_tests::browser::{browse, require_chromium, row};
 use wio_e2e_tests::{
     require_riscv_artifact, require_riscv_guests, scratch, stderr, stdout, wio, Capability,
 };
@@ -68,6 +69,43 @@ fn explore(dir: &std::path::Path, snap: &str, seeds: &str) -> (Value, String) {
     (r, report.to_str().unwrap().to_string())
 }
 
+/// The triage pages of the two explorations, opened in headless Chromium: the buggy
+/// build's shows the broken receipt promise, a failure card with its reproduce line and the
+/// first failing seed's timeline; the fixed build's, against the buggy one as its baseline,
+/// tags the receipt promise Resolved.
+fn triage_pages(dir: &std::path::Path, buggy: &str, fixed: &str) {
+    let test = "the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified (triage pages)";
+    if !require_chromium(test) {
+        return;
+    }
+    let page = dir.join("buggy.html");
+    let out = wio(&["report", "html", buggy, "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (dom, console) = browse(&page, None);
+    assert!(console.is_empty(), "{console:?}");
+    assert!(dom.contains("data-ready=\"1\""), "the page's script ran");
+    let receipt = row(&dom, &format!("data-id=\"{RECEIPT}\"")).expect("the receipt row");
+    assert!(receipt.contains("data-verdict=\"violated\""), "{receipt}");
+    assert!(dom.contains("class=\"failure\""), "a failure card");
+    assert!(dom.contains("<code>wio sim --from "), "its reproduce line");
+    assert!(dom.contains("<div class=\"timeline\"><svg"), "its timeline");
+    let page = dir.join("fixed.html");
+    let out = wio(&[
+        "report",
+        "html",
+        fixed,
+        "--baseline",
+        buggy,
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (dom, console) = browse(&page, None);
+    assert!(console.is_empty(), "{console:?}");
+    let receipt = row(&dom, &format!("data-id=\"{RECEIPT}\"")).expect("the receipt row");
+    assert!(receipt.contains(">Resolved<"), "{receipt}");
+}
+
 fn verdict<'a>(r: &'a Value, message: &str) -> &'a Value {
     r["promises"]
         .as_array()
@@ -111,11 +149,12 @@ fn the_receipt_bug_is_found_shrunk_reproduced_and_its_fix_verified() {
     assert_eq!(verdict(&r, TWICE)["passed"], true, "no charge twice");
     assert_eq!(verdict(&r, BALANCED)["passed"], true, "no money lost");
     // The same seeds on the fixed build: every promise holds.
-    let (ok, _) = explore(&dir, &fixed, SEEDS);
+    let (ok, ok_report) = explore(&dir, &fixed, SEEDS);
     assert!(
         failing(&ok).is_empty(),
         "bug none passes the same seeds: {ok}"
     );
+    triage_pages(&dir, &report, &ok_report);
     // Shrink the first failing seed's faults.
     let plan = dir.join("minimal.json");
     let out = wio(&[

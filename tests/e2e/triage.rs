@@ -8,9 +8,8 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use wio_e2e_tests::browser::{browse, require_chromium, row};
 use wio_e2e_tests::{require_riscv_guests, scratch, stderr, wio};
-use wio_require::Capability;
 
 /// A world whose node `a` states that its random draw is not a multiple of 3 (`fixed`:
 /// the draw is taken modulo 3 and bumped, so the promise holds), while `b` pings it under
@@ -79,54 +78,10 @@ fn explored(dir: &Path, name: &str, fixed: bool) -> PathBuf {
     report
 }
 
-/// Whether Chromium is here (else the test says so and skips, unless the host claims it).
-fn have_chromium(test: &str) -> bool {
-    let ok = Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        wio_require::skip(
-            test,
-            Capability::Chromium,
-            "no chromium (apt-get install chromium)",
-        );
-    }
-    ok
-}
-
-/// The DOM headless Chromium built from `page` once its scripts ran, and the lines of the
-/// page's console it logged (errors included).
-fn browse(page: &Path, screenshot: Option<&Path>) -> (String, Vec<String>) {
-    let url = format!("file://{}", page.display());
-    let mut c = Command::new("chromium");
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--enable-logging=stderr",
-        "--v=0",
-        "--window-size=1280,2000",
-    ]);
-    match screenshot {
-        Some(p) => c.arg(format!("--screenshot={}", p.display())),
-        None => c.arg("--dump-dom"),
-    };
-    let o = c.arg(&url).output().expect("chromium");
-    let err = String::from_utf8_lossy(&o.stderr);
-    let console = err
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .map(str::to_string)
-        .collect();
-    assert!(o.status.success(), "chromium: {err}");
-    (String::from_utf8_lossy(&o.stdout).into_owned(), console)
-}
-
 #[test]
 fn the_triage_page_opens_in_a_browser_with_its_properties_failures_and_timeline() {
     let test = "the_triage_page_opens_in_a_browser_with_its_properties_failures_and_timeline";
-    if !require_riscv_guests(test) || !have_chromium(test) {
+    if !require_riscv_guests(test) || !require_chromium(test) {
         return;
     }
     let dir = scratch("triage");
@@ -236,11 +191,9 @@ fn the_triage_page_opens_in_a_browser_with_its_properties_failures_and_timeline(
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let (dom, console) = browse(&out, None);
         assert!(console.is_empty(), "{console:?}");
-        let row = dom
-            .find("data-id=\"the draw is not a multiple of 3\"")
-            .expect("the promise's row");
-        let end = dom[row..].find("</tr>").expect("row end") + row;
-        dom[row..end].to_string()
+        row(&dom, "data-id=\"the draw is not a multiple of 3\"")
+            .expect("the promise's row")
+            .to_string()
     };
     let resolved = tagged(&fixed, &buggy, "fixed-vs-buggy.html");
     assert!(resolved.contains(">Resolved<"), "{resolved}");
@@ -299,7 +252,7 @@ fn the_triage_page_opens_in_a_browser_with_its_properties_failures_and_timeline(
 }
 
 /// `wio run --timeline`: a single machine's run drawn over virtual time, with its console
-/// markers, its promises' events and its end.
+/// markers, its promises' events and its end; a machine exploration's page embeds it.
 #[test]
 fn a_single_machine_run_draws_its_timeline() {
     let test = "a_single_machine_run_draws_its_timeline";
@@ -332,5 +285,42 @@ fn a_single_machine_run_draws_its_timeline() {
     ] {
         assert!(text.contains(needle), "{needle:?} in {text}");
     }
+    // A machine exploration's page draws its first failing seed's timeline the same way.
+    let snap = dir.join("m.snap");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "7",
+        "--quiet",
+        "--snapshot-at",
+        "console:wio-init: start",
+        "--snapshot-out",
+        snap.to_str().expect("utf-8"),
+    ]);
+    assert!(snap.is_file(), "{}", stderr(&o));
+    let page = dir.join("m.html");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().expect("utf-8"),
+        "--seeds",
+        "0..3",
+        "--fail-on",
+        "wio-init: done",
+        "--report",
+        dir.join("m.json").to_str().expect("utf-8"),
+        "--html",
+        page.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert_eq!(
+        html.matches("<div class=\"timeline\"><svg").count(),
+        1,
+        "one group, one timeline"
+    );
+    assert!(html.contains("wio run: seed 0"), "seed 0's picture");
     let _ = std::fs::remove_dir_all(dir);
 }

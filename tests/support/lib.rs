@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 pub use wio_require::{skip, Capability};
 
+pub mod browser;
 pub mod oci;
 
 /// The `wio` binary of the same build profile as this test: `WIO_BIN` if set, else the

@@ -1,8 +1,9 @@
-//! Failing world branches run again for the triage page: the first failing seed of each
-//! group (at most [`MAX_TIMELINES`]) from the report's world snapshot, as the exploration
-//! ran it, with its timeline drawn. A branch whose trace differs from the report's is not
+//! Failing branches run again for the triage page: the first failing seed of each group
+//! (at most [`MAX_TIMELINES`]) from the report's snapshot, as the exploration ran it, with
+//! its timeline drawn (a world's, with the console around the failure; a single machine's,
+//! `wio run --timeline`'s picture). A branch whose trace differs from the report's is not
 //! drawn (the snapshot is not the one explored, or the run is not deterministic: said on
-//! stderr, never hidden). Machine explorations and guided ones get no timeline here.
+//! stderr, never hidden). Guided explorations get no timeline here.
 
 use super::{model, Timeline};
 use crate::explore::Report;
@@ -44,6 +45,61 @@ fn around(lines: &[(usize, u64, String)], at_ns: u64, names: &[String]) -> Vec<S
         .collect()
 }
 
+/// A machine exploration's timelines: each group's first failing seed run again from the
+/// machine snapshot `snap`.
+fn machine_timelines(
+    r: &Report,
+    snap: &Path,
+    groups: &[(String, Vec<&crate::explore::SeedResult>)],
+) -> Result<Vec<Timeline>> {
+    let cfg = wio_machines::machine::RunConfig {
+        from: Some(snap.to_path_buf()),
+        seed_given: false,
+        ..wio_machines::machine::RunConfig::with_seed(0)
+    };
+    let l = wio_machines::builder::load(snap, &cfg)?;
+    if l.sha256() != r.question.snapshot_sha256 {
+        eprintln!(
+            "wio: {} is not the snapshot the report explored (its sha256 differs): no timelines drawn",
+            snap.display()
+        );
+        return Ok(Vec::new());
+    }
+    let mut watch = r.question.matches.clone();
+    watch.extend(r.question.fail_on.iter().cloned());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut out = Vec::new();
+    for (key, seeds) in groups.iter().take(MAX_TIMELINES) {
+        let Some(first) = seeds.first() else { continue };
+        eprintln!("wio: drawing seed {}'s timeline ({key}) ...", first.seed);
+        let Some(end) = wio_machines::machine::driver::run_branch(
+            l.as_ref(),
+            first.seed,
+            r.question.until.as_deref(),
+            &watch,
+            r.question.max_virtual_ns,
+            r.question.sched_noise,
+            &stop,
+        )?
+        else {
+            break;
+        };
+        if end.summary.trace_hash != first.trace_hash {
+            eprintln!(
+                "wio: warning: seed {} ran again with another trace ({} where the report has {}): its timeline is left out",
+                first.seed, end.summary.trace_hash, first.trace_hash
+            );
+            continue;
+        }
+        out.push(Timeline {
+            seed: first.seed,
+            svg: wio_machines::timeline::svg(&end.summary),
+            lines: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
 /// The report's snapshot: as given, else beside the report.
 fn snapshot_of(r: &Report, report_path: &Path) -> Option<PathBuf> {
     let given = &r.question.snapshot;
@@ -73,8 +129,7 @@ pub fn timelines(r: &Report, report_path: &Path) -> Result<Vec<Timeline>> {
         return Ok(Vec::new());
     };
     if !LoadedWorld::is_world(&snap) {
-        // A machine snapshot: single machines have no timeline picture yet.
-        return Ok(Vec::new());
+        return machine_timelines(r, &snap, &groups);
     }
     let lw = LoadedWorld::load(&snap)?;
     if lw.sha256 != r.question.snapshot_sha256 {
