@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::oci::{
-    branch_again, explore_finds, first_failing, import_built, import_json, layer, private_cache,
-    riscv_busybox, sha, sim_summary, snapshot_at_setup, wio_in, Layout, E, GZIP,
+    branch_again, explore, explore_finds, first_failing, import_built, import_json, layer,
+    private_cache, riscv_busybox, sha, sim_summary, snapshot_at_setup, wio_in, Layout, E, GZIP,
 };
 use wio_e2e_tests::{scratch, stderr};
 
@@ -280,37 +280,7 @@ x-wio:
 
     // A compose world explores as a TOML world does: from a snapshot taken at 1 virtual s,
     // seed 5's branch is the world above, bit for bit, and other seeds are other worlds.
-    let snap = dir.join("compose.snap");
-    let o = wio_in(
-        &cache,
-        &[
-            "sim",
-            compose.to_str().expect("utf-8"),
-            "--seed",
-            "5",
-            "--quiet",
-            "--snapshot-at",
-            "1s",
-            "--snapshot-out",
-            snap.to_str().expect("utf-8"),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report = dir.join("explore.json");
-    let o = wio_in(
-        &cache,
-        &[
-            "explore",
-            "--from",
-            snap.to_str().expect("utf-8"),
-            "--seeds",
-            "5..7",
-            "--report",
-            report.to_str().expect("utf-8"),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let r = branches_at_1s(&cache, &dir, &compose, "5..7");
     let hashes: Vec<&str> = r["results"]
         .as_array()
         .expect("results")
@@ -386,37 +356,7 @@ x-wio:
     assert!(out.contains("web | db-unreachable"), "{out}");
     assert!(!out.contains("web | from-db"), "{out}");
 
-    let snap = dir.join("networks.snap");
-    let o = wio_in(
-        &cache,
-        &[
-            "sim",
-            compose.to_str().expect("utf-8"),
-            "--seed",
-            "5",
-            "--quiet",
-            "--snapshot-at",
-            "1s",
-            "--snapshot-out",
-            snap.to_str().expect("utf-8"),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report = dir.join("explore.json");
-    let o = wio_in(
-        &cache,
-        &[
-            "explore",
-            "--from",
-            snap.to_str().expect("utf-8"),
-            "--seeds",
-            "5..6",
-            "--report",
-            report.to_str().expect("utf-8"),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value = serde_json::from_slice(&std::fs::read(&report).expect("report")).expect("json");
+    let r = branches_at_1s(&cache, &dir, &compose, "5..6");
     assert_eq!(
         r["results"][0]["trace_hash"], s["world_trace_hash"],
         "seed 5's branch is the world: {r}"
@@ -485,6 +425,30 @@ x-wio:
         "services:\n  a:\n    image: wio-run-test:1\n    restart: sometimes\n",
         "line 4: node.restart \"sometimes\": no, always, unless-stopped, on-failure",
     );
+}
+
+/// The report of an exploration of `seeds` from the world of `compose` (seed 5)
+/// snapshotted at 1 virtual second.
+fn branches_at_1s(cache: &Path, dir: &Path, compose: &Path, seeds: &str) -> Value {
+    let snap = dir.join("at-1s.snap");
+    let o = wio_in(
+        cache,
+        &[
+            "sim",
+            compose.to_str().expect("utf-8"),
+            "--seed",
+            "5",
+            "--quiet",
+            "--snapshot-at",
+            "1s",
+            "--snapshot-out",
+            snap.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, r) = explore(cache, &snap, seeds, &dir.join("explore.json"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    r
 }
 
 /// `wio sim FILE` of a scenario `text` that must fail: exit 101, one `wio: error:` line

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::browser::{browse, require_chromium, row};
-use wio_e2e_tests::{require_riscv_guests, scratch, stderr, wio};
+use wio_e2e_tests::{require_riscv_guests, riscv_snapshot, scratch, stderr, wio};
 
 /// A world whose node `a` states that its random draw is not a multiple of 3 (`fixed`:
 /// the draw is taken modulo 3 and bumped, so the promise holds), while `b` pings it under
@@ -287,19 +287,7 @@ fn a_single_machine_run_draws_its_timeline() {
     }
     // A machine exploration's page draws its first failing seed's timeline the same way.
     let snap = dir.join("m.snap");
-    let o = wio(&[
-        "run",
-        "--arch",
-        "riscv64",
-        "--seed",
-        "7",
-        "--quiet",
-        "--snapshot-at",
-        "console:wio-init: start",
-        "--snapshot-out",
-        snap.to_str().expect("utf-8"),
-    ]);
-    assert!(snap.is_file(), "{}", stderr(&o));
+    riscv_snapshot(&snap, 7, "console:wio-init: start");
     let page = dir.join("m.html");
     let o = wio(&[
         "explore",

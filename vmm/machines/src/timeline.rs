@@ -18,11 +18,21 @@ const LANE: f64 = 56.0;
 /// Most promise events labelled (the others are still drawn).
 const MAX_LABELS: usize = 24;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// `s` with the characters XML and HTML give a meaning escaped, for text and attribute
+/// values: the one escaping of every picture and page wio draws.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A label's anchor at `x`: its end near the right edge, so it stays on the picture.
@@ -73,9 +83,9 @@ pub fn svg(s: &Summary) -> String {
         r#"<text x="{LEFT}" y="24" font-size="15" font-weight="bold">wio run: seed {} · {} · trace {} · {:.3} virtual s · {}</text>"#,
         s.seed,
         s.arch,
-        esc(&s.trace_hash.chars().take(16).collect::<String>()),
+        escape(&s.trace_hash.chars().take(16).collect::<String>()),
         (t1 - t0) as f64 / 1e9,
-        esc(&end)
+        escape(&end)
     );
     for (i, name) in LANES.iter().enumerate() {
         let yy = y(i);
@@ -97,11 +107,11 @@ pub fn svg(s: &Summary) -> String {
             y(lane) - LANE / 3.0,
             x1 - x0,
             LANE / 1.5,
-            esc(f.kind.name()),
+            escape(f.kind.name()),
             f.at_ns as f64 / 1e9,
             f.end_ns() as f64 / 1e9,
             y(lane) - LANE / 3.0 - 2.0,
-            esc(f.kind.name())
+            escape(f.kind.name())
         );
     }
     // Console markers.
@@ -115,7 +125,7 @@ pub fn svg(s: &Summary) -> String {
             yy + 10.0,
             yy + 22.0 + 10.0 * (k % 2) as f64,
             anchor(xx),
-            esc(&m.line)
+            escape(&m.line)
         );
     }
     // Promise events: first true (green dot), first false (red ring), labelled.
@@ -128,7 +138,7 @@ pub fn svg(s: &Summary) -> String {
                 o,
                 r##"<circle cx="{:.1}" cy="{yy}" r="4" fill="#2e7d32"><title>{} first true at {:.3} s</title></circle>"##,
                 x(t),
-                esc(&p.message),
+                escape(&p.message),
                 t as f64 / 1e9
             );
         }
@@ -137,11 +147,11 @@ pub fn svg(s: &Summary) -> String {
                 o,
                 r##"<circle cx="{:.1}" cy="{yy}" r="7" fill="none" stroke="#c62828" stroke-width="2"><title>{} first false at {:.3} s{}</title></circle>"##,
                 x(t),
-                esc(&p.message),
+                escape(&p.message),
                 t as f64 / 1e9,
                 p.first_failure_details
                     .as_ref()
-                    .map(|d| format!(": {}", esc(d)))
+                    .map(|d| format!(": {}", escape(d)))
                     .unwrap_or_default()
             );
             if labels < MAX_LABELS {
@@ -151,7 +161,7 @@ pub fn svg(s: &Summary) -> String {
                     x(t) + 9.0,
                     yy + 18.0 + 12.0 * (labels % 3) as f64,
                     anchor(x(t) + 9.0),
-                    esc(&p.message)
+                    escape(&p.message)
                 );
                 labels += 1;
             }

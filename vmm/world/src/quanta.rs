@@ -102,11 +102,12 @@ impl World {
                 line.push('\n');
                 inputs.push((node, Input::Composer(line.into_bytes())));
             }
-            let steps = self.hosts.run(self.t, inputs)?;
+            let mut steps = self.hosts.run(self.t, inputs)?;
+            // The agents' lines move out of the steps (nothing else reads them).
             let agent_lines: Vec<_> = steps
-                .iter()
-                .map(|s| (s.node, s.composer.clone()))
-                .filter(|(_, l)| !l.is_empty())
+                .iter_mut()
+                .filter(|s| !s.composer.is_empty())
+                .map(|s| (s.node, std::mem::take(&mut s.composer)))
                 .collect();
             let (lines, marks) = self.take_steps(steps, opts, &mut w);
             self.compose(agent_lines);

@@ -40,12 +40,7 @@ const RIGHT: f64 = 30.0;
 const TOP: f64 = 60.0;
 const LANE: f64 = 80.0;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use wio_machines::timeline::escape as esc;
 
 impl Timeline {
     /// The SVG of a run with ports `names` (nodes, then the peer) that `w` summarizes.

@@ -19,21 +19,7 @@ const OPEN_CARDS: usize = 2;
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
-/// `s` with the characters HTML gives a meaning escaped (for text and attribute values).
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use wio_machines::timeline::escape;
 
 /// Virtual ns as seconds.
 pub(super) fn secs(ns: u64) -> String {
