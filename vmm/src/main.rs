@@ -511,18 +511,11 @@ fn explore_command(args: &ExploreArgs) -> Result<i32, WioError> {
     }
     if let Some(path) = &args.html {
         // The exploration's own time (not the branches run again for the timelines).
-        let wall_s = started.elapsed().as_secs_f64();
-        let extras = wio_search::triage::Extras {
-            baseline: None,
-            timelines: wio_search::triage::rerun::timelines(&report, &args.report)?,
-            shrunk: wio_search::triage::shrunk_beside(&report, &args.report),
-            run: Some(wio_search::triage::RunInfo {
-                host: wio_search::triage::host(),
-                wall_s,
-            }),
+        let run = wio_search::triage::RunInfo {
+            host: wio_search::triage::host(),
+            wall_s: started.elapsed().as_secs_f64(),
         };
-        let html = wio_search::triage::render(&report, &args.report.display().to_string(), &extras);
-        wio_search::triage::write(path, &html)?;
+        wio_search::triage::draw(&report, &args.report, path, None, Some(run), true)?;
         eprintln!("wio: triage page written to {}", path.display());
     }
     if let Some(path) = &args.junit {
@@ -692,25 +685,22 @@ fn report_html(
     timelines: bool,
 ) -> Result<i32, WioError> {
     let r = explore::read_report(report)?;
-    let mut extras = wio_search::triage::Extras::default();
-    if let Some(b) = baseline {
-        let old = explore::read_report(b)?;
-        wio_search::triage::check_baseline(&r, report, &old, b)?;
-        extras.baseline = Some((b.to_path_buf(), old));
-    }
-    if timelines {
-        extras.timelines = wio_search::triage::rerun::timelines(&r, report)?;
-    }
-    extras.shrunk = wio_search::triage::shrunk_beside(&r, report);
+    let baseline = match baseline {
+        Some(b) => {
+            let old = explore::read_report(b)?;
+            wio_search::triage::check_baseline(&r, report, &old, b)?;
+            Some((b.to_path_buf(), old))
+        }
+        None => None,
+    };
     let path = out
         .map(std::path::Path::to_path_buf)
         .unwrap_or_else(|| report.with_extension("html"));
-    let html = wio_search::triage::render(&r, &report.display().to_string(), &extras);
-    wio_search::triage::write(&path, &html)?;
+    let bytes = wio_search::triage::draw(&r, report, &path, baseline, None, timelines)?;
     eprintln!(
         "wio: triage page written to {} ({} KiB; open it in a browser)",
         path.display(),
-        html.len() >> 10
+        bytes >> 10
     );
     Ok(0)
 }

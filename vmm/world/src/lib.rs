@@ -103,6 +103,9 @@ pub struct Options {
     pub plan: Option<WorldPlan>,
     /// Draw the run as an SVG timeline there.
     pub timeline: Option<PathBuf>,
+    /// Keep what a timeline draws in the summary ([`WorldSummary::timeline`]) for the
+    /// caller to draw or read (with or without `timeline`'s file).
+    pub keep_timeline: bool,
     /// Debug this node (its name) with gdb waiting on this address.
     pub gdb: Option<(String, String)>,
     /// Restored worlds: every node's CPU-timing noise from the snapshot point on, drawn from

@@ -58,7 +58,7 @@ impl World {
     ) -> Result<Option<WorldSummary>> {
         let s = &self.scenario;
         let quantum = s.quantum_ns();
-        let timeline = opts.timeline.as_ref().map(|_| Timeline::default());
+        let timeline = (opts.timeline.is_some() || opts.keep_timeline).then(Timeline::default);
         if timeline.is_some() {
             self.switch.drops = Some(Vec::new());
         }
@@ -351,18 +351,22 @@ impl World {
                 .composer
                 .active()
                 .then(|| self.composer.report(&self.names)),
-            console: Vec::new(),
+            timeline: None,
         };
-        if let (Some(mut t), Some(path)) = (w.timeline, opts.timeline.as_ref()) {
+        if let Some(mut t) = w.timeline {
             t.drops = drops;
-            std::fs::write(path, t.svg(&self.scenario.port_names(), &summary)).map_err(
-                |source| WioError::Output {
-                    what: "timeline",
-                    path: path.clone(),
-                    source,
-                },
-            )?;
-            summary.console = t.lines;
+            if let Some(path) = opts.timeline.as_ref() {
+                std::fs::write(path, t.svg(&self.scenario.port_names(), &summary)).map_err(
+                    |source| WioError::Output {
+                        what: "timeline",
+                        path: path.clone(),
+                        source,
+                    },
+                )?;
+            }
+            if opts.keep_timeline {
+                summary.timeline = Some(t);
+            }
         }
         Ok(summary)
     }

@@ -55,10 +55,21 @@ pub struct WorldSummary {
     /// What the test composer ran, when the world has image nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub composer: Option<super::composer::ComposerReport>,
-    /// With a timeline: every node's console lines, (node, virtual ns of the quantum's
-    /// end, text), for callers that show them (not in the summary's JSON).
+    /// What a timeline draws (frames, drops, every node's console lines), when the run
+    /// was asked to keep it (`Options::keep_timeline`; not in the summary's JSON).
     #[serde(skip)]
-    pub console: Vec<(usize, u64, String)>,
+    pub timeline: Option<Timeline>,
+}
+
+/// What a run's timeline draws besides its summary (`timeline.rs` draws it).
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Delivered frames: (src, dst, sent ns, arrived ns).
+    pub frames: Vec<(usize, usize, u64, u64)>,
+    /// Dropped copies.
+    pub drops: Vec<super::switch::Dropped>,
+    /// Console lines: (node, virtual ns of the quantum's end, text).
+    pub lines: Vec<(usize, u64, String)>,
 }
 
 /// Where a restored world came from.

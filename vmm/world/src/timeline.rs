@@ -10,20 +10,12 @@
 
 use super::faults::Between;
 use super::summary::WorldSummary;
-use super::switch::Dropped;
 use std::fmt::Write;
 use wio_machines::promises::Status;
 
-/// What a run's timeline needs besides its summary.
-#[derive(Debug, Clone, Default)]
-pub struct Timeline {
-    /// Delivered frames: (src, dst, sent ns, arrived ns).
-    pub frames: Vec<(usize, usize, u64, u64)>,
-    /// Dropped copies.
-    pub drops: Vec<Dropped>,
-    /// Console lines: (node, virtual ns of the quantum's end, text).
-    pub lines: Vec<(usize, u64, String)>,
-}
+/// What a run's timeline needs besides its summary (defined beside the summary, which
+/// keeps it when asked: [`WorldSummary::timeline`]).
+pub use super::summary::Timeline;
 
 /// Whether a console line tells of trouble (labelled on the picture, not only a tick).
 fn trouble(line: &str) -> bool {

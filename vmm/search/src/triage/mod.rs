@@ -93,8 +93,34 @@ pub fn render(report: &Report, source: &str, extras: &Extras) -> String {
     page::html(report, source, extras)
 }
 
+/// Draws the page of `report` (read from `report_path`) to `out`, with the shrunk plans
+/// beside the report and, when `timelines`, its failing branches run again; `baseline` and
+/// `run` as the caller has them. Returns the page's size in bytes.
+pub fn draw(
+    report: &Report,
+    report_path: &Path,
+    out: &Path,
+    baseline: Option<(PathBuf, Report)>,
+    run: Option<RunInfo>,
+    timelines: bool,
+) -> Result<usize> {
+    let extras = Extras {
+        baseline,
+        timelines: if timelines {
+            rerun::timelines(report, report_path)?
+        } else {
+            Vec::new()
+        },
+        shrunk: shrunk_beside(report, report_path),
+        run,
+    };
+    let html = render(report, &report_path.display().to_string(), &extras);
+    write(out, &html)?;
+    Ok(html.len())
+}
+
 /// Writes the page to `path` (through a temporary name, so a reader never sees half).
-pub fn write(path: &Path, html: &str) -> Result<()> {
+fn write(path: &Path, html: &str) -> Result<()> {
     let out = |source| WioError::Output {
         what: "triage page",
         path: path.to_path_buf(),

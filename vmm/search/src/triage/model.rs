@@ -150,18 +150,19 @@ pub struct Shared {
 }
 
 /// Every fault key with its counts, the ones most over-represented in failing seeds first
-/// (by the difference of the two shares, in per-million to stay in integers).
-pub fn shared_faults(report: &Report) -> (Vec<Shared>, u64, u64) {
-    let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+/// (by the difference of the two shares, in per-million to stay in integers); `keys[i]`
+/// are the report's seed i's [`fault_keys`].
+pub fn shared_faults(report: &Report, keys: &[BTreeSet<String>]) -> (Vec<Shared>, u64, u64) {
+    let mut counts: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     let (mut failing, mut passing) = (0u64, 0u64);
-    for r in &report.results {
+    for (r, k) in report.results.iter().zip(keys) {
         if r.failed {
             failing += 1;
         } else {
             passing += 1;
         }
-        for k in fault_keys(r) {
-            let c = counts.entry(k).or_default();
+        for k in k {
+            let c = counts.entry(k.as_str()).or_default();
             if r.failed {
                 c.0 += 1;
             } else {
@@ -173,7 +174,7 @@ pub fn shared_faults(report: &Report) -> (Vec<Shared>, u64, u64) {
     let mut rows: Vec<Shared> = counts
         .into_iter()
         .map(|(key, (f, p))| Shared {
-            key,
+            key: key.to_string(),
             failing: f,
             passing: p,
         })

@@ -40,9 +40,11 @@ pub fn html(report: &Report, source: &str, extras: &Extras) -> String {
     let props = model::properties(report, extras.baseline.as_ref().map(|b| &b.1));
     properties(&mut s, &props, extras);
     failures(&mut s, report, extras);
-    shared(&mut s, report);
+    // Each seed's fault keys, for the shared faults and the seeds table.
+    let keys: Vec<BTreeSet<String>> = report.results.iter().map(model::fault_keys).collect();
+    shared(&mut s, report, &keys);
     utilization(&mut s, report);
-    seeds(&mut s, report);
+    seeds(&mut s, report, &keys);
     let _ = writeln!(s, "<script>{JS}</script></body></html>");
     s
 }
@@ -324,9 +326,9 @@ fn failures(s: &mut String, r: &Report, extras: &Extras) {
     s.push_str("</section>");
 }
 
-fn shared(s: &mut String, r: &Report) {
+fn shared(s: &mut String, r: &Report, keys: &[BTreeSet<String>]) {
     s.push_str("<section id=\"shared\"><h2>What the failing seeds share</h2>");
-    let (rows, failing, passing) = model::shared_faults(r);
+    let (rows, failing, passing) = model::shared_faults(r, keys);
     if rows.is_empty() || failing == 0 {
         s.push_str(
             "<p>Nothing to compare: no failing seed, or no fault in any branch.</p></section>",
@@ -374,19 +376,15 @@ fn utilization(s: &mut String, r: &Report) {
     s.push_str("</section>");
 }
 
-fn seeds(s: &mut String, r: &Report) {
+fn seeds(s: &mut String, r: &Report, per_seed: &[BTreeSet<String>]) {
     // Fault keys and broken promises by index, so each row is a few numbers.
-    let mut keys: BTreeSet<String> = BTreeSet::new();
-    let per_seed: Vec<BTreeSet<String>> = r
-        .results
+    let keys: Vec<String> = per_seed
         .iter()
-        .map(|x| {
-            let k = model::fault_keys(x);
-            keys.extend(k.iter().cloned());
-            k
-        })
+        .flatten()
+        .cloned()
+        .collect::<BTreeSet<String>>()
+        .into_iter()
         .collect();
-    let keys: Vec<String> = keys.into_iter().collect();
     let broken: Vec<&str> = r
         .promises
         .iter()
@@ -396,7 +394,7 @@ fn seeds(s: &mut String, r: &Report) {
     let rows: Vec<serde_json::Value> = r
         .results
         .iter()
-        .zip(&per_seed)
+        .zip(per_seed)
         .map(|(x, k)| {
             let fk: Vec<usize> = k
                 .iter()

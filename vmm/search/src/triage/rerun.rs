@@ -6,7 +6,7 @@
 //! stderr, never hidden). Guided explorations get no timeline here.
 
 use super::{model, Timeline};
-use crate::explore::Report;
+use crate::explore::{Report, SeedResult};
 use std::path::{Path, PathBuf};
 use wio_machines::error::Result;
 use wio_world as world;
@@ -21,7 +21,7 @@ const AROUND_AFTER: usize = 3;
 
 /// When the seed failed: its first violated promise's first false evaluation, else its
 /// end.
-fn failed_at(r: &crate::explore::SeedResult) -> u64 {
+fn failed_at(r: &SeedResult) -> u64 {
     r.promises
         .iter()
         .filter(|p| p.status == wio_machines::promises::Status::Violated)
@@ -45,12 +45,50 @@ fn around(lines: &[(usize, u64, String)], at_ns: u64, names: &[String]) -> Vec<S
         .collect()
 }
 
+/// Whether `sha256` is the explored snapshot's (else says so: no timeline is drawn).
+fn same_snapshot(r: &Report, snap: &Path, sha256: &str) -> bool {
+    let same = sha256 == r.question.snapshot_sha256;
+    if !same {
+        eprintln!(
+            "wio: {} is not the snapshot the report explored (its sha256 differs): no timelines drawn",
+            snap.display()
+        );
+    }
+    same
+}
+
+/// Each group's first failing seed run again by `run` (its trace hash and timeline; None:
+/// abandoned, which ends the drawing); a run whose trace differs from the report's is left
+/// out with a warning.
+fn draw_each(
+    groups: &[(String, Vec<&SeedResult>)],
+    mut run: impl FnMut(&SeedResult) -> Result<Option<(String, Timeline)>>,
+) -> Result<Vec<Timeline>> {
+    let mut out = Vec::new();
+    for (key, seeds) in groups.iter().take(MAX_TIMELINES) {
+        let Some(first) = seeds.first() else { continue };
+        eprintln!("wio: drawing seed {}'s timeline ({key}) ...", first.seed);
+        let Some((hash, timeline)) = run(first)? else {
+            break;
+        };
+        if hash != first.trace_hash {
+            eprintln!(
+                "wio: warning: seed {} ran again with another trace ({hash} where the report has {}): its timeline is left out",
+                first.seed, first.trace_hash
+            );
+            continue;
+        }
+        out.push(timeline);
+    }
+    Ok(out)
+}
+
 /// A machine exploration's timelines: each group's first failing seed run again from the
-/// machine snapshot `snap`.
+/// machine snapshot `snap` (`wio run --timeline`'s picture).
 fn machine_timelines(
     r: &Report,
     snap: &Path,
-    groups: &[(String, Vec<&crate::explore::SeedResult>)],
+    groups: &[(String, Vec<&SeedResult>)],
 ) -> Result<Vec<Timeline>> {
     let cfg = wio_machines::machine::RunConfig {
         from: Some(snap.to_path_buf()),
@@ -58,21 +96,14 @@ fn machine_timelines(
         ..wio_machines::machine::RunConfig::with_seed(0)
     };
     let l = wio_machines::builder::load(snap, &cfg)?;
-    if l.sha256() != r.question.snapshot_sha256 {
-        eprintln!(
-            "wio: {} is not the snapshot the report explored (its sha256 differs): no timelines drawn",
-            snap.display()
-        );
+    if !same_snapshot(r, snap, l.sha256()) {
         return Ok(Vec::new());
     }
     let mut watch = r.question.matches.clone();
     watch.extend(r.question.fail_on.iter().cloned());
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let mut out = Vec::new();
-    for (key, seeds) in groups.iter().take(MAX_TIMELINES) {
-        let Some(first) = seeds.first() else { continue };
-        eprintln!("wio: drawing seed {}'s timeline ({key}) ...", first.seed);
-        let Some(end) = wio_machines::machine::driver::run_branch(
+    draw_each(groups, |first| {
+        let end = wio_machines::machine::driver::run_branch(
             l.as_ref(),
             first.seed,
             r.question.until.as_deref(),
@@ -80,24 +111,60 @@ fn machine_timelines(
             r.question.max_virtual_ns,
             r.question.sched_noise,
             &stop,
-        )?
-        else {
-            break;
-        };
-        if end.summary.trace_hash != first.trace_hash {
-            eprintln!(
-                "wio: warning: seed {} ran again with another trace ({} where the report has {}): its timeline is left out",
-                first.seed, end.summary.trace_hash, first.trace_hash
-            );
-            continue;
-        }
-        out.push(Timeline {
-            seed: first.seed,
-            svg: wio_machines::timeline::svg(&end.summary),
-            lines: Vec::new(),
-        });
+        )?;
+        Ok(end.map(|end| {
+            let timeline = Timeline {
+                seed: first.seed,
+                svg: wio_machines::timeline::svg(&end.summary),
+                lines: Vec::new(),
+            };
+            (end.summary.trace_hash, timeline)
+        }))
+    })
+}
+
+/// A world exploration's timelines: each group's first failing seed run again from the
+/// world snapshot `snap` (`wio sim --timeline`'s picture, and the console around the
+/// failure).
+fn world_timelines(
+    r: &Report,
+    snap: &Path,
+    groups: &[(String, Vec<&SeedResult>)],
+) -> Result<Vec<Timeline>> {
+    let lw = LoadedWorld::load(snap)?;
+    if !same_snapshot(r, snap, &lw.sha256) {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let own = lw.state.scenario.max_virtual_ns;
+    let opts = world::Options {
+        quiet: true,
+        jobs: 1,
+        until: r.question.until.clone(),
+        max_virtual_ns: Some(match r.question.max_virtual_ns {
+            0 => own,
+            x => own.min(x),
+        }),
+        sched_noise: r.question.sched_noise,
+        keep_timeline: true,
+        ..world::Options::default()
+    };
+    let names = lw.state.scenario.port_names();
+    draw_each(groups, |first| {
+        let Some(mut w) = world::restore(&lw, Some(first.seed), &opts, None)? else {
+            return Ok(None);
+        };
+        let kept = w.timeline.take().unwrap_or_default();
+        let timeline = Timeline {
+            seed: first.seed,
+            svg: kept.svg(&names, &w),
+            lines: around(
+                &kept.lines,
+                failed_at(first).saturating_add(w.quantum_ns),
+                &names,
+            ),
+        };
+        Ok(Some((w.world_trace_hash, timeline)))
+    })
 }
 
 /// The report's snapshot: as given, else beside the report.
@@ -111,7 +178,7 @@ fn snapshot_of(r: &Report, report_path: &Path) -> Option<PathBuf> {
 }
 
 /// The timelines of the first failing seed of each group, when the report is of a flat
-/// world exploration whose snapshot is still there (and still the same file).
+/// exploration whose snapshot is still there (and still the same file).
 pub fn timelines(r: &Report, report_path: &Path) -> Result<Vec<Timeline>> {
     let groups = model::failures(r);
     if groups.is_empty() {
@@ -128,65 +195,9 @@ pub fn timelines(r: &Report, report_path: &Path) -> Result<Vec<Timeline>> {
         );
         return Ok(Vec::new());
     };
-    if !LoadedWorld::is_world(&snap) {
-        return machine_timelines(r, &snap, &groups);
+    if LoadedWorld::is_world(&snap) {
+        world_timelines(r, &snap, &groups)
+    } else {
+        machine_timelines(r, &snap, &groups)
     }
-    let lw = LoadedWorld::load(&snap)?;
-    if lw.sha256 != r.question.snapshot_sha256 {
-        eprintln!(
-            "wio: {} is not the snapshot the report explored (its sha256 differs): no timelines drawn",
-            snap.display()
-        );
-        return Ok(Vec::new());
-    }
-    let own = lw.state.scenario.max_virtual_ns;
-    let limit = match r.question.max_virtual_ns {
-        0 => own,
-        x => own.min(x),
-    };
-    let dir = std::env::temp_dir().join(format!("wio-triage-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| wio_machines::error::WioError::Output {
-        what: "timeline",
-        path: dir.clone(),
-        source,
-    })?;
-    let mut out = Vec::new();
-    for (key, seeds) in groups.iter().take(MAX_TIMELINES) {
-        let Some(first) = seeds.first() else { continue };
-        eprintln!("wio: drawing seed {}'s timeline ({key}) ...", first.seed);
-        let svg_path = dir.join(format!("{}.svg", first.seed));
-        let opts = world::Options {
-            quiet: true,
-            jobs: 1,
-            until: r.question.until.clone(),
-            max_virtual_ns: Some(limit),
-            sched_noise: r.question.sched_noise,
-            timeline: Some(svg_path.clone()),
-            ..world::Options::default()
-        };
-        let Some(w) = world::restore(&lw, Some(first.seed), &opts, None)? else {
-            break;
-        };
-        if w.world_trace_hash != first.trace_hash {
-            eprintln!(
-                "wio: warning: seed {} ran again with another world trace ({} where the report has {}): its timeline is left out",
-                first.seed, w.world_trace_hash, first.trace_hash
-            );
-            continue;
-        }
-        if let Ok(svg) = std::fs::read_to_string(&svg_path) {
-            let names = lw.state.scenario.port_names();
-            out.push(Timeline {
-                seed: first.seed,
-                svg,
-                lines: around(
-                    &w.console,
-                    failed_at(first).saturating_add(w.quantum_ns),
-                    &names,
-                ),
-            });
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(out)
 }

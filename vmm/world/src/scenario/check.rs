@@ -28,8 +28,7 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
         .map(|n| n.name.as_str())
         .chain(peer.as_deref())
         .collect();
-    let links = c.links(f.link.unwrap_or_default(), &f.links, &ports)?;
-    c.links_within_networks(&f.links, &ports, &networks)?;
+    let links = c.links(f.link.unwrap_or_default(), &f.links, &ports, &networks)?;
     let partitions = f
         .partition
         .iter()
@@ -493,29 +492,6 @@ impl Checker<'_> {
         Ok(nets)
     }
 
-    /// A `[[links]]` pair must share a network (no frame passes between the others).
-    fn links_within_networks(
-        &self,
-        pairs: &[PairSpec],
-        ports: &[&str],
-        networks: &Networks,
-    ) -> Result<()> {
-        for p in pairs {
-            let (i, j) = self.pair(&p.between, "links.between", ports)?;
-            if !networks.reach(i, j) {
-                return Err(self.at(
-                    p.between.span().start,
-                    "links.between",
-                    format!(
-                        "links.between: {:?} and {:?} share no network, so no frame passes between them",
-                        ports[i], ports[j]
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// `[peer]`: its host name ("peer" by default), which no node may have.
     fn peer(&self, peer: Option<&PeerSpec>, nodes: &[Node]) -> Result<Option<String>> {
         let Some(p) = peer else { return Ok(None) };
@@ -554,16 +530,28 @@ impl Checker<'_> {
         Ok((index(a)?, index(b)?))
     }
 
-    /// Every link: `[link]`'s values, changed both ways by each `[[links]]` pair.
+    /// Every link: `[link]`'s values, changed both ways by each `[[links]]` pair, which
+    /// must share a network (no frame passes between the others).
     fn links(
         &self,
         default: LinkSpec,
         pairs: &[PairSpec],
         ports: &[&str],
+        networks: &Networks,
     ) -> Result<Vec<Vec<LinkSpec>>> {
         let mut links = vec![vec![default; ports.len()]; ports.len()];
         for p in pairs {
             let (i, j) = self.pair(&p.between, "links.between", ports)?;
+            if !networks.reach(i, j) {
+                return Err(self.at(
+                    p.between.span().start,
+                    "links.between",
+                    format!(
+                        "links.between: {:?} and {:?} share no network, so no frame passes between them",
+                        ports[i], ports[j]
+                    ),
+                ));
+            }
             for (x, y) in [(i, j), (j, i)] {
                 let l = &mut links[x][y];
                 l.latency_us = p.latency_us.unwrap_or(l.latency_us);

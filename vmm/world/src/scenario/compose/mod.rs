@@ -112,6 +112,15 @@ fn entries<'a, 'b>(
     }
 }
 
+/// Whether a YAML value is empty: `name:` or `name: {}` (a declaration without options).
+fn empty(v: &MarkedYaml) -> bool {
+    match &v.data {
+        YamlData::Value(Scalar::Null) => true,
+        YamlData::Mapping(m) => m.is_empty(),
+        _ => false,
+    }
+}
+
 /// A scalar as text (numbers and booleans as YAML writes them), or None.
 fn scalar(n: &MarkedYaml) -> Option<String> {
     match &n.data {
@@ -471,12 +480,7 @@ pub(super) fn translate(text: &str, base: &Path) -> Result<Translated> {
             k if k.starts_with("x-") => {}
             "volumes" => {
                 for (name, opts, l) in entries(v, "volumes")? {
-                    let plain = match &opts.data {
-                        YamlData::Value(Scalar::Null) => true,
-                        YamlData::Mapping(m) => m.is_empty(),
-                        _ => false,
-                    };
-                    if !plain {
+                    if !empty(opts) {
                         return Err(err(l, "volumes", format!("volumes.{name}: volume options (driver, external, ...) are not supported: a volume is a folder of its node's disk")));
                     }
                     tr.volumes.insert(name, None);

@@ -2,8 +2,8 @@
 //! the nodes' `networks` (see `scenario/networks.rs` for what a network is in a world).
 //! A service that names no network is on `default`, as under compose.
 
-use super::{entries, err, line, Result, Tr};
-use saphyr::{MarkedYaml, Scalar, YamlData};
+use super::{empty, entries, err, line, Result, Tr};
+use saphyr::{MarkedYaml, YamlData};
 use toml::Value;
 
 /// Network options wio ignores with a warning, and why that is safe.
@@ -16,15 +16,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("attachable", "only the world's nodes are on its networks"),
     ("labels", "labels change nothing a guest sees"),
 ];
-
-/// Whether a YAML value is empty (`name:` or `name: {}`).
-fn empty(v: &MarkedYaml) -> bool {
-    match &v.data {
-        YamlData::Value(Scalar::Null) => true,
-        YamlData::Mapping(m) => m.is_empty(),
-        _ => false,
-    }
-}
 
 impl Tr<'_> {
     /// The top-level `networks`: names, with options wio ignores (said) or refuses.
