@@ -18,6 +18,7 @@
 //! trip; and where it arrives (at the peer, or at the guest's inbox), where a partition in
 //! force then drops it too (a partition starting while a frame is on the wire).
 
+mod apps;
 pub mod faults;
 
 pub mod pcap;

@@ -5,6 +5,8 @@
 //! the device draws from the run seed, and its clock is the virtual clock, so
 //! what it sends and when is a function of the seed.
 
+use super::apps::AppSockets;
+pub use super::apps::{AppAction, TcpApp, SOCKETS_PER_PORT};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::{Device, DeviceCapabilities, Medium};
 use smoltcp::socket::{tcp, udp};
@@ -87,6 +89,8 @@ pub enum StackInput {
     Poll(u64),
     /// The machine asked when to poll next (this sets the stack's clock).
     PollDelay(u64),
+    /// The apps' settings changed (bytes as the app wrote them): a re-seeded restore.
+    App(#[serde(with = "serde_bytes")] Vec<u8>),
 }
 
 /// Most calls a peer's history keeps; a longer history cannot be snapshotted.
@@ -111,6 +115,8 @@ pub struct Stack {
     tcp: SocketHandle,
     udp: SocketHandle,
     tcp_was_active: bool,
+    /// The sockets of the apps' ports ([`TcpApp`]).
+    apps: AppSockets,
     /// What the services did.
     pub stats: StackStats,
 }
@@ -127,6 +133,12 @@ impl Stack {
 
     /// A peer at another address (a /24): a world's external service.
     pub fn at(random_seed: u64, mac: [u8; 6], ip: [u8; 4]) -> Stack {
+        Stack::serving(random_seed, mac, ip, &[])
+    }
+
+    /// [`Stack::at`] with sockets listening on `ports` for a [`TcpApp`] (given to each call
+    /// with `_with`); `ports` must not hold [`ECHO_PORT`] or 0.
+    pub fn serving(random_seed: u64, mac: [u8; 6], ip: [u8; 4], ports: &[u16]) -> Stack {
         let mut pipe = Pipe::default();
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac)));
         config.random_seed = random_seed;
@@ -148,6 +160,7 @@ impl Stack {
         // A fresh socket always binds.
         let _ = udp_socket.bind(ECHO_PORT);
         let udp = sockets.add(udp_socket);
+        let apps = AppSockets::new(ports, &mut sockets);
         let mut stack = Stack {
             random_seed,
             mac,
@@ -160,6 +173,7 @@ impl Stack {
             tcp,
             udp,
             tcp_was_active: false,
+            apps,
             stats: StackStats::default(),
         };
         stack.listen();
@@ -204,17 +218,35 @@ impl Stack {
         ip: [u8; 4],
         history: Vec<StackInput>,
     ) -> Stack {
-        let mut stack = Stack::at(random_seed, mac, ip);
+        Stack::replay_serving(random_seed, mac, ip, &[], history, None)
+    }
+
+    /// [`Stack::replay_at`] of a peer [`Stack::serving`] `ports` for `app` (a new app of the
+    /// configuration the history was made with: replaying rebuilds its state too).
+    pub fn replay_serving(
+        random_seed: u64,
+        mac: [u8; 6],
+        ip: [u8; 4],
+        ports: &[u16],
+        history: Vec<StackInput>,
+        mut app: Option<&mut (dyn TcpApp + 'static)>,
+    ) -> Stack {
+        let mut stack = Stack::serving(random_seed, mac, ip, ports);
         for input in history {
             match input {
                 StackInput::Receive(now, frame) => {
-                    stack.receive(&frame, now);
+                    stack.receive_with(&frame, now, app.as_deref_mut());
                 }
                 StackInput::Poll(now) => {
-                    stack.poll(now);
+                    stack.poll_with(now, app.as_deref_mut());
                 }
                 StackInput::PollDelay(now) => {
-                    stack.next_poll_ns(now);
+                    stack.next_poll_ns_with(now, app.as_deref());
+                }
+                StackInput::App(bytes) => {
+                    if let Some(app) = app.as_deref_mut() {
+                        stack.app_settings(&bytes, app);
+                    }
                 }
             }
         }
@@ -223,22 +255,55 @@ impl Stack {
 
     /// A frame from the guest at virtual time `now_ns`: returns the frames the peer sends.
     pub fn receive(&mut self, frame: &[u8], now_ns: u64) -> Vec<Vec<u8>> {
+        self.receive_with(frame, now_ns, None)
+    }
+
+    /// [`Stack::receive`] with the app of its ports.
+    pub fn receive_with(
+        &mut self,
+        frame: &[u8],
+        now_ns: u64,
+        mut app: Option<&mut (dyn TcpApp + 'static)>,
+    ) -> Vec<Vec<u8>> {
         self.record(StackInput::Receive(now_ns, frame.to_vec()));
+        if let Some(app) = app.as_deref_mut() {
+            self.apps
+                .screen(frame, self.ip, now_ns, app, &mut self.sockets);
+        }
         self.pipe.inbound.push_back(frame.to_vec());
-        self.run(now_ns)
+        self.run(now_ns, app)
     }
 
     /// Runs the stack at virtual time `now_ns` (timers, services); returns frames to send.
     pub fn poll(&mut self, now_ns: u64) -> Vec<Vec<u8>> {
-        self.record(StackInput::Poll(now_ns));
-        self.run(now_ns)
+        self.poll_with(now_ns, None)
     }
 
-    fn run(&mut self, now_ns: u64) -> Vec<Vec<u8>> {
+    /// [`Stack::poll`] with the app of its ports.
+    pub fn poll_with(
+        &mut self,
+        now_ns: u64,
+        app: Option<&mut (dyn TcpApp + 'static)>,
+    ) -> Vec<Vec<u8>> {
+        self.record(StackInput::Poll(now_ns));
+        self.run(now_ns, app)
+    }
+
+    /// Gives the app new settings (recorded: a replay gives them at the same point).
+    pub fn app_settings(&mut self, bytes: &[u8], app: &mut (dyn TcpApp + 'static)) {
+        self.record(StackInput::App(bytes.to_vec()));
+        app.settings(bytes);
+    }
+
+    fn run(&mut self, now_ns: u64, mut app: Option<&mut (dyn TcpApp + 'static)>) -> Vec<Vec<u8>> {
         let now = instant(now_ns);
         for _ in 0..4 {
             self.iface.poll(now, &mut self.pipe, &mut self.sockets);
-            if !self.services() {
+            let mut busy = self.services();
+            if let Some(app) = app.as_deref_mut() {
+                busy |= self.apps.serve(now_ns, app, &mut self.sockets);
+            }
+            if !busy {
                 break;
             }
         }
@@ -280,9 +345,24 @@ impl Stack {
 
     /// Virtual ns from `now_ns` until the stack next needs polling (retransmits, ACKs), if ever.
     pub fn next_poll_ns(&mut self, now_ns: u64) -> Option<u64> {
+        self.next_poll_ns_with(now_ns, None)
+    }
+
+    /// [`Stack::next_poll_ns`] counting the app's own wake-ups (delayed answers).
+    pub fn next_poll_ns_with(
+        &mut self,
+        now_ns: u64,
+        app: Option<&(dyn TcpApp + 'static)>,
+    ) -> Option<u64> {
         self.record(StackInput::PollDelay(now_ns));
-        self.iface
+        let stack = self
+            .iface
             .poll_delay(instant(now_ns), &self.sockets)
-            .map(|d| d.total_micros().saturating_mul(1000))
+            .map(|d| d.total_micros().saturating_mul(1000));
+        let app = app.and_then(|a| a.wake()).map(|t| t.saturating_sub(now_ns));
+        match (stack, app) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }

@@ -124,6 +124,13 @@ impl Item {
                         )
                     }
                 }
+                Between::Dependency(_) => format!(
+                    "{:.3} s: {}: {} for {:.3} s",
+                    secs(f.from_ns),
+                    f.kind,
+                    f.what,
+                    secs(len)
+                ),
                 Between::Degrade(_) => {
                     let (link, how) = f.what.split_once(' ').unwrap_or((f.what.as_str(), ""));
                     format!(

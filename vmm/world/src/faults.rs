@@ -7,6 +7,7 @@
 //! (A node's own faults, crash and restart included, come from its `faults` profile,
 //! drawn from its seed, which derives from the world's.)
 
+use super::scenario::dependency::{self, DepFault, DepFaultKind, Dependency};
 use super::scenario::{Degrade, Level, Partition, WorldProfile};
 use serde::{Deserialize, Serialize};
 use wio_scheduler::{RunSeed, Stream};
@@ -123,6 +124,61 @@ pub fn draw(
     (partitions, degrades)
 }
 
+/// The faults each dependency's `[dependency.faults]` draws with `seed` in
+/// [from_ns, until_ns): each kind of each dependency from its own stream
+/// (`world/dependency/NAME/faults/KIND`), so removing a kind or a dependency shifts no
+/// other's draws.
+pub fn draw_dependencies(
+    deps: &[Dependency],
+    seed: RunSeed,
+    from_ns: u64,
+    until_ns: u64,
+) -> Vec<DepFault> {
+    let mut out = Vec::new();
+    for (index, d) in deps.iter().enumerate() {
+        let Some(p) = &d.faults else { continue };
+        let from = from_ns.max(p.after_ns);
+        let until = p.until_ns.map_or(until_ns, |u| u.min(until_ns));
+        for &kind in &p.kinds {
+            let mut s = seed.stream(&format!(
+                "world/dependency/{}/faults/{}",
+                d.name,
+                kind.name()
+            ));
+            let times: Vec<u64> = starts(&mut s, p.every_ns, from, until).collect();
+            for at in times {
+                let len = s.range_inclusive(p.duration_ns.0, p.duration_ns.1);
+                // The same draws for every kind, so a fault's values depend only on its place.
+                let one_route = s.below(2) == 0;
+                let pick = s.below(d.routes.len().max(1) as u64) as usize;
+                let slow_ms = s.range_inclusive(100, 2_000);
+                let status = [500, 502, 503, 504][s.below(4) as usize];
+                let route = (one_route && kind != DepFaultKind::Refuse && !d.routes.is_empty())
+                    .then_some(pick);
+                out.push(DepFault {
+                    from_ns: at,
+                    until_ns: p
+                        .until_ns
+                        .map_or(at.saturating_add(len), |u| at.saturating_add(len).min(u)),
+                    dependency: index,
+                    route,
+                    kind,
+                    slow_ns: if kind == DepFaultKind::SlowBody {
+                        slow_ms / 10
+                    } else {
+                        slow_ms
+                    } * MS,
+                    status,
+                    drawn: true,
+                    label: dependency::label(&d.name, route.map(|i| &d.routes[i])),
+                });
+            }
+        }
+    }
+    out.sort_by_key(|f| (f.from_ns, f.dependency, f.kind));
+    out
+}
+
 /// A fault between nodes exactly: what a world fault plan lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -131,6 +187,8 @@ pub enum Between {
     Partition(Partition),
     /// A degraded link.
     Degrade(Degrade),
+    /// A simulated dependency's fault.
+    Dependency(DepFault),
 }
 
 impl Between {
@@ -139,6 +197,7 @@ impl Between {
         match self {
             Between::Partition(p) => p.from_ns,
             Between::Degrade(d) => d.from_ns,
+            Between::Dependency(f) => f.from_ns,
         }
     }
 
@@ -147,6 +206,7 @@ impl Between {
         match self {
             Between::Partition(p) => (&mut p.from_ns, &mut p.until_ns),
             Between::Degrade(d) => (&mut d.from_ns, &mut d.until_ns),
+            Between::Dependency(f) => (&mut f.from_ns, &mut f.until_ns),
         }
     }
 }
@@ -172,6 +232,25 @@ impl WorldFault {
         match b {
             Between::Partition(p) => WorldFault::of_partition(p, names),
             Between::Degrade(d) => WorldFault::of_degrade(d, names),
+            Between::Dependency(f) => WorldFault::of_dependency(f),
+        }
+    }
+
+    /// A dependency's fault.
+    pub fn of_dependency(f: &DepFault) -> WorldFault {
+        let what = match f.kind {
+            DepFaultKind::Slow | DepFaultKind::SlowBody => {
+                format!("{} +{:.1} ms", f.label, f.slow_ns as f64 / 1e6)
+            }
+            DepFaultKind::Error => format!("{} status {}", f.label, f.status),
+            _ => f.label.clone(),
+        };
+        WorldFault {
+            kind: format!("dependency {}", f.kind.name()),
+            from_ns: f.from_ns,
+            until_ns: f.until_ns,
+            what,
+            exact: Between::Dependency(f.clone()),
         }
     }
 }
@@ -332,5 +411,38 @@ mod tests {
         let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
         let f = WorldFault::of_partition(&ps[0], &names);
         assert!(f.what.contains(" | ") || f.what.contains(" -> "), "{f:?}");
+    }
+
+    #[test]
+    fn dependency_faults_are_seeded_and_each_kind_has_its_own_stream() {
+        use crate::scenario::Scenario;
+        let text = |kinds: &str| {
+            format!("[[node]]\nname = \"c\"\n[[dependency]]\nname = \"api\"\nport = 80\n[[dependency.route]]\npath = \"/a\"\n[dependency.faults]\nevery_ms = 1000\nafter_ms = 500\nuntil_ms = 60000\nkinds = [{kinds}]\n")
+        };
+        let s = Scenario::parse(&text("\"reset\", \"slow\"")).unwrap();
+        let min = 60_000 * MS;
+        let a = draw_dependencies(&s.dependencies, RunSeed(5), 0, min);
+        assert_eq!(a, draw_dependencies(&s.dependencies, RunSeed(5), 0, min));
+        assert_ne!(a, draw_dependencies(&s.dependencies, RunSeed(6), 0, min));
+        // About one of each kind per second over 59.5 s, inside the profile's bounds.
+        assert!((70..170).contains(&a.len()), "{}", a.len());
+        assert!(a
+            .iter()
+            .all(|f| f.from_ns >= 500 * MS && f.until_ns <= min && f.drawn));
+        assert!(a.windows(2).all(|w| w[0].from_ns <= w[1].from_ns));
+        // Dropping a kind leaves the other's faults exactly as they were.
+        let s2 = Scenario::parse(&text("\"slow\"")).unwrap();
+        let slow_only = draw_dependencies(&s2.dependencies, RunSeed(5), 0, min);
+        let slow: Vec<_> = a
+            .iter()
+            .filter(|f| f.kind == DepFaultKind::Slow)
+            .cloned()
+            .collect();
+        assert_eq!(slow, slow_only);
+        // A restore draws only from its point on.
+        let later = draw_dependencies(&s.dependencies, RunSeed(5), 30_000 * MS, min);
+        assert!(later.iter().all(|f| f.from_ns >= 30_000 * MS));
+        let f = WorldFault::of_dependency(&a[0]);
+        assert!(f.kind.starts_with("dependency "), "{f:?}");
     }
 }

@@ -16,6 +16,7 @@
 
 pub mod capture;
 pub mod composer;
+pub mod dependency;
 pub mod faults;
 pub mod guided;
 pub mod hosts;
@@ -37,7 +38,7 @@ use faults::{Between, WorldPlan};
 use hosts::{Hosts, Input};
 use peer::{Peer, PeerStats};
 use scenario::Scenario;
-use scenario::{Degrade, Partition};
+use scenario::{Degrade, DepFault, Partition};
 use serde_json::json;
 use snapshot::{InFlight, LoadedWorld, WorldState};
 use std::path::{Path, PathBuf};
@@ -178,7 +179,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
     let mut s = s.clone();
     match &opts.plan {
         Some(plan) => add_planned(&mut s, plan, 0, &mut trace)?,
-        None => draw_faults(&mut s, RunSeed(seed), 0, &mut trace),
+        None => {
+            draw_faults(&mut s, RunSeed(seed), 0, &mut trace);
+            draw_dependency_faults(&mut s, RunSeed(seed), 0, &mut trace);
+        }
     }
     let s = &s;
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
@@ -223,7 +227,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         pending: Vec::new(),
         restored_from: None,
         start_wall_ns: wall.elapsed().as_nanos() as u64,
-        peer: s.peer.as_ref().map(|_| Peer::new(RunSeed(seed))),
+        peer: s
+            .peer
+            .as_ref()
+            .map(|_| Peer::new(RunSeed(seed), &s.dependencies, &s.dependency_faults)),
         peer_stats: PeerStats::default(),
         composer: Composer::new(RunSeed(seed), &agents(s)),
         orders: Vec::new(),
@@ -272,9 +279,14 @@ pub fn restore_guided(
         // or are the plan's.
         s.partitions.retain(|p| !p.drawn || p.from_ns < st.at_ns);
         s.degrades.retain(|d| !d.drawn || d.from_ns < st.at_ns);
+        s.dependency_faults
+            .retain(|f| !f.drawn || f.from_ns < st.at_ns);
         match &opts.plan {
             Some(plan) => add_planned(&mut s, plan, st.at_ns, &mut trace)?,
-            None => draw_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace),
+            None => {
+                draw_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace);
+                draw_dependency_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace);
+            }
         }
     }
     let s = &s;
@@ -345,7 +357,14 @@ pub fn restore_guided(
         }),
         start_wall_ns: wall.elapsed().as_nanos() as u64,
         peer: match (&s.peer, &st.peer) {
-            (Some(_), Some((p, _))) => Some(Peer::resume(p, s.nodes.len())),
+            (Some(_), Some((p, _))) => {
+                let mut peer = Peer::resume(p, s.nodes.len(), &s.dependencies);
+                if reseed.is_some() || opts.plan.is_some() {
+                    // Its dependencies draw from the new seed, with the new faults.
+                    peer.settings(seed, &s.dependency_faults);
+                }
+                Some(peer)
+            }
             (None, None) => None,
             _ => {
                 return Err(WioError::ArtifactFormat {
@@ -402,6 +421,9 @@ fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Tra
                     && d.until_ns >= d.from_ns
                     && d.loss_ppm <= 1_000_000
             }
+            Between::Dependency(f) => s.dependencies.get(f.dependency).is_some_and(|d| {
+                f.route.is_none_or(|r| r < d.routes.len()) && f.until_ns >= f.from_ns
+            }),
         };
         if !fits {
             return Err(WorldError::PlanMisfit {
@@ -418,6 +440,10 @@ fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Tra
             Between::Degrade(d) => s.degrades.push(Degrade {
                 drawn: true,
                 ..d.clone()
+            }),
+            Between::Dependency(f) => s.dependency_faults.push(DepFault {
+                drawn: true,
+                ..f.clone()
             }),
         }
         count += 1;
@@ -439,6 +465,21 @@ fn draw_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace)
         s.partitions.extend(ps);
         s.degrades.extend(ds);
     }
+}
+
+/// Adds the faults the dependencies' profiles draw with `seed` from `from_ns` on (traced
+/// when there are such profiles, so worlds without them trace as before).
+fn draw_dependency_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace) {
+    if s.dependencies.iter().all(|d| d.faults.is_none()) {
+        return;
+    }
+    let drawn = faults::draw_dependencies(&s.dependencies, seed, from_ns, s.max_virtual_ns);
+    trace.event(
+        from_ns,
+        "dependency-faults",
+        json!({ "drawn": drawn.len() }),
+    );
+    s.dependency_faults.extend(drawn);
 }
 
 impl World {

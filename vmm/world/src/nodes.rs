@@ -57,6 +57,12 @@ pub(super) fn node_configs(
                 .iter()
                 .map(|p| (s.nodes.len(), format!("{p}:{a}.{b}.{c}.{d}"))),
         )
+        // The dependencies are served by the peer: their names are its address.
+        .chain(
+            s.dependencies
+                .iter()
+                .map(|dep| (s.nodes.len(), format!("{}:{a}.{b}.{c}.{d}", dep.name))),
+        )
         .collect();
     let hosts_of = |i: usize| -> Vec<&str> {
         ports

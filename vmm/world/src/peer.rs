@@ -8,10 +8,12 @@
 //! snapshot's (smoltcp's seed is fixed when the stack is made; the stack is rebuilt by
 //! replaying its history).
 
+use super::dependency::{self, Dependencies, DependencyStats};
+use super::scenario::{DepFault, Dependency};
 use super::switch::Delivery;
 use serde::{Deserialize, Serialize};
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::net::stack::{Stack, StackInput};
+use wio_virtio_devices::net::stack::{Stack, StackInput, TcpApp};
 use wio_virtio_devices::Frame;
 
 /// The peer's address on the world's network.
@@ -28,6 +30,8 @@ pub struct Peer {
     inbox: Vec<Delivery>,
     /// When its timers next need a poll, virtual ns.
     next_poll: Option<u64>,
+    /// The simulated dependencies it serves, if any.
+    deps: Option<Dependencies>,
 }
 
 /// What a world snapshot keeps of the peer.
@@ -55,14 +59,33 @@ pub struct PeerStats {
 }
 
 impl Peer {
-    /// The peer of a world of seed `seed`.
-    pub fn new(seed: RunSeed) -> Peer {
+    /// The peer of a world of seed `seed`, serving `deps` with `faults`.
+    pub fn new(seed: RunSeed, deps: &[Dependency], faults: &[DepFault]) -> Peer {
         let random = seed.stream("world/peer").next_u64();
-        Peer {
-            stack: Stack::at(random, PEER_MAC, PEER_IP),
+        let ports: Vec<u16> = deps.iter().map(|d| d.port).collect();
+        let mut peer = Peer {
+            stack: Stack::serving(random, PEER_MAC, PEER_IP, &ports),
             inbox: Vec::new(),
             next_poll: None,
+            deps: (!deps.is_empty()).then(|| Dependencies::new(deps)),
+        };
+        peer.settings(seed.0, faults);
+        peer
+    }
+
+    /// Its dependencies' seed and faults from now on (recorded in its history).
+    pub fn settings(&mut self, seed: u64, faults: &[DepFault]) {
+        if let Some(d) = self.deps.as_mut() {
+            self.stack
+                .app_settings(&dependency::settings(seed, faults), d);
         }
+    }
+
+    /// What each simulated dependency did so far.
+    pub fn dependencies(&self) -> Vec<DependencyStats> {
+        self.deps
+            .as_ref()
+            .map_or_else(Vec::new, |d| d.stats().to_vec())
     }
 
     /// A frame on its way to the peer.
@@ -93,18 +116,24 @@ impl Peer {
                 (Some(f), t) if t.is_none_or(|t| f <= t) => {
                     let d = self.inbox.remove(0);
                     stats.frames_in += 1;
-                    (f, self.stack.receive(&d.bytes, f))
+                    let app = self.deps.as_mut().map(|d| d as &mut (dyn TcpApp + 'static));
+                    (f, self.stack.receive_with(&d.bytes, f, app))
                 }
-                (_, Some(t)) => (t, self.stack.poll(t)),
+                (_, Some(t)) => {
+                    let app = self.deps.as_mut().map(|d| d as &mut (dyn TcpApp + 'static));
+                    (t, self.stack.poll_with(t, app))
+                }
                 _ => break,
             };
             stats.frames_out += sent.len() as u64;
             out.extend(sent.into_iter().map(|bytes| Frame { at_ns: now, bytes }));
+            let app = self.deps.as_ref().map(|d| d as &(dyn TcpApp + 'static));
             self.next_poll = self
                 .stack
-                .next_poll_ns(now)
+                .next_poll_ns_with(now, app)
                 .map(|d| now.saturating_add(d.max(MIN_POLL_NS)));
         }
+
         let s = &self.stack.stats;
         stats.tcp_connections = s.tcp_connections;
         stats.tcp_bytes = s.tcp_bytes;
@@ -127,10 +156,22 @@ impl Peer {
         })
     }
 
-    /// The peer a world snapshot recorded (the world's node `index`).
-    pub fn resume(s: &PeerState, index: usize) -> Peer {
+    /// The peer a world snapshot recorded (the world's node `index`), serving `deps` (the
+    /// snapshot's scenario's: replaying its history rebuilds their state too).
+    pub fn resume(s: &PeerState, index: usize, deps: &[Dependency]) -> Peer {
+        let ports: Vec<u16> = deps.iter().map(|d| d.port).collect();
+        let mut app = (!deps.is_empty()).then(|| Dependencies::new(deps));
+        let stack = Stack::replay_serving(
+            s.seed,
+            PEER_MAC,
+            PEER_IP,
+            &ports,
+            s.history.clone(),
+            app.as_mut().map(|d| d as &mut (dyn TcpApp + 'static)),
+        );
         Peer {
-            stack: Stack::replay_at(s.seed, PEER_MAC, PEER_IP, s.history.clone()),
+            deps: app,
+            stack,
             inbox: s
                 .inbox
                 .iter()

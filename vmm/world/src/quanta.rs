@@ -333,6 +333,7 @@ impl World {
         let mut summary = WorldSummary {
             promises,
             peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
+            dependencies: self.peer.as_ref().map_or_else(Vec::new, Peer::dependencies),
             faults: world_faults,
             seed: self.seed,
             world_trace_hash: self.trace.hash_hex(),
@@ -391,6 +392,13 @@ fn drawn_faults(
                 .iter()
                 .filter(|d| d.drawn && d.from_ns < end && !held(d.from_ns))
                 .map(|d| WorldFault::of_degrade(d, names)),
+        )
+        .chain(
+            scenario
+                .dependency_faults
+                .iter()
+                .filter(|f| f.drawn && f.from_ns < end && !held(f.from_ns))
+                .map(WorldFault::of_dependency),
         );
     let mut world_faults: Vec<WorldFault> = drawn.collect();
     world_faults.sort_by_key(|f| f.from_ns);

@@ -5,7 +5,7 @@
 //! sections `world` (seed, boundary, reason, where nodes are parked and which ended),
 //! `scenario`, `switch`, `in-flight` (frames routed, not yet delivered), `trace` and, with an
 //! external service, `peer`, with image nodes, `composer`, with several networks,
-//! `networks` (postcard each), then `node.0`, `node.1`, ... in node order,
+//! `networks`, with simulated dependencies, `dependencies` (postcard each), then `node.0`, `node.1`, ... in node order,
 //! each a whole machine snapshot file (with its own sections and checksums).
 //!
 //! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
@@ -35,11 +35,13 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// file by its version instead of failing to decode it). Minor 2: the optional `composer`
 /// section (the test composer's state; a 2.1 file has none: its world had no composer).
 /// Minor 3: the optional `networks` section (which nodes reach each other, written only
-/// for a world with several networks; a 2.2 file has none: its world had one).
+/// for a world with several networks; a 2.2 file has none: its world had one). Minor 4:
+/// the optional `dependencies` section (the simulated dependencies and their faults,
+/// written only for a world that has some).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 3,
+    minor: 4,
     what: "world snapshot",
     first_major: 2,
 };
@@ -119,6 +121,7 @@ mod section {
     pub const PEER: &str = "peer";
     pub const COMPOSER: &str = "composer";
     pub const NETWORKS: &str = "networks";
+    pub const DEPENDENCIES: &str = "dependencies";
 }
 
 /// The world's state as sections, a part each.
@@ -149,6 +152,13 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     if !state.scenario.networks.is_single() {
         s.put(section::NETWORKS, &state.scenario.networks)?;
     }
+    if !state.scenario.dependencies.is_empty() {
+        let deps = (
+            &state.scenario.dependencies,
+            &state.scenario.dependency_faults,
+        );
+        s.put(section::DEPENDENCIES, &deps)?;
+    }
     Ok(s)
 }
 
@@ -157,6 +167,8 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
     let head: WorldHead = s.get(section::WORLD)?;
     let mut scenario: Scenario = s.get(section::SCENARIO)?;
     scenario.networks = s.optional(section::NETWORKS)?.unwrap_or_default();
+    (scenario.dependencies, scenario.dependency_faults) =
+        s.optional(section::DEPENDENCIES)?.unwrap_or_default();
     Ok(WorldState {
         wio_version: head.wio_version,
         seed: head.seed,
@@ -233,6 +245,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::PEER,
                 section::COMPOSER,
                 section::NETWORKS,
+                section::DEPENDENCIES,
             ]
             .contains(&n)
         })
@@ -371,7 +384,7 @@ mod tests {
                 &wio_machines::trace::Trace::new(),
             ),
             peer: Some((
-                super::super::peer::Peer::new(wio_scheduler::RunSeed(1))
+                super::super::peer::Peer::new(wio_scheduler::RunSeed(1), &[], &[])
                     .save()
                     .unwrap(),
                 Default::default(),

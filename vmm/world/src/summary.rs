@@ -1,6 +1,7 @@
 //! What a world run reports: the world's seed and trace hash, the switch, every node's
 //! summary, the faults between nodes, the promises judged together; and its human form.
 
+use super::dependency::DependencyStats;
 use super::faults::WorldFault;
 use super::peer::PeerStats;
 use super::switch::SwitchStats;
@@ -48,6 +49,9 @@ pub struct WorldSummary {
     /// What the external service did, when the world has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerStats>,
+    /// What each simulated dependency did (`[[dependency]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<DependencyStats>,
     /// The promises of every node's programs, judged together (with the test composer's
     /// "test command T/N exits 0" properties).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -148,6 +152,27 @@ impl WorldSummary {
             s.push_str(&format!(
                 "peer          {} frames in, {} out; {} TCP connections, {} bytes echoed; {} UDP datagrams\n",
                 p.frames_in, p.frames_out, p.tcp_connections, p.tcp_bytes, p.udp_datagrams
+            ));
+        }
+        for d in &self.dependencies {
+            let answered: Vec<String> =
+                d.answered.iter().map(|(s, n)| format!("{n}x{s}")).collect();
+            let faults: Vec<String> = d.faults.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let or_none = |v: Vec<String>, sep: &str| {
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(sep)
+                }
+            };
+            s.push_str(&format!(
+                "dependency    {}: {} connections ({} refused), {} requests, answered {}; faults hit: {}\n",
+                d.name,
+                d.connections,
+                d.refused,
+                d.requests,
+                or_none(answered, " "),
+                or_none(faults, ", "),
             ));
         }
         for f in &self.faults {

@@ -182,6 +182,8 @@ impl Plot {
                         .map_or_else(|| (0..names.len()).collect(), |(a, b)| vec![a, b]),
                     "#ff7f0e",
                 ),
+                // The peer serves the dependencies: its lane (the last port).
+                Between::Dependency(_) => (vec![names.len().saturating_sub(1)], "#9467bd"),
             };
             for i in lanes {
                 let _ = writeln!(

@@ -21,7 +21,13 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
     // Networks first: their errors need no image resolved.
     let networks = c.networks(&f.node)?;
     let nodes = c.nodes(&f.node)?;
-    let peer = c.peer(f.peer.as_ref(), &nodes)?;
+    let mut peer = c.peer(f.peer.as_ref(), &nodes)?;
+    if peer.is_none() && !f.dependency.is_empty() {
+        // Dependencies are served by the peer: a world with one has a peer.
+        peer = c.peer(Some(&PeerSpec { name: None }), &nodes)?;
+    }
+    let (dependencies, dependency_faults) =
+        super::dependency::check(text, &f.dependency, &nodes, peer.as_deref())?;
     // Ports of the switch: the nodes, then the peer.
     let ports: Vec<&str> = nodes
         .iter()
@@ -50,6 +56,8 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
         faults,
         peer,
         networks,
+        dependencies,
+        dependency_faults,
         max_virtual_ns: f
             .max_virtual_secs
             .unwrap_or(3600)
@@ -699,7 +707,7 @@ fn interval_ns(at_ms: u64, duration_ms: u64) -> (u64, u64) {
 }
 
 /// Whether `name` is a host name a node or the peer may have.
-fn host_name_ok(name: &str) -> bool {
+pub(super) fn host_name_ok(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 32
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')

@@ -189,4 +189,6 @@ pub(super) struct File {
     pub(super) partition: Vec<PartitionSpec>,
     #[serde(default)]
     pub(super) degrade: Vec<DegradeSpec>,
+    #[serde(default)]
+    pub(super) dependency: Vec<super::dependency::DependencySpec>,
 }

@@ -67,9 +67,11 @@ use wio_machines::machine::noise::SchedNoise;
 
 mod check;
 mod compose;
+pub mod dependency;
 mod file;
 mod networks;
 
+pub use dependency::{DepFault, DepFaultKind, Dependency};
 pub use networks::Networks;
 
 /// Most nodes in one world.
@@ -268,6 +270,13 @@ pub struct Scenario {
     /// the snapshots of worlds on one network are as they were.
     #[serde(skip)]
     pub networks: Networks,
+    /// The simulated dependencies the peer serves (`[[dependency]]`). Like `networks`, a
+    /// world snapshot keeps them in a section of their own (written only when there are).
+    #[serde(skip)]
+    pub dependencies: Vec<Dependency>,
+    /// The dependencies' faults: written in the file, and drawn from the seed.
+    #[serde(skip)]
+    pub dependency_faults: Vec<DepFault>,
 }
 
 impl Scenario {

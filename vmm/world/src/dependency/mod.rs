@@ -1,0 +1,356 @@
+//! The world's simulated dependencies at work: HTTP/1.1 services that wio serves on the
+//! peer (one port each), answering from the scenario's routes (`[[dependency]]`, see
+//! `scenario::dependency`) with seeded latency and the dependency faults in force.
+//!
+//! Determinism: everything here is a function of the requests' bytes, the virtual times
+//! they complete at, the world's seed and the fault list. Each dependency's latency is its
+//! own stream (`world/dependency/NAME/latency`), drawn once per request whether or not a
+//! fault hits it, so removing a fault (shrinking) shifts no other request's delay. The seed
+//! and faults reach the service as settings the peer records in its history, so a world
+//! snapshot rebuilds the service by replaying the peer.
+
+pub mod http;
+
+use crate::scenario::dependency::{DepFault, DepFaultKind, Dependency, Store};
+use http::{Parsed, Request};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use wio_scheduler::{RunSeed, Stream};
+use wio_virtio_devices::net::stack::{AppAction, TcpApp};
+
+/// A slow body's piece, bytes.
+const PIECE: usize = 16;
+
+/// What one dependency did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DependencyStats {
+    /// Its name.
+    pub name: String,
+    /// Connections it accepted.
+    pub connections: u64,
+    /// Connections it refused (a `refuse` fault).
+    pub refused: u64,
+    /// Requests it read whole.
+    pub requests: u64,
+    /// Answers sent, by status.
+    pub answered: BTreeMap<u16, u64>,
+    /// Requests (and refused connections) each fault kind hit.
+    pub faults: BTreeMap<String, u64>,
+}
+
+/// The settings the peer records (seed and faults), as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Settings {
+    seed: u64,
+    faults: Vec<DepFault>,
+}
+
+/// The settings bytes for `seed` and `faults` ([`TcpApp::settings`]).
+pub fn settings(seed: u64, faults: &[DepFault]) -> Vec<u8> {
+    let s = Settings {
+        seed,
+        faults: faults.to_vec(),
+    };
+    // Plain data: serializing it cannot fail.
+    serde_json::to_vec(&s).unwrap_or_default()
+}
+
+struct Conn {
+    dependency: usize,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+enum Out {
+    Send(Vec<u8>),
+    Close,
+    Abort,
+}
+
+/// The services of a world's dependencies (one [`TcpApp`] for all of them).
+pub struct Dependencies {
+    deps: Vec<Dependency>,
+    faults: Vec<DepFault>,
+    latency: Vec<Stream>,
+    conns: BTreeMap<u64, Conn>,
+    /// (when, sequence, connection, what), kept sorted.
+    pending: Vec<(u64, u64, u64, Out)>,
+    seq: u64,
+    store: Vec<BTreeMap<String, Vec<u8>>>,
+    counts: Vec<Vec<u64>>,
+    stats: Vec<DependencyStats>,
+}
+
+impl Dependencies {
+    /// The services of `deps` (their seed and faults come as settings).
+    pub fn new(deps: &[Dependency]) -> Dependencies {
+        Dependencies {
+            latency: deps.iter().map(|_| RunSeed(0).stream("unset")).collect(),
+            store: deps.iter().map(|_| BTreeMap::new()).collect(),
+            counts: deps.iter().map(|d| vec![0; d.routes.len()]).collect(),
+            stats: deps
+                .iter()
+                .map(|d| DependencyStats {
+                    name: d.name.clone(),
+                    ..DependencyStats::default()
+                })
+                .collect(),
+            deps: deps.to_vec(),
+            faults: Vec::new(),
+            conns: BTreeMap::new(),
+            pending: Vec::new(),
+            seq: 0,
+        }
+    }
+
+    /// What each dependency did so far.
+    pub fn stats(&self) -> &[DependencyStats] {
+        &self.stats
+    }
+
+    fn at(&mut self, at: u64, conn: u64, what: Out) {
+        let seq = self.seq;
+        self.seq += 1;
+        let i = self
+            .pending
+            .partition_point(|(t, s, _, _)| (*t, *s) <= (at, seq));
+        self.pending.insert(i, (at, seq, conn, what));
+    }
+
+    fn hit(&mut self, dependency: usize, kind: DepFaultKind) {
+        *self.stats[dependency]
+            .faults
+            .entry(kind.name().to_string())
+            .or_default() += 1;
+    }
+
+    fn answer(
+        &mut self,
+        dependency: usize,
+        status: u16,
+        content_type: &str,
+        body: &[u8],
+    ) -> Vec<u8> {
+        *self.stats[dependency].answered.entry(status).or_default() += 1;
+        let body = if status == 204 { &[][..] } else { body };
+        let mut out = http::head(status, content_type, body.len());
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// A whole request on `conn` at `now`.
+    fn request(&mut self, conn: u64, dependency: usize, r: Request, now: u64) {
+        self.stats[dependency].requests += 1;
+        let route = self.deps[dependency]
+            .routes
+            .iter()
+            .position(|x| x.matches(&r.method, &r.path).is_some());
+        let (lo, hi) = route
+            .and_then(|i| self.deps[dependency].routes[i].latency_ns)
+            .unwrap_or(self.deps[dependency].latency_ns);
+        let delay = self.latency[dependency].range_inclusive(lo, hi);
+        let fault = self
+            .faults
+            .iter()
+            .find(|f| f.kind != DepFaultKind::Refuse && f.hits(dependency, route, now))
+            .cloned();
+        if let Some(f) = &fault {
+            self.hit(dependency, f.kind);
+        }
+        let when = now.saturating_add(delay);
+        match fault.as_ref().map(|f| f.kind) {
+            Some(DepFaultKind::Reset) => return self.at(when, conn, Out::Abort),
+            Some(DepFaultKind::TimeoutBefore) => return,
+            Some(DepFaultKind::Error) => {
+                let status = fault.as_ref().map_or(503, |f| f.status);
+                let bytes = self.answer(dependency, status, "text/plain", b"simulated failure\n");
+                self.at(when, conn, Out::Send(bytes));
+                return self.at(when, conn, Out::Close);
+            }
+            _ => {}
+        }
+        let (status, content_type, body) = self.apply(dependency, route, &r);
+        if fault
+            .as_ref()
+            .is_some_and(|f| f.kind == DepFaultKind::TimeoutAfter)
+        {
+            return;
+        }
+        let bytes = self.answer(dependency, status, &content_type, &body);
+        match fault {
+            Some(f) if f.kind == DepFaultKind::Slow => {
+                let t = when.saturating_add(f.slow_ns);
+                self.at(t, conn, Out::Send(bytes));
+                self.at(t, conn, Out::Close);
+            }
+            Some(f) if f.kind == DepFaultKind::SlowBody => {
+                let head = bytes.len() - if status == 204 { 0 } else { body.len() };
+                let mut t = when;
+                self.at(t, conn, Out::Send(bytes[..head].to_vec()));
+                for piece in bytes[head..].chunks(PIECE) {
+                    t = t.saturating_add(f.slow_ns);
+                    self.at(t, conn, Out::Send(piece.to_vec()));
+                }
+                self.at(t, conn, Out::Close);
+            }
+            _ => {
+                self.at(when, conn, Out::Send(bytes));
+                self.at(when, conn, Out::Close);
+            }
+        }
+    }
+
+    /// Applies a request to its route: (status, content type, body).
+    fn apply(
+        &mut self,
+        dependency: usize,
+        route: Option<usize>,
+        r: &Request,
+    ) -> (u16, String, Vec<u8>) {
+        let Some(i) = route else {
+            let body = format!("no route for {} {}\n", r.method, r.path);
+            return (404, "text/plain".into(), body.into_bytes());
+        };
+        self.counts[dependency][i] += 1;
+        let count = self.counts[dependency][i];
+        let x = &self.deps[dependency].routes[i];
+        let key = x.matches(&r.method, &r.path).unwrap_or("").to_string();
+        let store = &mut self.store[dependency];
+        let render = |status: u16| {
+            let body = x
+                .body
+                .replace("{count}", &count.to_string())
+                .replace("{method}", &r.method)
+                .replace("{path}", &r.path)
+                .replace("{key}", &key)
+                .replace("{query}", &r.query)
+                .replace("{body}", &String::from_utf8_lossy(&r.body));
+            (
+                x.status.unwrap_or(status),
+                x.content_type.clone(),
+                body.into_bytes(),
+            )
+        };
+        match x.store {
+            None => render(200),
+            Some(Store::Put) => {
+                store.insert(key.clone(), r.body.clone());
+                render(201)
+            }
+            Some(Store::Get) => match store.get(&key) {
+                Some(v) => (x.status.unwrap_or(200), x.content_type.clone(), v.clone()),
+                None => (404, "text/plain".into(), b"no such key\n".to_vec()),
+            },
+            Some(Store::Delete) => match store.remove(&key) {
+                Some(_) => render(204),
+                None => (404, "text/plain".into(), b"no such key\n".to_vec()),
+            },
+            Some(Store::List) => {
+                let mut body = Vec::new();
+                for k in store.keys().filter(|k| k.starts_with(key.as_str())) {
+                    body.extend_from_slice(k.as_bytes());
+                    body.push(b'\n');
+                }
+                (x.status.unwrap_or(200), "text/plain".into(), body)
+            }
+        }
+    }
+}
+
+impl TcpApp for Dependencies {
+    fn ports(&self) -> Vec<u16> {
+        self.deps.iter().map(|d| d.port).collect()
+    }
+
+    fn refuse(&mut self, port: u16, now_ns: u64) -> bool {
+        let Some(d) = self.deps.iter().position(|d| d.port == port) else {
+            return false;
+        };
+        let refused = self
+            .faults
+            .iter()
+            .any(|f| f.kind == DepFaultKind::Refuse && f.hits(d, None, now_ns));
+        if refused {
+            self.stats[d].refused += 1;
+            self.hit(d, DepFaultKind::Refuse);
+        }
+        refused
+    }
+
+    fn opened(&mut self, conn: u64, port: u16, _now_ns: u64) {
+        let Some(d) = self.deps.iter().position(|d| d.port == port) else {
+            return;
+        };
+        self.stats[d].connections += 1;
+        self.conns.insert(
+            conn,
+            Conn {
+                dependency: d,
+                buf: Vec::new(),
+                done: false,
+            },
+        );
+    }
+
+    fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.done {
+            return;
+        }
+        c.buf.extend_from_slice(bytes);
+        let dependency = c.dependency;
+        match http::parse(&c.buf) {
+            Parsed::Partial => {}
+            Parsed::Bad(status, why) => {
+                c.done = true;
+                c.buf = Vec::new();
+                let body = format!("{why}\n");
+                let bytes = self.answer(dependency, status, "text/plain", body.as_bytes());
+                self.at(now_ns, conn, Out::Send(bytes));
+                self.at(now_ns, conn, Out::Close);
+            }
+            Parsed::Request(r) => {
+                c.done = true;
+                c.buf = Vec::new();
+                self.request(conn, dependency, r, now_ns);
+            }
+        }
+    }
+
+    fn closed(&mut self, conn: u64, now_ns: u64) {
+        self.conns.remove(&conn);
+        self.pending.retain(|(_, _, c, _)| *c != conn);
+        self.at(now_ns, conn, Out::Close);
+    }
+
+    fn due(&mut self, now_ns: u64) -> Vec<AppAction> {
+        let n = self.pending.partition_point(|(t, ..)| *t <= now_ns);
+        self.pending
+            .drain(..n)
+            .map(|(_, _, conn, what)| match what {
+                Out::Send(bytes) => AppAction::Send(conn, bytes),
+                Out::Close => AppAction::Close(conn),
+                Out::Abort => AppAction::Abort(conn),
+            })
+            .collect()
+    }
+
+    fn wake(&self) -> Option<u64> {
+        self.pending.first().map(|(t, ..)| *t)
+    }
+
+    fn settings(&mut self, bytes: &[u8]) {
+        // The peer records only what `settings` wrote; anything else is ignored.
+        let Ok(s) = serde_json::from_slice::<Settings>(bytes) else {
+            return;
+        };
+        self.latency = self
+            .deps
+            .iter()
+            .map(|d| RunSeed(s.seed).stream(&format!("world/dependency/{}/latency", d.name)))
+            .collect();
+        self.faults = s.faults;
+    }
+}
