@@ -354,3 +354,69 @@ impl TcpApp for Dependencies {
         self.faults = s.faults;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// The answer `d` sends on `conn` for `request` at time 0 (its latency is none).
+    fn ask(d: &mut Dependencies, conn: u64, request: &str) -> String {
+        d.opened(conn, 80, 0);
+        d.data(conn, request.as_bytes(), 0);
+        let mut out = Vec::new();
+        let mut closed = false;
+        for a in d.due(0) {
+            match a {
+                AppAction::Send(c, b) if c == conn => out.extend(b),
+                AppAction::Close(c) if c == conn => closed = true,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(closed, "one request per connection");
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn routes_answer_from_templates_and_the_store_and_bad_requests_get_a_status() {
+        let s = Scenario::parse(
+            "[[node]]\nname = \"c\"\n[[dependency]]\nname = \"s3\"\nport = 80\n[[dependency.route]]\nmethod = \"PUT\"\npath = \"/b/*\"\nstore = \"put\"\n[[dependency.route]]\nmethod = \"GET\"\npath = \"/b/\"\nstore = \"list\"\n[[dependency.route]]\nmethod = \"GET\"\npath = \"/b/*\"\nstore = \"get\"\n[[dependency.route]]\nmethod = \"DELETE\"\npath = \"/b/*\"\nstore = \"delete\"\n[[dependency.route]]\npath = \"/hi\"\nbody = \"{method} {path}?{query} #{count}: {body}\"\n",
+        )
+        .unwrap();
+        let mut d = Dependencies::new(&s.dependencies);
+        d.settings(&settings(1, &[]));
+        let put = |k: &str, v: &str| {
+            format!(
+                "PUT /b/{k} HTTP/1.1\r\nContent-Length: {}\r\n\r\n{v}",
+                v.len()
+            )
+        };
+        assert!(ask(&mut d, 0, &put("x", "one")).starts_with("HTTP/1.1 201 Created\r\n"));
+        ask(&mut d, 1, &put("y/z", "two"));
+        let got = ask(&mut d, 2, "GET /b/x HTTP/1.1\r\n\r\n");
+        assert!(
+            got.starts_with("HTTP/1.1 200 OK\r\n") && got.ends_with("\r\n\r\none"),
+            "{got}"
+        );
+        let list = ask(&mut d, 3, "GET /b/ HTTP/1.1\r\n\r\n");
+        assert!(list.ends_with("\r\n\r\nx\ny/z\n"), "{list}");
+        assert!(ask(&mut d, 4, "DELETE /b/x HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 204"));
+        assert!(ask(&mut d, 5, "GET /b/x HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        let hi = ask(
+            &mut d,
+            6,
+            "POST /hi?a=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\nok",
+        );
+        assert!(hi.ends_with("POST /hi?a=1 #1: ok"), "{hi}");
+        assert!(ask(&mut d, 7, "GET /nope HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(ask(&mut d, 8, "nonsense\r\n\r\n").starts_with("HTTP/1.1 400"));
+        let st = &d.stats()[0];
+        assert_eq!((st.connections, st.requests), (9, 8));
+        assert_eq!(st.answered.get(&404), Some(&2));
+        // A connection its client closed before the answer: the answer is dropped, the
+        // connection closed.
+        d.opened(9, 80, 0);
+        d.closed(9, 0);
+        assert_eq!(d.due(0), vec![AppAction::Close(9)]);
+    }
+}

@@ -1,0 +1,284 @@
+//! End-to-end tests of simulated dependencies (`[[dependency]]` in a world scenario): a
+//! guest calls an HTTP API that wio serves on the peer and sees each kind of fault it is
+//! given (a refused connection, a reset, an error status, a timeout that applied its
+//! request and one that did not, a slow answer); one seed gives one world trace, another
+//! seed other latencies; faults drawn from the seed differ by seed, and `wio shrink` of a
+//! failing seed keeps the one fault that breaks the promise and removes the others.
+//! Need the guests built by images/build-all-riscv64.sh.
+
+#![forbid(unsafe_code)]
+
+use wio_e2e_tests::{require_riscv_guests, scratch, stderr, stdout, wio, with_summary};
+
+/// A client that calls `POST /charge` every 100 ms for 8.5 s (1 s timeout), printing
+/// `START END RESULT` per call (uptimes, s), against a bank whose faults are written
+/// in the file, one kind per half-second window.
+const WRITTEN: &str = r#"max_virtual_secs = 40
+[[dependency]]
+name = "bank"
+port = 8080
+latency_ms = [2, 20]
+[[dependency.route]]
+method = "POST"
+path = "/charge"
+body = "charge {count}\n"
+[[dependency.fault]]
+kind = "refuse"
+at_ms = 1000
+duration_ms = 500
+[[dependency.fault]]
+kind = "timeout-before"
+at_ms = 2000
+duration_ms = 500
+[[dependency.fault]]
+kind = "timeout-after"
+at_ms = 4000
+duration_ms = 500
+route = "/charge"
+[[dependency.fault]]
+kind = "reset"
+at_ms = 6000
+duration_ms = 500
+[[dependency.fault]]
+kind = "error"
+at_ms = 7000
+duration_ms = 500
+status = 502
+[[dependency.fault]]
+kind = "slow"
+at_ms = 8000
+duration_ms = 300
+slow_ms = 400
+[[node]]
+name = "c"
+run = "while :; do s=$(cut -d' ' -f1 /proc/uptime); r=$(wget -q -T 1 -O - --post-data x http://bank:8080/charge 2>&1 | head -1); e=$(cut -d' ' -f1 /proc/uptime); echo \"call $s $e $r\"; case $s in 9.*) break;; esac; sleep 0.1; done; echo finished"
+"#;
+
+/// (start, end, result) of each call the client printed.
+fn calls(out: &str) -> Vec<(f64, f64, String)> {
+    out.lines()
+        .filter_map(|l| l.split_once("call "))
+        .filter_map(|(_, rest)| {
+            let mut p = rest.splitn(3, ' ');
+            let s = p.next()?.parse().ok()?;
+            let e = p.next()?.parse().ok()?;
+            Some((s, e, p.next().unwrap_or("").to_string()))
+        })
+        .collect()
+}
+
+fn count(result: &str) -> Option<u64> {
+    result.strip_prefix("charge ")?.trim().parse().ok()
+}
+
+#[test]
+fn a_guest_sees_each_written_dependency_fault_and_one_seed_gives_one_trace() {
+    let test = "a_guest_sees_each_written_dependency_fault_and_one_seed_gives_one_trace";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("dependency-written");
+    let world = dir.join("bank.toml");
+    std::fs::write(&world, WRITTEN).unwrap();
+    let w = world.to_str().unwrap();
+    let (o, s) = with_summary("sim", &[w, "--seed", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let calls = calls(&out);
+    assert!(calls.len() > 30 && out.contains("finished"), "{out}");
+    let within = |from: f64, until: f64| calls.iter().filter(move |c| c.0 >= from && c.0 < until);
+    // Every call started in [from, until) (at least two) answered so.
+    let each = |from: f64, until: f64, ok: &dyn Fn(&(f64, f64, String)) -> bool| {
+        let v: Vec<_> = within(from, until).collect();
+        assert!(
+            v.len() >= 2 && v.iter().all(|c| ok(c)),
+            "[{from}, {until}): {calls:?}"
+        );
+    };
+    // Refused while the refuse window lasts, answered before and after it.
+    each(1.05, 1.45, &|c| c.2.contains("Connection refused"));
+    each(0.0, 0.9, &|c| count(&c.2).is_some());
+    // A timeout before applying: the next answer counts on from the last one.
+    let timed_out = |from, until| {
+        within(from, until)
+            .find(|c| c.2.contains("timed out"))
+            .unwrap_or_else(|| panic!("a timeout in [{from}, {until}): {calls:?}"))
+            .0
+    };
+    let step_over = |t: f64| {
+        let before = calls
+            .iter()
+            .filter(|c| c.0 < t)
+            .filter_map(|c| count(&c.2))
+            .last();
+        let after = calls.iter().filter(|c| c.0 > t).find_map(|c| count(&c.2));
+        after.unwrap() - before.unwrap()
+    };
+    assert_eq!(step_over(timed_out(2.0, 2.5)), 1, "not applied: {calls:?}");
+    // A timeout after applying: the charge the caller never heard of is counted.
+    assert_eq!(step_over(timed_out(4.0, 4.5)), 2, "applied: {calls:?}");
+    each(6.05, 6.45, &|c| c.2.contains("reset by peer"));
+    each(7.05, 7.45, &|c| c.2.contains("502"));
+    // Slow answers take the fault's 400 ms more; others at most the latency's 20 ms plus
+    // the guest's own work.
+    let slow: Vec<_> = within(8.0, 8.3).collect();
+    assert!(
+        !slow.is_empty()
+            && slow
+                .iter()
+                .all(|c| c.1 - c.0 >= 0.4 && count(&c.2).is_some()),
+        "{slow:?}"
+    );
+    each(0.0, 0.9, &|c| c.1 - c.0 < 0.2);
+    let deps = &s["dependencies"][0];
+    assert_eq!(deps["name"], "bank", "{s}");
+    for kind in [
+        "refuse",
+        "timeout-before",
+        "timeout-after",
+        "reset",
+        "error",
+        "slow",
+    ] {
+        assert!(
+            deps["faults"][kind].as_u64().unwrap_or(0) >= 1,
+            "{kind}: {deps}"
+        );
+    }
+    assert!(stderr(&o).contains("dependency    bank:"), "{}", stderr(&o));
+    // One seed, one world; another seed draws other latencies.
+    let (again, s2) = with_summary("sim", &[w, "--seed", "1", "--quiet"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(s["world_trace_hash"], s2["world_trace_hash"]);
+    let (other, s3) = with_summary("sim", &[w, "--seed", "2", "--quiet"]);
+    assert_eq!(other.status.code(), Some(0), "{}", stderr(&other));
+    assert_ne!(s["world_trace_hash"], s3["world_trace_hash"]);
+}
+
+/// A client that charges 40 times and checks that every charge the bank applied was
+/// answered (the counts it hears go up by one), against a bank whose faults are drawn from
+/// the seed: timeouts after applying break that promise, errors, resets and slow answers
+/// do not.
+const DRAWN: &str = r#"max_virtual_secs = 30
+[[dependency]]
+name = "bank"
+port = 8080
+latency_ms = [2, 20]
+[[dependency.route]]
+method = "POST"
+path = "/charge"
+body = "charge {count}\n"
+[dependency.faults]
+kinds = ["timeout-after", "slow", "error", "reset"]
+every_ms = 2000
+duration_ms = [100, 400]
+after_ms = 1000
+until_ms = 8000
+[[node]]
+name = "c"
+run = "echo ready; ok=0; i=0; while [ $i -lt 40 ]; do i=$((i+1)); r=$(wget -q -T 3 -O - --post-data x http://bank:8080/charge 2>&1); case $r in 'charge '*) n=${r#charge }; [ $n = $((ok+1)) ] || { echo \"charge $n applied unanswered\"; wio-assert always 'every applied charge was answered' false; exit 0; }; ok=$n;; esac; sleep 0.1; done; wio-assert always 'every applied charge was answered' true; echo done ok=$ok"
+"#;
+
+#[test]
+fn drawn_dependency_faults_follow_the_seed_and_shrink_keeps_the_one_that_matters() {
+    let test = "drawn_dependency_faults_follow_the_seed_and_shrink_keeps_the_one_that_matters";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("dependency-drawn");
+    let world = dir.join("bank.toml");
+    std::fs::write(&world, DRAWN).unwrap();
+    let snap = dir.join("bank.snap");
+    let o = wio(&[
+        "sim",
+        world.to_str().unwrap(),
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        "console:ready",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(snap.exists(), "{}", stderr(&o));
+    let snap = snap.to_str().unwrap();
+    let kinds = |s: &serde_json::Value| -> Vec<String> {
+        s["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Each seed draws its own faults; pick one that breaks the promise among others.
+    let mut failing = None;
+    let mut drawn = Vec::new();
+    for seed in 1..=8u64 {
+        let (o, s) = with_summary(
+            "sim",
+            &["--from", snap, "--seed", &seed.to_string(), "--quiet"],
+        );
+        let k = kinds(&s);
+        assert!(k.iter().all(|k| k.starts_with("dependency ")), "{k:?}");
+        drawn.push(s["faults"].clone());
+        if o.status.code() == Some(108) && k.len() >= 3 && failing.is_none() {
+            failing = Some((seed, k.len()));
+        }
+    }
+    drawn.dedup();
+    assert!(drawn.len() >= 7, "seeds draw other faults: {drawn:?}");
+    let (seed, before) = failing.expect("a failing seed among 1-8 with 3 faults or more");
+    let plan = dir.join("plan.json");
+    let o = wio(&[
+        "shrink",
+        "--from",
+        snap,
+        "--seed",
+        &seed.to_string(),
+        "--jobs",
+        "2",
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let left: Vec<&str> = p["between"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        !left.is_empty()
+            && left.len() < before
+            && left.iter().all(|k| *k == "dependency timeout-after"),
+        "only the timeouts after applying matter: {left:?} (of {before}); {}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("dependency timeout-after: bank"),
+        "{}",
+        stdout(&o)
+    );
+    // The plan reproduces the broken promise.
+    let (o, s) = with_summary(
+        "sim",
+        &[
+            "--from",
+            snap,
+            "--seed",
+            &seed.to_string(),
+            "--fault-plan",
+            plan.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(108), "{}", stderr(&o));
+    assert!(
+        s["promises"]
+            .to_string()
+            .contains("every applied charge was answered"),
+        "{s}"
+    );
+}
