@@ -108,9 +108,9 @@ fn a_guest_sees_each_written_dependency_fault_and_one_seed_gives_one_trace() {
     let step_over = |t: f64| {
         let before = calls
             .iter()
+            .rev()
             .filter(|c| c.0 < t)
-            .filter_map(|c| count(&c.2))
-            .last();
+            .find_map(|c| count(&c.2));
         let after = calls.iter().filter(|c| c.0 > t).find_map(|c| count(&c.2));
         after.unwrap() - before.unwrap()
     };
