@@ -5,8 +5,8 @@
 use super::file::{DegradeSpec, File, NodeArch, NodeSpec, PairSpec, PartitionSpec, PeerSpec};
 use super::networks::{self, MAX_NETWORKS};
 use super::{
-    Degrade, LinkSpec, Networks, Node, NodeDisk, NodeImage, Partition, Scenario, WorldProfile,
-    MAX_NODES, MAX_RUN,
+    host_name_ok, Degrade, LinkSpec, Networks, Node, NodeDisk, NodeImage, Partition, Scenario,
+    WorldProfile, MAX_NODES, MAX_RUN,
 };
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -704,12 +704,4 @@ fn interval_ns(at_ms: u64, duration_ms: u64) -> (u64, u64) {
         at_ms.saturating_mul(1_000_000),
         at_ms.saturating_add(duration_ms).saturating_mul(1_000_000),
     )
-}
-
-/// Whether `name` is a host name a node or the peer may have.
-pub(super) fn host_name_ok(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 32
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        && name.as_bytes()[0].is_ascii_alphabetic()
 }

@@ -329,7 +329,7 @@ pub(super) fn check(
     for (index, d) in specs.iter().enumerate() {
         let name = d.name.get_ref();
         let start = d.name.span().start;
-        if !super::check::host_name_ok(name) {
+        if !super::host_name_ok(name) {
             return Err(at(start, "dependency.name", format!("dependency.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)")));
         }
         if nodes.iter().any(|n| &n.name == name)

@@ -44,6 +44,9 @@
 //! [peer]                      # an external service on the switch: smoltcp at 10.0.0.254
 //! name = "peer"               # (its host name) answering ping, echoing TCP and UDP port 7;
 //!                             # links, partitions and degradations may name it
+//! [[dependency]]              # a simulated HTTP API the peer serves (see dependency.rs)
+//! name = "bank"
+//! port = 8080
 //! [faults]                    # faults between nodes drawn from the world's seed
 //! profile = "light"           # none, light (a partition every ~30 s, a degraded link every ~20 s), heavy
 //! after_ms = 2000             # none start before (the nodes' setup)
@@ -367,6 +370,14 @@ impl Scenario {
             q
         }
     }
+}
+
+/// Whether `name` is a host name a node or the peer may have.
+fn host_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && name.as_bytes()[0].is_ascii_alphabetic()
 }
 
 #[cfg(test)]
