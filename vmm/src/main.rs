@@ -260,6 +260,29 @@ fn exit_for(r: &explore::Report) -> i32 {
 }
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
+/// The host link `--net host`, `--allow`, `--record` and `--replay` ask for.
+fn host_spec(args: &cli::SimArgs) -> Result<Option<world::HostSpec>, WioError> {
+    if args.net.is_none() && args.replay.is_none() {
+        return Ok(None);
+    }
+    let allow = world::hostlink::allow_list(&args.allow).map_err(WioError::Usage)?;
+    if args.replay.is_none() && allow.is_empty() {
+        return Err(WioError::Usage(
+            "--net host: nothing is allowed; name each host destination with --allow [NAME=]ADDR:PORT, e.g. --allow api=127.0.0.1:8080".into(),
+        ));
+    }
+    if args.replay.is_some() && !allow.is_empty() {
+        return Err(WioError::Usage(
+            "--replay takes its allow list from the tape: leave out --allow".into(),
+        ));
+    }
+    Ok(Some(world::HostSpec {
+        allow,
+        record: args.record.clone(),
+        replay: args.replay.clone(),
+    }))
+}
+
 fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     let plan = args
         .fault_plan
@@ -311,8 +334,20 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             .or_else(|| p.and_then(|p| p.max_virtual_ns)),
         sched_noise: args.sched_noise.or_else(|| p.and_then(|p| p.sched_noise)),
         plan: plan.clone(),
+        host: host_spec(args)?,
         ..world::Options::default()
     };
+    if opts.host.is_some() && (args.from.is_some() || opts.snapshot.is_some()) {
+        return Err(WioError::Usage(
+            "--net host and --replay run a world from its scenario: a host link is not kept in world snapshots yet (leave out --from and --snapshot-at)".into(),
+        ));
+    }
+    // A replay runs with its tape's seed unless told otherwise (and then checks it).
+    let tape_seed = match &args.replay {
+        Some(p) if args.seed.is_none() => Some(world::hostlink::tape::Tape::read(p)?.head.seed),
+        _ => None,
+    };
+    let seed = args.seed.or(tape_seed);
     let summary = match (&args.from, &args.scenario) {
         (Some(from), _) => {
             let loaded = world::snapshot::LoadedWorld::load(from)?;
@@ -342,7 +377,7 @@ fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             for arg in &args.node_args {
                 scenario.add_node_args(arg)?;
             }
-            world::run(&scenario, args.seed.unwrap_or(0), &opts)?
+            world::run(&scenario, seed.unwrap_or(0), &opts)?
         }
         (None, None) => {
             return Err(WioError::Usage(
@@ -535,6 +570,7 @@ fn sandbox_policy(cli: &Cli) -> Option<wio_machines::sandbox::Policy> {
     let off = match &cli.command {
         Command::Run(a) if a.gdb.is_some() => Some(Off::Gdb),
         Command::Sim(a) if a.gdb.is_some() => Some(Off::Gdb),
+        Command::Sim(a) if a.net.is_some() && a.replay.is_none() => Some(Off::HostLink),
         Command::Explore(a) if a.slurm.is_some() => Some(Off::Slurm),
         Command::Run(_)
         | Command::Sim(_)

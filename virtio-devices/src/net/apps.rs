@@ -38,10 +38,13 @@ pub enum AppAction {
 pub trait TcpApp {
     /// The ports it listens on (fixed for its life).
     fn ports(&self) -> Vec<u16>;
-    /// Whether a connection attempt to `port` at `now_ns` is refused (answered with a reset).
-    fn refuse(&mut self, port: u16, now_ns: u64) -> bool;
-    /// Connection `conn` to `port` opened.
-    fn opened(&mut self, conn: u64, port: u16, now_ns: u64);
+    /// Whether a connection attempt from `from` (IPv4 address, port) to `port` at `now_ns`
+    /// is refused (answered with a reset). A SYN sent again is asked about again.
+    fn refuse(&mut self, port: u16, from: ([u8; 4], u16), now_ns: u64) -> bool;
+    /// A connection attempt to a port of the peer that nothing serves (refused by smoltcp).
+    fn stray(&mut self, _port: u16, _now_ns: u64) {}
+    /// Connection `conn` from `from` to `port` opened.
+    fn opened(&mut self, conn: u64, port: u16, from: ([u8; 4], u16), now_ns: u64);
     /// Bytes arrived on `conn`.
     fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64);
     /// The other side of `conn` closed it or reset it: no more bytes will arrive. The app
@@ -107,19 +110,27 @@ impl AppSockets {
     }
 
     /// Before the stack sees `frame` at `now_ns`: a connection attempt the app refuses
-    /// finds no socket listening (smoltcp answers it with a reset).
+    /// finds no socket listening (smoltcp answers it with a reset); one to a port neither
+    /// the app nor the stack itself (`own`) serves is told to the app as stray.
     pub(super) fn screen(
         &mut self,
         frame: &[u8],
         ip: [u8; 4],
+        own: &[u16],
         now_ns: u64,
         app: &mut (dyn TcpApp + 'static),
         sockets: &mut SocketSet<'static>,
     ) {
-        let Some(port) = syn_port(frame, ip) else {
+        let Some((port, from)) = syn_port(frame, ip) else {
             return;
         };
-        if !self.slots.iter().any(|s| s.port == port) || !app.refuse(port, now_ns) {
+        if !self.slots.iter().any(|s| s.port == port) {
+            if !own.contains(&port) {
+                app.stray(port, now_ns);
+            }
+            return;
+        }
+        if !app.refuse(port, from, now_ns) {
             return;
         }
         for slot in self.slots.iter().filter(|s| s.port == port) {
@@ -146,7 +157,13 @@ impl AppSockets {
                     let conn = self.next_conn;
                     self.next_conn += 1;
                     slot.conn = Some(conn);
-                    app.opened(conn, slot.port, now_ns);
+                    let from = match s.remote_endpoint() {
+                        Some(e) => match e.addr {
+                            smoltcp::wire::IpAddress::Ipv4(a) => (a.octets(), e.port),
+                        },
+                        None => ([0; 4], 0),
+                    };
+                    app.opened(conn, slot.port, from, now_ns);
                     busy = true;
                 } else if !s.is_open() {
                     // Re-armed after a refusal, or after a connection that never opened.
@@ -232,9 +249,9 @@ impl AppSockets {
     }
 }
 
-/// The destination port of `frame` when it is a TCP connection attempt (SYN without ACK)
-/// to `ip`.
-fn syn_port(frame: &[u8], ip: [u8; 4]) -> Option<u16> {
+/// The destination port and the source (address, port) of `frame` when it is a TCP
+/// connection attempt (SYN without ACK) to `ip`.
+fn syn_port(frame: &[u8], ip: [u8; 4]) -> Option<(u16, ([u8; 4], u16))> {
     let eth = EthernetFrame::new_checked(frame).ok()?;
     if eth.ethertype() != EthernetProtocol::Ipv4 {
         return None;
@@ -244,5 +261,5 @@ fn syn_port(frame: &[u8], ip: [u8; 4]) -> Option<u16> {
         return None;
     }
     let tcp = TcpPacket::new_checked(ipv4.payload()).ok()?;
-    (tcp.syn() && !tcp.ack()).then(|| tcp.dst_port())
+    (tcp.syn() && !tcp.ack()).then(|| (tcp.dst_port(), (ipv4.src_addr().octets(), tcp.src_port())))
 }

@@ -268,7 +268,7 @@ impl Stack {
         self.record(StackInput::Receive(now_ns, frame.to_vec()));
         if let Some(app) = app.as_deref_mut() {
             self.apps
-                .screen(frame, self.ip, now_ns, app, &mut self.sockets);
+                .screen(frame, self.ip, &[ECHO_PORT], now_ns, app, &mut self.sockets);
         }
         self.pipe.inbound.push_back(frame.to_vec());
         self.run(now_ns, app)

@@ -47,6 +47,8 @@ pub enum Off {
     Gdb,
     /// `--slurm`: the exploration starts `sbatch`, `squeue` and `scancel`.
     Slurm,
+    /// `--net host`: the world's peer connects to the host's network.
+    HostLink,
 }
 
 /// What `main` decided for this process.
@@ -199,6 +201,7 @@ pub fn describe() -> &'static str {
         State::Armed(Policy::Off(Off::Flag)) => "off (--no-sandbox)",
         State::Armed(Policy::Off(Off::Gdb)) => "off (--gdb serves a socket)",
         State::Armed(Policy::Off(Off::Slurm)) => "off (--slurm starts sbatch)",
+        State::Armed(Policy::Off(Off::HostLink)) => "off (--net host reaches the host's network)",
         State::Unarmed => "off",
     }
 }

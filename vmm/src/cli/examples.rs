@@ -12,12 +12,15 @@ Examples:
   wio explore --from world.snap --seeds 0..100 --fail-on 'FAILED'
   wio explore --from world.snap --budget 400 --report guided.json   # guided: moments of the whole world
   wio sim --from world.snap --path 17@2140000000,90   # one branch of a guided exploration
+  wio sim world.toml --seed 7 --net host --allow api=127.0.0.1:8080 --record api.tape
+  wio sim world.toml --replay api.tape         # the recorded run again, without the host
 
 A scenario (TOML) names nodes ([[node]]: name, guest or kernel/initrd, mem_mib, run = a
 shell script, faults, sched_noise, clock_drift_ppm, networks) and links ([link] defaults, [[links]]
 between = [\"a\", \"b\"]: latency_us, jitter_us, loss_ppm, duplicate_ppm), [[partition]]s,
-[[degrade]]s, [faults] (partitions and degraded links drawn from the seed) and [peer] (an
-external smoltcp echo service at 10.0.0.254). Node i is 10.0.0.(i+1); nodes reach each other
+[[degrade]]s, [faults] (partitions and degraded links drawn from the seed), [peer] (an
+external smoltcp echo service at 10.0.0.254) and [[dependency]]s (HTTP APIs the peer
+serves, with seeded faults). Node i is 10.0.0.(i+1); nodes reach each other
 through a network they share (networks = [\"back\"]; default: one network), and every
 guest's /etc/hosts names those. Nodes are riscv64: x86-64 machines
 stop only at exits, cannot keep a world's quantum, and are refused. See docs/worlds.md.";

@@ -201,6 +201,24 @@ pub struct SimArgs {
     /// Write the world's summary (every node's summary, the switch, the world trace hash) as JSON.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
+    /// Connect the world to the host: the peer forwards the guests' TCP connections to the
+    /// --allow destinations (nothing else). Live runs are not deterministic: record them.
+    #[arg(long, value_name = "host", value_parser = ["host"], conflicts_with = "replay")]
+    pub net: Option<String>,
+    /// With --net host: a host destination the guests may reach, [NAME=]ADDR:PORT
+    /// (repeatable): the guests connect to NAME:PORT (NAME in their /etc/hosts, default
+    /// `host`), the peer to ADDR:PORT.
+    #[arg(long, value_name = "[NAME=]ADDR:PORT", requires = "net")]
+    pub allow: Vec<String>,
+    /// With --net host: record everything the host sends (with its virtual time) to TAPE,
+    /// so `--replay TAPE` gives this run again without the host.
+    #[arg(long, value_name = "TAPE", requires = "net")]
+    pub record: Option<PathBuf>,
+    /// Replay a tape recorded with --record: the same world and seed (the tape's, by
+    /// default), the host's answers from the tape, no network; stops (exit 104) at the
+    /// first thing the guests do that the tape does not hold.
+    #[arg(long, value_name = "TAPE")]
+    pub replay: Option<PathBuf>,
 }
 
 /// `wio snapshot` subcommands.

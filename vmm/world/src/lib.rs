@@ -19,6 +19,7 @@ pub mod composer;
 pub mod dependency;
 pub mod faults;
 pub mod guided;
+pub mod hostlink;
 pub mod hosts;
 mod nodes;
 pub mod peer;
@@ -115,6 +116,98 @@ pub struct Options {
     /// Every node notes what it sees for the first time of these signals (a guided
     /// exploration's branch; changes nothing the guests see).
     pub observe: Vec<Signal>,
+    /// The host link (`--net host`), live, recorded or replayed.
+    pub host: Option<HostSpec>,
+}
+
+/// The host link a run asks for.
+#[derive(Debug, Clone, Default)]
+pub struct HostSpec {
+    /// The allowed destinations (a replay takes its tape's).
+    pub allow: Vec<hostlink::Allow>,
+    /// Record what comes from the host to this tape.
+    pub record: Option<PathBuf>,
+    /// Replay this tape instead of reaching the host.
+    pub replay: Option<PathBuf>,
+}
+
+/// The host link of a run of `s` with `seed` as `spec` asks: the peer it needs (added when
+/// the scenario has none), the allowed names in the guests' hosts files, the tape checked
+/// against this configuration (a replay) or started (a recording).
+fn host_link(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<hostlink::HostLink> {
+    use hostlink::tape::{self, Head, Tape};
+    use sha2::Digest;
+    let fail = |m: String| WioError::from(WorldError::HostLink(m));
+    let replay = spec.replay.as_deref().map(Tape::read).transpose()?;
+    let allow = match &replay {
+        Some(t) => hostlink::allow_list(&t.head.allow)
+            .map_err(|e| fail(format!("the tape's allow list: {e}")))?,
+        None => spec.allow.clone(),
+    };
+    if s.peer.is_none() {
+        if s.nodes.iter().any(|n| n.name == "peer") {
+            return Err(fail("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
+        }
+        s.peer = Some("peer".into());
+        // Its links are the file's default link (every node's link to itself is that).
+        let default = s
+            .links
+            .first()
+            .and_then(|r| r.first())
+            .copied()
+            .unwrap_or_default();
+        for row in &mut s.links {
+            row.push(default);
+        }
+        s.links.push(vec![default; s.links.len() + 1]);
+    }
+    for a in &allow {
+        let taken = s.nodes.iter().any(|n| n.name == a.name)
+            || s.peer.as_deref() == Some(a.name.as_str())
+            || s.dependencies
+                .iter()
+                .any(|d| d.name == a.name || d.port == a.addr.port());
+        if taken {
+            return Err(fail(format!(
+                "--allow {}: its name or port is already a node's, the peer's or a dependency's",
+                a.text()
+            )));
+        }
+    }
+    s.host_names = allow.iter().map(|a| a.name.clone()).collect();
+    let allow_text: Vec<String> = allow.iter().map(|a| a.text()).collect();
+    let config = {
+        let mut h = sha2::Sha256::new();
+        h.update(serde_json::to_vec(&*s).unwrap_or_default());
+        h.update(allow_text.join(",").as_bytes());
+        wio_machines::trace::hex(&h.finalize())
+    };
+    let mode = match replay {
+        Some(t) => {
+            if t.head.config != config {
+                return Err(fail(format!("{}: the tape was recorded with another configuration (the scenario or the allow list changed); record it again", t.path.display())));
+            }
+            if t.head.seed != seed {
+                return Err(fail(format!("{}: the tape was recorded with seed {}; replay it with --seed {} (or without --seed)", t.path.display(), t.head.seed, t.head.seed)));
+            }
+            hostlink::Mode::Replay(t)
+        }
+        None => {
+            let head = Head {
+                wio_tape: tape::FORMAT,
+                seed,
+                config,
+                allow: allow_text,
+            };
+            hostlink::Mode::Live(
+                spec.record
+                    .as_deref()
+                    .map(|p| tape::Writer::create(p, &head))
+                    .transpose()?,
+            )
+        }
+    };
+    Ok(hostlink::HostLink::new(allow, mode))
 }
 
 /// What a guided exploration's branch does at each quantum boundary the world goes on
@@ -184,6 +277,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
             draw_dependency_faults(&mut s, RunSeed(seed), 0, &mut trace);
         }
     }
+    let host = match &opts.host {
+        Some(spec) => Some(host_link(&mut s, seed, spec)?),
+        None => None,
+    };
     let s = &s;
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
         .into_iter()
@@ -230,7 +327,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         peer: s
             .peer
             .as_ref()
-            .map(|_| Peer::new(RunSeed(seed), &s.dependencies, &s.dependency_faults)),
+            .map(|_| Peer::new(RunSeed(seed), &s.dependencies, &s.dependency_faults, host)),
         peer_stats: PeerStats::default(),
         composer: Composer::new(RunSeed(seed), &agents(s)),
         orders: Vec::new(),

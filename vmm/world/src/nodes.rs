@@ -63,6 +63,11 @@ pub(super) fn node_configs(
                 .iter()
                 .map(|dep| (s.nodes.len(), format!("{}:{a}.{b}.{c}.{d}", dep.name))),
         )
+        .chain(
+            s.host_names
+                .iter()
+                .map(|h| (s.nodes.len(), format!("{h}:{a}.{b}.{c}.{d}"))),
+        )
         .collect();
     let hosts_of = |i: usize| -> Vec<&str> {
         ports

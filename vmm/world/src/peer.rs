@@ -9,11 +9,13 @@
 //! replaying its history).
 
 use super::dependency::{self, Dependencies, DependencyStats};
+use super::hostlink::{HostLink, HostStats};
 use super::scenario::{DepFault, Dependency};
 use super::switch::Delivery;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use wio_scheduler::RunSeed;
-use wio_virtio_devices::net::stack::{Stack, StackInput, TcpApp};
+use wio_virtio_devices::net::stack::{AppAction, Stack, StackInput, TcpApp};
 use wio_virtio_devices::Frame;
 
 /// The peer's address on the world's network.
@@ -30,8 +32,115 @@ pub struct Peer {
     inbox: Vec<Delivery>,
     /// When its timers next need a poll, virtual ns.
     next_poll: Option<u64>,
-    /// The simulated dependencies it serves, if any.
+    /// The services it runs beside its echo (dependencies, the host link), if any.
+    apps: Option<PeerApps>,
+}
+
+/// The services the peer runs beside its echo: the simulated dependencies and the host
+/// link, each on its own ports, seen by the stack as one [`TcpApp`].
+struct PeerApps {
     deps: Option<Dependencies>,
+    host: Option<HostLink>,
+    /// The connections that are the host link's.
+    host_conns: BTreeSet<u64>,
+}
+
+impl PeerApps {
+    /// The services of `deps` and `host`; None when there are none.
+    fn of(deps: &[Dependency], host: Option<HostLink>) -> Option<PeerApps> {
+        let deps = (!deps.is_empty()).then(|| Dependencies::new(deps));
+        (deps.is_some() || host.is_some()).then(|| PeerApps {
+            deps,
+            host,
+            host_conns: BTreeSet::new(),
+        })
+    }
+
+    fn is_host_port(&self, port: u16) -> bool {
+        self.host
+            .as_ref()
+            .is_some_and(|h| h.ports().contains(&port))
+    }
+}
+
+impl TcpApp for PeerApps {
+    fn ports(&self) -> Vec<u16> {
+        let mut p = self.deps.as_ref().map_or_else(Vec::new, |d| d.ports());
+        p.extend(self.host.as_ref().map_or_else(Vec::new, |h| h.ports()));
+        p
+    }
+
+    fn refuse(&mut self, port: u16, from: ([u8; 4], u16), now_ns: u64) -> bool {
+        if self.is_host_port(port) {
+            return self
+                .host
+                .as_mut()
+                .is_some_and(|h| h.refuse(port, from, now_ns));
+        }
+        self.deps
+            .as_mut()
+            .is_some_and(|d| d.refuse(port, from, now_ns))
+    }
+
+    fn stray(&mut self, port: u16, now_ns: u64) {
+        if let Some(h) = self.host.as_mut() {
+            h.stray(port, now_ns);
+        }
+    }
+
+    fn opened(&mut self, conn: u64, port: u16, from: ([u8; 4], u16), now_ns: u64) {
+        if self.is_host_port(port) {
+            self.host_conns.insert(conn);
+            if let Some(h) = self.host.as_mut() {
+                h.opened(conn, port, from, now_ns);
+            }
+        } else if let Some(d) = self.deps.as_mut() {
+            d.opened(conn, port, from, now_ns);
+        }
+    }
+
+    fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64) {
+        if self.host_conns.contains(&conn) {
+            if let Some(h) = self.host.as_mut() {
+                h.data(conn, bytes, now_ns);
+            }
+        } else if let Some(d) = self.deps.as_mut() {
+            d.data(conn, bytes, now_ns);
+        }
+    }
+
+    fn closed(&mut self, conn: u64, now_ns: u64) {
+        if self.host_conns.remove(&conn) {
+            if let Some(h) = self.host.as_mut() {
+                h.closed(conn, now_ns);
+            }
+        } else if let Some(d) = self.deps.as_mut() {
+            d.closed(conn, now_ns);
+        }
+    }
+
+    fn due(&mut self, now_ns: u64) -> Vec<AppAction> {
+        let mut out = self.deps.as_mut().map_or_else(Vec::new, |d| d.due(now_ns));
+        if let Some(h) = self.host.as_mut() {
+            out.extend(h.due(now_ns));
+        }
+        out
+    }
+
+    fn wake(&self) -> Option<u64> {
+        let d = self.deps.as_ref().and_then(|d| d.wake());
+        let h = self.host.as_ref().and_then(|h| h.wake());
+        match (d, h) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn settings(&mut self, bytes: &[u8]) {
+        if let Some(d) = self.deps.as_mut() {
+            d.settings(bytes);
+        }
+    }
 }
 
 /// What a world snapshot keeps of the peer.
@@ -59,15 +168,22 @@ pub struct PeerStats {
 }
 
 impl Peer {
-    /// The peer of a world of seed `seed`, serving `deps` with `faults`.
-    pub fn new(seed: RunSeed, deps: &[Dependency], faults: &[DepFault]) -> Peer {
+    /// The peer of a world of seed `seed`, serving `deps` with `faults`, and the host link
+    /// when given.
+    pub fn new(
+        seed: RunSeed,
+        deps: &[Dependency],
+        faults: &[DepFault],
+        host: Option<HostLink>,
+    ) -> Peer {
         let random = seed.stream("world/peer").next_u64();
-        let ports: Vec<u16> = deps.iter().map(|d| d.port).collect();
+        let apps = PeerApps::of(deps, host);
+        let ports = apps.as_ref().map_or_else(Vec::new, |a| a.ports());
         let mut peer = Peer {
             stack: Stack::serving(random, PEER_MAC, PEER_IP, &ports),
             inbox: Vec::new(),
             next_poll: None,
-            deps: (!deps.is_empty()).then(|| Dependencies::new(deps)),
+            apps,
         };
         peer.settings(seed.0, faults);
         peer
@@ -75,16 +191,42 @@ impl Peer {
 
     /// Its dependencies' seed and faults from now on (recorded in its history).
     pub fn settings(&mut self, seed: u64, faults: &[DepFault]) {
-        if let Some(d) = self.deps.as_mut() {
+        if let Some(a) = self.apps.as_mut().filter(|a| a.deps.is_some()) {
             self.stack
-                .app_settings(&dependency::settings(seed, faults), d);
+                .app_settings(&dependency::settings(seed, faults), a);
         }
+    }
+
+    /// What the host link did, when the world has one.
+    pub fn host_stats(&self) -> Option<HostStats> {
+        Some(self.apps.as_ref()?.host.as_ref()?.stats().clone())
+    }
+
+    /// Connection attempts to ports nothing serves, since the last call (virtual ns, port).
+    pub fn take_host_refused(&mut self) -> Vec<(u64, u16)> {
+        self.host_mut()
+            .map_or_else(Vec::new, HostLink::take_refused)
+    }
+
+    /// Where a replay left its tape, or why a recording failed, once.
+    pub fn take_host_failure(&mut self) -> Option<wio_machines::error::WioError> {
+        self.host_mut()?.take_failure()
+    }
+
+    /// Ends a recording's tape.
+    pub fn finish_host(&mut self) -> wio_machines::error::Result<()> {
+        self.host_mut().map_or(Ok(()), HostLink::finish)
+    }
+
+    fn host_mut(&mut self) -> Option<&mut HostLink> {
+        self.apps.as_mut()?.host.as_mut()
     }
 
     /// What each simulated dependency did so far.
     pub fn dependencies(&self) -> Vec<DependencyStats> {
-        self.deps
+        self.apps
             .as_ref()
+            .and_then(|a| a.deps.as_ref())
             .map_or_else(Vec::new, |d| d.stats().to_vec())
     }
 
@@ -116,18 +258,18 @@ impl Peer {
                 (Some(f), t) if t.is_none_or(|t| f <= t) => {
                     let d = self.inbox.remove(0);
                     stats.frames_in += 1;
-                    let app = self.deps.as_mut().map(|d| d as &mut (dyn TcpApp + 'static));
+                    let app = self.apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static));
                     (f, self.stack.receive_with(&d.bytes, f, app))
                 }
                 (_, Some(t)) => {
-                    let app = self.deps.as_mut().map(|d| d as &mut (dyn TcpApp + 'static));
+                    let app = self.apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static));
                     (t, self.stack.poll_with(t, app))
                 }
                 _ => break,
             };
             stats.frames_out += sent.len() as u64;
             out.extend(sent.into_iter().map(|bytes| Frame { at_ns: now, bytes }));
-            let app = self.deps.as_ref().map(|d| d as &(dyn TcpApp + 'static));
+            let app = self.apps.as_ref().map(|a| a as &(dyn TcpApp + 'static));
             self.next_poll = self
                 .stack
                 .next_poll_ns_with(now, app)
@@ -159,18 +301,18 @@ impl Peer {
     /// The peer a world snapshot recorded (the world's node `index`), serving `deps` (the
     /// snapshot's scenario's: replaying its history rebuilds their state too).
     pub fn resume(s: &PeerState, index: usize, deps: &[Dependency]) -> Peer {
-        let ports: Vec<u16> = deps.iter().map(|d| d.port).collect();
-        let mut app = (!deps.is_empty()).then(|| Dependencies::new(deps));
+        let mut apps = PeerApps::of(deps, None);
+        let ports = apps.as_ref().map_or_else(Vec::new, |a| a.ports());
         let stack = Stack::replay_serving(
             s.seed,
             PEER_MAC,
             PEER_IP,
             &ports,
             s.history.clone(),
-            app.as_mut().map(|d| d as &mut (dyn TcpApp + 'static)),
+            apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static)),
         );
         Peer {
-            deps: app,
+            apps,
             stack,
             inbox: s
                 .inbox

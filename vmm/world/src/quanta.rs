@@ -117,6 +117,14 @@ impl World {
                     self.switch
                         .route(self.names.len(), frame, &mut w.deliveries);
                 }
+                // The host link's refusals are traced; a replay that left its tape stops.
+                for (at, port) in p.take_host_refused() {
+                    self.trace
+                        .event(at, "host-refused", json!({ "port": port }));
+                }
+                if let Some(e) = p.take_host_failure() {
+                    return Err(e);
+                }
             }
             self.deliver(&mut w)?;
             w.done = !ends.is_empty() && ends.iter().all(|i| !self.alive[*i]);
@@ -294,6 +302,9 @@ impl World {
         if let Some(c) = w.links.as_mut() {
             c.finish()?;
         }
+        if let Some(p) = self.peer.as_mut() {
+            p.finish_host()?;
+        }
         let stopped_at_until = w.until_line.is_some();
         let mut summaries = Vec::new();
         let mut code = 0;
@@ -334,6 +345,7 @@ impl World {
             promises,
             peer: self.peer.as_ref().map(|_| self.peer_stats.clone()),
             dependencies: self.peer.as_ref().map_or_else(Vec::new, Peer::dependencies),
+            host: self.peer.as_ref().and_then(Peer::host_stats),
             faults: world_faults,
             seed: self.seed,
             world_trace_hash: self.trace.hash_hex(),

@@ -384,7 +384,7 @@ mod tests {
                 &wio_machines::trace::Trace::new(),
             ),
             peer: Some((
-                super::super::peer::Peer::new(wio_scheduler::RunSeed(1), &[], &[])
+                super::super::peer::Peer::new(wio_scheduler::RunSeed(1), &[], &[], None)
                     .save()
                     .unwrap(),
                 Default::default(),

@@ -49,6 +49,9 @@ pub struct WorldSummary {
     /// What the external service did, when the world has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<PeerStats>,
+    /// What the host link did (`--net host`), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::hostlink::HostStats>,
     /// What each simulated dependency did (`[[dependency]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<DependencyStats>,
@@ -153,6 +156,15 @@ impl WorldSummary {
                 "peer          {} frames in, {} out; {} TCP connections, {} bytes echoed; {} UDP datagrams\n",
                 p.frames_in, p.frames_out, p.tcp_connections, p.tcp_bytes, p.udp_datagrams
             ));
+        }
+        if let Some(h) = &self.host {
+            s.push_str(&format!(
+                "host link     {}: {} connections ({} refused by the host), {} bytes out, {} in; {} refused attempts to other ports; {} tape events\n",
+                h.mode, h.connections, h.host_refused, h.bytes_out, h.bytes_in, h.refused, h.tape_events
+            ));
+            if h.mode == "live" {
+                s.push_str("warning       a live host link is not deterministic: this run depends on the host's answers and their timing (record it with --record TAPE)\n");
+            }
         }
         for d in &self.dependencies {
             let answered: Vec<String> =

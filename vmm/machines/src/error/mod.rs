@@ -262,6 +262,8 @@ impl WioError {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
+            // A replay that is not the recording: what determinism failures exit with.
+            WioError::World(WorldError::TapeDiverged { .. }) => exit_code::NONDETERMINISM,
             // What the host or wio itself failed at, not the user's input.
             WioError::Memory(
                 MemoryError::Extents { .. }

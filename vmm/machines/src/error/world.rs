@@ -83,6 +83,17 @@ pub enum WorldError {
         #[source]
         source: wio_virtio_devices::DeviceError,
     },
+    /// A replay did something its tape does not hold.
+    #[error("the replay left its tape at {:.6} virtual s: {what}; the guests' requests are not those recorded (a changed guest or build: record the run again)", *.at_ns as f64 / 1e9)]
+    TapeDiverged {
+        /// When, virtual ns.
+        at_ns: u64,
+        /// What the guests did, and what the tape holds there.
+        what: String,
+    },
+    /// The host link was asked for in a way this world cannot run.
+    #[error("{0}")]
+    HostLink(String),
     /// A thread running some of the world's machines stopped answering (it panicked).
     #[error("a world thread died{}; the run cannot go on", if *.booting { " while booting its machines" } else { "" })]
     ThreadDied {

@@ -262,7 +262,7 @@ impl TcpApp for Dependencies {
         self.deps.iter().map(|d| d.port).collect()
     }
 
-    fn refuse(&mut self, port: u16, now_ns: u64) -> bool {
+    fn refuse(&mut self, port: u16, _from: ([u8; 4], u16), now_ns: u64) -> bool {
         let Some(d) = self.deps.iter().position(|d| d.port == port) else {
             return false;
         };
@@ -277,7 +277,7 @@ impl TcpApp for Dependencies {
         refused
     }
 
-    fn opened(&mut self, conn: u64, port: u16, _now_ns: u64) {
+    fn opened(&mut self, conn: u64, port: u16, _from: ([u8; 4], u16), _now_ns: u64) {
         let Some(d) = self.deps.iter().position(|d| d.port == port) else {
             return;
         };
@@ -362,7 +362,7 @@ mod tests {
 
     /// The answer `d` sends on `conn` for `request` at time 0 (its latency is none).
     fn ask(d: &mut Dependencies, conn: u64, request: &str) -> String {
-        d.opened(conn, 80, 0);
+        d.opened(conn, 80, ([10, 0, 0, 1], 1000), 0);
         d.data(conn, request.as_bytes(), 0);
         let mut out = Vec::new();
         let mut closed = false;
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(st.answered.get(&404), Some(&2));
         // A connection its client closed before the answer: the answer is dropped, the
         // connection closed.
-        d.opened(9, 80, 0);
+        d.opened(9, 80, ([10, 0, 0, 1], 1000), 0);
         d.closed(9, 0);
         assert_eq!(d.due(0), vec![AppAction::Close(9)]);
     }

@@ -58,6 +58,7 @@ pub(super) fn check(text: &str, base: &Path) -> Result<Scenario> {
         networks,
         dependencies,
         dependency_faults,
+        host_names: Vec::new(),
         max_virtual_ns: f
             .max_virtual_secs
             .unwrap_or(3600)

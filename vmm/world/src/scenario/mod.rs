@@ -280,6 +280,10 @@ pub struct Scenario {
     /// The dependencies' faults: written in the file, and drawn from the seed.
     #[serde(skip)]
     pub dependency_faults: Vec<DepFault>,
+    /// The host link's names (`--net host --allow NAME=...`): the peer's address in every
+    /// guest's hosts file. Set by the run, not the file.
+    #[serde(skip)]
+    pub host_names: Vec<String>,
 }
 
 impl Scenario {

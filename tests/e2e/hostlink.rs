@@ -1,0 +1,224 @@
+//! End-to-end tests of the host link (`wio sim --net host --allow ... --record TAPE`,
+//! `--replay TAPE`): a guest fetches from an HTTP server this test starts on 127.0.0.1;
+//! the recorded run and its replays (the server stopped) give the same world trace hash;
+//! a guest built to send another request stops its replay with the divergence message; a
+//! port that is not allowed refuses the connection (counted, traced); damaged tapes and a
+//! tape of another configuration are one-line errors.
+//! Need the guests built by images/build-all-riscv64.sh.
+
+#![forbid(unsafe_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use wio_e2e_tests::{
+    require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
+};
+
+/// An HTTP server on 127.0.0.1 answering `GET /hello.txt` (404 otherwise) until stopped.
+struct Server {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            for c in l.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut c) = c else { continue };
+                let mut buf = Vec::new();
+                let mut b = [0u8; 1024];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut b) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&b[..n]),
+                    }
+                }
+                let (status, body) = if buf.starts_with(b"GET /hello.txt ") {
+                    ("200 OK", "hello from the host\n")
+                } else {
+                    ("404 Not Found", "no\n")
+                };
+                let _ = write!(
+                    c,
+                    "HTTP/1.0 {status}\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Server {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// An uncompressed cpio (newc) archive of regular files.
+fn cpio(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let pad = |out: &mut Vec<u8>| {
+        while !out.len().is_multiple_of(4) {
+            out.push(0);
+        }
+    };
+    let entry = |out: &mut Vec<u8>, ino: u32, name: &str, data: &[u8], mode: u32| {
+        let fields = [
+            ino,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            0,
+            0,
+            name.len() as u32 + 1,
+            0,
+        ];
+        out.extend_from_slice(b"070701");
+        for f in fields {
+            out.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        pad(out);
+        out.extend_from_slice(data);
+        pad(out);
+    };
+    for (i, (name, data)) in files.iter().enumerate() {
+        entry(&mut out, i as u32 + 1, name, data, 0o100644);
+    }
+    entry(&mut out, 0, "TRAILER!!!", b"", 0);
+    out
+}
+
+/// The small guest's initramfs with /etc/wio-request holding `path` (a second, gzip'd
+/// archive after it: the kernel unpacks both): a build whose client asks for `path`.
+fn initrd_asking(dir: &Path, path: &str, to: &Path) {
+    let base = std::fs::read(riscv_guest_artifact("RISCV64_SMALL_INITRAMFS").unwrap()).unwrap();
+    let raw = dir.join("extra.cpio");
+    std::fs::write(
+        &raw,
+        cpio(&[("etc/wio-request", format!("{path}\n").as_bytes())]),
+    )
+    .unwrap();
+    let gz = std::process::Command::new("gzip")
+        .args(["-n", "-c"])
+        .arg(&raw)
+        .output()
+        .unwrap();
+    assert!(gz.status.success());
+    let mut all = base;
+    all.extend_from_slice(&gz.stdout);
+    std::fs::write(to, all).unwrap();
+}
+
+#[test]
+fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
+    let test = "a_recorded_host_fetch_replays_bit_for_bit_without_the_host";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("hostlink");
+    let mut server = Server::start();
+    let initrd = dir.join("initrd.img");
+    initrd_asking(&dir, "/hello.txt", &initrd);
+    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let world = dir.join("fetch.toml");
+    std::fs::write(
+        &world,
+        format!(
+            "max_virtual_secs = 30\n[[node]]\nname = \"c\"\nkernel = \"{}\"\ninitrd = \"initrd.img\"\nrun = \"wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?\"\n",
+            kernel.display(),
+            server.port
+        ),
+    )
+    .unwrap();
+    let w = world.to_str().unwrap();
+    let tape = dir.join("fetch.tape");
+    let t = tape.to_str().unwrap();
+    let allow = format!("api=127.0.0.1:{}", server.port);
+    let (o, rec) = with_summary(
+        "sim",
+        &[
+            w, "--seed", "3", "--net", "host", "--allow", &allow, "--record", t,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("hello from the host"), "{out}");
+    // The port nobody allowed: refused, counted (and traced in the world's trace).
+    assert!(out.contains("Connection refused"), "{out}");
+    assert_eq!(rec["host"]["mode"], "recording", "{rec}");
+    assert_eq!(rec["host"]["refused"], 1, "{rec}");
+    assert!(rec["host"]["tape_events"].as_u64().unwrap() >= 4, "{rec}");
+    // Without the host, twice: the recorded run, bit for bit (the tape's seed by default).
+    server.stop();
+    for _ in 0..2 {
+        let (o, s) = with_summary("sim", &[w, "--replay", t]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("hello from the host"), "{}", stdout(&o));
+        assert_eq!(s["world_trace_hash"], rec["world_trace_hash"]);
+        assert_eq!(s["host"]["mode"], "replay", "{s}");
+        assert!(
+            stderr(&o).contains("sandbox       on"),
+            "a replay needs no network: {}",
+            stderr(&o)
+        );
+    }
+    // A build whose client asks for something else: stopped where it parts from the tape.
+    initrd_asking(&dir, "/other.txt", &initrd);
+    let o = wio(&["sim", w, "--replay", t, "--quiet"]);
+    assert_eq!(o.status.code(), Some(104), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("the replay left its tape")
+            && e.contains("GET /other.txt")
+            && e.contains("GET /hello.txt"),
+        "{e}"
+    );
+    initrd_asking(&dir, "/hello.txt", &initrd);
+    // Bad tapes and another configuration: one line each.
+    let text = std::fs::read_to_string(&tape).unwrap();
+    let cut = dir.join("cut.tape");
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&cut, lines[..lines.len() - 1].join("\n")).unwrap();
+    let other = dir.join("other.toml");
+    std::fs::write(
+        &other,
+        std::fs::read_to_string(&world)
+            .unwrap()
+            .replace("max_virtual_secs = 30", "max_virtual_secs = 31"),
+    )
+    .unwrap();
+    for (scenario, tape, code, want) in [
+        (w, cut.to_str().unwrap(), 101, "truncated"),
+        (other.to_str().unwrap(), t, 100, "another configuration"),
+    ] {
+        let o = wio(&["sim", scenario, "--replay", tape, "--quiet"]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{e}");
+        assert!(e.contains(want) && e.trim().lines().count() == 1, "{e}");
+    }
+}

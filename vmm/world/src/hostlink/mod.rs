@@ -1,0 +1,457 @@
+//! The host link (`wio sim --net host --allow ...`): the world's peer forwards the guests'
+//! TCP connections to allowed host addresses, and records what comes back on a tape
+//! (`--record`); a replay (`--replay TAPE`) answers from the tape without the host, so the
+//! recorded run comes back bit for bit.
+//!
+//! A guest reaches an allowed `NAME=ADDR:PORT` at `NAME:PORT` (NAME is in every guest's
+//! `/etc/hosts` with the peer's address; the default name is `host`). Any other port of
+//! the peer refuses the connection (a reset answers its SYN), and the attempt is counted and
+//! traced; addresses outside the world's network are unreachable (the guests have no
+//! route out).
+//!
+//! Determinism: a live link is not deterministic (the host answers when it answers), and
+//! the summary says so. What the host sent reaches the guests only in the service's calls
+//! (the peer's polls, every [`POLL_NS`] of virtual time while a host connection is open,
+//! and its frame arrivals), each numbered; the tape records each answer with its call's
+//! number, and a replay delivers it in that call. A replay checks what the guests send
+//! against the tape, and stops at the first difference, naming it.
+
+pub mod tape;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+use tape::{Event, Tape};
+use wio_machines::error::{Result, WioError};
+use wio_virtio_devices::net::stack::{AppAction, TcpApp};
+
+/// How often the link looks at the host while a connection is open, virtual ns.
+pub const POLL_NS: u64 = 1_000_000;
+/// How long a live link waits for a host connection, wall time.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Most bytes of a host answer taken in one call (and one tape line).
+const PIECE: usize = 64 * 1024;
+
+/// A guest's end of a connection: its IPv4 address and port.
+type Endpoint = ([u8; 4], u16);
+
+/// One allowed destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allow {
+    /// Its host name in the guests.
+    pub name: String,
+    /// The host address the peer connects to.
+    pub addr: SocketAddr,
+}
+
+impl Allow {
+    /// Parses `[NAME=]ADDR:PORT` (`--allow`).
+    pub fn parse(s: &str) -> std::result::Result<Allow, String> {
+        let (name, addr) = match s.split_once('=') {
+            Some((n, a)) => (n, a),
+            None => ("host", s),
+        };
+        let ok_name = !name.is_empty()
+            && name.len() <= 32
+            && name.as_bytes()[0].is_ascii_alphabetic()
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !ok_name {
+            return Err(format!("--allow {s:?}: {name:?} is not a host name (a letter, then letters, digits or '-')"));
+        }
+        let addr: SocketAddr = addr.parse().map_err(|_| {
+            format!("--allow {s:?}: {addr:?} is not ADDR:PORT (an IP address and a port, e.g. 127.0.0.1:8080)")
+        })?;
+        if addr.port() == 0 || addr.port() == wio_virtio_devices::net::stack::ECHO_PORT {
+            return Err(format!(
+                "--allow {s:?}: port {} is not free on the peer (0 and 7 are not)",
+                addr.port()
+            ));
+        }
+        Ok(Allow {
+            name: name.to_string(),
+            addr,
+        })
+    }
+
+    /// As given.
+    pub fn text(&self) -> String {
+        format!("{}={}", self.name, self.addr)
+    }
+}
+
+/// Where the host's answers come from.
+pub enum Mode {
+    /// The host, live; recorded when a tape writer is given.
+    Live(Option<tape::Writer>),
+    /// A tape.
+    Replay(Tape),
+}
+
+/// What the link did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostStats {
+    /// "live", "recording" or "replay".
+    pub mode: String,
+    /// Connections made to allowed destinations.
+    pub connections: u64,
+    /// Connections to allowed destinations the host refused.
+    pub host_refused: u64,
+    /// Connection attempts to a port of the peer nothing serves (refused).
+    pub refused: u64,
+    /// Bytes the guests sent to the host.
+    pub bytes_out: u64,
+    /// Bytes the host sent to the guests.
+    pub bytes_in: u64,
+    /// Tape events recorded or replayed.
+    pub tape_events: u64,
+}
+
+struct Conn {
+    stream: Option<TcpStream>,
+    /// Whether the guest sent bytes since the host last answered (a live link then waits).
+    awaiting: bool,
+}
+
+/// The host link, as a service of the peer.
+pub struct HostLink {
+    allow: Vec<Allow>,
+    mode: Mode,
+    /// Host connections made at a guest's SYN (by the guest's address and port, and the
+    /// port it asked for), waiting for the guest's connection to open: whether the host
+    /// accepted it, and (live) the host's connection.
+    made: BTreeMap<(Endpoint, u16), (bool, Option<TcpStream>)>,
+    conns: BTreeMap<u64, Conn>,
+    calls: u64,
+    last_due: u64,
+    cursor: usize,
+    out: Vec<AppAction>,
+    divergence: Option<(u64, String)>,
+    failure: Option<WioError>,
+    /// Refused attempts (virtual ns, port) not yet traced.
+    refused: Vec<(u64, u16)>,
+    stats: HostStats,
+}
+
+impl HostLink {
+    /// A link to `allow` in `mode`.
+    pub fn new(allow: Vec<Allow>, mode: Mode) -> HostLink {
+        let stats = HostStats {
+            mode: match &mode {
+                Mode::Live(None) => "live",
+                Mode::Live(Some(_)) => "recording",
+                Mode::Replay(_) => "replay",
+            }
+            .into(),
+            ..HostStats::default()
+        };
+        HostLink {
+            allow,
+            mode,
+            made: BTreeMap::new(),
+            conns: BTreeMap::new(),
+            calls: 0,
+            last_due: 0,
+            cursor: 0,
+            out: Vec::new(),
+            divergence: None,
+            failure: None,
+            refused: Vec::new(),
+            stats,
+        }
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> &HostStats {
+        &self.stats
+    }
+
+    /// Refused attempts since the last call (virtual ns, port), for the world's trace.
+    pub fn take_refused(&mut self) -> Vec<(u64, u16)> {
+        std::mem::take(&mut self.refused)
+    }
+
+    /// Where a replay first left its tape (virtual ns, what), or a recording's write error.
+    pub fn take_failure(&mut self) -> Option<WioError> {
+        if let Some(e) = self.failure.take() {
+            return Some(e);
+        }
+        self.divergence.take().map(|(at_ns, what)| {
+            wio_machines::error::WorldError::TapeDiverged { at_ns, what }.into()
+        })
+    }
+
+    /// Ends a recording (its tape's end line); returns the number of events.
+    pub fn finish(&mut self) -> Result<()> {
+        if let Mode::Live(w) = &mut self.mode {
+            if let Some(w) = w.take() {
+                return w.finish();
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, e: Event) {
+        if let Mode::Live(Some(w)) = &mut self.mode {
+            self.stats.tape_events += 1;
+            if let Err(e) = w.event(&e) {
+                self.failure.get_or_insert(e);
+            }
+        }
+    }
+
+    /// The replay's next event if it is what the guests did now; otherwise the divergence.
+    fn expect(&mut self, now: u64, want: &Event) -> bool {
+        let Mode::Replay(t) = &self.mode else {
+            return true;
+        };
+        if self.divergence.is_some() {
+            return false;
+        }
+        match t.events.get(self.cursor) {
+            Some(got) if got == want => {
+                self.cursor += 1;
+                self.stats.tape_events += 1;
+                true
+            }
+            got => {
+                let got = got.map_or_else(|| "its end".to_string(), describe);
+                self.divergence = Some((
+                    now,
+                    format!(
+                        "the guests did {} where the tape holds {got}",
+                        describe(want)
+                    ),
+                ));
+                false
+            }
+        }
+    }
+}
+
+/// An event in words, for divergence messages.
+fn describe(e: &Event) -> String {
+    let bytes = |h: &str| {
+        let b = tape::unhex(h).unwrap_or_default();
+        let text = String::from_utf8_lossy(&b[..b.len().min(60)]).into_owned();
+        format!(
+            "{} bytes {:?}{}",
+            b.len(),
+            text,
+            if b.len() > 60 { "..." } else { "" }
+        )
+    };
+    match e {
+        Event::Connect { t, port, ok } => format!(
+            "a connection to port {port} ({}) at {:.6} s",
+            if *ok { "made" } else { "refused by the host" },
+            *t as f64 / 1e9
+        ),
+        Event::Sent { t, conn, hex } => format!(
+            "a send on connection {conn} at {:.6} s of {}",
+            *t as f64 / 1e9,
+            bytes(hex)
+        ),
+        Event::Recv { t, conn, hex, .. } => format!(
+            "the host's answer on connection {conn} at {:.6} s ({})",
+            *t as f64 / 1e9,
+            bytes(hex)
+        ),
+        Event::Eof { t, conn, .. } => format!(
+            "the host's close of connection {conn} at {:.6} s",
+            *t as f64 / 1e9
+        ),
+    }
+}
+
+impl TcpApp for HostLink {
+    fn ports(&self) -> Vec<u16> {
+        self.allow.iter().map(|a| a.addr.port()).collect()
+    }
+
+    fn refuse(&mut self, port: u16, from: ([u8; 4], u16), now_ns: u64) -> bool {
+        let Some(a) = self.allow.iter().find(|a| a.addr.port() == port) else {
+            return false;
+        };
+        if let Some(made) = self.made.get(&(from, port)) {
+            // The same SYN again (its answer was lost): the same answer, nothing recorded.
+            return !made.0;
+        }
+        let addr = a.addr;
+        let (ok, stream) = match &self.mode {
+            Mode::Live(_) => {
+                let s = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).ok();
+                if let Some(s) = &s {
+                    let _ = s.set_nonblocking(true);
+                    let _ = s.set_nodelay(true);
+                }
+                (s.is_some(), s)
+            }
+            Mode::Replay(t) => match t.events.get(self.cursor) {
+                Some(Event::Connect { ok, .. }) => (*ok, None),
+                _ => (true, None),
+            },
+        };
+        let e = Event::Connect {
+            t: now_ns,
+            port,
+            ok,
+        };
+        if self.expect(now_ns, &e) {
+            self.record(e);
+        }
+        if ok {
+            self.stats.connections += 1;
+        } else {
+            self.stats.host_refused += 1;
+        }
+        self.made.insert((from, port), (ok, stream));
+        !ok
+    }
+
+    fn stray(&mut self, port: u16, now_ns: u64) {
+        self.stats.refused += 1;
+        self.refused.push((now_ns, port));
+    }
+
+    fn opened(&mut self, conn: u64, port: u16, from: ([u8; 4], u16), _now_ns: u64) {
+        let stream = self.made.remove(&(from, port)).and_then(|(_, s)| s);
+        self.conns.insert(
+            conn,
+            Conn {
+                stream,
+                awaiting: false,
+            },
+        );
+    }
+
+    fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64) {
+        let e = Event::Sent {
+            t: now_ns,
+            conn,
+            hex: tape::hex(bytes),
+        };
+        if !self.expect(now_ns, &e) {
+            return;
+        }
+        self.record(e);
+        self.stats.bytes_out += bytes.len() as u64;
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        c.awaiting = true;
+        if let Some(s) = &mut c.stream {
+            // Requests are small; a host that does not take them within its buffers is
+            // written to blocking (a live run waits for the host anyway).
+            let _ = s.set_nonblocking(false);
+            let _ = s.write_all(bytes);
+            let _ = s.set_nonblocking(true);
+        }
+    }
+
+    fn closed(&mut self, conn: u64, _now_ns: u64) {
+        if let Some(c) = self.conns.remove(&conn) {
+            if let Some(s) = c.stream {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        self.out.push(AppAction::Close(conn));
+    }
+
+    fn due(&mut self, now_ns: u64) -> Vec<AppAction> {
+        self.calls += 1;
+        self.last_due = now_ns;
+        let call = self.calls;
+        let mut got: Vec<(u64, Option<Vec<u8>>)> = Vec::new();
+        match &mut self.mode {
+            Mode::Live(_) => {
+                let waiting = self.conns.values().any(|c| c.awaiting);
+                for (&conn, c) in self.conns.iter_mut() {
+                    let Some(s) = &mut c.stream else { continue };
+                    let mut buf = vec![0u8; PIECE];
+                    match s.read(&mut buf) {
+                        Ok(0) => {
+                            c.stream = None;
+                            got.push((conn, None));
+                        }
+                        Ok(n) => got.push((conn, Some(buf[..n].to_vec()))),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(_) => {
+                            c.stream = None;
+                            got.push((conn, None));
+                        }
+                    }
+                }
+                if got.is_empty() && waiting {
+                    // The guests wait for the host: virtual time waits with them, about as
+                    // long as it passes between two polls.
+                    std::thread::sleep(Duration::from_nanos(POLL_NS));
+                }
+            }
+            Mode::Replay(t) => {
+                while let Some(e) = t.events.get(self.cursor) {
+                    match e {
+                        Event::Recv {
+                            call: c, conn, hex, ..
+                        } if *c == call => {
+                            got.push((*conn, Some(tape::unhex(hex).unwrap_or_default())));
+                        }
+                        Event::Eof { call: c, conn, .. } if *c == call => got.push((*conn, None)),
+                        _ => break,
+                    }
+                    self.cursor += 1;
+                    self.stats.tape_events += 1;
+                }
+            }
+        }
+        let live = matches!(self.mode, Mode::Live(_));
+        for (conn, bytes) in got {
+            if live {
+                let e = match &bytes {
+                    Some(b) => Event::Recv {
+                        t: now_ns,
+                        call,
+                        conn,
+                        hex: tape::hex(b),
+                    },
+                    None => Event::Eof {
+                        t: now_ns,
+                        call,
+                        conn,
+                    },
+                };
+                self.record(e);
+            }
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.awaiting = false;
+            }
+            match bytes {
+                Some(b) => {
+                    self.stats.bytes_in += b.len() as u64;
+                    self.out.push(AppAction::Send(conn, b));
+                }
+                None => self.out.push(AppAction::Close(conn)),
+            }
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    fn wake(&self) -> Option<u64> {
+        (!self.conns.is_empty()).then(|| self.last_due.saturating_add(POLL_NS))
+    }
+
+    fn settings(&mut self, _bytes: &[u8]) {}
+}
+
+/// The host link's allow list from `--allow` values (names and ports each used once).
+pub fn allow_list(values: &[String]) -> std::result::Result<Vec<Allow>, String> {
+    let mut out: Vec<Allow> = Vec::new();
+    for v in values {
+        let a = Allow::parse(v)?;
+        if out.iter().any(|o| o.addr.port() == a.addr.port()) {
+            return Err(format!("--allow {v:?}: port {} is allowed twice; the guests reach each destination at the peer's port of the same number", a.addr.port()));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
