@@ -146,13 +146,50 @@ fn a_guest_sees_each_written_dependency_fault_and_one_seed_gives_one_trace() {
         );
     }
     assert!(stderr(&o).contains("dependency    bank:"), "{}", stderr(&o));
-    // One seed, one world; another seed draws other latencies.
-    let (again, s2) = with_summary("sim", &[w, "--seed", "1", "--quiet"]);
-    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    assert_eq!(s["world_trace_hash"], s2["world_trace_hash"]);
-    let (other, s3) = with_summary("sim", &[w, "--seed", "2", "--quiet"]);
-    assert_eq!(other.status.code(), Some(0), "{}", stderr(&other));
-    assert_ne!(s["world_trace_hash"], s3["world_trace_hash"]);
+    // One seed, one world; another seed draws other latencies: `wio diff` of their traces
+    // names where they first part.
+    let (d1, d1b, d2) = (dir.join("one"), dir.join("one-again"), dir.join("two"));
+    let traced = |seed: &str, d: &std::path::Path| {
+        let (o, s) = with_summary(
+            "sim",
+            &[
+                w,
+                "--seed",
+                seed,
+                "--quiet",
+                "--trace-dir",
+                d.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        s
+    };
+    assert_eq!(s["world_trace_hash"], traced("1", &d1)["world_trace_hash"]);
+    traced("1", &d1b);
+    assert_ne!(s["world_trace_hash"], traced("2", &d2)["world_trace_hash"]);
+    let same = wio(&["diff", d1.to_str().unwrap(), d1b.to_str().unwrap()]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).contains("c: same ("), "{}", stdout(&same));
+    let o = wio(&["diff", d1.to_str().unwrap(), d2.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let d: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let c = d["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "c")
+        .unwrap();
+    assert!(
+        c["first"]["index"].as_u64().is_some() && c["first"]["a"] != c["first"]["b"],
+        "{c}"
+    );
+    let text = stdout(&wio(&["diff", d1.to_str().unwrap(), d2.to_str().unwrap()]));
+    assert!(
+        text.contains("c: ")
+            && text.contains("first difference at event")
+            && text.contains("  A: "),
+        "{text}"
+    );
 }
 
 /// A client that charges 40 times and checks that every charge the bank applied was

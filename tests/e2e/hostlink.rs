@@ -1,7 +1,8 @@
 //! End-to-end tests of the host link (`wio sim --net host --allow ... --record TAPE`,
 //! `--replay TAPE`): a guest fetches from an HTTP server this test starts on 127.0.0.1;
-//! the recorded run and its replays (the server stopped) give the same world trace hash;
-//! a guest built to send another request stops its replay with the divergence message; a
+//! the recorded run and its replays (the server stopped) give the same world trace hash,
+//! and `wio verify --golden` of its traces passes; a guest built to send another request
+//! stops its replay (and the golden run's check) with the divergence message; a
 //! port that is not allowed refuses the connection (counted, traced); damaged tapes and a
 //! tape of another configuration are one-line errors.
 //! Need the guests built by images/build-all-riscv64.sh.
@@ -159,10 +160,22 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
     let tape = dir.join("fetch.tape");
     let t = tape.to_str().unwrap();
     let allow = format!("api=127.0.0.1:{}", server.port);
+    let golden = dir.join("golden");
+    let g = golden.to_str().unwrap();
     let (o, rec) = with_summary(
         "sim",
         &[
-            w, "--seed", "3", "--net", "host", "--allow", &allow, "--record", t,
+            w,
+            "--seed",
+            "3",
+            "--net",
+            "host",
+            "--allow",
+            &allow,
+            "--record",
+            t,
+            "--trace-dir",
+            g,
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -187,8 +200,15 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
             stderr(&o)
         );
     }
+    // The recorded run is a golden run: this build runs it the same (from its tape).
+    let o = wio(&["verify", "--golden", g]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("structurally equal"), "{}", stdout(&o));
     // A build whose client asks for something else: stopped where it parts from the tape.
     initrd_asking(&dir, "/other.txt", &initrd);
+    let o = wio(&["verify", "--golden", g]);
+    assert_eq!(o.status.code(), Some(104), "{}", stderr(&o));
+    assert!(stderr(&o).contains("GET /other.txt"), "{}", stderr(&o));
     let o = wio(&["sim", w, "--replay", t, "--quiet"]);
     assert_eq!(o.status.code(), Some(104), "{}", stderr(&o));
     let e = stderr(&o);

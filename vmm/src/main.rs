@@ -14,6 +14,7 @@ use wio_world as world;
 mod bench;
 mod cli;
 mod image;
+mod sim;
 mod snapshot_info;
 
 /// `wio run`: checks the flags, builds the run's configuration, boots (or restores, or
@@ -260,140 +261,6 @@ fn exit_for(r: &explore::Report) -> i32 {
 }
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
-/// The host link `--net host`, `--allow`, `--record` and `--replay` ask for.
-fn host_spec(args: &cli::SimArgs) -> Result<Option<world::HostSpec>, WioError> {
-    if args.net.is_none() && args.replay.is_none() {
-        return Ok(None);
-    }
-    let allow = world::hostlink::allow_list(&args.allow).map_err(WioError::Usage)?;
-    if args.replay.is_none() && allow.is_empty() {
-        return Err(WioError::Usage(
-            "--net host: nothing is allowed; name each host destination with --allow [NAME=]ADDR:PORT, e.g. --allow api=127.0.0.1:8080".into(),
-        ));
-    }
-    if args.replay.is_some() && !allow.is_empty() {
-        return Err(WioError::Usage(
-            "--replay takes its allow list from the tape: leave out --allow".into(),
-        ));
-    }
-    Ok(Some(world::HostSpec {
-        allow,
-        record: args.record.clone(),
-        replay: args.replay.clone(),
-    }))
-}
-
-fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
-    let plan = args
-        .fault_plan
-        .as_deref()
-        .map(world::faults::WorldPlan::read)
-        .transpose()?;
-    let p = plan.as_ref();
-    // Said when the command line gives a value other than the plan records.
-    fn overrides<T: PartialEq>(what: &str, given: Option<&T>, recorded: Option<&T>) {
-        if matches!((given, recorded), (Some(g), Some(r)) if g != r) {
-            eprintln!("wio: {what} as given, not as the fault plan records it");
-        }
-    }
-    overrides(
-        "--sched-noise",
-        args.sched_noise.as_ref(),
-        p.and_then(|p| p.sched_noise.as_ref()),
-    );
-    overrides(
-        "--until",
-        args.until.as_ref(),
-        p.and_then(|p| p.until.as_ref()),
-    );
-    let opts = world::Options {
-        gdb: args.gdb.clone(),
-        quiet: args.quiet,
-        jobs: args.jobs,
-        pcap_dir: args.pcap_dir.clone(),
-        snapshot: match &args.snapshot_at {
-            Some(at) => Some((
-                world::SnapWhen::from_at(at.clone())?,
-                args.snapshot_out.clone(),
-            )),
-            None => None,
-        },
-        // A shrunk plan records how its branch ran; what the command line says wins.
-        until: args
-            .until
-            .clone()
-            .or_else(|| p.and_then(|p| p.until.clone())),
-        timeline: args.timeline.clone(),
-        max_virtual_ns: args
-            .max_virtual_secs
-            .map(|s| {
-                s.checked_mul(1_000_000_000)
-                    .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))
-            })
-            .transpose()?
-            .or_else(|| p.and_then(|p| p.max_virtual_ns)),
-        sched_noise: args.sched_noise.or_else(|| p.and_then(|p| p.sched_noise)),
-        plan: plan.clone(),
-        host: host_spec(args)?,
-        ..world::Options::default()
-    };
-    if opts.host.is_some() && (args.from.is_some() || opts.snapshot.is_some()) {
-        return Err(WioError::Usage(
-            "--net host and --replay run a world from its scenario: a host link is not kept in world snapshots yet (leave out --from and --snapshot-at)".into(),
-        ));
-    }
-    // A replay runs with its tape's seed unless told otherwise (and then checks it).
-    let tape_seed = match &args.replay {
-        Some(p) if args.seed.is_none() => Some(world::hostlink::tape::Tape::read(p)?.head.seed),
-        _ => None,
-    };
-    let seed = args.seed.or(tape_seed);
-    let summary = match (&args.from, &args.scenario) {
-        (Some(from), _) => {
-            let loaded = world::snapshot::LoadedWorld::load(from)?;
-            let (moment, seed) = match &args.path {
-                Some(text) => {
-                    let path = explore::path::BranchPath::parse(text)?;
-                    // The steps as the exploration ran them: quiet, to the same ends.
-                    let steps = world::Options {
-                        jobs: opts.jobs,
-                        max_virtual_ns: opts.max_virtual_ns,
-                        ..explore::path::world_steps(opts.until.clone(), 0, opts.sched_noise)
-                    };
-                    let cancel = std::sync::atomic::AtomicBool::new(false);
-                    let moment = path.last_world_moment(&loaded, &steps, &cancel)?;
-                    (moment, Some(path.seed))
-                }
-                None => (None, args.seed),
-            };
-            world::restore(moment.as_ref().unwrap_or(&loaded), seed, &opts, None)?.ok_or(
-                WioError::NoResult {
-                    what: "the world run",
-                },
-            )?
-        }
-        (None, Some(path)) => {
-            let mut scenario = world::scenario::Scenario::read(path)?;
-            for arg in &args.node_args {
-                scenario.add_node_args(arg)?;
-            }
-            world::run(&scenario, seed.unwrap_or(0), &opts)?
-        }
-        (None, None) => {
-            return Err(WioError::Usage(
-                "wio sim needs a scenario file or --from WORLD.snap".into(),
-            ))
-        }
-    };
-    if !args.no_summary {
-        eprint!("{}", summary.human());
-    }
-    if let Some(path) = &args.summary_json {
-        wio_machines::summary::write_json(&summary, path, "summary")?;
-    }
-    Ok(summary.wio_exit_code)
-}
-
 /// `--jobs`: the number given (at least 1), or the host's cores.
 fn jobs_or_cores(jobs: Option<usize>) -> Result<usize, WioError> {
     match jobs {
@@ -655,11 +522,15 @@ fn dispatch(cli: &Cli) -> wio_machines::error::Result<i32> {
         Command::Run(args) => run_command(args),
         Command::Bench(args) => bench::run(args).map(|()| 0),
         Command::Explore(args) => explore_command(args),
-        Command::Sim(args) => sim_command(args),
+        Command::Sim(args) => sim::sim_command(args),
         Command::Shrink(args) => shrink_command(args),
+        Command::Diff(args) => sim::diff_command(args),
+        Command::Verify(args) if args.golden.is_some() => {
+            sim::verify_golden(args.golden.as_deref().unwrap_or(std::path::Path::new(".")))
+        }
         Command::Verify(args) => jobs_or_cores(args.jobs).and_then(|jobs| {
             verify::verify(&verify::Verify {
-                from: args.from.clone(),
+                from: args.from.clone().unwrap_or_default(),
                 reports: args.report.clone(),
                 plans: args.plan.clone(),
                 jobs,

@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod explore;
 pub mod shrink;
 pub mod triage;

@@ -116,3 +116,14 @@ Examples:
   wio verify --from fixed.snap --report report.json --plan shrink-35.json
 
 Exit status 0 when every case is fixed, 108 when some still fail.";
+
+pub(super) const DIFF_EXAMPLES: &str = "\
+Examples:
+  wio sim world.toml --seed 1 --trace-dir run1 && wio sim world.toml --seed 2 --trace-dir run2
+  wio diff run1 run2                            # each trace: same, or where it first differs
+  wio diff run1 run2 --ignore-times             # the same events in the same order, any time
+  wio diff run1 run2 --only console             # what the guests printed, in order
+  wio diff a.jsonl b.jsonl --json               # two wio run --trace files, as JSON
+  wio verify --golden run1                      # run1 again with this build: the same run?
+
+Exits 0 when the runs are structurally equal, 1 when they differ.";

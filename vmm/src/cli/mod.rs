@@ -111,6 +111,10 @@ pub enum Command {
     /// Import container images (OCI layouts and archives) as riscv64 root disks, and list them.
     #[command(subcommand, after_help = IMAGE_EXAMPLES)]
     Image(ImageCommand),
+    /// Compare two runs structurally: their traces event by event (a trace file of `wio run
+    /// --trace`, or a folder of `wio sim --trace-dir`), naming where each first differs
+    #[command(after_help = DIFF_EXAMPLES)]
+    Diff(DiffArgs),
     /// Check a trace file's hash chain and print its final hash.
     VerifyTrace {
         /// The trace file written by `wio run --trace`.
@@ -214,6 +218,10 @@ pub struct SimArgs {
     /// so `--replay TAPE` gives this run again without the host.
     #[arg(long, value_name = "TAPE", requires = "net")]
     pub record: Option<PathBuf>,
+    /// Write the world's trace to DIR/world.jsonl and each node's to DIR/NAME.jsonl, and
+    /// how to run it again to DIR/golden.json (for `wio diff` and `wio verify --golden`).
+    #[arg(long, value_name = "DIR")]
+    pub trace_dir: Option<PathBuf>,
     /// Replay a tape recorded with --record: the same world and seed (the tape's, by
     /// default), the host's answers from the tape, no network; stops (exit 104) at the
     /// first thing the guests do that the tape does not hold.
@@ -338,12 +346,41 @@ pub struct ShrinkArgs {
     pub out: Option<PathBuf>,
 }
 
+/// Options of `wio diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first run: a trace file or a `--trace-dir` folder.
+    pub a: PathBuf,
+    /// The second run.
+    pub b: PathBuf,
+    /// Leave out virtual times (and the exit digests, which fold times in).
+    #[arg(long)]
+    pub ignore_times: bool,
+    /// Leave out every field but each event's kind.
+    #[arg(long)]
+    pub ignore_payloads: bool,
+    /// Compare only events of these kinds (repeatable or comma-separated), e.g. `--only
+    /// console` for what the guests printed.
+    #[arg(long, value_name = "KIND", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Events shown before each first difference.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub context: usize,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Options of `wio verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The world snapshot of the changed (fixed) build.
-    #[arg(long, value_name = "FILE")]
-    pub from: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "golden")]
+    pub from: Option<PathBuf>,
+    /// A golden run (a `wio sim --trace-dir` folder): run it again with this build (its
+    /// scenario, seed, tape) and pass when the run is structurally the same.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["from", "report", "plan"])]
+    pub golden: Option<PathBuf>,
     /// Exploration reports whose failing seeds are re-run (repeatable).
     #[arg(long, value_name = "FILE")]
     pub report: Vec<PathBuf>,

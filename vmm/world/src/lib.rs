@@ -118,6 +118,25 @@ pub struct Options {
     pub observe: Vec<Signal>,
     /// The host link (`--net host`), live, recorded or replayed.
     pub host: Option<HostSpec>,
+    /// Write the world's trace to DIR/world.jsonl and each node's to DIR/NAME.jsonl (for
+    /// `wio diff`; the same lines the trace hashes chain).
+    pub trace_dir: Option<PathBuf>,
+}
+
+/// The world's trace: hashing only, or also written to `dir`/world.jsonl.
+fn world_trace(dir: Option<&Path>) -> Result<Trace> {
+    let Some(dir) = dir else {
+        return Ok(Trace::new());
+    };
+    let path = dir.join("world.jsonl");
+    let io = |source| WioError::ArtifactIo {
+        what: "world trace",
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let file = std::fs::File::create(&path).map_err(io)?;
+    Ok(Trace::to_writer(Box::new(std::io::BufWriter::new(file))))
 }
 
 /// The host link a run asks for.
@@ -263,7 +282,7 @@ fn agents(s: &Scenario) -> Vec<bool> {
 pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
     let wall = Instant::now();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
-    let mut trace = Trace::new();
+    let mut trace = world_trace(opts.trace_dir.as_deref())?;
     trace.event(
         0,
         "world",
@@ -282,7 +301,7 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         None => None,
     };
     let s = &s;
-    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref(), opts.trace_dir.as_deref())?
         .into_iter()
         .map(|c| (c, None))
         .collect();
@@ -366,8 +385,10 @@ pub fn restore_guided(
     let reseed = (seed != st.seed).then_some(RunSeed(seed));
     let mut s = st.scenario.clone();
     let names: Vec<String> = s.nodes.iter().map(|n| n.name.clone()).collect();
-    let mut trace =
-        wio_machines::snapshot::persist::infallible(Trace::restore(Trace::new(), &st.trace));
+    let mut trace = wio_machines::snapshot::persist::infallible(Trace::restore(
+        world_trace(opts.trace_dir.as_deref())?,
+        &st.trace,
+    ));
     if reseed.is_some() {
         trace.event(st.at_ns, "reseed", json!({ "from": st.seed, "seed": seed }));
     }
@@ -397,7 +418,7 @@ pub fn restore_guided(
             .ok_or_else(|| WorldError::PlanNode { name: name.clone() })?;
         own[i] = FaultSource::Plan(p.clone());
     }
-    let configs = node_configs(s, seed, opts.pcap_dir.as_deref())?
+    let configs = node_configs(s, seed, opts.pcap_dir.as_deref(), opts.trace_dir.as_deref())?
         .into_iter()
         .zip(l.nodes.iter().zip(&st.ended))
         .zip(own)

@@ -38,11 +38,13 @@ pub fn ip_of(i: usize) -> String {
 }
 
 /// The run configurations of the scenario's nodes under world seed `seed` (each node's
-/// frames captured to `pcap_dir/NAME.pcap` when given).
+/// frames captured to `pcap_dir/NAME.pcap` and its trace written to `trace_dir/NAME.jsonl`
+/// when given).
 pub(super) fn node_configs(
     s: &Scenario,
     seed: u64,
     pcap_dir: Option<&Path>,
+    trace_dir: Option<&Path>,
 ) -> Result<Vec<RunConfig>> {
     let [a, b, c, d] = peer::PEER_IP;
     // Every port by name (the peer is on every network); a node's hosts file names those
@@ -133,6 +135,7 @@ pub(super) fn node_configs(
                 // An image node's agent runs the test composer's commands.
                 composer: image.is_some(),
                 pcap: pcap_dir.map(|d| d.join(format!("{}.pcap", n.name))),
+                trace: trace_dir.map(|d| d.join(format!("{}.jsonl", n.name))),
                 mac: Some(mac_of(i)),
                 capture_console: true,
                 judge_promises: false,

@@ -340,6 +340,17 @@ impl World {
         if code == 0 && failed.count() > 0 {
             code = wio_machines::error::exit_code::PROMISE;
         }
+        // The world's trace file (--trace-dir) is whole once its last line is out.
+        self.trace
+            .finish()
+            .map_err(|source| wio_machines::error::WioError::ArtifactIo {
+                what: "world trace",
+                path: opts
+                    .trace_dir
+                    .as_ref()
+                    .map_or_else(Default::default, |d| d.join("world.jsonl")),
+                source,
+            })?;
         let drops = self.switch.drops.take().unwrap_or_default();
         let mut summary = WorldSummary {
             promises,

@@ -1,0 +1,320 @@
+//! `wio sim` (a world run, its host link and its trace folder), `wio diff` (two runs
+//! compared structurally) and `wio verify --golden` (a recorded run against this build).
+
+use crate::cli;
+use crate::error::WioError;
+use wio_search::{diff, explore};
+use wio_world as world;
+
+/// The host link `--net host`, `--allow`, `--record` and `--replay` ask for.
+fn host_spec(args: &cli::SimArgs) -> Result<Option<world::HostSpec>, WioError> {
+    if args.net.is_none() && args.replay.is_none() {
+        return Ok(None);
+    }
+    let allow = world::hostlink::allow_list(&args.allow).map_err(WioError::Usage)?;
+    if args.replay.is_none() && allow.is_empty() {
+        return Err(WioError::Usage(
+            "--net host: nothing is allowed; name each host destination with --allow [NAME=]ADDR:PORT, e.g. --allow api=127.0.0.1:8080".into(),
+        ));
+    }
+    if args.replay.is_some() && !allow.is_empty() {
+        return Err(WioError::Usage(
+            "--replay takes its allow list from the tape: leave out --allow".into(),
+        ));
+    }
+    Ok(Some(world::HostSpec {
+        allow,
+        record: args.record.clone(),
+        replay: args.replay.clone(),
+    }))
+}
+
+pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
+    let plan = args
+        .fault_plan
+        .as_deref()
+        .map(world::faults::WorldPlan::read)
+        .transpose()?;
+    let p = plan.as_ref();
+    // Said when the command line gives a value other than the plan records.
+    fn overrides<T: PartialEq>(what: &str, given: Option<&T>, recorded: Option<&T>) {
+        if matches!((given, recorded), (Some(g), Some(r)) if g != r) {
+            eprintln!("wio: {what} as given, not as the fault plan records it");
+        }
+    }
+    overrides(
+        "--sched-noise",
+        args.sched_noise.as_ref(),
+        p.and_then(|p| p.sched_noise.as_ref()),
+    );
+    overrides(
+        "--until",
+        args.until.as_ref(),
+        p.and_then(|p| p.until.as_ref()),
+    );
+    let opts = world::Options {
+        gdb: args.gdb.clone(),
+        quiet: args.quiet,
+        jobs: args.jobs,
+        pcap_dir: args.pcap_dir.clone(),
+        snapshot: match &args.snapshot_at {
+            Some(at) => Some((
+                world::SnapWhen::from_at(at.clone())?,
+                args.snapshot_out.clone(),
+            )),
+            None => None,
+        },
+        // A shrunk plan records how its branch ran; what the command line says wins.
+        until: args
+            .until
+            .clone()
+            .or_else(|| p.and_then(|p| p.until.clone())),
+        timeline: args.timeline.clone(),
+        max_virtual_ns: args
+            .max_virtual_secs
+            .map(|s| {
+                s.checked_mul(1_000_000_000)
+                    .ok_or_else(|| WioError::Usage("--max-virtual-secs is too large".into()))
+            })
+            .transpose()?
+            .or_else(|| p.and_then(|p| p.max_virtual_ns)),
+        sched_noise: args.sched_noise.or_else(|| p.and_then(|p| p.sched_noise)),
+        plan: plan.clone(),
+        host: host_spec(args)?,
+        trace_dir: args.trace_dir.clone(),
+        ..world::Options::default()
+    };
+    if opts.host.is_some() && (args.from.is_some() || opts.snapshot.is_some()) {
+        return Err(WioError::Usage(
+            "--net host and --replay run a world from its scenario: a host link is not kept in world snapshots yet (leave out --from and --snapshot-at)".into(),
+        ));
+    }
+    // A replay runs with its tape's seed unless told otherwise (and then checks it).
+    let tape_seed = match &args.replay {
+        Some(p) if args.seed.is_none() => Some(world::hostlink::tape::Tape::read(p)?.head.seed),
+        _ => None,
+    };
+    let seed = args.seed.or(tape_seed);
+    let summary = match (&args.from, &args.scenario) {
+        (Some(from), _) => {
+            let loaded = world::snapshot::LoadedWorld::load(from)?;
+            let (moment, seed) = match &args.path {
+                Some(text) => {
+                    let path = explore::path::BranchPath::parse(text)?;
+                    // The steps as the exploration ran them: quiet, to the same ends.
+                    let steps = world::Options {
+                        jobs: opts.jobs,
+                        max_virtual_ns: opts.max_virtual_ns,
+                        ..explore::path::world_steps(opts.until.clone(), 0, opts.sched_noise)
+                    };
+                    let cancel = std::sync::atomic::AtomicBool::new(false);
+                    let moment = path.last_world_moment(&loaded, &steps, &cancel)?;
+                    (moment, Some(path.seed))
+                }
+                None => (None, args.seed),
+            };
+            world::restore(moment.as_ref().unwrap_or(&loaded), seed, &opts, None)?.ok_or(
+                WioError::NoResult {
+                    what: "the world run",
+                },
+            )?
+        }
+        (None, Some(path)) => {
+            let mut scenario = world::scenario::Scenario::read(path)?;
+            for arg in &args.node_args {
+                scenario.add_node_args(arg)?;
+            }
+            world::run(&scenario, seed.unwrap_or(0), &opts)?
+        }
+        (None, None) => {
+            return Err(WioError::Usage(
+                "wio sim needs a scenario file or --from WORLD.snap".into(),
+            ))
+        }
+    };
+    if !args.no_summary {
+        eprint!("{}", summary.human());
+    }
+    if let Some(path) = &args.summary_json {
+        wio_machines::summary::write_json(&summary, path, "summary")?;
+    }
+    if let Some(dir) = &args.trace_dir {
+        golden_manifest(args, seed, &opts, &summary, dir)?;
+    }
+    Ok(summary.wio_exit_code)
+}
+
+/// How to run a `--trace-dir` folder's run again (`DIR/golden.json`): the scenario or
+/// snapshot (absolute paths), the seed, the options that change what happens, the tape.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Golden {
+    wio_golden: u32,
+    scenario: Option<std::path::PathBuf>,
+    from: Option<std::path::PathBuf>,
+    seed: Option<u64>,
+    node_args: Vec<String>,
+    fault_plan: Option<std::path::PathBuf>,
+    until: Option<String>,
+    max_virtual_ns: Option<u64>,
+    tape: Option<std::path::PathBuf>,
+    world_trace_hash: String,
+}
+
+fn absolute(p: &std::path::Path) -> std::path::PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn golden_manifest(
+    args: &cli::SimArgs,
+    seed: Option<u64>,
+    opts: &world::Options,
+    summary: &world::WorldSummary,
+    dir: &std::path::Path,
+) -> Result<(), WioError> {
+    if args.net.is_some() && args.record.is_none() {
+        eprintln!("wio: {}: traces written; no golden.json: a live host link cannot be run again (record it with --record TAPE)", dir.display());
+        return Ok(());
+    }
+    let g = Golden {
+        wio_golden: 1,
+        scenario: args.scenario.as_deref().map(absolute),
+        from: args.from.as_deref().map(absolute),
+        seed: Some(summary.seed).or(seed),
+        node_args: args.node_args.clone(),
+        fault_plan: args.fault_plan.as_deref().map(absolute),
+        until: opts.until.clone(),
+        max_virtual_ns: opts.max_virtual_ns,
+        tape: args
+            .record
+            .as_deref()
+            .or(args.replay.as_deref())
+            .map(absolute),
+        world_trace_hash: summary.world_trace_hash.clone(),
+    };
+    wio_machines::summary::write_json(&g, &dir.join("golden.json"), "golden run")
+}
+
+/// `wio diff A B`.
+pub(crate) fn diff_command(args: &cli::DiffArgs) -> Result<i32, WioError> {
+    let a = diff::load(&args.a)?;
+    let b = diff::load(&args.b)?;
+    let ignore = diff::Ignore {
+        times: args.ignore_times,
+        payloads: args.ignore_payloads,
+        only: args.only.clone(),
+    };
+    let d = diff::diff(&a, &b, &ignore, args.context);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&d).unwrap_or_default());
+    } else {
+        print!("{}", d.human());
+    }
+    Ok(if d.equal { 0 } else { 1 })
+}
+
+/// `wio verify --golden DIR`: the golden run again with this build, compared.
+pub(crate) fn verify_golden(dir: &std::path::Path) -> Result<i32, WioError> {
+    let path = dir.join("golden.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| WioError::ArtifactIo {
+        what: "golden run",
+        path: path.clone(),
+        source,
+    })?;
+    let g: Golden = serde_json::from_str(&text).map_err(|e| WioError::ArtifactFormat {
+        what: "golden run",
+        path: path.clone(),
+        reason: format!(
+            "is not a golden run's golden.json ({e}); write one with wio sim --trace-dir"
+        ),
+    })?;
+    let again = tempdir_beside(dir)?;
+    let opts = world::Options {
+        quiet: true,
+        jobs: 1,
+        until: g.until.clone(),
+        max_virtual_ns: g.max_virtual_ns,
+        plan: g
+            .fault_plan
+            .as_deref()
+            .map(world::faults::WorldPlan::read)
+            .transpose()?,
+        host: g.tape.clone().map(|t| world::HostSpec {
+            replay: Some(t),
+            ..world::HostSpec::default()
+        }),
+        trace_dir: Some(again.clone()),
+        ..world::Options::default()
+    };
+    eprintln!(
+        "wio: running the golden run {} again with this build",
+        dir.display()
+    );
+    let run = match (&g.scenario, &g.from) {
+        (Some(p), _) => {
+            let mut s = world::scenario::Scenario::read(p)?;
+            for a in &g.node_args {
+                s.add_node_args(a)?;
+            }
+            world::run(&s, g.seed.unwrap_or(0), &opts)
+        }
+        (None, Some(f)) => {
+            let loaded = world::snapshot::LoadedWorld::load(f)?;
+            world::restore(&loaded, g.seed, &opts, None).and_then(|w| {
+                w.ok_or(WioError::NoResult {
+                    what: "the golden run",
+                })
+            })
+        }
+        (None, None) => {
+            return Err(WioError::ArtifactFormat {
+                what: "golden run",
+                path,
+                reason: "names neither a scenario nor a snapshot".into(),
+            })
+        }
+    };
+    let summary = match run {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&again);
+            return Err(e);
+        }
+    };
+    let d = diff::diff(
+        &diff::load(dir)?,
+        &diff::load(&again)?,
+        &diff::Ignore::default(),
+        3,
+    );
+    let _ = std::fs::remove_dir_all(&again);
+    print!("{}", d.human());
+    if d.equal {
+        eprintln!(
+            "wio: golden run {}: the same run (world trace {})",
+            dir.display(),
+            &summary.world_trace_hash[..16.min(summary.world_trace_hash.len())]
+        );
+        Ok(0)
+    } else {
+        eprintln!("wio: golden run {}: this build runs it differently (above: where each trace first parts)", dir.display());
+        Ok(1)
+    }
+}
+
+/// A new folder beside `dir` for a run's traces.
+fn tempdir_beside(dir: &std::path::Path) -> Result<std::path::PathBuf, WioError> {
+    let name = format!(
+        ".{}.again-{}",
+        dir.file_name()
+            .map_or_else(|| "golden".into(), |n| n.to_string_lossy().into_owned()),
+        std::process::id()
+    );
+    let p = dir.parent().unwrap_or(std::path::Path::new(".")).join(name);
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).map_err(|source| WioError::ArtifactIo {
+        what: "golden run's scratch folder",
+        path: p.clone(),
+        source,
+    })?;
+    Ok(p)
+}
