@@ -319,3 +319,50 @@ fn drawn_dependency_faults_follow_the_seed_and_shrink_keeps_the_one_that_matters
         "{s}"
     );
 }
+
+/// The payment scenario on a simulated bank (images/payments/simbank.toml: the bank is a
+/// dependency wio serves, the services the wio-payments:1 image's, unchanged, calling it
+/// over HTTP through images/payments/simbank.py): with the service's idempotency defect
+/// planted, an exploration from setup-complete finds seeds that charge a payment twice
+/// (10 of 16 measured), and such a seed reproduces bit for bit.
+#[test]
+fn the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug() {
+    use wio_e2e_tests::oci::{
+        branch_again, explore_finds, first_failing, import_built, snapshot_at_setup,
+    };
+    let test = "the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug";
+    let dir = scratch("dependency-simbank");
+    let Some(cache) = import_built(test, "RISCV64_PAYMENTS_IMAGE", &dir, "wio-payments:1") else {
+        return;
+    };
+    let world = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../images/payments/simbank.toml"
+    ));
+    let snap = dir.join("simbank.snap");
+    snapshot_at_setup(
+        &cache,
+        world,
+        &snap,
+        &["--node-args", "payments=wio.bug=no-idempotency"],
+    );
+    let (out, r) = explore_finds(
+        &cache,
+        &snap,
+        "0..4",
+        &dir.join("report.json"),
+        "no payment is charged twice",
+    );
+    assert!(
+        out.contains("dependency "),
+        "the bank's faults are listed: {out}"
+    );
+    let failing = first_failing(&r);
+    let (o, s) = branch_again(&cache, &snap, &failing["seed"], &dir.join("again.json"));
+    assert_eq!(o.status.code(), Some(108), "{}", stderr(&o));
+    assert_eq!(s["world_trace_hash"], failing["trace_hash"]);
+    assert!(
+        s["dependencies"][0]["requests"].as_u64().unwrap() > 12,
+        "{s}"
+    );
+}
