@@ -18,6 +18,10 @@ pub(crate) fn world(path: &std::path::Path, as_json: bool) -> Result<i32, WioErr
             "world": true, "sha256": sha256, "seed": st.seed, "virtual_ns": st.at_ns,
             "reason": st.reason, "wio_version": st.wio_version, "nodes": names,
             "frames_in_flight": st.in_flight.len(), "peer": st.scenario.peer,
+            "dependencies": st.scenario.dependencies.iter().enumerate().map(|(i, d)| serde_json::json!({
+                "name": d.name, "port": d.port, "routes": d.routes.len(),
+                "faults": st.scenario.dependency_faults.iter().filter(|f| f.dependency == i).count(),
+            })).collect::<Vec<_>>(),
             "node_snapshots": nodes.iter().map(|n| &n.meta).collect::<Vec<_>>(),
         });
         println!("{doc:#}");
@@ -46,6 +50,20 @@ pub(crate) fn world(path: &std::path::Path, as_json: bool) -> Result<i32, WioErr
             .map(|p| format!("; external service {p}"))
             .unwrap_or_default()
     );
+    for (i, d) in st.scenario.dependencies.iter().enumerate() {
+        let faults = st
+            .scenario
+            .dependency_faults
+            .iter()
+            .filter(|f| f.dependency == i)
+            .count();
+        println!(
+            "dependency    {} (port {} of the peer, {} routes), {faults} faults",
+            d.name,
+            d.port,
+            d.routes.len()
+        );
+    }
     for ((name, n), ended) in names.iter().zip(&nodes).zip(&st.ended) {
         let pages: u64 = n
             .memory
