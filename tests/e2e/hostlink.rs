@@ -1,7 +1,8 @@
 //! End-to-end tests of the host link (`wio sim --net host --allow ... --record TAPE`,
 //! `--replay TAPE`): a guest fetches from an HTTP server this test starts on 127.0.0.1;
 //! the recorded run and its replays (the server stopped) give the same world trace hash,
-//! and `wio verify --golden` of its traces passes; a guest built to send another request
+//! and `wio verify --golden` of its traces passes; a snapshot of the replay keeps the tape
+//! and its branches are answered from it; a guest built to send another request
 //! stops its replay (and the golden run's check) with the divergence message; a
 //! port that is not allowed refuses the connection (counted, traced); damaged tapes and a
 //! tape of another configuration are one-line errors.
@@ -200,6 +201,43 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
             stderr(&o)
         );
     }
+    // A world snapshot of the replay keeps the tape: its branches are answered from it, and
+    // the tape's own seed is the recorded run again.
+    let snap = dir.join("fetch.snap");
+    let o = wio(&[
+        "sim",
+        w,
+        "--replay",
+        t,
+        "--quiet",
+        "--snapshot-at",
+        "console:sim: node c",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report = dir.join("explore.json");
+    let o = wio(&[
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "2..5",
+        "--jobs",
+        "2",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let results = r["results"].as_array().unwrap();
+    let of = |seed: u64| results.iter().find(|x| x["seed"] == seed).unwrap()["trace_hash"].clone();
+    assert_eq!(of(3), rec["world_trace_hash"], "{r}");
+    assert!(
+        of(2) != of(3) && of(4) != of(3),
+        "other seeds, other runs: {r}"
+    );
     // The recorded run is a golden run: this build runs it the same (from its tape).
     let o = wio(&["verify", "--golden", g]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));

@@ -84,9 +84,9 @@ pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         trace_dir: args.trace_dir.clone(),
         ..world::Options::default()
     };
-    if opts.host.is_some() && (args.from.is_some() || opts.snapshot.is_some()) {
+    if opts.host.is_some() && args.from.is_some() {
         return Err(WioError::Usage(
-            "--net host and --replay run a world from its scenario: a host link is not kept in world snapshots yet (leave out --from and --snapshot-at)".into(),
+            "--net host and --replay start a world from its scenario; a world snapshot keeps its recorded host link's tape and replays it by itself (leave out --net, --allow and --replay with --from)".into(),
         ));
     }
     // A replay runs with its tape's seed unless told otherwise (and then checks it).

@@ -215,7 +215,7 @@ fn host_link(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<hostlink::H
             let head = Head {
                 wio_tape: tape::FORMAT,
                 seed,
-                config,
+                config: config.clone(),
                 allow: allow_text,
             };
             hostlink::Mode::Live(
@@ -226,7 +226,7 @@ fn host_link(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<hostlink::H
             )
         }
     };
-    Ok(hostlink::HostLink::new(allow, mode))
+    Ok(hostlink::HostLink::new(allow, mode, seed, config))
 }
 
 /// What a guided exploration's branch does at each quantum boundary the world goes on
@@ -476,7 +476,12 @@ pub fn restore_guided(
         start_wall_ns: wall.elapsed().as_nanos() as u64,
         peer: match (&s.peer, &st.peer) {
             (Some(_), Some((p, _))) => {
-                let mut peer = Peer::resume(p, s.nodes.len(), &s.dependencies);
+                let host = st
+                    .host
+                    .as_ref()
+                    .map(hostlink::HostLink::resume)
+                    .transpose()?;
+                let mut peer = Peer::resume(p, s.nodes.len(), &s.dependencies, host);
                 if reseed.is_some() || opts.plan.is_some() {
                     // Its dependencies draw from the new seed, with the new faults.
                     peer.settings(seed, &s.dependency_faults);
@@ -625,6 +630,12 @@ impl World {
                 self.peer_stats.clone(),
             )),
         };
+        let host = self
+            .peer
+            .as_ref()
+            .map(Peer::host_save)
+            .transpose()?
+            .flatten();
         Ok(WorldState {
             wio_version: env!("CARGO_PKG_VERSION").into(),
             seed: self.seed,
@@ -648,6 +659,7 @@ impl World {
             trace: self.trace.save(),
             peer,
             composer: self.composer.active().then(|| self.composer.clone()),
+            host,
         })
     }
 

@@ -9,7 +9,7 @@
 //! replaying its history).
 
 use super::dependency::{self, Dependencies, DependencyStats};
-use super::hostlink::{HostLink, HostStats};
+use super::hostlink::{HostLink, HostState, HostStats};
 use super::scenario::{DepFault, Dependency};
 use super::switch::Delivery;
 use serde::{Deserialize, Serialize};
@@ -298,10 +298,27 @@ impl Peer {
         })
     }
 
+    /// What a world snapshot keeps of its host link (None: it has none).
+    pub fn host_save(&self) -> Result<Option<HostState>, wio_machines::error::NotHere> {
+        match self.apps.as_ref().and_then(|a| a.host.as_ref()) {
+            None => Ok(None),
+            Some(h) => h
+                .save()
+                .map(Some)
+                .ok_or(wio_machines::error::NotHere::HostLive),
+        }
+    }
+
     /// The peer a world snapshot recorded (the world's node `index`), serving `deps` (the
-    /// snapshot's scenario's: replaying its history rebuilds their state too).
-    pub fn resume(s: &PeerState, index: usize, deps: &[Dependency]) -> Peer {
-        let mut apps = PeerApps::of(deps, None);
+    /// snapshot's scenario's) and `host` (its host link, replaying its tape): replaying the
+    /// peer's history rebuilds their state too.
+    pub fn resume(
+        s: &PeerState,
+        index: usize,
+        deps: &[Dependency],
+        host: Option<HostLink>,
+    ) -> Peer {
+        let mut apps = PeerApps::of(deps, host);
         let ports = apps.as_ref().map_or_else(Vec::new, |a| a.ports());
         let stack = Stack::replay_serving(
             s.seed,

@@ -5,7 +5,8 @@
 //! sections `world` (seed, boundary, reason, where nodes are parked and which ended),
 //! `scenario`, `switch`, `in-flight` (frames routed, not yet delivered), `trace` and, with an
 //! external service, `peer`, with image nodes, `composer`, with several networks,
-//! `networks`, with simulated dependencies, `dependencies` (postcard each), then `node.0`, `node.1`, ... in node order,
+//! `networks`, with simulated dependencies, `dependencies`, with a host link, `host`
+//! (postcard each), then `node.0`, `node.1`, ... in node order,
 //! each a whole machine snapshot file (with its own sections and checksums).
 //!
 //! Written atomically like a machine snapshot (a temporary name, synced, renamed). Reading
@@ -37,7 +38,8 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// Minor 3: the optional `networks` section (which nodes reach each other, written only
 /// for a world with several networks; a 2.2 file has none: its world had one). Minor 4:
 /// the optional `dependencies` section (the simulated dependencies and their faults,
-/// written only for a world that has some).
+/// written only for a world that has some) and `host` (a recorded or replayed host link's
+/// allow list and tape).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
@@ -89,6 +91,8 @@ pub struct WorldState {
     pub peer: Option<(PeerState, PeerStats)>,
     /// The test composer, when the world has image nodes.
     pub composer: Option<crate::composer::Composer>,
+    /// A recorded or replayed host link: its allow list and tape.
+    pub host: Option<crate::hostlink::HostState>,
 }
 
 fn bad(path: &Path, reason: String) -> WioError {
@@ -122,6 +126,7 @@ mod section {
     pub const COMPOSER: &str = "composer";
     pub const NETWORKS: &str = "networks";
     pub const DEPENDENCIES: &str = "dependencies";
+    pub const HOST: &str = "host";
 }
 
 /// The world's state as sections, a part each.
@@ -151,6 +156,9 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     }
     if !state.scenario.networks.is_single() {
         s.put(section::NETWORKS, &state.scenario.networks)?;
+    }
+    if let Some(h) = &state.host {
+        s.put(section::HOST, h)?;
     }
     if !state.scenario.dependencies.is_empty() {
         let deps = (
@@ -183,6 +191,7 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
         trace: s.get(section::TRACE)?,
         peer: s.optional(section::PEER)?,
         composer: s.optional(section::COMPOSER)?,
+        host: s.optional(section::HOST)?,
     })
 }
 
@@ -246,6 +255,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::COMPOSER,
                 section::NETWORKS,
                 section::DEPENDENCIES,
+                section::HOST,
             ]
             .contains(&n)
         })

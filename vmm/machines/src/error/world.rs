@@ -11,6 +11,11 @@ pub enum NotHere {
     /// The external service's input history (replayed on restore) is too long to keep.
     #[error("the peer's history outgrew what a snapshot keeps")]
     PeerHistory,
+    /// A live host link (not recorded) cannot be replayed on restore.
+    #[error(
+        "the world's host link is live, not recorded: record it (--record TAPE) to snapshot it"
+    )]
+    HostLive,
 }
 
 /// A world that cannot run as its options, plan or path ask.

@@ -116,6 +116,9 @@ struct Conn {
 /// The host link, as a service of the peer.
 pub struct HostLink {
     allow: Vec<Allow>,
+    /// The run's seed and configuration hash (a tape's head).
+    seed: u64,
+    config: String,
     mode: Mode,
     /// Host connections made at a guest's SYN (by the guest's address and port, and the
     /// port it asked for), waiting for the guest's connection to open: whether the host
@@ -130,12 +133,30 @@ pub struct HostLink {
     failure: Option<WioError>,
     /// Refused attempts (virtual ns, port) not yet traced.
     refused: Vec<(u64, u16)>,
+    /// A recording's events so far (a world snapshot keeps them).
+    recorded: Vec<Event>,
     stats: HostStats,
 }
 
+/// What a world snapshot keeps of a recorded or replayed host link: its allow list and
+/// its tape (a recording's events so far; a replay's whole tape). Restored, the link
+/// replays it: the peer's history, replayed into it, brings it to the snapshot's point.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostState {
+    /// The allow list, as given.
+    pub allow: Vec<String>,
+    /// The tape's head.
+    pub seed: u64,
+    /// The configuration's hash.
+    pub config: String,
+    /// The tape's events, one JSON line each.
+    pub events: Vec<String>,
+}
+
 impl HostLink {
-    /// A link to `allow` in `mode`.
-    pub fn new(allow: Vec<Allow>, mode: Mode) -> HostLink {
+    /// A link to `allow` in `mode`, for a run of `seed` whose configuration hashes to
+    /// `config`.
+    pub fn new(allow: Vec<Allow>, mode: Mode, seed: u64, config: String) -> HostLink {
         let stats = HostStats {
             mode: match &mode {
                 Mode::Live(None) => "live",
@@ -147,6 +168,8 @@ impl HostLink {
         };
         HostLink {
             allow,
+            seed,
+            config,
             mode,
             made: BTreeMap::new(),
             conns: BTreeMap::new(),
@@ -157,8 +180,58 @@ impl HostLink {
             divergence: None,
             failure: None,
             refused: Vec::new(),
+            recorded: Vec::new(),
             stats,
         }
+    }
+
+    /// Its state for a world snapshot (None: a live link without a tape).
+    pub fn save(&self) -> Option<HostState> {
+        let events: &[Event] = match &self.mode {
+            Mode::Live(None) => return None,
+            Mode::Live(Some(_)) => &self.recorded,
+            Mode::Replay(t) => &t.events,
+        };
+        Some(HostState {
+            allow: self.allow.iter().map(Allow::text).collect(),
+            seed: self.seed,
+            config: self.config.clone(),
+            events: events
+                .iter()
+                .map(|e| serde_json::to_string(e).unwrap_or_default())
+                .collect(),
+        })
+    }
+
+    /// A link replaying what a world snapshot kept (its history not yet replayed into it).
+    pub fn resume(s: &HostState) -> Result<HostLink> {
+        let bad = |reason: String| WioError::ArtifactFormat {
+            what: "world snapshot's host link",
+            path: std::path::PathBuf::new(),
+            reason,
+        };
+        let allow = allow_list(&s.allow).map_err(bad)?;
+        let events = s
+            .events
+            .iter()
+            .map(|e| serde_json::from_str(e).map_err(|e| bad(format!("an event is not one ({e})"))))
+            .collect::<Result<Vec<Event>>>()?;
+        let tape = Tape {
+            path: std::path::PathBuf::from("(the snapshot's tape)"),
+            head: tape::Head {
+                wio_tape: tape::FORMAT,
+                seed: s.seed,
+                config: s.config.clone(),
+                allow: s.allow.clone(),
+            },
+            events,
+        };
+        Ok(HostLink::new(
+            allow,
+            Mode::Replay(tape),
+            s.seed,
+            s.config.clone(),
+        ))
     }
 
     /// What it did so far.
@@ -197,6 +270,7 @@ impl HostLink {
             if let Err(e) = w.event(&e) {
                 self.failure.get_or_insert(e);
             }
+            self.recorded.push(e);
         }
     }
 
@@ -209,7 +283,7 @@ impl HostLink {
             return false;
         }
         match t.events.get(self.cursor) {
-            Some(got) if got == want => {
+            Some(got) if untimed(got) == untimed(want) => {
                 self.cursor += 1;
                 self.stats.tape_events += 1;
                 true
@@ -227,6 +301,19 @@ impl HostLink {
             }
         }
     }
+}
+
+/// An event without its virtual time: what a replay checks (a branch of a replayed
+/// snapshot runs at other times; an exact replay's times are the trace hash's to prove).
+fn untimed(e: &Event) -> Event {
+    let mut e = e.clone();
+    match &mut e {
+        Event::Connect { t, .. }
+        | Event::Sent { t, .. }
+        | Event::Recv { t, .. }
+        | Event::Eof { t, .. } => *t = 0,
+    }
+    e
 }
 
 /// An event in words, for divergence messages.
