@@ -403,6 +403,7 @@ mod tests {
                 wio_scheduler::RunSeed(1),
                 &[true, false],
             )),
+            host: None,
         }
     }
 
