@@ -223,21 +223,7 @@ fn drawn_dependency_faults_follow_the_seed_and_shrink_keeps_the_one_that_matters
         return;
     }
     let dir = scratch("dependency-drawn");
-    let world = dir.join("bank.toml");
-    std::fs::write(&world, DRAWN).unwrap();
-    let snap = dir.join("bank.snap");
-    let o = wio(&[
-        "sim",
-        world.to_str().unwrap(),
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:ready",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert!(snap.exists(), "{}", stderr(&o));
+    let snap = wio_e2e_tests::ready_world_snapshot(&dir, "bank", DRAWN);
     let snap = snap.to_str().unwrap();
     let kinds = |s: &serde_json::Value| -> Vec<String> {
         s["faults"]

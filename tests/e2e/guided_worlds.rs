@@ -10,29 +10,9 @@
 
 use std::path::Path;
 use wio_e2e_tests::{
-    guided_explore, read_report as report, require_riscv_guests, scratch, stderr, stdout, wio,
-    with_summary,
+    guided_explore, read_report as report, ready_world_snapshot, require_riscv_guests, scratch,
+    stderr, stdout, wio, with_summary,
 };
-
-/// The world snapshot of `scenario` (written to DIR/NAME.toml) when its node `a` is ready.
-fn ready_snapshot(dir: &Path, name: &str, scenario: &str) -> std::path::PathBuf {
-    let world = dir.join(format!("{name}.toml"));
-    std::fs::write(&world, scenario).unwrap();
-    let snap = dir.join(format!("{name}.snap"));
-    let o = wio(&[
-        "sim",
-        world.to_str().unwrap(),
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:ready",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert!(snap.exists(), "{}", stderr(&o));
-    snap
-}
 
 /// A world of two nodes: `a` passes three stages, each a 1-in-16 draw from its kernel's
 /// random numbers 50 ms after the last (a console line per stage passed), `b` pings `a`
@@ -63,7 +43,7 @@ fn guided_search_over_a_world_reaches_a_bug_on_one_node_and_wio_sim_replays_its_
         return;
     }
     let dir = scratch("guided-world");
-    let snap = ready_snapshot(&dir, "stages", STAGES_WORLD);
+    let snap = ready_world_snapshot(&dir, "stages", STAGES_WORLD);
     // Guided: moments of the whole world, kept where a node saw something new.
     let rep = dir.join("guided.json");
     // 640 branches: room for the bug (1 in 4,096 flat branches), found at branch 208 when
@@ -145,7 +125,7 @@ fn a_guided_worlds_failing_branch_is_shrunk_reproduced_and_verified_by_its_path(
         return;
     }
     let dir = scratch("guided-world-shrink");
-    let snap = ready_snapshot(&dir, "bug", &bug_world(false));
+    let snap = ready_world_snapshot(&dir, "bug", &bug_world(false));
     let snap = snap.to_str().unwrap();
     let rep = dir.join("guided.json");
     let o = wio(&[
@@ -278,7 +258,7 @@ fn a_guided_worlds_failing_branch_is_shrunk_reproduced_and_verified_by_its_path(
         "{}",
         stdout(&o)
     );
-    let fixed = ready_snapshot(&dir, "fixed", &bug_world(true));
+    let fixed = ready_world_snapshot(&dir, "fixed", &bug_world(true));
     let o = verify(fixed.to_str().unwrap());
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(
@@ -296,7 +276,7 @@ fn a_world_explored_with_sched_noise_carries_it_to_every_branch_and_reproduce_li
         return;
     }
     let dir = scratch("world-sched-noise");
-    let snap = ready_snapshot(&dir, "stages", STAGES_WORLD);
+    let snap = ready_world_snapshot(&dir, "stages", STAGES_WORLD);
     let snap = snap.to_str().unwrap();
     let hash = |extra: &[&str]| {
         let mut args = vec!["--from", snap, "--quiet"];

@@ -362,3 +362,24 @@ pub fn interrupt_after(
     let out = child.wait_with_output().expect("wait for wio");
     (out, sent.elapsed())
 }
+
+/// The world snapshot of `scenario` (written to DIR/NAME.toml), seed 1, taken when a node
+/// prints `ready`: DIR/NAME.snap.
+pub fn ready_world_snapshot(dir: &Path, name: &str, scenario: &str) -> PathBuf {
+    let world = dir.join(format!("{name}.toml"));
+    std::fs::write(&world, scenario).expect("write the scenario");
+    let snap = dir.join(format!("{name}.snap"));
+    let o = wio(&[
+        "sim",
+        world.to_str().expect("utf-8"),
+        "--seed",
+        "1",
+        "--quiet",
+        "--snapshot-at",
+        "console:ready",
+        "--snapshot-out",
+        snap.to_str().expect("utf-8"),
+    ]);
+    assert!(snap.exists(), "{}", stderr(&o));
+    snap
+}
