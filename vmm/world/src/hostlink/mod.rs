@@ -429,10 +429,15 @@ impl TcpApp for HostLink {
         c.awaiting = true;
         if let Some(s) = &mut c.stream {
             // Requests are small; a host that does not take them within its buffers is
-            // written to blocking (a live run waits for the host anyway).
+            // written to blocking (a live run waits for the host anyway), for at most
+            // CONNECT_TIMEOUT: a host that takes nothing then has its connection closed.
             let _ = s.set_nonblocking(false);
-            let _ = s.write_all(bytes);
+            let _ = s.set_write_timeout(Some(CONNECT_TIMEOUT));
+            let written = s.write_all(bytes);
             let _ = s.set_nonblocking(true);
+            if written.is_err() {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+            }
         }
     }
 
