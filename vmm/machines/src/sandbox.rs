@@ -232,6 +232,9 @@ const EVERY_THREAD: &[i64] = &[
     libc::SYS_gettimeofday,
     libc::SYS_nanosleep,
     libc::SYS_clock_nanosleep,
+    // How the kernel resumes a sleep a signal interrupted (the watchdog's, when a stray
+    // signal reaches it): without it, a signal ends the run (exit 107).
+    libc::SYS_restart_syscall,
     libc::SYS_getrandom,
     libc::SYS_rt_sigaction,
     libc::SYS_rt_sigprocmask,
