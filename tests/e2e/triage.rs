@@ -9,7 +9,9 @@
 
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::browser::{browse, require_chromium, row};
-use wio_e2e_tests::{require_riscv_guests, riscv_snapshot, scratch, stderr, wio};
+use wio_e2e_tests::{
+    ready_world_snapshot, require_riscv_guests, riscv_snapshot, scratch, stderr, wio,
+};
 
 /// A world whose node `a` states that its random draw is not a multiple of 3 (`fixed`:
 /// the draw is taken modulo 3 and bumped, so the promise holds), while `b` pings it under
@@ -37,21 +39,7 @@ run = "ping -c 3 -i 0.5 a; echo pinged"
 /// `world(fixed)` snapshotted when `a` is ready, explored over seeds 0..12 with a page and
 /// JUnit XML beside the report; returns the report's path.
 fn explored(dir: &Path, name: &str, fixed: bool) -> PathBuf {
-    let toml = dir.join(format!("{name}.toml"));
-    std::fs::write(&toml, world(fixed)).expect("world");
-    let snap = dir.join(format!("{name}.snap"));
-    let o = wio(&[
-        "sim",
-        toml.to_str().expect("utf-8"),
-        "--seed",
-        "1",
-        "--quiet",
-        "--snapshot-at",
-        "console:ready",
-        "--snapshot-out",
-        snap.to_str().expect("utf-8"),
-    ]);
-    assert!(snap.is_file(), "{}", stderr(&o));
+    let snap = ready_world_snapshot(dir, name, &world(fixed));
     let report = dir.join(format!("{name}.json"));
     let path = |ext: &str| dir.join(format!("{name}.{ext}"));
     let o = wio(&[

@@ -380,6 +380,6 @@ pub fn ready_world_snapshot(dir: &Path, name: &str, scenario: &str) -> PathBuf {
         "--snapshot-out",
         snap.to_str().expect("utf-8"),
     ]);
-    assert!(snap.exists(), "{}", stderr(&o));
+    assert!(snap.is_file(), "{}", stderr(&o));
     snap
 }

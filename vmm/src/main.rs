@@ -261,6 +261,18 @@ fn exit_for(r: &explore::Report) -> i32 {
 }
 
 /// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
+/// A scratch folder of this process (`NAME-PID` in the temporary folder), created; `what`
+/// names it in the error. Its user removes it when done.
+pub(crate) fn scratch_dir(name: &str, what: &'static str) -> Result<std::path::PathBuf, WioError> {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
+        what,
+        path: dir.clone(),
+        source,
+    })?;
+    Ok(dir)
+}
+
 /// `--jobs`: the number given (at least 1), or the host's cores.
 fn jobs_or_cores(jobs: Option<usize>) -> Result<usize, WioError> {
     match jobs {

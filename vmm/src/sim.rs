@@ -119,13 +119,11 @@ pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
                 },
             )?
         }
-        (None, Some(path)) => {
-            let mut scenario = world::scenario::Scenario::read(path)?;
-            for arg in &args.node_args {
-                scenario.add_node_args(arg)?;
-            }
-            world::run(&scenario, seed.unwrap_or(0), &opts)?
-        }
+        (None, Some(path)) => world::run(
+            &scenario_with_args(path, &args.node_args)?,
+            seed.unwrap_or(0),
+            &opts,
+        )?,
         (None, None) => {
             return Err(WioError::Usage(
                 "wio sim needs a scenario file or --from WORLD.snap".into(),
@@ -227,17 +225,18 @@ pub(crate) fn verify_golden(dir: &std::path::Path) -> Result<i32, WioError> {
             "is not a golden run's golden.json ({e}); write one with wio sim --trace-dir"
         ),
     })?;
-    let again = tempdir_beside(dir)?;
+    let plan = g
+        .fault_plan
+        .as_deref()
+        .map(world::faults::WorldPlan::read)
+        .transpose()?;
+    let again = crate::scratch_dir("wio-golden", "golden run's scratch folder")?;
     let opts = world::Options {
         quiet: true,
         jobs: 1,
         until: g.until.clone(),
         max_virtual_ns: g.max_virtual_ns,
-        plan: g
-            .fault_plan
-            .as_deref()
-            .map(world::faults::WorldPlan::read)
-            .transpose()?,
+        plan,
         host: g.tape.clone().map(|t| world::HostSpec {
             replay: Some(t),
             ..world::HostSpec::default()
@@ -250,43 +249,26 @@ pub(crate) fn verify_golden(dir: &std::path::Path) -> Result<i32, WioError> {
         dir.display()
     );
     let run = match (&g.scenario, &g.from) {
-        (Some(p), _) => {
-            let mut s = world::scenario::Scenario::read(p)?;
-            for a in &g.node_args {
-                s.add_node_args(a)?;
-            }
-            world::run(&s, g.seed.unwrap_or(0), &opts)
-        }
-        (None, Some(f)) => {
-            let loaded = world::snapshot::LoadedWorld::load(f)?;
-            world::restore(&loaded, g.seed, &opts, None).and_then(|w| {
+        (Some(p), _) => scenario_with_args(p, &g.node_args)
+            .and_then(|s| world::run(&s, g.seed.unwrap_or(0), &opts)),
+        (None, Some(f)) => world::snapshot::LoadedWorld::load(f)
+            .and_then(|l| world::restore(&l, g.seed, &opts, None))
+            .and_then(|w| {
                 w.ok_or(WioError::NoResult {
                     what: "the golden run",
                 })
-            })
-        }
-        (None, None) => {
-            return Err(WioError::ArtifactFormat {
-                what: "golden run",
-                path,
-                reason: "names neither a scenario nor a snapshot".into(),
-            })
-        }
+            }),
+        (None, None) => Err(WioError::ArtifactFormat {
+            what: "golden run",
+            path,
+            reason: "names neither a scenario nor a snapshot".into(),
+        }),
     };
-    let summary = match run {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&again);
-            return Err(e);
-        }
-    };
-    let d = diff::diff(
-        &diff::load(dir)?,
-        &diff::load(&again)?,
-        &diff::Ignore::default(),
-        3,
-    );
+    // The scratch traces go whatever happened.
+    let result = run.and_then(|summary| Ok((summary, diff::load(dir)?, diff::load(&again)?)));
     let _ = std::fs::remove_dir_all(&again);
+    let (summary, golden, this) = result?;
+    let d = diff::diff(&golden, &this, &diff::Ignore::default(), 3);
     print!("{}", d.human());
     if d.equal {
         eprintln!(
@@ -301,20 +283,14 @@ pub(crate) fn verify_golden(dir: &std::path::Path) -> Result<i32, WioError> {
     }
 }
 
-/// A new folder beside `dir` for a run's traces.
-fn tempdir_beside(dir: &std::path::Path) -> Result<std::path::PathBuf, WioError> {
-    let name = format!(
-        ".{}.again-{}",
-        dir.file_name()
-            .map_or_else(|| "golden".into(), |n| n.to_string_lossy().into_owned()),
-        std::process::id()
-    );
-    let p = dir.parent().unwrap_or(std::path::Path::new(".")).join(name);
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).map_err(|source| WioError::ArtifactIo {
-        what: "golden run's scratch folder",
-        path: p.clone(),
-        source,
-    })?;
-    Ok(p)
+/// The scenario at `path` with `--node-args` values added.
+fn scenario_with_args(
+    path: &std::path::Path,
+    node_args: &[String],
+) -> Result<world::scenario::Scenario, WioError> {
+    let mut s = world::scenario::Scenario::read(path)?;
+    for arg in node_args {
+        s.add_node_args(arg)?;
+    }
+    Ok(s)
 }

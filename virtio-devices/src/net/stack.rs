@@ -203,7 +203,7 @@ impl Stack {
 
     /// A peer in the state `history` leaves a new peer of `random_seed` in.
     pub fn replay(random_seed: u64, history: Vec<StackInput>) -> Stack {
-        Stack::replay_at(random_seed, PEER_MAC, PEER_IP, history)
+        Stack::replay_serving(random_seed, PEER_MAC, PEER_IP, &[], history, None)
     }
 
     /// Its addresses: (MAC, IPv4).
@@ -211,18 +211,9 @@ impl Stack {
         (self.mac, self.ip)
     }
 
-    /// [`Stack::replay`] for a peer at another address.
-    pub fn replay_at(
-        random_seed: u64,
-        mac: [u8; 6],
-        ip: [u8; 4],
-        history: Vec<StackInput>,
-    ) -> Stack {
-        Stack::replay_serving(random_seed, mac, ip, &[], history, None)
-    }
-
-    /// [`Stack::replay_at`] of a peer [`Stack::serving`] `ports` for `app` (a new app of the
-    /// configuration the history was made with: replaying rebuilds its state too).
+    /// [`Stack::replay`] of a peer at another address (a /24) [`Stack::serving`] `ports` for
+    /// `app` (a new app of the configuration the history was made with: replaying rebuilds
+    /// its state too).
     pub fn replay_serving(
         random_seed: u64,
         mac: [u8; 6],
@@ -360,9 +351,6 @@ impl Stack {
             .poll_delay(instant(now_ns), &self.sockets)
             .map(|d| d.total_micros().saturating_mul(1000));
         let app = app.and_then(|a| a.wake()).map(|t| t.saturating_sub(now_ns));
-        match (stack, app) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        stack.into_iter().chain(app).min()
     }
 }

@@ -185,33 +185,23 @@ fn compare(
             kinds: BTreeMap::new(),
         };
     };
-    let kept = |t: &Trace| -> Vec<Value> {
+    // The events compared (`--only`), borrowed.
+    fn kept<'t>(t: &'t Trace, only: &[String]) -> Vec<&'t Value> {
         t.events
             .iter()
-            .filter(|v| ignore.only.is_empty() || ignore.only.contains(&kind(v)))
-            .cloned()
+            .filter(|v| only.is_empty() || only.contains(&kind(v)))
             .collect()
-    };
-    let (a, b) = (
-        &Trace {
-            name: a.name.clone(),
-            events: kept(a),
-        },
-        &Trace {
-            name: b.name.clone(),
-            events: kept(b),
-        },
-    );
-    let sa: Vec<Value> = a.events.iter().map(|v| shape(v, ignore)).collect();
-    let sb: Vec<Value> = b.events.iter().map(|v| shape(v, ignore)).collect();
+    }
+    let (ka, kb) = (kept(a, &ignore.only), kept(b, &ignore.only));
+    let sa: Vec<Value> = ka.iter().map(|v| shape(v, ignore)).collect();
+    let sb: Vec<Value> = kb.iter().map(|v| shape(v, ignore)).collect();
     let first = (0..sa.len().max(sb.len()))
         .find(|&i| sa.get(i) != sb.get(i))
         .map(|i| Divergence {
             index: i,
-            at_ns: a
-                .events
+            at_ns: ka
                 .get(i)
-                .or(b.events.get(i))
+                .or(kb.get(i))
                 .and_then(|v| v.get("t"))
                 .and_then(Value::as_u64),
             a: sa.get(i).cloned(),
@@ -219,17 +209,17 @@ fn compare(
             before: sa[i.saturating_sub(context)..i].to_vec(),
         });
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for v in &a.events {
+    for v in &ka {
         counts.entry(kind(v)).or_default().0 += 1;
     }
-    for v in &b.events {
+    for v in &kb {
         counts.entry(kind(v)).or_default().1 += 1;
     }
     counts.retain(|_, (x, y)| x != y);
     TraceDiff {
         name: name.to_string(),
-        a_events: Some(a.events.len()),
-        b_events: Some(b.events.len()),
+        a_events: Some(ka.len()),
+        b_events: Some(kb.len()),
         first,
         kinds: counts,
     }

@@ -158,18 +158,6 @@ fn scheduler_events_per_s(n: u64) -> f64 {
     popped as f64 / start.elapsed().as_secs_f64()
 }
 
-/// A scratch folder for one benchmark of this process (`NAME-PID` in the temporary
-/// folder), created; the benchmark removes it when done.
-fn scratch_dir(name: &str) -> Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
-    Ok(dir)
-}
-
 /// Runs the benchmarks and prints the figures.
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.throughput && args.throughput_branches == 0 {

@@ -149,7 +149,7 @@ fn flat_against_guided(
 /// The figures, printed and as JSON; `budget` seeds at most per bug; `roots` flat and
 /// guided explorations side by side per bug (0: none).
 pub fn figures(budget: u64, roots: u64) -> Result<serde_json::Value> {
-    let dir = super::scratch_dir("wio-bench-payments")?;
+    let dir = crate::scratch_dir("wio-bench-payments", "bench folder")?;
     let result = (|| {
         let mut docs = Vec::new();
         let mut seeds_run = 0u64;
@@ -240,7 +240,7 @@ const THROUGHPUT_WORKERS: usize = 2;
 /// world's summary (the host threads joined).
 /// `branches` is at least 1 (`bench::run` refuses 0 before measuring anything).
 pub fn throughput(branches: u64, loop_mips: f64) -> Result<serde_json::Value> {
-    let dir = super::scratch_dir("wio-bench-throughput")?;
+    let dir = crate::scratch_dir("wio-bench-throughput", "bench folder")?;
     let result = (|| {
         eprintln!("bench: payments throughput: booting the world to setup complete…");
         let lw = snapshot(&dir, "none")?;

@@ -89,7 +89,7 @@ pub fn figures(branches: u64, rounds: u32) -> Result<serde_json::Value> {
     if branches == 0 {
         return Err(BenchError::RaceBranches.into());
     }
-    let dir = super::scratch_dir("wio-bench-race")?;
+    let dir = crate::scratch_dir("wio-bench-race", "bench folder")?;
     let mut doc = serde_json::Map::new();
     for noise in [SchedNoise::default(), SchedNoise::Off] {
         eprintln!(

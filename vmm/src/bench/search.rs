@@ -204,7 +204,7 @@ pub fn figures(b: &SearchBench) -> Result<serde_json::Value> {
         }
         .into());
     }
-    let dir = super::scratch_dir("wio-bench-search")?;
+    let dir = crate::scratch_dir("wio-bench-search", "bench folder")?;
     let mut rows = Vec::new();
     println!("planted bug                first failing branch of {budget}, flat / guided (wall s)");
     for form in forms {

@@ -50,12 +50,7 @@ fn measure(s: &Scenario, jobs: usize) -> Result<(f64, f64)> {
 fn branches(s: &Scenario) -> Result<(f64, f64, u64)> {
     const BRANCH_SECS: u64 = 5;
     const AT_NS: u64 = 10_000_000_000;
-    let dir = std::env::temp_dir().join(format!("wio-bench-world-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|source| wio_machines::error::WioError::Output {
-        what: "bench folder",
-        path: dir.clone(),
-        source,
-    })?;
+    let dir = crate::scratch_dir("wio-bench-world", "bench folder")?;
     let snap = dir.join("world.snap");
     eprintln!("bench: world branches: a world snapshot at 10 virtual s…");
     let result = (|| {

@@ -14,7 +14,7 @@ use wio_machines::machine::{driver, Arch, LoadedSnapshot, RunConfig, Stop};
 
 /// Snapshot figures, printed and returned as JSON.
 pub fn figures() -> Result<serde_json::Value> {
-    let dir = super::scratch_dir("wio-bench")?;
+    let dir = crate::scratch_dir("wio-bench", "bench folder")?;
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!("bench: snapshots of the small riscv64 guest ({jobs} worker threads)…");
     let f = measure(&dir, jobs, 60, 200);

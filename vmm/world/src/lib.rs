@@ -31,6 +31,7 @@ mod summary;
 pub mod switch;
 pub mod timeline;
 
+pub use hostlink::HostSpec;
 use nodes::node_configs;
 pub use summary::{WorldOrigin, WorldSummary};
 
@@ -139,96 +140,6 @@ fn world_trace(dir: Option<&Path>) -> Result<Trace> {
     Ok(Trace::to_writer(Box::new(std::io::BufWriter::new(file))))
 }
 
-/// The host link a run asks for.
-#[derive(Debug, Clone, Default)]
-pub struct HostSpec {
-    /// The allowed destinations (a replay takes its tape's).
-    pub allow: Vec<hostlink::Allow>,
-    /// Record what comes from the host to this tape.
-    pub record: Option<PathBuf>,
-    /// Replay this tape instead of reaching the host.
-    pub replay: Option<PathBuf>,
-}
-
-/// The host link of a run of `s` with `seed` as `spec` asks: the peer it needs (added when
-/// the scenario has none), the allowed names in the guests' hosts files, the tape checked
-/// against this configuration (a replay) or started (a recording).
-fn host_link(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<hostlink::HostLink> {
-    use hostlink::tape::{self, Head, Tape};
-    use sha2::Digest;
-    let fail = |m: String| WioError::from(WorldError::HostLink(m));
-    let replay = spec.replay.as_deref().map(Tape::read).transpose()?;
-    let allow = match &replay {
-        Some(t) => hostlink::allow_list(&t.head.allow)
-            .map_err(|e| fail(format!("the tape's allow list: {e}")))?,
-        None => spec.allow.clone(),
-    };
-    if s.peer.is_none() {
-        if s.nodes.iter().any(|n| n.name == "peer") {
-            return Err(fail("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
-        }
-        s.peer = Some("peer".into());
-        // Its links are the file's default link (every node's link to itself is that).
-        let default = s
-            .links
-            .first()
-            .and_then(|r| r.first())
-            .copied()
-            .unwrap_or_default();
-        for row in &mut s.links {
-            row.push(default);
-        }
-        s.links.push(vec![default; s.links.len() + 1]);
-    }
-    for a in &allow {
-        let taken = s.nodes.iter().any(|n| n.name == a.name)
-            || s.peer.as_deref() == Some(a.name.as_str())
-            || s.dependencies
-                .iter()
-                .any(|d| d.name == a.name || d.port == a.addr.port());
-        if taken {
-            return Err(fail(format!(
-                "--allow {}: its name or port is already a node's, the peer's or a dependency's",
-                a.text()
-            )));
-        }
-    }
-    s.host_names = allow.iter().map(|a| a.name.clone()).collect();
-    let allow_text: Vec<String> = allow.iter().map(|a| a.text()).collect();
-    let config = {
-        let mut h = sha2::Sha256::new();
-        h.update(serde_json::to_vec(&*s).unwrap_or_default());
-        h.update(allow_text.join(",").as_bytes());
-        wio_machines::trace::hex(&h.finalize())
-    };
-    let mode = match replay {
-        Some(t) => {
-            if t.head.config != config {
-                return Err(fail(format!("{}: the tape was recorded with another configuration (the scenario or the allow list changed); record it again", t.path.display())));
-            }
-            if t.head.seed != seed {
-                return Err(fail(format!("{}: the tape was recorded with seed {}; replay it with --seed {} (or without --seed)", t.path.display(), t.head.seed, t.head.seed)));
-            }
-            hostlink::Mode::Replay(t)
-        }
-        None => {
-            let head = Head {
-                wio_tape: tape::FORMAT,
-                seed,
-                config: config.clone(),
-                allow: allow_text,
-            };
-            hostlink::Mode::Live(
-                spec.record
-                    .as_deref()
-                    .map(|p| tape::Writer::create(p, &head))
-                    .transpose()?,
-            )
-        }
-    };
-    Ok(hostlink::HostLink::new(allow, mode, seed, config))
-}
-
 /// What a guided exploration's branch does at each quantum boundary the world goes on
 /// from: given the boundary's time, what the nodes saw for the first time in the quantum
 /// just run (a node's console shapes and code coverage qualified by the node, see
@@ -293,11 +204,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         Some(plan) => add_planned(&mut s, plan, 0, &mut trace)?,
         None => {
             draw_faults(&mut s, RunSeed(seed), 0, &mut trace);
-            draw_dependency_faults(&mut s, RunSeed(seed), 0, &mut trace);
         }
     }
     let host = match &opts.host {
-        Some(spec) => Some(host_link(&mut s, seed, spec)?),
+        Some(spec) => Some(hostlink::start(&mut s, seed, spec)?),
         None => None,
     };
     let s = &s;
@@ -403,7 +313,6 @@ pub fn restore_guided(
             Some(plan) => add_planned(&mut s, plan, st.at_ns, &mut trace)?,
             None => {
                 draw_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace);
-                draw_dependency_faults(&mut s, RunSeed(seed), st.at_ns, &mut trace);
             }
         }
     }
@@ -575,8 +484,8 @@ fn add_planned(s: &mut Scenario, plan: &WorldPlan, from_ns: u64, trace: &mut Tra
     Ok(())
 }
 
-/// Adds the faults the scenario's `[faults]` profile draws with `seed` from `from_ns` on
-/// to its partitions and degradations (traced).
+/// Adds the faults the scenario's profiles draw with `seed` from `from_ns` on: `[faults]`'s
+/// to its partitions and degradations, the dependencies' to their faults (each traced).
 fn draw_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace) {
     if let Some(p) = s.faults {
         let (ps, ds) = faults::draw(&p, seed, s.nodes.len(), from_ns, s.max_virtual_ns);
@@ -588,6 +497,7 @@ fn draw_faults(s: &mut Scenario, seed: RunSeed, from_ns: u64, trace: &mut Trace)
         s.partitions.extend(ps);
         s.degrades.extend(ds);
     }
+    draw_dependency_faults(s, seed, from_ns, trace);
 }
 
 /// Adds the faults the dependencies' profiles draw with `seed` from `from_ns` on (traced

@@ -57,9 +57,12 @@ impl PeerApps {
     }
 
     fn is_host_port(&self, port: u16) -> bool {
-        self.host
-            .as_ref()
-            .is_some_and(|h| h.ports().contains(&port))
+        self.host.as_ref().is_some_and(|h| h.serves(port))
+    }
+
+    /// As the stack takes it (None: no services).
+    fn app(apps: &mut Option<PeerApps>) -> Option<&mut (dyn TcpApp + 'static)> {
+        apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static))
     }
 }
 
@@ -130,10 +133,7 @@ impl TcpApp for PeerApps {
     fn wake(&self) -> Option<u64> {
         let d = self.deps.as_ref().and_then(|d| d.wake());
         let h = self.host.as_ref().and_then(|h| h.wake());
-        match (d, h) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        d.into_iter().chain(h).min()
     }
 
     fn settings(&mut self, bytes: &[u8]) {
@@ -258,13 +258,10 @@ impl Peer {
                 (Some(f), t) if t.is_none_or(|t| f <= t) => {
                     let d = self.inbox.remove(0);
                     stats.frames_in += 1;
-                    let app = self.apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static));
+                    let app = PeerApps::app(&mut self.apps);
                     (f, self.stack.receive_with(&d.bytes, f, app))
                 }
-                (_, Some(t)) => {
-                    let app = self.apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static));
-                    (t, self.stack.poll_with(t, app))
-                }
+                (_, Some(t)) => (t, self.stack.poll_with(t, PeerApps::app(&mut self.apps))),
                 _ => break,
             };
             stats.frames_out += sent.len() as u64;
@@ -275,7 +272,6 @@ impl Peer {
                 .next_poll_ns_with(now, app)
                 .map(|d| now.saturating_add(d.max(MIN_POLL_NS)));
         }
-
         let s = &self.stack.stats;
         stats.tcp_connections = s.tcp_connections;
         stats.tcp_bytes = s.tcp_bytes;
@@ -326,7 +322,7 @@ impl Peer {
             PEER_IP,
             &ports,
             s.history.clone(),
-            apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static)),
+            PeerApps::app(&mut apps),
         );
         Peer {
             apps,

@@ -158,30 +158,24 @@ impl Dependencies {
             self.hit(dependency, f.kind);
         }
         let when = now.saturating_add(delay);
-        match fault.as_ref().map(|f| f.kind) {
-            Some(DepFaultKind::Reset) => return self.at(when, conn, Out::Abort),
-            Some(DepFaultKind::TimeoutBefore) => return,
-            Some(DepFaultKind::Error) => {
-                let status = fault.as_ref().map_or(503, |f| f.status);
-                let bytes = self.answer(dependency, status, "text/plain", b"simulated failure\n");
-                self.at(when, conn, Out::Send(bytes));
-                return self.at(when, conn, Out::Close);
+        let kind = fault.as_ref().map(|f| f.kind);
+        match (kind, &fault) {
+            (Some(DepFaultKind::Reset), _) => return self.at(when, conn, Out::Abort),
+            (Some(DepFaultKind::TimeoutBefore), _) => return,
+            (Some(DepFaultKind::Error), Some(f)) => {
+                let bytes = self.answer(dependency, f.status, "text/plain", b"simulated failure\n");
+                return self.reply(when, conn, bytes);
             }
             _ => {}
         }
         let (status, content_type, body) = self.apply(dependency, route, &r);
-        if fault
-            .as_ref()
-            .is_some_and(|f| f.kind == DepFaultKind::TimeoutAfter)
-        {
+        if kind == Some(DepFaultKind::TimeoutAfter) {
             return;
         }
         let bytes = self.answer(dependency, status, &content_type, &body);
         match fault {
             Some(f) if f.kind == DepFaultKind::Slow => {
-                let t = when.saturating_add(f.slow_ns);
-                self.at(t, conn, Out::Send(bytes));
-                self.at(t, conn, Out::Close);
+                self.reply(when.saturating_add(f.slow_ns), conn, bytes)
             }
             Some(f) if f.kind == DepFaultKind::SlowBody => {
                 let head = bytes.len() - if status == 204 { 0 } else { body.len() };
@@ -193,11 +187,14 @@ impl Dependencies {
                 }
                 self.at(t, conn, Out::Close);
             }
-            _ => {
-                self.at(when, conn, Out::Send(bytes));
-                self.at(when, conn, Out::Close);
-            }
+            _ => self.reply(when, conn, bytes),
         }
+    }
+
+    /// Sends `bytes` on `conn` at `at`, then closes it (one request per connection).
+    fn reply(&mut self, at: u64, conn: u64, bytes: Vec<u8>) {
+        self.at(at, conn, Out::Send(bytes));
+        self.at(at, conn, Out::Close);
     }
 
     /// Applies a request to its route: (status, content type, body).
@@ -308,8 +305,7 @@ impl TcpApp for Dependencies {
                 c.buf = Vec::new();
                 let body = format!("{why}\n");
                 let bytes = self.answer(dependency, status, "text/plain", body.as_bytes());
-                self.at(now_ns, conn, Out::Send(bytes));
-                self.at(now_ns, conn, Out::Close);
+                self.reply(now_ns, conn, bytes);
             }
             Parsed::Request(r) => {
                 c.done = true;

@@ -18,9 +18,11 @@
 
 pub mod tape;
 
+use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::time::Duration;
 use tape::{Event, Tape};
 use wio_machines::error::{Result, WioError};
@@ -129,7 +131,7 @@ pub struct HostLink {
     last_due: u64,
     cursor: usize,
     out: Vec<AppAction>,
-    divergence: Option<(u64, String)>,
+    /// A recording's write error, or where a replay left its tape: the first one.
     failure: Option<WioError>,
     /// Refused attempts (virtual ns, port) not yet traced.
     refused: Vec<(u64, u16)>,
@@ -149,7 +151,8 @@ pub struct HostState {
     pub seed: u64,
     /// The configuration's hash.
     pub config: String,
-    /// The tape's events, one JSON line each.
+    /// The tape's events, one JSON line each (the events are internally tagged, which the
+    /// snapshot's postcard cannot carry).
     pub events: Vec<String>,
 }
 
@@ -177,7 +180,6 @@ impl HostLink {
             last_due: 0,
             cursor: 0,
             out: Vec::new(),
-            divergence: None,
             failure: None,
             refused: Vec::new(),
             recorded: Vec::new(),
@@ -244,17 +246,17 @@ impl HostLink {
         std::mem::take(&mut self.refused)
     }
 
-    /// Where a replay first left its tape (virtual ns, what), or a recording's write error.
+    /// Where a replay first left its tape, or a recording's write error.
     pub fn take_failure(&mut self) -> Option<WioError> {
-        if let Some(e) = self.failure.take() {
-            return Some(e);
-        }
-        self.divergence.take().map(|(at_ns, what)| {
-            wio_machines::error::WorldError::TapeDiverged { at_ns, what }.into()
-        })
+        self.failure.take()
     }
 
-    /// Ends a recording (its tape's end line); returns the number of events.
+    /// Whether it serves `port` (an allowed destination's).
+    pub fn serves(&self, port: u16) -> bool {
+        self.allow.iter().any(|a| a.addr.port() == port)
+    }
+
+    /// Ends a recording (its tape's end line).
     pub fn finish(&mut self) -> Result<()> {
         if let Mode::Live(w) = &mut self.mode {
             if let Some(w) = w.take() {
@@ -279,7 +281,7 @@ impl HostLink {
         let Mode::Replay(t) = &self.mode else {
             return true;
         };
-        if self.divergence.is_some() {
+        if self.failure.is_some() {
             return false;
         }
         match t.events.get(self.cursor) {
@@ -290,13 +292,12 @@ impl HostLink {
             }
             got => {
                 let got = got.map_or_else(|| "its end".to_string(), describe);
-                self.divergence = Some((
-                    now,
-                    format!(
-                        "the guests did {} where the tape holds {got}",
-                        describe(want)
-                    ),
-                ));
+                let what = format!(
+                    "the guests did {} where the tape holds {got}",
+                    describe(want)
+                );
+                self.failure =
+                    Some(wio_machines::error::WorldError::TapeDiverged { at_ns: now, what }.into());
                 false
             }
         }
@@ -458,9 +459,9 @@ impl TcpApp for HostLink {
         match &mut self.mode {
             Mode::Live(_) => {
                 let waiting = self.conns.values().any(|c| c.awaiting);
+                let mut buf = vec![0u8; PIECE];
                 for (&conn, c) in self.conns.iter_mut() {
                     let Some(s) = &mut c.stream else { continue };
-                    let mut buf = vec![0u8; PIECE];
                     match s.read(&mut buf) {
                         Ok(0) => {
                             c.stream = None;
@@ -546,4 +547,95 @@ pub fn allow_list(values: &[String]) -> std::result::Result<Vec<Allow>, String> 
         out.push(a);
     }
     Ok(out)
+}
+
+/// The host link a run asks for.
+#[derive(Debug, Clone, Default)]
+pub struct HostSpec {
+    /// The allowed destinations (a replay takes its tape's).
+    pub allow: Vec<Allow>,
+    /// Record what comes from the host to this tape.
+    pub record: Option<PathBuf>,
+    /// Replay this tape instead of reaching the host.
+    pub replay: Option<PathBuf>,
+}
+
+/// The host link of a run of `s` with `seed` as `spec` asks: the peer it needs (added when
+/// the scenario has none), the allowed names in the guests' hosts files, the tape checked
+/// against this configuration (a replay) or started (a recording).
+pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<HostLink> {
+    use sha2::Digest;
+    use tape::Head;
+    let fail = |m: String| WioError::from(wio_machines::error::WorldError::HostLink(m));
+    let replay = spec.replay.as_deref().map(Tape::read).transpose()?;
+    let allow = match &replay {
+        Some(t) => {
+            allow_list(&t.head.allow).map_err(|e| fail(format!("the tape's allow list: {e}")))?
+        }
+        None => spec.allow.clone(),
+    };
+    if s.peer.is_none() {
+        if s.nodes.iter().any(|n| n.name == "peer") {
+            return Err(fail("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
+        }
+        s.peer = Some("peer".into());
+        // Its links are the file's default link (every node's link to itself is that).
+        let default = s
+            .links
+            .first()
+            .and_then(|r| r.first())
+            .copied()
+            .unwrap_or_default();
+        for row in &mut s.links {
+            row.push(default);
+        }
+        s.links.push(vec![default; s.links.len() + 1]);
+    }
+    for a in &allow {
+        let taken = s.nodes.iter().any(|n| n.name == a.name)
+            || s.peer.as_deref() == Some(a.name.as_str())
+            || s.dependencies
+                .iter()
+                .any(|d| d.name == a.name || d.port == a.addr.port());
+        if taken {
+            return Err(fail(format!(
+                "--allow {}: its name or port is already a node's, the peer's or a dependency's",
+                a.text()
+            )));
+        }
+    }
+    s.host_names = allow.iter().map(|a| a.name.clone()).collect();
+    let allow_text: Vec<String> = allow.iter().map(|a| a.text()).collect();
+    let config = {
+        let mut h = sha2::Sha256::new();
+        h.update(serde_json::to_vec(&*s).unwrap_or_default());
+        h.update(allow_text.join(",").as_bytes());
+        wio_machines::trace::hex(&h.finalize())
+    };
+    let mode = match replay {
+        Some(t) => {
+            if t.head.config != config {
+                return Err(fail(format!("{}: the tape was recorded with another configuration (the scenario or the allow list changed); record it again", t.path.display())));
+            }
+            if t.head.seed != seed {
+                return Err(fail(format!("{}: the tape was recorded with seed {}; replay it with --seed {} (or without --seed)", t.path.display(), t.head.seed, t.head.seed)));
+            }
+            Mode::Replay(t)
+        }
+        None => {
+            let head = Head {
+                wio_tape: tape::FORMAT,
+                seed,
+                config: config.clone(),
+                allow: allow_text,
+            };
+            Mode::Live(
+                spec.record
+                    .as_deref()
+                    .map(|p| tape::Writer::create(p, &head))
+                    .transpose()?,
+            )
+        }
+    };
+    Ok(HostLink::new(allow, mode, seed, config))
 }

@@ -170,12 +170,17 @@ impl Route {
         }
     }
 
+    /// Its path as the file wrote it (a prefix with its '*').
+    pub fn pattern(&self) -> String {
+        let star = if self.prefix { "*" } else { "" };
+        format!("{}{star}", self.path)
+    }
+
     /// How the file names it: its method and path.
     pub fn label(&self) -> String {
-        let star = if self.prefix { "*" } else { "" };
         match &self.method {
-            Some(m) => format!("{m} {}{star}", self.path),
-            None => format!("{}{star}", self.path),
+            Some(m) => format!("{m} {}", self.pattern()),
+            None => self.pattern(),
         }
     }
 }
@@ -441,10 +446,7 @@ pub(super) fn check(
                 None => None,
                 Some(r) => {
                     let want = r.get_ref();
-                    let found = routes.iter().position(|x| {
-                        let star = if x.prefix { "*" } else { "" };
-                        format!("{}{star}", x.path) == *want
-                    });
+                    let found = routes.iter().position(|x| x.pattern() == *want);
                     match found {
                         Some(i) => Some(i),
                         None => {
