@@ -280,3 +280,87 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
         assert!(e.contains(want) && e.trim().lines().count() == 1, "{e}");
     }
 }
+
+/// A world with a simulated dependency of the allowed destination's name and port: the
+/// host stands in for it while recording, and a replay whose guest asks for something the
+/// tape does not hold goes on, answered by the dependency from there (the summary says
+/// where it left the tape); the same replay twice is the same run.
+#[test]
+fn a_replay_past_its_tape_is_answered_by_the_dependency_standing_in() {
+    let test = "a_replay_past_its_tape_is_answered_by_the_dependency_standing_in";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("hostlink-standin");
+    let mut server = Server::start();
+    let initrd = dir.join("initrd.img");
+    initrd_asking(&dir, "/hello.txt", &initrd);
+    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let world = dir.join("fetch.toml");
+    std::fs::write(
+        &world,
+        format!(
+            "max_virtual_secs = 30\n[[node]]\nname = \"c\"\nkernel = \"{}\"\ninitrd = \"initrd.img\"\nrun = \"wget -q -O - http://api:{p}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:{p}/hello.txt; echo rc=$?\"\n[[dependency]]\nname = \"api\"\nport = {p}\n[[dependency.route]]\npath = \"/*\"\nbody = \"the stand-in answers {{path}}\\n\"\n",
+            kernel.display(),
+            p = server.port
+        ),
+    )
+    .unwrap();
+    let w = world.to_str().unwrap();
+    let tape = dir.join("fetch.tape");
+    let t = tape.to_str().unwrap();
+    let allow = format!("api=127.0.0.1:{}", server.port);
+    let (o, rec) = with_summary(
+        "sim",
+        &[
+            w, "--seed", "5", "--net", "host", "--allow", &allow, "--record", t,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("hello from the host").count(),
+        2,
+        "the host answers while recording, not the dependency: {out}"
+    );
+    assert!(!out.contains("stand-in"), "{out}");
+    assert!(rec["host"].get("left_tape").is_none(), "{rec}");
+    server.stop();
+    // The recorded run again, from the tape alone.
+    let (o, s) = with_summary("sim", &[w, "--replay", t]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(s["world_trace_hash"], rec["world_trace_hash"]);
+    // A build asking for something else: the dependency answers from there on, the first
+    // request and the second (which the tape holds, but past where the run left it).
+    initrd_asking(&dir, "/other.txt", &initrd);
+    let mut hashes = Vec::new();
+    for _ in 0..2 {
+        let (o, s) = with_summary("sim", &[w, "--replay", t]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("the stand-in answers /other.txt")
+                && out.contains("the stand-in answers /hello.txt"),
+            "{out}"
+        );
+        let left = s["host"]["left_tape"].as_str().unwrap_or_default();
+        assert!(
+            left.contains("GET /other.txt") && left.contains("GET /hello.txt"),
+            "{s}"
+        );
+        assert!(stderr(&o).contains("left tape"), "{}", stderr(&o));
+        assert_eq!(s["dependencies"][0]["requests"], 2, "{s}");
+        hashes.push(s["world_trace_hash"].clone());
+    }
+    assert_eq!(hashes[0], hashes[1]);
+    assert_ne!(hashes[0], rec["world_trace_hash"]);
+    // The same name at another port is refused in one line.
+    let other = format!("api=127.0.0.1:{}", server.port.wrapping_add(1).max(1024));
+    let o = wio(&["sim", w, "--net", "host", "--allow", &other, "--quiet"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(100), "{e}");
+    assert!(
+        e.contains("the host stands in for it only at that port") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+}

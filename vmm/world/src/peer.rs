@@ -37,7 +37,9 @@ pub struct Peer {
 }
 
 /// The services the peer runs beside its echo: the simulated dependencies and the host
-/// link, each on its own ports, seen by the stack as one [`TcpApp`].
+/// link, each on its own ports, seen by the stack as one [`TcpApp`]. A dependency on an
+/// allowed destination's port is the host's stand-in: it serves that port once a replay
+/// left its tape (see `hostlink`).
 struct PeerApps {
     deps: Option<Dependencies>,
     host: Option<HostLink>,
@@ -47,7 +49,12 @@ struct PeerApps {
 
 impl PeerApps {
     /// The services of `deps` and `host`; None when there are none.
-    fn of(deps: &[Dependency], host: Option<HostLink>) -> Option<PeerApps> {
+    fn of(deps: &[Dependency], mut host: Option<HostLink>) -> Option<PeerApps> {
+        if let Some(h) = host.as_mut() {
+            if deps.iter().any(|d| h.serves(d.port)) {
+                h.fall_back();
+            }
+        }
         let deps = (!deps.is_empty()).then(|| Dependencies::new(deps));
         (deps.is_some() || host.is_some()).then(|| PeerApps {
             deps,
@@ -60,6 +67,22 @@ impl PeerApps {
         self.host.as_ref().is_some_and(|h| h.serves(port))
     }
 
+    /// Where a replay just left its tape: the dependencies take the host's connections
+    /// over, each with what its guest sent since the host last answered.
+    fn hand_over(&mut self, now_ns: u64) {
+        let Some(handed) = self.host.as_mut().and_then(HostLink::take_handover) else {
+            return;
+        };
+        self.host_conns.clear();
+        let Some(d) = self.deps.as_mut() else { return };
+        for (conn, port, from, unanswered) in handed {
+            d.opened(conn, port, from, now_ns);
+            if !unanswered.is_empty() {
+                d.data(conn, &unanswered, now_ns);
+            }
+        }
+    }
+
     /// As the stack takes it (None: no services).
     fn app(apps: &mut Option<PeerApps>) -> Option<&mut (dyn TcpApp + 'static)> {
         apps.as_mut().map(|a| a as &mut (dyn TcpApp + 'static))
@@ -69,16 +92,24 @@ impl PeerApps {
 impl TcpApp for PeerApps {
     fn ports(&self) -> Vec<u16> {
         let mut p = self.deps.as_ref().map_or_else(Vec::new, |d| d.ports());
-        p.extend(self.host.as_ref().map_or_else(Vec::new, |h| h.ports()));
+        for h in self.host.as_ref().map_or_else(Vec::new, |h| h.ports()) {
+            if !p.contains(&h) {
+                p.push(h);
+            }
+        }
         p
     }
 
     fn refuse(&mut self, port: u16, from: ([u8; 4], u16), now_ns: u64) -> bool {
         if self.is_host_port(port) {
-            return self
+            let refused = self
                 .host
                 .as_mut()
                 .is_some_and(|h| h.refuse(port, from, now_ns));
+            self.hand_over(now_ns);
+            if self.is_host_port(port) {
+                return refused;
+            }
         }
         self.deps
             .as_mut()
@@ -107,6 +138,8 @@ impl TcpApp for PeerApps {
             if let Some(h) = self.host.as_mut() {
                 h.data(conn, bytes, now_ns);
             }
+            // Bytes that left the tape are in the handed-over connection's.
+            self.hand_over(now_ns);
         } else if let Some(d) = self.deps.as_mut() {
             d.data(conn, bytes, now_ns);
         }

@@ -152,6 +152,7 @@ fn result_with(x: &Explore, seed: u64, end: BranchEnd, how: &str) -> SeedResult 
         promises,
         path: None,
         moment: None,
+        left_tape: None,
         until_line: x
             .until
             .as_ref()

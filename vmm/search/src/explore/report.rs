@@ -59,6 +59,10 @@ pub struct SeedResult {
     /// The moment it started from (guided explorations; 0: the root snapshot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moment: Option<u32>,
+    /// A branch of a replayed host link's snapshot that left its tape: where and how (a
+    /// simulated dependency standing in for the host answered it from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_tape: Option<String>,
 }
 
 /// What an exploration was asked to do (shards of one exploration agree on it).
@@ -209,11 +213,21 @@ pub fn print_table(report: &Report) {
         .iter()
         .map(|r| r.trace_hash.as_str())
         .collect();
+    let left = report
+        .results
+        .iter()
+        .filter(|r| r.left_tape.is_some())
+        .count();
     println!(
-        "{} seeds, {} failing, {} distinct traces{}",
+        "{} seeds, {} failing, {} distinct traces{}{}",
         report.results.len(),
         failing.len(),
         distinct.len(),
+        if left > 0 {
+            format!("; {left} left the host link's tape (a simulated dependency answered from there: see left_tape in the report)")
+        } else {
+            String::new()
+        },
         if report.complete { "" } else { " (incomplete)" }
     );
     print!("{}", across::table(&report.promises));

@@ -88,6 +88,7 @@ pub(super) fn world_result_of(
         promises,
         path: None,
         moment: None,
+        left_tape: w.host.and_then(|h| h.left_tape),
     }
 }
 

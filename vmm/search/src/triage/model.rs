@@ -232,6 +232,7 @@ pub(crate) mod tests {
             promises: Vec::new(),
             path: None,
             moment: None,
+            left_tape: None,
         }
     }
 

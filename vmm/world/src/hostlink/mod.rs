@@ -15,6 +15,13 @@
 //! and its frame arrivals), each numbered; the tape records each answer with its call's
 //! number, and a replay delivers it in that call. A replay checks what the guests send
 //! against the tape, and stops at the first difference, naming it.
+//!
+//! A replay whose world also has a simulated dependency of an allowed destination's name
+//! and port (`[[dependency]]`, which a recording's live host stands in for) does not stop
+//! where the guests leave the tape: from there on that dependency answers them (every
+//! host connection then open is handed to it with what its guest sent since the host last
+//! answered), and the summary says where the run left its tape. So a branch explored from
+//! a recorded snapshot goes on past the recording.
 
 pub mod tape;
 
@@ -107,13 +114,27 @@ pub struct HostStats {
     pub bytes_in: u64,
     /// Tape events recorded or replayed.
     pub tape_events: u64,
+    /// Where a replay left its tape, when simulated dependencies answered from there on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_tape: Option<String>,
 }
 
 struct Conn {
     stream: Option<TcpStream>,
     /// Whether the guest sent bytes since the host last answered (a live link then waits).
     awaiting: bool,
+    /// The peer's port the guest connected to, and the guest's end.
+    port: u16,
+    from: Endpoint,
+    /// A replay's bytes the guest sent since the host last answered (what a divergence
+    /// names, and what a simulated dependency taking the connection over is handed).
+    unanswered: Vec<u8>,
 }
+
+/// A host connection a simulated dependency takes over where a replay leaves its tape:
+/// its number, the peer's port, the guest's end and what the guest sent since the host
+/// last answered.
+pub type Handover = (u64, u16, Endpoint, Vec<u8>);
 
 /// The host link, as a service of the peer.
 pub struct HostLink {
@@ -130,11 +151,21 @@ pub struct HostLink {
     calls: u64,
     last_due: u64,
     cursor: usize,
+    /// How much of the send at `cursor` the guests sent so far (a replay's sends are
+    /// matched as a byte stream).
+    sent_within: usize,
     out: Vec<AppAction>,
     /// A recording's write error, or where a replay left its tape: the first one.
     failure: Option<WioError>,
     /// Refused attempts (virtual ns, port) not yet traced.
     refused: Vec<(u64, u16)>,
+    /// Whether simulated dependencies answer where a replay leaves its tape (instead of
+    /// the run stopping there).
+    fallback: bool,
+    /// Whether the replay left its tape (its dependencies answer from then on).
+    off_tape: bool,
+    /// The connections handed to the dependencies when it left, not yet taken.
+    handover: Option<Vec<Handover>>,
     /// A recording's events so far (a world snapshot keeps them).
     recorded: Vec<Event>,
     stats: HostStats,
@@ -179,9 +210,13 @@ impl HostLink {
             calls: 0,
             last_due: 0,
             cursor: 0,
+            sent_within: 0,
             out: Vec::new(),
             failure: None,
             refused: Vec::new(),
+            fallback: false,
+            off_tape: false,
+            handover: None,
             recorded: Vec::new(),
             stats,
         }
@@ -251,9 +286,21 @@ impl HostLink {
         self.failure.take()
     }
 
-    /// Whether it serves `port` (an allowed destination's).
+    /// Whether it serves `port` (an allowed destination's) now: not once a replay left
+    /// its tape (the simulated dependencies serve its ports then).
     pub fn serves(&self, port: u16) -> bool {
-        self.allow.iter().any(|a| a.addr.port() == port)
+        !self.off_tape && self.allow.iter().any(|a| a.addr.port() == port)
+    }
+
+    /// Lets simulated dependencies answer where a replay leaves its tape (the peer has one
+    /// of each allowed destination's port).
+    pub fn fall_back(&mut self) {
+        self.fallback = true;
+    }
+
+    /// The connections the dependencies take over, once, when the replay left its tape.
+    pub fn take_handover(&mut self) -> Option<Vec<Handover>> {
+        self.handover.take()
     }
 
     /// Ends a recording (its tape's end line).
@@ -281,7 +328,7 @@ impl HostLink {
         let Mode::Replay(t) = &self.mode else {
             return true;
         };
-        if self.failure.is_some() {
+        if self.failure.is_some() || self.off_tape {
             return false;
         }
         match t.events.get(self.cursor) {
@@ -290,18 +337,130 @@ impl HostLink {
                 self.stats.tape_events += 1;
                 true
             }
-            got => {
-                let got = got.map_or_else(|| "its end".to_string(), describe);
-                let what = format!(
-                    "the guests did {} where the tape holds {got}",
-                    describe(want)
-                );
-                self.failure =
-                    Some(wio_machines::error::WorldError::TapeDiverged { at_ns: now, what }.into());
+            _ => {
+                self.diverge(now, want, None);
                 false
             }
         }
     }
+
+    /// Whether the guests' `bytes` on `conn` are the tape's next sends on it, as a byte
+    /// stream: how the guest's TCP cut them into segments (which a branch's timing moves)
+    /// does not matter, only their order and content.
+    fn expect_sent(&mut self, conn: u64, bytes: &[u8], now: u64) -> bool {
+        let Mode::Replay(t) = &self.mode else {
+            return true;
+        };
+        if self.failure.is_some() || self.off_tape {
+            return false;
+        }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let on_tape = match t.events.get(self.cursor) {
+                Some(Event::Sent { conn: c, hex, .. }) if *c == conn => tape::unhex(hex),
+                _ => None,
+            };
+            let Some(on_tape) = on_tape else { break };
+            let left = on_tape.get(self.sent_within..).unwrap_or_default();
+            if rest.starts_with(left) {
+                rest = &rest[left.len()..];
+                self.cursor += 1;
+                self.sent_within = 0;
+                self.stats.tape_events += 1;
+            } else if left.starts_with(rest) {
+                self.sent_within += rest.len();
+                return true;
+            } else {
+                break;
+            }
+        }
+        if rest.is_empty() {
+            return true;
+        }
+        // Both sides' whole request: what the guest sent since the host last answered, and
+        // the tape's sends on the connection around where it parts.
+        let sent = self
+            .conns
+            .get(&conn)
+            .map(|c| c.unanswered.as_slice())
+            .filter(|u| !u.is_empty())
+            .unwrap_or(bytes);
+        let want = Event::Sent {
+            t: now,
+            conn,
+            hex: tape::hex(sent),
+        };
+        let got = tape_request(&t.events, self.cursor, conn);
+        self.diverge(now, &want, got);
+        false
+    }
+
+    /// The guests did `want` where the tape holds something else (or nothing more): a
+    /// simulated dependency answers from here, or the run stops naming both.
+    fn diverge(&mut self, now: u64, want: &Event, got: Option<Event>) {
+        let Mode::Replay(t) = &self.mode else { return };
+        let got = got
+            .as_ref()
+            .or(t.events.get(self.cursor))
+            .map_or_else(|| "its end".to_string(), describe);
+        let what = format!(
+            "the guests did {} where the tape holds {got}",
+            describe(want)
+        );
+        if self.fallback {
+            self.leave(now, what);
+        } else {
+            self.failure =
+                Some(wio_machines::error::WorldError::TapeDiverged { at_ns: now, what }.into());
+        }
+    }
+}
+
+impl HostLink {
+    /// The replay leaves its tape at `now` (`what` the guests did): every open connection
+    /// goes to the dependencies, and nothing more comes from the tape.
+    fn leave(&mut self, now: u64, what: String) {
+        self.off_tape = true;
+        self.stats.left_tape = Some(format!("at {:.6} s: {what}", now as f64 / 1e9));
+        self.made.clear();
+        self.out.clear();
+        let conns = std::mem::take(&mut self.conns);
+        self.handover = Some(
+            conns
+                .into_iter()
+                .map(|(n, c)| (n, c.port, c.from, c.unanswered))
+                .collect(),
+        );
+    }
+}
+
+/// The tape's sends on `conn` next to each other around `at` as one send (a request the
+/// guest's TCP cut in pieces), when the event at `at` is one.
+fn tape_request(events: &[Event], at: usize, conn: u64) -> Option<Event> {
+    let is_send = |e: &Event| matches!(e, Event::Sent { conn: c, .. } if *c == conn);
+    let t = match events.get(at)? {
+        Event::Sent { t, .. } if is_send(&events[at]) => *t,
+        _ => return None,
+    };
+    let start = events[..at]
+        .iter()
+        .rposition(|e| !is_send(e))
+        .map_or(0, |i| i + 1);
+    let end = events[at..]
+        .iter()
+        .position(|e| !is_send(e))
+        .map_or(events.len(), |i| at + i);
+    let mut bytes = Vec::new();
+    for e in &events[start..end] {
+        if let Event::Sent { hex, .. } = e {
+            bytes.extend(tape::unhex(hex).unwrap_or_default());
+        }
+    }
+    Some(Event::Sent {
+        t,
+        conn,
+        hex: tape::hex(&bytes),
+    })
 }
 
 /// An event without its virtual time: what a replay checks (a branch of a replayed
@@ -387,6 +546,9 @@ impl TcpApp for HostLink {
         };
         if self.expect(now_ns, &e) {
             self.record(e);
+        } else if self.off_tape {
+            // The dependency standing in for the host answers this one.
+            return false;
         }
         if ok {
             self.stats.connections += 1;
@@ -409,20 +571,27 @@ impl TcpApp for HostLink {
             Conn {
                 stream,
                 awaiting: false,
+                port,
+                from,
+                unanswered: Vec::new(),
             },
         );
     }
 
     fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64) {
-        let e = Event::Sent {
+        if matches!(self.mode, Mode::Replay(_)) {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.unanswered.extend_from_slice(bytes);
+            }
+        }
+        if !self.expect_sent(conn, bytes, now_ns) {
+            return;
+        }
+        self.record(Event::Sent {
             t: now_ns,
             conn,
             hex: tape::hex(bytes),
-        };
-        if !self.expect(now_ns, &e) {
-            return;
-        }
-        self.record(e);
+        });
         self.stats.bytes_out += bytes.len() as u64;
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
@@ -486,10 +655,10 @@ impl TcpApp for HostLink {
                     match e {
                         Event::Recv {
                             call: c, conn, hex, ..
-                        } if *c == call => {
+                        } if *c <= call => {
                             got.push((*conn, Some(tape::unhex(hex).unwrap_or_default())));
                         }
-                        Event::Eof { call: c, conn, .. } if *c == call => got.push((*conn, None)),
+                        Event::Eof { call: c, conn, .. } if *c <= call => got.push((*conn, None)),
                         _ => break,
                     }
                     self.cursor += 1;
@@ -517,6 +686,7 @@ impl TcpApp for HostLink {
             }
             if let Some(c) = self.conns.get_mut(&conn) {
                 c.awaiting = false;
+                c.unanswered.clear();
             }
             match bytes {
                 Some(b) => {
@@ -592,11 +762,29 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
         s.links.push(vec![default; s.links.len() + 1]);
     }
     for a in &allow {
+        // A dependency of the same name and port is what the host stands in for (and what
+        // answers a replay past its tape).
+        let stands_in =
+            |d: &crate::scenario::Dependency| d.name == a.name && d.port == a.addr.port();
+        if let Some(d) = s
+            .dependencies
+            .iter()
+            .find(|d| d.name == a.name && !stands_in(d))
+        {
+            return Err(fail(format!(
+                "--allow {}: the dependency {} serves port {}; the host stands in for it only at that port (--allow {}=ADDR:{})",
+                a.text(),
+                d.name,
+                d.port,
+                d.name,
+                d.port
+            )));
+        }
         let taken = s.nodes.iter().any(|n| n.name == a.name)
             || s.peer.as_deref() == Some(a.name.as_str())
             || s.dependencies
                 .iter()
-                .any(|d| d.name == a.name || d.port == a.addr.port());
+                .any(|d| d.port == a.addr.port() && !stands_in(d));
         if taken {
             return Err(fail(format!(
                 "--allow {}: its name or port is already a node's, the peer's or a dependency's",
@@ -604,7 +792,11 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
             )));
         }
     }
-    s.host_names = allow.iter().map(|a| a.name.clone()).collect();
+    s.host_names = allow
+        .iter()
+        .filter(|a| s.dependencies.iter().all(|d| d.name != a.name))
+        .map(|a| a.name.clone())
+        .collect();
     let allow_text: Vec<String> = allow.iter().map(|a| a.text()).collect();
     let config = {
         let mut h = sha2::Sha256::new();
@@ -639,3 +831,6 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
     };
     Ok(HostLink::new(allow, mode, seed, config))
 }
+
+#[cfg(test)]
+mod tests;
