@@ -352,3 +352,107 @@ fn the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug() {
         "{s}"
     );
 }
+
+/// The payment scenario recorded against a bank on the host (images/payments/hostbank.py,
+/// standing in for simbank.toml's simulated bank) and replayed without it: the replays
+/// are the recorded run, bit for bit; an exploration of the replay's setup-complete
+/// snapshot meets the simulated bank's faults in every seed but the tape's (where the
+/// first one hits, the run leaves the tape and the simulated bank answers), and finds the
+/// idempotency defect the recording never showed.
+#[test]
+fn the_payment_scenario_recorded_against_a_host_bank_replays_and_its_branches_find_the_idempotency_bug(
+) {
+    use std::io::BufRead;
+    use wio_e2e_tests::oci::{explore_finds, import_built, wio_in};
+    let test = "the_payment_scenario_recorded_against_a_host_bank_replays_and_its_branches_find_the_idempotency_bug";
+    let dir = scratch("dependency-hostbank");
+    let Some(cache) = import_built(test, "RISCV64_PAYMENTS_IMAGE", &dir, "wio-payments:1") else {
+        return;
+    };
+    let images = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/payments");
+    let world = format!("{images}/simbank.toml");
+    let mut bank = std::process::Command::new("python3")
+        .args([&format!("{images}/hostbank.py"), "7000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 runs the host's bank");
+    let mut first = String::new();
+    std::io::BufReader::new(bank.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.contains("serving on 127.0.0.1:7000"),
+        "the host's bank did not start (is port 7000 free?): {first:?}"
+    );
+    let tape = dir.join("bank.tape");
+    let t = tape.to_str().unwrap();
+    let bug = "payments=wio.bug=no-idempotency";
+    let hash = |o: &std::process::Output| {
+        let e = stderr(o);
+        e.lines()
+            .find_map(|l| l.strip_prefix("world trace   "))
+            .unwrap_or_else(|| panic!("no world trace hash: {e}"))
+            .to_string()
+    };
+    let o = wio_in(
+        &cache,
+        &[
+            "sim",
+            &world,
+            "--seed",
+            "1",
+            "--node-args",
+            bug,
+            "--net",
+            "host",
+            "--allow",
+            "bank=127.0.0.1:7000",
+            "--record",
+            t,
+        ],
+    );
+    let _ = bank.kill();
+    let _ = bank.wait();
+    let recorded = hash(&o);
+    assert!(
+        stderr(&o).contains("host link     recording: 26 connections"),
+        "{}",
+        stderr(&o)
+    );
+    let snap = dir.join("bank.snap");
+    for extra in [
+        vec![],
+        vec![
+            "--snapshot-at",
+            "setup-complete",
+            "--snapshot-out",
+            snap.to_str().unwrap(),
+        ],
+    ] {
+        let mut args = vec!["sim", &world, "--node-args", bug, "--replay", t];
+        args.extend(extra);
+        let o = wio_in(&cache, &args);
+        assert_eq!(hash(&o), recorded, "{}", stderr(&o));
+        assert!(!stderr(&o).contains("left tape"), "{}", stderr(&o));
+    }
+    let (_, r) = explore_finds(
+        &cache,
+        &snap,
+        "0..4",
+        &dir.join("report.json"),
+        "no payment is charged twice",
+    );
+    for b in r["results"].as_array().unwrap() {
+        let left = b["left_tape"].as_str().unwrap_or_default();
+        if b["seed"] == 1 {
+            assert!(b.get("left_tape").is_none(), "the tape's seed: {b}");
+            assert_eq!(
+                b["trace_hash"].as_str().unwrap(),
+                &recorded[..b["trace_hash"].as_str().unwrap().len()]
+            );
+        } else {
+            assert!(left.contains("fault of the dependency"), "{b}");
+        }
+    }
+}

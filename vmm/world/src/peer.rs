@@ -67,6 +67,32 @@ impl PeerApps {
         self.host.as_ref().is_some_and(|h| h.serves(port))
     }
 
+    /// In a replay run with another seed than its tape's (a branch of a recorded
+    /// snapshot), a fault of the dependency standing in for the host on `port` in force at
+    /// `now_ns` takes the run off the tape there: the dependency answers from then on, with
+    /// its faults. The tape's own seed is the recorded run, whose host had no such faults.
+    fn fault_leaves_tape(&mut self, port: u16, now_ns: u64) {
+        let (Some(h), Some(d)) = (self.host.as_mut(), self.deps.as_ref()) else {
+            return;
+        };
+        let Some(tape_seed) = h.tape_seed() else {
+            return;
+        };
+        if d.seed().is_none_or(|s| s == tape_seed) || !h.serves(port) {
+            return;
+        }
+        if let Some(kind) = d.fault_at(port, now_ns) {
+            h.leave_for(
+                now_ns,
+                format!(
+                    "a {} fault of the dependency on port {port} (this run's seed is not the tape's)",
+                    kind.name()
+                ),
+            );
+            self.hand_over(now_ns);
+        }
+    }
+
     /// Where a replay just left its tape: the dependencies take the host's connections
     /// over, each with what its guest sent since the host last answered.
     fn hand_over(&mut self, now_ns: u64) {
@@ -101,6 +127,7 @@ impl TcpApp for PeerApps {
     }
 
     fn refuse(&mut self, port: u16, from: ([u8; 4], u16), now_ns: u64) -> bool {
+        self.fault_leaves_tape(port, now_ns);
         if self.is_host_port(port) {
             let refused = self
                 .host
@@ -134,6 +161,9 @@ impl TcpApp for PeerApps {
     }
 
     fn data(&mut self, conn: u64, bytes: &[u8], now_ns: u64) {
+        if let Some(port) = self.host.as_ref().and_then(|h| h.port_of(conn)) {
+            self.fault_leaves_tape(port, now_ns);
+        }
         if self.host_conns.contains(&conn) {
             if let Some(h) = self.host.as_mut() {
                 h.data(conn, bytes, now_ns);

@@ -72,6 +72,8 @@ pub struct Dependencies {
     deps: Vec<Dependency>,
     faults: Vec<DepFault>,
     latency: Vec<Stream>,
+    /// The seed its settings gave (None before any).
+    seed: Option<u64>,
     conns: BTreeMap<u64, Conn>,
     /// (when, sequence, connection, what), kept sorted.
     pending: Vec<(u64, u64, u64, Out)>,
@@ -97,6 +99,7 @@ impl Dependencies {
                 .collect(),
             deps: deps.to_vec(),
             faults: Vec::new(),
+            seed: None,
             conns: BTreeMap::new(),
             pending: Vec::new(),
             seq: 0,
@@ -106,6 +109,21 @@ impl Dependencies {
     /// What each dependency did so far.
     pub fn stats(&self) -> &[DependencyStats] {
         &self.stats
+    }
+
+    /// The seed it draws from (its last settings'), if it has had settings.
+    pub fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+
+    /// The kind of a fault of the dependency on `port` in force at `at_ns`, on any of its
+    /// routes (the first in the fault list).
+    pub fn fault_at(&self, port: u16, at_ns: u64) -> Option<DepFaultKind> {
+        let d = self.deps.iter().position(|d| d.port == port)?;
+        self.faults
+            .iter()
+            .find(|f| f.dependency == d && (f.from_ns..f.until_ns).contains(&at_ns))
+            .map(|f| f.kind)
     }
 
     fn at(&mut self, at: u64, conn: u64, what: Out) {
@@ -348,6 +366,7 @@ impl TcpApp for Dependencies {
             .map(|d| RunSeed(s.seed).stream(&format!("world/dependency/{}/latency", d.name)))
             .collect();
         self.faults = s.faults;
+        self.seed = Some(s.seed);
     }
 }
 

@@ -298,6 +298,24 @@ impl HostLink {
         self.fallback = true;
     }
 
+    /// A replay's tape's seed (the recorded run's), None when not replaying.
+    pub fn tape_seed(&self) -> Option<u64> {
+        matches!(self.mode, Mode::Replay(_)).then_some(self.seed)
+    }
+
+    /// The peer's port connection `conn` is to, when it is the link's.
+    pub fn port_of(&self, conn: u64) -> Option<u16> {
+        self.conns.get(&conn).map(|c| c.port)
+    }
+
+    /// Leaves the replay's tape at `now` because `why` (a stand-in dependency's fault in a
+    /// run of another seed than the recording's), when it may and has not yet.
+    pub fn leave_for(&mut self, now: u64, why: String) {
+        if self.fallback && !self.off_tape && self.failure.is_none() {
+            self.leave(now, why);
+        }
+    }
+
     /// The connections the dependencies take over, once, when the replay left its tape.
     pub fn take_handover(&mut self) -> Option<Vec<Handover>> {
         self.handover.take()
