@@ -11,7 +11,7 @@ its charges in memory:
     GET  /charges/REF/KEY       the charge's body (404 when there is none)
 
 Record a run against it, then replay it without it (the tape holds everything the bank
-answered; see docs/worlds.md, "Recording the bank"):
+answered; see docs/worlds.md, "A simulated dependency standing in for the host"):
 
     wio sim images/payments/simbank.toml --seed 4 --net host \\
         --allow bank=127.0.0.1:7000 --record bank.tape

@@ -261,8 +261,17 @@ impl Dependencies {
                 None => (404, "text/plain".into(), b"no such key\n".to_vec()),
             },
             Some(Store::List) => {
+                // A list of the whole map may be narrowed by `?prefix=` (as an S3 list is).
+                let prefix = match key.as_str() {
+                    "" => r
+                        .query
+                        .split('&')
+                        .find_map(|kv| kv.strip_prefix("prefix="))
+                        .unwrap_or(""),
+                    k => k,
+                };
                 let mut body = Vec::new();
-                for k in store.keys().filter(|k| k.starts_with(key.as_str())) {
+                for k in store.keys().filter(|k| k.starts_with(prefix)) {
                     body.extend_from_slice(k.as_bytes());
                     body.push(b'\n');
                 }
@@ -433,5 +442,41 @@ mod tests {
         d.opened(9, 80, ([10, 0, 0, 1], 1000), 0);
         d.closed(9, 0);
         assert_eq!(d.due(0), vec![AppAction::Close(9)]);
+    }
+
+    #[test]
+    fn a_built_in_object_store_puts_gets_lists_and_deletes_objects_of_its_bucket() {
+        let s = Scenario::parse(
+            "[[node]]\nname = \"c\"\n[[dependency]]\nname = \"s3\"\nport = 80\nobject_store = \"logs\"\n[[dependency.route]]\nmethod = \"GET\"\npath = \"/health\"\nbody = \"ok\"\n",
+        )
+        .unwrap();
+        let mut d = Dependencies::new(&s.dependencies);
+        d.settings(&settings(1, &[]));
+        let put = |k: &str, v: &str| {
+            format!(
+                "PUT /logs/{k} HTTP/1.1\r\nContent-Length: {}\r\n\r\n{v}",
+                v.len()
+            )
+        };
+        assert!(ask(&mut d, 0, &put("a/1", "one")).starts_with("HTTP/1.1 200 OK\r\n"));
+        ask(&mut d, 1, &put("a/2", "two"));
+        ask(&mut d, 2, &put("b/1", "three"));
+        assert!(ask(&mut d, 3, "GET /logs/a/2 HTTP/1.1\r\n\r\n").ends_with("\r\n\r\ntwo"));
+        let all = ask(&mut d, 4, "GET /logs HTTP/1.1\r\n\r\n");
+        assert!(all.ends_with("\r\n\r\na/1\na/2\nb/1\n"), "{all}");
+        let some = ask(&mut d, 5, "GET /logs/?prefix=a/ HTTP/1.1\r\n\r\n");
+        assert!(some.ends_with("\r\n\r\na/1\na/2\n"), "{some}");
+        assert!(ask(&mut d, 6, "DELETE /logs/a/1 HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 204"));
+        assert!(ask(&mut d, 7, "GET /logs/a/1 HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(ask(&mut d, 8, "GET /other/x HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+        assert!(ask(&mut d, 9, "GET /health HTTP/1.1\r\n\r\n").ends_with("ok"));
+        for bad in ["", "Logs", "a b"] {
+            let e = Scenario::parse(&format!(
+                "[[node]]\nname = \"c\"\n[[dependency]]\nname = \"s3\"\nport = 80\nobject_store = {bad:?}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("a bucket name") && e.lines().count() == 1, "{e}");
+        }
     }
 }

@@ -22,6 +22,9 @@
 //! at_ms = 3000                # slow-body
 //! duration_ms = 2000
 //! route = "/charge"           # optional: every route
+//! object_store = "receipts"   # a built-in object store of this bucket (after the routes):
+//!                             # PUT/GET/DELETE /receipts/KEY, GET /receipts/ lists the keys
+//!                             # one per line (?prefix=P: those starting with P)
 //! [dependency.faults]         # faults drawn from the world's seed, each kind its own stream
 //! kinds = ["refuse", "timeout-after"]   # default every kind
 //! every_ms = 5000             # mean time between two faults of one kind
@@ -229,6 +232,8 @@ pub(super) struct DependencySpec {
     fault: Vec<FaultSpec>,
     #[serde(default)]
     faults: Option<ProfileSpec>,
+    #[serde(default)]
+    object_store: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -292,6 +297,32 @@ pub fn label(name: &str, route: Option<&Route>) -> String {
         Some(r) => format!("{name} {}", r.label()),
         None => name.to_string(),
     }
+}
+
+/// The routes of a built-in object store of `bucket` (`object_store = "BUCKET"`): put, get
+/// and delete `/BUCKET/KEY`; `/BUCKET/` (or `/BUCKET`) lists the keys, one per line.
+fn object_store(bucket: &str) -> Vec<Route> {
+    let route = |method: &str, path: String, prefix: bool, store: Store, status: u16| Route {
+        method: Some(method.into()),
+        path,
+        prefix,
+        status: Some(status),
+        body: String::new(),
+        content_type: "application/octet-stream".into(),
+        store: Some(store),
+        latency_ns: None,
+    };
+    let list = |path: String| Route {
+        content_type: "text/plain".into(),
+        ..route("GET", path, false, Store::List, 200)
+    };
+    vec![
+        list(format!("/{bucket}/")),
+        list(format!("/{bucket}")),
+        route("PUT", format!("/{bucket}/"), true, Store::Put, 200),
+        route("GET", format!("/{bucket}/"), true, Store::Get, 200),
+        route("DELETE", format!("/{bucket}/"), true, Store::Delete, 204),
+    ]
 }
 
 /// The delay a `slow` or `slow-body` fault written without `slow_ms` adds, ms.
@@ -440,6 +471,27 @@ pub(super) fn check(
                     .map(|l| range(l, "dependency.route.latency_ms"))
                     .transpose()?,
             });
+        }
+        if let Some(b) = &d.object_store {
+            let bucket = b.get_ref();
+            let ok = (1..=63).contains(&bucket.len())
+                && bucket
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.');
+            if !ok {
+                return Err(at(b.span().start, "dependency.object_store", format!("dependency.object_store {bucket:?}: a bucket name (1 to 63 lowercase letters, digits, '-' or '.')")));
+            }
+            routes.extend(object_store(bucket));
+        }
+        if routes.len() > MAX_ROUTES {
+            return Err(at(
+                start,
+                "dependency.route",
+                format!(
+                    "dependency {name:?} has {} routes with its object store's; at most {MAX_ROUTES}",
+                    routes.len()
+                ),
+            ));
         }
         for f in &d.fault {
             let route = match &f.route {
