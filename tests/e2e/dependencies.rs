@@ -310,11 +310,12 @@ fn drawn_dependency_faults_follow_the_seed_and_shrink_keeps_the_one_that_matters
 /// dependency wio serves, the services the wio-payments:1 image's, unchanged, calling it
 /// over HTTP through images/payments/simbank.py): with the service's idempotency defect
 /// planted, an exploration from setup-complete finds seeds that charge a payment twice
-/// (10 of 16 measured), and such a seed reproduces bit for bit.
+/// (10 of 16 measured), such a seed reproduces bit for bit, and `wio diff --report` of it
+/// and another seed names where they first part.
 #[test]
 fn the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug() {
     use wio_e2e_tests::oci::{
-        branch_again, explore_finds, first_failing, import_built, snapshot_at_setup,
+        branch_again, explore_finds, first_failing, import_built, snapshot_at_setup, wio_in,
     };
     let test = "the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug";
     let dir = scratch("dependency-simbank");
@@ -351,6 +352,26 @@ fn the_payment_scenario_on_a_simulated_bank_finds_the_idempotency_bug() {
         s["dependencies"][0]["requests"].as_u64().unwrap() > 12,
         "{s}"
     );
+    // Two seeds of the report, run again and compared: where the failing one first parts
+    // from another (each run again is the report's run: no warning); a seed with itself is
+    // the same run.
+    let report = dir.join("report.json");
+    let seed = failing["seed"].to_string();
+    let other = if seed == "0" { "1" } else { "0" };
+    let rep = report.to_str().unwrap();
+    let o = wio_in(&cache, &["diff", "--report", rep, &seed, other]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("first difference at event") && out.contains("  A: "),
+        "{out}"
+    );
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let o = wio_in(&cache, &["diff", "--report", rep, &seed, &seed]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = wio_in(&cache, &["diff", "--report", rep, &seed, "99"]);
+    assert_eq!(o.status.code(), Some(101), "{}", stderr(&o));
+    assert!(stderr(&o).contains("has no seed 99"), "{}", stderr(&o));
 }
 
 /// The payment scenario recorded against a bank on the host (images/payments/hostbank.py,

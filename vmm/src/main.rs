@@ -14,6 +14,7 @@ use wio_world as world;
 mod bench;
 mod cli;
 mod image;
+mod rerun;
 mod sim;
 mod snapshot_info;
 

@@ -194,8 +194,19 @@ fn golden_manifest(
 
 /// `wio diff A B`.
 pub(crate) fn diff_command(args: &cli::DiffArgs) -> Result<i32, WioError> {
-    let a = diff::load(&args.a)?;
-    let b = diff::load(&args.b)?;
+    let (a, b) = match &args.report {
+        None => (diff::load(&args.a)?, diff::load(&args.b)?),
+        Some(report) => {
+            use crate::rerun::{seed_arg, seed_trace};
+            let (sa, sb) = (seed_arg(&args.a)?, seed_arg(&args.b)?);
+            let scratch = crate::scratch_dir("wio-diff", "wio diff's scratch folder")?;
+            let runs = seed_trace(report, sa, &scratch.join("a"))
+                .and_then(|a| Ok((a, seed_trace(report, sb, &scratch.join("b"))?)));
+            let loaded = runs.and_then(|(a, b)| Ok((diff::load(&a)?, diff::load(&b)?)));
+            let _ = std::fs::remove_dir_all(&scratch);
+            loaded?
+        }
+    };
     let ignore = diff::Ignore {
         times: args.ignore_times,
         payloads: args.ignore_payloads,

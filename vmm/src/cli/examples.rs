@@ -125,5 +125,6 @@ Examples:
   wio diff run1 run2 --only console             # what the guests printed, in order
   wio diff a.jsonl b.jsonl --json               # two wio run --trace files, as JSON
   wio verify --golden run1                      # run1 again with this build: the same run?
+  wio diff --report explore.json 3 7            # two seeds of an exploration, run again
 
 Exits 0 when the runs are structurally equal, 1 when they differ.";

@@ -349,10 +349,16 @@ pub struct ShrinkArgs {
 /// Options of `wio diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The first run: a trace file or a `--trace-dir` folder.
+    /// The first run: a trace file or a `--trace-dir` folder (with --report: a seed).
     pub a: PathBuf,
     /// The second run.
     pub b: PathBuf,
+    /// A and B are seeds (branch numbers of a guided exploration) of this exploration
+    /// report: each is run again by its `reproduce` command, run where the exploration
+    /// ran (the report's snapshot path is as it was given), with its trace written to a
+    /// scratch folder, and the two are compared.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Leave out virtual times (and the exit digests, which fold times in).
     #[arg(long)]
     pub ignore_times: bool,

@@ -259,6 +259,83 @@ impl Tape {
     }
 }
 
+/// The tape's sends on `conn` next to each other around `at` as one send (a request the
+/// guest's TCP cut in pieces), when the event at `at` is one.
+pub(super) fn tape_request(events: &[Event], at: usize, conn: u64) -> Option<Event> {
+    let is_send = |e: &Event| matches!(e, Event::Sent { conn: c, .. } if *c == conn);
+    let t = match events.get(at)? {
+        Event::Sent { t, .. } if is_send(&events[at]) => *t,
+        _ => return None,
+    };
+    let start = events[..at]
+        .iter()
+        .rposition(|e| !is_send(e))
+        .map_or(0, |i| i + 1);
+    let end = events[at..]
+        .iter()
+        .position(|e| !is_send(e))
+        .map_or(events.len(), |i| at + i);
+    let mut bytes = Vec::new();
+    for e in &events[start..end] {
+        if let Event::Sent { hex, .. } = e {
+            bytes.extend(unhex(hex).unwrap_or_default());
+        }
+    }
+    Some(Event::Sent {
+        t,
+        conn,
+        hex: hex(&bytes),
+    })
+}
+
+/// An event without its virtual time: what a replay checks (a branch of a replayed
+/// snapshot runs at other times; an exact replay's times are the trace hash's to prove).
+pub(super) fn untimed(e: &Event) -> Event {
+    let mut e = e.clone();
+    match &mut e {
+        Event::Connect { t, .. }
+        | Event::Sent { t, .. }
+        | Event::Recv { t, .. }
+        | Event::Eof { t, .. } => *t = 0,
+    }
+    e
+}
+
+/// An event in words, for divergence messages.
+pub(super) fn describe(e: &Event) -> String {
+    let bytes = |h: &str| {
+        let b = unhex(h).unwrap_or_default();
+        let text = String::from_utf8_lossy(&b[..b.len().min(60)]).into_owned();
+        format!(
+            "{} bytes {:?}{}",
+            b.len(),
+            text,
+            if b.len() > 60 { "..." } else { "" }
+        )
+    };
+    match e {
+        Event::Connect { t, port, ok } => format!(
+            "a connection to port {port} ({}) at {:.6} s",
+            if *ok { "made" } else { "refused by the host" },
+            *t as f64 / 1e9
+        ),
+        Event::Sent { t, conn, hex } => format!(
+            "a send on connection {conn} at {:.6} s of {}",
+            *t as f64 / 1e9,
+            bytes(hex)
+        ),
+        Event::Recv { t, conn, hex, .. } => format!(
+            "the host's answer on connection {conn} at {:.6} s ({})",
+            *t as f64 / 1e9,
+            bytes(hex)
+        ),
+        Event::Eof { t, conn, .. } => format!(
+            "the host's close of connection {conn} at {:.6} s",
+            *t as f64 / 1e9
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

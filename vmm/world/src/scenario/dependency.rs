@@ -475,9 +475,9 @@ pub(super) fn check(
         if let Some(b) = &d.object_store {
             let bucket = b.get_ref();
             let ok = (1..=63).contains(&bucket.len())
-                && bucket
-                    .bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.');
+                && bucket.bytes().all(|c| {
+                    c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.'
+                });
             if !ok {
                 return Err(at(b.span().start, "dependency.object_store", format!("dependency.object_store {bucket:?}: a bucket name (1 to 63 lowercase letters, digits, '-' or '.')")));
             }
