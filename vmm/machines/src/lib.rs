@@ -16,6 +16,7 @@ pub mod engine;
 pub mod error;
 pub mod faults;
 pub mod gdb;
+pub mod hostlink;
 pub mod initrd;
 pub mod interrupt;
 pub mod machine;

@@ -25,14 +25,13 @@
 
 pub mod tape;
 
-use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
 use tape::{describe, tape_request, untimed, Event, Tape};
-use wio_machines::error::{Result, WioError};
+use crate::error::{Result, WioError};
 use wio_virtio_devices::net::stack::{AppAction, TcpApp};
 
 /// How often the link looks at the host while a connection is open, virtual ns.
@@ -429,7 +428,7 @@ impl HostLink {
             self.leave(now, what);
         } else {
             self.failure =
-                Some(wio_machines::error::WorldError::TapeDiverged { at_ns: now, what }.into());
+                Some(crate::error::WorldError::TapeDiverged { at_ns: now, what }.into());
         }
     }
 }
@@ -671,96 +670,58 @@ pub struct HostSpec {
     pub replay: Option<PathBuf>,
 }
 
-/// The host link of a run of `s` with `seed` as `spec` asks: the peer it needs (added when
-/// the scenario has none), the allowed names in the guests' hosts files, the tape checked
-/// against this configuration (a replay) or started (a recording).
-pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<HostLink> {
-    use sha2::Digest;
-    use tape::Head;
-    let fail = |m: String| WioError::from(wio_machines::error::WorldError::HostLink(m));
+#[cfg(test)]
+mod tests;
+
+/// The tape `spec` replays (None: not a replay), and the allow list the run uses (a
+/// replay's is its tape's).
+pub fn allowed(spec: &HostSpec) -> Result<(Option<Tape>, Vec<Allow>)> {
     let replay = spec.replay.as_deref().map(Tape::read).transpose()?;
     let allow = match &replay {
-        Some(t) => {
-            allow_list(&t.head.allow).map_err(|e| fail(format!("the tape's allow list: {e}")))?
-        }
+        Some(t) => allow_list(&t.head.allow)
+            .map_err(|e| link_error(format!("the tape's allow list: {e}")))?,
         None => spec.allow.clone(),
     };
-    if s.peer.is_none() {
-        if s.nodes.iter().any(|n| n.name == "peer") {
-            return Err(fail("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
-        }
-        s.peer = Some("peer".into());
-        // Its links are the file's default link (every node's link to itself is that).
-        let default = s
-            .links
-            .first()
-            .and_then(|r| r.first())
-            .copied()
-            .unwrap_or_default();
-        for row in &mut s.links {
-            row.push(default);
-        }
-        s.links.push(vec![default; s.links.len() + 1]);
-    }
-    for a in &allow {
-        // A dependency of the same name and port is what the host stands in for (and what
-        // answers a replay past its tape).
-        let stands_in =
-            |d: &crate::scenario::Dependency| d.name == a.name && d.port == a.addr.port();
-        if let Some(d) = s
-            .dependencies
-            .iter()
-            .find(|d| d.name == a.name && !stands_in(d))
-        {
-            return Err(fail(format!(
-                "--allow {}: the dependency {} serves port {}; the host stands in for it only at that port (--allow {}=ADDR:{})",
-                a.text(),
-                d.name,
-                d.port,
-                d.name,
-                d.port
-            )));
-        }
-        let taken = s.nodes.iter().any(|n| n.name == a.name)
-            || s.peer.as_deref() == Some(a.name.as_str())
-            || s.dependencies
-                .iter()
-                .any(|d| d.port == a.addr.port() && !stands_in(d));
-        if taken {
-            return Err(fail(format!(
-                "--allow {}: its name or port is already a node's, the peer's or a dependency's",
-                a.text()
-            )));
-        }
-    }
-    s.host_names = allow
-        .iter()
-        .filter(|a| s.dependencies.iter().all(|d| d.name != a.name))
-        .map(|a| a.name.clone())
-        .collect();
-    let allow_text: Vec<String> = allow.iter().map(|a| a.text()).collect();
-    let config = {
-        let mut h = sha2::Sha256::new();
-        h.update(serde_json::to_vec(&*s).unwrap_or_default());
-        h.update(allow_text.join(",").as_bytes());
-        wio_machines::trace::hex(&h.finalize())
-    };
+    Ok((replay, allow))
+}
+
+/// The configuration hash a tape's head keeps: SHA-256 of the run's configuration as
+/// `config` bytes and the allow list.
+pub fn config_hash(config: &[u8], allow: &[Allow]) -> String {
+    use sha2::Digest;
+    let text: Vec<String> = allow.iter().map(Allow::text).collect();
+    let mut h = sha2::Sha256::new();
+    h.update(config);
+    h.update(text.join(",").as_bytes());
+    crate::trace::hex(&h.finalize())
+}
+
+/// The link of a run of `seed` whose configuration hashes to `config` (see
+/// [`config_hash`]): `replay` checked against both, or a recording started when `spec`
+/// asks for one, or a live link.
+pub fn open(
+    spec: &HostSpec,
+    replay: Option<Tape>,
+    allow: Vec<Allow>,
+    seed: u64,
+    config: String,
+) -> Result<HostLink> {
     let mode = match replay {
         Some(t) => {
             if t.head.config != config {
-                return Err(fail(format!("{}: the tape was recorded with another configuration (the scenario or the allow list changed); record it again", t.path.display())));
+                return Err(link_error(format!("{}: the tape was recorded with another configuration (the scenario, the machine's options or the allow list changed); record it again", t.path.display())));
             }
             if t.head.seed != seed {
-                return Err(fail(format!("{}: the tape was recorded with seed {}; replay it with --seed {} (or without --seed)", t.path.display(), t.head.seed, t.head.seed)));
+                return Err(link_error(format!("{}: the tape was recorded with seed {}; replay it with --seed {} (or without --seed)", t.path.display(), t.head.seed, t.head.seed)));
             }
             Mode::Replay(t)
         }
         None => {
-            let head = Head {
+            let head = tape::Head {
                 wio_tape: tape::FORMAT,
                 seed,
                 config: config.clone(),
-                allow: allow_text,
+                allow: allow.iter().map(Allow::text).collect(),
             };
             Mode::Live(
                 spec.record
@@ -773,5 +734,7 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
     Ok(HostLink::new(allow, mode, seed, config))
 }
 
-#[cfg(test)]
-mod tests;
+/// A host link error (one line, exit 100).
+pub fn link_error(m: String) -> WioError {
+    WioError::from(crate::error::WorldError::HostLink(m))
+}

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use wio_machines::error::{Result, WioError};
+use crate::error::{Result, WioError};
 
 /// The tape format this wio writes and reads.
 pub const FORMAT: u32 = 1;
@@ -92,7 +92,7 @@ struct End {
 
 /// Hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
-    wio_machines::trace::hex(bytes)
+    crate::trace::hex(bytes)
 }
 
 /// Bytes of hex (None when it is not hex).
