@@ -364,3 +364,131 @@ fn a_replay_past_its_tape_is_answered_by_the_dependency_standing_in() {
         "{e}"
     );
 }
+
+/// Standard base64 of `bytes` (a node script on a kernel command line).
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= c.len() {
+                out.push(A[(n >> shift) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `wio run --net host` (a single machine): the recorded run and its replays without the
+/// host give the same trace hash; a port not allowed is refused and counted; a build
+/// asking for something else stops its replay naming both requests; a host link with
+/// snapshots or on x86-64 is refused in one line.
+#[test]
+fn a_single_machine_records_its_host_link_and_replays_it_without_the_host() {
+    let test = "a_single_machine_records_its_host_link_and_replays_it_without_the_host";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("hostlink-machine");
+    let mut server = Server::start();
+    let initrd = dir.join("initrd.img");
+    initrd_asking(&dir, "/hello.txt", &initrd);
+    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let script = format!(
+        "wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?",
+        server.port
+    );
+    let cmdline = format!(
+        "console=ttyS0 earlycon=sbi kfence.sample_interval=0 panic=-1 random.trust_cpu=off wio.node=c wio.ip=10.0.2.15 wio.hosts=api:10.0.2.2 wio.run={}",
+        base64(script.as_bytes())
+    );
+    let tape = dir.join("machine.tape");
+    let t = tape.to_str().unwrap();
+    let allow = format!("api=127.0.0.1:{}", server.port);
+    let machine = [
+        "--arch",
+        "riscv64",
+        "--kernel",
+        kernel.to_str().unwrap(),
+        "--initrd",
+        initrd.to_str().unwrap(),
+        "--cmdline",
+        &cmdline,
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = machine.to_vec();
+        args.extend_from_slice(extra);
+        with_summary("run", &args)
+    };
+    let (o, rec) = run(&[
+        "--seed", "3", "--net", "host", "--allow", &allow, "--record", t,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("hello from the host") && out.contains("Connection refused"),
+        "{out}"
+    );
+    assert_eq!(rec["host_link"]["mode"], "recording", "{rec}");
+    assert_eq!(rec["host_link"]["refused"], 1, "{rec}");
+    server.stop();
+    for _ in 0..2 {
+        let (o, s) = run(&["--replay", t]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("hello from the host"), "{}", stdout(&o));
+        assert_eq!(s["trace_hash"], rec["trace_hash"]);
+        assert_eq!(s["host_link"]["mode"], "replay", "{s}");
+        assert_eq!(s["sandbox"], "on (seccomp)", "{s}");
+    }
+    initrd_asking(&dir, "/other.txt", &initrd);
+    let mut args = machine.to_vec();
+    args.extend_from_slice(&["--replay", t, "--quiet"]);
+    args.insert(0, "run");
+    let o = wio(&args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(104), "{e}");
+    assert!(
+        e.contains("the replay left its tape")
+            && e.contains("GET /other.txt")
+            && e.contains("GET /hello.txt"),
+        "{e}"
+    );
+    for (extra, want) in [
+        (
+            vec![
+                "--arch",
+                "riscv64",
+                "--snapshot-at",
+                "console:sim",
+                "--net",
+                "host",
+                "--allow",
+                allow.as_str(),
+            ],
+            "cannot be snapshotted",
+        ),
+        (
+            vec![
+                "--arch",
+                "x86_64",
+                "--net",
+                "host",
+                "--allow",
+                allow.as_str(),
+            ],
+            "riscv64",
+        ),
+    ] {
+        let mut args = vec!["run", "--quiet"];
+        args.extend(extra);
+        let o = wio(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(100), "{e}");
+        assert!(e.contains(want) && e.trim().lines().count() == 1, "{e}");
+    }
+}

@@ -96,6 +96,11 @@ pub enum DeviceError {
         /// The limit ([`crate::net::stack::MAX_HISTORY`]).
         max: usize,
     },
+    /// The network peer serves a host link: its state is the host's, not the device's.
+    #[error(
+        "virtio-net: a single machine with a host link (--net host) cannot be snapshotted; a world's can (wio sim)"
+    )]
+    ServingApp,
     /// A device of a kind the snapshot registry (`state.rs`) does not know.
     #[error("a virtio device of type {device_type} cannot be snapshotted")]
     NotSnapshottable {

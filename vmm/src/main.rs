@@ -13,6 +13,7 @@ use wio_world as world;
 
 mod bench;
 mod cli;
+mod host_link;
 mod image;
 mod rerun;
 mod sim;
@@ -28,6 +29,7 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
     if let Some(reference) = &args.image {
         image::configure_run(&mut cfg, reference, &args.image_args)?;
     }
+    host_link::for_machine(args, arch, &mut cfg)?;
     let wall = Instant::now();
     let result = match &args.gdb {
         Some(addr) => {
@@ -154,6 +156,7 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
             (None, None) => faults::FaultSource::None,
         },
         fault_plan_out: args.fault_plan_out.clone(),
+        host: None,
         seed: args.seed.unwrap_or(0),
         seed_given: args.seed.is_some(),
         from: args.from.clone(),
@@ -451,6 +454,7 @@ fn sandbox_policy(cli: &Cli) -> Option<wio_machines::sandbox::Policy> {
         Command::Run(a) if a.gdb.is_some() => Some(Off::Gdb),
         Command::Sim(a) if a.gdb.is_some() => Some(Off::Gdb),
         Command::Sim(a) if a.net.is_some() && a.replay.is_none() => Some(Off::HostLink),
+        Command::Run(a) if a.net.is_some() => Some(Off::HostLink),
         Command::Explore(a) if a.slurm.is_some() => Some(Off::Slurm),
         Command::Run(_)
         | Command::Sim(_)

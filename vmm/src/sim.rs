@@ -6,29 +6,6 @@ use crate::error::WioError;
 use wio_search::{diff, explore};
 use wio_world as world;
 
-/// The host link `--net host`, `--allow`, `--record` and `--replay` ask for.
-fn host_spec(args: &cli::SimArgs) -> Result<Option<world::HostSpec>, WioError> {
-    if args.net.is_none() && args.replay.is_none() {
-        return Ok(None);
-    }
-    let allow = world::hostlink::allow_list(&args.allow).map_err(WioError::Usage)?;
-    if args.replay.is_none() && allow.is_empty() {
-        return Err(WioError::Usage(
-            "--net host: nothing is allowed; name each host destination with --allow [NAME=]ADDR:PORT, e.g. --allow api=127.0.0.1:8080".into(),
-        ));
-    }
-    if args.replay.is_some() && !allow.is_empty() {
-        return Err(WioError::Usage(
-            "--replay takes its allow list from the tape: leave out --allow".into(),
-        ));
-    }
-    Ok(Some(world::HostSpec {
-        allow,
-        record: args.record.clone(),
-        replay: args.replay.clone(),
-    }))
-}
-
 pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
     let plan = args
         .fault_plan
@@ -80,7 +57,12 @@ pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
             .or_else(|| p.and_then(|p| p.max_virtual_ns)),
         sched_noise: args.sched_noise.or_else(|| p.and_then(|p| p.sched_noise)),
         plan: plan.clone(),
-        host: host_spec(args)?,
+        host: crate::host_link::spec(
+            args.net.as_deref(),
+            &args.allow,
+            args.record.as_deref(),
+            args.replay.as_deref(),
+        )?,
         trace_dir: args.trace_dir.clone(),
         ..world::Options::default()
     };

@@ -122,6 +122,8 @@ pub struct Net {
     peer: Stack,
     /// Virtual time of the earliest armed stack poll, to avoid piling up timers.
     poll_armed: Option<u64>,
+    /// A TCP service the peer runs on its own ports (a single machine's host link), if any.
+    app: Option<Box<dyn stack::TcpApp + Send>>,
     rx_buffers: VecDeque<Request>,
     inbox: VecDeque<Vec<u8>>,
     in_flight: BTreeMap<u64, Flight>,
@@ -188,6 +190,7 @@ impl Net {
             stream: seed.stream(&stream_names::sub(name, stream_names::LINK)),
             peer: Stack::new(0),
             poll_armed: None,
+            app: None,
             rx_buffers: VecDeque::new(),
             inbox: VecDeque::new(),
             in_flight: BTreeMap::new(),
@@ -207,6 +210,20 @@ impl Net {
     /// frames from outside come in through [`Net::arrive`]. Set before the guest runs.
     pub fn connect_port(&mut self) {
         self.port.get_or_insert_with(VecDeque::new);
+    }
+
+    /// The peer runs `app` on its ports from now on (its TCP/IP stack is made again, with
+    /// the same seed, to listen on them). Set before the guest runs. A device serving an
+    /// app cannot be snapshotted (the app's own state is not the device's).
+    pub fn serve(&mut self, app: Box<dyn stack::TcpApp + Send>) {
+        let seed = self.peer.history().map_or(0, |(seed, _)| seed);
+        self.peer = Stack::serving(seed, stack::PEER_MAC, stack::PEER_IP, &app.ports());
+        self.app = Some(app);
+    }
+
+    /// The app the peer serves, if any.
+    pub fn app_mut(&mut self) -> Option<&mut (dyn stack::TcpApp + Send + 'static)> {
+        self.app.as_deref_mut()
     }
 
     /// The MAC address the guest reads from the device's config space (default
@@ -326,7 +343,11 @@ impl Net {
 
     /// Arms a timer for the stack's next poll (retransmissions, delayed ACKs).
     fn arm_poll(&mut self, now_ns: u64) {
-        if let Some(delay) = self.peer.next_poll_ns(now_ns) {
+        let app = self
+            .app
+            .as_deref()
+            .map(|a| a as &(dyn stack::TcpApp + 'static));
+        if let Some(delay) = self.peer.next_poll_ns_with(now_ns, app) {
             let at = now_ns.saturating_add(delay.max(1_000));
             if self
                 .poll_armed
@@ -405,7 +426,11 @@ impl Net {
         }
         match flight {
             Flight::ToPeer(frame) => {
-                let replies = self.peer.receive(&frame, now_ns);
+                let app = self
+                    .app
+                    .as_deref_mut()
+                    .map(|a| a as &mut (dyn stack::TcpApp + 'static));
+                let replies = self.peer.receive_with(&frame, now_ns, app);
                 self.peer_sends(replies, now_ns);
             }
             Flight::ToGuest(frame) => {
@@ -470,6 +495,9 @@ impl Net {
 impl Net {
     /// The device's state for a snapshot: everything that shapes what it does next.
     pub(crate) fn save_state(&self) -> Result<NetState, DeviceError> {
+        if self.app.is_some() {
+            return Err(DeviceError::ServingApp);
+        }
         let (peer_seed, history) = self.peer.history().ok_or(DeviceError::HistoryOverflow {
             max: stack::MAX_HISTORY,
         })?;
@@ -670,7 +698,11 @@ impl VirtioDevice for Net {
             if self.poll_armed.is_some_and(|at| at <= now_ns) {
                 self.poll_armed = None;
             }
-            let frames = self.peer.poll(now_ns);
+            let app = self
+                .app
+                .as_deref_mut()
+                .map(|a| a as &mut (dyn stack::TcpApp + 'static));
+            let frames = self.peer.poll_with(now_ns, app);
             self.peer_sends(frames, now_ns);
         } else {
             if let Some(flight) = self.in_flight.remove(&token) {

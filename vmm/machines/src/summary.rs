@@ -122,6 +122,9 @@ pub struct Summary {
     /// without the channel).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub promises: Option<crate::promises::report::Promises>,
+    /// What the host link did (`wio run --net host`), when the run had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_link: Option<crate::hostlink::HostStats>,
 }
 
 impl Summary {
@@ -161,6 +164,7 @@ impl Summary {
             restarts: 0,
             stopped_ns: 0,
             promises: None,
+            host_link: None,
         }
     }
 
@@ -174,6 +178,9 @@ impl Summary {
         }
         for a in &self.faults {
             s.push_str(&fault_line(a));
+        }
+        if let Some(h) = &self.host_link {
+            s.push_str(&h.human());
         }
         for w in &self.warnings {
             s.push_str(&format!("warning       {w}\n"));

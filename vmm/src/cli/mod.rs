@@ -674,6 +674,25 @@ pub struct RunArgs {
     /// Capture every frame of the simulated network, with virtual timestamps, to FILE (pcap).
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Connect the machine to the host (riscv64): the network's peer (10.0.2.2) forwards
+    /// the guest's TCP connections to its port P to the --allow destination of port P
+    /// (nothing else). Live runs are not deterministic: record them.
+    #[arg(long, value_name = "host", value_parser = ["host"], conflicts_with_all = ["replay", "from", "gdb"])]
+    pub net: Option<String>,
+    /// With --net host: a host destination the guest may reach, [NAME=]ADDR:PORT
+    /// (repeatable): the guest connects to 10.0.2.2:PORT, the peer to ADDR:PORT (NAME
+    /// only names it in the tape and the summary).
+    #[arg(long, value_name = "[NAME=]ADDR:PORT", requires = "net")]
+    pub allow: Vec<String>,
+    /// With --net host: record everything the host sends (with its virtual time) to TAPE,
+    /// so `--replay TAPE` gives this run again without the host.
+    #[arg(long, value_name = "TAPE", requires = "net")]
+    pub record: Option<PathBuf>,
+    /// Replay a tape recorded with --record: the same machine and seed (the tape's, by
+    /// default), the host's answers from the tape, no network; stops (exit 104) at the
+    /// first thing the guest does that the tape does not hold.
+    #[arg(long, value_name = "TAPE", conflicts_with_all = ["from", "gdb"])]
+    pub replay: Option<PathBuf>,
     /// Wait for gdb on ADDR (host:port) and run under it. riscv64: breakpoints,
     /// watchpoints, stepping, reverse-stepi and reverse-continue, `monitor help`; x86-64
     /// (booted guests): registers, memory, stepping, 4 breakpoints. The run stays the run

@@ -158,16 +158,7 @@ impl WorldSummary {
             ));
         }
         if let Some(h) = &self.host {
-            s.push_str(&format!(
-                "host link     {}: {} connections ({} refused by the host), {} bytes out, {} in; {} refused attempts to other ports; {} tape events\n",
-                h.mode, h.connections, h.host_refused, h.bytes_out, h.bytes_in, h.refused, h.tape_events
-            ));
-            if let Some(at) = &h.left_tape {
-                s.push_str(&format!("left tape     {at}; the simulated dependency standing in for the host answered from there\n"));
-            }
-            if h.mode == "live" {
-                s.push_str("warning       a live host link is not deterministic: this run depends on the host's answers and their timing (record it with --record TAPE)\n");
-            }
+            s.push_str(&h.human());
         }
         for d in &self.dependencies {
             let answered: Vec<String> =

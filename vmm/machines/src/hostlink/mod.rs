@@ -23,15 +23,18 @@
 //! answered), and the summary says where the run left its tape. So a branch explored from
 //! a recorded snapshot goes on past the recording.
 
+pub mod shared;
 pub mod tape;
 
+pub use shared::SharedLink;
+
+use crate::error::{Result, WioError};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
 use tape::{describe, tape_request, untimed, Event, Tape};
-use crate::error::{Result, WioError};
 use wio_virtio_devices::net::stack::{AppAction, TcpApp};
 
 /// How often the link looks at the host while a connection is open, virtual ns.
@@ -116,6 +119,23 @@ pub struct HostStats {
     /// Where a replay left its tape, when simulated dependencies answered from there on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_tape: Option<String>,
+}
+
+impl HostStats {
+    /// Its lines in a run's summary.
+    pub fn human(&self) -> String {
+        let mut s = format!(
+            "host link     {}: {} connections ({} refused by the host), {} bytes out, {} in; {} refused attempts to other ports; {} tape events\n",
+            self.mode, self.connections, self.host_refused, self.bytes_out, self.bytes_in, self.refused, self.tape_events
+        );
+        if let Some(at) = &self.left_tape {
+            s.push_str(&format!("left tape     {at}; the simulated dependency standing in for the host answered from there\n"));
+        }
+        if self.mode == "live" {
+            s.push_str("warning       a live host link is not deterministic: this run depends on the host's answers and their timing (record it with --record TAPE)\n");
+        }
+        s
+    }
 }
 
 struct Conn {
@@ -427,8 +447,7 @@ impl HostLink {
         if self.fallback {
             self.leave(now, what);
         } else {
-            self.failure =
-                Some(crate::error::WorldError::TapeDiverged { at_ns: now, what }.into());
+            self.failure = Some(crate::error::WorldError::TapeDiverged { at_ns: now, what }.into());
         }
     }
 }

@@ -10,11 +10,11 @@
 //! the host sent, the number of the service call it came in (`call`): a replay delivers it
 //! in exactly that call, so even two calls at one virtual time cannot swap what they see.
 
+use crate::error::{Result, WioError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use crate::error::{Result, WioError};
 
 /// The tape format this wio writes and reads.
 pub const FORMAT: u32 = 1;

@@ -92,6 +92,8 @@ pub struct RunConfig {
     /// Where to write the fault plan the run drew or was given (a restored run: the
     /// plan it goes on with, the snapshot's past faults and its own future ones).
     pub fault_plan_out: Option<PathBuf>,
+    /// The host link the network's peer serves (`wio run --net host`), if any.
+    pub host: Option<crate::hostlink::SharedLink>,
 }
 
 impl RunConfig {
@@ -172,6 +174,7 @@ impl RunConfig {
             clock_drift_ppm: None,
             faults: crate::faults::FaultSource::None,
             fault_plan_out: None,
+            host: None,
         }
     }
 }

@@ -115,6 +115,9 @@ pub fn run(mut m: Box<dyn Machine>, cfg: &RunConfig, wall: Instant) -> RunResult
         if crate::interrupt::requested() {
             break Err(WioError::Interrupted(m.now().as_ns()));
         }
+        if let Some(e) = cfg.host.as_ref().and_then(|h| h.take_failure()) {
+            break Err(e);
+        }
         // The --until line ends the run after this step's snapshot points (a snapshot at
         // the same line is still taken), and wins over the guest's own end.
         let at_until = cfg.until.as_deref().filter(|u| m.console().take_hit(u));

@@ -71,6 +71,20 @@ pub fn finish_run(
         devices,
     } = parts;
     console.flush_line(now, trace);
+    // The host link's refused attempts (each at its time), and its tape's end.
+    let (host_link, outcome) = match &cfg.host {
+        None => (None, outcome),
+        Some(h) => {
+            for (at_ns, port) in h.take_refused() {
+                trace.event(now, "host-refused", json!({ "at_ns": at_ns, "port": port }));
+            }
+            let outcome = match (outcome, h.finish()) {
+                (Ok(_), Err(e)) => Err(e),
+                (o, _) => o,
+            };
+            (Some(h.stats()), outcome)
+        }
+    };
     let outcome = match until {
         Some(text) => {
             let mut line = json!({ "text": text });
@@ -140,6 +154,7 @@ pub fn finish_run(
         restarts: counts.restarts,
         stopped_ns: counts.stopped_ns,
         promises: counts.promises,
+        host_link,
     };
     RunResult { summary, outcome }
 }

@@ -88,6 +88,9 @@ pub fn devices(
             if let Some(mac) = cfg.mac {
                 net.set_mac(mac);
             }
+            if let Some(h) = &cfg.host {
+                net.serve(Box::new(h.clone()));
+            }
             net
         })),
     ];
