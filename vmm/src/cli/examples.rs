@@ -45,6 +45,8 @@ Examples:
   wio run --arch riscv64 --seed 3 --faults heavy --fault-plan-out plan.json   # faults from the seed
   wio run --arch riscv64 --seed 3 --fault-plan plan.json   # exactly these faults (edit, replay)
   wio run --arch riscv64 --seed 1 --cmdline 'console=ttyS0 wio.promises=demo'   # promises (exit 108 if one fails)
+  wio run --arch riscv64 --seed 3 --net host --allow api=127.0.0.1:8080 --record api.tape   # the guest reaches 10.0.2.2:8080
+  wio run --arch riscv64 --replay api.tape     # the recorded run again, without the host
   wio run --arch riscv64 --seed 3 --gdb 127.0.0.1:1234   # then: gdb-multiarch -ex 'target remote :1234'
   wio run --from boot.snap --gdb 127.0.0.1:1234          # debug a replay: reverse-stepi, reverse-continue";
 

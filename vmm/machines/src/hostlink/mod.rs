@@ -1,10 +1,12 @@
-//! The host link (`wio sim --net host --allow ...`): the world's peer forwards the guests'
-//! TCP connections to allowed host addresses, and records what comes back on a tape
-//! (`--record`); a replay (`--replay TAPE`) answers from the tape without the host, so the
-//! recorded run comes back bit for bit.
+//! The host link (`wio sim --net host --allow ...`, `wio run --net host ...`): the peer
+//! (a world's, or a single machine's network peer) forwards the guests' TCP connections to
+//! allowed host addresses, and records what comes back on a tape (`--record`); a replay
+//! (`--replay TAPE`) answers from the tape without the host, so the recorded run comes back
+//! bit for bit.
 //!
-//! A guest reaches an allowed `NAME=ADDR:PORT` at `NAME:PORT` (NAME is in every guest's
-//! `/etc/hosts` with the peer's address; the default name is `host`). Any other port of
+//! A guest reaches an allowed `NAME=ADDR:PORT` at the peer's port PORT (in a world, as
+//! `NAME:PORT`: NAME is in every guest's `/etc/hosts` with the peer's address; the default
+//! name is `host`). Any other port of
 //! the peer refuses the connection (a reset answers its SYN), and the attempt is counted and
 //! traced; addresses outside the world's network are unreachable (the guests have no
 //! route out).
