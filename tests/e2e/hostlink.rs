@@ -151,7 +151,7 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
     std::fs::write(
         &world,
         format!(
-            "max_virtual_secs = 30\n[[node]]\nname = \"c\"\nkernel = \"{}\"\ninitrd = \"initrd.img\"\nrun = \"wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?\"\n",
+            "max_virtual_secs = 30\n[[node]]\nname = \"c\"\nkernel = \"{}\"\ninitrd = \"initrd.img\"\nrun = \"wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?; nslookup api 10.0.0.254; nslookup c 10.0.0.254; nslookup example.com 10.0.0.254; echo dns=$?\"\n",
             kernel.display(),
             server.port
         ),
@@ -184,6 +184,16 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
     assert!(out.contains("hello from the host"), "{out}");
     // The port nobody allowed: refused, counted (and traced in the world's trace).
     assert!(out.contains("Connection refused"), "{out}");
+    // The peer's DNS answers the world's names (an allowed destination at the peer, a
+    // node at its address) and no other.
+    assert!(
+        out.contains("Address: 10.0.0.254")
+            && out.contains("Address: 10.0.0.1")
+            && out.contains("can't find example.com: NXDOMAIN"),
+        "{out}"
+    );
+    assert!(rec["host"]["dns_answered"].as_u64().unwrap() >= 2, "{rec}");
+    assert!(rec["host"]["dns_refused"].as_u64().unwrap() >= 1, "{rec}");
     assert_eq!(rec["host"]["mode"], "recording", "{rec}");
     assert_eq!(rec["host"]["refused"], 1, "{rec}");
     assert!(rec["host"]["tape_events"].as_u64().unwrap() >= 4, "{rec}");
@@ -400,7 +410,7 @@ fn a_single_machine_records_its_host_link_and_replays_it_without_the_host() {
     initrd_asking(&dir, "/hello.txt", &initrd);
     let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
     let script = format!(
-        "wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?",
+        "wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?; nslookup api 10.0.2.2; nslookup example.com 10.0.2.2; echo dns=$?",
         server.port
     );
     let cmdline = format!(
@@ -436,6 +446,15 @@ fn a_single_machine_records_its_host_link_and_replays_it_without_the_host() {
     );
     assert_eq!(rec["host_link"]["mode"], "recording", "{rec}");
     assert_eq!(rec["host_link"]["refused"], 1, "{rec}");
+    // Its peer's DNS answers the allowed name, and no other.
+    assert!(
+        out.contains("Address: 10.0.2.2") && out.contains("can't find example.com: NXDOMAIN"),
+        "{out}"
+    );
+    assert!(
+        rec["host_link"]["dns_refused"].as_u64().unwrap() >= 1,
+        "{rec}"
+    );
     server.stop();
     for _ in 0..2 {
         let (o, s) = run(&["--replay", t]);

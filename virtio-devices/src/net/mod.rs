@@ -19,6 +19,7 @@
 //! force then drops it too (a partition starting while a frame is on the wire).
 
 mod apps;
+pub mod dns;
 pub mod faults;
 
 pub mod pcap;
@@ -214,10 +215,13 @@ impl Net {
 
     /// The peer runs `app` on its ports from now on (its TCP/IP stack is made again, with
     /// the same seed, to listen on them). Set before the guest runs. A device serving an
-    /// app cannot be snapshotted (the app's own state is not the device's).
-    pub fn serve(&mut self, app: Box<dyn stack::TcpApp + Send>) {
+    /// app cannot be snapshotted (the app's own state is not the device's). Its DNS service
+    /// answers `names` (each at the peer's address) and NXDOMAIN for any other name.
+    pub fn serve(&mut self, app: Box<dyn stack::TcpApp + Send>, names: &[String]) {
         let seed = self.peer.history().map_or(0, |(seed, _)| seed);
         self.peer = Stack::serving(seed, stack::PEER_MAC, stack::PEER_IP, &app.ports());
+        self.peer
+            .serve_names(names.iter().map(|n| (n.clone(), stack::PEER_IP)).collect());
         self.app = Some(app);
     }
 

@@ -78,6 +78,10 @@ pub struct StackStats {
     pub tcp_bytes: u64,
     /// UDP datagrams echoed.
     pub udp_datagrams: u64,
+    /// DNS queries answered for a name it serves.
+    pub dns_answered: u64,
+    /// DNS queries for names it does not serve (NXDOMAIN) or it could not read.
+    pub dns_refused: u64,
 }
 
 /// One call into the peer, as its history records it.
@@ -91,6 +95,8 @@ pub enum StackInput {
     PollDelay(u64),
     /// The apps' settings changed (bytes as the app wrote them): a re-seeded restore.
     App(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// The peer answers DNS queries for these names from now on (see [`super::dns`]).
+    Names(Vec<super::dns::Name>),
 }
 
 /// Most calls a peer's history keeps; a longer history cannot be snapshotted.
@@ -117,6 +123,8 @@ pub struct Stack {
     tcp_was_active: bool,
     /// The sockets of the apps' ports ([`TcpApp`]).
     apps: AppSockets,
+    /// The DNS service's socket and names, once it has some.
+    dns: Option<(SocketHandle, Vec<super::dns::Name>)>,
     /// What the services did.
     pub stats: StackStats,
 }
@@ -174,6 +182,7 @@ impl Stack {
             udp,
             tcp_was_active: false,
             apps,
+            dns: None,
             stats: StackStats::default(),
         };
         stack.listen();
@@ -239,6 +248,7 @@ impl Stack {
                         stack.app_settings(&bytes, app);
                     }
                 }
+                StackInput::Names(names) => stack.serve_names(names),
             }
         }
         stack
@@ -278,6 +288,23 @@ impl Stack {
     ) -> Vec<Vec<u8>> {
         self.record(StackInput::Poll(now_ns));
         self.run(now_ns, app)
+    }
+
+    /// Answers DNS queries on UDP port 53 for `names` from now on, NXDOMAIN for any other
+    /// (recorded: a replay starts the service at the same point). Given once; a second
+    /// call changes nothing.
+    pub fn serve_names(&mut self, names: Vec<super::dns::Name>) {
+        if self.dns.is_some() {
+            return;
+        }
+        self.record(StackInput::Names(names.clone()));
+        let mut s = udp::Socket::new(
+            udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 16], vec![0; 8192]),
+            udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 16], vec![0; 8192]),
+        );
+        // A fresh socket always binds.
+        let _ = s.bind(super::dns::DNS_PORT);
+        self.dns = Some((self.sockets.add(s), names));
     }
 
     /// Gives the app new settings (recorded: a replay gives them at the same point).
@@ -328,6 +355,22 @@ impl Stack {
             if udp.send_slice(&buf[..n], meta.endpoint).is_ok() {
                 self.stats.udp_datagrams += 1;
                 busy = true;
+            }
+        }
+        if let Some((handle, names)) = &self.dns {
+            let dns = self.sockets.get_mut::<udp::Socket>(*handle);
+            while let Ok((n, meta)) = dns.recv_slice(&mut buf) {
+                let Some((reply, outcome)) = super::dns::answer(&buf[..n], names) else {
+                    continue;
+                };
+                if outcome == super::dns::Outcome::Known {
+                    self.stats.dns_answered += 1;
+                } else {
+                    self.stats.dns_refused += 1;
+                }
+                if dns.send_slice(&reply, meta.endpoint).is_ok() {
+                    busy = true;
+                }
             }
         }
         self.listen();

@@ -253,10 +253,16 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         pending: Vec::new(),
         restored_from: None,
         start_wall_ns: wall.elapsed().as_nanos() as u64,
-        peer: s
-            .peer
-            .as_ref()
-            .map(|_| Peer::new(RunSeed(seed), &s.dependencies, &s.dependency_faults, host)),
+        peer: s.peer.as_ref().map(|_| {
+            let names = nodes::dns_names(s);
+            Peer::new(
+                RunSeed(seed),
+                &s.dependencies,
+                &s.dependency_faults,
+                host,
+                names,
+            )
+        }),
         peer_stats: PeerStats::default(),
         composer: Composer::new(RunSeed(seed), &agents(s)),
         orders: Vec::new(),

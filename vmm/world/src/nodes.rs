@@ -37,6 +37,23 @@ pub fn ip_of(i: usize) -> String {
     format!("10.0.0.{}", i + 1)
 }
 
+/// The names the peer's DNS service answers in a world with a host link: every node's (its
+/// address), the peer's, the dependencies' and the allowed destinations' (the peer's
+/// address), as the guests' hosts files have them.
+pub(crate) fn dns_names(s: &Scenario) -> Vec<(String, [u8; 4])> {
+    let nodes = s.nodes.iter().enumerate().map(|(i, n)| {
+        let last = u8::try_from(i + 1).unwrap_or(u8::MAX);
+        (n.name.clone(), [10, 0, 0, last])
+    });
+    let at_peer = s
+        .peer
+        .iter()
+        .chain(s.dependencies.iter().map(|d| &d.name))
+        .chain(&s.host_names)
+        .map(|n| (n.clone(), peer::PEER_IP));
+    nodes.chain(at_peer).collect()
+}
+
 /// The run configurations of the scenario's nodes under world seed `seed` (each node's
 /// frames captured to `pcap_dir/NAME.pcap` and its trace written to `trace_dir/NAME.jsonl`
 /// when given).

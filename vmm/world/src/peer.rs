@@ -238,7 +238,9 @@ impl Peer {
         deps: &[Dependency],
         faults: &[DepFault],
         host: Option<HostLink>,
+        names: Vec<(String, [u8; 4])>,
     ) -> Peer {
+        let has_host = host.is_some();
         let random = seed.stream("world/peer").next_u64();
         let apps = PeerApps::of(deps, host);
         let ports = apps.as_ref().map_or_else(Vec::new, |a| a.ports());
@@ -248,6 +250,10 @@ impl Peer {
             next_poll: None,
             apps,
         };
+        if has_host {
+            // A world with a host link answers DNS for its names (and no other).
+            peer.stack.serve_names(names);
+        }
         peer.settings(seed.0, faults);
         peer
     }
@@ -260,9 +266,12 @@ impl Peer {
         }
     }
 
-    /// What the host link did, when the world has one.
+    /// What the host link did (with the DNS service's queries), when the world has one.
     pub fn host_stats(&self) -> Option<HostStats> {
-        Some(self.apps.as_ref()?.host.as_ref()?.stats().clone())
+        let mut h = self.apps.as_ref()?.host.as_ref()?.stats().clone();
+        h.dns_answered = self.stack.stats.dns_answered;
+        h.dns_refused = self.stack.stats.dns_refused;
+        Some(h)
     }
 
     /// Connection attempts to ports nothing serves, since the last call (virtual ns, port).

@@ -394,9 +394,15 @@ mod tests {
                 &wio_machines::trace::Trace::new(),
             ),
             peer: Some((
-                super::super::peer::Peer::new(wio_scheduler::RunSeed(1), &[], &[], None)
-                    .save()
-                    .unwrap(),
+                super::super::peer::Peer::new(
+                    wio_scheduler::RunSeed(1),
+                    &[],
+                    &[],
+                    None,
+                    Vec::new(),
+                )
+                .save()
+                .unwrap(),
                 Default::default(),
             )),
             composer: Some(crate::composer::Composer::new(

@@ -118,6 +118,12 @@ pub struct HostStats {
     pub bytes_in: u64,
     /// Tape events recorded or replayed.
     pub tape_events: u64,
+    /// DNS queries the peer answered for the run's names.
+    #[serde(default)]
+    pub dns_answered: u64,
+    /// DNS queries for other names (NXDOMAIN) or that could not be read.
+    #[serde(default)]
+    pub dns_refused: u64,
     /// Where a replay left its tape, when simulated dependencies answered from there on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_tape: Option<String>,
@@ -127,8 +133,8 @@ impl HostStats {
     /// Its lines in a run's summary.
     pub fn human(&self) -> String {
         let mut s = format!(
-            "host link     {}: {} connections ({} refused by the host), {} bytes out, {} in; {} refused attempts to other ports; {} tape events\n",
-            self.mode, self.connections, self.host_refused, self.bytes_out, self.bytes_in, self.refused, self.tape_events
+            "host link     {}: {} connections ({} refused by the host), {} bytes out, {} in; {} refused attempts to other ports; {} tape events; DNS {} answered, {} refused\n",
+            self.mode, self.connections, self.host_refused, self.bytes_out, self.bytes_in, self.refused, self.tape_events, self.dns_answered, self.dns_refused
         );
         if let Some(at) = &self.left_tape {
             s.push_str(&format!("left tape     {at}; the simulated dependency standing in for the host answered from there\n"));
@@ -305,6 +311,11 @@ impl HostLink {
     /// Where a replay first left its tape, or a recording's write error.
     pub fn take_failure(&mut self) -> Option<WioError> {
         self.failure.take()
+    }
+
+    /// The allowed destinations' names.
+    pub fn names(&self) -> Vec<String> {
+        self.allow.iter().map(|a| a.name.clone()).collect()
     }
 
     /// Whether it serves `port` (an allowed destination's) now: not once a replay left

@@ -45,6 +45,11 @@ impl SharedLink {
         self.with(|h| h.stats().clone())
     }
 
+    /// The allowed destinations' names.
+    pub fn names(&self) -> Vec<String> {
+        self.with(|h| h.names())
+    }
+
     /// Ends a recording (its tape's end line).
     pub fn finish(&self) -> Result<()> {
         self.with(HostLink::finish)

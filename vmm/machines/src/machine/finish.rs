@@ -82,7 +82,16 @@ pub fn finish_run(
                 (Ok(_), Err(e)) => Err(e),
                 (o, _) => o,
             };
-            (Some(h.stats()), outcome)
+            let mut stats = h.stats();
+            if let Some(net) = devices.iter().find_map(|t| {
+                t.device()
+                    .as_any()
+                    .downcast_ref::<wio_virtio_devices::Net>()
+            }) {
+                stats.dns_answered = net.peer_stats().dns_answered;
+                stats.dns_refused = net.peer_stats().dns_refused;
+            }
+            (Some(stats), outcome)
         }
     };
     let outcome = match until {

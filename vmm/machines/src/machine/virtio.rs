@@ -89,7 +89,7 @@ pub fn devices(
                 net.set_mac(mac);
             }
             if let Some(h) = &cfg.host {
-                net.serve(Box::new(h.clone()));
+                net.serve(Box::new(h.clone()), &h.names());
             }
             net
         })),
