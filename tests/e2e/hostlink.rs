@@ -12,7 +12,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wio_e2e_tests::{
@@ -136,17 +136,24 @@ fn initrd_asking(dir: &Path, path: &str, to: &Path) {
     std::fs::write(to, all).unwrap();
 }
 
+/// A test's scratch folder, the host's server started, the small guest's initramfs asking
+/// for /hello.txt, and the small kernel.
+fn setup(name: &str) -> (PathBuf, Server, PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let server = Server::start();
+    let initrd = dir.join("initrd.img");
+    initrd_asking(&dir, "/hello.txt", &initrd);
+    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    (dir, server, initrd, kernel)
+}
+
 #[test]
 fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
     let test = "a_recorded_host_fetch_replays_bit_for_bit_without_the_host";
     if !require_riscv_guests(test) {
         return;
     }
-    let dir = scratch("hostlink");
-    let mut server = Server::start();
-    let initrd = dir.join("initrd.img");
-    initrd_asking(&dir, "/hello.txt", &initrd);
-    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let (dir, mut server, initrd, kernel) = setup("hostlink");
     let world = dir.join("fetch.toml");
     std::fs::write(
         &world,
@@ -301,11 +308,7 @@ fn a_replay_past_its_tape_is_answered_by_the_dependency_standing_in() {
     if !require_riscv_guests(test) {
         return;
     }
-    let dir = scratch("hostlink-standin");
-    let mut server = Server::start();
-    let initrd = dir.join("initrd.img");
-    initrd_asking(&dir, "/hello.txt", &initrd);
-    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let (dir, mut server, initrd, kernel) = setup("hostlink-standin");
     let world = dir.join("fetch.toml");
     std::fs::write(
         &world,
@@ -375,23 +378,19 @@ fn a_replay_past_its_tape_is_answered_by_the_dependency_standing_in() {
     );
 }
 
-/// Standard base64 of `bytes` (a node script on a kernel command line).
+/// Standard base64 of `bytes` (a node script on a kernel command line), by coreutils.
 fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in bytes.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= c.len() {
-                out.push(A[(n >> shift) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use std::process::{Command, Stdio};
+    let mut c = Command::new("base64")
+        .arg("-w0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("base64 runs");
+    c.stdin.take().unwrap().write_all(bytes).unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success());
+    String::from_utf8(o.stdout).unwrap()
 }
 
 /// `wio run --net host` (a single machine): the recorded run and its replays without the
@@ -404,11 +403,7 @@ fn a_single_machine_records_its_host_link_and_replays_it_without_the_host() {
     if !require_riscv_guests(test) {
         return;
     }
-    let dir = scratch("hostlink-machine");
-    let mut server = Server::start();
-    let initrd = dir.join("initrd.img");
-    initrd_asking(&dir, "/hello.txt", &initrd);
-    let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
+    let (dir, mut server, initrd, kernel) = setup("hostlink-machine");
     let script = format!(
         "wget -q -O - http://api:{}$(cat /etc/wio-request); echo rc=$?; wget -q -O - http://api:9999/x; echo rc=$?; nslookup api 10.0.2.2; nslookup example.com 10.0.2.2; echo dns=$?",
         server.port
