@@ -264,7 +264,6 @@ fn exit_for(r: &explore::Report) -> i32 {
     }
 }
 
-/// `wio sim`: runs the scenario's world, prints its summary, writes `--summary-json`.
 /// A scratch folder of this process (`NAME-PID` in the temporary folder), created; `what`
 /// names it in the error. Its user removes it when done.
 pub(crate) fn scratch_dir(name: &str, what: &'static str) -> Result<std::path::PathBuf, WioError> {

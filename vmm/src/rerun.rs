@@ -34,7 +34,8 @@ pub(crate) fn seed_trace(report: &Path, n: u64, out: &Path) -> Result<PathBuf, W
             r.results.len()
         ))
     })?;
-    let words = split(&result.reproduce)
+    let words = wio_world::scenario::shell_split(&result.reproduce)
+        .ok()
         .filter(|w| w.len() > 2 && w[0] == "wio" && (w[1] == "run" || w[1] == "sim"))
         .ok_or_else(|| {
             bad(format!(
@@ -100,49 +101,9 @@ pub(crate) fn seed_trace(report: &Path, n: u64, out: &Path) -> Result<PathBuf, W
     Ok(trace)
 }
 
-/// The words of a reproduce line: plain words and single-quoted ones (`'it'\''s'`), the
-/// only quoting the exploration writes (so no shell-words crate); None when unbalanced.
-fn split(line: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        q => word.push(q),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.push(chars.next()?);
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Some(words)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use wio_world::scenario::shell_split as split;
 
     #[test]
     fn reproduce_lines_split_as_a_shell_would() {
@@ -159,6 +120,6 @@ mod tests {
                 "console:a b"
             ]
         );
-        assert_eq!(split("wio run --from 'open"), None);
+        assert!(split("wio run --from 'open").is_err());
     }
 }

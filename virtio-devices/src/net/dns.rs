@@ -50,33 +50,33 @@ pub fn answer(query: &[u8], names: &[Name]) -> Option<(Vec<u8>, Outcome)> {
         }
         out
     };
-    let formerr = Some((reply(1, &[], None), Outcome::Malformed));
+    let formerr = || Some((reply(1, &[], None), Outcome::Malformed));
     let opcode = (query[2] >> 3) & 0x0f;
     let qdcount = u16::from_be_bytes([query[4], query[5]]);
     if opcode != 0 || qdcount != 1 {
-        return formerr;
+        return formerr();
     }
     let mut at = 12;
     let mut labels: Vec<String> = Vec::new();
     loop {
         let Some(&len) = query.get(at) else {
-            return formerr;
+            return formerr();
         };
         at += 1;
         if len == 0 {
             break;
         }
         if len > 63 {
-            return formerr;
+            return formerr();
         }
         let Some(label) = query.get(at..at + usize::from(len)) else {
-            return formerr;
+            return formerr();
         };
         labels.push(String::from_utf8_lossy(label).to_ascii_lowercase());
         at += usize::from(len);
     }
     let Some(tail) = query.get(at..at + 4) else {
-        return formerr;
+        return formerr();
     };
     let question = &query[12..at + 4];
     let qtype = u16::from_be_bytes([tail[0], tail[1]]);

@@ -225,11 +225,6 @@ impl Net {
         self.app = Some(app);
     }
 
-    /// The app the peer serves, if any.
-    pub fn app_mut(&mut self) -> Option<&mut (dyn stack::TcpApp + Send + 'static)> {
-        self.app.as_deref_mut()
-    }
-
     /// The MAC address the guest reads from the device's config space (default
     /// [`GUEST_MAC`]). Set before the guest runs.
     pub fn set_mac(&mut self, mac: [u8; 6]) {
@@ -345,6 +340,15 @@ impl Net {
         &self.peer.stats
     }
 
+    /// The app as the stack takes it (a function of the field, so the stack can be
+    /// borrowed beside it).
+    fn app(
+        app: &mut Option<Box<dyn stack::TcpApp + Send>>,
+    ) -> Option<&mut (dyn stack::TcpApp + 'static)> {
+        app.as_deref_mut()
+            .map(|a| a as &mut (dyn stack::TcpApp + 'static))
+    }
+
     /// Arms a timer for the stack's next poll (retransmissions, delayed ACKs).
     fn arm_poll(&mut self, now_ns: u64) {
         let app = self
@@ -430,11 +434,9 @@ impl Net {
         }
         match flight {
             Flight::ToPeer(frame) => {
-                let app = self
-                    .app
-                    .as_deref_mut()
-                    .map(|a| a as &mut (dyn stack::TcpApp + 'static));
-                let replies = self.peer.receive_with(&frame, now_ns, app);
+                let replies = self
+                    .peer
+                    .receive_with(&frame, now_ns, Net::app(&mut self.app));
                 self.peer_sends(replies, now_ns);
             }
             Flight::ToGuest(frame) => {
@@ -702,11 +704,7 @@ impl VirtioDevice for Net {
             if self.poll_armed.is_some_and(|at| at <= now_ns) {
                 self.poll_armed = None;
             }
-            let app = self
-                .app
-                .as_deref_mut()
-                .map(|a| a as &mut (dyn stack::TcpApp + 'static));
-            let frames = self.peer.poll_with(now_ns, app);
+            let frames = self.peer.poll_with(now_ns, Net::app(&mut self.app));
             self.peer_sends(frames, now_ns);
         } else {
             if let Some(flight) = self.in_flight.remove(&token) {

@@ -12,11 +12,10 @@ use wio_machines::error::Result;
 /// the scenario has none), the allowed names in the guests' hosts files, the tape checked
 /// against this configuration (a replay) or started (a recording).
 pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<HostLink> {
-    let fail = link_error;
     let (replay, allow) = allowed(spec)?;
     if s.peer.is_none() {
         if s.nodes.iter().any(|n| n.name == "peer") {
-            return Err(fail("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
+            return Err(link_error("--net host needs the world's peer, named \"peer\" by default, and a node has that name: give the scenario a [peer] with another name".into()));
         }
         s.peer = Some("peer".into());
         // Its links are the file's default link (every node's link to itself is that).
@@ -40,7 +39,7 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
             .iter()
             .find(|d| d.name == a.name && !stands_in(d))
         {
-            return Err(fail(format!(
+            return Err(link_error(format!(
                 "--allow {}: the dependency {} serves port {}; the host stands in for it only at that port (--allow {}=ADDR:{})",
                 a.text(),
                 d.name,
@@ -55,7 +54,7 @@ pub(crate) fn start(s: &mut Scenario, seed: u64, spec: &HostSpec) -> Result<Host
                 .iter()
                 .any(|d| d.port == a.addr.port() && !stands_in(d));
         if taken {
-            return Err(fail(format!(
+            return Err(link_error(format!(
                 "--allow {}: its name or port is already a node's, the peer's or a dependency's",
                 a.text()
             )));

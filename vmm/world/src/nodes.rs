@@ -37,21 +37,32 @@ pub fn ip_of(i: usize) -> String {
     format!("10.0.0.{}", i + 1)
 }
 
-/// The names the peer's DNS service answers in a world with a host link: every node's (its
-/// address), the peer's, the dependencies' and the allowed destinations' (the peer's
-/// address), as the guests' hosts files have them.
-pub(crate) fn dns_names(s: &Scenario) -> Vec<(String, [u8; 4])> {
+/// Every name of the world's network with its address and port (the peer's is
+/// `s.nodes.len()`): each node's (its address), the peer's, the dependencies' and the
+/// allowed destinations' (the peer's address; the peer serves them). The guests' hosts
+/// files and the peer's DNS service both come from it.
+fn named_addresses(s: &Scenario) -> Vec<(usize, String, [u8; 4])> {
     let nodes = s.nodes.iter().enumerate().map(|(i, n)| {
+        // At most MAX_NODES (64) nodes: the last byte is `ip_of`'s.
         let last = u8::try_from(i + 1).unwrap_or(u8::MAX);
-        (n.name.clone(), [10, 0, 0, last])
+        (i, n.name.clone(), [10, 0, 0, last])
     });
     let at_peer = s
         .peer
         .iter()
         .chain(s.dependencies.iter().map(|d| &d.name))
         .chain(&s.host_names)
-        .map(|n| (n.clone(), peer::PEER_IP));
+        .map(|n| (s.nodes.len(), n.clone(), peer::PEER_IP));
     nodes.chain(at_peer).collect()
+}
+
+/// The names the peer's DNS service answers in a world with a host link: every name of
+/// the world's network (see `named_addresses`).
+pub(crate) fn dns_names(s: &Scenario) -> Vec<(String, [u8; 4])> {
+    named_addresses(s)
+        .into_iter()
+        .map(|(_, name, ip)| (name, ip))
+        .collect()
 }
 
 /// The run configurations of the scenario's nodes under world seed `seed` (each node's
@@ -63,30 +74,11 @@ pub(super) fn node_configs(
     pcap_dir: Option<&Path>,
     trace_dir: Option<&Path>,
 ) -> Result<Vec<RunConfig>> {
-    let [a, b, c, d] = peer::PEER_IP;
     // Every port by name (the peer is on every network); a node's hosts file names those
     // it shares a network with.
-    let ports: Vec<(usize, String)> = s
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (i, format!("{}:{}", n.name, ip_of(i))))
-        .chain(
-            s.peer
-                .iter()
-                .map(|p| (s.nodes.len(), format!("{p}:{a}.{b}.{c}.{d}"))),
-        )
-        // The dependencies are served by the peer: their names are its address.
-        .chain(
-            s.dependencies
-                .iter()
-                .map(|dep| (s.nodes.len(), format!("{}:{a}.{b}.{c}.{d}", dep.name))),
-        )
-        .chain(
-            s.host_names
-                .iter()
-                .map(|h| (s.nodes.len(), format!("{h}:{a}.{b}.{c}.{d}"))),
-        )
+    let ports: Vec<(usize, String)> = named_addresses(s)
+        .into_iter()
+        .map(|(j, name, [a, b, c, d])| (j, format!("{name}:{a}.{b}.{c}.{d}")))
         .collect();
     let hosts_of = |i: usize| -> Vec<&str> {
         ports

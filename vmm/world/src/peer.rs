@@ -269,8 +269,7 @@ impl Peer {
     /// What the host link did (with the DNS service's queries), when the world has one.
     pub fn host_stats(&self) -> Option<HostStats> {
         let mut h = self.apps.as_ref()?.host.as_ref()?.stats().clone();
-        h.dns_answered = self.stack.stats.dns_answered;
-        h.dns_refused = self.stack.stats.dns_refused;
+        h.count_dns(&self.stack.stats);
         Some(h)
     }
 

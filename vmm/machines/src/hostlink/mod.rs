@@ -130,6 +130,12 @@ pub struct HostStats {
 }
 
 impl HostStats {
+    /// The DNS queries of the peer whose stack counted `peer` (the link itself sees none).
+    pub fn count_dns(&mut self, peer: &wio_virtio_devices::net::stack::StackStats) {
+        self.dns_answered = peer.dns_answered;
+        self.dns_refused = peer.dns_refused;
+    }
+
     /// Its lines in a run's summary.
     pub fn human(&self) -> String {
         let mut s = format!(
@@ -463,9 +469,7 @@ impl HostLink {
             self.failure = Some(crate::error::WorldError::TapeDiverged { at_ns: now, what }.into());
         }
     }
-}
 
-impl HostLink {
     /// The replay leaves its tape at `now` (`what` the guests did): every open connection
     /// goes to the dependencies, and nothing more comes from the tape.
     fn leave(&mut self, now: u64, what: String) {
@@ -702,9 +706,6 @@ pub struct HostSpec {
     pub replay: Option<PathBuf>,
 }
 
-#[cfg(test)]
-mod tests;
-
 /// The tape `spec` replays (None: not a replay), and the allow list the run uses (a
 /// replay's is its tape's).
 pub fn allowed(spec: &HostSpec) -> Result<(Option<Tape>, Vec<Allow>)> {
@@ -770,3 +771,6 @@ pub fn open(
 pub fn link_error(m: String) -> WioError {
     WioError::from(crate::error::WorldError::HostLink(m))
 }
+
+#[cfg(test)]
+mod tests;

@@ -88,8 +88,7 @@ pub fn finish_run(
                     .as_any()
                     .downcast_ref::<wio_virtio_devices::Net>()
             }) {
-                stats.dns_answered = net.peer_stats().dns_answered;
-                stats.dns_refused = net.peer_stats().dns_refused;
+                stats.count_dns(net.peer_stats());
             }
             (Some(stats), outcome)
         }

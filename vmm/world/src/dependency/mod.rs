@@ -122,7 +122,7 @@ impl Dependencies {
         let d = self.deps.iter().position(|d| d.port == port)?;
         self.faults
             .iter()
-            .find(|f| f.dependency == d && (f.from_ns..f.until_ns).contains(&at_ns))
+            .find(|f| f.in_force(d, at_ns))
             .map(|f| f.kind)
     }
 

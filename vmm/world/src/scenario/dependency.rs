@@ -120,9 +120,12 @@ impl DepFault {
     /// Whether it hits a request (or, for `refuse`, a connection) to `dependency`'s `route`
     /// at `at_ns`.
     pub fn hits(&self, dependency: usize, route: Option<usize>, at_ns: u64) -> bool {
-        self.dependency == dependency
-            && (self.from_ns..self.until_ns).contains(&at_ns)
-            && (self.route.is_none() || self.route == route)
+        self.in_force(dependency, at_ns) && (self.route.is_none() || self.route == route)
+    }
+
+    /// Whether it is a fault of `dependency` (on any of its routes) in force at `at_ns`.
+    pub fn in_force(&self, dependency: usize, at_ns: u64) -> bool {
+        self.dependency == dependency && (self.from_ns..self.until_ns).contains(&at_ns)
     }
 }
 

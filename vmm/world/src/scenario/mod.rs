@@ -74,6 +74,7 @@ pub mod dependency;
 mod file;
 mod networks;
 
+pub use compose::shell_split;
 pub use dependency::{DepFault, DepFaultKind, Dependency};
 pub use networks::Networks;
 

@@ -37,6 +37,8 @@ mod networks;
 mod options;
 mod text;
 
+pub use text::split as shell_split;
+
 type Result<T> = std::result::Result<T, ScenarioError>;
 
 /// A compose file as a TOML scenario: its text, the compose line each TOML line came

@@ -64,7 +64,7 @@ pub(super) fn read_env_file(p: &PathBuf) -> std::result::Result<Vec<(String, Str
 
 /// Splits a command string into words as a POSIX shell would (quotes and backslashes),
 /// without expanding anything.
-pub(super) fn split(s: &str) -> std::result::Result<Vec<String>, String> {
+pub fn split(s: &str) -> std::result::Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
