@@ -175,6 +175,11 @@ cargo test --workspace --release --no-run
 step "the docs' wio commands against the command line (ci/docs_commands.py)"
 python3 ci/docs_commands.py "${CARGO_TARGET_DIR:-target}/release/wio"
 
+step "the official riscv-tests ISA suite on wio (ci/riscv_tests.py)"
+# Every rv64 u/s/m-level test, Zba/Zbb/Zbc/Zbs included (about 2 s); the bit-manipulation
+# tests also run on a plain rv64gc hart, where they must trap.
+python3 ci/riscv_tests.py "${CARGO_TARGET_DIR:-target}/release/wio"
+
 # Three things then share the two cores: cargo test (two test threads, with idle stretches
 # while one long test finishes a binary), the x86-64 tests in L1 (QEMU TCG with one vCPU:
 # mostly one core) and the fuzzers (mostly their build). One after the other, each left a

@@ -270,6 +270,7 @@ impl Hart {
             Kind::MulDiv => muldiv(op.imm as u32 & 7, false, x1, x2),
             Kind::DivW => muldiv(op.imm as u32 & 7, true, x1, x2),
             Kind::Fence => return Ok(Flow::Next),
+            Kind::Bit => crate::bitmanip::eval(op.imm as u32, x1, x2),
         };
         self.set(rd, v);
         Ok(Flow::Next)
@@ -285,6 +286,10 @@ impl Hart {
     fn execute(&mut self, bus: &mut dyn Bus, i: u32, len: u64) -> Result<Flow, Trap> {
         let x1 = self.x[rs1(i)];
         let x2 = self.x[rs2(i)];
+        if let Some(how) = crate::bitmanip::decode(i, self.isa) {
+            self.set(rd(i), crate::bitmanip::eval(how, x1, x2));
+            return Ok(Flow::Next);
+        }
         match i & 0x7f {
             0x37 => self.set(rd(i), imm_u(i)),
             0x17 => self.set(rd(i), self.pc.wrapping_add(imm_u(i))),

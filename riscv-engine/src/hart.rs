@@ -114,6 +114,12 @@ pub struct Hart {
     pub(crate) stuck: Stuck,
     /// User-mode code coverage, when observed (see `coverage`; not part of the state).
     pub(crate) coverage: Option<Box<Coverage>>,
+    /// What software wrote to mcycle and minstret, as offsets from the clock's cycles
+    /// and retired instructions (the clock itself is wio's and never moves with them).
+    pub(crate) counter_bias: [u64; 2],
+    /// The optional extensions implemented (configuration, not state: a snapshot's
+    /// machine restores with the ISA it was configured with; see [`Hart::set_isa`]).
+    pub(crate) isa: crate::isa::Isa,
 }
 
 /// [`Hart::reservation`] when no LR reservation is held (no RAM address is all ones).
@@ -140,6 +146,32 @@ impl Hart {
     /// Whether hot blocks are being compiled.
     pub fn compiling(&self) -> bool {
         self.icache.jit.enabled
+    }
+
+    /// Sets the optional extensions the hart implements (plain RV64GC by default). Every
+    /// decoded instruction and block is dropped, since what an encoding means changed.
+    pub fn set_isa(&mut self, isa: crate::isa::Isa) {
+        if isa != self.isa {
+            self.isa = isa;
+            self.icache.flush();
+        }
+    }
+
+    /// The optional extensions the hart implements.
+    pub fn isa(&self) -> crate::isa::Isa {
+        self.isa
+    }
+
+    /// The offsets software's writes to mcycle and minstret put between those counters
+    /// and the clock's cycles and retired instructions (zero until it writes one). Not in
+    /// [`crate::HartState`]: a snapshot keeps it in a section of its own only when set.
+    pub fn counter_bias(&self) -> [u64; 2] {
+        self.counter_bias
+    }
+
+    /// Sets what [`Hart::counter_bias`] returns (a snapshot's restore).
+    pub fn set_counter_bias(&mut self, bias: [u64; 2]) {
+        self.counter_bias = bias;
     }
 
     /// Starts (or, with None, stops) counting user-mode code coverage from `from` (an
@@ -213,6 +245,8 @@ impl Hart {
             ecc: Ecc::default(),
             stuck: Stuck::default(),
             coverage: None,
+            counter_bias: [0; 2],
+            isa: crate::isa::Isa::RV64GC,
         }
     }
 

@@ -67,6 +67,9 @@ pub(crate) enum Kind {
     DivW,
     /// FENCE (not FENCE.I): no effect on one in-order hart.
     Fence,
+    /// A Zba/Zbb/Zbc/Zbs instruction the hart implements; `imm` holds its packed `how`
+    /// (see `bitmanip`).
+    Bit,
 }
 
 impl Kind {
@@ -142,8 +145,18 @@ fn imm_j(i: u32) -> i64 {
     )
 }
 
-/// Decodes a 32-bit (or expanded) instruction into an [`Op`].
-pub(crate) fn decode(i: u32) -> Op {
+/// Decodes a 32-bit (or expanded) instruction into an [`Op`] for a hart implementing
+/// `isa` (the bit-manipulation extensions it has get [`Kind::Bit`]).
+pub(crate) fn decode(i: u32, isa: crate::isa::Isa) -> Op {
+    if let Some(how) = crate::bitmanip::decode(i, isa) {
+        return Op {
+            kind: Kind::Bit,
+            rd: ((i >> 7) & 31) as u8,
+            rs1: ((i >> 15) & 31) as u8,
+            rs2: ((i >> 20) & 31) as u8,
+            imm: how as i32,
+        };
+    }
     let rd = ((i >> 7) & 31) as u8;
     let rs1 = ((i >> 15) & 31) as u8;
     let rs2 = ((i >> 20) & 31) as u8;

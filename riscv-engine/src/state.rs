@@ -211,7 +211,7 @@ impl Hart {
     /// Puts a saved state into this hart (whose RAM the machine has already filled).
     /// Checks everything it can first and changes nothing when it refuses.
     pub fn load_state(&mut self, s: &HartState) -> Result<(), StateError> {
-        let prepared = s.prepare()?;
+        let prepared = s.prepare(self.isa)?;
         self.load_prepared(&prepared)
     }
 
@@ -266,6 +266,10 @@ impl Hart {
         // then only the saved entries are written, so a restore costs what the
         // snapshot cached, not the cache's size. Blocks are not state (see
         // `Hart::build_block`): none survive a load.
+        self.isa = p.isa;
+        // Kept beside the state, when set (see `Hart::counter_bias`); the restore that
+        // has it sets it after this.
+        self.counter_bias = [0; 2];
         let icache = &mut self.icache;
         icache.flush();
         let (generation, fence) = (icache.generation, icache.fence);
@@ -308,12 +312,16 @@ pub struct PreparedHart {
     tlb: crate::mmu::Tlb,
     load_pages: FastPages,
     store_pages: FastPages,
+    /// The ISA the instructions were decoded for.
+    isa: crate::isa::Isa,
 }
 
 impl HartState {
     /// Checks the state and builds its caches (everything but the RAM checks, which need
-    /// the hart).
-    pub fn prepare(&self) -> Result<PreparedHart, StateError> {
+    /// the hart) for a hart implementing `isa` (the machine's configuration: what the
+    /// cached instructions decode to depends on it, and the hart it is loaded into takes
+    /// it).
+    pub fn prepare(&self, isa: crate::isa::Isa) -> Result<PreparedHart, StateError> {
         let s = self;
         let prv = priv_from(s.prv)?;
         let ram_end = s.ram_base.saturating_add(s.ram_size);
@@ -359,7 +367,7 @@ impl HartState {
                 raw16: d.raw16,
                 insn: d.insn,
                 len: d.len,
-                op: crate::predecode::decode(d.insn),
+                op: crate::predecode::decode(d.insn, isa),
                 owner: u64::MAX,
                 shared: false,
                 checked: 0,
@@ -395,6 +403,7 @@ impl HartState {
             prv,
             insns,
             tlb,
+            isa,
             load_pages,
             store_pages,
         })

@@ -167,6 +167,88 @@ fn compute_bound_processes_are_preempted_identically() {
     assert!(first_b < last_a, "workers were not interleaved:\n{order1}");
 }
 
+/// `--isa` (and a world node's `isa`) gives the hart Zba/Zbb/Zbs: Linux finds them in
+/// the device tree and uses them (a run differs from one without, and repeats itself), a
+/// snapshot's restore keeps them, and what wio does not implement is a one-line error.
+#[test]
+fn bit_manipulation_extensions_reach_linux_and_snapshots_keep_them() {
+    if !require_riscv_guests("bit_manipulation_extensions_reach_linux_and_snapshots_keep_them") {
+        return;
+    }
+    let dir = wio_e2e_tests::scratch("isa");
+    let world = wio_e2e_tests::write_file(
+        &dir,
+        "isa.toml",
+        "[[node]]\nname = \"a\"\nisa = \"rv64gc_zba_zbb_zbs\"\nrun = \"grep -m1 isa /proc/cpuinfo\"\n",
+    );
+    let o = wio(&["sim", &world, "--seed", "1"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let isa = console_line(&stdout(&o), "a | isa")
+        .unwrap_or_default()
+        .to_string();
+    assert!(isa.ends_with("_zba_zbb_zbs"), "{isa}\n{}", stdout(&o));
+
+    let zb = ["--isa", "rv64gc_zba_zbb_zbs"];
+    let (_, with) = boot(5, &zb);
+    let (_, again) = boot(5, &zb);
+    let (_, without) = boot(5, &[]);
+    assert_eq!(
+        with["trace_hash"], again["trace_hash"],
+        "same seed, same ISA"
+    );
+    assert_ne!(
+        with["trace_hash"], without["trace_hash"],
+        "the kernel uses Zbb"
+    );
+    assert_eq!(with["isa"], "rv64gc_zba_zbb_zbs", "{with}");
+    assert!(
+        without.get("isa").is_none(),
+        "plain rv64gc is not named: {without}"
+    );
+
+    // A restore of a snapshot taken with the extensions runs with them: the same run.
+    let snap = dir.join("zb.snap");
+    let o = wio(&[
+        "run",
+        "--arch",
+        "riscv64",
+        "--seed",
+        "5",
+        "--quiet",
+        "--isa",
+        "rv64gcb",
+        "--snapshot-at",
+        "0.5s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (_, restored) = run_with_summary(&["--from", snap.to_str().unwrap(), "--quiet"]);
+    assert_eq!(restored["trace_hash"], with["trace_hash"], "{restored}");
+    assert_eq!(restored["isa"], "rv64gc_zba_zbb_zbs");
+
+    for (isa, says) in [("rv64gcv", "vector extension"), ("rv64gc_zbkb", "zbkb")] {
+        let o = wio(&["run", "--arch", "riscv64", "--isa", isa]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_ne!(o.status.code(), Some(0));
+        assert!(
+            err.contains(says) && err.trim().lines().count() <= 2,
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn debian_kernel_boots_the_workload() {
     if !require_riscv_guests("debian_kernel_boots_the_workload") {

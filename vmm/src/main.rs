@@ -166,6 +166,7 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
         initrd: args.initrd.clone(),
         firmware: args.firmware.clone(),
         ecc: args.ecc,
+        isa: args.isa.unwrap_or_default(),
         cmdline: args.cmdline.clone(),
         mem_mib: args.mem,
         epoch_unix,
@@ -195,6 +196,11 @@ fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
     if args.ecc && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--ecc models ECC memory on riscv64 machines; use it with --arch riscv64".into(),
+        ));
+    }
+    if args.isa.is_some() && arch != Arch::Riscv64 {
+        return Err(WioError::Usage(
+            "--isa chooses a riscv64 hart's extensions; use it with --arch riscv64".into(),
         ));
     }
     if args.firmware.is_some() && arch != Arch::Riscv64 {

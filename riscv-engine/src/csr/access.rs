@@ -26,6 +26,16 @@ impl Hart {
         }
     }
 
+    /// mcycle (and cycle) as software sees it: the clock's cycles plus what its writes set.
+    fn mcycle(&self) -> u64 {
+        self.cycles.wrapping_add(self.counter_bias[0])
+    }
+
+    /// minstret (and instret) as software sees it.
+    fn minstret(&self) -> u64 {
+        self.instret.wrapping_add(self.counter_bias[1])
+    }
+
     /// Whether software at `prv` may read counter `bit` (cycle 1, time 2, instret 4).
     fn counter_allowed(&self, prv: Priv, bit: u64) -> bool {
         match prv {
@@ -58,9 +68,9 @@ impl Hart {
         let v = match csr {
             addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
             addr::FFLAGS | addr::FRM | addr::FCSR => self.fp_csr(csr),
-            addr::CYCLE if self.counter_allowed(prv, 1) => self.cycles,
+            addr::CYCLE if self.counter_allowed(prv, 1) => self.mcycle(),
             addr::TIME if self.counter_allowed(prv, 2) => self.time(),
-            addr::INSTRET if self.counter_allowed(prv, 4) => self.instret,
+            addr::INSTRET if self.counter_allowed(prv, 4) => self.minstret(),
             addr::SSTATUS => self.sstatus_sd(self.mstatus & mstatus::SSTATUS_MASK),
             addr::SIE => self.mie & self.mideleg,
             addr::STVEC => self.stvec,
@@ -91,8 +101,8 @@ impl Hart {
             addr::MCAUSE => self.mcause,
             addr::MTVAL => self.mtval,
             addr::MIP => self.mip(bus),
-            addr::MCYCLE => self.cycles,
-            addr::MINSTRET => self.instret,
+            addr::MCYCLE => self.mcycle(),
+            addr::MINSTRET => self.minstret(),
             // Sixteen PMP entries; the rest of the 64 read as zero (WARL), odd pmpcfg
             // registers do not exist on RV64.
             addr::PMPCFG0..=addr::PMPCFG15 => {
@@ -222,7 +232,13 @@ impl Hart {
                 self.mip_sw = (self.mip_sw & !mask) | (value & mask);
                 self.irq_dirty = true;
             }
-            addr::MCYCLE | addr::MINSTRET => {} // the clock is wio's: writes are ignored
+            // The clock is wio's: a write moves what the counter reads, not the clock.
+            // This instruction's cycle is already counted; its retirement is not, and
+            // the spec suppresses it: the next instruction reads minstret as written.
+            addr::MCYCLE => self.counter_bias[0] = value.wrapping_sub(self.cycles),
+            addr::MINSTRET => {
+                self.counter_bias[1] = value.wrapping_sub(self.instret.wrapping_add(1))
+            }
             addr::PMPCFG0..=addr::PMPCFG15 => {
                 let n = usize::from(csr - addr::PMPCFG0);
                 if !n.is_multiple_of(2) {

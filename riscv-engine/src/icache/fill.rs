@@ -57,7 +57,7 @@ impl Hart {
             raw16,
             insn,
             len,
-            op: crate::predecode::decode(insn),
+            op: crate::predecode::decode(insn, self.isa),
             owner: u64::MAX,
             shared: false,
             checked: fence,

@@ -193,6 +193,12 @@ extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
     crate::exec::muldiv((how & 7) as u32, how & 8 != 0, x1, x2)
 }
 
+/// Compiled blocks' call for the bit-manipulation extensions (see
+/// [`crate::bitmanip::eval`]): `how` as pre-decoded.
+extern "sysv64" fn bitmanip(how: u64, x1: u64, x2: u64) -> u64 {
+    crate::bitmanip::eval(how as u32, x1, x2)
+}
+
 /// Generates one block's code (see the module documentation), or `None` for an empty
 /// block.
 pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
@@ -604,6 +610,14 @@ fn alu(a: &mut Asm, op: &Op, imm: i32, x: &dyn Fn(u8) -> M, in_rax: bool) -> Opt
                     let word = u64::from(op.kind == Kind::DivW) << 3;
                     a.mov_imm(R::Rdi, (imm as u64 & 7) | word);
                     call(a, muldiv as *const () as u64);
+                }
+                Kind::Bit => {
+                    // Zba/Zbb/Zbc/Zbs: the interpreter's one definition (an immediate
+                    // form's operand is in `how`; rcx then holds an unused register).
+                    a.mov_rr(R::Rsi, R::Rax);
+                    a.mov_rr(R::Rdx, R::Rcx);
+                    a.mov_imm(R::Rdi, u64::from(imm as u32));
+                    call(a, bitmanip as *const () as u64);
                 }
                 _ => return None, // not arithmetic: the block stays interpreted
             }

@@ -44,7 +44,8 @@ fn splitmix(state: &mut u64) -> u64 {
 /// x1..x25, loads and stores around a page boundary (misaligned and page-crossing ones
 /// included) through x30, device accesses through x27, faulting accesses through x26,
 /// short forward branches and jumps, RVC arithmetic, and the odd slow instruction
-/// (rdcycle) that ends a block, multiply/divide with the values they treat specially.
+/// (rdcycle) that ends a block, multiply/divide with the values they treat specially,
+/// and the bit-manipulation extensions.
 /// x31 counts the loop; x9 may point at the device.
 fn random_body(seed: &mut u64) -> Vec<u8> {
     let mut out: Vec<u8> = Vec::new();
@@ -56,7 +57,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
         let rs1 = (v >> 16) as u32 % 26;
         let rs2 = (v >> 24) as u32 % 26;
         let imm = ((v >> 32) as i32) >> 20; // -2048..=2047
-        match v % 22 {
+        match v % 23 {
             0 => {
                 let f3 = [0, 2, 3, 4, 6, 7][(v >> 40) as usize % 6];
                 push(&mut out, i(0x13, rd, f3, rs1, imm));
@@ -169,6 +170,58 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                     _ => push(&mut out, 0x0ff0_000f), // fence iorw, iorw
                 }
             }
+            21 => {
+                // Zba/Zbb/Zbc/Zbs (the hart implements them): register, unary and
+                // immediate forms.
+                let (opcode, f3, f7) = [
+                    (0x33, 2, 0x10), // sh1add
+                    (0x33, 6, 0x10), // sh3add
+                    (0x3b, 0, 0x04), // add.uw
+                    (0x3b, 4, 0x10), // sh2add.uw
+                    (0x33, 7, 0x20), // andn
+                    (0x33, 4, 0x20), // xnor
+                    (0x33, 6, 0x05), // max
+                    (0x33, 5, 0x05), // minu
+                    (0x33, 1, 0x30), // rol
+                    (0x3b, 5, 0x30), // rorw
+                    (0x33, 3, 0x05), // clmulh
+                    (0x33, 5, 0x24), // bext
+                    (0x33, 1, 0x14), // bset
+                ][(v >> 40) as usize % 13];
+                match (v >> 44) % 3 {
+                    0 => push(&mut out, r(opcode, rd, f3, rs1, rs2, f7)),
+                    1 => {
+                        // clz ctz cpop sext.b sext.h (OP-IMM), clzw cpopw, orc.b, rev8
+                        let (op, f3, imm12) = [
+                            (0x13, 1, 0x600),
+                            (0x13, 1, 0x601),
+                            (0x13, 1, 0x602),
+                            (0x13, 1, 0x604),
+                            (0x13, 1, 0x605),
+                            (0x1b, 1, 0x600),
+                            (0x1b, 1, 0x602),
+                            (0x13, 5, 0x287),
+                            (0x13, 5, 0x6b8),
+                        ][(v >> 48) as usize % 9];
+                        push(&mut out, i(op, rd, f3, rs1, imm12));
+                    }
+                    _ => {
+                        // slli.uw, rori, roriw, bclri, bexti, binvi, bseti
+                        let sh = imm & 63;
+                        let (op, f3, hi) = [
+                            (0x1b, 1, 0x080),
+                            (0x13, 5, 0x600),
+                            (0x1b, 5, 0x600),
+                            (0x13, 1, 0x480),
+                            (0x13, 5, 0x480),
+                            (0x13, 1, 0x680),
+                            (0x13, 1, 0x280),
+                        ][(v >> 48) as usize % 7];
+                        let sh = if op == 0x1b && f3 == 5 { sh & 31 } else { sh };
+                        push(&mut out, i(op, rd, f3, rs1, hi | sh));
+                    }
+                }
+            }
             _ => {
                 // Values division and multiplication treat specially: 0, 1, -1, i64::MIN.
                 let k = (v >> 40) % 4;
@@ -221,6 +274,7 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
             let data: Vec<u8> = (0..0x2000).map(|_| splitmix(&mut init) as u8).collect();
             assert!(ram.load(BASE + 0x10_0000 - 0x800, &data));
             let mut h = Hart::new(ram, BASE, 10);
+            h.set_isa("rv64gc_zba_zbb_zbc_zbs".parse().expect("implemented"));
             for reg in 1..26 {
                 h.x[reg] = splitmix(&mut init);
             }

@@ -203,6 +203,35 @@ fn csr_privilege_and_read_only_checks() {
 }
 
 #[test]
+fn minstret_and_mcycle_read_what_was_written_without_moving_the_clock() {
+    // csrw minstret, x1; csrr x3, minstret; csrw mcycle, x2; csrr x4, mcycle
+    let csrr = |rd: u32, csr: u16| i(0x73, rd, 2, 0, i32::from(csr as i16));
+    let mut h = hart_with(&[
+        csrrw(0, addr::MINSTRET, 1),
+        csrr(3, addr::MINSTRET),
+        csrrw(0, addr::MCYCLE, 2),
+        csrr(4, addr::MCYCLE),
+    ]);
+    h.x[1] = 1000;
+    h.x[2] = u64::MAX;
+    run(&mut h, 4);
+    // The write's own retirement is suppressed: the next instruction reads 1000.
+    assert_eq!(h.x[3], 1000);
+    // mcycle counts on from the value written: one cycle later it has wrapped to 0.
+    assert_eq!(h.x[4], 0);
+    // The clock did not move with them, and the offsets are what a snapshot keeps.
+    assert_eq!((h.instret(), h.cycles()), (4, 4));
+    let bias = h.counter_bias();
+    assert_ne!(bias, [0, 0]);
+    let saved = h.save_state();
+    let mut copy = hart_with(&[]);
+    copy.load_state(&saved).unwrap();
+    assert_eq!(copy.counter_bias(), [0, 0], "not part of HartState");
+    copy.set_counter_bias(bias);
+    assert_eq!(copy.counter_bias(), bias);
+}
+
+#[test]
 fn csrs_on_mip_never_latches_the_external_line_into_seip() {
     /// A platform whose external interrupt line is high.
     struct LineHigh;

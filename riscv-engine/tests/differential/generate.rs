@@ -126,6 +126,8 @@ pub(crate) struct Gen<'a> {
     pub(crate) recent_x: Vec<usize>,
     pub(crate) ftag: [Option<Fmt>; 32],
     pub(crate) exclude: &'a [String],
+    /// Zba/Zbb/Zbc/Zbs instructions are on the menu.
+    pub(crate) bitmanip: bool,
 }
 
 pub(crate) fn excluded(exclude: &[String], name: &str) -> bool {
@@ -308,6 +310,77 @@ impl Gen<'_> {
             self.xd()
         };
         self.push(op, vec![format!("{op} x{rd}, x{a}, x{b}")]);
+    }
+
+    /// A Zba/Zbb/Zbc/Zbs instruction: register-register, unary, or with an immediate.
+    pub(crate) fn bitmanip(&mut self) {
+        let (a, b) = (self.xs(), self.xs());
+        if XD.contains(&b) && self.r.chance(15) {
+            let v = int_value(self.r);
+            self.li(b, v);
+        }
+        let rd = if self.r.chance(20) && XD.contains(&a) {
+            a
+        } else {
+            self.xd()
+        };
+        let line = match self.r.below(3) {
+            0 => {
+                let op = self.r.pick(&[
+                    "add.uw",
+                    "sh1add",
+                    "sh2add",
+                    "sh3add",
+                    "sh1add.uw",
+                    "sh2add.uw",
+                    "sh3add.uw",
+                    "andn",
+                    "orn",
+                    "xnor",
+                    "max",
+                    "maxu",
+                    "min",
+                    "minu",
+                    "rol",
+                    "ror",
+                    "rolw",
+                    "rorw",
+                    "clmul",
+                    "clmulh",
+                    "clmulr",
+                    "bclr",
+                    "bext",
+                    "binv",
+                    "bset",
+                ]);
+                (op, format!("{op} x{rd}, x{a}, x{b}"))
+            }
+            1 => {
+                let op = self.r.pick(&[
+                    "clz", "clzw", "ctz", "ctzw", "cpop", "cpopw", "sext.b", "sext.h", "zext.h",
+                    "orc.b", "rev8",
+                ]);
+                if op == "ctzw" {
+                    // QEMU 7.2's ctzw counts on into the upper word when the lower one
+                    // is zero (0x43f0_0000_0000_0000 gives 52, not 32 as the spec says
+                    // and wio does): its operand gets a non-zero lower word, in the same
+                    // item (nothing can land between the two).
+                    let src = self.xd();
+                    let v = int_value(self.r) | 1 << self.r.below(32);
+                    let lines = vec![format!("li x{src}, {v:#x}"), format!("{op} x{rd}, x{src}")];
+                    return self.push(op, lines);
+                }
+                (op, format!("{op} x{rd}, x{a}"))
+            }
+            _ => {
+                let op = self.r.pick(&[
+                    "slli.uw", "rori", "roriw", "bclri", "bexti", "binvi", "bseti",
+                ]);
+                let shamt = self.r.below(if op == "roriw" { 32 } else { 64 });
+                (op, format!("{op} x{rd}, x{a}, {shamt}"))
+            }
+        };
+        self.push(line.0, vec![line.1]);
     }
 
     pub(crate) fn alu_imm(&mut self) {

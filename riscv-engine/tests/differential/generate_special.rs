@@ -403,6 +403,8 @@ impl Gen<'_> {
             (3, Gen::fcsr),
             (1, Gen::smc),
             (1, Gen::r#loop),
+            // Only with `bitmanip` (weight 0 otherwise: the menu's draws are unchanged).
+            (if self.bitmanip { 12 } else { 0 }, Gen::bitmanip),
         ];
         let total: u64 = menu.iter().map(|m| m.0).sum();
         let mut k = self.r.below(total);
@@ -416,7 +418,15 @@ impl Gen<'_> {
     }
 }
 
-pub(crate) fn generate(seed: u64, index: u64, len: usize, exclude: &[String]) -> Program {
+/// Program `index` of `seed`; with `bitmanip`, Zba/Zbb/Zbc/Zbs instructions join the
+/// menu (without it, every program is what it was before they existed).
+pub(crate) fn generate(
+    seed: u64,
+    index: u64,
+    len: usize,
+    exclude: &[String],
+    bitmanip: bool,
+) -> Program {
     let mut r = Rng::new(seed ^ index.wrapping_mul(0xd134_2543_de82_ef95));
     let mut x = [0u64; 32];
     for v in x.iter_mut().skip(1) {
@@ -444,6 +454,7 @@ pub(crate) fn generate(seed: u64, index: u64, len: usize, exclude: &[String]) ->
         recent_x: Vec::new(),
         ftag,
         exclude,
+        bitmanip,
     };
     let mut guard = 0;
     while g.items.len() < len && guard < 100 * len {

@@ -76,6 +76,10 @@ const OUT_BYTES: usize = STATE_BYTES + BUF_BYTES;
 const BATCH: usize = 50;
 /// QEMU's rv64 with the extensions beyond RV64GC that QEMU 7.2 turns on by default turned off.
 const QEMU_CPU: &str = "rv64,zba=false,zbb=false,zbc=false,zbs=false,h=false";
+/// QEMU's rv64 with the bit-manipulation extensions, for [`differential_bitmanip`].
+const QEMU_CPU_BITMANIP: &str = "rv64,zba=true,zbb=true,zbc=true,zbs=true,h=false";
+/// The same extensions on wio's hart.
+const BITMANIP_ISA: &str = "rv64gc_zba_zbb_zbc_zbs";
 /// How long one batch may run in QEMU.
 const QEMU_TIMEOUT: Duration = Duration::from_secs(120);
 /// Cycle budget for one program in wio (its loops run at most 4 times).
@@ -121,7 +125,7 @@ fn campaign(
     for chunk in indices.chunks(BATCH) {
         let progs: Vec<Program> = chunk
             .iter()
-            .map(|&i| generate(seed, i, len, exclude))
+            .map(|&i| generate(seed, i, len, exclude, ctx.bitmanip))
             .collect();
         let jobs: Vec<Job> = progs
             .iter()
@@ -192,9 +196,28 @@ fn differential() {
     let Some(ctx) = Ctx::new("differential") else {
         return;
     };
+    run_differential(ctx, 0x5eed, 1000);
+}
+
+/// The bit-manipulation extensions against QEMU's: programs with Zba/Zbb/Zbc/Zbs
+/// instructions among the rest, on a hart that implements them (QEMU with them on). Its
+/// own seed, so `differential`'s programs stay what they were.
+#[test]
+fn differential_bitmanip() {
+    let Some(mut ctx) = Ctx::new("differential_bitmanip") else {
+        return;
+    };
+    ctx.bitmanip = true;
+    run_differential(ctx, 0xb175, 500);
+}
+
+/// Runs the campaign the environment asks for (`WIO_DIFF_*`, see the module doc), with
+/// these defaults for the seed and the number of programs; panics with the report if any
+/// program differs.
+fn run_differential(ctx: Ctx, default_seed: u64, default_count: u64) {
     let start = Instant::now();
-    let seed = env_u64("WIO_DIFF_SEED", 0x5eed);
-    let count = env_u64("WIO_DIFF_PROGRAMS", 1000);
+    let seed = env_u64("WIO_DIFF_SEED", default_seed);
+    let count = env_u64("WIO_DIFF_PROGRAMS", default_count);
     let len = env_u64("WIO_DIFF_LEN", 50) as usize;
     let max_shrink = env_u64("WIO_DIFF_MAX_SHRINK", 20) as usize;
     let exclude: Vec<String> = std::env::var("WIO_DIFF_EXCLUDE")
@@ -209,8 +232,13 @@ fn differential() {
     };
     let (failures, report) = campaign(&ctx, seed, &indices, len, &exclude, max_shrink, None);
     let summary = format!(
-        "differential: seed {seed:#x}, {} programs x {len} instructions vs qemu-riscv64: \
+        "differential{}: seed {seed:#x}, {} programs x {len} instructions vs qemu-riscv64: \
          {failures} differ ({:.1} s)",
+        if ctx.bitmanip {
+            " (with Zba/Zbb/Zbc/Zbs)"
+        } else {
+            ""
+        },
         indices.len(),
         start.elapsed().as_secs_f64()
     );
@@ -229,7 +257,7 @@ fn harness_catches_an_injected_fault() {
     };
     let add = 0x0073_02b3; // add x5, x6, x7
     let sub = 0x4073_02b3; // sub x5, x6, x7
-    let mut p = generate(1, 0, 0, &[]);
+    let mut p = generate(1, 0, 0, &[], false);
     p.items.clear();
     for (name, line) in [
         ("li", "li x6, 1000"),

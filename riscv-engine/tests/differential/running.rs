@@ -92,8 +92,11 @@ pub(crate) fn image(elf_path: &Path) -> Image {
 }
 
 /// Runs program `e` of the image in wio; its dump block and buffer, or why it did not finish.
-pub(crate) fn run_wio(img: &Image, e: &Entry) -> Result<Vec<u8>, String> {
+pub(crate) fn run_wio(img: &Image, e: &Entry, bitmanip: bool) -> Result<Vec<u8>, String> {
     let mut hart = Hart::new(img.ram.clone(), img.stub, 100);
+    if bitmanip {
+        hart.set_isa(BITMANIP_ISA.parse().expect("an ISA wio implements"));
+    }
     hart.enter_supervisor(img.stub, 0, 0);
     hart.x[5] = e.entry;
     let stop = hart.run(&mut NoDevices, BUDGET);
@@ -185,7 +188,14 @@ pub(crate) fn run_batch(ctx: &Ctx, jobs: &[Job], patch: Option<(u32, u32)>) -> V
     let out_path = elf.with_extension("out");
     let err_path = elf.with_extension("err");
     let child = Command::new("qemu-riscv64")
-        .args(["-cpu", QEMU_CPU])
+        .args([
+            "-cpu",
+            if ctx.bitmanip {
+                QEMU_CPU_BITMANIP
+            } else {
+                QEMU_CPU
+            },
+        ])
         .arg(&elf)
         .stdin(Stdio::null())
         .stdout(fs::File::create(&out_path).expect("qemu output file"))
@@ -206,7 +216,11 @@ pub(crate) fn run_batch(ctx: &Ctx, jobs: &[Job], patch: Option<(u32, u32)>) -> V
         assert!(hits > 0, "patch word {from:#x} not found");
         assert!(img.ram.load(BASE, &bytes));
     }
-    let wio: Vec<Result<Vec<u8>, String>> = img.entries.iter().map(|e| run_wio(&img, e)).collect();
+    let wio: Vec<Result<Vec<u8>, String>> = img
+        .entries
+        .iter()
+        .map(|e| run_wio(&img, e, ctx.bitmanip))
+        .collect();
     let status = wait_for(child, QEMU_TIMEOUT);
     let out = fs::read(&out_path).expect("qemu output");
     let qemu_err = format!(

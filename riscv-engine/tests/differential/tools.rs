@@ -24,6 +24,8 @@ pub(crate) struct Ctx {
     pub(crate) dir: PathBuf,
     pub(crate) keep: bool,
     pub(crate) counter: AtomicUsize,
+    /// Programs use Zba/Zbb/Zbc/Zbs too: QEMU and wio's hart then implement them.
+    pub(crate) bitmanip: bool,
 }
 
 impl Ctx {
@@ -63,6 +65,7 @@ impl Ctx {
             dir,
             keep,
             counter: AtomicUsize::new(0),
+            bitmanip: false,
         })
     }
 }
@@ -96,7 +99,12 @@ pub(crate) fn build(ctx: &Ctx, jobs: &[Job]) -> PathBuf {
     fs::write(&src, batch_source(jobs)).expect("write asm");
     run_tool(
         Command::new("riscv64-linux-gnu-as")
-            .args(["-march=rv64gc", "-mabi=lp64d", "-mno-relax", "-o"])
+            .args([
+                "-march=rv64gc_zba_zbb_zbc_zbs",
+                "-mabi=lp64d",
+                "-mno-relax",
+                "-o",
+            ])
             .arg(&obj)
             .arg(&src),
         &format!("assembling {}", src.display()),

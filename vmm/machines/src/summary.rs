@@ -106,6 +106,9 @@ pub struct Summary {
     pub error: Option<String>,
     /// The host's virtualization ("hardware", "pvm", ...).
     pub host: &'static str,
+    /// riscv64: the hart's ISA when not plain RV64GC (`--isa`; left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isa: Option<String>,
     /// Determinism caveats detected on this host (empty when none).
     pub warnings: Vec<String>,
     /// The seccomp sandbox's state ("on (seccomp)", "off (--no-sandbox)", ...; see
@@ -158,6 +161,7 @@ impl Summary {
             wio_exit_code: 0,
             error: None,
             host: "none",
+            isa: None,
             warnings: Vec::new(),
             sandbox: "off",
             faults: Vec::new(),
@@ -196,8 +200,13 @@ impl Summary {
         s.push_str("── wio run summary ──\n");
         s.push_str(&format!("seed          {}\n", self.seed));
         s.push_str(&format!(
-            "arch          {} (host: {})\n",
-            self.arch, self.host
+            "arch          {} (host: {}){}\n",
+            self.arch,
+            self.host,
+            self.isa
+                .as_ref()
+                .map(|i| format!(", isa {i}"))
+                .unwrap_or_default()
         ));
         s.push_str(&format!("sandbox       {}\n", self.sandbox));
         s.push_str(&format!(

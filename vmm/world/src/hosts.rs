@@ -614,6 +614,7 @@ mod tests {
             firmware_path: None,
             firmware_sha256: None,
             ecc: false,
+            isa: Default::default(),
         };
         let origin = SnapshotOrigin {
             path: "synthetic".into(),

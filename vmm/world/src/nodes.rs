@@ -150,6 +150,7 @@ pub(super) fn node_configs(
                 judge_promises: false,
                 sched_noise: n.sched_noise,
                 clock_drift_ppm: n.clock_drift_ppm,
+                isa: n.isa,
                 ..RunConfig::with_seed(node_seed)
             })
         })

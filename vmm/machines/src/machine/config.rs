@@ -26,6 +26,8 @@ pub struct RunConfig {
     pub firmware: Option<PathBuf>,
     /// riscv64: RAM is SECDED ECC memory with an EDAC unit.
     pub ecc: bool,
+    /// riscv64: the hart's optional extensions beyond RV64GC (`--isa`).
+    pub isa: wio_riscv::Isa,
     /// Kernel command line; `None` picks a default for the kernel.
     pub cmdline: Option<String>,
     /// Guest memory in MiB.
@@ -148,6 +150,7 @@ impl RunConfig {
             initrd: None,
             firmware: None,
             ecc: false,
+            isa: wio_riscv::Isa::default(),
             cmdline: None,
             mem_mib: 256,
             epoch_unix: 0,
@@ -246,6 +249,7 @@ impl RunConfig {
             firmware_path: None,
             firmware_sha256: None,
             ecc: false,
+            isa: wio_riscv::Isa::default(),
         }
     }
 }

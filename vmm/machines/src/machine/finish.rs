@@ -29,6 +29,8 @@ pub struct Counts {
     pub restored_from: Option<RestoredFrom>,
     /// What ran the guest ("kvm", "pvm", "interpreter").
     pub host: &'static str,
+    /// riscv64: the hart's ISA when it is not plain RV64GC (`--isa`).
+    pub isa: Option<String>,
     /// Determinism caveats detected on this host.
     pub warnings: Vec<String>,
     /// When the run started on the host (for the summary's wall time only).
@@ -156,6 +158,7 @@ pub fn finish_run(
         },
         error: outcome.as_ref().err().map(|e| e.to_string()),
         host: counts.host,
+        isa: counts.isa,
         sandbox: crate::sandbox::describe(),
         warnings: counts.warnings,
         faults: counts.faults,

@@ -46,11 +46,12 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// does first: idle a hart stopped at WFI, or fire the device events it stopped for; older
 /// files were never taken between the two). Minor 3: a virtio-console device state may be
 /// `ComposerConsole` (the test composer's port; a variant added last, so 7.2 files read as
-/// before).
+/// before). Minor 4: the `counters` section of riscv64 machines whose guest wrote mcycle or
+/// minstret (older wio ignored such writes: their files have none).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,
-    minor: 3,
+    minor: 4,
     what: "wio snapshot",
     first_major: 7,
 };
@@ -119,6 +120,9 @@ pub struct Meta {
     /// RAM is ECC memory (riscv64 `--ecc`).
     #[serde(default)]
     pub ecc: bool,
+    /// The hart's optional extensions (riscv64 `--isa`; RV64GC in snapshots from before it).
+    #[serde(default)]
+    pub isa: wio_riscv::Isa,
 }
 
 impl Meta {
@@ -465,6 +469,7 @@ pub fn test_snapshot(ram: &[u8], seed: u64, virtual_ns: u64) -> Snapshot {
             firmware_path: None,
             firmware_sha256: None,
             ecc: false,
+            isa: wio_riscv::Isa::default(),
         },
         state: {
             let mut state = StateSections::default();

@@ -200,6 +200,16 @@ impl Checker<'_> {
             }
         }
         let faults = self.node_faults(n.faults.as_ref())?;
+        let isa = match &n.isa {
+            None => wio_machines::arch::riscv64::Isa::default(),
+            Some(isa) => {
+                isa.get_ref()
+                    .parse()
+                    .map_err(|e: wio_machines::arch::riscv64::IsaError| {
+                        self.at(isa.span().start, "node.isa", format!("node.isa: {e}"))
+                    })?
+            }
+        };
         if let Some(d) = &n.clock_drift_ppm {
             if d.get_ref().abs() > wio_clock::MAX_DRIFT_PPM {
                 return Err(self.at(
@@ -244,6 +254,7 @@ impl Checker<'_> {
             cmdline: n.cmdline.as_ref().map(|c| c.get_ref().clone()),
             sched_noise: n.sched_noise.unwrap_or_default(),
             clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
+            isa,
         })
     }
 

@@ -46,6 +46,9 @@ pub(super) struct NodeSpec {
     pub(super) sched_noise: Option<SchedNoise>,
     #[serde(default)]
     pub(super) clock_drift_ppm: Option<Spanned<i32>>,
+    /// The hart's ISA (`--isa`), e.g. "rv64gc_zba_zbb_zbs".
+    #[serde(default)]
+    pub(super) isa: Option<Spanned<String>>,
     /// An imported container image (`wio image import`) the node runs.
     #[serde(default)]
     pub(super) image: Option<Spanned<String>>,

@@ -185,6 +185,8 @@ pub struct BootImage {
     pub firmware: Option<(PathBuf, Vec<u8>)>,
     /// RAM is ECC memory (`--ecc`).
     pub ecc: bool,
+    /// The hart's optional extensions (`--isa`).
+    pub isa: wio_riscv::Isa,
 }
 
 impl BootImage {
@@ -232,8 +234,10 @@ impl BootImage {
             m_mode: self.m_mode(),
             edac: self.ecc,
             vmgenid,
+            isa: self.isa,
         })?;
         hart.set_ecc(self.ecc);
+        hart.set_isa(self.isa);
         if blob.len() as u64 > MAX_FDT_BYTES || !hart.ram.load(placement.fdt_addr, &blob) {
             return Err(MemoryError::Place {
                 what: "device tree",
@@ -350,6 +354,7 @@ impl BootImage {
             virtio_slots,
             firmware,
             ecc: meta.ecc,
+            isa: meta.isa,
         })
     }
 }

@@ -244,6 +244,7 @@ fn boot_meta(
         firmware_path: cfg.firmware.clone().map(canonical),
         firmware_sha256,
         ecc: cfg.ecc,
+        isa: cfg.isa,
         ..cfg.boot_meta(BootMeta {
             arch: Arch::Riscv64,
             mem_base: layout::RAM_BASE,
@@ -286,6 +287,7 @@ impl RvMachine {
             virtio_slots: devices.len(),
             firmware,
             ecc: cfg.ecc,
+            isa: cfg.isa,
         };
         // Kernels (with wio's SBI or a firmware) get a VM generation ID, so the CRNG of every
         // branch of a snapshot is reseeded; a bare-metal program reads no device tree.

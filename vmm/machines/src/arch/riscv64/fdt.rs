@@ -4,9 +4,6 @@ use super::layout::*;
 use crate::error::InternalError;
 use crate::error::{Result, WioError};
 
-/// ISA string advertised in the device tree.
-pub const ISA: &str = "rv64imafdc_zicsr_zifencei";
-
 /// What the device tree describes besides the fixed devices.
 pub struct FdtSpec<'a> {
     /// RAM size in bytes.
@@ -27,6 +24,9 @@ pub struct FdtSpec<'a> {
     pub edac: bool,
     /// The machine has a VM generation ID (`microsoft,vmgenid`).
     pub vmgenid: bool,
+    /// The hart's optional extensions, advertised in `riscv,isa` and
+    /// `riscv,isa-extensions`.
+    pub isa: wio_riscv::Isa,
 }
 
 const PHANDLE_CPU_INTC: u32 = 1;
@@ -53,7 +53,7 @@ fn write(spec: &FdtSpec) -> Written<Vec<u8>> {
 
     chosen(&mut w, spec)?;
     memory(&mut w, spec.mem_bytes)?;
-    cpus(&mut w)?;
+    cpus(&mut w, spec.isa)?;
 
     let soc = w.begin_node("soc")?;
     w.property_u32("#address-cells", 2)?;
@@ -132,7 +132,7 @@ fn memory(w: &mut vm_fdt::FdtWriter, mem_bytes: u64) -> Written<()> {
 }
 
 /// The one hart, its ISA and its interrupt controller.
-fn cpus(w: &mut vm_fdt::FdtWriter) -> Written<()> {
+fn cpus(w: &mut vm_fdt::FdtWriter, isa: wio_riscv::Isa) -> Written<()> {
     let cpus = w.begin_node("cpus")?;
     w.property_u32("#address-cells", 1)?;
     w.property_u32("#size-cells", 0)?;
@@ -142,15 +142,9 @@ fn cpus(w: &mut vm_fdt::FdtWriter) -> Written<()> {
     w.property_u32("reg", 0)?;
     w.property_string("status", "okay")?;
     w.property_string("compatible", "riscv")?;
-    w.property_string("riscv,isa", ISA)?;
+    w.property_string("riscv,isa", &isa.device_tree_string())?;
     w.property_string("riscv,isa-base", "rv64i")?;
-    w.property_string_list(
-        "riscv,isa-extensions",
-        ["i", "m", "a", "f", "d", "c", "zicsr", "zifencei"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-    )?;
+    w.property_string_list("riscv,isa-extensions", isa.device_tree_extensions())?;
     w.property_string("mmu-type", "riscv,sv39")?;
     let intc = w.begin_node("interrupt-controller")?;
     w.property_u32("#interrupt-cells", 1)?;
@@ -266,13 +260,15 @@ mod tests {
             m_mode: true,
             edac: true,
             vmgenid: true,
+            isa: "rv64gc_zba_zbb_zbs".parse().unwrap(),
         };
         let blob = build(&spec).unwrap();
         assert_eq!(&blob[..4], &[0xd0, 0x0d, 0xfe, 0xed], "FDT magic");
         let text = String::from_utf8_lossy(&blob);
         for needle in [
             "console=ttyS0",
-            ISA,
+            "rv64imafdc_zicsr_zifencei_zba_zbb_zbs",
+            "zbs",
             "riscv,sv39",
             "ns16550a",
             "riscv,plic0",

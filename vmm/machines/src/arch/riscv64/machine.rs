@@ -439,6 +439,9 @@ impl Machine for RvMachine {
                 idle_ns: m.idle_ns,
                 restored_from: m.restored_from,
                 host: "interpreter",
+                isa: Some(m.engine.hart.isa())
+                    .filter(|i| !i.is_base())
+                    .map(|i| i.to_string()),
                 warnings: Vec::new(),
                 wall,
                 faults: applied,

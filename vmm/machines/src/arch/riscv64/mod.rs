@@ -21,3 +21,5 @@ pub mod upsets;
 
 pub use machine::{RvMachine, DEFAULT_CMDLINE};
 pub use snapshot::RvLoaded;
+/// The hart's optional extensions (`--isa`, a world node's `isa`), as the engine defines them.
+pub use wio_riscv::{Isa, IsaError};

@@ -381,6 +381,7 @@ impl Machine for X86Machine {
                 devices,
             },
             Counts {
+                isa: None,
                 seed: m.seed,
                 arch: Arch::X86_64,
                 exits: m.stats.exits,

@@ -64,6 +64,9 @@ pub(super) struct MachineState {
     /// The VM generation ID (kernels; absent from format 7.0 snapshots, whose device tree
     /// does not list it).
     pub(super) vmgenid: Option<VmGenId>,
+    /// What the guest wrote to mcycle and minstret (see `Hart::counter_bias`): section
+    /// `counters`, present only when it wrote one (since format 7.4).
+    pub(super) counters: [u64; 2],
 }
 
 /// The bus's event queue as a snapshot keeps it: (virtual ns, sequence, event) and the
@@ -113,10 +116,12 @@ pub(super) mod section {
     pub const STALLS: &str = "stalls";
     /// Since format 7.2: only when the next step idles the hart or fires due events.
     pub const PENDING: &str = "pending";
+    /// Since format 7.4: only when the guest wrote mcycle or minstret.
+    pub const COUNTERS: &str = "counters";
     /// Every fixed section name.
-    pub const ALL: [&str; 18] = [
+    pub const ALL: [&str; 19] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC, VMGENID, STALLS, PENDING,
+        SDK_PORT, EDAC, VMGENID, STALLS, PENDING, COUNTERS,
     ];
 }
 
@@ -140,6 +145,9 @@ impl MachineState {
         }
         if self.pending != Pending::None {
             s.put(section::PENDING, &self.pending)?;
+        }
+        if self.counters != [0; 2] {
+            s.put(section::COUNTERS, &self.counters)?;
         }
         s.save(section::PROMISES, &self.promises)?;
         s.put(section::RUN, &self.run)?;
@@ -184,6 +192,7 @@ impl MachineState {
             sdk_port: persist::restore_optional(s, section::SDK_PORT, ())?,
             edac: persist::restore_optional(s, section::EDAC, ())?,
             vmgenid: persist::restore_optional(s, section::VMGENID, ())?,
+            counters: s.optional(section::COUNTERS)?.unwrap_or_default(),
         })
     }
 }
@@ -214,6 +223,7 @@ impl RvMachine {
             sdk_port: self.bus.sdk_port.clone(),
             edac: self.bus.edac.clone(),
             vmgenid: self.bus.vmgenid.clone(),
+            counters: self.engine.hart.counter_bias(),
             plic: self.bus.plic.clone(),
             virtio,
             events: EventsState {
@@ -395,7 +405,7 @@ impl RvLoaded {
         }
         let hart = state
             .hart
-            .prepare()
+            .prepare(meta.isa)
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
         let from_file = known_disk.is_none();
         let disk = match known_disk {

@@ -188,6 +188,7 @@ fn restore_hart(
     let mut hart = hart_on(mem, l.origin.meta.mem_bytes, 0)?;
     hart.load_prepared(&l.hart)
         .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
+    hart.set_counter_bias(l.state.counters);
     hart.set_coverage(l.coverage.clone());
     Ok(hart)
 }
