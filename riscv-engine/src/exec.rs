@@ -416,6 +416,12 @@ impl Hart {
             },
             0x73 => return self.system(bus, i),
             0x2f => self.atomic(bus, i, x1, x2)?,
+            0x07 | 0x27
+                if crate::vector::vector_width(funct3(i)).is_some() && self.has_vector() =>
+            {
+                return self.vector_mem(bus, i, i & 0x7f == 0x27);
+            }
+            0x57 if self.has_vector() => return self.vector_op(bus, i),
             0x07 => {
                 if self.mstatus & mstatus::FS == 0 {
                     return Err(illegal(i));

@@ -117,6 +117,8 @@ pub struct Hart {
     /// What software wrote to mcycle and minstret, as offsets from the clock's cycles
     /// and retired instructions (the clock itself is wio's and never moves with them).
     pub(crate) counter_bias: [u64; 2],
+    /// The vector unit, when the ISA has V (see `vector`).
+    pub(crate) vector: Option<Box<crate::vector::unit::Vector>>,
     /// The optional extensions implemented (configuration, not state: a snapshot's
     /// machine restores with the ISA it was configured with; see [`Hart::set_isa`]).
     pub(crate) isa: crate::isa::Isa,
@@ -154,6 +156,9 @@ impl Hart {
         if isa != self.isa {
             self.isa = isa;
             self.icache.flush();
+            self.vector = isa
+                .vlen()
+                .map(|vlen| Box::new(crate::vector::unit::Vector::new(vlen)));
         }
     }
 
@@ -246,6 +251,7 @@ impl Hart {
             stuck: Stuck::default(),
             coverage: None,
             counter_bias: [0; 2],
+            vector: None,
             isa: crate::isa::Isa::RV64GC,
         }
     }

@@ -15,6 +15,8 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Isa {
     bits: u8,
+    /// VLEN in bits when the hart has the vector extension (0: it has not).
+    vlen: u16,
 }
 
 /// One optional extension wio implements.
@@ -85,13 +87,32 @@ pub enum IsaError {
 
 impl Isa {
     /// Plain RV64GC.
-    pub const RV64GC: Isa = Isa { bits: 0 };
+    pub const RV64GC: Isa = Isa { bits: 0, vlen: 0 };
 
     /// This ISA with `e` added.
     pub const fn with(self, e: Extension) -> Isa {
         Isa {
             bits: self.bits | (1 << e as u8),
+            vlen: self.vlen,
         }
+    }
+
+    /// This ISA with the vector extension at `vlen` bits (a power of two in
+    /// [`crate::vector::VLEN_RANGE`]). The vector unit is not finished (no floating point
+    /// yet, see `vector`): no ISA string offers it, only the engine's tests.
+    pub fn with_vector(self, vlen: u32) -> Result<Isa, IsaError> {
+        if !vlen.is_power_of_two() || !crate::vector::unit::VLEN_RANGE.contains(&vlen) {
+            return Err(IsaError::Vector);
+        }
+        Ok(Isa {
+            vlen: vlen as u16,
+            ..self
+        })
+    }
+
+    /// VLEN in bits, if the hart has the vector extension.
+    pub fn vlen(self) -> Option<u32> {
+        (self.vlen != 0).then_some(u32::from(self.vlen))
     }
 
     /// Whether `e` is implemented.
@@ -107,7 +128,7 @@ impl Isa {
 
     /// Whether this is plain RV64GC.
     pub fn is_base(&self) -> bool {
-        self.bits == 0
+        self.bits == 0 && self.vlen == 0
     }
 
     /// The device tree's `riscv,isa` string, e.g. `rv64imafdc_zicsr_zifencei_zba_zbb`.
@@ -134,8 +155,14 @@ impl fmt::Display for Isa {
     /// The canonical short form: `rv64gc` followed by `_zba`, `_zbb`, ... as implemented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("rv64gc")?;
+        if self.vlen().is_some() {
+            f.write_str("v")?;
+        }
         for e in self.extensions() {
             write!(f, "_{}", e.name())?;
+        }
+        if let Some(vlen) = self.vlen() {
+            write!(f, "_zvl{vlen}b")?;
         }
         Ok(())
     }
@@ -169,6 +196,7 @@ impl FromStr for Isa {
                 'i' | 'm' | 'a' | 'f' | 'd' | 'c' | 'g' => isa,
                 'b' => Isa {
                     bits: isa.bits | b.bits,
+                    ..isa
                 },
                 'v' => return Err(IsaError::Vector),
                 letter => {
@@ -184,6 +212,7 @@ impl FromStr for Isa {
                 "" | "zicsr" | "zifencei" => isa,
                 "b" => Isa {
                     bits: isa.bits | b.bits,
+                    ..isa
                 },
                 "v" => return Err(IsaError::Vector),
                 name if name.starts_with("zve") || name.starts_with("zvl") => {

@@ -29,6 +29,7 @@ pub mod rvc;
 pub mod state;
 pub mod stuck;
 mod trap;
+pub mod vector;
 
 pub use bus::{Bus, NoDevices};
 pub use coverage::Coverage;

@@ -19,10 +19,20 @@ impl Hart {
     }
 
     fn sstatus_sd(&self, value: u64) -> u64 {
-        if self.mstatus & mstatus::FS == mstatus::FS_DIRTY {
+        let vs_dirty = self.mstatus & crate::vector::unit::VS == crate::vector::unit::VS;
+        if self.mstatus & mstatus::FS == mstatus::FS_DIRTY || vs_dirty {
             value | mstatus::SD
         } else {
             value & !mstatus::SD
+        }
+    }
+
+    /// mstatus.VS where the hart has a vector unit (else those bits stay zero).
+    fn vs_bits(&self) -> u64 {
+        if self.has_vector() {
+            crate::vector::unit::VS
+        } else {
+            0
         }
     }
 
@@ -65,13 +75,18 @@ impl Hart {
         if (csr >> 8) & 3 > prv as u16 {
             return Err(());
         }
+        if let Some(read) = self.vector_csr_read(csr) {
+            return read;
+        }
         let v = match csr {
             addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
             addr::FFLAGS | addr::FRM | addr::FCSR => self.fp_csr(csr),
             addr::CYCLE if self.counter_allowed(prv, 1) => self.mcycle(),
             addr::TIME if self.counter_allowed(prv, 2) => self.time(),
             addr::INSTRET if self.counter_allowed(prv, 4) => self.minstret(),
-            addr::SSTATUS => self.sstatus_sd(self.mstatus & mstatus::SSTATUS_MASK),
+            addr::SSTATUS => {
+                self.sstatus_sd(self.mstatus & (mstatus::SSTATUS_MASK | self.vs_bits()))
+            }
             addr::SIE => self.mie & self.mideleg,
             addr::STVEC => self.stvec,
             addr::SCOUNTEREN => self.scounteren,
@@ -142,6 +157,9 @@ impl Hart {
         if (csr >> 8) & 3 > self.prv as u16 || csr >> 10 == 3 {
             return Err(());
         }
+        if let Some(written) = self.vector_csr_write(csr, value) {
+            return written;
+        }
         match csr {
             addr::FFLAGS | addr::FRM | addr::FCSR if self.fs_off() => return Err(()),
             addr::FFLAGS => {
@@ -158,7 +176,7 @@ impl Hart {
                 self.fs_dirty();
             }
             addr::SSTATUS => {
-                let mask = mstatus::SSTATUS_MASK & mstatus::WRITABLE;
+                let mask = (mstatus::SSTATUS_MASK & mstatus::WRITABLE) | self.vs_bits();
                 self.mstatus = (self.mstatus & !mask) | (value & mask);
                 self.irq_dirty = true;
                 self.forget_data_pages();
@@ -193,7 +211,8 @@ impl Hart {
             }
             addr::MSTATUS => {
                 let before = self.mstatus;
-                self.mstatus = (self.mstatus & !mstatus::WRITABLE) | (value & mstatus::WRITABLE);
+                let writable = mstatus::WRITABLE | self.vs_bits();
+                self.mstatus = (self.mstatus & !writable) | (value & writable);
                 // MPP = 2 is reserved: keep it legal.
                 if (self.mstatus >> mstatus::MPP_SHIFT) & 3 == 2 {
                     self.mstatus &= !mstatus::MPP;

@@ -73,6 +73,31 @@ pub(crate) fn emit(asm: &mut String, data: &mut String, job: &Job) {
     }
     let _ = writeln!(asm, "  frcsr x5");
     let _ = writeln!(asm, "  sd x5, {}(x2)", dump_off(SLOT_FCSR));
+    if p.vector {
+        // The spare slot: vl << 8 | vcsr, vtype's low byte << 32 and vill << 40; then
+        // v0-v31 over the buffer (VLEN 128: 512 bytes).
+        for line in [
+            "csrr x5, vl",
+            "slli x5, x5, 8",
+            "csrr x6, vcsr",
+            "or x5, x5, x6",
+            "csrr x6, vtype",
+            "andi x7, x6, 0xff",
+            "slli x7, x7, 32",
+            "or x5, x5, x7",
+            "srli x6, x6, 63",
+            "slli x6, x6, 40",
+            "or x5, x5, x6",
+        ] {
+            let _ = writeln!(asm, "  {line}");
+        }
+        let _ = writeln!(asm, "  sd x5, {}(x2)", dump_off(SLOTS - 1));
+        let _ = writeln!(asm, "  vs8r.v v0, (x2)");
+        for k in 1..4 {
+            let _ = writeln!(asm, "  addi x5, x2, {}", 128 * k);
+            let _ = writeln!(asm, "  vs8r.v v{}, (x5)", 8 * k);
+        }
+    }
     let _ = writeln!(asm, "  li x17, 64");
     let _ = writeln!(asm, "  li x10, 1");
     let _ = writeln!(asm, "  addi x11, x2, {}", dump_off(0));

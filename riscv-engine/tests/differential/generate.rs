@@ -24,6 +24,8 @@ pub(crate) struct Program {
     pub(crate) fcsr: u64,
     pub(crate) buf: [u64; BUF_BYTES / 8],
     pub(crate) items: Vec<Item>,
+    /// A vector program: the assembly's epilogue stores v0-v31 and the vector CSRs.
+    pub(crate) vector: bool,
 }
 
 /// Destination registers: all but x0 and the two scratch-buffer pointers x2 and x9.
@@ -128,6 +130,11 @@ pub(crate) struct Gen<'a> {
     pub(crate) exclude: &'a [String],
     /// Zba/Zbb/Zbc/Zbs instructions are on the menu.
     pub(crate) bitmanip: bool,
+    /// Vector instructions are on the menu (see `generate_vector`).
+    pub(crate) vector: bool,
+    /// The vector configuration the program has set: SEW in bytes, LMUL in eighths.
+    pub(crate) vsew: usize,
+    pub(crate) vlmul8: usize,
 }
 
 pub(crate) fn excluded(exclude: &[String], name: &str) -> bool {

@@ -405,6 +405,7 @@ impl Gen<'_> {
             (1, Gen::r#loop),
             // Only with `bitmanip` (weight 0 otherwise: the menu's draws are unchanged).
             (if self.bitmanip { 12 } else { 0 }, Gen::bitmanip),
+            (if self.vector { 60 } else { 0 }, Gen::vector),
         ];
         let total: u64 = menu.iter().map(|m| m.0).sum();
         let mut k = self.r.below(total);
@@ -426,6 +427,7 @@ pub(crate) fn generate(
     len: usize,
     exclude: &[String],
     bitmanip: bool,
+    vector: bool,
 ) -> Program {
     let mut r = Rng::new(seed ^ index.wrapping_mul(0xd134_2543_de82_ef95));
     let mut x = [0u64; 32];
@@ -455,7 +457,11 @@ pub(crate) fn generate(
         ftag,
         exclude,
         bitmanip,
+        vector,
+        vsew: 1,
+        vlmul8: 8,
     };
+    let prologue = vector.then(|| g.vector_prologue());
     let mut guard = 0;
     while g.items.len() < len && guard < 100 * len {
         g.one();
@@ -474,12 +480,16 @@ pub(crate) fn generate(
         }
         // Branches that now land elsewhere are harmless: targets stay forward.
     }
-    let items = g.items;
+    let mut items = g.items;
+    if let Some(p) = prologue {
+        items.insert(0, p);
+    }
     Program {
         x,
         f,
         fcsr,
         buf,
         items,
+        vector,
     }
 }

@@ -41,6 +41,7 @@ mod assembly;
 mod generate;
 mod generate_rvc_fp;
 mod generate_special;
+mod generate_vector;
 mod report;
 mod running;
 mod tools;
@@ -78,6 +79,9 @@ const BATCH: usize = 50;
 const QEMU_CPU: &str = "rv64,zba=false,zbb=false,zbc=false,zbs=false,h=false";
 /// QEMU's rv64 with the bit-manipulation extensions, for [`differential_bitmanip`].
 const QEMU_CPU_BITMANIP: &str = "rv64,zba=true,zbb=true,zbc=true,zbs=true,h=false";
+/// QEMU's rv64 with the vector extension at VLEN 128, for [`differential_vector`].
+const QEMU_CPU_VECTOR: &str =
+    "rv64,v=true,vlen=128,elen=64,vext_spec=v1.0,zba=false,zbb=false,zbc=false,zbs=false,h=false";
 /// The same extensions on wio's hart.
 const BITMANIP_ISA: &str = "rv64gc_zba_zbb_zbc_zbs";
 /// How long one batch may run in QEMU.
@@ -125,7 +129,7 @@ fn campaign(
     for chunk in indices.chunks(BATCH) {
         let progs: Vec<Program> = chunk
             .iter()
-            .map(|&i| generate(seed, i, len, exclude, ctx.bitmanip))
+            .map(|&i| generate(seed, i, len, exclude, ctx.bitmanip, ctx.vector))
             .collect();
         let jobs: Vec<Job> = progs
             .iter()
@@ -211,6 +215,17 @@ fn differential_bitmanip() {
     run_differential(ctx, 0xb175, 500);
 }
 
+/// The vector extension (integer and memory instructions) against QEMU's, VLEN 128 on
+/// both sides; v0-v31 and the vector CSRs are compared at each program's end.
+#[test]
+fn differential_vector() {
+    let Some(mut ctx) = Ctx::new("differential_vector") else {
+        return;
+    };
+    ctx.vector = true;
+    run_differential(ctx, 0x7ec7, 300);
+}
+
 /// Runs the campaign the environment asks for (`WIO_DIFF_*`, see the module doc), with
 /// these defaults for the seed and the number of programs; panics with the report if any
 /// program differs.
@@ -234,7 +249,9 @@ fn run_differential(ctx: Ctx, default_seed: u64, default_count: u64) {
     let summary = format!(
         "differential{}: seed {seed:#x}, {} programs x {len} instructions vs qemu-riscv64: \
          {failures} differ ({:.1} s)",
-        if ctx.bitmanip {
+        if ctx.vector {
+            " (with V)"
+        } else if ctx.bitmanip {
             " (with Zba/Zbb/Zbc/Zbs)"
         } else {
             ""
@@ -257,7 +274,7 @@ fn harness_catches_an_injected_fault() {
     };
     let add = 0x0073_02b3; // add x5, x6, x7
     let sub = 0x4073_02b3; // sub x5, x6, x7
-    let mut p = generate(1, 0, 0, &[], false);
+    let mut p = generate(1, 0, 0, &[], false, false);
     p.items.clear();
     for (name, line) in [
         ("li", "li x6, 1000"),

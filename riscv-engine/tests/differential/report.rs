@@ -212,6 +212,9 @@ pub(crate) fn shrink(ctx: &Ctx, label: &str, p: &Program, patch: Option<(u32, u3
         fcsr: u64_at(&before, SLOT_FCSR * 8),
         buf: [0; BUF_BYTES / 8],
         items: vec![item.clone()],
+        // (A vector item alone starts from zeroed vector registers and no configuration:
+        // its re-check is only indicative.)
+        vector: p.vector,
     };
     for i in 0..32 {
         single.x[i] = u64_at(&before, 8 * i);

@@ -92,12 +92,22 @@ pub(crate) fn image(elf_path: &Path) -> Image {
 }
 
 /// Runs program `e` of the image in wio; its dump block and buffer, or why it did not finish.
-pub(crate) fn run_wio(img: &Image, e: &Entry, bitmanip: bool) -> Result<Vec<u8>, String> {
+pub(crate) fn run_wio(img: &Image, e: &Entry, ctx: &Ctx) -> Result<Vec<u8>, String> {
     let mut hart = Hart::new(img.ram.clone(), img.stub, 100);
-    if bitmanip {
+    if ctx.bitmanip {
         hart.set_isa(BITMANIP_ISA.parse().expect("an ISA wio implements"));
     }
+    if ctx.vector {
+        hart.set_isa(
+            wio_riscv::Isa::RV64GC
+                .with_vector(generate_vector::VLEN)
+                .expect("a VLEN wio implements"),
+        );
+    }
     hart.enter_supervisor(img.stub, 0, 0);
+    if ctx.vector {
+        hart.enable_vector();
+    }
     hart.x[5] = e.entry;
     let stop = hart.run(&mut NoDevices, BUDGET);
     match stop {
@@ -140,6 +150,10 @@ pub(crate) fn trap_record(img: &Image, e: &Entry, hart: &Hart) -> Result<Vec<u8>
     slots[SLOT_FCSR] = u64::from(hart.fp.fflags) | (u64::from(hart.fp.frm) << 5);
     slots[SLOT_TRAP_PC] = epc;
     slots[SLOT_TRAP_ADDR] = addr;
+    // QEMU's signal handler leaves the spare slot as memory holds it (a wild store may
+    // have written it): so does this.
+    let spare = e.buf - STATE_BYTES as u64 + 8 * (SLOTS as u64 - 1);
+    slots[SLOTS - 1] = u64_at(hart.ram.slice(spare, 8).expect("dump block in RAM"), 0);
     let mut out: Vec<u8> = slots.iter().flat_map(|v| v.to_le_bytes()).collect();
     out.extend_from_slice(
         hart.ram
@@ -190,7 +204,9 @@ pub(crate) fn run_batch(ctx: &Ctx, jobs: &[Job], patch: Option<(u32, u32)>) -> V
     let child = Command::new("qemu-riscv64")
         .args([
             "-cpu",
-            if ctx.bitmanip {
+            if ctx.vector {
+                QEMU_CPU_VECTOR
+            } else if ctx.bitmanip {
                 QEMU_CPU_BITMANIP
             } else {
                 QEMU_CPU
@@ -216,11 +232,8 @@ pub(crate) fn run_batch(ctx: &Ctx, jobs: &[Job], patch: Option<(u32, u32)>) -> V
         assert!(hits > 0, "patch word {from:#x} not found");
         assert!(img.ram.load(BASE, &bytes));
     }
-    let wio: Vec<Result<Vec<u8>, String>> = img
-        .entries
-        .iter()
-        .map(|e| run_wio(&img, e, ctx.bitmanip))
-        .collect();
+    let wio: Vec<Result<Vec<u8>, String>> =
+        img.entries.iter().map(|e| run_wio(&img, e, ctx)).collect();
     let status = wait_for(child, QEMU_TIMEOUT);
     let out = fs::read(&out_path).expect("qemu output");
     let qemu_err = format!(

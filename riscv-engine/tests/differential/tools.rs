@@ -26,6 +26,8 @@ pub(crate) struct Ctx {
     pub(crate) counter: AtomicUsize,
     /// Programs use Zba/Zbb/Zbc/Zbs too: QEMU and wio's hart then implement them.
     pub(crate) bitmanip: bool,
+    /// Programs use the vector extension (VLEN 128 on both sides).
+    pub(crate) vector: bool,
 }
 
 impl Ctx {
@@ -66,6 +68,7 @@ impl Ctx {
             keep,
             counter: AtomicUsize::new(0),
             bitmanip: false,
+            vector: false,
         })
     }
 }
@@ -100,7 +103,7 @@ pub(crate) fn build(ctx: &Ctx, jobs: &[Job]) -> PathBuf {
     run_tool(
         Command::new("riscv64-linux-gnu-as")
             .args([
-                "-march=rv64gc_zba_zbb_zbc_zbs",
+                "-march=rv64gcv_zba_zbb_zbc_zbs",
                 "-mabi=lp64d",
                 "-mno-relax",
                 "-o",
