@@ -8,11 +8,11 @@
 //! guest computes the same bits on every host. Loads, stores and the fcsr
 //! CSRs are the core's business.
 
-mod arith;
-mod compare;
-mod convert;
+pub(crate) mod arith;
+pub(crate) mod compare;
+pub(crate) mod convert;
 mod decode;
-mod format;
+pub(crate) mod format;
 mod round;
 
 #[cfg(test)]

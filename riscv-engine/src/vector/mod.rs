@@ -5,9 +5,10 @@
 //!
 //! Work in progress (issue 37): the configuration instructions (`vset{i}vl{i}`), every load
 //! and store form (`mem`), the integer instructions of OPIVV/OPIVX/OPIVI (`int`) and of
-//! OPMVV/OPMVX (`mvv`). Floating point is not implemented yet (its encodings are illegal
-//! instructions), so no machine's ISA string offers `v` yet: a hart gets a vector unit only
-//! through [`crate::Isa::with_vector`], which the engine's tests use.
+//! OPMVV/OPMVX (`mvv`), floating point on FP32/FP64 (`fp`; `vfrec7`/`vfrsqrt7` not yet).
+//! Until those two and the snapshot and gdb support exist, no machine's ISA string offers
+//! `v`: a hart gets a vector unit only through [`crate::Isa::with_vector`], which the
+//! engine's tests use.
 //!
 //! Policies, chosen as QEMU 7.2 does so the two can be compared: tail and inactive elements
 //! are left undisturbed (the "agnostic" settings allow that), `vl` = min(AVL, VLMAX).
@@ -15,6 +16,7 @@
 //! `vd * VLENB + i * e` of the register file (little-endian), which is what the spec's
 //! register-group layout is.
 
+mod fp;
 mod int;
 mod mem;
 mod mvv;
@@ -160,7 +162,7 @@ impl Hart {
         match f3 {
             0 | 3 | 4 => self.vector_int(i, x1)?,
             2 | 6 => self.vector_mvv(i, x1)?,
-            _ => return Err(illegal(i)), // floating point: not yet
+            _ => self.vector_fp(i)?,
         }
         self.vs_dirty();
         if let Some(v) = self.vector.as_deref_mut() {

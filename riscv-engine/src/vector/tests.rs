@@ -156,3 +156,40 @@ fn reductions_and_mask_counts() {
     run(&mut h, 7);
     assert_eq!((h.x[5], h.x[6], h.x[7]), (5, 1, 28));
 }
+
+fn opfvv(f6: u32, vd: u32, vs2: u32, vs1: u32) -> u32 {
+    opivv(f6, vd, vs2, vs1, 1) | (1 << 12)
+}
+
+/// The round-towards-zero and round-to-odd conversions (the differential test cannot
+/// compare them: QEMU 7.2 aborts on them).
+#[test]
+fn rtz_and_round_to_odd_conversions() {
+    let mut h = hart(&[
+        vsetivli(0, 2, vt(32, 0)),
+        opfvv(0b010010, 1, 2, 0b00111), // vfcvt.rtz.x.f.v v1, v2
+        opfvv(0b010010, 3, 4, 0b10101), // vfncvt.rod.f.f.w v3, v4 (v4-v5: FP64)
+        opfvv(0b010010, 6, 2, 0b01111), // vfwcvt.rtz.x.f.v v6 (v6-v7: i64), v2
+        opfvv(0b010010, 8, 4, 0b10111), // vfncvt.rtz.x.f.w v8 (i32), v4
+    ]);
+    h.mstatus |= crate::csr::mstatus::FS;
+    let v = h.vector.as_mut().unwrap();
+    v.set(2, 4, 0, u64::from((-2.7f32).to_bits()));
+    v.set(2, 4, 1, u64::from(3.9f32.to_bits()));
+    v.set(4, 8, 0, (1.0f64 + 2f64.powi(-30)).to_bits());
+    v.set(4, 8, 1, (-0.5f64).to_bits());
+    run(&mut h, 5);
+    let v = h.vector.as_ref().unwrap();
+    assert_eq!(
+        (v.get(1, 4, 0) as u32 as i32, v.get(1, 4, 1) as u32 as i32),
+        (-2, 3)
+    );
+    // Rounded to odd: 1 + 2^-30 is between 1.0 and its successor: the odd one, 0x3f800001.
+    assert_eq!(
+        (v.get(3, 4, 0), v.get(3, 4, 1)),
+        (0x3f80_0001, u64::from((-0.5f32).to_bits()))
+    );
+    assert_eq!((v.get(6, 8, 0) as i64, v.get(6, 8, 1) as i64), (-2, 3));
+    assert_eq!((v.get(8, 4, 0), v.get(8, 4, 1)), (1, 0));
+    assert_eq!(h.fp.fflags & 1, 1, "inexact");
+}
