@@ -1,12 +1,12 @@
 //! Which optional extensions a hart implements beyond RV64GC: the bit-manipulation
-//! extensions Zba, Zbb, Zbs and Zbc. Off by default, so a machine is RV64GC (and its
-//! traces are what they always were) unless its configuration asks for more; on, the
-//! device tree advertises them and the hart executes them, in the interpreter and in
-//! compiled blocks (see `bitmanip`).
+//! extensions Zba, Zbb, Zbs and Zbc, and the vector extension V (RVV 1.0, ELEN 64, VLEN
+//! 128 to 4096 bits). Off by default, so a machine is RV64GC (and its traces are what
+//! they always were) unless its configuration asks for more; on, the device tree
+//! advertises them and the hart executes them (see `bitmanip` and `vector`).
 //!
 //! Parsed once at the edge (`--isa`, a world's `isa =`) from an ISA string such as
-//! `rv64gc_zba_zbb_zbs`; the same value then travels with the machine's configuration
-//! and its snapshots.
+//! `rv64gc_zba_zbb_zbs` or `rv64gcv_zvl256b`; the same value then travels with the
+//! machine's configuration and its snapshots.
 
 use std::fmt;
 use std::str::FromStr;
@@ -66,9 +66,15 @@ pub enum IsaError {
     /// Not an RV64 string.
     #[error("`{0}` is not an RV64 ISA string: it must start with rv64gc (or rv64imafdc), e.g. rv64gc_zba_zbb_zbs")]
     Base(String),
-    /// The vector extension was asked for.
-    #[error("the vector extension (V) is not implemented yet; wio's harts are rv64gc with optional zba, zbb, zbc, zbs")]
-    Vector,
+    /// A VLEN the vector unit does not support.
+    #[error("VLEN {0} is not supported: zvl<N>b takes a power of two from 128 to 4096 (default 512, as on the SiFive X280)")]
+    Vlen(u64),
+    /// `zvl<N>b` without `v`.
+    #[error("`{0}` sets the vector length, but the ISA has no vector extension: add v (e.g. rv64gcv_{0})")]
+    VlenWithoutVector(String),
+    /// An embedded vector subset (Zve*).
+    #[error("`{0}` is not supported: wio implements the full vector extension (v), not the embedded subsets")]
+    VectorSubset(String),
     /// A single-letter extension the base does not name.
     #[error("single-letter extension `{letter}` in `{isa}` is not supported: wio's harts are rv64gc (imafdc)")]
     Letter {
@@ -97,12 +103,14 @@ impl Isa {
         }
     }
 
+    /// VLEN when an ISA string has `v` but no `zvl<N>b`: the X280's.
+    pub const DEFAULT_VLEN: u32 = 512;
+
     /// This ISA with the vector extension at `vlen` bits (a power of two in
-    /// [`crate::vector::VLEN_RANGE`]). The vector unit is not finished (no floating point
-    /// yet, see `vector`): no ISA string offers it, only the engine's tests.
+    /// [`crate::vector::VLEN_RANGE`]).
     pub fn with_vector(self, vlen: u32) -> Result<Isa, IsaError> {
         if !vlen.is_power_of_two() || !crate::vector::unit::VLEN_RANGE.contains(&vlen) {
-            return Err(IsaError::Vector);
+            return Err(IsaError::Vlen(u64::from(vlen)));
         }
         Ok(Isa {
             vlen: vlen as u16,
@@ -131,9 +139,13 @@ impl Isa {
         self.bits == 0 && self.vlen == 0
     }
 
-    /// The device tree's `riscv,isa` string, e.g. `rv64imafdc_zicsr_zifencei_zba_zbb`.
+    /// The device tree's `riscv,isa` string, e.g. `rv64imafdc_zicsr_zifencei_zba_zbb` (or
+    /// `rv64imafdcv_...` with the vector extension).
     pub fn device_tree_string(self) -> String {
         let mut s = BASE.to_string();
+        if self.vlen().is_some() {
+            s = s.replacen("imafdc", "imafdcv", 1);
+        }
         for e in self.extensions() {
             s.push('_');
             s.push_str(e.name());
@@ -143,9 +155,11 @@ impl Isa {
 
     /// The device tree's `riscv,isa-extensions` list.
     pub fn device_tree_extensions(self) -> Vec<String> {
-        ["i", "m", "a", "f", "d", "c", "zicsr", "zifencei"]
+        ["i", "m", "a", "f", "d", "c"]
             .iter()
             .map(|s| s.to_string())
+            .chain(self.vlen().map(|_| "v".to_string()))
+            .chain(["zicsr", "zifencei"].map(String::from))
             .chain(self.extensions().map(|e| e.name().to_string()))
             .collect()
     }
@@ -172,9 +186,10 @@ impl FromStr for Isa {
     type Err = IsaError;
 
     /// Parses `rv64gc` or `rv64imafdc`, optionally followed by single letters that base
-    /// already holds, then `_`-separated extensions (`zicsr`, `zifencei`, `zba`, `zbb`,
-    /// `zbc`, `zbs`), case-insensitively. `b` (single letter, or `_b`) is Zba+Zbb+Zbs,
-    /// as ratified. Anything else is refused with what wio supports.
+    /// already holds and `v`, then `_`-separated extensions (`zicsr`, `zifencei`, `zba`,
+    /// `zbb`, `zbc`, `zbs`, `zvl<N>b` for VLEN = N with `v`, default 512),
+    /// case-insensitively. `b` (single letter, or `_b`) is Zba+Zbb+Zbs, as ratified.
+    /// Anything else is refused with what wio supports.
     fn from_str(s: &str) -> Result<Isa, IsaError> {
         let lower = s.trim().to_ascii_lowercase();
         let mut parts = lower.split('_');
@@ -191,6 +206,8 @@ impl FromStr for Isa {
             .with(Extension::Zbb)
             .with(Extension::Zbs);
         let mut isa = Isa::RV64GC;
+        let mut vector = false;
+        let mut vlen = None;
         for letter in letters.chars() {
             isa = match letter {
                 'i' | 'm' | 'a' | 'f' | 'd' | 'c' | 'g' => isa,
@@ -198,7 +215,10 @@ impl FromStr for Isa {
                     bits: isa.bits | b.bits,
                     ..isa
                 },
-                'v' => return Err(IsaError::Vector),
+                'v' => {
+                    vector = true;
+                    isa
+                }
                 letter => {
                     return Err(IsaError::Letter {
                         letter,
@@ -214,9 +234,22 @@ impl FromStr for Isa {
                     bits: isa.bits | b.bits,
                     ..isa
                 },
-                "v" => return Err(IsaError::Vector),
-                name if name.starts_with("zve") || name.starts_with("zvl") => {
-                    return Err(IsaError::Vector)
+                "v" => {
+                    vector = true;
+                    isa
+                }
+                name if name.starts_with("zvl") && name.ends_with('b') => {
+                    let n =
+                        name[3..name.len() - 1]
+                            .parse::<u64>()
+                            .map_err(|_| IsaError::Unknown {
+                                name: name.to_string(),
+                            })?;
+                    vlen = Some((n, name.to_string()));
+                    isa
+                }
+                name if name.starts_with("zve") => {
+                    return Err(IsaError::VectorSubset(name.to_string()))
                 }
                 name => match Extension::ALL.into_iter().find(|e| e.name() == name) {
                     Some(e) => isa.with(e),
@@ -228,7 +261,15 @@ impl FromStr for Isa {
                 },
             };
         }
-        Ok(isa)
+        match (vector, vlen) {
+            (false, Some((_, name))) => Err(IsaError::VlenWithoutVector(name)),
+            (false, None) => Ok(isa),
+            (true, None) => isa.with_vector(Isa::DEFAULT_VLEN),
+            (true, Some((n, _))) => match u32::try_from(n) {
+                Ok(n) => isa.with_vector(n),
+                Err(_) => Err(IsaError::Vlen(n)),
+            },
+        }
     }
 }
 
@@ -270,9 +311,32 @@ mod tests {
     }
 
     #[test]
+    fn the_vector_extension_takes_its_vlen_from_zvl() {
+        let v: Isa = "rv64gcv".parse().unwrap();
+        assert_eq!(v.vlen(), Some(512));
+        assert_eq!(v.to_string(), "rv64gcv_zvl512b");
+        let small: Isa = "rv64gcv_zba_zbb_zbs_zvl128b".parse().unwrap();
+        assert_eq!((small.vlen(), small.has(Extension::Zbb)), (Some(128), true));
+        assert_eq!(small.to_string().parse::<Isa>(), Ok(small));
+        assert_eq!(
+            small.device_tree_string(),
+            "rv64imafdcv_zicsr_zifencei_zba_zbb_zbs"
+        );
+        assert!(small.device_tree_extensions().contains(&"v".to_string()));
+        assert_eq!("rv64gcv_zvl100b".parse::<Isa>(), Err(IsaError::Vlen(100)));
+        assert_eq!("rv64gcv_zvl8192b".parse::<Isa>(), Err(IsaError::Vlen(8192)));
+        assert!(matches!(
+            "rv64gc_zvl256b".parse::<Isa>(),
+            Err(IsaError::VlenWithoutVector(_))
+        ));
+    }
+
+    #[test]
     fn what_wio_does_not_implement_is_refused_by_name() {
-        assert_eq!("rv64gcv".parse::<Isa>(), Err(IsaError::Vector));
-        assert_eq!("rv64gc_zve64x".parse::<Isa>(), Err(IsaError::Vector));
+        assert!(matches!(
+            "rv64gc_zve64x".parse::<Isa>(),
+            Err(IsaError::VectorSubset(_))
+        ));
         assert!(matches!("rv32gc".parse::<Isa>(), Err(IsaError::Base(_))));
         assert!(matches!("rv64i".parse::<Isa>(), Err(IsaError::Base(_))));
         assert!(matches!(

@@ -40,5 +40,6 @@ pub use isa::{Extension, Isa, IsaError};
 pub use ram::Ram;
 pub use state::{HartState, PreparedHart, StateError};
 pub use trap::{Stop, Trap};
+pub use vector::VectorState;
 #[cfg(test)]
 mod tests;

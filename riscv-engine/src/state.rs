@@ -266,10 +266,15 @@ impl Hart {
         // then only the saved entries are written, so a restore costs what the
         // snapshot cached, not the cache's size. Blocks are not state (see
         // `Hart::build_block`): none survive a load.
-        self.isa = p.isa;
+        // (Gives the hart the vector unit its ISA has, or takes it away.)
+        self.set_isa(p.isa);
         // Kept beside the state, when set (see `Hart::counter_bias`); the restore that
         // has it sets it after this.
         self.counter_bias = [0; 2];
+        // Likewise the vector unit's state (a section of its own): reset first.
+        if let Some(v) = self.vector.as_deref_mut() {
+            *v = crate::vector::unit::Vector::new(v.vlenb as u32 * 8);
+        }
         let icache = &mut self.icache;
         icache.flush();
         let (generation, fence) = (icache.generation, icache.fence);

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wio_e2e_tests::{
-    require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
+    cpio, require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
 };
 
 /// An HTTP server on 127.0.0.1 answering `GET /hello.txt` (404 otherwise) until stopped.
@@ -74,47 +74,6 @@ impl Server {
     }
 }
 
-/// An uncompressed cpio (newc) archive of regular files.
-fn cpio(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let pad = |out: &mut Vec<u8>| {
-        while !out.len().is_multiple_of(4) {
-            out.push(0);
-        }
-    };
-    let entry = |out: &mut Vec<u8>, ino: u32, name: &str, data: &[u8], mode: u32| {
-        let fields = [
-            ino,
-            mode,
-            0,
-            0,
-            1,
-            0,
-            data.len() as u32,
-            0,
-            0,
-            0,
-            0,
-            name.len() as u32 + 1,
-            0,
-        ];
-        out.extend_from_slice(b"070701");
-        for f in fields {
-            out.extend_from_slice(format!("{f:08x}").as_bytes());
-        }
-        out.extend_from_slice(name.as_bytes());
-        out.push(0);
-        pad(out);
-        out.extend_from_slice(data);
-        pad(out);
-    };
-    for (i, (name, data)) in files.iter().enumerate() {
-        entry(&mut out, i as u32 + 1, name, data, 0o100644);
-    }
-    entry(&mut out, 0, "TRAILER!!!", b"", 0);
-    out
-}
-
 /// The small guest's initramfs with /etc/wio-request holding `path` (a second, gzip'd
 /// archive after it: the kernel unpacks both): a build whose client asks for `path`.
 fn initrd_asking(dir: &Path, path: &str, to: &Path) {
@@ -122,7 +81,7 @@ fn initrd_asking(dir: &Path, path: &str, to: &Path) {
     let raw = dir.join("extra.cpio");
     std::fs::write(
         &raw,
-        cpio(&[("etc/wio-request", format!("{path}\n").as_bytes())]),
+        cpio(&[("etc/wio-request", format!("{path}\n").as_bytes(), 0o644)]),
     )
     .unwrap();
     let gz = std::process::Command::new("gzip")

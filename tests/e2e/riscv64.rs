@@ -192,6 +192,38 @@ fn bit_manipulation_extensions_reach_linux_and_snapshots_keep_them() {
         .unwrap_or_default()
         .to_string();
     assert!(isa.ends_with("_zba_zbb_zbs"), "{isa}\n{}", stdout(&o));
+    // A world snapshot keeps the node's ISA: its restore ends as the uninterrupted run.
+    let wsnap = dir.join("isa-world.snap");
+    let o = wio(&[
+        "sim",
+        &world,
+        "--seed",
+        "1",
+        "--snapshot-at",
+        "50ms",
+        "--snapshot-out",
+        wsnap.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let world_trace = |o: &std::process::Output| {
+        console_line(&String::from_utf8_lossy(&o.stderr), "world trace")
+            .unwrap_or_default()
+            .to_string()
+    };
+    let whole = wio(&["sim", &world, "--seed", "1"]);
+    let restored = wio(&["sim", "--from", wsnap.to_str().unwrap()]);
+    assert!(
+        !world_trace(&whole).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    assert_eq!(world_trace(&restored), world_trace(&whole));
+    assert!(console_line(&stdout(&restored), "a | isa").is_some_and(|l| l.ends_with("_zbs")));
 
     let zb = ["--isa", "rv64gc_zba_zbb_zbs"];
     let (_, with) = boot(5, &zb);
@@ -237,7 +269,11 @@ fn bit_manipulation_extensions_reach_linux_and_snapshots_keep_them() {
     assert_eq!(restored["trace_hash"], with["trace_hash"], "{restored}");
     assert_eq!(restored["isa"], "rv64gc_zba_zbb_zbs");
 
-    for (isa, says) in [("rv64gcv", "vector extension"), ("rv64gc_zbkb", "zbkb")] {
+    for (isa, says) in [
+        ("rv64gcv_zvl100b", "VLEN 100"),
+        ("rv64gc_zbkb", "zbkb"),
+        ("rv64gc_zve32x", "zve32x"),
+    ] {
         let o = wio(&["run", "--arch", "riscv64", "--isa", isa]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_ne!(o.status.code(), Some(0));

@@ -383,3 +383,45 @@ pub fn ready_world_snapshot(dir: &Path, name: &str, scenario: &str) -> PathBuf {
     assert!(snap.is_file(), "{}", stderr(&o));
     snap
 }
+
+/// An uncompressed cpio (newc) archive of regular files (name, contents, permission bits):
+/// appended (gzip'd) to an initramfs, the kernel unpacks it over the first.
+pub fn cpio(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let pad = |out: &mut Vec<u8>| {
+        while !out.len().is_multiple_of(4) {
+            out.push(0);
+        }
+    };
+    let entry = |out: &mut Vec<u8>, ino: u32, name: &str, data: &[u8], mode: u32| {
+        let fields = [
+            ino,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            data.len() as u32,
+            0,
+            0,
+            0,
+            0,
+            name.len() as u32 + 1,
+            0,
+        ];
+        out.extend_from_slice(b"070701");
+        for f in fields {
+            out.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        pad(out);
+        out.extend_from_slice(data);
+        pad(out);
+    };
+    for (i, (name, data, mode)) in files.iter().enumerate() {
+        entry(&mut out, i as u32 + 1, name, data, 0o100000 | mode);
+    }
+    entry(&mut out, 0, "TRAILER!!!", b"", 0);
+    out
+}

@@ -104,7 +104,7 @@ impl Hart {
             }
             addr::MVENDORID | addr::MARCHID | addr::MIMPID | addr::MHARTID | addr::MCONFIGPTR => 0,
             addr::MSTATUS => self.sstatus_sd(self.mstatus),
-            addr::MISA => MISA,
+            addr::MISA => MISA | (u64::from(self.has_vector()) << 21), // V is bit 21
             addr::MEDELEG => self.medeleg,
             addr::MIDELEG => self.mideleg,
             addr::MIE => self.mie,

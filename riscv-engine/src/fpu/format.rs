@@ -113,6 +113,16 @@ impl Value {
 }
 
 impl Format {
+    /// Width of the trailing significand field (23 or 52).
+    pub(crate) fn frac_bits(self) -> u32 {
+        self.frac_bits
+    }
+
+    /// Width of the biased exponent field.
+    pub(crate) fn exp_bits(self) -> u32 {
+        self.exp_bits
+    }
+
     /// Number of significand bits including the hidden bit (24 or 53).
     pub(crate) fn precision(self) -> u32 {
         self.frac_bits + 1

@@ -4,8 +4,7 @@
 //! Arithmetic, min/max, sign injection, fused multiply-adds, compares into masks, square
 //! root, classify, conversions (single-width, widening, narrowing, round-to-odd),
 //! reductions (ordered and unordered, both computed in element order), widening forms,
-//! slide-by-one, merges and scalar moves. `vfrsqrt7` and `vfrec7` are not implemented yet
-//! (illegal instructions).
+//! slide-by-one, merges and scalar moves, and the 7-bit estimates (`estimate`).
 
 use super::int::{ones, Ops};
 use super::{group_ok, illegal, overlap_ok};
@@ -230,21 +229,22 @@ impl Hart {
                     v.set_mask_bit(o.vd, e, bit);
                 }
             }
-            // VFUNARY1: vfsqrt, vfclass (vfrsqrt7, vfrec7: not yet).
+            // VFUNARY1: vfsqrt, vfrsqrt7, vfrec7, vfclass.
             (0b010011, true) => {
                 if !aligned(o.vd) || !aligned(o.vs2) || (!o.vm && o.vd == 0) {
                     return Err(bad());
                 }
-                if o.vs1 != 0 && o.vs1 != 0x10 {
+                if !matches!(o.vs1, 0 | 4 | 5 | 0x10) {
                     return Err(bad());
                 }
                 for e in vstart..vl {
                     if v.active(o.vm, e) {
                         let a = v.get(o.vs2, sew, e);
-                        let r = if o.vs1 == 0 {
-                            arith::sqrt(fmt, a, mode, &mut fl)
-                        } else {
-                            compare::classify(fmt, a)
+                        let r = match o.vs1 {
+                            0 => arith::sqrt(fmt, a, mode, &mut fl),
+                            4 => super::estimate::rsqrt7(fmt, a, &mut fl),
+                            5 => super::estimate::rec7(fmt, a, mode, &mut fl),
+                            _ => compare::classify(fmt, a),
                         };
                         v.set(o.vd, sew, e, r);
                     }

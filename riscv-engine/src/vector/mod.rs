@@ -3,12 +3,12 @@
 //! `vxrm`/`vxsat`/`vlenb` CSRs, and `mstatus.VS` (off: every vector instruction and CSR is
 //! illegal; any write marks it dirty).
 //!
-//! Work in progress (issue 37): the configuration instructions (`vset{i}vl{i}`), every load
-//! and store form (`mem`), the integer instructions of OPIVV/OPIVX/OPIVI (`int`) and of
-//! OPMVV/OPMVX (`mvv`), floating point on FP32/FP64 (`fp`; `vfrec7`/`vfrsqrt7` not yet).
-//! Until those two and the snapshot and gdb support exist, no machine's ISA string offers
-//! `v`: a hart gets a vector unit only through [`crate::Isa::with_vector`], which the
-//! engine's tests use.
+//! Every instruction of the V extension: the configuration instructions
+//! (`vset{i}vl{i}`), every load and store form (`mem`), the integer instructions of
+//! OPIVV/OPIVX/OPIVI (`int`) and of OPMVV/OPMVX (`mvv`), floating point on FP32/FP64 (`fp`,
+//! with the 7-bit estimates in `estimate`). A machine gets the unit with an ISA string that
+//! has `v` (`--isa rv64gcv`, `_zvl<N>b` for VLEN; see [`crate::Isa`]); a snapshot keeps its
+//! state ([`VectorState`], a section of its own).
 //!
 //! Policies, chosen as QEMU 7.2 does so the two can be compared: tail and inactive elements
 //! are left undisturbed (the "agnostic" settings allow that), `vl` = min(AVL, VLMAX).
@@ -16,6 +16,7 @@
 //! `vd * VLENB + i * e` of the register file (little-endian), which is what the spec's
 //! register-group layout is.
 
+mod estimate;
 mod fp;
 mod int;
 mod mem;
@@ -28,9 +29,9 @@ use crate::bus::Bus;
 use crate::hart::Hart;
 use crate::trap::{Flow, Trap};
 
-pub use unit::VLEN_RANGE;
 use unit::{addr, legal_vtype};
 pub(crate) use unit::{Vector, VILL, VS};
+pub use unit::{VectorState, VLEN_RANGE};
 
 /// Whether a group of `regs` registers starting at `reg` is aligned and inside v0..v31.
 pub(crate) fn group_ok(reg: usize, regs: usize) -> bool {
@@ -82,6 +83,23 @@ impl Hart {
     /// Whether the hart has a vector unit.
     pub(crate) fn has_vector(&self) -> bool {
         self.vector.is_some()
+    }
+
+    /// The vector unit's state, if the hart has one (a snapshot keeps it beside the
+    /// [`crate::HartState`], in a section of its own).
+    pub fn save_vector(&self) -> Option<VectorState> {
+        self.vector.as_deref().map(unit::Vector::save)
+    }
+
+    /// Puts a saved vector state into this hart's unit; refused (and nothing changed) if
+    /// the hart has none or it does not fit.
+    pub fn load_vector(&mut self, s: &VectorState) -> Result<(), crate::StateError> {
+        match self.vector.as_deref_mut() {
+            Some(v) => v.load(s),
+            None => Err(crate::StateError::Invalid(
+                "a vector unit state for a hart without the vector extension".into(),
+            )),
+        }
     }
 
     /// Turns mstatus.VS on (dirty) where the hart has a vector unit, as a kernel does for a

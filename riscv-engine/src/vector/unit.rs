@@ -134,3 +134,67 @@ pub(crate) fn legal_vtype(vtype: u64) -> bool {
         None => false,
     }
 }
+
+/// The vector unit's state as a snapshot keeps it (see [`crate::Hart::save_vector`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VectorState {
+    /// VLEN in bytes (checked against the restoring hart's).
+    pub vlenb: u32,
+    /// v0..v31, `vlenb` bytes each.
+    pub regs: Vec<u8>,
+    /// vtype.
+    pub vtype: u64,
+    /// vl.
+    pub vl: u64,
+    /// vstart.
+    pub vstart: u64,
+    /// vxrm.
+    pub vxrm: u8,
+    /// vxsat.
+    pub vxsat: bool,
+}
+
+impl Vector {
+    /// The state, for a snapshot.
+    pub(crate) fn save(&self) -> VectorState {
+        VectorState {
+            vlenb: self.vlenb as u32,
+            regs: self.regs.to_vec(),
+            vtype: self.vtype,
+            vl: self.vl,
+            vstart: self.vstart,
+            vxrm: self.vxrm,
+            vxsat: self.vxsat,
+        }
+    }
+
+    /// Loads a saved state, checking that it fits this unit and that every field holds a
+    /// value a running unit can (a legal vtype or vill alone, vl <= VLMAX, vxrm < 4).
+    pub(crate) fn load(&mut self, s: &VectorState) -> Result<(), crate::StateError> {
+        if s.vlenb as usize != self.vlenb {
+            return Err(crate::StateError::Mismatch {
+                what: "VLEN in bytes",
+                saved: u64::from(s.vlenb),
+                here: self.vlenb as u64,
+            });
+        }
+        let vill_only = s.vtype == VILL && s.vl == 0;
+        let mut probe = self.clone();
+        probe.vtype = s.vtype;
+        let legal = legal_vtype(s.vtype) && s.vl <= probe.vlmax() as u64;
+        if s.regs.len() != self.regs.len()
+            || !(vill_only || legal)
+            || s.vxrm > 3
+            || s.vstart >= self.vlenb as u64 * 8
+        {
+            return Err(crate::StateError::Invalid("vector unit state".into()));
+        }
+        self.regs.copy_from_slice(&s.regs);
+        self.vtype = s.vtype;
+        self.vl = s.vl;
+        self.vstart = s.vstart;
+        self.vxrm = s.vxrm;
+        self.vxsat = s.vxsat;
+        Ok(())
+    }
+}

@@ -512,9 +512,14 @@ impl Gen<'_> {
                 // (Widening from FP64 would be 128 bits; narrowing to SEW 64 has no source.)
                 let (vd, vs2) = (self.vreg(l), self.vreg(l));
                 let m = self.vmask(vd);
-                let op = self
-                    .r
-                    .pick(&["vfsqrt.v", "vfclass.v", "vfcvt.x.f.v", "vfcvt.f.xu.v"]);
+                let op = self.r.pick(&[
+                    "vfsqrt.v",
+                    "vfclass.v",
+                    "vfcvt.x.f.v",
+                    "vfcvt.f.xu.v",
+                    "vfrsqrt7.v",
+                    "vfrec7.v",
+                ]);
                 format!("{op} v{vd}, v{vs2}{m}")
             }
             4 => {
@@ -522,6 +527,8 @@ impl Gen<'_> {
                 let (op, dw, sw) = self.r.pick(&[
                     ("vfsqrt.v", 1usize, 1usize),
                     ("vfclass.v", 1, 1),
+                    ("vfrsqrt7.v", 1, 1),
+                    ("vfrec7.v", 1, 1),
                     ("vfcvt.xu.f.v", 1, 1),
                     ("vfcvt.x.f.v", 1, 1),
                     ("vfcvt.f.xu.v", 1, 1),

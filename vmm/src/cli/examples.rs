@@ -34,6 +34,7 @@ Examples:
   wio run --arch riscv64 --seed 42            # small riscv64 Linux guest (images/build-all-riscv64.sh)
   wio run --arch riscv64 --guest debian       # Debian trixie's unmodified riscv64 kernel
   wio run --arch riscv64 --isa rv64gc_zba_zbb_zbs   # with the bit-manipulation extensions
+  wio run --arch riscv64 --isa rv64gcv --guest debian   # and vectors (RVV 1.0, VLEN 512)
   wio run --arch riscv64 --kernel Image --initrd initramfs.cpio.gz
   wio run --arch riscv64 --seed 7 rootfs.ext4 --persist after.ext4   # virtio-blk root disk
   wio run --image myservice --seed 7          # an imported container image (wio image import)

@@ -558,11 +558,12 @@ pub struct RunArgs {
     /// the device tree ("wio,edac", PLIC source 12) and traced.
     #[arg(long, conflicts_with = "from")]
     pub ecc: bool,
-    /// riscv64: the hart's ISA, RV64GC plus optional bit-manipulation extensions:
-    /// rv64gc (the default), rv64gc_zba_zbb_zbs (RVA22's bit manipulation; also written
-    /// rv64gcb), and zbc for carry-less multiplication. The device tree advertises what is
-    /// chosen, and the hart executes it; anything else (the vector extension, for
-    /// one) is refused.
+    /// riscv64: the hart's ISA, RV64GC plus optional extensions: rv64gc (the default),
+    /// rv64gc_zba_zbb_zbs (RVA22's bit manipulation; also written rv64gcb), zbc
+    /// (carry-less multiplication), and v, the vector extension (RVV 1.0, VLEN 512 as on the
+    /// SiFive X280 unless _zvl<N>b says otherwise, 128-4096): e.g. rv64gcv_zba_zbb_zbs or
+    /// rv64gcv_zvl256b. The device tree advertises what is chosen, and the hart executes
+    /// it; anything else is refused.
     #[arg(long, value_name = "ISA", conflicts_with = "from")]
     pub isa: Option<wio_riscv::Isa>,
     /// Kernel command line (default for Linux: deterministic arguments, see docs/running.md and docs/x86_64.md).

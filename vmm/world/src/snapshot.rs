@@ -39,11 +39,13 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// for a world with several networks; a 2.2 file has none: its world had one). Minor 4:
 /// the optional `dependencies` section (the simulated dependencies and their faults,
 /// written only for a world that has some) and `host` (a recorded or replayed host link's
-/// allow list and tape).
+/// allow list and tape). Minor 5: the optional `node-isa` section (each node's ISA, written
+/// only for a world with a node that has extensions beyond RV64GC; older files have none:
+/// their nodes were all RV64GC).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 4,
+    minor: 5,
     what: "world snapshot",
     first_major: 2,
 };
@@ -127,6 +129,7 @@ mod section {
     pub const NETWORKS: &str = "networks";
     pub const DEPENDENCIES: &str = "dependencies";
     pub const HOST: &str = "host";
+    pub const NODE_ISA: &str = "node-isa";
 }
 
 /// The world's state as sections, a part each.
@@ -160,6 +163,15 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     if let Some(h) = &state.host {
         s.put(section::HOST, h)?;
     }
+    if state.scenario.nodes.iter().any(|n| !n.isa.is_base()) {
+        let isas: Vec<String> = state
+            .scenario
+            .nodes
+            .iter()
+            .map(|n| n.isa.to_string())
+            .collect();
+        s.put(section::NODE_ISA, &isas)?;
+    }
     if !state.scenario.dependencies.is_empty() {
         let deps = (
             &state.scenario.dependencies,
@@ -170,6 +182,15 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     Ok(s)
 }
 
+/// Why a world snapshot's `node-isa` section was refused.
+#[derive(Debug, thiserror::Error)]
+enum NodeIsaError {
+    #[error("{0} node ISAs for {1} nodes")]
+    Count(usize, usize),
+    #[error("node ISA {0:?}: {1}")]
+    Parse(String, wio_machines::arch::riscv64::IsaError),
+}
+
 /// The world's state from its sections (each named in the error when missing or bad).
 fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
     let head: WorldHead = s.get(section::WORLD)?;
@@ -177,6 +198,20 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
     scenario.networks = s.optional(section::NETWORKS)?.unwrap_or_default();
     (scenario.dependencies, scenario.dependency_faults) =
         s.optional(section::DEPENDENCIES)?.unwrap_or_default();
+    if let Some(isas) = s.optional::<Vec<String>>(section::NODE_ISA)? {
+        let refused = |e| StateError::refused(section::NODE_ISA, e);
+        if isas.len() != scenario.nodes.len() {
+            return Err(refused(NodeIsaError::Count(
+                isas.len(),
+                scenario.nodes.len(),
+            )));
+        }
+        for (node, isa) in scenario.nodes.iter_mut().zip(isas) {
+            node.isa = isa
+                .parse()
+                .map_err(|e| refused(NodeIsaError::Parse(isa.clone(), e)))?;
+        }
+    }
     Ok(WorldState {
         wio_version: head.wio_version,
         seed: head.seed,
@@ -256,6 +291,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::NETWORKS,
                 section::DEPENDENCIES,
                 section::HOST,
+                section::NODE_ISA,
             ]
             .contains(&n)
         })

@@ -47,7 +47,8 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// files were never taken between the two). Minor 3: a virtio-console device state may be
 /// `ComposerConsole` (the test composer's port; a variant added last, so 7.2 files read as
 /// before). Minor 4: the `counters` section of riscv64 machines whose guest wrote mcycle or
-/// minstret (older wio ignored such writes: their files have none).
+/// minstret (older wio ignored such writes: their files have none), and the `vector`
+/// section of riscv64 machines with the vector extension (which older wio did not have).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,

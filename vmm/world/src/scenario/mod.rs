@@ -36,7 +36,7 @@
 //! cmdline = "wio.pysdk=1"     # kernel arguments added to the node's command line
 //! sched_noise = "light"       # timer-interrupt noise and seeded clock drift: off, light, heavy
 //! clock_drift_ppm = 500       # or a fixed drift of its clock against the world's (±10000)
-//! isa = "rv64gc_zba_zbb_zbs"  # the hart's ISA: rv64gc (default) plus zba, zbb, zbc, zbs
+//! isa = "rv64gc_zba_zbb_zbs"  # the hart's ISA: rv64gc (default) plus zba, zbb, zbc, zbs, v
 //! [[partition]]               # frames between the groups are dropped while it lasts
 //! at_ms = 1000
 //! duration_ms = 2000
@@ -223,12 +223,10 @@ pub struct Node {
     pub sched_noise: SchedNoise,
     /// A fixed clock drift in ppm, in place of the one its seed draws (`--clock-drift-ppm`).
     pub clock_drift_ppm: Option<i32>,
-    /// The hart's optional extensions (`--isa`; left out of the serialized node when plain
-    /// RV64GC, so worlds without it describe themselves as before).
-    #[serde(
-        default,
-        skip_serializing_if = "wio_machines::arch::riscv64::Isa::is_base"
-    )]
+    /// The hart's optional extensions (`--isa`). Like the scenario's `networks`, a world
+    /// snapshot keeps the nodes' ISAs in a section of its own (`node-isa`, written only
+    /// when a node has extensions), so snapshots of other worlds are as they were.
+    #[serde(skip)]
     pub isa: wio_machines::arch::riscv64::Isa,
 }
 

@@ -67,6 +67,9 @@ pub(super) struct MachineState {
     /// What the guest wrote to mcycle and minstret (see `Hart::counter_bias`): section
     /// `counters`, present only when it wrote one (since format 7.4).
     pub(super) counters: [u64; 2],
+    /// The vector unit's state (section `vector`, present for harts with the vector
+    /// extension; since format 7.4).
+    pub(super) vector: Option<wio_riscv::VectorState>,
 }
 
 /// The bus's event queue as a snapshot keeps it: (virtual ns, sequence, event) and the
@@ -118,10 +121,12 @@ pub(super) mod section {
     pub const PENDING: &str = "pending";
     /// Since format 7.4: only when the guest wrote mcycle or minstret.
     pub const COUNTERS: &str = "counters";
+    /// Since format 7.4: only for harts with the vector extension.
+    pub const VECTOR: &str = "vector";
     /// Every fixed section name.
-    pub const ALL: [&str; 19] = [
+    pub const ALL: [&str; 20] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC, VMGENID, STALLS, PENDING, COUNTERS,
+        SDK_PORT, EDAC, VMGENID, STALLS, PENDING, COUNTERS, VECTOR,
     ];
 }
 
@@ -148,6 +153,9 @@ impl MachineState {
         }
         if self.counters != [0; 2] {
             s.put(section::COUNTERS, &self.counters)?;
+        }
+        if let Some(v) = &self.vector {
+            s.put(section::VECTOR, v)?;
         }
         s.save(section::PROMISES, &self.promises)?;
         s.put(section::RUN, &self.run)?;
@@ -193,6 +201,7 @@ impl MachineState {
             edac: persist::restore_optional(s, section::EDAC, ())?,
             vmgenid: persist::restore_optional(s, section::VMGENID, ())?,
             counters: s.optional(section::COUNTERS)?.unwrap_or_default(),
+            vector: s.optional(section::VECTOR)?,
         })
     }
 }
@@ -224,6 +233,7 @@ impl RvMachine {
             edac: self.bus.edac.clone(),
             vmgenid: self.bus.vmgenid.clone(),
             counters: self.engine.hart.counter_bias(),
+            vector: self.engine.hart.save_vector(),
             plic: self.bus.plic.clone(),
             virtio,
             events: EventsState {

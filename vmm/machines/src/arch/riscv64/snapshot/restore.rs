@@ -189,6 +189,17 @@ fn restore_hart(
     hart.load_prepared(&l.hart)
         .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
     hart.set_counter_bias(l.state.counters);
+    match (&l.state.vector, hart.isa().vlen()) {
+        (Some(v), _) => hart
+            .load_vector(v)
+            .map_err(|e| bad(format!("has a `vector` section this machine refuses: {e}")))?,
+        (None, Some(_)) => {
+            return Err(bad(
+                "has no `vector` section, but its machine has the vector extension".into(),
+            ))
+        }
+        (None, None) => {}
+    }
     hart.set_coverage(l.coverage.clone());
     Ok(hart)
 }

@@ -1,0 +1,186 @@
+//! End-to-end tests of the vector extension (`--isa rv64gcv`): Debian's unmodified kernel
+//! finds `v` in the device tree and runs a user program built with `-march=rv64gcv`
+//! (`images/probe/wio-vector.c`: strip-mined integer and FP loops, compares, segment loads,
+//! gathers), which prints what QEMU's user-mode emulator prints at the same VLEN; two runs
+//! of a seed are identical; a snapshot taken in the middle of the program restores to the
+//! same end; without `v` the program dies of SIGILL.
+//!
+//! They need the riscv64 guests (images/build-all-riscv64.sh), the cross compiler and
+//! qemu-user, and skip loudly otherwise.
+
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use wio_e2e_tests::{
+    cpio, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, skip, stderr,
+    stdout, wio, Capability,
+};
+
+/// The program, built for rv64gcv as the probe programs are (freestanding, no gp).
+fn build_program(dir: &Path, test: &str) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../images/probe/wio-vector.c");
+    let out = dir.join("wio-vector");
+    let built = Command::new("riscv64-linux-gnu-gcc")
+        .args([
+            "-march=rv64gcv",
+            "-mabi=lp64d",
+            "-Os",
+            "-static",
+            "-nostdlib",
+            "-ffreestanding",
+            "-fno-stack-protector",
+            "-fno-pie",
+            "-no-pie",
+            "-mno-relax",
+            "-Wl,--no-relax",
+            "-fno-tree-loop-distribute-patterns",
+        ])
+        .arg(format!("-I{}", src.parent().unwrap().display()))
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .output();
+    match built {
+        Ok(o) if o.status.success() => Some(out),
+        Ok(o) => panic!(
+            "building wio-vector.c failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(_) => {
+            skip(
+                test,
+                Capability::CrossGcc,
+                "riscv64-linux-gnu-gcc is not on PATH (apt-get install gcc-riscv64-linux-gnu)",
+            );
+            None
+        }
+    }
+}
+
+/// Debian's initramfs with the program as /bin/wio-probe (which its workload runs).
+fn initrd_with(dir: &Path, program: &Path) -> PathBuf {
+    let base = std::fs::read(riscv_guest_artifact("RISCV64_DEBIAN_INITRAMFS").unwrap()).unwrap();
+    let raw = dir.join("extra.cpio");
+    let bytes = std::fs::read(program).unwrap();
+    std::fs::write(&raw, cpio(&[("bin/wio-probe", &bytes, 0o755)])).unwrap();
+    let gz = Command::new("gzip")
+        .args(["-n", "-c"])
+        .arg(&raw)
+        .output()
+        .unwrap();
+    assert!(gz.status.success());
+    let mut all = base;
+    all.extend_from_slice(&gz.stdout);
+    let path = dir.join("initrd.cpio.gz");
+    std::fs::write(&path, all).unwrap();
+    path
+}
+
+/// The program's "vector: ..." lines.
+fn vector_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("vector: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn debian_runs_a_vector_program_as_qemu_does_and_a_snapshot_in_it_restores() {
+    let test = "debian_runs_a_vector_program_as_qemu_does_and_a_snapshot_in_it_restores";
+    if !require_riscv_guests(test) {
+        return;
+    }
+    let dir = scratch("vector");
+    let Some(program) = build_program(&dir, test) else {
+        return;
+    };
+    let qemu = match Command::new("qemu-riscv64")
+        .args(["-cpu", "rv64,v=true,vlen=512,elen=64,vext_spec=v1.0"])
+        .arg(&program)
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            skip(
+                test,
+                Capability::QemuUser,
+                "qemu-riscv64 is not on PATH (apt-get install qemu-user)",
+            );
+            return;
+        }
+    };
+    let expected = vector_lines(&String::from_utf8_lossy(&qemu.stdout));
+    assert_eq!(expected.len(), 7, "QEMU's run: {expected:?}");
+    assert_eq!(expected[0], "vector: vlenb=0000000000000040");
+
+    let initrd = initrd_with(&dir, &program);
+    let kernel = riscv_guest_artifact("RISCV64_DEBIAN_IMAGE").unwrap();
+    let (k, i) = (kernel.to_str().unwrap(), initrd.to_str().unwrap());
+    let args = |isa: &'static str| {
+        vec![
+            "--arch", "riscv64", "--kernel", k, "--initrd", i, "--isa", isa, "--seed", "3",
+        ]
+    };
+    let (first_out, first) = run_with_summary(&args("rv64gcv"));
+    assert_eq!(first["exit_status"], 0, "{}", stderr(&first_out));
+    assert_eq!(
+        vector_lines(&stdout(&first_out)),
+        expected,
+        "wio and QEMU differ"
+    );
+    assert!(
+        stdout(&first_out).contains("riscv: ELF capabilities acdfimv"),
+        "{}",
+        stdout(&first_out)
+    );
+    assert_eq!(first["isa"], "rv64gcv_zvl512b");
+    let (_, again) = run_with_summary(&args("rv64gcv"));
+    assert_eq!(
+        first["trace_hash"], again["trace_hash"],
+        "two runs of seed 3"
+    );
+
+    // A snapshot right after the program's first vector line (its vector state live), and a
+    // restore of it: the same run.
+    let snap = dir.join("mid.snap");
+    let mut with_snap = args("rv64gcv");
+    with_snap.extend([
+        "--quiet",
+        "--snapshot-at",
+        "console:vector: int_sum",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let o = wio(&[&["run"][..], &with_snap].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
+    assert!(stdout(&info).contains("vector"), "{}", stdout(&info));
+    let (restored_out, restored) = run_with_summary(&["--from", snap.to_str().unwrap()]);
+    assert_eq!(
+        restored["trace_hash"],
+        first["trace_hash"],
+        "{}",
+        stderr(&restored_out)
+    );
+
+    // VLEN 128: QEMU's results at 128 bits; and without v the program is killed.
+    let (small_out, _) = run_with_summary(&args("rv64gcv_zvl128b"));
+    let qemu128 = Command::new("qemu-riscv64")
+        .args(["-cpu", "rv64,v=true,vlen=128,elen=64,vext_spec=v1.0"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert_eq!(
+        vector_lines(&stdout(&small_out)),
+        vector_lines(&String::from_utf8_lossy(&qemu128.stdout))
+    );
+    let (plain_out, _) = run_with_summary(&args("rv64gc"));
+    assert!(
+        vector_lines(&stdout(&plain_out)).is_empty(),
+        "{}",
+        stdout(&plain_out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
