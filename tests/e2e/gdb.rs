@@ -5,12 +5,11 @@
 //! variable (jiffies) that fires, reverse-continue back to the previous hit, `monitor`
 //! commands; and the debugged run ends with the trace hash of the run without gdb.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use wio_e2e_tests::{
     require_riscv_artifact, require_riscv_guests, riscv_guest_artifact, scratch, skip, wio,
-    wio_bin, Capability,
+    Capability,
 };
 
 /// The address of `sym` (of type `kind`) in the System.map at `map`.
@@ -19,22 +18,6 @@ fn symbol(map: Option<&Path>, kind: &str, sym: &str) -> Option<u64> {
     map.lines()
         .find_map(|l| l.strip_suffix(&format!(" {kind} {sym}")))
         .and_then(|a| u64::from_str_radix(a, 16).ok())
-}
-
-/// Whether gdb-multiarch is here (ci/test.sh installs it); skips `test` if not.
-fn have_gdb(test: &str) -> bool {
-    let ok = Command::new("gdb-multiarch")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !ok {
-        skip(
-            test,
-            Capability::Gdb,
-            "gdb-multiarch is not installed (apt-get install gdb-multiarch; ci/test.sh does)",
-        );
-    }
-    ok
 }
 
 /// The hex value after `key=` on the line starting with `tag`.
@@ -56,63 +39,12 @@ fn session(dir: &Path, args: &[&str], script: &str) -> (String, String) {
     session_keyed(dir, args, script, "trace_hash")
 }
 
-/// [`session`] reading the summary's `key` (a world's: `world_trace_hash`).
-fn session_keyed(dir: &Path, args: &[&str], script: &str, key: &str) -> (String, String) {
-    let debugged = dir.join("debugged.json");
-    let mut child = Command::new(wio_bin())
-        .args(args)
-        .args(["--quiet"])
-        .args(gdb_flag(args))
-        .args(["--summary-json", debugged.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start wio");
-    // "wio: waiting for gdb on 127.0.0.1:PORT: ..."
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .strip_prefix("wio: waiting for gdb on ")
-        .map(|r| r.split(':').take(2).collect::<Vec<_>>().join(":"))
-        .filter(|a| a.contains(':'))
-        .unwrap_or_else(|| panic!("wio did not say where it waits: {line:?}"));
-    let drain = std::thread::spawn(move || {
-        let mut rest = String::new();
-        while err.read_line(&mut rest).unwrap_or(0) > 0 {}
-        rest
-    });
-    let gdb_file = dir.join("session.gdb");
-    std::fs::write(&gdb_file, script.replace("ADDR", &addr)).unwrap();
-    let g = Command::new("gdb-multiarch")
-        .args(["-nx", "-batch", "-x", gdb_file.to_str().unwrap()])
-        .output()
-        .expect("run gdb-multiarch");
-    let out = String::from_utf8_lossy(&g.stdout).to_string() + &String::from_utf8_lossy(&g.stderr);
-    let status = child.wait().unwrap();
-    let wio_err = drain.join().unwrap();
-    assert!(status.success(), "wio: {status}\n{wio_err}\ngdb:\n{out}");
-    (out, hash_keyed(&debugged, key))
-}
-
-/// `--gdb 127.0.0.1:0` for `wio run`, `--gdb b=127.0.0.1:0` for `wio sim` (node b).
-fn gdb_flag(args: &[&str]) -> [&'static str; 2] {
-    if args.first() == Some(&"sim") {
-        ["--gdb", "b=127.0.0.1:0"]
-    } else {
-        ["--gdb", "127.0.0.1:0"]
-    }
-}
-
 /// The trace hash of a summary file.
 fn hash(p: &Path) -> String {
     hash_keyed(p, "trace_hash")
 }
 
-fn hash_keyed(p: &Path, key: &str) -> String {
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-    s[key].as_str().unwrap().to_string()
-}
+use wio_e2e_tests::gdb::{gdb_session as session_keyed, hash_keyed, have_gdb};
 
 /// The trace hash of `wio run ARGS` without gdb.
 fn plain_hash(dir: &Path, args: &[&str]) -> String {

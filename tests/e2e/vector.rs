@@ -165,6 +165,32 @@ fn debian_runs_a_vector_program_as_qemu_does_and_a_snapshot_in_it_restores() {
         stderr(&restored_out)
     );
 
+    // gdb sees the vector registers there (VLEN, and v24 read as words: what it holds
+    // depends on what the kernel did since the program's last vector instruction); the
+    // debugged replay is the run.
+    if wio_e2e_tests::gdb::have_gdb(test) {
+        let script = "set architecture riscv:rv64
+target remote ADDR
+printf \"VEC vlenb=%lx bits=%lx acc=%lx\\n\", $vlenb, sizeof($v31) * 8, $v24.w[0]
+detach
+";
+        let (out, debugged) = wio_e2e_tests::gdb::gdb_session(
+            &dir,
+            &["run", "--from", snap.to_str().unwrap()],
+            script,
+            "trace_hash",
+        );
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("VEC"))
+            .unwrap_or_default();
+        assert!(
+            line.starts_with("VEC vlenb=40 bits=200 acc="),
+            "gdb:\n{out}"
+        );
+        assert_eq!(serde_json::Value::from(debugged), first["trace_hash"]);
+    }
+
     // VLEN 128: QEMU's results at 128 bits; and without v the program is killed.
     let (small_out, _) = run_with_summary(&args("rv64gcv_zvl128b"));
     let qemu128 = Command::new("qemu-riscv64")

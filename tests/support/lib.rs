@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
+pub mod gdb;
 pub use wio_require::{skip, Capability};
 
 pub mod browser;

@@ -93,6 +93,10 @@ pub struct Regs {
     pub csr: [u64; 25],
     /// The privilege level (0 U, 1 S, 3 M).
     pub prv: u64,
+    /// With the vector extension: vstart, vxsat, vxrm, vcsr, vl, vtype, vlenb (else empty).
+    pub vcsr: Vec<u64>,
+    /// With the vector extension: v0..v31, VLEN / 8 bytes each (else empty).
+    pub v: Vec<u8>,
 }
 
 impl Registers for Regs {
@@ -110,6 +114,8 @@ impl Registers for Regs {
         self.fcsr.iter().for_each(|v| put(&v.to_le_bytes()));
         self.csr.iter().for_each(|v| put(&v.to_le_bytes()));
         put(&self.prv.to_le_bytes());
+        self.vcsr.iter().for_each(|v| put(&v.to_le_bytes()));
+        put(&self.v);
     }
 
     fn gdb_deserialize(&mut self, bytes: &[u8]) -> std::result::Result<(), ()> {
@@ -135,6 +141,16 @@ impl Registers for Regs {
             *v = take(8)?;
         }
         self.prv = take(8)?;
+        // The vector CSRs and registers, when the description has them (what is left):
+        // the fixed registers take x, pc, f, the CSRs and priv (8 bytes each) and fcsr's 3 * 4.
+        let fixed = 8 * (32 + 1 + 32 + CSRS.len() + 1) + 4 * 3;
+        if bytes.len() > fixed {
+            let csrs = super::gdb_xml::VECTOR_CSRS.len();
+            self.vcsr = (0..csrs)
+                .map(|_| take(8))
+                .collect::<std::result::Result<_, ()>>()?;
+            self.v = bytes.get(fixed + 8 * csrs..).ok_or(())?.to_vec();
+        }
         Ok(())
     }
 }
@@ -150,6 +166,11 @@ impl RegId for Reg {
             F0..FFLAGS => 8,
             FFLAGS..=FCSR => 4,
             CSR0..=PRIV => 8,
+            super::gdb_xml::VCSR0..super::gdb_xml::V0 => 8,
+            // v0-v31: VLEN / 8 bytes, which only the machine knows.
+            id if (super::gdb_xml::V0..super::gdb_xml::V0 + 32).contains(&id) => {
+                return Some((Reg(id), None))
+            }
             _ => return None,
         };
         Some((Reg(id), NonZeroUsize::new(size)))
@@ -182,6 +203,8 @@ pub struct RvTarget {
     resume: Resume,
     /// Memory accesses are physical (`monitor phys on`).
     phys: bool,
+    /// The target description (with the vector registers of a hart that has them).
+    xml: String,
 }
 
 impl RvTarget {
@@ -200,7 +223,22 @@ impl RvTarget {
         for (i, c) in CSRS.iter().enumerate() {
             r.csr[i] = h.debug_csr(*c).unwrap_or(0);
         }
+        if let Some(v) = h.save_vector() {
+            r.vcsr = super::gdb_xml::vector_csrs(&v);
+            r.v = v.regs;
+        }
         r
+    }
+
+    /// A target for `d`, its description built for its hart.
+    fn new(d: RvDebugger) -> RvTarget {
+        let vlenb = d.hart().save_vector().map(|v| v.vlenb as usize);
+        RvTarget {
+            d,
+            resume: Resume::Continue,
+            phys: false,
+            xml: super::gdb_xml::target_xml(vlenb),
+        }
     }
 
     /// Runs what gdb asked; `poll` says whether gdb sent something (Ctrl-C).
@@ -360,10 +398,42 @@ impl Target for RvTarget {
         Some(self)
     }
 
+    fn support_target_description_xml_override(
+        &mut self,
+    ) -> Option<
+        gdbstub::target::ext::target_description_xml_override::TargetDescriptionXmlOverrideOps<
+            '_,
+            Self,
+        >,
+    > {
+        Some(self)
+    }
+
     fn support_monitor_cmd(
         &mut self,
     ) -> Option<gdbstub::target::ext::monitor_cmd::MonitorCmdOps<'_, Self>> {
         Some(self)
+    }
+}
+
+impl gdbstub::target::ext::target_description_xml_override::TargetDescriptionXmlOverride
+    for RvTarget
+{
+    fn target_description_xml(
+        &self,
+        annex: &[u8],
+        offset: u64,
+        length: usize,
+        buf: &mut [u8],
+    ) -> TargetResult<usize, Self> {
+        if annex != b"target.xml" {
+            return Err(TargetError::Errno(2));
+        }
+        let xml = self.xml.as_bytes();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(xml.len());
+        let n = length.min(buf.len()).min(xml.len() - start);
+        buf[..n].copy_from_slice(&xml[start..start + n]);
+        Ok(n)
     }
 }
 
@@ -375,7 +445,8 @@ impl SingleThreadBase for RvTarget {
 
     fn write_registers(&mut self, regs: &Regs) -> TargetResult<(), Self> {
         let now = self.regs();
-        if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr {
+        let vector_changed = regs.vcsr != now.vcsr || regs.v != now.v;
+        if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr || vector_changed {
             return Err(refused(MachineError::RegistersReadOnly.into()));
         }
         let h = self.d.hart_mut();
@@ -552,11 +623,7 @@ impl Debuggee for RvTarget {
 /// without it; `kill` ends it there. Returns the run's result as `wio run` would.
 pub fn serve(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<RunResult> {
     let d = RvDebugger::new(m, plan)?;
-    let mut target = RvTarget {
-        d,
-        resume: Resume::Continue,
-        phys: false,
-    };
+    let mut target = RvTarget::new(d);
     let killed = crate::gdb::session(&mut target, conn);
     if killed {
         target.d.kill();
@@ -580,11 +647,7 @@ pub struct GdbNode {
 impl GdbNode {
     /// Takes `m` under gdb connected on `conn`; returns when gdb first resumes it.
     pub fn new(m: RvMachine, plan: RunPlan, conn: TcpStream) -> Result<GdbNode> {
-        let mut target = RvTarget {
-            d: RvDebugger::for_world(m, plan),
-            resume: Resume::Continue,
-            phys: false,
-        };
+        let mut target = RvTarget::new(RvDebugger::for_world(m, plan));
         let gdb = GdbStub::new(conn)
             .run_state_machine(&mut target)
             .map_err(|e| WioError::Debugger(DebuggerError::Protocol(Box::new(e))))?;

@@ -11,6 +11,7 @@ pub mod engine;
 pub mod fdt;
 pub mod firmware;
 pub mod gdb;
+mod gdb_xml;
 pub mod layout;
 pub mod machine;
 pub mod power;
