@@ -202,6 +202,26 @@ detach
         vector_lines(&stdout(&small_out)),
         vector_lines(&String::from_utf8_lossy(&qemu128.stdout))
     );
+    // Radiation aimed at the vector registers (upset choice "v"): traced, and the same per
+    // seed.
+    let profile = dir.join("v.toml");
+    std::fs::write(
+        &profile,
+        "start_ms = 500\nend_ms = 4000\n[[rule]]\nkind = \"upset\"\nchoices = [\"v\"]\n\
+         count = [20, 20]\nvalue = [0, 131071]\n",
+    )
+    .unwrap();
+    let mut hit = args("rv64gcv");
+    hit.extend(["--faults", profile.to_str().unwrap()]);
+    let (hit_out, hit1) = run_with_summary(&hit);
+    let (_, hit2) = run_with_summary(&hit);
+    assert_eq!(
+        hit1["trace_hash"],
+        hit2["trace_hash"],
+        "{}",
+        stderr(&hit_out)
+    );
+    assert_eq!(hit1["faults"].as_array().map(Vec::len), Some(20), "{hit1}");
     let (plain_out, _) = run_with_summary(&args("rv64gc"));
     assert!(
         vector_lines(&stdout(&plain_out)).is_empty(),

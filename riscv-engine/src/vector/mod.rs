@@ -91,6 +91,19 @@ impl Hart {
         self.vector.as_deref().map(unit::Vector::save)
     }
 
+    /// Flips the bits of `mask` in 64-bit lane `lane` (modulo the lanes of VLEN) of vector
+    /// register `reg` (a single-event upset): (the lane, its value before, after), or
+    /// `None` for a hart without the vector extension.
+    pub fn flip_vreg_bits(&mut self, reg: u8, lane: u8, mask: u64) -> Option<(usize, u64, u64)> {
+        let v = self.vector.as_deref_mut()?;
+        let lane = usize::from(lane) % (v.vlenb / 8);
+        let reg = usize::from(reg & 31);
+        let before = v.get(reg, 8, lane);
+        // (Not mstatus.VS: an upset is not a write by software.)
+        v.set(reg, 8, lane, before ^ mask);
+        Some((lane, before, before ^ mask))
+    }
+
     /// Puts a saved vector state into this hart's unit; refused (and nothing changed) if
     /// the hart has none or it does not fit.
     pub fn load_vector(&mut self, s: &VectorState) -> Result<(), crate::StateError> {

@@ -193,3 +193,16 @@ fn rtz_and_round_to_odd_conversions() {
     assert_eq!((v.get(8, 4, 0), v.get(8, 4, 1)), (1, 0));
     assert_eq!(h.fp.fflags & 1, 1, "inexact");
 }
+
+#[test]
+fn an_upset_flips_a_lane_of_a_vector_register_and_wraps_past_vlen() {
+    let mut h = hart(&[]);
+    let vs = h.mstatus & VS;
+    // VLEN 128: two 64-bit lanes; lane 5 wraps onto lane 1.
+    assert_eq!(h.flip_vreg_bits(3, 5, 1 << 63), Some((1, 0, 1 << 63)));
+    assert_eq!(h.vector.as_ref().unwrap().get(3, 8, 1), 1 << 63);
+    assert_eq!(h.mstatus & VS, vs, "an upset is no software write");
+    let mut plain = hart(&[]);
+    plain.set_isa(Isa::RV64GC);
+    assert_eq!(plain.flip_vreg_bits(3, 0, 1), None);
+}

@@ -133,6 +133,9 @@ impl Rule {
             Some(Choice::X) => 31 * 64,
             Some(Choice::F) => 32 * 64,
             Some(Choice::Pc) => 64,
+            // The vector registers at the X280's VLEN (the plan is drawn before the machine
+            // is known; a lane past a smaller VLEN wraps onto one it has).
+            Some(Choice::V) => 32 * u64::from(wio_riscv::Isa::DEFAULT_VLEN),
             _ => self.value[1].abs_diff(self.value[0]).saturating_add(1),
         }
     }
@@ -173,6 +176,8 @@ pub enum Choice {
     F,
     /// upset: the pc.
     Pc,
+    /// upset: a vector register (a 64-bit lane of it).
+    V,
     /// stuck: at 0.
     #[serde(rename = "0")]
     Zero,
@@ -188,7 +193,7 @@ impl Choice {
             Kind::Partition => &[Choice::Both, Choice::ToGuest, Choice::FromGuest],
             Kind::Error => &[Choice::Read, Choice::Write, Choice::Any],
             Kind::Crash => &[Choice::Lost, Choice::Torn, Choice::Kept],
-            Kind::Upset => &[Choice::Ram, Choice::X, Choice::F, Choice::Pc],
+            Kind::Upset => &[Choice::Ram, Choice::X, Choice::F, Choice::Pc, Choice::V],
             Kind::Stuck => &[Choice::Zero, Choice::One],
             _ => &[],
         }
@@ -210,6 +215,7 @@ impl Choice {
             Choice::X => "x",
             Choice::F => "f",
             Choice::Pc => "pc",
+            Choice::V => "v",
             Choice::Zero => "0",
             Choice::One => "1",
         }
@@ -538,12 +544,17 @@ impl Profile {
 }
 
 /// The upset a drawn `value` names: for RAM a bit address (physical address x 8 + bit),
-/// for a register its number and bit (x1-x31, f0-f31; the pc's bit).
+/// for a register its number and bit (x1-x31, f0-f31; the pc's bit; v0-v31 with a 64-bit
+/// lane and its bit).
 fn upset(pick: Option<Choice>, v: u64) -> FaultKind {
     let (place, bit) = match pick {
         Some(Choice::X) => (UpsetPlace::X(1 + (v % 31) as u8), (v / 31) % 64),
         Some(Choice::F) => (UpsetPlace::F((v % 32) as u8), (v / 32) % 64),
         Some(Choice::Pc) => (UpsetPlace::Pc, v % 64),
+        Some(Choice::V) => (
+            UpsetPlace::V((v % 32) as u8, ((v / 32) % 64) as u8),
+            (v / 2048) % 64,
+        ),
         _ => (UpsetPlace::Ram(v / 8), v % 8),
     };
     FaultKind::Upset {
@@ -659,6 +670,43 @@ mod upset_tests {
 
     /// An upset rule draws bits inside its bit-address range (RAM) or registers x1-x31,
     /// the same for the same seed, and adding it shifts no other rule's faults.
+    #[test]
+    fn vector_register_upsets_draw_a_register_a_lane_and_a_bit() {
+        let p: Profile = toml::from_str(
+            "[[rule]]\nkind = \"upset\"\ncount = [40, 40]\nvalue = [0, 131071]\nchoices = [\"v\"]\n",
+        )
+        .unwrap();
+        p.check().unwrap();
+        let plan = p.draw(
+            RunSeed(4),
+            Targets {
+                disk: false,
+                node: true,
+            },
+        );
+        plan.check().unwrap();
+        let places: Vec<(u8, u8, u8)> = plan
+            .faults
+            .iter()
+            .map(|f| match f.kind {
+                FaultKind::Upset {
+                    place: UpsetPlace::V(r, lane),
+                    bit,
+                    ..
+                } => (r, lane, bit),
+                _ => panic!("{f:?}"),
+            })
+            .collect();
+        assert_eq!(places.len(), 40);
+        assert!(places
+            .iter()
+            .all(|&(r, lane, bit)| r < 32 && lane < 64 && bit < 64));
+        // Drawn across registers and lanes, not all in one.
+        assert!(
+            places.iter().any(|p| p.0 != places[0].0) && places.iter().any(|p| p.1 != places[0].1)
+        );
+    }
+
     #[test]
     fn upset_rules_draw_places_from_their_own_stream() {
         let base: Profile =

@@ -56,6 +56,9 @@ fn apply_upsets(hart: &mut Hart, bus: &mut RvBus, now_ns: u64) {
             UpsetPlace::Csr(c) => hart
                 .flip_csr_bits(c, mask)
                 .map(|(b, a)| (json!({ "csr": c }), b, a)),
+            UpsetPlace::V(r, lane) => hart
+                .flip_vreg_bits(r, lane, mask)
+                .map(|(l, b, a)| (json!({ "v": r, "lane": l }), b, a)),
         };
         let line = match flipped {
             Some((at, before, after)) => {

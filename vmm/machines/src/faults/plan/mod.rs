@@ -196,6 +196,9 @@ pub enum UpsetPlace {
     Pc,
     /// A CSR by its number (those the hart has; others are traced as missed).
     Csr(u16),
+    /// Vector register v0-v31 (riscv64 with the vector extension), its 64-bit lane `lane`
+    /// modulo the lanes VLEN gives (a hart without vectors traces the upset as missed).
+    V(u8, u8),
 }
 
 impl UpsetPlace {
@@ -459,11 +462,12 @@ fn check_upset(
         UpsetPlace::F(r) => ("f registers", r < 32),
         UpsetPlace::Pc => ("pc", true),
         UpsetPlace::Csr(c) => ("a CSR", c < 0x1000),
+        UpsetPlace::V(r, lane) => ("v registers", r < 32 && lane < 64),
     };
     if !ok {
         return Err((
             "params",
-            format!("{what}: x1-x31, f0-f31, CSRs 0-0xfff (x0 never changes)"),
+            format!("{what}: x1-x31, f0-f31, v0-v31 (lanes 0-63), CSRs 0-0xfff (x0 never changes)"),
         ));
     }
     if bit >= bits {
