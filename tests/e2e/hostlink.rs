@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use wio_e2e_tests::{
-    cpio, require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio, with_summary,
+    initrd_adding, require_riscv_guests, riscv_guest_artifact, scratch, stderr, stdout, wio,
+    with_summary,
 };
 
 /// An HTTP server on 127.0.0.1 answering `GET /hello.txt` (404 otherwise) until stopped.
@@ -76,23 +77,10 @@ impl Server {
 
 /// The small guest's initramfs with /etc/wio-request holding `path` (a second, gzip'd
 /// archive after it: the kernel unpacks both): a build whose client asks for `path`.
-fn initrd_asking(dir: &Path, path: &str, to: &Path) {
-    let base = std::fs::read(riscv_guest_artifact("RISCV64_SMALL_INITRAMFS").unwrap()).unwrap();
-    let raw = dir.join("extra.cpio");
-    std::fs::write(
-        &raw,
-        cpio(&[("etc/wio-request", format!("{path}\n").as_bytes(), 0o644)]),
-    )
-    .unwrap();
-    let gz = std::process::Command::new("gzip")
-        .args(["-n", "-c"])
-        .arg(&raw)
-        .output()
-        .unwrap();
-    assert!(gz.status.success());
-    let mut all = base;
-    all.extend_from_slice(&gz.stdout);
-    std::fs::write(to, all).unwrap();
+fn initrd_asking(path: &str, to: &Path) {
+    let base = riscv_guest_artifact("RISCV64_SMALL_INITRAMFS").unwrap();
+    let request = format!("{path}\n");
+    initrd_adding(&base, &[("etc/wio-request", request.as_bytes(), 0o644)], to);
 }
 
 /// A test's scratch folder, the host's server started, the small guest's initramfs asking
@@ -101,7 +89,7 @@ fn setup(name: &str) -> (PathBuf, Server, PathBuf, PathBuf) {
     let dir = scratch(name);
     let server = Server::start();
     let initrd = dir.join("initrd.img");
-    initrd_asking(&dir, "/hello.txt", &initrd);
+    initrd_asking("/hello.txt", &initrd);
     let kernel = riscv_guest_artifact("RISCV64_SMALL_IMAGE").unwrap();
     (dir, server, initrd, kernel)
 }
@@ -219,7 +207,7 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("structurally equal"), "{}", stdout(&o));
     // A build whose client asks for something else: stopped where it parts from the tape.
-    initrd_asking(&dir, "/other.txt", &initrd);
+    initrd_asking("/other.txt", &initrd);
     let o = wio(&["verify", "--golden", g]);
     assert_eq!(o.status.code(), Some(104), "{}", stderr(&o));
     assert!(stderr(&o).contains("GET /other.txt"), "{}", stderr(&o));
@@ -232,7 +220,7 @@ fn a_recorded_host_fetch_replays_bit_for_bit_without_the_host() {
             && e.contains("GET /hello.txt"),
         "{e}"
     );
-    initrd_asking(&dir, "/hello.txt", &initrd);
+    initrd_asking("/hello.txt", &initrd);
     // Bad tapes and another configuration: one line each.
     let text = std::fs::read_to_string(&tape).unwrap();
     let cut = dir.join("cut.tape");
@@ -304,7 +292,7 @@ fn a_replay_past_its_tape_is_answered_by_the_dependency_standing_in() {
     assert_eq!(s["world_trace_hash"], rec["world_trace_hash"]);
     // A build asking for something else: the dependency answers from there on, the first
     // request and the second (which the tape holds, but past where the run left it).
-    initrd_asking(&dir, "/other.txt", &initrd);
+    initrd_asking("/other.txt", &initrd);
     let mut hashes = Vec::new();
     for _ in 0..2 {
         let (o, s) = with_summary("sim", &[w, "--replay", t]);
@@ -418,7 +406,7 @@ fn a_single_machine_records_its_host_link_and_replays_it_without_the_host() {
         assert_eq!(s["host_link"]["mode"], "replay", "{s}");
         assert_eq!(s["sandbox"], "on (seccomp)", "{s}");
     }
-    initrd_asking(&dir, "/other.txt", &initrd);
+    initrd_asking("/other.txt", &initrd);
     let mut args = machine.to_vec();
     args.extend_from_slice(&["--replay", t, "--quiet"]);
     args.insert(0, "run");

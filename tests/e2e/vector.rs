@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use wio_e2e_tests::{
-    cpio, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, skip, stderr,
-    stdout, wio, Capability,
+    initrd_adding, require_riscv_guests, riscv_guest_artifact, run_with_summary, scratch, skip,
+    stderr, stdout, wio, Capability,
 };
 
 /// The program, built for rv64gcv as the probe programs are (freestanding, no gp).
@@ -61,20 +61,10 @@ fn build_program(dir: &Path, test: &str) -> Option<PathBuf> {
 
 /// Debian's initramfs with the program as /bin/wio-probe (which its workload runs).
 fn initrd_with(dir: &Path, program: &Path) -> PathBuf {
-    let base = std::fs::read(riscv_guest_artifact("RISCV64_DEBIAN_INITRAMFS").unwrap()).unwrap();
-    let raw = dir.join("extra.cpio");
+    let base = riscv_guest_artifact("RISCV64_DEBIAN_INITRAMFS").unwrap();
     let bytes = std::fs::read(program).unwrap();
-    std::fs::write(&raw, cpio(&[("bin/wio-probe", &bytes, 0o755)])).unwrap();
-    let gz = Command::new("gzip")
-        .args(["-n", "-c"])
-        .arg(&raw)
-        .output()
-        .unwrap();
-    assert!(gz.status.success());
-    let mut all = base;
-    all.extend_from_slice(&gz.stdout);
     let path = dir.join("initrd.cpio.gz");
-    std::fs::write(&path, all).unwrap();
+    initrd_adding(&base, &[("bin/wio-probe", &bytes, 0o755)], &path);
     path
 }
 

@@ -426,3 +426,27 @@ pub fn cpio(files: &[(&str, &[u8], u32)]) -> Vec<u8> {
     entry(&mut out, 0, "TRAILER!!!", b"", 0);
     out
 }
+
+/// Writes to `to` the initramfs `base` with `files` (as [`cpio`] takes them) added: a
+/// second, gzip'd archive after it, which the kernel unpacks over the first.
+pub fn initrd_adding(base: &Path, files: &[(&str, &[u8], u32)], to: &Path) {
+    let mut all = std::fs::read(base).expect("read the base initramfs");
+    let mut gz = std::process::Command::new("gzip")
+        .args(["-n", "-c"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run gzip");
+    // Fed from a thread while this one reads gzip's output (neither pipe can fill up).
+    let mut stdin = gz.stdin.take().expect("gzip's stdin");
+    let archive = cpio(files);
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write as _;
+        stdin.write_all(&archive).expect("feed gzip");
+    });
+    let out = gz.wait_with_output().expect("gzip");
+    feeder.join().expect("the gzip feeder");
+    assert!(out.status.success(), "gzip failed");
+    all.extend_from_slice(&out.stdout);
+    std::fs::write(to, all).expect("write the initramfs");
+}

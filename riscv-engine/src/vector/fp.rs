@@ -306,7 +306,7 @@ impl Hart {
         let f6 = o.f6;
         let bad = || illegal(i);
         let v = self.vu();
-        let (sew, lmul8, lregs) = (v.sew(), v.lmul8(), v.lmul_regs());
+        let (sew, lmul8) = (v.sew(), v.lmul8());
         let (vl, vstart) = (v.vl as usize, v.vstart as usize);
         let known_vv = matches!(f6, 0b000000 | 0b000010 | 0b000100 | 0b000110 | 0b001000..=0b001010 | 0b100000 | 0b100100 | 0b101000..=0b101111 | 0b110000 | 0b110010 | 0b110100 | 0b110110 | 0b111000 | 0b111100..=0b111111);
         let known_vf = known_vv || matches!(f6, 0b100001 | 0b100111);
@@ -314,30 +314,9 @@ impl Hart {
             return Err(bad());
         }
         let widening = f6 >= 0b110000;
-        let (dfmt, dw, dregs) = if widening {
-            (DOUBLE, 8, (2 * lmul8 / 8).max(1))
-        } else {
-            (fmt, sew, lregs)
-        };
+        let dfmt = if widening { DOUBLE } else { fmt };
         let wide_vs2 = matches!(f6, 0b110100 | 0b110110);
-        let (s2w, s2regs) = if wide_vs2 { (8, dregs) } else { (sew, lregs) };
-        let mut ok = group_ok(o.vd, dregs) && group_ok(o.vs2, s2regs) && (o.vm || o.vd != 0);
-        ok &= !o.vv || group_ok(o.vs1, lregs);
-        if widening {
-            ok &= overlap_ok(
-                o.vd,
-                dregs,
-                dw,
-                o.vs2,
-                s2regs,
-                s2w,
-                if wide_vs2 { 2 * lmul8 } else { lmul8 },
-            );
-            ok &= !o.vv || overlap_ok(o.vd, dregs, dw, o.vs1, lregs, sew, lmul8);
-        }
-        if !ok {
-            return Err(bad());
-        }
+        let (dw, _, s2w) = o.layout(sew, lmul8, widening, wide_vs2).ok_or_else(bad)?;
         for e in vstart..vl {
             if !v.active(o.vm, e) {
                 continue;

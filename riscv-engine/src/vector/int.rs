@@ -76,6 +76,40 @@ impl Ops {
         }
     }
 
+    /// The element widths of a single-width or widening (`widening`) arithmetic form at SEW
+    /// `sew` bytes and LMUL `lmul8` eighths, checked against the spec's register rules
+    /// (groups aligned, a masked vd not v0, and for widening forms the overlaps 5.2
+    /// allows): (destination EEW, its registers, vs2's EEW), or `None` (illegal). A
+    /// `wide_vs2` form (.wv/.wx/.wf) reads vs2 at the destination's width.
+    pub(crate) fn layout(
+        &self,
+        sew: usize,
+        lmul8: usize,
+        widening: bool,
+        wide_vs2: bool,
+    ) -> Option<(usize, usize, usize)> {
+        let lregs = (lmul8 / 8).max(1);
+        let (dw, dregs) = if widening {
+            if 2 * sew > 8 || lmul8 > 32 {
+                return None;
+            }
+            (2 * sew, (2 * lmul8 / 8).max(1))
+        } else {
+            (sew, lregs)
+        };
+        let (s2w, s2regs) = if wide_vs2 { (dw, dregs) } else { (sew, lregs) };
+        let mut ok = group_ok(self.vd, dregs)
+            && group_ok(self.vs2, s2regs)
+            && (!self.vv || group_ok(self.vs1, lregs))
+            && (self.vm || self.vd != 0);
+        if widening {
+            let s2emul8 = if wide_vs2 { 2 * lmul8 } else { lmul8 };
+            ok &= overlap_ok(self.vd, dregs, dw, self.vs2, s2regs, s2w, s2emul8);
+            ok &= !self.vv || overlap_ok(self.vd, dregs, dw, self.vs1, lregs, sew, lmul8);
+        }
+        ok.then_some((dw, dregs, s2w))
+    }
+
     /// The second operand for element `i` (SEW `sew` bytes), truncated to SEW.
     #[inline]
     pub(crate) fn b(&self, v: &Vector, sew: usize, i: usize) -> u64 {

@@ -236,7 +236,7 @@ impl Hart {
     /// Averaging add/subtract, multiply, divide, multiply-add and the widening forms.
     fn vector_mul_add(&mut self, i: u32, o: &Ops) -> Result<(), Trap> {
         let v = self.vu();
-        let (sew, lmul8, lregs) = (v.sew(), v.lmul8(), v.lmul_regs());
+        let (sew, lmul8) = (v.sew(), v.lmul8());
         let (vl, vstart, vxrm) = (v.vl as usize, v.vstart as usize, v.vxrm);
         let bad = || illegal(i);
         let widening = o.f6 >= 0b110000;
@@ -244,38 +244,9 @@ impl Hart {
         if !known || (o.f6 == 0b111110 && o.vv) {
             return Err(bad());
         }
-        let aligned = |r: usize| group_ok(r, lregs);
-        let vs1_ok = !o.vv || aligned(o.vs1);
         // Widening: vd (and for .w forms vs2) hold 2*SEW at 2*LMUL.
-        let (dw, dregs) = if widening {
-            if 2 * sew > 8 || lmul8 > 32 {
-                return Err(bad());
-            }
-            (2 * sew, (2 * lmul8 / 8).max(1))
-        } else {
-            (sew, lregs)
-        };
         let wide_vs2 = matches!(o.f6, 0b110100..=0b110111);
-        let (s2w, s2regs) = if wide_vs2 { (dw, dregs) } else { (sew, lregs) };
-        let mut ok =
-            vs1_ok && group_ok(o.vd, dregs) && group_ok(o.vs2, s2regs) && (o.vm || o.vd != 0);
-        if widening {
-            ok &= overlap_ok(
-                o.vd,
-                dregs,
-                dw,
-                o.vs2,
-                s2regs,
-                s2w,
-                if wide_vs2 { 2 * lmul8 } else { lmul8 },
-            );
-            if o.vv {
-                ok &= overlap_ok(o.vd, dregs, dw, o.vs1, lregs, sew, lmul8);
-            }
-        }
-        if !ok {
-            return Err(bad());
-        }
+        let (dw, _, s2w) = o.layout(sew, lmul8, widening, wide_vs2).ok_or_else(bad)?;
         let sew_bits = 8 * sew as u32;
         for e in vstart..vl {
             if !v.active(o.vm, e) {

@@ -97,6 +97,27 @@ impl Gen<'_> {
         (self.vlmul8 / 8).max(1)
     }
 
+    /// A widening form's registers: vd (2 * LMUL), vs2 (2 * LMUL for a .w form, else
+    /// apart from vd) and, for a vector second operand (`form` ending in v), vs1 apart
+    /// from vd.
+    fn widening_operands(
+        &mut self,
+        form: &str,
+        l: usize,
+        wide: usize,
+    ) -> (usize, usize, Option<usize>) {
+        let vd = self.vreg(wide);
+        let vs2 = if form.starts_with('w') {
+            self.vreg(wide)
+        } else {
+            self.vreg_avoiding(l, &[(vd, wide)])
+        };
+        let vs1 = form
+            .ends_with('v')
+            .then(|| self.vreg_avoiding(l, &[(vd, wide)]));
+        (vd, vs2, vs1)
+    }
+
     /// ", v0.t" now and then (never for a destination v0, which masked forms refuse).
     fn vmask(&mut self, vd: usize) -> &'static str {
         if vd != 0 && self.r.chance(30) {
@@ -263,16 +284,10 @@ impl Gen<'_> {
                         ("vwmulsu", &["vv", "vx"]),
                     ]);
                     let form = self.r.pick(forms);
-                    let vd = self.vreg(wide);
-                    let vs2 = if form.starts_with('w') {
-                        self.vreg(wide)
-                    } else {
-                        self.vreg_avoiding(l, &[(vd, wide)])
-                    };
-                    let last = if form.ends_with('v') {
-                        format!("v{}", self.vreg_avoiding(l, &[(vd, wide)]))
-                    } else {
-                        self.vlast(form, false)
+                    let (vd, vs2, vs1) = self.widening_operands(form, l, wide);
+                    let last = match vs1 {
+                        Some(r) => format!("v{r}"),
+                        None => self.vlast(form, false),
                     };
                     let m = self.vmask(vd);
                     if self.r.chance(30) {
@@ -578,17 +593,8 @@ impl Gen<'_> {
                     ("vfwnmsac", &["vv", "vf"]),
                 ]);
                 let form = self.r.pick(forms);
-                let vd = self.vreg(wide);
-                let vs2 = if form.starts_with('w') {
-                    self.vreg(wide)
-                } else {
-                    self.vreg_avoiding(l, &[(vd, wide)])
-                };
-                let other = if form.ends_with('v') {
-                    format!("v{}", self.vreg_avoiding(l, &[(vd, wide)]))
-                } else {
-                    format!("f{fs}")
-                };
+                let (vd, vs2, vs1) = self.widening_operands(form, l, wide);
+                let other = vs1.map_or(format!("f{fs}"), |r| format!("v{r}"));
                 let m = self.vmask(vd);
                 if op.contains("macc") || op.contains("msac") {
                     format!("{op}.{form} v{vd}, {other}, v{vs2}{m}")
