@@ -68,18 +68,43 @@ fn normalize(fmt: Format, bits: u64) -> (i64, u64) {
     (exp, frac)
 }
 
-/// vfrsqrt7 of `a` (`fmt`: FP32 or FP64).
-pub(crate) fn rsqrt7(fmt: Format, a: u64, fl: &mut u8) -> u64 {
-    let neg = fmt.is_neg(a);
-    let exp_field = fmt.biased_exp(a);
-    let frac = a & fmt.frac_mask();
-    let all_ones = (1u64 << fmt.exp_bits()) - 1;
+/// An estimate's input, taken apart.
+struct Fields {
+    neg: bool,
+    exp_field: u64,
+    frac: u64,
+    /// The exponent field of infinities and NaNs.
+    all_ones: u64,
+}
+
+/// `a`'s fields, or `None` for a NaN (whose estimate is the canonical NaN; a signaling
+/// one raises invalid).
+fn fields(fmt: Format, a: u64, fl: &mut u8) -> Option<Fields> {
     if fmt.is_nan(a) {
         if fmt.is_signaling_nan(a) {
             *fl |= flags::NV;
         }
-        return fmt.canonical_nan();
+        return None;
     }
+    Some(Fields {
+        neg: fmt.is_neg(a),
+        exp_field: fmt.biased_exp(a),
+        frac: a & fmt.frac_mask(),
+        all_ones: (1u64 << fmt.exp_bits()) - 1,
+    })
+}
+
+/// vfrsqrt7 of `a` (`fmt`: FP32 or FP64).
+pub(crate) fn rsqrt7(fmt: Format, a: u64, fl: &mut u8) -> u64 {
+    let Some(Fields {
+        neg,
+        exp_field,
+        frac,
+        all_ones,
+    }) = fields(fmt, a, fl)
+    else {
+        return fmt.canonical_nan();
+    };
     if exp_field == 0 && frac == 0 {
         *fl |= flags::DZ;
         return fmt.inf(neg);
@@ -102,16 +127,15 @@ pub(crate) fn rsqrt7(fmt: Format, a: u64, fl: &mut u8) -> u64 {
 /// vfrec7 of `a` (`fmt`: FP32 or FP64) under rounding mode `mode` (which decides only
 /// what an overflowing result becomes).
 pub(crate) fn rec7(fmt: Format, a: u64, mode: RoundingMode, fl: &mut u8) -> u64 {
-    let neg = fmt.is_neg(a);
-    let exp_field = fmt.biased_exp(a);
-    let frac = a & fmt.frac_mask();
-    let all_ones = (1u64 << fmt.exp_bits()) - 1;
-    if fmt.is_nan(a) {
-        if fmt.is_signaling_nan(a) {
-            *fl |= flags::NV;
-        }
+    let Some(Fields {
+        neg,
+        exp_field,
+        frac,
+        all_ones,
+    }) = fields(fmt, a, fl)
+    else {
         return fmt.canonical_nan();
-    }
+    };
     if exp_field == all_ones {
         return fmt.zero(neg);
     }
