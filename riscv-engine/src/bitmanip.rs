@@ -4,8 +4,9 @@
 //!
 //! An instruction decodes into one packed `how` (the operation, and for an immediate
 //! form its shift amount) that the pre-decoded fast path keeps in `Op::imm`, and
-//! [`eval`] is the one definition of every operation: the interpreter, its fast path and
-//! compiled blocks (through a call) all use it, so they cannot disagree.
+//! [`eval`] is the one definition of every operation: the interpreter (which always
+//! reaches these through the pre-decoded `Kind::Bit`, since pre-decoding knows the hart's
+//! ISA) and compiled blocks (through a call) both use it, so they cannot disagree.
 
 use crate::isa::{Extension, Isa};
 

@@ -286,10 +286,6 @@ impl Hart {
     fn execute(&mut self, bus: &mut dyn Bus, i: u32, len: u64) -> Result<Flow, Trap> {
         let x1 = self.x[rs1(i)];
         let x2 = self.x[rs2(i)];
-        if let Some(how) = crate::bitmanip::decode(i, self.isa) {
-            self.set(rd(i), crate::bitmanip::eval(how, x1, x2));
-            return Ok(Flow::Next);
-        }
         match i & 0x7f {
             0x37 => self.set(rd(i), imm_u(i)),
             0x17 => self.set(rd(i), self.pc.wrapping_add(imm_u(i))),

@@ -148,15 +148,6 @@ fn imm_j(i: u32) -> i64 {
 /// Decodes a 32-bit (or expanded) instruction into an [`Op`] for a hart implementing
 /// `isa` (the bit-manipulation extensions it has get [`Kind::Bit`]).
 pub(crate) fn decode(i: u32, isa: crate::isa::Isa) -> Op {
-    if let Some(how) = crate::bitmanip::decode(i, isa) {
-        return Op {
-            kind: Kind::Bit,
-            rd: ((i >> 7) & 31) as u8,
-            rs1: ((i >> 15) & 31) as u8,
-            rs2: ((i >> 20) & 31) as u8,
-            imm: how as i32,
-        };
-    }
     let rd = ((i >> 7) & 31) as u8;
     let rs1 = ((i >> 15) & 31) as u8;
     let rs2 = ((i >> 20) & 31) as u8;
@@ -172,6 +163,9 @@ pub(crate) fn decode(i: u32, isa: crate::isa::Isa) -> Op {
             imm: imm as i32,
         }
     };
+    if let Some(how) = crate::bitmanip::decode(i, isa) {
+        return op(Kind::Bit, i64::from(how));
+    }
     match i & 0x7f {
         0x37 => op(Kind::Lui, i64::from((i & 0xffff_f000) as i32)),
         0x17 => op(Kind::Auipc, i64::from((i & 0xffff_f000) as i32)),

@@ -273,7 +273,7 @@ impl Hart {
         self.counter_bias = [0; 2];
         // Likewise the vector unit's state (a section of its own): reset first.
         if let Some(v) = self.vector.as_deref_mut() {
-            *v = crate::vector::unit::Vector::new(v.vlenb as u32 * 8);
+            v.reset();
         }
         let icache = &mut self.icache;
         icache.flush();

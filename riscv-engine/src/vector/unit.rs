@@ -41,15 +41,28 @@ impl Vector {
     /// leaves it: registers zero, vtype.vill set (no configuration yet), vl 0.
     pub(crate) fn new(vlen: u32) -> Vector {
         let vlenb = (vlen / 8) as usize;
-        Vector {
+        let mut v = Vector {
             vlenb,
             regs: vec![0; 32 * vlenb].into_boxed_slice(),
-            vtype: VILL,
+            vtype: 0,
             vl: 0,
             vstart: 0,
             vxrm: 0,
             vxsat: false,
-        }
+        };
+        v.reset();
+        v
+    }
+
+    /// Puts the unit back where reset leaves it, in place (a snapshot restore does this
+    /// on every branch: no allocation).
+    pub(crate) fn reset(&mut self) {
+        self.regs.fill(0);
+        self.vtype = VILL;
+        self.vl = 0;
+        self.vstart = 0;
+        self.vxrm = 0;
+        self.vxsat = false;
     }
 
     /// SEW in bytes.
@@ -67,14 +80,15 @@ impl Vector {
         (self.lmul8() / 8).max(1)
     }
 
-    /// VLMAX for element width `eew` bytes at EMUL `emul8` eighths.
-    pub(crate) fn vlmax_for(&self, eew: usize, emul8: usize) -> usize {
-        self.vlenb * emul8 / 8 / eew
-    }
-
     /// VLMAX of the current vtype.
     pub(crate) fn vlmax(&self) -> usize {
-        self.vlmax_for(self.sew(), self.lmul8())
+        self.vlmax_of(self.vtype)
+    }
+
+    /// VLMAX of `vtype` on this unit (LMUL * VLEN / SEW).
+    fn vlmax_of(&self, vtype: u64) -> usize {
+        let sew = 1 << ((vtype >> 3) & 7);
+        self.vlenb * lmul8(vtype).unwrap_or(8) / 8 / sew
     }
 
     /// Element `i` (of `eew` bytes) of the group at `reg`, zero-extended.
@@ -179,9 +193,7 @@ impl Vector {
             });
         }
         let vill_only = s.vtype == VILL && s.vl == 0;
-        let mut probe = self.clone();
-        probe.vtype = s.vtype;
-        let legal = legal_vtype(s.vtype) && s.vl <= probe.vlmax() as u64;
+        let legal = legal_vtype(s.vtype) && s.vl <= self.vlmax_of(s.vtype) as u64;
         if s.regs.len() != self.regs.len()
             || !(vill_only || legal)
             || s.vxrm > 3
