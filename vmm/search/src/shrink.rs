@@ -141,14 +141,25 @@ impl Item {
                     )
                 }
             },
-            Item::Node(n, f) => format!(
-                "{:.3} s: node {n}: {} ({:?}) for {:.3} s",
-                secs(f.at_ns),
-                f.kind.name(),
-                f.target,
-                secs(len)
-            )
-            .to_lowercase(),
+            Item::Node(n, f) => {
+                // The kind's parameters as the plan writes them (an upset's register, lane
+                // and bit; a crash's unflushed writes), and how long unless instant.
+                let params = serde_json::to_value(f.kind)
+                    .ok()
+                    .and_then(|v| v.get("params").map(|p| format!(" {p}")))
+                    .unwrap_or_default();
+                let span = if f.kind.is_instant() {
+                    String::new()
+                } else {
+                    format!(" for {:.3} s", secs(len))
+                };
+                format!(
+                    "{:.3} s: node {n}: {} ({}){params}{span}",
+                    secs(f.at_ns),
+                    f.kind.name(),
+                    format!("{:?}", f.target).to_lowercase(),
+                )
+            }
         }
     }
 }

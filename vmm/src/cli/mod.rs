@@ -532,8 +532,9 @@ pub struct RunArgs {
     /// Kernel image (ELF vmlinux or bzImage); default: the built-in test guest.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub kernel: Option<PathBuf>,
-    /// A guest built by images/build-all-riscv64.sh: "small" (default), "debian", or "flight"
-    /// (the bare-metal flight-software example; riscv64 only).
+    /// A guest built by images/build-all-riscv64.sh: "small" (default), "debian", "flight"
+    /// (the bare-metal flight-software example; riscv64 only) or "flight-vector" (its vector
+    /// variant, with --isa rv64gcv).
     #[arg(long, value_name = "NAME", conflicts_with = "from")]
     pub guest: Option<String>,
     /// Initial ramdisk to hand to the kernel.

@@ -12,7 +12,7 @@ pub enum GuestsError {
         name: String,
     },
     /// No built guest has that name.
-    #[error("unknown --guest {name:?}; riscv64 guests: small, debian, flight")]
+    #[error("unknown --guest {name:?}; riscv64 guests: small, debian, flight, flight-vector")]
     UnknownGuest {
         /// The name asked for.
         name: String,

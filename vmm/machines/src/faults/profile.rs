@@ -19,7 +19,7 @@
 //! duration_ms = [200, 2000]
 //! choices = ["both", "to-guest", "from-guest"]   # partition: directions; error: read write
 //!                          # any; crash: what unflushed writes do, lost torn kept; upset:
-//!                          # where, ram x f pc
+//!                          # where, ram x f pc v
 //! [[rule]]
 //! kind = "loss"
 //! count = [1, 1]
@@ -27,7 +27,8 @@
 //! value = [100000, 500000] # loss, duplicate, bit-rot: ppm; delay, latency, reorder: ns;
 //!                          # rtc-step: s; error: the n-th request fails (0: all of them);
 //!                          # upset: a bit address (physical address x 8 + bit) for ram,
-//!                          # any range for x, f, pc (register and bit come from it)
+//!                          # any range for x, f, pc, v (register, lane and bit come from
+//!                          # it; default: all of them)
 //! # crash: duration_ms is the time the machine stays off before it boots again
 //! ```
 
@@ -99,9 +100,11 @@ pub struct Rule {
     pub duration_ms: [u64; 2],
     /// The kind's number, drawn in [min, max]: ppm (loss, duplicate, bit-rot), ns (delay,
     /// latency, reorder), seconds (rtc-step, may be negative) or which request fails
-    /// (error: 0 = every matching one).
+    /// (error: 0 = every matching one); for an upset, its place: RAM bit addresses, or
+    /// any range for registers (default: every bit of the registers it chooses; RAM has
+    /// no default). Default [0, 0] for the other kinds; see [`Rule::value`].
     #[serde(default)]
-    pub value: [i64; 2],
+    pub value: Option<[i64; 2]>,
     /// The kind's choices, one drawn per fault: directions (partition), ops (error), what
     /// happens to unflushed writes (crash), places (upset) or stuck values (stuck); which
     /// a kind takes is [`Choice::of`].
@@ -127,6 +130,25 @@ impl Rule {
         self.count.unwrap_or(DEFAULT_COUNT)
     }
 
+    /// The rule's value range: the one it gives, or its default (every bit of an upset's
+    /// registers: a range whose length is a multiple of each chosen register file's
+    /// size, so that register, lane and bit are drawn uniformly; [0, 0] otherwise).
+    pub fn value(&self) -> [i64; 2] {
+        if let Some(v) = self.value {
+            return v;
+        }
+        let spaces: Option<Vec<u64>> = (self.kind == Kind::Upset && !self.choices.is_empty())
+            .then(|| self.choices.iter().map(|c| c.register_space()).collect())
+            .flatten();
+        match spaces {
+            Some(spaces) => {
+                let len = spaces.into_iter().fold(1, lcm);
+                [0, len as i64 - 1]
+            }
+            None => [0, 0],
+        }
+    }
+
     /// The bits an upset rule aims at (RAM bits of its range, or the registers' bits).
     fn upset_bits(&self) -> u64 {
         match self.choices.first() {
@@ -136,9 +158,21 @@ impl Rule {
             // The vector registers at the X280's VLEN (the plan is drawn before the machine
             // is known; a lane past a smaller VLEN wraps onto one it has).
             Some(Choice::V) => 32 * u64::from(wio_riscv::Isa::DEFAULT_VLEN),
-            _ => self.value[1].abs_diff(self.value[0]).saturating_add(1),
+            _ => {
+                let [lo, hi] = self.value();
+                hi.abs_diff(lo).saturating_add(1)
+            }
         }
     }
+}
+
+/// The least common multiple of two register-file sizes (small powers of two and 31).
+fn lcm(a: u64, b: u64) -> u64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
 }
 
 fn default_duration() -> [u64; 2] {
@@ -187,6 +221,18 @@ pub enum Choice {
 }
 
 impl Choice {
+    /// For an upset place that is a register file, how many values name its places
+    /// (register x 64-bit lane x bit, see [`upset`]); None for RAM and non-upset choices.
+    fn register_space(self) -> Option<u64> {
+        match self {
+            Choice::X => Some(31 * 64),
+            Choice::F => Some(32 * 64),
+            Choice::Pc => Some(64),
+            Choice::V => Some(32 * 64 * 64),
+            _ => None,
+        }
+    }
+
     /// The choices `kind` takes (none for kinds that take none).
     pub fn of(kind: Kind) -> &'static [Choice] {
         match kind {
@@ -233,7 +279,7 @@ fn rule(
         kind,
         count: Some(count),
         duration_ms,
-        value,
+        value: Some(value),
         choices: choices.to_vec(),
         rate_per_bit_s: None,
         flux: None,
@@ -387,7 +433,7 @@ impl Profile {
                 if r.choices.len() > 1 {
                     return Err(at(
                         "choices",
-                        "a rate applies to one place: choose one of ram, x, f, pc".into(),
+                        "a rate applies to one place: choose one of ram, x, f, pc, v".into(),
                     ));
                 }
                 let rate = flux::parse_rate(text)
@@ -403,18 +449,27 @@ impl Profile {
             if r.duration_ms[0] > r.duration_ms[1] {
                 return Err(at("duration_ms", "min above max".into()));
             }
-            if r.value[0] > r.value[1] {
+            let value = r.value();
+            if r.kind == Kind::Upset && r.value.is_none() && value == [0, 0] {
+                return Err(at(
+                    "value",
+                    "an upset in ram needs the bits it aims at: [first, last] bit address \
+                     (physical address x 8 + bit)"
+                        .into(),
+                ));
+            }
+            if value[0] > value[1] {
                 return Err(at("value", "min above max".into()));
             }
             let positive = r.kind != Kind::RtcStep;
-            if positive && r.value[0] < 0 {
+            if positive && value[0] < 0 {
                 return Err(at(
                     "value",
                     format!("must not be negative for {}", r.kind.name()),
                 ));
             }
             if matches!(r.kind, Kind::Loss | Kind::Duplicate | Kind::BitRot)
-                && r.value[1] > 1_000_000
+                && value[1] > 1_000_000
             {
                 return Err(at("value", "ppm above 1000000".into()));
             }
@@ -478,8 +533,8 @@ impl Profile {
                     None => s.range_inclusive(lo_ns, hi_ns - 1),
                 });
                 let duration_ns = s.range_inclusive(r.duration_ms[0], r.duration_ms[1]) * 1_000_000;
-                let span = r.value[1].abs_diff(r.value[0]);
-                let value = r.value[0].saturating_add_unsigned(s.range_inclusive(0, span));
+                let [lo, hi] = r.value();
+                let value = lo.saturating_add_unsigned(s.range_inclusive(0, hi.abs_diff(lo)));
                 let choice = s.below(r.choices.len().max(1) as u64) as usize;
                 let pick = r.choices.get(choice).copied();
                 let v = value.unsigned_abs();
@@ -705,6 +760,54 @@ mod upset_tests {
         assert!(
             places.iter().any(|p| p.0 != places[0].0) && places.iter().any(|p| p.1 != places[0].1)
         );
+    }
+
+    /// A register upset rule without `value` aims at every bit of its registers (the
+    /// default range is a whole number of each chosen register file); a RAM one without
+    /// `value` is refused, naming what to give.
+    #[test]
+    fn register_upsets_without_a_value_cover_every_register_and_ram_needs_one() {
+        let p: Profile = toml::from_str(
+            "[[rule]]\nkind = \"upset\"\ncount = [600, 600]\nchoices = [\"v\", \"x\"]\n",
+        )
+        .unwrap();
+        p.check().unwrap();
+        assert_eq!(p.rules[0].value(), [0, 31 * 32 * 64 * 64 - 1]);
+        let plan = p.draw(
+            RunSeed(2),
+            Targets {
+                disk: false,
+                node: true,
+            },
+        );
+        let (mut vregs, mut xregs, mut bits) = ([false; 32], [false; 32], [false; 64]);
+        for f in &plan.faults {
+            match f.kind {
+                FaultKind::Upset {
+                    place: UpsetPlace::V(r, _),
+                    bit,
+                    ..
+                } => {
+                    vregs[usize::from(r)] = true;
+                    bits[usize::from(bit)] = true;
+                }
+                FaultKind::Upset {
+                    place: UpsetPlace::X(r),
+                    ..
+                } => xregs[usize::from(r)] = true,
+                _ => panic!("{f:?}"),
+            }
+        }
+        assert!(vregs.iter().all(|&b| b), "every vector register is hit");
+        assert!(xregs[1..].iter().all(|&b| b), "every x register is hit");
+        assert!(bits.iter().all(|&b| b), "every bit position is hit");
+        for ram in ["", "choices = [\"ram\"]\n", "choices = [\"ram\", \"x\"]\n"] {
+            let p: Profile =
+                toml::from_str(&format!("[[rule]]\nkind = \"upset\"\ncount = [1, 1]\n{ram}"))
+                    .unwrap();
+            let e = p.check().unwrap_err().to_string();
+            assert!(e.contains("rule[0].value") && e.contains("bit address"), "{e}");
+        }
     }
 
     #[test]

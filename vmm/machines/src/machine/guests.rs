@@ -5,7 +5,7 @@ use crate::error::{GuestsError, Result};
 use std::path::{Path, PathBuf};
 
 /// The riscv64 guests built by `images/build-all-riscv64.sh`, by name.
-pub const GUESTS: [(&str, &str, Option<&str>); 3] = [
+pub const GUESTS: [(&str, &str, Option<&str>); 4] = [
     (
         "small",
         "RISCV64_SMALL_IMAGE",
@@ -18,6 +18,8 @@ pub const GUESTS: [(&str, &str, Option<&str>); 3] = [
     ),
     // The bare-metal flight-software example (images/flight): an ELF, no initramfs.
     ("flight", "RISCV64_FLIGHT_ELF", None),
+    // Its vector variant (RVV 1.0): for a hart with the vector extension (--isa rv64gcv).
+    ("flight-vector", "RISCV64_FLIGHT_VECTOR_ELF", None),
 ];
 
 /// The root disks built by `images/build-all-riscv64.sh`, by name.

@@ -256,24 +256,50 @@ pub fn print_table(report: &Report) {
 
 /// A short list of applied faults for the table: kind, target and start second.
 fn fault_list(faults: &[Applied]) -> String {
-    faults
+    let label = |a: &Applied| {
+        format!(
+            "{} {:?}{}",
+            a.fault.kind.name(),
+            a.fault.target,
+            a.node
+                .as_ref()
+                .map(|n| format!(" of node {n}"))
+                .unwrap_or_default()
+        )
+        .to_lowercase()
+    };
+    let secs = |a: &Applied| a.fault.at_ns as f64 / 1e9;
+    if faults.len() <= FAULTS_LISTED {
+        return faults
+            .iter()
+            .map(|a| format!("{} at {:.3} s", label(a), secs(a)))
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    // Many faults (a radiation profile draws hundreds): one entry per kind, target and
+    // node, with its count and its first and last time; the report has every one.
+    let mut groups: Vec<(String, usize, f64, f64)> = Vec::new();
+    for a in faults {
+        let (l, t) = (label(a), secs(a));
+        match groups.iter_mut().find(|g| g.0 == l) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 = g.2.min(t);
+                g.3 = g.3.max(t);
+            }
+            None => groups.push((l, 1, t, t)),
+        }
+    }
+    groups
         .iter()
-        .map(|a| {
-            format!(
-                "{} {:?}{} at {:.3} s",
-                a.fault.kind.name(),
-                a.fault.target,
-                a.node
-                    .as_ref()
-                    .map(|n| format!(" of node {n}"))
-                    .unwrap_or_default(),
-                a.fault.at_ns as f64 / 1e9
-            )
-            .to_lowercase()
-        })
+        .map(|(l, n, first, last)| format!("{n} x {l} from {first:.3} s to {last:.3} s"))
         .collect::<Vec<_>>()
         .join(", ")
+        + " (every one in the report)"
 }
+
+/// How many faults a failing seed's line lists one by one before it groups them.
+const FAULTS_LISTED: usize = 12;
 
 /// Reads a report file.
 pub fn read_report(path: &Path) -> Result<Report> {
