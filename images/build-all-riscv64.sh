@@ -28,7 +28,8 @@
 #   RISCV64_OPENSBI_FW_DYNAMIC=...  Debian's OpenSBI, generic platform, fw_dynamic.bin (--firmware)
 #   RISCV64_OPENSBI_FW_JUMP=...     the same, fw_jump.bin
 #   RISCV64_FLIGHT_ELF=...          the bare-metal flight-software example (images/flight)
-#                                   (these three empty when they could not be built: their
+#   RISCV64_FLIGHT_VECTOR_ELF=...   its vector variant (for --isa rv64gcv)
+#                                   (these four empty when they could not be built: their
 #                                   tests then skip)
 #
 # The same lines are written to $WIO_CACHE/riscv64-guests.env, where `wio run --guest`
@@ -79,7 +80,7 @@ run "$HERE/../examples/kv/image.sh"
 kv_image="$(get KV_IMAGE)"
 # Spaceflight targets: a failed download or toolchain install must not take the Linux
 # guests away (their tests then say SKIPPED).
-fw_dynamic="" fw_jump="" flight_elf="" rust_sdk_demo=""
+fw_dynamic="" fw_jump="" flight_elf="" flight_vector_elf="" rust_sdk_demo=""
 if out="$(bash "$HERE/riscv64-opensbi.sh")"; then
   fw_dynamic="$(sed -n 's/^FW_DYNAMIC=//p' <<<"$out")"; fw_jump="$(sed -n 's/^FW_JUMP=//p' <<<"$out")"
 else
@@ -87,6 +88,7 @@ else
 fi
 if out="$(bash "$HERE/riscv64-flight.sh")"; then
   flight_elf="$(sed -n 's/^FLIGHT_ELF=//p' <<<"$out")"
+  flight_vector_elf="$(sed -n 's/^FLIGHT_VECTOR_ELF=//p' <<<"$out")"
 else
   wio_log "WARNING: the flight-software example could not be built; its tests will say SKIPPED"
 fi
@@ -119,6 +121,7 @@ RISCV64_DEBIAN_SYSTEM_MAP=$debian_system_map
 RISCV64_OPENSBI_FW_DYNAMIC=$fw_dynamic
 RISCV64_OPENSBI_FW_JUMP=$fw_jump
 RISCV64_FLIGHT_ELF=$flight_elf
+RISCV64_FLIGHT_VECTOR_ELF=$flight_vector_elf
 EOF
 )"
 # The same lines, for wio (`wio run --guest small|debian`): written atomically.

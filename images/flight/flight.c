@@ -22,6 +22,10 @@
  *   - sometimes: a maneuver completes (the attitude settles within 0.5 degree).
  * The program reports setup complete after initialising, and runs RUN_MS of virtual
  * time, then powers off (status 0).
+ *
+ * The vector variant (built as flight-vector.elf with -march=rv64gcv -DFLIGHT_VECTOR, run
+ * with wio's --isa rv64gcv) is the same loop with its voting, scrubbing and control law
+ * in RVV 1.0: see "the vector variant" below.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -152,17 +156,20 @@ __attribute__((section(".critical"))) volatile uint32_t state[3][NWORDS];
 static int protect = 1;
 static uint32_t scrub_fixes;
 
+#ifndef FLIGHT_VECTOR
 static uint32_t state_get(int w) {
     if (!protect) return state[0][w];
     uint32_t a = state[0][w], b = state[1][w], c = state[2][w];
     return (a & b) | (a & c) | (b & c);
 }
+#endif
 
 static void state_set(int w, uint32_t v) {
     state[0][w] = v;
     if (protect) state[1][w] = state[2][w] = v;
 }
 
+#ifndef FLIGHT_VECTOR
 static void scrub(void) {
     for (int w = 0; w < NWORDS; w++) {
         uint32_t v = state_get(w);
@@ -174,6 +181,118 @@ static void scrub(void) {
         }
     }
 }
+#else
+/* ---------------------------------------------------------------- the vector variant
+ * The loop's working copy of the control state lives in vector register v8 (lanes 0-4 at
+ * SEW 32) between refreshes: voted from the three copies in one pass (copy 0 alone
+ * without protection) every SCRUB_MS and after every maneuver change, as flight software
+ * often votes once per frame rather than on every read (refresh=cycle in the bootargs:
+ * every 1 ms cycle). The scrub is the refresh plus a masked store of the voted words into
+ * every copy that disagrees. The control law is a widening dot product of the gains (v8
+ * lanes 1-2) with (error, rate) and a reduction.
+ *
+ * Nothing else in the program touches vector registers (gcc 12 emits no vector code and
+ * picolibc is built for rv64gc), so v8 keeps its value from one asm statement to the
+ * next. A radiation upset there is not outvoted until the next refresh, up to 10 ms
+ * later: memory TMR does not cover a copy held in registers. images/flight/geo-vector.toml
+ * aims the same orbit's rate at RAM and at the vector register file. */
+
+/* Turns the vector unit on (mstatus.VS = Initial), or powers off with status 3 on a hart
+ * without one (misa.V clear), saying so. */
+void power_off(int status);
+
+/* refresh=cycle in the bootargs: refresh the working copy at the start of every 1 ms
+ * cycle instead of every SCRUB_MS, so an upset in v8 lives only until the next cycle. */
+static int refresh_each_cycle;
+
+static void vector_on(void) {
+    uint64_t misa;
+    __asm__ volatile("csrr %0, misa" : "=r"(misa));
+    if (!(misa & (1UL << ('V' - 'A')))) {
+        printf("flight: this is the vector variant and the hart has no vector unit "
+               "(misa.V clear; run it with wio's --isa rv64gcv)\n");
+        power_off(3);
+        for (;;) __asm__ volatile("wfi");
+    }
+    __asm__ volatile("csrs mstatus, %0" ::"r"(1UL << 9));
+}
+
+static uint64_t vlen_bits(void) {
+    uint64_t vlenb;
+    __asm__ volatile("csrr %0, vlenb" : "=r"(vlenb));
+    return vlenb * 8;
+}
+
+/* v8 = the bitwise majority of the three copies (copy 0 without protection). */
+static void refresh(void) {
+    if (!protect) {
+        __asm__ volatile("vsetivli zero, %0, e32, m1, ta, ma\n\t"
+                         "vle32.v v8, (%1)" ::"i"(NWORDS), "r"(state[0])
+                         : "memory");
+        return;
+    }
+    __asm__ volatile("vsetivli zero, %0, e32, m1, ta, ma\n\t"
+                     "vle32.v v1, (%1)\n\t"
+                     "vle32.v v2, (%2)\n\t"
+                     "vle32.v v3, (%3)\n\t"
+                     "vand.vv v8, v1, v2\n\t"
+                     "vand.vv v4, v1, v3\n\t"
+                     "vor.vv v8, v8, v4\n\t"
+                     "vand.vv v4, v2, v3\n\t"
+                     "vor.vv v8, v8, v4" ::"i"(NWORDS), "r"(state[0]), "r"(state[1]), "r"(state[2])
+                     : "memory");
+}
+
+/* Word w of the working copy. */
+static uint32_t state_get(int w) {
+    uint64_t v;
+    __asm__ volatile("vsetivli zero, %1, e32, m1, ta, ma\n\t"
+                     "vslidedown.vx v9, v8, %2\n\t"
+                     "vmv.x.s %0, v9"
+                     : "=r"(v)
+                     : "i"(NWORDS), "r"((uint64_t)w));
+    return (uint32_t)v;
+}
+
+static void vstate_set(int w, uint32_t v) {
+    state_set(w, v);
+    refresh();
+}
+
+static void scrub(void) {
+    refresh();
+    if (!protect) return;
+    for (int c = 0; c < 3; c++) {
+        uint64_t fixed;
+        __asm__ volatile("vsetivli zero, %1, e32, m1, ta, ma\n\t"
+                         "vle32.v v1, (%2)\n\t"
+                         "vmsne.vv v0, v1, v8\n\t"
+                         "vcpop.m %0, v0\n\t"
+                         "vse32.v v8, (%2), v0.t"
+                         : "=r"(fixed)
+                         : "i"(NWORDS), "r"(state[c])
+                         : "memory");
+        scrub_fixes += (uint32_t)fixed;
+    }
+}
+
+/* KP * err + KD * rate in 64 bits: the gains are lanes 1-2 of the working copy. */
+static int64_t pd_sum(int32_t err, int32_t rate) {
+    int64_t sum;
+    __asm__ volatile("vsetivli zero, 2, e32, m1, ta, ma\n\t"
+                     "vslidedown.vi v9, v8, 1\n\t"
+                     "vmv.v.x v10, %2\n\t"
+                     "vmv.s.x v10, %1\n\t"
+                     "vwmul.vv v12, v9, v10\n\t"
+                     "vsetivli zero, 2, e64, m2, ta, ma\n\t"
+                     "vmv.s.x v14, zero\n\t"
+                     "vredsum.vs v14, v12, v14\n\t"
+                     "vmv.x.s %0, v14"
+                     : "=r"(sum)
+                     : "r"((int64_t)err), "r"((int64_t)rate));
+    return sum;
+}
+#endif
 
 /* ---------------------------------------------------------------- traps */
 void trap_report(uint64_t cause, uint64_t epc, uint64_t tval) {
@@ -205,6 +324,13 @@ int main(const uint8_t *fdt) {
     uint32_t cause = rd32(FIO_BASE + FIO_RESET_CAUSE);
     printf("flight: start (reset cause %s), protection %s\n", cause ? "watchdog" : "power-on",
            protect ? "on: TMR voting, scrubber every 10 ms" : "off");
+#ifdef FLIGHT_VECTOR
+    vector_on();
+    if (args && strstr(args, "refresh=cycle")) refresh_each_cycle = 1;
+    printf("flight: vector variant, VLEN %lu bits, working state in v8 (refreshed every %d ms)\n",
+           (unsigned long)vlen_bits(), refresh_each_cycle ? 1 : SCRUB_MS);
+#define state_set vstate_set
+#endif
 
     /* The catalogue: every promise, before any is evaluated. */
     promise_line(&p_envelope, 0, 0, NULL);
@@ -237,11 +363,18 @@ int main(const uint8_t *fdt) {
             printf("flight: t=%lu ms maneuver %lu to %ld mdeg\n", (unsigned long)ms,
                    (unsigned long)m, (long)maneuvers[m]);
         }
+#ifdef FLIGHT_VECTOR
+        if (refresh_each_cycle) refresh();
+#endif
         int32_t angle = (int32_t)rd32(FIO_BASE + FIO_ANGLE);
         int32_t rate = (int32_t)rd32(FIO_BASE + FIO_RATE);
         int32_t err = angle - (int32_t)state_get(W_SETPOINT);
+#ifndef FLIGHT_VECTOR
         int64_t cmd = -((int64_t)(int32_t)state_get(W_KP) * err +
                         (int64_t)(int32_t)state_get(W_KD) * rate) / 1000;
+#else
+        int64_t cmd = -pd_sum(err, rate) / 1000;
+#endif
         int64_t limit = (int32_t)state_get(W_LIMIT);
         if (cmd > limit) cmd = limit;
         if (cmd < -limit) cmd = -limit;
@@ -258,7 +391,11 @@ int main(const uint8_t *fdt) {
             promise(&p_settled, 1, NULL);
         }
         wr32(FIO_BASE + FIO_WDT_PET, WDT_KEY);
+#ifndef FLIGHT_VECTOR
         if (protect && ms % SCRUB_MS == 0) scrub();
+#else
+        if (ms % SCRUB_MS == 0) scrub();
+#endif
     }
     printf("flight: done after %d ms: peak command %ld, settled samples %lu, scrub repairs %lu\n",
            RUN_MS, (long)peak, (unsigned long)settled, (unsigned long)scrub_fixes);

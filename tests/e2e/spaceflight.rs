@@ -445,3 +445,138 @@ fn a_failing_radiation_seed_shrinks_to_the_upsets_that_matter() {
         .is_some_and(|l| l.iter().any(|p| p["status"] == "violated"));
     assert!(violated, "{s}");
 }
+
+/// The vector variant of the flight example (RVV 1.0: voting, scrubbing and the control
+/// law in vector registers), or None (after a skip) when not built.
+fn flight_vector_elf(test: &str) -> Option<String> {
+    let p = wio_e2e_tests::require_riscv_artifact(
+        test,
+        "RISCV64_FLIGHT_VECTOR_ELF",
+        wio_e2e_tests::Capability::RiscvFlight,
+    )?;
+    Some(p.to_str().expect("a UTF-8 path").to_string())
+}
+
+/// The last line of a flight: peak command, settled samples and scrub repairs.
+fn flight_result(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.starts_with("flight: done after"))
+        .unwrap_or_else(|| panic!("no result line:\n{text}"))
+}
+
+#[test]
+fn the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_what_radiation_breaks()
+{
+    let test = "the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_what_radiation_breaks";
+    let (Some(scalar), Some(vector)) = (flight_elf(test), flight_vector_elf(test)) else {
+        return;
+    };
+    let vec_isa = ["--isa", "rv64gcv"];
+    // Same commands as the scalar loop (the result line sums up every cycle's command),
+    // per seed, and the same bits twice.
+    for seed in [1, 2] {
+        let (s_text, _) = fly(&scalar, seed, "on", &[]);
+        let (v_text, v1) = fly(&vector, seed, "on", &vec_isa);
+        assert!(v_text.contains("vector variant, VLEN 512 bits"), "{v_text}");
+        assert_eq!(flight_result(&s_text), flight_result(&v_text));
+        assert_eq!(v1["exit_status"], 0);
+        assert_eq!(promise_status(&v1, ENVELOPE), "passed", "{v1}");
+        let (_, v2) = fly(&vector, seed, "on", &vec_isa);
+        assert_eq!(v1["trace_hash"], v2["trace_hash"]);
+    }
+    // On a hart without vectors it says so and stops (status 3), before any vector code.
+    let (text, s) = fly(&vector, 1, "on", &[]);
+    assert_eq!(s["exit_status"], 3, "{text}");
+    assert!(text.contains("has no vector unit"), "{text}");
+
+    // Side by side under the same upsets (RAM and vector registers, geo-vector.toml): the
+    // working copy in v8 is refreshed every 10 ms, so TMR in RAM does not save it; a
+    // refresh every 1 ms cycle does.
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../images/flight/geo-vector.toml"
+    );
+    let dir = wio_e2e_tests::scratch("flight-vector");
+    let mut reports = Vec::new();
+    for (name, cmdline) in [("frame", "on"), ("cycle", "on refresh=cycle")] {
+        let snap = dir.join(format!("{name}.snap"));
+        let mut extra = vec!["--faults", profile, "--snapshot-at", "setup-complete"];
+        extra.extend_from_slice(&["--snapshot-out", snap.to_str().unwrap(), "--quiet"]);
+        extra.extend_from_slice(&vec_isa);
+        let (_, s) = fly(&vector, 0, cmdline, &extra);
+        assert_eq!(s["exit_status"], 0, "{s}");
+        let report = dir.join(format!("{name}.json"));
+        wio_e2e_tests::explore_to(&snap, "0..40", &report, &["--exit-zero"]);
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        reports.push(r["results"].as_array().unwrap().clone());
+    }
+    let failing = |r: &[serde_json::Value]| -> Vec<u64> {
+        r.iter()
+            .filter(|x| x["failed"] == true)
+            .map(|x| x["seed"].as_u64().unwrap())
+            .collect()
+    };
+    let (frame, cycle) = (&reports[0], &reports[1]);
+    assert!(failing(frame).len() >= 3, "{:?}", failing(frame));
+    assert_eq!(failing(cycle), Vec::<u64>::new());
+    for (a, b) in frame.iter().zip(cycle) {
+        assert_eq!(a["faults"], b["faults"], "the same upsets hit both");
+        let vregs = a["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["params"]["place"]["v"].is_array())
+            .count();
+        assert!(vregs > 100, "{vregs} vector-register upsets");
+    }
+
+    // As a world, a failing seed shrinks to one upset: of v8, in the 64-bit lane holding
+    // the gain KD and the command limit (the lane wraps at VLEN 512: 8 lanes).
+    let world = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../images/flight/world-vector.toml"
+    );
+    let snap = dir.join("world.snap");
+    let out = wio_e2e_tests::wio(&[
+        "sim",
+        world,
+        "--seed",
+        "0",
+        "--quiet",
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(snap.exists(), "{}", wio_e2e_tests::stderr(&out));
+    let report = dir.join("world.json");
+    wio_e2e_tests::explore_to(&snap, "0..20", &report, &["--exit-zero"]);
+    let minimal = dir.join("min.json");
+    let out = wio_e2e_tests::wio(&[
+        "shrink",
+        "--report",
+        report.to_str().unwrap(),
+        "--out",
+        minimal.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        wio_e2e_tests::stderr(&out)
+    );
+    let story = stdout(&out);
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&minimal).unwrap()).unwrap();
+    let faults = plan["nodes"][0][1]["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "{plan}");
+    let place = &faults[0]["params"]["place"]["v"];
+    assert_eq!(place[0], 8, "{plan}");
+    assert_eq!(place[1].as_u64().unwrap() % 8, 1, "{plan}");
+    assert!(story.contains("upset (node) {\"bit\""), "{story}");
+    println!(
+        "vector flight: frame refresh failed {:?} of 40, cycle refresh none; shrunk to {place}",
+        failing(frame)
+    );
+}
