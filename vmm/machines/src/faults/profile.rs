@@ -468,8 +468,7 @@ impl Profile {
                     format!("must not be negative for {}", r.kind.name()),
                 ));
             }
-            if matches!(r.kind, Kind::Loss | Kind::Duplicate | Kind::BitRot)
-                && value[1] > 1_000_000
+            if matches!(r.kind, Kind::Loss | Kind::Duplicate | Kind::BitRot) && value[1] > 1_000_000
             {
                 return Err(at("value", "ppm above 1000000".into()));
             }
@@ -802,11 +801,15 @@ mod upset_tests {
         assert!(xregs[1..].iter().all(|&b| b), "every x register is hit");
         assert!(bits.iter().all(|&b| b), "every bit position is hit");
         for ram in ["", "choices = [\"ram\"]\n", "choices = [\"ram\", \"x\"]\n"] {
-            let p: Profile =
-                toml::from_str(&format!("[[rule]]\nkind = \"upset\"\ncount = [1, 1]\n{ram}"))
-                    .unwrap();
+            let p: Profile = toml::from_str(&format!(
+                "[[rule]]\nkind = \"upset\"\ncount = [1, 1]\n{ram}"
+            ))
+            .unwrap();
             let e = p.check().unwrap_err().to_string();
-            assert!(e.contains("rule[0].value") && e.contains("bit address"), "{e}");
+            assert!(
+                e.contains("rule[0].value") && e.contains("bit address"),
+                "{e}"
+            );
         }
     }
 
