@@ -184,7 +184,8 @@ static void scrub(void) {
 #else
 /* ---------------------------------------------------------------- the vector variant
  * The loop's working copy of the control state lives in vector register v8 (lanes 0-4 at
- * SEW 32) between refreshes: voted from the three copies in one pass (copy 0 alone
+ * SEW 32; LMUL 2, so that the five words fit at every VLEN from 128 bits) between
+ * refreshes: voted from the three copies in one pass (copy 0 alone
  * without protection) every SCRUB_MS and after every maneuver change, as flight software
  * often votes once per frame rather than on every read (refresh=cycle in the bootargs:
  * every 1 ms cycle). The scrub is the refresh plus a masked store of the voted words into
@@ -226,29 +227,29 @@ static uint64_t vlen_bits(void) {
 /* v8 = the bitwise majority of the three copies (copy 0 without protection). */
 static void refresh(void) {
     if (!protect) {
-        __asm__ volatile("vsetivli zero, %0, e32, m1, ta, ma\n\t"
+        __asm__ volatile("vsetivli zero, %0, e32, m2, ta, ma\n\t"
                          "vle32.v v8, (%1)" ::"i"(NWORDS), "r"(state[0])
                          : "memory");
         return;
     }
-    __asm__ volatile("vsetivli zero, %0, e32, m1, ta, ma\n\t"
-                     "vle32.v v1, (%1)\n\t"
-                     "vle32.v v2, (%2)\n\t"
-                     "vle32.v v3, (%3)\n\t"
-                     "vand.vv v8, v1, v2\n\t"
-                     "vand.vv v4, v1, v3\n\t"
-                     "vor.vv v8, v8, v4\n\t"
-                     "vand.vv v4, v2, v3\n\t"
-                     "vor.vv v8, v8, v4" ::"i"(NWORDS), "r"(state[0]), "r"(state[1]), "r"(state[2])
+    __asm__ volatile("vsetivli zero, %0, e32, m2, ta, ma\n\t"
+                     "vle32.v v16, (%1)\n\t"
+                     "vle32.v v18, (%2)\n\t"
+                     "vle32.v v20, (%3)\n\t"
+                     "vand.vv v8, v16, v18\n\t"
+                     "vand.vv v22, v16, v20\n\t"
+                     "vor.vv v8, v8, v22\n\t"
+                     "vand.vv v22, v18, v20\n\t"
+                     "vor.vv v8, v8, v22" ::"i"(NWORDS), "r"(state[0]), "r"(state[1]), "r"(state[2])
                      : "memory");
 }
 
 /* Word w of the working copy. */
 static uint32_t state_get(int w) {
     uint64_t v;
-    __asm__ volatile("vsetivli zero, %1, e32, m1, ta, ma\n\t"
-                     "vslidedown.vx v9, v8, %2\n\t"
-                     "vmv.x.s %0, v9"
+    __asm__ volatile("vsetivli zero, %1, e32, m2, ta, ma\n\t"
+                     "vslidedown.vx v10, v8, %2\n\t"
+                     "vmv.x.s %0, v10"
                      : "=r"(v)
                      : "i"(NWORDS), "r"((uint64_t)w));
     return (uint32_t)v;
@@ -264,9 +265,9 @@ static void scrub(void) {
     if (!protect) return;
     for (int c = 0; c < 3; c++) {
         uint64_t fixed;
-        __asm__ volatile("vsetivli zero, %1, e32, m1, ta, ma\n\t"
-                         "vle32.v v1, (%2)\n\t"
-                         "vmsne.vv v0, v1, v8\n\t"
+        __asm__ volatile("vsetivli zero, %1, e32, m2, ta, ma\n\t"
+                         "vle32.v v16, (%2)\n\t"
+                         "vmsne.vv v0, v16, v8\n\t"
                          "vcpop.m %0, v0\n\t"
                          "vse32.v v8, (%2), v0.t"
                          : "=r"(fixed)
@@ -280,14 +281,14 @@ static void scrub(void) {
 static int64_t pd_sum(int32_t err, int32_t rate) {
     int64_t sum;
     __asm__ volatile("vsetivli zero, 2, e32, m1, ta, ma\n\t"
-                     "vslidedown.vi v9, v8, 1\n\t"
-                     "vmv.v.x v10, %2\n\t"
-                     "vmv.s.x v10, %1\n\t"
-                     "vwmul.vv v12, v9, v10\n\t"
+                     "vslidedown.vi v12, v8, 1\n\t"
+                     "vmv.v.x v13, %2\n\t"
+                     "vmv.s.x v13, %1\n\t"
+                     "vwmul.vv v14, v12, v13\n\t"
                      "vsetivli zero, 2, e64, m2, ta, ma\n\t"
-                     "vmv.s.x v14, zero\n\t"
-                     "vredsum.vs v14, v12, v14\n\t"
-                     "vmv.x.s %0, v14"
+                     "vmv.s.x v16, zero\n\t"
+                     "vredsum.vs v16, v14, v16\n\t"
+                     "vmv.x.s %0, v16"
                      : "=r"(sum)
                      : "r"((int64_t)err), "r"((int64_t)rate));
     return sum;

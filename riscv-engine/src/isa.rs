@@ -64,7 +64,7 @@ pub const BASE: &str = "rv64imafdc_zicsr_zifencei";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IsaError {
     /// Not an RV64 string.
-    #[error("`{0}` is not an RV64 ISA string: it must start with rv64gc (or rv64imafdc), e.g. rv64gc_zba_zbb_zbs")]
+    #[error("`{0}` is not an RV64 ISA string: it must start with rv64gc (or rv64imafdc), e.g. rv64gc_zba_zbb_zbs, or name a profile: x280")]
     Base(String),
     /// A VLEN the vector unit does not support.
     #[error("VLEN {0} is not supported: zvl<N>b takes a power of two from 128 to 4096 (default 512, as on the SiFive X280)")]
@@ -189,9 +189,14 @@ impl FromStr for Isa {
     /// already holds and `v`, then `_`-separated extensions (`zicsr`, `zifencei`, `zba`,
     /// `zbb`, `zbc`, `zbs`, `zvl<N>b` for VLEN = N with `v`, default 512),
     /// case-insensitively. `b` (single letter, or `_b`) is Zba+Zbb+Zbs, as ratified.
+    /// `x280` names the SiFive X280's ISA, rv64gcv_zba_zbb (VLEN 512).
     /// Anything else is refused with what wio supports.
     fn from_str(s: &str) -> Result<Isa, IsaError> {
         let lower = s.trim().to_ascii_lowercase();
+        if lower == "x280" {
+            // SiFive's X280 (the HPSC's cores): RV64GCV at VLEN 512 with Zba and Zbb.
+            return "rv64gcv_zba_zbb".parse();
+        }
         let mut parts = lower.split('_');
         let head = parts.next().unwrap_or_default();
         let letters = head
@@ -292,6 +297,9 @@ mod tests {
 
     #[test]
     fn strings_parse_into_extensions_and_print_canonically() {
+        let x280: Isa = "X280".parse().unwrap();
+        assert_eq!(x280.to_string(), "rv64gcv_zba_zbb_zvl512b");
+        assert_eq!(x280.vlen(), Some(512));
         let zb: Isa = "rv64gc_zba_zbb_zbs".parse().unwrap();
         assert!(zb.has(Extension::Zba) && zb.has(Extension::Zbb) && zb.has(Extension::Zbs));
         assert!(!zb.has(Extension::Zbc));

@@ -269,12 +269,20 @@ fn bit_manipulation_extensions_reach_linux_and_snapshots_keep_them() {
     assert_eq!(restored["trace_hash"], with["trace_hash"], "{restored}");
     assert_eq!(restored["isa"], "rv64gc_zba_zbb_zbs");
 
-    for (isa, says) in [
-        ("rv64gcv_zvl100b", "VLEN 100"),
-        ("rv64gc_zbkb", "zbkb"),
-        ("rv64gc_zve32x", "zve32x"),
+    for (args, says) in [
+        (&["--isa", "rv64gcv_zvl100b"][..], "VLEN 100"),
+        (&["--isa", "rv64gc_zbkb"], "zbkb"),
+        (&["--isa", "rv64gc_zve32x"], "zve32x"),
+        (&["--isa", "x281"], "profile: x280"),
+        (&["--vlen", "100"], "--vlen 100: VLEN 100"),
+        (
+            &["--isa", "rv64gcb", "--vlen", "256"],
+            "no vector extension",
+        ),
     ] {
-        let o = wio(&["run", "--arch", "riscv64", "--isa", isa]);
+        let mut cmd = vec!["run", "--arch", "riscv64"];
+        cmd.extend_from_slice(args);
+        let o = wio(&cmd);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_ne!(o.status.code(), Some(0));
         assert!(

@@ -484,6 +484,14 @@ fn the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_wha
         let (_, v2) = fly(&vector, seed, "on", &vec_isa);
         assert_eq!(v1["trace_hash"], v2["trace_hash"]);
     }
+    // The X280's profile, and another VLEN: the same loop, the same result.
+    let (s_text, _) = fly(&scalar, 1, "on", &[]);
+    let (x_text, x) = fly(&vector, 1, "on", &["--isa", "x280"]);
+    assert_eq!(x["isa"], "rv64gcv_zba_zbb_zvl512b", "{x}");
+    assert_eq!(flight_result(&s_text), flight_result(&x_text));
+    let (v_text, _) = fly(&vector, 1, "on", &["--vlen", "128"]);
+    assert!(v_text.contains("VLEN 128 bits"), "{v_text}");
+    assert_eq!(flight_result(&s_text), flight_result(&v_text));
     // On a hart without vectors it says so and stops (status 3), before any vector code.
     let (text, s) = fly(&vector, 1, "on", &[]);
     assert_eq!(s["exit_status"], 3, "{text}");

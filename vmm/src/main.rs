@@ -166,7 +166,7 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
         initrd: args.initrd.clone(),
         firmware: args.firmware.clone(),
         ecc: args.ecc,
-        isa: args.isa.unwrap_or_default(),
+        isa: run_isa(args)?,
         cmdline: args.cmdline.clone(),
         mem_mib: args.mem,
         epoch_unix,
@@ -186,6 +186,25 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
     })
 }
 
+/// The hart's ISA from `--isa` and `--vlen` (alone, rv64gcv at that VLEN).
+fn run_isa(args: &RunArgs) -> Result<wio_riscv::Isa, WioError> {
+    let Some(vlen) = args.vlen else {
+        return Ok(args.isa.unwrap_or_default());
+    };
+    let isa = match args.isa {
+        Some(isa) if isa.vlen().is_none() => {
+            return Err(WioError::Usage(format!(
+                "--vlen sets the vector length, but --isa {isa} has no vector extension: add v \
+                 (e.g. --isa rv64gcv, or rv64gcv_zba_zbb_zbs)"
+            )))
+        }
+        Some(isa) => isa,
+        None => wio_riscv::Isa::RV64GC,
+    };
+    isa.with_vector(vlen)
+        .map_err(|e| WioError::Usage(format!("--vlen {vlen}: {e}")))
+}
+
 /// `wio run`'s flags that only one architecture takes, and the two that exclude each other.
 fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
     if args.guest.is_some() && arch != Arch::Riscv64 {
@@ -198,9 +217,10 @@ fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
             "--ecc models ECC memory on riscv64 machines; use it with --arch riscv64".into(),
         ));
     }
-    if args.isa.is_some() && arch != Arch::Riscv64 {
+    if (args.isa.is_some() || args.vlen.is_some()) && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
-            "--isa chooses a riscv64 hart's extensions; use it with --arch riscv64".into(),
+            "--isa and --vlen choose a riscv64 hart's extensions; use them with --arch riscv64"
+                .into(),
         ));
     }
     if args.firmware.is_some() && arch != Arch::Riscv64 {

@@ -563,10 +563,14 @@ pub struct RunArgs {
     /// rv64gc_zba_zbb_zbs (RVA22's bit manipulation; also written rv64gcb), zbc
     /// (carry-less multiplication), and v, the vector extension (RVV 1.0, VLEN 512 as on the
     /// SiFive X280 unless _zvl<N>b says otherwise, 128-4096): e.g. rv64gcv_zba_zbb_zbs or
-    /// rv64gcv_zvl256b. The device tree advertises what is chosen, and the hart executes
-    /// it; anything else is refused.
+    /// rv64gcv_zvl256b; or x280, the SiFive X280's rv64gcv_zba_zbb. The device tree
+    /// advertises what is chosen, and the hart executes it; anything else is refused.
     #[arg(long, value_name = "ISA", conflicts_with = "from")]
     pub isa: Option<wio_riscv::Isa>,
+    /// riscv64: the vector length in bits, a power of two from 128 to 4096 (the same as
+    /// _zvl<N>b in --isa, which it overrides); without --isa, the hart is rv64gcv.
+    #[arg(long, value_name = "BITS", conflicts_with = "from")]
+    pub vlen: Option<u32>,
     /// Kernel command line (default for Linux: deterministic arguments, see docs/running.md and docs/x86_64.md).
     #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,
