@@ -156,12 +156,17 @@ fn debian_runs_a_vector_program_as_qemu_does_and_a_snapshot_in_it_restores() {
     );
 
     // gdb sees the vector registers there (VLEN, and v24 read as words: what it holds
-    // depends on what the kernel did since the program's last vector instruction); the
-    // debugged replay is the run.
+    // depends on what the kernel did since the program's last vector instruction) and
+    // writes them (a word of v24 changed, read back, and put back); the debugged replay
+    // is the run.
     if wio_e2e_tests::gdb::have_gdb(test) {
         let script = "set architecture riscv:rv64
 target remote ADDR
 printf \"VEC vlenb=%lx bits=%lx acc=%lx\\n\", $vlenb, sizeof($v31) * 8, $v24.w[0]
+set $keep = $v24.w[1]
+set $v24.w[1] = 0x5eed1234
+printf \"SET %lx\\n\", $v24.w[1]
+set $v24.w[1] = $keep
 detach
 ";
         let (out, debugged) = wio_e2e_tests::gdb::gdb_session(
@@ -178,6 +183,7 @@ detach
             line.starts_with("VEC vlenb=40 bits=200 acc="),
             "gdb:\n{out}"
         );
+        assert!(out.lines().any(|l| l == "SET 5eed1234"), "gdb:\n{out}");
         assert_eq!(serde_json::Value::from(debugged), first["trace_hash"]);
     }
 

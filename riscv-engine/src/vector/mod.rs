@@ -115,6 +115,15 @@ impl Hart {
         }
     }
 
+    /// After a debugger changed the vector registers: mstatus.VS turns dirty, as after a
+    /// vector instruction, so that a kernel saves them, unless the unit is off (it stays
+    /// off).
+    pub fn vector_written(&mut self) {
+        if self.mstatus & VS != 0 {
+            self.vs_dirty();
+        }
+    }
+
     /// Turns mstatus.VS on (dirty) where the hart has a vector unit, as a kernel does for a
     /// process that uses vectors (the differential test runs user code so).
     pub fn enable_vector(&mut self) {

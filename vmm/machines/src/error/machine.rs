@@ -76,8 +76,8 @@ pub enum MachineError {
     /// `monitor checkpoint-interval` below the smallest interval.
     #[error("checkpoint-interval: at least 1000000 instructions")]
     CheckpointInterval,
-    /// gdb asked to change registers other than x, f and pc.
-    #[error("wio's gdb server changes x, f and pc registers only")]
+    /// gdb asked to change registers other than x, f, pc and v.
+    #[error("wio's gdb server changes x, f, pc and v registers only (not CSRs)")]
     RegistersReadOnly,
     /// A world's node asked to move in time alone.
     #[error("a world's node cannot be moved alone: seek is for `wio run --gdb`")]

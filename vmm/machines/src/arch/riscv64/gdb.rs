@@ -445,11 +445,26 @@ impl SingleThreadBase for RvTarget {
 
     fn write_registers(&mut self, regs: &Regs) -> TargetResult<(), Self> {
         let now = self.regs();
-        let vector_changed = regs.vcsr != now.vcsr || regs.v != now.v;
-        if regs.csr != now.csr || regs.prv != now.prv || regs.fcsr != now.fcsr || vector_changed {
+        if regs.csr != now.csr
+            || regs.prv != now.prv
+            || regs.fcsr != now.fcsr
+            || regs.vcsr != now.vcsr
+            || regs.v.len() != now.v.len()
+        {
             return Err(refused(MachineError::RegistersReadOnly.into()));
         }
         let h = self.d.hart_mut();
+        if regs.v != now.v {
+            // The vector registers' bytes (their CSRs stay read-only); mstatus.VS turns
+            // dirty unless off, as after a vector instruction, so a kernel saves them.
+            let mut state = h
+                .save_vector()
+                .ok_or_else(|| refused(MachineError::RegistersReadOnly.into()))?;
+            state.regs.clone_from(&regs.v);
+            h.load_vector(&state)
+                .map_err(|_| refused(MachineError::RegistersReadOnly.into()))?;
+            h.vector_written();
+        }
         h.x = regs.x;
         h.x[0] = 0;
         h.pc = regs.pc;
