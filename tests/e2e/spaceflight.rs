@@ -380,25 +380,14 @@ fn a_failing_radiation_seed_shrinks_to_the_upsets_that_matter() {
     if flight_elf("a_failing_radiation_seed_shrinks_to_the_upsets_that_matter").is_none() {
         return;
     }
-    let world = concat!(env!("CARGO_MANIFEST_DIR"), "/../images/flight/world.toml");
     let dir = wio_e2e_tests::scratch("flight-shrink");
-    let snap = dir.join("obc.snap");
-    let out = wio_e2e_tests::wio(&[
-        "sim",
-        world,
-        "--seed",
-        "0",
-        "--quiet",
-        "--snapshot-at",
-        "setup-complete",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert!(snap.exists(), "{}", wio_e2e_tests::stderr(&out));
-    let report = dir.join("obc.json");
-    wio_e2e_tests::explore_to(&snap, "0..10", &report, &["--exit-zero"]);
-    let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let Shrunk {
+        snap,
+        minimal,
+        report: r,
+        plan,
+        ..
+    } = explore_and_shrink("world.toml", &dir, "0..10");
     let failing = r["results"]
         .as_array()
         .unwrap()
@@ -406,22 +395,6 @@ fn a_failing_radiation_seed_shrinks_to_the_upsets_that_matter() {
         .filter(|x| x["failed"] == true)
         .count();
     assert!(failing > 0, "no seed of 10 failed: {r}");
-    let minimal = dir.join("min.json");
-    let out = wio_e2e_tests::wio(&[
-        "shrink",
-        "--report",
-        report.to_str().unwrap(),
-        "--out",
-        minimal.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        wio_e2e_tests::stderr(&out)
-    );
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&minimal).unwrap()).unwrap();
     let faults = plan["nodes"][0][1]["faults"].as_array().unwrap();
     assert!(!faults.is_empty() && faults.len() <= 2, "{plan}");
     assert!(faults.iter().all(|f| f["kind"] == "upset"));
@@ -444,6 +417,60 @@ fn a_failing_radiation_seed_shrinks_to_the_upsets_that_matter() {
         .as_array()
         .is_some_and(|l| l.iter().any(|p| p["status"] == "violated"));
     assert!(violated, "{s}");
+}
+
+/// A world of the flight example (`images/flight/WORLD`) snapshotted at setup-complete
+/// (seed 0), explored over `seeds` and its first failing seed shrunk: the snapshot, the
+/// exploration's report, the minimal plan and shrink's story.
+struct Shrunk {
+    snap: std::path::PathBuf,
+    minimal: std::path::PathBuf,
+    report: serde_json::Value,
+    plan: serde_json::Value,
+    story: String,
+}
+
+fn explore_and_shrink(world: &str, dir: &std::path::Path, seeds: &str) -> Shrunk {
+    let world = format!("{}/../images/flight/{world}", env!("CARGO_MANIFEST_DIR"));
+    let snap = dir.join("world.snap");
+    let out = wio_e2e_tests::wio(&[
+        "sim",
+        &world,
+        "--seed",
+        "0",
+        "--quiet",
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(snap.exists(), "{}", wio_e2e_tests::stderr(&out));
+    let report = dir.join("world.json");
+    wio_e2e_tests::explore_to(&snap, seeds, &report, &["--exit-zero"]);
+    let minimal = dir.join("min.json");
+    let out = wio_e2e_tests::wio(&[
+        "shrink",
+        "--report",
+        report.to_str().unwrap(),
+        "--out",
+        minimal.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        wio_e2e_tests::stderr(&out)
+    );
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    Shrunk {
+        report: read(&report),
+        plan: read(&minimal),
+        story: stdout(&out),
+        snap,
+        minimal,
+    }
 }
 
 /// The vector variant of the flight example (RVV 1.0: voting, scrubbing and the control
@@ -541,42 +568,7 @@ fn the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_wha
 
     // As a world, a failing seed shrinks to one upset: of v8, in the 64-bit lane holding
     // the gain KD and the command limit (the lane wraps at VLEN 512: 8 lanes).
-    let world = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../images/flight/world-vector.toml"
-    );
-    let snap = dir.join("world.snap");
-    let out = wio_e2e_tests::wio(&[
-        "sim",
-        world,
-        "--seed",
-        "0",
-        "--quiet",
-        "--snapshot-at",
-        "setup-complete",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-    ]);
-    assert!(snap.exists(), "{}", wio_e2e_tests::stderr(&out));
-    let report = dir.join("world.json");
-    wio_e2e_tests::explore_to(&snap, "0..20", &report, &["--exit-zero"]);
-    let minimal = dir.join("min.json");
-    let out = wio_e2e_tests::wio(&[
-        "shrink",
-        "--report",
-        report.to_str().unwrap(),
-        "--out",
-        minimal.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        wio_e2e_tests::stderr(&out)
-    );
-    let story = stdout(&out);
-    let plan: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&minimal).unwrap()).unwrap();
+    let Shrunk { plan, story, .. } = explore_and_shrink("world-vector.toml", &dir, "0..20");
     let faults = plan["nodes"][0][1]["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "{plan}");
     let place = &faults[0]["params"]["place"]["v"];
