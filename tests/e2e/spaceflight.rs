@@ -109,11 +109,14 @@ fn opensbi_boots_the_debian_kernel_to_its_workload_twice_identically() {
 
 /// The flight-software example's ELF, or None (after a skip) when not built.
 fn flight_elf(test: &str) -> Option<String> {
-    let p = wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_FLIGHT_ELF",
-        wio_e2e_tests::Capability::RiscvFlight,
-    )?;
+    flight_artifact(test, "RISCV64_FLIGHT_ELF")
+}
+
+/// The flight build's artifact the manifest names `key` (RISCV64_FLIGHT_ELF, or
+/// RISCV64_FLIGHT_VECTOR_ELF: the vector variant), or None (after a skip) when not built.
+fn flight_artifact(test: &str, key: &str) -> Option<String> {
+    let p =
+        wio_e2e_tests::require_riscv_artifact(test, key, wio_e2e_tests::Capability::RiscvFlight)?;
     Some(p.to_str().expect("a UTF-8 path").to_string())
 }
 
@@ -473,17 +476,6 @@ fn explore_and_shrink(world: &str, dir: &std::path::Path, seeds: &str) -> Shrunk
     }
 }
 
-/// The vector variant of the flight example (RVV 1.0: voting, scrubbing and the control
-/// law in vector registers), or None (after a skip) when not built.
-fn flight_vector_elf(test: &str) -> Option<String> {
-    let p = wio_e2e_tests::require_riscv_artifact(
-        test,
-        "RISCV64_FLIGHT_VECTOR_ELF",
-        wio_e2e_tests::Capability::RiscvFlight,
-    )?;
-    Some(p.to_str().expect("a UTF-8 path").to_string())
-}
-
 /// The last line of a flight: peak command, settled samples and scrub repairs.
 fn flight_result(text: &str) -> &str {
     text.lines()
@@ -495,7 +487,8 @@ fn flight_result(text: &str) -> &str {
 fn the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_what_radiation_breaks()
 {
     let test = "the_vector_flight_computes_what_the_scalar_one_does_and_its_registers_are_what_radiation_breaks";
-    let (Some(scalar), Some(vector)) = (flight_elf(test), flight_vector_elf(test)) else {
+    let vector = flight_artifact(test, "RISCV64_FLIGHT_VECTOR_ELF");
+    let (Some(scalar), Some(vector)) = (flight_elf(test), vector) else {
         return;
     };
     let vec_isa = ["--isa", "rv64gcv"];

@@ -306,10 +306,7 @@ impl Summary {
 /// One applied fault's line: number, target, kind, parameters, when and how long.
 fn fault_line(a: &crate::faults::inject::Applied) -> String {
     let f = &a.fault;
-    let params = serde_json::to_value(f.kind)
-        .ok()
-        .and_then(|v| v.get("params").map(|p| p.to_string()))
-        .unwrap_or_default();
+    let params = f.kind.params().map(|p| p.to_string()).unwrap_or_default();
     format!(
         "fault         #{} {} {} {params} at {}.{:09} s{}\n",
         a.index,

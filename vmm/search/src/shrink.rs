@@ -144,10 +144,7 @@ impl Item {
             Item::Node(n, f) => {
                 // The kind's parameters as the plan writes them (an upset's register, lane
                 // and bit; a crash's unflushed writes), and how long unless instant.
-                let params = serde_json::to_value(f.kind)
-                    .ok()
-                    .and_then(|v| v.get("params").map(|p| format!(" {p}")))
-                    .unwrap_or_default();
+                let params = f.kind.params().map(|p| format!(" {p}")).unwrap_or_default();
                 let span = if f.kind.is_instant() {
                     String::new()
                 } else {

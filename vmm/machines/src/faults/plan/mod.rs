@@ -245,6 +245,13 @@ impl FaultKind {
     pub fn is_instant(&self) -> bool {
         self.kind().is_instant()
     }
+
+    /// Its parameters as a plan writes them (`{"bit":57,"place":{"v":[8,49]}}`), or None
+    /// for a kind that takes none.
+    pub fn params(&self) -> Option<serde_json::Value> {
+        let mut plan = serde_json::to_value(self).ok()?;
+        plan.get_mut("params").map(serde_json::Value::take)
+    }
 }
 
 /// One fault of a plan.

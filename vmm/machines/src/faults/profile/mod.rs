@@ -137,16 +137,13 @@ impl Rule {
         if let Some(v) = self.value {
             return v;
         }
-        let spaces: Option<Vec<u64>> = (self.kind == Kind::Upset && !self.choices.is_empty())
-            .then(|| self.choices.iter().map(|c| c.register_space()).collect())
-            .flatten();
-        match spaces {
-            Some(spaces) => {
-                let len = spaces.into_iter().fold(1, lcm);
-                [0, len as i64 - 1]
-            }
-            None => [0, 0],
+        if self.kind != Kind::Upset || self.choices.is_empty() {
+            return [0, 0];
         }
+        self.choices
+            .iter()
+            .try_fold(1, |len, c| c.register_space().map(|space| lcm(len, space)))
+            .map_or([0, 0], |len| [0, len as i64 - 1])
     }
 
     /// The bits an upset rule aims at (RAM bits of its range, or the registers' bits).
@@ -526,13 +523,13 @@ impl Profile {
                 Some(times) => times.len() as u64,
                 None => s.range_inclusive(r.count()[0], r.count()[1]),
             };
+            let [lo, hi] = r.value();
             for i in 0..count {
                 let at_ns = origin_ns.saturating_add(match &timed {
                     Some(times) => times[i as usize],
                     None => s.range_inclusive(lo_ns, hi_ns - 1),
                 });
                 let duration_ns = s.range_inclusive(r.duration_ms[0], r.duration_ms[1]) * 1_000_000;
-                let [lo, hi] = r.value();
                 let value = lo.saturating_add_unsigned(s.range_inclusive(0, hi.abs_diff(lo)));
                 let choice = s.below(r.choices.len().max(1) as u64) as usize;
                 let pick = r.choices.get(choice).copied();
