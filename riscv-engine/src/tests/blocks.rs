@@ -330,3 +330,34 @@ fn full_flushes_and_fence_i_refetch_changed_code_and_keep_unchanged_code() {
         "the loop was compiled"
     );
 }
+
+#[test]
+fn a_block_whose_first_instruction_a_fence_left_unchecked_is_built_at_a_later_visit() {
+    // A two-instruction loop runs until its head has been reached once short of being
+    // built; then every cached instruction is left unchecked (as FENCE.I and full flushes
+    // do) and the loop goes on. The visit that builds finds the head unchecked: the block
+    // must be built at a later visit, not remembered as "no block starts here" (which
+    // left the code after it interpreted one instruction at a time for good).
+    use crate::icache::{Block, BLOCK_HOT, BUILT};
+    let mut h = hart_with(&[addi(3, 3, 1), jal(0, -4)]);
+    h.enter_supervisor(BASE, 0, 0);
+    let slot = Block::slot(BASE);
+    while h.icache.blocks[slot].hits < BLOCK_HOT - 1 {
+        run(&mut h, 1);
+    }
+    run(&mut h, 1); // the jump back
+    assert_eq!(h.pc, BASE, "at the loop's head");
+    h.icache.uncheck_all();
+    run(&mut h, 2);
+    let b = &h.icache.blocks[slot];
+    assert!(
+        b.hits != BUILT || !b.ops.is_empty(),
+        "the head's block was built empty after the fence"
+    );
+    run(&mut h, 20);
+    let b = &h.icache.blocks[slot];
+    assert_eq!((b.pc, b.hits, b.ops.len()), (BASE, BUILT, 2), "the loop is a block");
+    // The loop retired every instruction: 1 + 2 + 20 instructions after the warm-up, an
+    // addi in every other one.
+    assert!(h.x[3] >= 12);
+}
