@@ -356,7 +356,11 @@ fn a_block_whose_first_instruction_a_fence_left_unchecked_is_built_at_a_later_vi
     );
     run(&mut h, 20);
     let b = &h.icache.blocks[slot];
-    assert_eq!((b.pc, b.hits, b.ops.len()), (BASE, BUILT, 2), "the loop is a block");
+    assert_eq!(
+        (b.pc, b.hits, b.ops.len()),
+        (BASE, BUILT, 2),
+        "the loop is a block"
+    );
     // The loop retired every instruction: 1 + 2 + 20 instructions after the warm-up, an
     // addi in every other one.
     assert!(h.x[3] >= 12);
