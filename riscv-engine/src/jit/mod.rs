@@ -91,7 +91,7 @@ const _: () = assert!(std::mem::size_of::<FastPage>() == 32);
 const _: () = assert!(std::mem::offset_of!(FastPage, tag) == 0);
 const _: () = assert!(std::mem::offset_of!(FastPage, generation) == 8);
 const _: () = assert!(std::mem::offset_of!(FastPage, delta) == 24);
-const _: () = assert!(FAST_PAGES == 64);
+const _: () = assert!(FAST_PAGES == 256);
 
 /// The call-backs' result (returned in rax:rdx): the loaded value, and whether the
 /// block must stop here (a trap was taken, or a device was touched so an interrupt
