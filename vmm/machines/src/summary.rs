@@ -73,6 +73,11 @@ pub struct Summary {
     pub virtual_ns: u64,
     /// Wall-clock ns the run took (host time; never part of the trace).
     pub wall_ns: u64,
+    /// A world's node: wall-clock ns its host thread spent running this machine (host
+    /// time; never part of a trace), so the node that bounds a world's wall time shows.
+    /// Left out for a machine run on its own, whose `wall_ns` says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_wall_ns: Option<u64>,
     /// Exits by kind.
     pub exits: BTreeMap<&'static str, u64>,
     /// Interrupts injected (x86-64; riscv64 leaves it out: the hart takes its own, uncounted).
@@ -146,6 +151,7 @@ impl Summary {
             arch: "synthetic",
             virtual_ns,
             wall_ns: 0,
+            run_wall_ns: None,
             exits: BTreeMap::new(),
             interrupts: None,
             instructions: None,

@@ -49,13 +49,16 @@ pub(super) fn figures() -> Result<serde_json::Value> {
         } else {
             insns as f64 / total as f64
         };
+        // Host time running this node, and its instructions per second of that time.
+        let ran = n.run_wall_ns.unwrap_or(0) as f64 / 1e9;
         println!(
-            "outage node {name:<14} {:>12.2} G instructions ({:>5.1} %), idle {:.1} %",
+            "outage node {name:<14} {:>12.2} G instructions ({:>5.1} %), idle {:.1} %, ran {ran:.1} s ({:.0} M per s)",
             insns as f64 / 1e9,
             share * 100.0,
-            n.idle_ns as f64 / n.virtual_ns.max(1) as f64 * 100.0
+            n.idle_ns as f64 / n.virtual_ns.max(1) as f64 * 100.0,
+            if ran > 0.0 { insns as f64 / 1e6 / ran } else { 0.0 }
         );
-        nodes.push(json!({ "name": name, "instructions": insns, "idle_ns": n.idle_ns, "virtual_ns": n.virtual_ns }));
+        nodes.push(json!({ "name": name, "instructions": insns, "idle_ns": n.idle_ns, "virtual_ns": n.virtual_ns, "run_wall_ns": n.run_wall_ns }));
     }
     Ok(json!({
         "seed": SEED, "wall_s": wall, "virtual_s": virt, "instructions": total,

@@ -7,7 +7,7 @@
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wio_clock::VirtualTime;
 use wio_machines::builder;
 use wio_machines::error::{Result, WioError, WorldError};
@@ -105,6 +105,9 @@ struct Owned {
     cfg: RunConfig,
     machine: Option<Box<dyn Machine>>,
     ended: Option<Result<u32>>,
+    /// Host time spent running the machine to quantum boundaries (its summary's
+    /// `run_wall_ns`).
+    busy: Duration,
 }
 
 fn host(
@@ -195,6 +198,7 @@ fn start_nodes(nodes: Vec<NodeStart>, signals: &[Signal], wall: Instant) -> Resu
             node,
             cfg,
             ended,
+            busy: Duration::ZERO,
         });
     }
     Ok(owned)
@@ -233,6 +237,7 @@ fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Input)>)
         };
         let mut setup_complete = false;
         if !was_ended {
+            let began = Instant::now();
             loop {
                 match wio_machines::machine::driver::step(m.as_mut(), limit) {
                     Stop::Yield | Stop::GuestSnapshot(_) => {}
@@ -244,6 +249,7 @@ fn run_quantum(owned: &mut [Owned], until: u64, deliveries: Vec<(usize, Input)>)
                     }
                 }
             }
+            o.busy += began.elapsed();
         }
         steps.push(NodeStep {
             node: o.node,
@@ -281,7 +287,9 @@ fn finish_nodes(
             None => Err(WioError::TimeLimit { limit_ns }),
         });
         if let Some(m) = o.machine.take() {
-            out.push((o.node, m.finish(&o.cfg, outcome, wall, None).summary));
+            let mut summary = m.finish(&o.cfg, outcome, wall, None).summary;
+            summary.run_wall_ns = Some(o.busy.as_nanos() as u64);
+            out.push((o.node, summary));
         }
     }
     out
@@ -713,6 +721,8 @@ mod tests {
             [None, None, Some(2)]
         );
         assert!(ends.iter().all(|s| s.virtual_ns <= 60));
+        // Every node says how long its host thread ran it (host time, outside the hashes).
+        assert!(ends.iter().all(|s| s.run_wall_ns.is_some()));
     }
 
     #[test]

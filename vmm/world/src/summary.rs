@@ -133,7 +133,7 @@ impl WorldSummary {
         ));
         for (name, n) in &self.nodes {
             s.push_str(&format!(
-                "node {name:<8} {} at {}.{:09} s, trace {}\n",
+                "node {name:<8} {} at {}.{:09} s, trace {}{}\n",
                 match (&n.exit_status, &n.error) {
                     (Some(st), _) => format!("exit {st}"),
                     (None, Some(e)) => format!("error: {e}"),
@@ -141,7 +141,12 @@ impl WorldSummary {
                 },
                 n.virtual_ns / 1_000_000_000,
                 n.virtual_ns % 1_000_000_000,
-                &n.trace_hash[..16.min(n.trace_hash.len())]
+                &n.trace_hash[..16.min(n.trace_hash.len())],
+                // Which node bounds the world's wall time (host time, never hashed).
+                n.run_wall_ns.map_or_else(String::new, |ns| format!(
+                    ", ran {:.3} s of wall time",
+                    ns as f64 / 1e9
+                ))
             ));
             if n.restarts > 0 || !n.faults.is_empty() {
                 s.push_str(&format!(

@@ -140,6 +140,7 @@ pub fn finish_run(
         arch: counts.arch.name(),
         virtual_ns: now,
         wall_ns,
+        run_wall_ns: None,
         exits: counts.exits,
         interrupts: counts.interrupts,
         instructions: counts.instructions,
