@@ -14,7 +14,7 @@ use crate::coverage::Coverage;
 use crate::csr::{cause, irq, mstatus, Priv};
 use crate::ecc::Ecc;
 use crate::fpu::FpState;
-use crate::icache::{Block, FastPages, ICache, BLOCK_HOT, BUILT, JIT_HOT};
+use crate::icache::{Block, FastPages, ICache, BLOCK_HOT, BUILT, CONTEST, JIT_HOT};
 use crate::mmu::Tlb;
 use crate::pmp::Pmp;
 use crate::predecode::{Kind, Op};
@@ -490,11 +490,20 @@ impl Hart {
                         } else {
                             b.hits += 1;
                         }
+                    } else if b.hits == BUILT
+                        && b.generation == generation
+                        && !b.ops.is_empty()
+                        && b.contest < CONTEST
+                    {
+                        // Another pc's built block holds the slot: this visit runs one by
+                        // one and counts against it (see `CONTEST`).
+                        b.contest += 1;
                     } else {
                         b.pc = pc;
                         b.generation = generation;
                         b.prv = self.prv;
                         b.hits = 1;
+                        b.contest = 0;
                         // Not runnable (nor reachable by chained jumps) until built; the old
                         // code stays only for `build_block` to reuse if pc and instructions match.
                         b.fence = 0;

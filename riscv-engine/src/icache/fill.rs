@@ -271,6 +271,7 @@ impl Hart {
         block.generation = *generation;
         block.prv = self.prv;
         block.hits = BUILT;
+        block.contest = 0;
         block.fence = *fence;
         block.len = block.ops.len() as u32;
         if !keep {

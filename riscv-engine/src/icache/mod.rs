@@ -240,7 +240,15 @@ pub(crate) struct Block {
     /// The pc `code` was compiled for: a rebuilt block with the same pc and instructions
     /// keeps its code.
     pub(crate) code_pc: u64,
+    /// Visits of other pcs to this slot while it held this built block: the block gives
+    /// the slot up only at the [`CONTEST`]th (see `Hart::run`).
+    pub(crate) contest: u8,
 }
+
+/// Visits of other pcs a built block outlasts before one of them takes its slot: code run
+/// once (a kernel path, a rare branch of a library) no longer throws out a hot block that
+/// then has to be warmed up, built and compiled again; an intruder that stays hot wins.
+pub(crate) const CONTEST: u8 = 8;
 
 /// [`Block::hits`] of a built block.
 pub(crate) const BUILT: u8 = u8::MAX;
@@ -266,6 +274,7 @@ impl Block {
         len: 0,
         fence: 0,
         code_pc: u64::MAX,
+        contest: 0,
     };
 
     #[inline]

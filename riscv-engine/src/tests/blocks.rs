@@ -365,3 +365,46 @@ fn a_block_whose_first_instruction_a_fence_left_unchecked_is_built_at_a_later_vi
     // addi in every other one.
     assert!(h.x[3] >= 12);
 }
+
+#[test]
+fn a_built_block_keeps_its_slot_until_another_pc_has_contested_it_enough() {
+    // A loop at BASE is built; code one block-table period on (the same slot) is then
+    // reached again and again. Each visit runs it one by one and counts against the loop's
+    // block, which keeps the slot for CONTEST visits (code run once must not throw a hot
+    // block out) and gives it up at the next; both run as they would without blocks.
+    use crate::icache::{Block, BLOCK_ENTRIES, BUILT, CONTEST};
+    let t2 = 2 * BLOCK_ENTRIES as u64;
+    let mut prog = vec![NOP; (t2 as usize + 8) / 4];
+    prog[0] = addi(6, 6, 1);
+    prog[1] = jal(0, -4);
+    prog[(t2 / 4) as usize] = addi(7, 7, 1);
+    prog[(t2 / 4) as usize + 1] = jal(0, -(t2 as i32 + 4));
+    let mut h = hart_with(&prog);
+    h.enter_supervisor(BASE, 0, 0);
+    let slot = Block::slot(BASE);
+    assert_eq!(slot, Block::slot(BASE + t2));
+    run(&mut h, 200);
+    let held = |h: &Hart| {
+        let b = &h.icache.blocks[slot];
+        (b.pc, b.hits == BUILT)
+    };
+    assert_eq!(held(&h), (BASE, true), "the loop is a block");
+    for visit in 1..=u64::from(CONTEST) + 1 {
+        h.pc = BASE + t2;
+        run(&mut h, 2);
+        assert_eq!((h.x[7], h.pc), (visit, BASE), "the other code ran");
+        if visit <= u64::from(CONTEST) {
+            assert_eq!(
+                held(&h),
+                (BASE, true),
+                "visit {visit}: the loop keeps its slot"
+            );
+        } else {
+            assert_eq!(
+                held(&h),
+                (BASE + t2, false),
+                "visit {visit}: the slot changed hands"
+            );
+        }
+    }
+}
