@@ -207,6 +207,7 @@ pub(crate) const MAX_BLOCK: usize = 32;
 /// with 2^17 slots (blocks evicted by another pc's and warmed up again) and 4.2 % with
 /// 2^19, but 2^19 costs 26 MiB more per hart and its gain in wall time (a few percent on
 /// the outage world, none on idle branches) could not be told from this host's noise.
+/// (Both figures are from before [`CONTEST`]; with it, 2^17 slots give 4.5-5.7 %.)
 pub(crate) const BLOCK_ENTRIES: usize = 1 << 17;
 
 /// A run of fast-path instructions within one page, ending after a jump, before an
@@ -240,8 +241,9 @@ pub(crate) struct Block {
     /// The pc `code` was compiled for: a rebuilt block with the same pc and instructions
     /// keeps its code.
     pub(crate) code_pc: u64,
-    /// Visits of other pcs to this slot while it held this built block: the block gives
-    /// the slot up only at the [`CONTEST`]th (see `Hart::run`).
+    /// Visits of other pcs to this slot while it held this built block, counted over its
+    /// whole stay (its own visits do not reset the count): the block gives the slot up at
+    /// the visit after the [`CONTEST`]th (see `Hart::run`).
     pub(crate) contest: u8,
 }
 
