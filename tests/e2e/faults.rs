@@ -546,3 +546,94 @@ fn an_x86_64_restore_with_another_seed_redraws_its_rtc_steps() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn x86_64_node_faults_restart_or_pause_the_test_guest_the_same_way_each_run() {
+    if !require_kvm("x86_64_node_faults_restart_or_pause_the_test_guest_the_same_way_each_run") {
+        return;
+    }
+    let dir = scratch("faults-x86-node");
+    // A power cut at 5 s (inside the guest's 10 s sleep), the power back 1 s later.
+    let crash = write_file(
+        &dir,
+        "crash.json",
+        r#"{"faults": [{"at_ns": 5000000000, "duration_ns": 1000000000, "target": "node", "kind": "crash", "params": {"unflushed": "lost"}}]}"#,
+    );
+    let trace = dir.join("crash.jsonl");
+    let snap = dir.join("before.snap");
+    let (out, s) = run_with_summary(&[
+        "--seed",
+        "3",
+        "--no-summary",
+        "--fault-plan",
+        &crash,
+        "--trace",
+        trace.to_str().unwrap(),
+        "--snapshot-at",
+        "3s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    assert_eq!(s["exit_status"], 0, "{}\n{text}", stderr(&out));
+    assert_eq!(s["restarts"], 1, "{s}");
+    assert_eq!(s["stopped_ns"], 1_000_000_000u64, "{s}");
+    // Two boots on the console; the second ran the whole guest from the start, 6 s in.
+    assert_eq!(text.matches("wio x86-64 test guest").count(), 2, "{text}");
+    assert_eq!(text.matches("test guest: ok").count(), 1, "{text}");
+    let v = s["virtual_ns"].as_u64().unwrap();
+    assert!((16_000_000_000..17_000_000_000).contains(&v), "{s}");
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |ev: &str| {
+        events
+            .iter()
+            .find(|e| e["ev"] == ev)
+            .unwrap_or_else(|| panic!("no {ev} in the trace"))
+    };
+    assert_eq!(at("power-off")["t"], 5_000_000_000u64);
+    assert_eq!(at("boot")["t"], 6_000_000_000u64);
+    assert_eq!(at("boot")["boot"], 2);
+    // One seed, one run; a machine restored from before the cut boots again the same way.
+    let (_, again) = run_with_summary(&["--seed", "3", "--no-summary", "--fault-plan", &crash]);
+    assert_eq!(again["trace_hash"], s["trace_hash"]);
+    let (o, restored) = run_with_summary(&["--from", snap.to_str().unwrap(), "--no-summary"]);
+    assert_eq!(restored["trace_hash"], s["trace_hash"], "{}", stderr(&o));
+    assert_eq!(restored["restarts"], 1);
+
+    // A pause of 2 s at 5 s: the vCPU stops while time goes on, so the guest's 10 s sleep
+    // measures about 12 s (its own check fails on it).
+    let pause = write_file(
+        &dir,
+        "pause.json",
+        r#"{"faults": [{"at_ns": 5000000000, "duration_ns": 2000000000, "target": "node", "kind": "pause"}]}"#,
+    );
+    let (out, p) = run_with_summary(&["--seed", "3", "--no-summary", "--fault-plan", &pause]);
+    let text = stdout(&out);
+    assert_eq!(p["stopped_ns"], 2_000_000_000u64, "{p}");
+    assert_eq!(p["restarts"], 0);
+    let slept: u64 = console_line(&text, "sleep-10s: ns=")
+        .and_then(|l| l["sleep-10s: ns=".len()..].split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sleep line: {text}"));
+    assert!(
+        (11_500_000_000..12_100_000_000).contains(&slept),
+        "slept {slept} ns: {text}"
+    );
+    let (_, again) = run_with_summary(&["--seed", "3", "--no-summary", "--fault-plan", &pause]);
+    assert_eq!(again["trace_hash"], p["trace_hash"]);
+
+    // Upsets are the interpreter's: an x86-64 machine refuses them, saying so.
+    let upset = write_file(
+        &dir,
+        "upset.json",
+        r#"{"faults": [{"at_ns": 1000, "target": "node", "kind": "upset", "params": {"place": {"ram": 4096}, "bit": 1}}]}"#,
+    );
+    let o = wio(&["run", "--seed", "3", "--fault-plan", &upset]);
+    assert_eq!(o.status.code(), Some(100), "{}", stderr(&o));
+    assert!(stderr(&o).contains("faults[0] (upset)"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -168,6 +168,7 @@ fn run_config(args: &RunArgs, max_virtual_ns: u64) -> Result<RunConfig, WioError
         ecc: args.ecc,
         isa: run_isa(args)?,
         cmdline: args.cmdline.clone(),
+        append: args.append.clone(),
         mem_mib: args.mem,
         epoch_unix,
         trace: args.trace.clone(),

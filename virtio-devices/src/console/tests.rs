@@ -253,3 +253,36 @@ fn the_composer_port_carries_lines_both_ways_and_is_saved() {
     assert_eq!(got, vec![b"start 1 main/first_a\n".to_vec()]);
     assert!(!d.send_composer(&vec![b'x'; MAX_COMPOSER_OWED + 1]));
 }
+
+/// Offers one 8-byte transmit chain on `queue` and returns the delays `submit` gives.
+fn submit_one(c: &mut Console, queue: usize) -> Vec<u64> {
+    use virtio_queue::desc::{split::Descriptor as SplitDescriptor, RawDescriptor};
+    let m = GuestMem::from_ranges(&[(GuestAddress(0), 0x20_0000)]).unwrap();
+    let vq = virtio_queue::mock::MockSplitQueue::new(&m, 16);
+    vq.add_desc_chains(
+        &[RawDescriptor::from(SplitDescriptor::new(
+            0x10_0000, 8, 0, 0,
+        ))],
+        0,
+    )
+    .unwrap();
+    let mut q: Queue = vq.create_queue().unwrap();
+    c.submit(queue, &mut q, &m)
+        .unwrap()
+        .iter()
+        .map(|p| p.delay_ns)
+        .collect()
+}
+
+#[test]
+fn control_messages_can_be_taken_at_the_kick_without_drawing_a_service_time() {
+    let mut seeded = Console::new(RunSeed(3), "console");
+    let delayed = submit_one(&mut seeded, CONTROL_TX);
+    assert_eq!(delayed.len(), 1);
+    assert!(delayed[0] >= 1_000, "a seeded service time: {delayed:?}");
+    let mut at_kick = Console::new(RunSeed(3), "console");
+    at_kick.answer_control_at_kick();
+    assert_eq!(submit_one(&mut at_kick, CONTROL_TX), vec![0]);
+    // No draw was made: the next transmit's service time is the one the first console drew.
+    assert_eq!(submit_one(&mut at_kick, port_rx(SDK_PORT) + 1), delayed);
+}

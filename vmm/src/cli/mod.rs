@@ -574,6 +574,11 @@ pub struct RunArgs {
     /// Kernel command line (default for Linux: deterministic arguments, see docs/running.md and docs/x86_64.md).
     #[arg(long, value_name = "STR", conflicts_with = "from")]
     pub cmdline: Option<String>,
+    /// Arguments added at the end of the kernel command line, the default one or --cmdline's:
+    /// e.g. --append 'wio.promises=demo' sets the workload's WIO_PROMISES without restating
+    /// the default arguments (on x86-64 they name the virtio slots).
+    #[arg(long, value_name = "STR", conflicts_with = "from")]
+    pub append: Option<String>,
     /// Guest memory in MiB.
     #[arg(
         long,

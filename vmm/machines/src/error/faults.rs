@@ -119,8 +119,9 @@ pub enum FaultsError {
         /// The fault's kind.
         kind: &'static str,
     },
-    /// A plan's node fault on a machine that cannot take it (x86-64).
-    #[error("fault plan: faults[{index}] ({kind}) is a node fault, which riscv64 machines take and x86-64 ones do not yet; run with --arch riscv64 or drop the fault")]
+    /// A plan's node fault on a machine that cannot take it (upsets and stuck bits on
+    /// x86-64: KVM runs the guest on memory wio cannot corrupt between two instructions).
+    #[error("fault plan: faults[{index}] ({kind}) is a node fault this machine does not take: upsets and stuck bits need a riscv64 machine, whose interpreter owns every memory access (KVM runs an x86-64 guest on memory wio cannot change between two instructions); run with --arch riscv64 or drop the fault")]
     NodeFault {
         /// The fault's index in the plan.
         index: usize,

@@ -412,6 +412,7 @@ mod tests {
             Targets {
                 disk: true,
                 node: true,
+                ram: true,
             },
         );
         // Every kind of the heavy profile, so every kind's encoding is exercised.

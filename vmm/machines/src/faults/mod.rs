@@ -151,6 +151,7 @@ mod tests {
     const ALL: Targets = Targets {
         disk: true,
         node: true,
+        ram: true,
     };
 
     /// A heavy-profile machine of seed 1 restored at `NOW` with `seed` (reseeded when it
@@ -299,6 +300,7 @@ mod setup_tests {
         let has = Targets {
             disk: true,
             node: true,
+            ram: true,
         };
         let source = FaultSource::Profile(p.clone());
         let mut i = source.injector(RunSeed(4), has).unwrap();

@@ -30,6 +30,9 @@ pub struct RunConfig {
     pub isa: wio_riscv::Isa,
     /// Kernel command line; `None` picks a default for the kernel.
     pub cmdline: Option<String>,
+    /// Arguments added at the end of the command line, the default one or `cmdline`
+    /// (`--append`: `wio.NAME=VALUE` settings for the workload without restating the rest).
+    pub append: Option<String>,
     /// Guest memory in MiB.
     pub mem_mib: u64,
     /// Unix seconds at virtual time 0 (the RTC's date).
@@ -152,6 +155,7 @@ impl RunConfig {
             ecc: false,
             isa: wio_riscv::Isa::default(),
             cmdline: None,
+            append: None,
             mem_mib: 256,
             epoch_unix: 0,
             trace: None,
@@ -178,6 +182,18 @@ impl RunConfig {
             faults: crate::faults::FaultSource::None,
             fault_plan_out: None,
             host: None,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The kernel command line: `cmdline` if given, else `default()`, then `append`.
+    pub fn kernel_cmdline(&self, default: impl FnOnce() -> String) -> String {
+        let base = self.cmdline.clone().unwrap_or_else(default);
+        match self.append.as_deref().map(str::trim) {
+            Some(extra) if !extra.is_empty() && base.is_empty() => extra.to_string(),
+            Some(extra) if !extra.is_empty() => format!("{base} {extra}"),
+            _ => base,
         }
     }
 }
@@ -260,4 +276,31 @@ pub struct RunResult {
     pub summary: Summary,
     /// The guest's status, or the error that ended the run.
     pub outcome: Result<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunConfig;
+
+    #[test]
+    fn appended_arguments_follow_the_default_or_the_given_command_line() {
+        let mut cfg = RunConfig::with_seed(1);
+        assert_eq!(
+            cfg.kernel_cmdline(|| "console=ttyS0".into()),
+            "console=ttyS0"
+        );
+        cfg.append = Some(" wio.promises=demo ".into());
+        assert_eq!(
+            cfg.kernel_cmdline(|| "console=ttyS0".into()),
+            "console=ttyS0 wio.promises=demo"
+        );
+        assert_eq!(cfg.kernel_cmdline(String::new), "wio.promises=demo");
+        cfg.cmdline = Some("quiet".into());
+        assert_eq!(
+            cfg.kernel_cmdline(|| unreachable!("--cmdline was given")),
+            "quiet wio.promises=demo"
+        );
+        cfg.append = Some("  ".into());
+        assert_eq!(cfg.kernel_cmdline(String::new), "quiet");
+    }
 }

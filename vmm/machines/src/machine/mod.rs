@@ -13,6 +13,7 @@ pub mod finish;
 pub mod guests;
 pub mod noise;
 pub mod novelty;
+pub mod power;
 pub mod sdk;
 pub mod virtio;
 

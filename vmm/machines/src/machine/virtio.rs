@@ -1,6 +1,7 @@
 //! The virtio devices a run attaches, the same on both machines: entropy in
 //! slot 0, network in slot 1, the disk (if one was given) in slot 2, then the promise
-//! channel where the machine has one (riscv64); and what the run reports about the disk
+//! channel where the machine has one (riscv64 Linux and M-mode guests through
+//! their own port, x86-64 Linux guests); and what the run reports about the disk
 //! at its end.
 
 use super::RunConfig;
@@ -59,7 +60,7 @@ fn open_pcap(cfg: &RunConfig) -> Result<Option<Pcap>> {
 /// Which virtio devices a machine has besides rng, net and the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
-    /// None (x86-64 for now).
+    /// None (x86-64's built-in test guest).
     None,
     /// The promise channel (virtio-console with the `wio.sdk` and `wio.random` ports), in
     /// the last slot.
@@ -111,6 +112,17 @@ pub fn devices(
         v.push(MmioTransport::new(Box::new(console)));
     }
     Ok(v)
+}
+
+/// For a machine whose CPU runs between exits (x86-64 on KVM): its promise channel takes
+/// the driver's control messages at the notification (see
+/// [`Console::answer_control_at_kick`]).
+pub fn answer_control_at_kick(devices: &mut [MmioTransport]) {
+    for t in devices {
+        if let Some(c) = t.device_mut().as_any_mut().downcast_mut::<Console>() {
+            c.answer_control_at_kick();
+        }
+    }
 }
 
 /// The disk's summary, and `--persist` carried out; a failed persist becomes the run's error.

@@ -5,11 +5,10 @@
 use super::fdt;
 use super::firmware;
 use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
-use crate::error::{MachineError, MemoryError, RestartWhy, Result, WioError};
+use crate::error::{MachineError, MemoryError, Result, WioError};
+use crate::machine::power::restart_file;
 use crate::memory::GuestMem;
 use crate::snapshot::Meta;
-use crate::trace::hex;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use vm_memory::{GuestAddress, GuestMemoryBackend};
 use wio_riscv::{Hart, Ram};
@@ -312,25 +311,7 @@ impl BootImage {
     /// names and checked against its hashes (a restored machine needs it only to boot
     /// again after a crash fault).
     pub fn from_meta(meta: &Meta, virtio_slots: usize) -> Result<BootImage> {
-        let gone = |what, path: Option<&PathBuf>, why| -> WioError {
-            MachineError::RestartNeeds {
-                what,
-                path: path.cloned(),
-                why,
-            }
-            .into()
-        };
-        let read = |what: &'static str, path: Option<&PathBuf>, sha: &str| -> Result<Vec<u8>> {
-            let Some(p) = path else {
-                return Err(gone(what, None, RestartWhy::NoPath));
-            };
-            let bytes =
-                std::fs::read(p).map_err(|e| gone(what, Some(p), RestartWhy::Unreadable(e)))?;
-            if hex(&Sha256::digest(&bytes)) != sha {
-                return Err(gone(what, Some(p), RestartWhy::Changed));
-            }
-            Ok(bytes)
-        };
+        let read = |what, path, sha: &str| restart_file(what, path, sha).map(|(_, bytes)| bytes);
         let kernel = read("kernel", meta.kernel_path.as_ref(), &meta.kernel_sha256)?;
         let initrd = match &meta.initrd_sha256 {
             Some(sha) => Some((

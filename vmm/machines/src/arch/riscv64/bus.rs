@@ -15,6 +15,7 @@ use crate::devices::vmgenid::VmGenId;
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::faults::plan::UpsetPlace;
+pub use crate::machine::power::Power;
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -30,20 +31,6 @@ pub enum BusEvent {
     /// The flight I/O board's watchdog expires (its arming's generation; a later pet
     /// makes the event stale).
     Watchdog(u64),
-}
-
-/// Whether the hart runs, as node faults leave it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Power {
-    /// Running.
-    #[default]
-    On,
-    /// Stopped by this many pause faults in force (time and devices go on).
-    Paused(u32),
-    /// Off after a power cut, until the crash fault ends.
-    Off,
-    /// The power is back: the machine boots before the hart runs again.
-    Booting,
 }
 
 /// What the guest asked of the test device (see `layout::TEST_BASE`), for the machine to
@@ -288,47 +275,31 @@ impl RvBus {
     /// What a fault's edge asks of the machine beyond its devices. Node faults meeting a
     /// machine already off change nothing (a pause or a second crash while it is off).
     fn node_effect(&mut self, effect: Effect, now_ns: u64) {
-        self.power = match (effect, self.power) {
-            (Effect::None, p) => p,
-            (Effect::RtcStep(delta_s), p) => {
-                self.rtc.step(delta_s);
-                p
+        match effect {
+            Effect::RtcStep(delta_s) => self.rtc.step(delta_s),
+            Effect::Upset(place, bit, width) => self.upsets.push((place, bit, width)),
+            Effect::Stuck(addr, bit, value) => self.stuck.push((addr, bit, value)),
+            _ => {}
+        }
+        let (power, cut) = self.power.after(&effect);
+        if let Some(unflushed) = cut {
+            let cached = self.virtio.block_mut().map(|b| b.disk().volatile_chunks());
+            self.virtio.power_cut(unflushed);
+            // Requests in flight die with the power: never performed, never completed.
+            // Device timers (the link, the peer) are the world's and go on.
+            let dropped = self
+                .events
+                .remove_where(|e| matches!(e, BusEvent::Virtio(VirtioEvent::Complete(..))));
+            for slot in 0..self.virtio.len() {
+                self.update_virtio_line(slot);
             }
-            (Effect::Pause, Power::On) => Power::Paused(1),
-            (Effect::Pause, Power::Paused(n)) => Power::Paused(n.saturating_add(1)),
-            (Effect::Resume, Power::Paused(n)) if n > 1 => Power::Paused(n - 1),
-            (Effect::Resume, Power::Paused(_)) => Power::On,
-            (Effect::Pause | Effect::Resume, p) => p,
-            (Effect::PowerOff(unflushed), Power::On | Power::Paused(_)) => {
-                let cached = self.virtio.block_mut().map(|b| b.disk().volatile_chunks());
-                self.virtio.power_cut(unflushed);
-                // Requests in flight die with the power: never performed, never completed.
-                // Device timers (the link, the peer) are the world's and go on.
-                let dropped = self
-                    .events
-                    .remove_where(|e| matches!(e, BusEvent::Virtio(VirtioEvent::Complete(..))));
-                for slot in 0..self.virtio.len() {
-                    self.update_virtio_line(slot);
-                }
-                self.trace.event(
-                    now_ns,
-                    "power-off",
-                    json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
-                );
-                Power::Off
-            }
-            (Effect::PowerOff(_), p) => p,
-            (Effect::PowerOn, Power::Off) => Power::Booting,
-            (Effect::PowerOn, p) => p,
-            (Effect::Upset(place, bit, width), p) => {
-                self.upsets.push((place, bit, width));
-                p
-            }
-            (Effect::Stuck(addr, bit, value), p) => {
-                self.stuck.push((addr, bit, value));
-                p
-            }
-        };
+            self.trace.event(
+                now_ns,
+                "power-off",
+                json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
+            );
+        }
+        self.power = power;
     }
 }
 

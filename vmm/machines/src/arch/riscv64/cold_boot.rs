@@ -107,7 +107,7 @@ impl Artifacts {
             }
             None => None,
         };
-        let cmdline = cfg.cmdline.clone().unwrap_or_else(|| {
+        let cmdline = cfg.kernel_cmdline(|| {
             if has_disk {
                 format!("{DEFAULT_CMDLINE} root=/dev/vda rw rootfstype=ext4 init=/init")
             } else {
@@ -263,6 +263,7 @@ impl RvMachine {
         let faults = cfg.fault_injector(Targets {
             disk: disk.is_some(),
             node: true,
+            ram: true,
         })?;
         let Artifacts {
             kernel_path,

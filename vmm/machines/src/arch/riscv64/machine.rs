@@ -300,6 +300,7 @@ impl Machine for RvMachine {
             let has = Targets {
                 disk: bus.virtio.block_mut().is_some(),
                 node: true,
+                ram: true,
             };
             let seed = RunSeed(self.seed);
             if let Some(r) =

@@ -15,8 +15,12 @@ use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
+use crate::machine::novelty::{Mark, Observed, Signal};
+use crate::machine::power::Power;
 use crate::machine::{virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::memory::{self, GuestMem};
+use crate::promises::report::Promises;
+use crate::promises::Ledger;
 use crate::snapshot::{Meta, Snapshot};
 use crate::summary::RestoredFrom;
 use crate::trace::hex;
@@ -57,6 +61,37 @@ pub struct X86Machine {
     pub(super) restored_from: Option<RestoredFrom>,
     /// The last step stopped for a debugger between two instructions (see `gdb`).
     pub(super) debug_paused: bool,
+    /// Whether it has the promise channel (Linux guests), in the last virtio slot.
+    pub(super) channel: virtio::Channel,
+    /// The promises its programs made on the channel, and what became of them.
+    pub(super) promises: Ledger,
+    /// End the run at the first violated `always` (`--stop-on-violation`).
+    pub(super) stop_on_violation: bool,
+    /// The promise firsts and guidance watermarks not yet taken, when a guided exploration
+    /// observes them ([`Machine::observe`]).
+    pub(super) marks: Option<Observed>,
+    /// How many times it booted (crash faults restart it).
+    pub(super) boots: u32,
+    /// Virtual ns its vCPU was stopped by node faults (paused, or off after a crash).
+    pub(super) stopped_ns: u64,
+    /// `shadow_unchecked` of the vCPUs of earlier boots (see `KvmEngine`).
+    pub(super) shadow_unchecked_before: u64,
+}
+
+/// The faults an x86-64 machine takes: network, clock, disk faults with a disk, crashes and
+/// pauses; not faults in RAM (upsets and stuck bits are the interpreter's: KVM runs the
+/// guest on host memory wio cannot corrupt between two instructions).
+pub(super) fn targets(disk: bool) -> Targets {
+    Targets {
+        disk,
+        node: true,
+        ram: false,
+    }
+}
+
+/// A path made canonical where it resolves (a restored machine finds its files from anywhere).
+fn canonical(p: std::path::PathBuf) -> std::path::PathBuf {
+    std::fs::canonicalize(&p).unwrap_or(p)
 }
 
 fn check_mem(mem_mib: u64) -> Result<()> {
@@ -91,20 +126,27 @@ pub(super) fn host_warnings(engine: &KvmEngine, host: &HostVirt) -> Vec<String> 
     warnings
 }
 
-/// How many virtio slots the machine has: rng and net, and blk with a disk (`virtio::devices`).
-fn virtio_slots(disk: bool) -> usize {
-    if disk {
-        3
+/// How many virtio slots the machine has: rng and net, blk with a disk, and the promise
+/// channel when it has one (the slot order of `virtio::devices`).
+pub(super) fn virtio_slots(disk: bool, channel: virtio::Channel) -> usize {
+    2 + usize::from(disk) + usize::from(channel == virtio::Channel::Sdk)
+}
+
+/// The promise channel (virtio-console with `wio.sdk` and `wio.random`) is given to Linux
+/// kernels; the built-in test guest drives only the rng and has none.
+fn channel_of(cfg: &RunConfig) -> virtio::Channel {
+    if cfg.kernel.is_some() {
+        virtio::Channel::Sdk
     } else {
-        2
+        virtio::Channel::None
     }
 }
 
 /// The command line of a Linux guest without `--cmdline`: [`DEFAULT_LINUX_CMDLINE`], every
-/// virtio slot (rng, net, and blk with a disk: the slot order of `virtio::devices`), and with
-/// a disk its ext4 root (`/dev/vda`, as on riscv64).
+/// virtio slot (rng, net, blk with a disk and the promise channel: the slot order of
+/// `virtio::devices`), and with a disk its ext4 root (`/dev/vda`, as on riscv64).
 fn linux_cmdline(disk: bool) -> String {
-    let slots = virtio_slots(disk);
+    let slots = virtio_slots(disk, virtio::Channel::Sdk);
     let mut c = DEFAULT_LINUX_CMDLINE.to_string();
     for slot in 0..slots {
         c.push(' ');
@@ -117,8 +159,13 @@ fn linux_cmdline(disk: bool) -> String {
 }
 
 pub(super) fn kvm_options(cfg: &RunConfig) -> KvmOptions {
+    kvm_options_ms(cfg.watchdog_ms)
+}
+
+/// The engine's options for a watchdog of `watchdog_ms` of wall time without an exit.
+pub(super) fn kvm_options_ms(watchdog_ms: u64) -> KvmOptions {
     KvmOptions {
-        watchdog: Duration::from_millis(cfg.watchdog_ms),
+        watchdog: Duration::from_millis(watchdog_ms),
     }
 }
 
@@ -132,35 +179,44 @@ fn kernel_and_cmdline(cfg: &RunConfig, has_disk: bool) -> Result<(KernelImage, S
             bytes: X86_64_TEST_GUEST.to_vec(),
         },
     };
-    let cmdline = match (&cfg.cmdline, &cfg.kernel) {
-        (Some(c), _) => c.clone(),
-        (None, Some(_)) => linux_cmdline(has_disk),
-        (None, None) => String::new(),
-    };
+    let cmdline = cfg.kernel_cmdline(|| match cfg.kernel {
+        Some(_) => linux_cmdline(has_disk),
+        None => String::new(),
+    });
     Ok((kernel, cmdline))
 }
 
-/// Loads the kernel, initrd and command line into `mem` with the boot RNG seed and the VM
-/// generation ID drawn from the run's seed, and ACPI tables for the virtio slots.
-fn load_image(
-    cfg: &RunConfig,
+/// What every boot of a machine loads: the kernel, its initrd and command line, and how many
+/// virtio slots the ACPI tables describe (the same as the command line, for kernels that
+/// take no virtio_mmio.device=, like Debian's).
+pub(super) struct BootFiles<'a> {
+    pub kernel: &'a KernelImage,
+    pub initrd: Option<&'a std::path::Path>,
+    pub cmdline: &'a str,
+    pub slots: usize,
+}
+
+/// Loads `files` into `mem` for boot number `boot` (1: the first) of a machine with seed
+/// `seed`: the boot RNG seed is drawn from its own stream per boot, the VM generation ID
+/// from the seed.
+pub(super) fn load_image(
     mem: &memory::GuestMem,
-    (kernel, cmdline): (&KernelImage, &str),
-    has_disk: bool,
+    files: &BootFiles,
+    seed: RunSeed,
+    boot: u32,
 ) -> Result<boot::BootInfo> {
-    let seed = RunSeed(cfg.seed);
+    let name = if boot <= 1 {
+        stream_names::X86_BOOT_RNG_SEED.to_string()
+    } else {
+        stream_names::sub(stream_names::X86_BOOT_RNG_SEED, &format!("boot-{boot}"))
+    };
     let mut rng_seed = [0u8; RNG_SEED_LEN];
-    seed.stream(stream_names::X86_BOOT_RNG_SEED)
-        .fill_bytes(&mut rng_seed);
-    // The ACPI tables describe the same slots as the command line (for kernels that take
-    // no virtio_mmio.device=, like Debian's).
-    let acpi_slots: Vec<_> = (0..virtio_slots(has_disk))
-        .map(super::platform::virtio_slot)
-        .collect();
+    seed.stream(&name).fill_bytes(&mut rng_seed);
+    let acpi_slots: Vec<_> = (0..files.slots).map(super::platform::virtio_slot).collect();
     let spec = BootSpec {
-        kernel,
-        initrd: cfg.initrd.as_deref(),
-        cmdline,
+        kernel: files.kernel,
+        initrd: files.initrd,
+        cmdline: files.cmdline,
         rng_seed,
         virtio: &acpi_slots,
         vmgenid: VmGenId::drawn(seed, 0).id(),
@@ -218,15 +274,19 @@ fn initrd_sha256(cfg: &RunConfig) -> Result<Option<String>> {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
-    let faults = cfg.fault_injector(Targets {
-        disk: disk.is_some(),
-        node: false,
-    })?;
+    let faults = cfg.fault_injector(targets(disk.is_some()))?;
     let (kernel, cmdline) = kernel_and_cmdline(cfg, disk.is_some())?;
     let seed = RunSeed(cfg.seed);
     let mem_bytes = cfg.mem_mib << 20;
     let mem = memory::allocate(0, mem_bytes)?;
-    let info = load_image(cfg, &mem, (&kernel, &cmdline), disk.is_some())?;
+    let channel = channel_of(cfg);
+    let files = BootFiles {
+        kernel: &kernel,
+        initrd: cfg.initrd.as_deref(),
+        cmdline: &cmdline,
+        slots: virtio_slots(disk.is_some(), channel),
+    };
+    let info = load_image(&mem, &files, seed, 1)?;
 
     let trace = crate::trace::open(cfg.trace.as_ref())?;
     let host = HostVirt::detect();
@@ -243,12 +303,12 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         TimerNoise::new(cfg.sched_noise, seed),
         trace,
     );
-    // virtio-rng, -net (and -blk with a disk) in slots 0, 1, 2: Linux finds them through
-    // virtio_mmio.device=, the test guest drives the rng at the first slot's address.
-    platform.attach_virtio(
-        virtio::devices(cfg, seed, disk, virtio::Channel::None)?,
-        mem.clone(),
-    );
+    // virtio-rng, -net, -blk with a disk, then the promise channel of a Linux guest: Linux
+    // finds them through virtio_mmio.device= or ACPI, the test guest drives the rng at the
+    // first slot's address.
+    let mut devices = virtio::devices(cfg, seed, disk, channel)?;
+    virtio::answer_control_at_kick(&mut devices);
+    platform.attach_virtio(devices, mem.clone());
     platform.plan_faults(faults);
     let kernel_sha256 = hex(&Sha256::digest(&kernel.bytes));
     trace_start(&mut platform.trace, cfg, &kernel_sha256, &cmdline, &info);
@@ -260,13 +320,18 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         stats: RunStats::default(),
         cost: CostModel::default(),
         watchdog_ms: cfg.watchdog_ms,
-        meta: cfg.boot_meta(BootMeta {
-            arch: Arch::X86_64,
-            mem_base: 0,
-            kernel_sha256,
-            initrd_sha256,
-            cmdline,
-        }),
+        meta: Meta {
+            // Where the boot files are: a crash fault's restart loads them again.
+            kernel_path: cfg.kernel.clone().map(canonical),
+            initrd_path: cfg.initrd.clone().map(canonical),
+            ..cfg.boot_meta(BootMeta {
+                arch: Arch::X86_64,
+                mem_base: 0,
+                kernel_sha256,
+                initrd_sha256,
+                cmdline,
+            })
+        },
         mem,
         host,
         warnings,
@@ -274,10 +339,33 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         seed: cfg.seed,
         restored_from: None,
         debug_paused: false,
+        channel,
+        promises: Ledger::default(),
+        stop_on_violation: cfg.stop_on_violation,
+        marks: None,
+        boots: 1,
+        stopped_ns: 0,
+        shadow_unchecked_before: 0,
     })
 }
 
 impl X86Machine {
+    /// Takes the lines programs wrote on the promise channel's `wio.sdk` port into the
+    /// run's ledger (see `machine::sdk::drain`); the stop the driver must see, if any.
+    fn drain_promises(&mut self) -> Option<Stop> {
+        let setup_before = self.promises.setup_complete_ns;
+        let drained = self.platform.drain_promises(
+            &mut self.promises,
+            self.stop_on_violation,
+            self.marks.as_mut(),
+        );
+        if let (None, Some(t)) = (setup_before, self.promises.setup_complete_ns) {
+            // A fault profile counted from setup-complete draws its faults now.
+            self.platform.on_setup_complete(RunSeed(self.seed), t);
+        }
+        drained
+    }
+
     /// The engine (a debugger's registers, breakpoints and single steps).
     pub(super) fn engine_mut(&mut self) -> &mut KvmEngine {
         &mut self.engine
@@ -299,6 +387,13 @@ impl Machine for X86Machine {
     }
 
     fn run_until(&mut self, limit: VirtualTime) -> Stop {
+        if self.platform.power != Power::On {
+            let stop = self.step_unpowered(limit);
+            return match self.drain_promises() {
+                Some(Stop::End(outcome)) => Stop::End(outcome),
+                _ => stop,
+            };
+        }
         let step = run_loop::step(
             &mut self.engine,
             &mut self.platform,
@@ -317,6 +412,10 @@ impl Machine for X86Machine {
             }
             Step::Continue => {}
         }
+        let drained = self.drain_promises();
+        if let Some(Stop::End(outcome)) = drained {
+            return Stop::End(outcome);
+        }
         // KVM cannot stop on an exact instruction: the limit is noticed at the first exit
         // at or after it.
         if self.now() >= limit {
@@ -325,7 +424,7 @@ impl Machine for X86Machine {
         if std::mem::take(&mut self.platform.snapshot_request) {
             return Stop::GuestSnapshot(None);
         }
-        Stop::Yield
+        drained.unwrap_or(Stop::Yield)
     }
 
     fn console(&mut self) -> &mut Console {
@@ -347,6 +446,28 @@ impl Machine for X86Machine {
         self.capture(reason)
     }
 
+    fn observe(&mut self, signals: &[Signal]) {
+        if signals.contains(&Signal::Console) {
+            self.console.observe_shapes();
+        }
+        if signals.contains(&Signal::Promise) {
+            self.marks.get_or_insert_with(Observed::default).promises = true;
+        }
+        if signals.contains(&Signal::SdkCoverage) {
+            self.marks.get_or_insert_with(Observed::default).sdk_edges = true;
+        }
+    }
+
+    fn take_marks(&mut self) -> Vec<Mark> {
+        let mut marks = self
+            .marks
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.marks))
+            .unwrap_or_default();
+        marks.extend(self.console.take_shape_marks());
+        marks
+    }
+
     fn finish(
         self: Box<Self>,
         cfg: &RunConfig,
@@ -358,12 +479,15 @@ impl Machine for X86Machine {
         if m.rdtsc_warning && !m.platform.paravirt.announced() {
             m.warnings.push(RDTSC_WARNING.to_string());
         }
-        if m.engine.shadow_unchecked > 0 {
+        let shadow_unchecked = m.shadow_unchecked_before + m.engine.shadow_unchecked;
+        if shadow_unchecked > 0 {
             m.warnings.push(format!(
                 "KVM refused to single-step, so {} interrupt window(s) reported right after an STI were taken where KVM reported them; on nested virtualization that loses the STI shadow (QEMU's emulated SVM) such a window can land one instruction early, and the run may then differ from another of the same seed",
-                m.engine.shadow_unchecked
+                shadow_unchecked
             ));
         }
+        let promises = (m.channel == virtio::Channel::Sdk)
+            .then(|| Promises::new(&m.promises, m.platform.channel_stats()));
         let platform = &mut m.platform;
         run_loop::drain_console(platform, &mut m.console);
         let now = platform.clock.now_ns();
@@ -393,9 +517,9 @@ impl Machine for X86Machine {
                 warnings: m.warnings,
                 wall,
                 faults: applied,
-                restarts: 0,
-                stopped_ns: 0,
-                promises: None,
+                restarts: m.boots.saturating_sub(1),
+                stopped_ns: m.stopped_ns,
+                promises,
             },
         )
     }

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod machine;
 pub mod paging;
 pub mod platform;
+mod power;
 pub mod regs;
 pub mod run_loop;
 pub mod snapshot;

@@ -15,13 +15,19 @@ use crate::devices::legacy::{
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
+use crate::faults;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::machine::noise::TimerNoise;
+use crate::machine::novelty::Observed;
+use crate::machine::power::Power;
+use crate::machine::{sdk, Stop};
+use crate::promises::Ledger;
 use crate::snapshot::persist::{self, StateError as PersistError, StateSections};
 use crate::trace::{fold, Trace};
 use serde_json::json;
 use wio_clock::{VirtualClock, VirtualTsc};
-use wio_scheduler::{EventId, EventQueue, Stream};
+use wio_scheduler::{EventId, EventQueue, RunSeed, Stream};
+use wio_virtio_devices::console::ConsoleStats;
 use wio_virtio_devices::{GuestMem, MmioTransport};
 
 /// The POST diagnostic port: writes are accepted and ignored.
@@ -42,8 +48,17 @@ pub enum Event {
 pub const VIRTIO_BASE: u64 = 0xd000_0000;
 /// Size of one virtio-mmio slot.
 pub const VIRTIO_SIZE: u64 = 0x1000;
-/// PIC line of virtio slot 0 (slot i uses VIRTIO_IRQ_BASE + i).
-pub const VIRTIO_IRQ_BASE: u8 = 5;
+/// PIC line of each virtio slot: rng, net, blk (or the promise channel without a disk)
+/// on 5, 6 and 7, the promise channel after a disk on 11 (8 is the RTC's, 9 the ACPI SCI's,
+/// 10 the VM generation ID's).
+pub const VIRTIO_IRQS: [u8; MAX_VIRTIO_SLOTS] = [5, 6, 7, 11];
+/// The most virtio slots a machine has (rng, net, blk, the promise channel).
+pub const MAX_VIRTIO_SLOTS: usize = 4;
+
+/// The PIC line of virtio slot `slot` (slots past [`MAX_VIRTIO_SLOTS`] are never attached).
+fn virtio_irq(slot: usize) -> u8 {
+    VIRTIO_IRQS[slot.min(MAX_VIRTIO_SLOTS - 1)]
+}
 
 /// Virtio slot `slot`: its register window and PIC line, as the command line
 /// ([`virtio_cmdline`]) and the ACPI tables (an `LNRO0005` device in the DSDT) announce it.
@@ -51,7 +66,7 @@ pub fn virtio_slot(slot: usize) -> super::acpi::MmioDevice {
     super::acpi::MmioDevice {
         base: (VIRTIO_BASE + slot as u64 * VIRTIO_SIZE) as u32,
         size: VIRTIO_SIZE as u32,
-        irq: u32::from(VIRTIO_IRQ_BASE) + slot as u32,
+        irq: u32::from(virtio_irq(slot)),
     }
 }
 
@@ -122,6 +137,9 @@ pub struct Platform {
     virtio: Option<VirtioSlots>,
     /// Interrupt level of each slot, for edge detection on the PIC.
     virtio_levels: Vec<bool>,
+    /// Whether the vCPU runs, as node faults leave it (the machine boots it again after a
+    /// crash; see `power.rs`).
+    pub power: Power,
 }
 
 /// The sections of an x86-64 snapshot that hold the platform, one per device or part, in
@@ -143,8 +161,10 @@ pub mod section {
     pub const COUNTERS: &str = "counters";
     pub const VIRTIO: &str = "virtio.";
     pub const VIRTIO_LEVELS: &str = "virtio-levels";
+    /// Whether the vCPU runs (written only when it does not: paused, off or booting).
+    pub const POWER: &str = "power";
     /// Every fixed section name of the platform.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 16] = [
         PIC,
         PIT,
         RTC,
@@ -160,6 +180,7 @@ pub mod section {
         TRACE,
         COUNTERS,
         VIRTIO_LEVELS,
+        POWER,
     ];
 }
 
@@ -210,6 +231,7 @@ impl Platform {
             snapshot_request: false,
             virtio: None,
             virtio_levels: Vec::new(),
+            power: Power::On,
         }
     }
 
@@ -238,8 +260,99 @@ impl Platform {
         }
     }
 
+    /// The power is cut at `now`: the disk's unflushed writes go as `unflushed` says, every
+    /// virtio transport is reset, and requests in flight die with the power (never
+    /// performed, never completed). Device timers (the link, the peer) and the PIT's
+    /// events go on; the boot after the cut resets the PC's devices.
+    fn cut_power(&mut self, unflushed: wio_virtio_devices::Unflushed, now: u64) {
+        let Some(v) = self.virtio.as_mut() else {
+            return;
+        };
+        let cached = v.block_mut().map(|b| b.disk().volatile_chunks());
+        v.power_cut(unflushed);
+        let dropped = self
+            .events
+            .remove_where(|e| matches!(e, Event::Virtio(VirtioEvent::Complete(..))));
+        for slot in 0..self.virtio_levels.len() {
+            self.update_virtio_line(slot);
+        }
+        self.trace.event(
+            now,
+            "power-off",
+            json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
+        );
+    }
+
+    /// The machine boots again after a power cut, on new memory `mem`: the PC's devices are
+    /// as at power-on (the RTC keeps its date, the paravirt port what the kernel announced),
+    /// the virtio devices (reset at the cut) use the new memory, and the PIT's next interrupt
+    /// is dropped with the PIT's programming.
+    pub fn power_on(&mut self, mem: GuestMem) {
+        if let Some(id) = self.pit_event.take() {
+            self.events.cancel(id);
+        }
+        self.pic = PicPair::default();
+        self.pit = Pit::default();
+        self.com1 = Uart16550::default();
+        self.i8042 = I8042::default();
+        self.acpi_pm = AcpiPm::default();
+        self.stop = None;
+        self.snapshot_request = false;
+        if let Some(v) = self.virtio.as_mut() {
+            v.set_memory(mem);
+        }
+        self.virtio_levels.fill(false);
+        self.power = Power::On;
+    }
+
+    /// Takes the lines programs wrote on the promise channel since the last call into
+    /// `ledger` (see [`sdk::drain`]); the stop the machine must report, if any. Nothing
+    /// without a channel.
+    pub fn drain_promises(
+        &mut self,
+        ledger: &mut Ledger,
+        stop_on_violation: bool,
+        marks: Option<&mut Observed>,
+    ) -> Option<Stop> {
+        let console = self.virtio.as_mut()?.console_mut()?;
+        sdk::drain(console, ledger, &mut self.trace, stop_on_violation, marks)
+    }
+
+    /// The promise channel's counters (zero without a channel).
+    pub fn channel_stats(&mut self) -> ConsoleStats {
+        self.virtio
+            .as_mut()
+            .and_then(VirtioSlots::console_mut)
+            .map(|c| c.stats.clone())
+            .unwrap_or_default()
+    }
+
+    /// Setup was declared complete at `now_ns`: a fault profile counted from then draws
+    /// its faults with `seed` (see [`faults::on_setup_complete`]).
+    pub fn on_setup_complete(&mut self, seed: RunSeed, now_ns: u64) {
+        let has = super::machine::targets(
+            self.virtio
+                .as_mut()
+                .is_some_and(|v| v.block_mut().is_some()),
+        );
+        if let Some(r) =
+            faults::on_setup_complete(&mut self.faults, seed, now_ns, has, &mut self.trace)
+        {
+            self.replace_fault_events(&r);
+        }
+    }
+
+    /// How many virtio slots are attached.
+    pub fn virtio_slots(&self) -> usize {
+        self.virtio_levels.len()
+    }
+
     /// Attaches virtio devices (slot i at VIRTIO_BASE + i * VIRTIO_SIZE) sharing `mem`.
     pub fn attach_virtio(&mut self, devices: Vec<MmioTransport>, mem: GuestMem) {
+        assert!(
+            devices.len() <= MAX_VIRTIO_SLOTS,
+            "more virtio devices than PIC lines for them"
+        );
         self.virtio_levels = vec![false; devices.len()];
         self.virtio = Some(VirtioSlots::new(devices, mem));
     }
@@ -263,7 +376,7 @@ impl Platform {
             .as_ref()
             .is_some_and(|v| v.interrupt_level(slot));
         if level && !self.virtio_levels[slot] {
-            self.pic.raise(VIRTIO_IRQ_BASE + slot as u8);
+            self.pic.raise(virtio_irq(slot));
         }
         self.virtio_levels[slot] = level;
     }
@@ -326,11 +439,15 @@ impl Platform {
                     let Some(v) = self.virtio.as_mut() else {
                         continue;
                     };
-                    if let Effect::RtcStep(delta_s) =
-                        self.faults.fire(index, phase, now, v, &mut self.trace)
-                    {
+                    let effect = self.faults.fire(index, phase, now, v, &mut self.trace);
+                    if let Effect::RtcStep(delta_s) = effect {
                         self.rtc.step(delta_s);
                     }
+                    let (power, cut) = self.power.after(&effect);
+                    if let Some(unflushed) = cut {
+                        self.cut_power(unflushed, now);
+                    }
+                    self.power = power;
                 }
             }
         }
@@ -428,6 +545,9 @@ impl Platform {
         out.put(section::COUNTERS, &self.counters)?;
         out.put_indexed(section::VIRTIO, &virtio)?;
         out.put(section::VIRTIO_LEVELS, &self.virtio_levels)?;
+        if self.power != Power::On {
+            out.put(section::POWER, &self.power)?;
+        }
         Ok(())
     }
 
@@ -491,6 +611,7 @@ impl Platform {
         self.trace = persist::restore(s, section::TRACE, trace)?;
         self.counters = s.get(section::COUNTERS)?;
         self.virtio_levels = levels;
+        self.power = s.optional(section::POWER)?.unwrap_or_default();
         Ok(())
     }
 

@@ -11,13 +11,13 @@ use super::run_loop::RunStats;
 use super::{acpi, layout};
 use crate::devices::vmgenid::VmGenId;
 use crate::error::{MemoryError, Result, SnapshotError, WioError};
-use crate::faults::plan::Targets;
 use crate::machine::config::FaultRestore;
 use crate::machine::console::{Console, ConsoleState};
 use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
 use crate::memory;
-use crate::snapshot::persist::{Persist, StateSections};
+use crate::promises::Ledger;
+use crate::snapshot::persist::{self, Persist, StateSections};
 use crate::snapshot::{memory_runs, Snapshot};
 use crate::summary::RestoredFrom;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,10 @@ mod section {
     pub const VCPU: &str = "vcpu";
     pub const CONSOLE: &str = "console";
     pub const RUN: &str = "run";
+    pub const BOOTS: &str = "boots";
+    /// The run's promises (machines with the promise channel only: its presence says the
+    /// machine has one).
+    pub const PROMISES: &str = "promises";
 }
 
 /// The machine's own counters (section `run`).
@@ -46,9 +50,28 @@ struct RunState {
     rdtsc_warning: bool,
 }
 
+/// What node faults and the vCPUs did to the run so far (section `boots`, written only when
+/// there is something to say: another boot, stopped time, or unchecked windows).
+#[derive(Serialize, Deserialize, Default)]
+struct BootsState {
+    /// How many times it booted after the first (crash faults restart it).
+    restarts: u32,
+    /// Virtual ns its vCPU was stopped by node faults.
+    stopped_ns: u64,
+    /// Interrupt windows taken unchecked by its vCPUs (see `KvmEngine::shadow_unchecked`).
+    shadow_unchecked: u64,
+}
+
 /// Refuses a section no x86-64 machine writes.
 fn known(name: &str) -> bool {
-    [section::VCPU, section::CONSOLE, section::RUN].contains(&name)
+    [
+        section::VCPU,
+        section::CONSOLE,
+        section::RUN,
+        section::BOOTS,
+        section::PROMISES,
+    ]
+    .contains(&name)
         || platform::section::ALL.contains(&name)
         || crate::snapshot::persist::is_indexed(name, platform::section::VIRTIO)
 }
@@ -85,6 +108,19 @@ impl X86Machine {
                 },
             )
             .map_err(internal)?;
+        let boots = BootsState {
+            restarts: self.boots.saturating_sub(1),
+            stopped_ns: self.stopped_ns,
+            shadow_unchecked: self.shadow_unchecked_before + self.engine.shadow_unchecked,
+        };
+        if boots.restarts > 0 || boots.stopped_ns > 0 || boots.shadow_unchecked > 0 {
+            state.put(section::BOOTS, &boots).map_err(internal)?;
+        }
+        if self.channel == virtio::Channel::Sdk {
+            state
+                .save(section::PROMISES, &self.promises)
+                .map_err(internal)?;
+        }
         if let Some(d) = self.meta.disk.as_mut().filter(|d| d.sha256.is_empty()) {
             d.sha256 =
                 crate::snapshot::file_sha256(&d.path).map_err(|source| WioError::ArtifactIo {
@@ -219,6 +255,11 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
     };
     let meta = l.origin.meta.clone();
     let run: RunState = l.state.get(section::RUN).map_err(|e| bad(e.to_string()))?;
+    let boots: BootsState = l
+        .state
+        .optional(section::BOOTS)
+        .map_err(|e| bad(e.to_string()))?
+        .unwrap_or_default();
     let saved_console: ConsoleState = l
         .state
         .get(section::CONSOLE)
@@ -249,10 +290,16 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         link: meta.link(),
         ..cfg.clone()
     };
-    platform.attach_virtio(
-        virtio::devices(&device_cfg, RunSeed(meta.seed), disk, virtio::Channel::None)?,
-        mem.clone(),
-    );
+    let promises: Option<Ledger> = persist::restore_optional(&l.state, section::PROMISES, ())
+        .map_err(|e| bad(e.to_string()))?;
+    let channel = if promises.is_some() {
+        virtio::Channel::Sdk
+    } else {
+        virtio::Channel::None
+    };
+    let mut devices = virtio::devices(&device_cfg, RunSeed(meta.seed), disk, channel)?;
+    virtio::answer_control_at_kick(&mut devices);
+    platform.attach_virtio(devices, mem.clone());
     platform
         .load_sections(&l.state, reseed)
         .map_err(|e| bad(e.to_string()))?;
@@ -274,10 +321,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         seed: RunSeed(seed),
         reseeded: reseed.is_some(),
         now_ns: now,
-        has: Targets {
-            disk: meta.disk.is_some(),
-            node: false,
-        },
+        has: super::machine::targets(meta.disk.is_some()),
     };
     restore_faults(&mut platform, cfg, restore)?;
     let console = Console::restore(Console::new(cfg.echo(), wall), &saved_console)
@@ -308,5 +352,12 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         warnings,
         rdtsc_warning: run.rdtsc_warning,
         seed,
+        channel,
+        promises: promises.unwrap_or_default(),
+        stop_on_violation: cfg.stop_on_violation,
+        marks: None,
+        boots: boots.restarts.saturating_add(1),
+        stopped_ns: boots.stopped_ns,
+        shadow_unchecked_before: boots.shadow_unchecked,
     })
 }

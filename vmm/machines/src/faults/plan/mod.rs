@@ -293,8 +293,25 @@ pub struct FaultPlan {
 pub struct Targets {
     /// Whether it has a disk.
     pub disk: bool,
-    /// Whether it can take node faults (crash and restart, pause): riscv64 machines can.
+    /// Whether it can take crash (power cut and restart) and pause faults: riscv64 machines
+    /// and x86-64 machines can.
     pub node: bool,
+    /// Whether it can take faults in its RAM (upsets, stuck bits): riscv64 machines can.
+    pub ram: bool,
+}
+
+impl Targets {
+    /// Whether a machine with these targets takes faults of `kind`.
+    pub fn take(&self, kind: Kind) -> bool {
+        match kind {
+            Kind::Upset | Kind::Stuck => self.ram,
+            k => match k.target() {
+                Target::Disk => self.disk,
+                Target::Node => self.node,
+                Target::Net | Target::Clock => true,
+            },
+        }
+    }
 }
 
 impl FaultPlan {
@@ -396,7 +413,7 @@ impl FaultPlan {
             .faults
             .iter()
             .enumerate()
-            .find(|(_, f)| f.target == Target::Node && !has.node)
+            .find(|(_, f)| f.target == Target::Node && !has.take(f.kind.kind()))
         {
             return Err(FaultsError::NodeFault {
                 index: i,

@@ -150,12 +150,14 @@ fn disk_faults_need_a_disk() {
         .check_targets(Targets {
             disk: false,
             node: true,
+            ram: true,
         })
         .unwrap_err();
     assert!(e.to_string().contains("no disk"), "{e}");
     plan.check_targets(Targets {
         disk: true,
         node: false,
+        ram: false,
     })
     .unwrap();
     let crash = parse(
@@ -166,6 +168,7 @@ fn disk_faults_need_a_disk() {
         .check_targets(Targets {
             disk: true,
             node: false,
+            ram: false,
         })
         .unwrap_err();
     assert!(e.to_string().contains("--arch riscv64"), "{e}");

@@ -34,8 +34,8 @@
 
 use super::flux;
 use super::plan::{
-    Direction, DiskFault, DiskOp, Fault, FaultKind, FaultPlan, Kind, NetFault, Target, Targets,
-    Unflushed, UpsetPlace,
+    Direction, DiskFault, DiskOp, Fault, FaultKind, FaultPlan, Kind, NetFault, Targets, Unflushed,
+    UpsetPlace,
 };
 use crate::error::{FaultsError, ProfileError, Result, WioError};
 use serde::{Deserialize, Serialize};
@@ -573,12 +573,7 @@ impl Profile {
                     },
                     Kind::RtcStep => FaultKind::RtcStep { delta_s: value },
                 };
-                let missing = match kind.target() {
-                    Target::Disk => !has.disk,
-                    Target::Node => !has.node,
-                    Target::Net | Target::Clock => false,
-                };
-                if missing {
+                if !has.take(kind.kind()) {
                     continue;
                 }
                 plan.faults.push(Fault {
@@ -618,6 +613,7 @@ fn upset(pick: Option<Choice>, v: u64) -> FaultKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::plan::Target;
 
     #[test]
     fn profiles_draw_from_the_seed_and_one_rule_never_shifts_another() {
@@ -626,6 +622,7 @@ mod tests {
         let all = Targets {
             disk: true,
             node: true,
+            ram: true,
         };
         let a = heavy.draw(RunSeed(1), all);
         assert_eq!(a, heavy.draw(RunSeed(1), all));
@@ -649,6 +646,7 @@ mod tests {
             Targets {
                 disk: false,
                 node: false,
+                ram: false,
             },
         );
         assert!(bare

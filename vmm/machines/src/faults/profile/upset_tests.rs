@@ -16,6 +16,7 @@ fn vector_register_upsets_draw_a_register_a_lane_and_a_bit() {
         Targets {
             disk: false,
             node: true,
+            ram: true,
         },
     );
     plan.check().unwrap();
@@ -55,6 +56,7 @@ fn register_upsets_without_a_value_cover_every_register_and_ram_needs_one() {
         Targets {
             disk: false,
             node: true,
+            ram: true,
         },
     );
     let (mut vregs, mut xregs, mut bits) = ([false; 32], [false; 32], [false; 64]);
@@ -106,6 +108,7 @@ fn upset_rules_draw_places_from_their_own_stream() {
     let has = Targets {
         disk: false,
         node: true,
+        ram: true,
     };
     let a = with.draw(RunSeed(9), has);
     a.check().unwrap();

@@ -123,6 +123,7 @@ pub fn restore(l: &RvLoaded, cfg: &RunConfig, wall: Instant) -> Result<RvMachine
         has: Targets {
             disk: l.disk.is_some(),
             node: true,
+            ram: true,
         },
     };
     let (faults, replaced) = restore_injector(state, cfg, restore, &mut trace)?;
