@@ -629,3 +629,102 @@ fn small_kernel_programs_make_promises_that_the_summary_and_an_exploration_judge
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable() {
+    let test = "small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable";
+    let Some((kernel, _)) = small_kernel(test) else {
+        return;
+    };
+    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
+        );
+        return;
+    };
+    let before = std::fs::read(&rootfs).unwrap();
+    let dir = scratch("x86-crash");
+    let base = [
+        "--kernel",
+        kernel.as_str(),
+        "--mem",
+        "256",
+        "--seed",
+        "3",
+        "--watchdog-ms",
+        LINUX_WATCHDOG_MS,
+        // The workload syncs durable.txt, writes unflushed.bin with O_DIRECT and no flush,
+        // then waits 2 s for a power cut.
+        "--append",
+        "wio.crash=wait",
+        "--no-summary",
+        rootfs.as_str(),
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--quiet", "--until", "console:waiting for a power cut"]);
+    let (o, waiting) = run_with_summary(&args);
+    assert_eq!(
+        waiting["stopped_at"],
+        "waiting for a power cut",
+        "{}",
+        stderr(&o)
+    );
+    // The power goes 50 ms later (well before ext4's 5 s commit) and comes back 300 ms on.
+    let cut = waiting["virtual_ns"].as_u64().unwrap() + 50_000_000;
+    std::fs::write(
+        dir.join("crash.json"),
+        format!(
+            r#"{{"faults": [{{"at_ns": {cut}, "duration_ns": 300000000, "target": "node", "kind": "crash", "params": {{"unflushed": "lost"}}}}]}}"#
+        ),
+    )
+    .unwrap();
+    let plan = dir.join("crash.json");
+    let trace = dir.join("trace.jsonl");
+    let mut args = base.to_vec();
+    args.extend(["--fault-plan", plan.to_str().unwrap(), "--trace"]);
+    args.push(trace.to_str().unwrap());
+    let (out, s) = run_with_summary(&args);
+    let text = stdout(&out);
+    assert_eq!(s["exit_status"], 0, "{}\n{text}", stderr(&out));
+    assert_eq!(s["restarts"], 1, "{s}");
+    assert_eq!(s["stopped_ns"], 300_000_000u64, "{s}");
+    assert_eq!(text.matches("Linux version").count(), 2, "{text}");
+    // The second boot found the synced file, not the unflushed one.
+    let durable = line_of(&text, "workload: disk: durable ");
+    let content = durable["workload: disk: ".len()..]
+        .split(" (synced)")
+        .next()
+        .unwrap();
+    assert_eq!(
+        line_of(&text, "workload: disk: after restart: "),
+        format!("workload: disk: after restart: {content}; unflushed.bin: absent"),
+        "{text}"
+    );
+    let events = std::fs::read_to_string(&trace).unwrap();
+    let event = |ev: &str| {
+        events
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|v| v["ev"] == ev)
+            .unwrap_or_else(|| panic!("no {ev} line in the trace"))
+    };
+    assert_eq!(event("power-off")["t"], cut);
+    assert_eq!(event("boot")["t"], cut + 300_000_000);
+    // One seed, one run, the restart included; the base image is never written.
+    let mut args = base.to_vec();
+    args.extend(["--quiet", "--fault-plan", plan.to_str().unwrap()]);
+    let (_, again) = run_with_summary(&args);
+    assert_eq!(again["trace_hash"], s["trace_hash"]);
+    assert!(
+        std::fs::read(&rootfs).unwrap() == before,
+        "the base image must never change"
+    );
+    println!(
+        "{test}: cut at {cut} ns; {}; trace {}",
+        line_of(&text, "workload: disk: after restart: "),
+        s["trace_hash"]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
