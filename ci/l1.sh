@@ -75,6 +75,19 @@ for lib in $(for f in "$ov"/l1/*; do ldd "$f" 2>/dev/null || true; done | grep -
   mkdir -p "$ov$(dirname "$lib")"
   cp -L "$lib" "$ov$lib"
 done
+# wio's small riscv64 guest (when images/build-all-riscv64.sh built it): the riscv64 node of
+# the mixed-world test.
+riscv_manifest="${WIO_CACHE:-${HOME:-/root}/.cache/wio}/riscv64-guests.env"
+riscv_env=""
+if [[ -f "$riscv_manifest" ]]; then
+  rv_kernel="$(sed -n 's/^RISCV64_SMALL_IMAGE=//p' "$riscv_manifest" | tail -n 1)"
+  rv_initrd="$(sed -n 's/^RISCV64_SMALL_INITRAMFS=//p' "$riscv_manifest" | tail -n 1)"
+  if [[ -f "$rv_kernel" && -f "$rv_initrd" ]]; then
+    cp "$rv_kernel" "$ov/l1/riscv-Image"
+    cp "$rv_initrd" "$ov/l1/riscv-initramfs.cpio.gz"
+    riscv_env="export WIO_RISCV_SMALL_KERNEL=/l1/riscv-Image WIO_RISCV_SMALL_INITRD=/l1/riscv-initramfs.cpio.gz"
+  fi
+fi
 for f in ${L1_FILES:-}; do cp "$f" "$ov/l1/"; done
 if [[ -n "${L1_SCRIPT:-}" ]]; then
   runs="sh /l1/script.sh || status=\$?
@@ -88,6 +101,7 @@ export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1
 export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/debian-initrd.cpio.gz
 export WIO_X86_SMALL_KERNEL=/l1/small-bzImage WIO_X86_SMALL_INITRD=/l1/small-initrd.cpio.gz
 export WIO_X86_REDIS_ROOTFS=/l1/redis-rootfs.ext4
+$riscv_env
 # What this L1 exists to give the x86-64 tests (tests/require/): a usable /dev/kvm that is
 # hardware virtualization (kvm_amd on emulated SVM) and the Linux guests above. A test
 # that would skip for want of them fails instead (an insmod that failed must not pass).

@@ -728,3 +728,122 @@ fn small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_mixed_world_of_two_x86_64_nodes_and_a_riscv64_node_talks_and_is_bit_identical_per_seed() {
+    let test =
+        "a_mixed_world_of_two_x86_64_nodes_and_a_riscv64_node_talks_and_is_bit_identical_per_seed";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let (Ok(rv_kernel), Ok(rv_initrd)) = (
+        std::env::var("WIO_RISCV_SMALL_KERNEL"),
+        std::env::var("WIO_RISCV_SMALL_INITRD"),
+    ) else {
+        skip(
+            test,
+            Capability::RiscvGuests,
+            "no WIO_RISCV_SMALL_KERNEL/INITRD (ci/l1.sh sets them when images/build-all-riscv64.sh has built the small riscv64 guest)",
+        );
+        return;
+    };
+    let dir = scratch("x86-world");
+    // a (x86-64) pings b (x86-64) and c (riscv64); c sends a line to b over TCP.
+    let world = dir.join("mixed.toml");
+    std::fs::write(
+        &world,
+        format!(
+            r#"max_virtual_secs = 30
+[link]
+latency_us = 200
+jitter_us = 20
+[[node]]
+name = "a"
+arch = "x86_64"
+kernel = "{kernel}"
+initrd = "{initrd}"
+run = "ping -c 2 b && ping -c 2 c"
+[[node]]
+name = "b"
+arch = "x86_64"
+kernel = "{kernel}"
+initrd = "{initrd}"
+run = "nc -l -p 5000 > /tmp/got; echo got: $(cat /tmp/got)"
+[[node]]
+name = "c"
+kernel = "{rv_kernel}"
+initrd = "{rv_initrd}"
+run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
+"#
+        ),
+    )
+    .unwrap();
+    let snap = dir.join("world.snap");
+    let n = std::cell::Cell::new(0);
+    let sim = |args: &[&str]| {
+        n.set(n.get() + 1);
+        let summary = dir.join(format!("world-{}.json", n.get()));
+        let mut all = vec!["sim"];
+        all.extend(args);
+        all.extend(["--summary-json", summary.to_str().unwrap()]);
+        let o = wio_e2e_tests::wio(&all);
+        assert_eq!(o.status.code(), Some(0), "{}\n{}", stderr(&o), stdout(&o));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        (stdout(&o), s)
+    };
+    let world = world.to_str().unwrap();
+    let boot = |seed: &'static str, jobs: &'static str| {
+        sim(&[
+            world,
+            "--seed",
+            seed,
+            "--jobs",
+            jobs,
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+        ])
+    };
+    let (text, s1) = sim(&[
+        world,
+        "--seed",
+        "1",
+        "--watchdog-ms",
+        LINUX_WATCHDOG_MS,
+        "--snapshot-at",
+        "1s",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+    ]);
+    assert!(text.contains("b | got: hello-from-c"), "{text}");
+    for peer in ["10.0.0.2", "10.0.0.3"] {
+        assert_eq!(
+            text.matches(&format!("a | 64 bytes from {peer}")).count(),
+            2,
+            "{text}"
+        );
+    }
+    // One seed, one world, whatever the number of host threads; another seed, another.
+    let (_, s2) = boot("1", "2");
+    assert_eq!(s1["world_trace_hash"], s2["world_trace_hash"], "{s1}\n{s2}");
+    let (_, s3) = boot("2", "1");
+    assert_ne!(s1["world_trace_hash"], s3["world_trace_hash"]);
+    // The world snapshot at 1 s (x86-64 and riscv64 machines in one file) restores to the
+    // same world; with another seed, to another one; explore branches it.
+    let snap = snap.to_str().unwrap();
+    let (_, restored) = sim(&["--from", snap, "--quiet"]);
+    assert_eq!(restored["world_trace_hash"], s1["world_trace_hash"]);
+    let (_, other) = sim(&["--from", snap, "--quiet", "--seed", "5"]);
+    assert_ne!(other["world_trace_hash"], s1["world_trace_hash"]);
+    let report = dir.join("explore.json");
+    let o = wio_e2e_tests::explore_to(std::path::Path::new(snap), "0..3", &report, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["results"].as_array().map(Vec::len), Some(3), "{r}");
+    println!(
+        "{test}: seed 1 world trace {}, seed 2 {}",
+        s1["world_trace_hash"], s3["world_trace_hash"]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

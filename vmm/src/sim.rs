@@ -33,6 +33,7 @@ pub(crate) fn sim_command(args: &cli::SimArgs) -> Result<i32, WioError> {
         gdb: args.gdb.clone(),
         quiet: args.quiet,
         jobs: args.jobs,
+        watchdog_ms: args.watchdog_ms,
         pcap_dir: args.pcap_dir.clone(),
         snapshot: match &args.snapshot_at {
             Some(at) => Some((

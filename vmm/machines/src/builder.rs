@@ -80,6 +80,19 @@ pub fn debug(arch: Arch, cfg: &RunConfig, wall: Instant, addr: &str) -> Result<R
     )
 }
 
+/// A snapshot already read (a world snapshot's node, named `path`), checked and loaded for
+/// the machine its metadata names.
+pub fn from_snapshot(
+    snap: crate::snapshot::Snapshot,
+    path: &Path,
+    cfg: &RunConfig,
+) -> Result<Box<dyn LoadedSnapshot>> {
+    Ok(match Arch::from_name(&snap.meta.arch) {
+        Some(Arch::X86_64) => Box::new(X86Loaded::from_snapshot(snap, path, cfg)?),
+        _ => Box::new(RvLoaded::from_snapshot(snap, path, cfg)?),
+    })
+}
+
 /// A world's node booted as `cfg` describes, under gdb waiting on `addr` (riscv64).
 pub fn gdb_node(cfg: &RunConfig, wall: Instant, addr: &str) -> Result<Box<dyn Machine>> {
     let m = RvMachine::boot(cfg, wall)?;

@@ -190,6 +190,11 @@ pub struct SimArgs {
     /// Host threads the machines are spread over (the result is the same for any number).
     #[arg(long, default_value_t = 1, value_name = "J")]
     pub jobs: usize,
+    /// x86-64 nodes: wall ms a guest may run without a VM exit before wio reports a
+    /// determinism failure (as wio run --watchdog-ms; default 5000). Raise it under nested
+    /// emulation, where a kernel decompresses itself for seconds without an exit.
+    #[arg(long, value_name = "MS", conflicts_with = "from")]
+    pub watchdog_ms: Option<u64>,
     /// Debug node NAME with gdb, waiting for it on ADDR (host:port): breakpoints,
     /// watchpoints and steps stop that node inside its quantum while the others wait at
     /// the quantum's end (forward only; not with --from).

@@ -55,9 +55,9 @@ pub enum Input {
 /// (with its guest's exit status when it had already ended then).
 pub type Start = Option<(Arc<dyn LoadedSnapshot>, Option<u32>)>;
 
-/// A node a host thread brings up: its index, name, configuration, how it starts, and
-/// the address gdb debugs it on (if it does).
-type NodeStart = (usize, String, RunConfig, Start, Option<String>);
+/// A node a host thread brings up: its index, name, architecture, configuration, how it
+/// starts, and the address gdb debugs it on (if it does).
+type NodeStart = (usize, String, Arch, RunConfig, Start, Option<String>);
 
 enum Cmd {
     /// Hand these inputs (node, input) over in order, then run every live machine to `until`.
@@ -182,11 +182,14 @@ fn serve(owned: &mut [Owned], cmd: Cmd, wall: Instant) -> Reply {
 /// `signals`; the first that cannot start is the error.
 fn start_nodes(nodes: Vec<NodeStart>, signals: &[Signal], wall: Instant) -> Result<Vec<Owned>> {
     let mut owned = Vec::new();
-    for (node, name, cfg, start, gdb) in nodes {
+    for (node, name, arch, cfg, start, gdb) in nodes {
         let (machine, ended) = match (start, gdb) {
             (Some((loaded, ended)), _) => (loaded.restore(&cfg, wall), ended.map(Ok)),
+            (None, Some(addr)) if arch == Arch::X86_64 => {
+                return Err(WorldError::GdbX86Node { name, addr }.into())
+            }
             (None, Some(addr)) => (builder::gdb_node(&cfg, wall, &addr), None),
-            (None, None) => (builder::boot(Arch::Riscv64, &cfg, wall), None),
+            (None, None) => (builder::boot(arch, &cfg, wall), None),
         };
         let mut m = machine.map_err(|e| WorldError::NodeStart {
             name,
@@ -320,6 +323,7 @@ impl Hosts {
     /// `Machine::observe`; none: nothing is observed).
     pub fn start(
         names: &[String],
+        archs: &[Arch],
         configs: Vec<(RunConfig, Start)>,
         jobs: usize,
         wall: Instant,
@@ -334,7 +338,8 @@ impl Hosts {
                 .as_ref()
                 .filter(|(n, _)| *n == i)
                 .map(|(_, a)| a.clone());
-            parts[i % jobs].push((i, names[i].clone(), cfg, start, addr));
+            let arch = archs.get(i).copied().unwrap_or(Arch::Riscv64);
+            parts[i % jobs].push((i, names[i].clone(), arch, cfg, start, addr));
         }
         let mut parts = parts.into_iter();
         let own = parts.next().unwrap_or_default();
@@ -658,7 +663,8 @@ mod tests {
             ),
             (RunConfig::with_seed(2), recipe(2, 30, vec![])),
         ];
-        let mut hosts = Hosts::start(&names, configs, jobs, Instant::now(), None, &[]).unwrap();
+        let mut hosts =
+            Hosts::start(&names, &[], configs, jobs, Instant::now(), None, &[]).unwrap();
         let mut seen = Vec::new();
         let mut pending = Vec::new();
         for t in (10..=60).step_by(10) {

@@ -122,6 +122,9 @@ pub struct Options {
     /// Write the world's trace to DIR/world.jsonl and each node's to DIR/NAME.jsonl (for
     /// `wio diff`; the same lines the trace hashes chain).
     pub trace_dir: Option<PathBuf>,
+    /// Booted x86-64 nodes: wall ms a guest may run without an exit before it is reported
+    /// (`wio sim --watchdog-ms`; None: `wio run`'s default). riscv64 nodes have no watchdog.
+    pub watchdog_ms: Option<u64>,
 }
 
 /// The world's trace: hashing only, or also written to `dir`/world.jsonl.
@@ -213,7 +216,10 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
     let s = &s;
     let configs = node_configs(s, seed, opts.pcap_dir.as_deref(), opts.trace_dir.as_deref())?
         .into_iter()
-        .map(|c| (c, None))
+        .map(|c| {
+            let watchdog_ms = opts.watchdog_ms.unwrap_or(c.watchdog_ms);
+            (RunConfig { watchdog_ms, ..c }, None)
+        })
         .collect();
     let gdb = match &opts.gdb {
         Some((name, addr)) => Some((
@@ -229,7 +235,8 @@ pub fn run(s: &Scenario, seed: u64, opts: &Options) -> Result<WorldSummary> {
         )),
         None => None,
     };
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall, gdb, &opts.observe)?;
+    let archs: Vec<_> = s.nodes.iter().map(|n| n.arch).collect();
+    let hosts = Hosts::start(&names, &archs, configs, opts.jobs, wall, gdb, &opts.observe)?;
     wio_machines::sandbox::enter()?;
     let world = World {
         switch: Switch::new(
@@ -356,7 +363,16 @@ pub fn restore_guided(
         reseed,
     )
     .with_networks(s.networks.clone());
-    let hosts = Hosts::start(&names, configs, opts.jobs, wall, None, &opts.observe)?;
+    let archs: Vec<_> = s.nodes.iter().map(|n| n.arch).collect();
+    let hosts = Hosts::start(
+        &names,
+        &archs,
+        configs,
+        opts.jobs,
+        wall,
+        None,
+        &opts.observe,
+    )?;
     wio_machines::sandbox::enter()?;
     let world = World {
         switch,

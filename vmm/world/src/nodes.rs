@@ -10,7 +10,7 @@ use wio_machines::error::Result;
 use wio_machines::faults::plan::FaultPlan;
 use wio_machines::faults::profile::Profile;
 use wio_machines::faults::FaultSource;
-use wio_machines::machine::RunConfig;
+use wio_machines::machine::{Arch, RunConfig};
 use wio_scheduler::RunSeed;
 
 /// Base64 (standard alphabet, padded) of `bytes`: a node's script on the kernel command line.
@@ -120,6 +120,23 @@ pub(super) fn node_configs(
                 }
                 Some(f) => FaultSource::Profile(Profile::from_arg(f)?),
             };
+            let node_args = format!(
+                "wio.node={} wio.ip={} wio.hosts={}{run}{}",
+                n.name,
+                ip_of(i),
+                hosts_of(i).join(","),
+                n.cmdline
+                    .as_ref()
+                    .map(|c| format!(" {c}"))
+                    .unwrap_or_default()
+            );
+            // An x86-64 node's kernel takes the machine's default command line (its virtio
+            // slots, the root disk) with the node's arguments added; a riscv64 node's is
+            // written out whole.
+            let (cmdline, append) = match n.arch {
+                Arch::X86_64 => (None, Some(node_args)),
+                Arch::Riscv64 => (Some(format!("{DEFAULT_CMDLINE}{root} {node_args}")), None),
+            };
             Ok(RunConfig {
                 faults,
                 kernel: n.kernel.clone(),
@@ -129,16 +146,8 @@ pub(super) fn node_configs(
                     .is_none()
                     .then(|| n.guest.clone().unwrap_or_else(|| "small".into())),
                 mem_mib: n.mem_mib,
-                cmdline: Some(format!(
-                    "{DEFAULT_CMDLINE}{root} wio.node={} wio.ip={} wio.hosts={}{run}{}",
-                    n.name,
-                    ip_of(i),
-                    hosts_of(i).join(","),
-                    n.cmdline
-                        .as_ref()
-                        .map(|c| format!(" {c}"))
-                        .unwrap_or_default()
-                )),
+                cmdline,
+                append,
                 disk,
                 net_port: true,
                 // An image node's agent runs the test composer's commands.

@@ -19,7 +19,6 @@ use super::switch::SwitchState;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use wio_machines::arch::riscv64::RvLoaded;
 use wio_machines::error::{Result, SnapshotError, WioError};
 use wio_machines::machine::{LoadedSnapshot, RunConfig};
 use wio_machines::snapshot::persist::{StateError, StateSections};
@@ -41,11 +40,13 @@ pub use wio_machines::snapshot::WORLD_MAGIC as MAGIC;
 /// written only for a world that has some) and `host` (a recorded or replayed host link's
 /// allow list and tape). Minor 5: the optional `node-isa` section (each node's ISA, written
 /// only for a world with a node that has extensions beyond RV64GC; older files have none:
-/// their nodes were all RV64GC).
+/// their nodes were all RV64GC). Minor 6: the optional `node-arch` section (each node's
+/// architecture, written only for a world with an x86-64 node; older files have none: their
+/// nodes were all riscv64).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 2,
-    minor: 5,
+    minor: 6,
     what: "world snapshot",
     first_major: 2,
 };
@@ -130,6 +131,8 @@ mod section {
     pub const DEPENDENCIES: &str = "dependencies";
     pub const HOST: &str = "host";
     pub const NODE_ISA: &str = "node-isa";
+    /// Each node's architecture (written only when a node is x86-64).
+    pub const NODE_ARCH: &str = "node-arch";
 }
 
 /// The world's state as sections, a part each.
@@ -172,6 +175,15 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
             .collect();
         s.put(section::NODE_ISA, &isas)?;
     }
+    if state
+        .scenario
+        .nodes
+        .iter()
+        .any(|n| n.arch != wio_machines::machine::Arch::Riscv64)
+    {
+        let archs: Vec<&str> = state.scenario.nodes.iter().map(|n| n.arch.name()).collect();
+        s.put(section::NODE_ARCH, &archs)?;
+    }
     if !state.scenario.dependencies.is_empty() {
         let deps = (
             &state.scenario.dependencies,
@@ -182,11 +194,13 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
     Ok(s)
 }
 
-/// Why a world snapshot's `node-isa` section was refused.
+/// Why a world snapshot's `node-isa` or `node-arch` section was refused.
 #[derive(Debug, thiserror::Error)]
 enum NodeIsaError {
-    #[error("{0} node ISAs for {1} nodes")]
+    #[error("{0} node entries for {1} nodes")]
     Count(usize, usize),
+    #[error("node architecture {0:?}: neither riscv64 nor x86_64")]
+    Arch(String),
     #[error("node ISA {0:?}: {1}")]
     Parse(String, wio_machines::arch::riscv64::IsaError),
 }
@@ -210,6 +224,19 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
             node.isa = isa
                 .parse()
                 .map_err(|e| refused(NodeIsaError::Parse(isa.clone(), e)))?;
+        }
+    }
+    if let Some(archs) = s.optional::<Vec<String>>(section::NODE_ARCH)? {
+        let refused = |e| StateError::refused(section::NODE_ARCH, e);
+        if archs.len() != scenario.nodes.len() {
+            return Err(refused(NodeIsaError::Count(
+                archs.len(),
+                scenario.nodes.len(),
+            )));
+        }
+        for (node, name) in scenario.nodes.iter_mut().zip(archs) {
+            node.arch = wio_machines::machine::Arch::from_name(&name)
+                .ok_or_else(|| refused(NodeIsaError::Arch(name.clone())))?;
         }
     }
     Ok(WorldState {
@@ -292,6 +319,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<(WorldState, Vec<Snapshot>, S
                 section::DEPENDENCIES,
                 section::HOST,
                 section::NODE_ISA,
+                section::NODE_ARCH,
             ]
             .contains(&n)
         })
@@ -367,7 +395,9 @@ impl LoadedWorld {
         let mut nodes: Vec<Arc<dyn LoadedSnapshot>> = Vec::new();
         for (snap, n) in snaps.into_iter().zip(&state.scenario.nodes) {
             let p = node_path(path, &n.name);
-            nodes.push(Arc::new(RvLoaded::from_snapshot(snap, &p, &cfg)?));
+            nodes.push(Arc::from(wio_machines::builder::from_snapshot(
+                snap, &p, &cfg,
+            )?));
         }
         Ok(LoadedWorld {
             path: path.to_path_buf(),

@@ -31,6 +31,14 @@ pub enum WorldError {
         /// The scenario's nodes.
         nodes: Vec<String>,
     },
+    /// `--gdb NAME=ADDR` names an x86-64 node.
+    #[error("--gdb {name}={addr}: node {name:?} is an x86-64 machine; gdb debugs a world's riscv64 nodes (debug an x86-64 machine alone with wio run --gdb)")]
+    GdbX86Node {
+        /// The node named.
+        name: String,
+        /// The address to serve gdb on.
+        addr: String,
+    },
     /// A world fault plan names a node the world has not.
     #[error("the world fault plan names node {name:?}, which this world has not")]
     PlanNode {

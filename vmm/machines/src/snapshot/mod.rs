@@ -49,10 +49,14 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// before). Minor 4: the `counters` section of riscv64 machines whose guest wrote mcycle or
 /// minstret (older wio ignored such writes: their files have none), and the `vector`
 /// section of riscv64 machines with the vector extension (which older wio did not have).
+/// Minor 5: x86-64 machines' `promises` (the promise channel's ledger: an x86-64 Linux
+/// guest has the channel in its last virtio slot; older files have neither), `boots`
+/// (restarts, stopped time) and `power` (a vCPU paused, off or booting; older x86-64
+/// machines took no node faults).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,
-    minor: 4,
+    minor: 5,
     what: "wio snapshot",
     first_major: 7,
 };

@@ -11,6 +11,7 @@ use super::{
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use wio_machines::error::ScenarioError;
+use wio_machines::machine::Arch;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -178,17 +179,13 @@ impl Checker<'_> {
                 "node.name", format!("node.name {name:?}: a host name (a letter, then letters, digits or '-', at most 32)"),
             ));
         }
-        if let Some(a) = n
-            .arch
-            .as_ref()
-            .filter(|a| *a.get_ref() != NodeArch::Riscv64)
-        {
-            return Err(self.at(
-                a.span().start,
-                "node.arch",
-                "node.arch x86_64: worlds run riscv64 nodes only (x86-64 machines stop only at exits, so they cannot keep a world's quantum)".into(),
-            ));
-        }
+        let arch = match n.arch.as_ref().map(|a| (*a.get_ref(), a.span().start)) {
+            None | Some((NodeArch::Riscv64, _)) => Arch::Riscv64,
+            Some((NodeArch::X86_64, at)) => {
+                self.x86_node(n, at)?;
+                Arch::X86_64
+            }
+        };
         for (field, p) in [("node.kernel", &n.kernel), ("node.initrd", &n.initrd)] {
             let Some(p) = p else { continue };
             if !self.resolve(p.get_ref()).is_file() {
@@ -255,7 +252,42 @@ impl Checker<'_> {
             sched_noise: n.sched_noise.unwrap_or_default(),
             clock_drift_ppm: n.clock_drift_ppm.as_ref().map(|d| *d.get_ref()),
             isa,
+            arch,
         })
+    }
+
+    /// What an x86-64 node (`arch = "x86_64"` at `at`) must and must not say: it runs the
+    /// Linux kernel and initramfs it names on KVM (wio builds no x86-64 guests into the
+    /// cache the way it builds riscv64's), so `kernel` and `initrd` are required, and the
+    /// interpreter's settings (`guest`, `isa`, `clock_drift_ppm`) and `image` are refused.
+    fn x86_node(&self, n: &NodeSpec, at: usize) -> Result<()> {
+        if n.kernel.is_none() || n.initrd.is_none() {
+            return Err(self.at(
+                at,
+                "node.arch",
+                format!(
+                    "node.arch x86_64: node {:?} needs kernel and initrd (e.g. wio's small x86-64 kernel from guest-kernel/x86_64/build-small-kernel.sh and images/x86_64-initramfs.sh)",
+                    n.name.get_ref()
+                ),
+            ));
+        }
+        let refused = [
+            ("node.guest", n.guest.as_ref().map(|_| at)),
+            ("node.isa", n.isa.as_ref().map(|i| i.span().start)),
+            (
+                "node.clock_drift_ppm",
+                n.clock_drift_ppm.as_ref().map(|d| d.span().start),
+            ),
+            ("node.image", n.image.as_ref().map(|i| i.span().start)),
+        ];
+        if let Some((field, Some(pos))) = refused.into_iter().find(|(_, p)| p.is_some()) {
+            return Err(self.at(
+                pos,
+                field,
+                format!("{field}: a riscv64 node's setting; node {:?} is x86_64 (it runs its kernel on KVM)", n.name.get_ref()),
+            ));
+        }
+        Ok(())
     }
 
     /// A node's `faults`: a profile's name as written, or a plan or profile file (which

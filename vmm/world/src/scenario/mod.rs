@@ -68,6 +68,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use wio_machines::error::{NodeArgsError, Result, ScenarioError, WioError};
 use wio_machines::machine::noise::SchedNoise;
+use wio_machines::machine::Arch;
 
 mod check;
 mod compose;
@@ -228,6 +229,16 @@ pub struct Node {
     /// when a node has extensions), so snapshots of other worlds are as they were.
     #[serde(skip)]
     pub isa: wio_machines::arch::riscv64::Isa,
+    /// Its architecture (`arch`): riscv64 on the interpreter, or x86_64 on KVM (which needs
+    /// `kernel` and `initrd`). A world snapshot keeps it in a section of its own
+    /// (`node-arch`, written only when a node is x86-64), as it does the ISAs.
+    #[serde(skip, default = "riscv64")]
+    pub arch: Arch,
+}
+
+/// A node's architecture when nothing says otherwise.
+fn riscv64() -> Arch {
+    Arch::Riscv64
 }
 
 /// A node's root disk.
@@ -464,7 +475,11 @@ mod tests {
             ),
             (
                 "[[node]]\nname = \"a\"\narch = \"x86_64\"\n",
-                "line 3: node.arch",
+                "line 3: node.arch x86_64: node \"a\" needs kernel and initrd",
+            ),
+            (
+                "[[node]]\nname = \"a\"\narch = \"x86_64\"\nkernel = \"Cargo.toml\"\ninitrd = \"Cargo.toml\"\nisa = \"rv64gcb\"\n",
+                "line 6: node.isa: a riscv64 node's setting",
             ),
             ("[[node]]\nname = \"1a\"\n", "line 2: node.name"),
             ("", "no [[node]]"),

@@ -342,6 +342,12 @@ impl Platform {
         }
     }
 
+    /// Whether its network device is a port of a world's switch (frames from other
+    /// machines may arrive).
+    pub fn has_port(&self) -> bool {
+        self.virtio.as_ref().is_some_and(VirtioSlots::has_port)
+    }
+
     /// How many virtio slots are attached.
     pub fn virtio_slots(&self) -> usize {
         self.virtio_levels.len()

@@ -22,6 +22,11 @@ pub struct RunStats {
     pub interrupts: u64,
     /// Virtual ns skipped while the guest halted.
     pub idle_ns: u64,
+    /// Where the last step left a halted guest that reached the step's limit with nothing
+    /// due before it: the time of its next event (`u64::MAX`: none; only a frame from
+    /// outside can wake it). None after any other step. Not saved: a restored machine has
+    /// not stepped yet.
+    pub parked: Option<u64>,
 }
 
 /// What one step came to.
@@ -99,6 +104,7 @@ fn step_inner(
     limit: VirtualTime,
     after_debug: bool,
 ) -> Result<Inner> {
+    stats.parked = None;
     // Deliver a pending interrupt at a point the guest's execution defines (not where a
     // debugger stopped it: that point is not one of the run's exits).
     if !after_debug {
@@ -168,10 +174,18 @@ fn step_inner(
         }
         Exit::Halt => {
             if !platform.pic.has_pending() {
-                match platform.events.peek_time() {
+                // A machine on a world's switch halted with nothing queued waits for a frame.
+                let next = platform
+                    .events
+                    .peek_time()
+                    .or(platform.has_port().then_some(u64::MAX));
+                match next {
                     Some(t) => {
                         let skipped = platform.clock.advance_to(t.min(limit.as_ns()));
                         stats.idle_ns += skipped;
+                        if t > limit.as_ns() {
+                            stats.parked = Some(t);
+                        }
                         let now = platform.clock.now_ns();
                         platform
                             .trace

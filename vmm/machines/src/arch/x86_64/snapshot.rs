@@ -163,7 +163,12 @@ pub struct X86Loaded {
 impl X86Loaded {
     /// Reads and checks `path`; `cfg.disk`, if given, must be the snapshot's base image.
     pub fn load(path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
-        let snap = Snapshot::read(path)?;
+        X86Loaded::from_snapshot(Snapshot::read(path)?, path, cfg)
+    }
+
+    /// Checks `snap`, read from `path` (or from a world snapshot, whose node it is), and
+    /// loads it; `cfg.disk`, if given, must be the snapshot's base image.
+    pub fn from_snapshot(snap: Snapshot, path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
         let meta = snap.meta;
         crate::snapshot::check_machine(
             &meta,
@@ -336,6 +341,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
             exits,
             interrupts: run.interrupts,
             idle_ns: run.idle_ns,
+            parked: None,
         },
         cost: CostModel::default(),
         watchdog_ms: cfg.watchdog_ms,
