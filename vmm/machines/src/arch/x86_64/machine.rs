@@ -11,7 +11,6 @@ use super::testguest::X86_64_TEST_GUEST;
 use super::{cpuid, layout};
 use crate::devices::vmgenid::VmGenId;
 use crate::error::{MachineError, Result, WioError};
-use crate::faults::plan::Targets;
 use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
@@ -76,17 +75,6 @@ pub struct X86Machine {
     pub(super) stopped_ns: u64,
     /// `shadow_unchecked` of the vCPUs of earlier boots (see `KvmEngine`).
     pub(super) shadow_unchecked_before: u64,
-}
-
-/// The faults an x86-64 machine takes: network, clock, disk faults with a disk, crashes and
-/// pauses; not faults in RAM (upsets and stuck bits are the interpreter's: KVM runs the
-/// guest on host memory wio cannot corrupt between two instructions).
-pub(super) fn targets(disk: bool) -> Targets {
-    Targets {
-        disk,
-        node: true,
-        ram: false,
-    }
 }
 
 /// A path made canonical where it resolves (a restored machine finds its files from anywhere).
@@ -274,7 +262,7 @@ fn initrd_sha256(cfg: &RunConfig) -> Result<Option<String>> {
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
-    let faults = cfg.fault_injector(targets(disk.is_some()))?;
+    let faults = cfg.fault_injector(super::platform::fault_targets(disk.is_some()))?;
     let (kernel, cmdline) = kernel_and_cmdline(cfg, disk.is_some())?;
     let seed = RunSeed(cfg.seed);
     let mem_bytes = cfg.mem_mib << 20;

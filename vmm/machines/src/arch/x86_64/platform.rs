@@ -15,8 +15,8 @@ use crate::devices::legacy::{
 use crate::devices::virtio_slots::{Scheduled, VirtioEvent, VirtioSlots};
 use crate::devices::StateError;
 use crate::engine::ExitHandler;
-use crate::faults;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
+use crate::faults::{self, plan::Targets};
 use crate::machine::noise::TimerNoise;
 use crate::machine::novelty::Observed;
 use crate::machine::power::Power;
@@ -79,6 +79,17 @@ pub fn virtio_cmdline(slot: usize) -> String {
         s.base,
         s.irq
     )
+}
+
+/// The faults an x86-64 machine takes: network, clock, disk faults with a disk, crashes and
+/// pauses; not faults in RAM (upsets and stuck bits are the interpreter's: KVM runs the
+/// guest on host memory wio cannot corrupt between two instructions).
+pub fn fault_targets(disk: bool) -> Targets {
+    Targets {
+        disk,
+        node: true,
+        ram: false,
+    }
 }
 
 /// Why the guest asked the run to end.
@@ -330,7 +341,7 @@ impl Platform {
     /// Setup was declared complete at `now_ns`: a fault profile counted from then draws
     /// its faults with `seed` (see [`faults::on_setup_complete`]).
     pub fn on_setup_complete(&mut self, seed: RunSeed, now_ns: u64) {
-        let has = super::machine::targets(
+        let has = fault_targets(
             self.virtio
                 .as_mut()
                 .is_some_and(|v| v.block_mut().is_some()),

@@ -326,7 +326,7 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         seed: RunSeed(seed),
         reseeded: reseed.is_some(),
         now_ns: now,
-        has: super::machine::targets(meta.disk.is_some()),
+        has: platform::fault_targets(meta.disk.is_some()),
     };
     restore_faults(&mut platform, cfg, restore)?;
     let console = Console::restore(Console::new(cfg.echo(), wall), &saved_console)
