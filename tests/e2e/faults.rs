@@ -583,17 +583,7 @@ fn x86_64_node_faults_restart_or_pause_the_test_guest_the_same_way_each_run() {
     assert_eq!(text.matches("test guest: ok").count(), 1, "{text}");
     let v = s["virtual_ns"].as_u64().unwrap();
     assert!((16_000_000_000..17_000_000_000).contains(&v), "{s}");
-    let events: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let at = |ev: &str| {
-        events
-            .iter()
-            .find(|e| e["ev"] == ev)
-            .unwrap_or_else(|| panic!("no {ev} in the trace"))
-    };
+    let at = |ev: &str| wio_e2e_tests::trace_event(&trace, ev);
     assert_eq!(at("power-off")["t"], 5_000_000_000u64);
     assert_eq!(at("boot")["t"], 6_000_000_000u64);
     assert_eq!(at("boot")["boot"], 2);

@@ -92,14 +92,7 @@ fn a_crash_restarts_the_machine_from_its_durable_disk() {
         "the journal replayed"
     );
     // The trace has the cut and the second boot, at the planned times.
-    let lines = std::fs::read_to_string(&trace).unwrap();
-    let event = |ev: &str| {
-        lines
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .find(|v| v["ev"] == ev)
-            .unwrap_or_else(|| panic!("no {ev} line in the trace"))
-    };
+    let event = |ev: &str| wio_e2e_tests::trace_event(&trace, ev);
     assert_eq!(event("power-off")["t"], cut);
     assert_eq!(event("boot")["t"], cut + 300_000_000);
     assert_eq!(event("boot")["boot"], 2);

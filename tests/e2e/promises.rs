@@ -9,18 +9,12 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, require_riscv_guests, run_with_summary, scratch, stderr, stdout, wio,
+    console_line, require_riscv_guests, run_with_summary, scratch, stderr, stdout,
+    summary_promise as promise, wio,
 };
 
 fn cmdline(extra: &str) -> String {
     format!("console=ttyS0 earlycon=sbi panic=-1 random.trust_cpu=off {extra}")
-}
-
-fn promise<'a>(s: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    s["promises"]["list"]
-        .as_array()
-        .and_then(|l| l.iter().find(|p| p["id"] == id))
-        .unwrap_or_else(|| panic!("no promise {id:?} in {}", s["promises"]))
 }
 
 #[test]

@@ -6,7 +6,8 @@
 #![forbid(unsafe_code)]
 
 use wio_e2e_tests::{
-    console_line, require_hardware_kvm, run_with_summary, scratch, skip, stderr, stdout, Capability,
+    console_line, require_hardware_kvm, run_with_summary, scratch, skip, stderr, stdout,
+    summary_promise as promise, trace_event, Capability,
 };
 
 /// `--watchdog-ms` for Linux guests inside L1: under TCG a kernel's decompressor runs for
@@ -247,6 +248,22 @@ fn small_kernel(test: &str) -> Option<(String, String)> {
     Some((kernel, initrd))
 }
 
+/// wio's small x86-64 kernel and the redis root disk (images/x86_64-rootfs.sh --redis), as
+/// ci/l1.sh hands them to the tests inside its L1: `None` (the test skips, saying why)
+/// anywhere else.
+fn small_kernel_and_redis_disk(test: &str) -> Option<(String, String)> {
+    let (kernel, _) = small_kernel(test)?;
+    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
+        );
+        return None;
+    };
+    Some((kernel, rootfs))
+}
+
 /// The console line starting with `prefix`, or a panic showing the console.
 fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
     console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
@@ -447,15 +464,7 @@ fn small_kernel_snapshot_mid_run_restores_to_the_same_end_and_explores() {
 #[test]
 fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
     let test = "small_kernel_serves_debians_redis_from_a_virtio_blk_root";
-    let Some((kernel, _)) = small_kernel(test) else {
-        return;
-    };
-    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
-        skip(
-            test,
-            Capability::X86Linux,
-            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
-        );
+    let Some((kernel, rootfs)) = small_kernel_and_redis_disk(test) else {
         return;
     };
     let before = std::fs::read(&rootfs).unwrap();
@@ -513,14 +522,6 @@ fn small_kernel_serves_debians_redis_from_a_virtio_blk_root() {
     );
     println!("{test}: {redis}; trace {}", s1["trace_hash"]);
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// The promise `id` in a summary's `promises`, or a panic showing them.
-fn promise<'a>(s: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
-    s["promises"]["list"]
-        .as_array()
-        .and_then(|l| l.iter().find(|p| p["id"] == id))
-        .unwrap_or_else(|| panic!("no promise {id:?} in {}", s["promises"]))
 }
 
 #[test]
@@ -633,15 +634,7 @@ fn small_kernel_programs_make_promises_that_the_summary_and_an_exploration_judge
 #[test]
 fn small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable() {
     let test = "small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable";
-    let Some((kernel, _)) = small_kernel(test) else {
-        return;
-    };
-    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
-        skip(
-            test,
-            Capability::X86Linux,
-            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
-        );
+    let Some((kernel, rootfs)) = small_kernel_and_redis_disk(test) else {
         return;
     };
     let before = std::fs::read(&rootfs).unwrap();
@@ -702,16 +695,8 @@ fn small_kernel_restarts_after_a_crash_fault_from_what_its_disk_made_durable() {
         format!("workload: disk: after restart: {content}; unflushed.bin: absent"),
         "{text}"
     );
-    let events = std::fs::read_to_string(&trace).unwrap();
-    let event = |ev: &str| {
-        events
-            .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-            .find(|v| v["ev"] == ev)
-            .unwrap_or_else(|| panic!("no {ev} line in the trace"))
-    };
-    assert_eq!(event("power-off")["t"], cut);
-    assert_eq!(event("boot")["t"], cut + 300_000_000);
+    assert_eq!(trace_event(&trace, "power-off")["t"], cut);
+    assert_eq!(trace_event(&trace, "boot")["t"], cut + 300_000_000);
     // One seed, one run, the restart included; the base image is never written.
     let mut args = base.to_vec();
     args.extend(["--quiet", "--fault-plan", plan.to_str().unwrap()]);

@@ -286,6 +286,24 @@ pub fn guided_explore(snap: &Path, budget: u64, jobs: u32, extra: &[&str], rep: 
     wio(&args)
 }
 
+/// The promise `id` in a run summary's `promises`, or a panic showing them.
+pub fn summary_promise<'a>(s: &'a Value, id: &str) -> &'a Value {
+    s["promises"]["list"]
+        .as_array()
+        .and_then(|l| l.iter().find(|p| p["id"] == id))
+        .unwrap_or_else(|| panic!("no promise {id:?} in {}", s["promises"]))
+}
+
+/// The first line of the trace file at `path` whose event is `ev`, or a panic.
+pub fn trace_event(path: &Path, ev: &str) -> Value {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON trace line"))
+        .find(|v| v["ev"] == ev)
+        .unwrap_or_else(|| panic!("no {ev} line in the trace {}", path.display()))
+}
+
 /// A JSON file wio wrote (an exploration's report, a summary), read and parsed.
 pub fn read_report(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)

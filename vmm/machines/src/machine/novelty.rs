@@ -89,6 +89,25 @@ const GUIDANCE_BUCKET_SHIFT: u32 = 49;
 const MAX_GUIDANCE: usize = 1024;
 
 impl Observed {
+    /// From now on `observed` (a machine's, created on first need) makes marks of what its
+    /// promise channel sees of `signals`: promise firsts and guidance, SDK coverage edges.
+    pub fn watch(observed: &mut Option<Observed>, signals: &[Signal]) {
+        if signals.contains(&Signal::Promise) {
+            observed.get_or_insert_with(Observed::default).promises = true;
+        }
+        if signals.contains(&Signal::SdkCoverage) {
+            observed.get_or_insert_with(Observed::default).sdk_edges = true;
+        }
+    }
+
+    /// The marks `observed` made since the last call.
+    pub fn take(observed: &mut Option<Observed>) -> Vec<Mark> {
+        observed
+            .as_mut()
+            .map(|o| std::mem::take(&mut o.marks))
+            .unwrap_or_default()
+    }
+
     /// An evaluation of a guidance record: a mark when its quantity went further (its
     /// direction) than the run had taken it, into a new bucket (8 per power of two), as a
     /// numeric watermark that improves.

@@ -370,12 +370,7 @@ impl Machine for RvMachine {
         if signals.contains(&Signal::Console) {
             self.console.observe_shapes();
         }
-        if signals.contains(&Signal::Promise) {
-            self.marks.get_or_insert_with(Observed::default).promises = true;
-        }
-        if signals.contains(&Signal::SdkCoverage) {
-            self.marks.get_or_insert_with(Observed::default).sdk_edges = true;
-        }
+        Observed::watch(&mut self.marks, signals);
         if signals.contains(&Signal::Coverage) && self.engine.hart.coverage().is_none() {
             // A restore from a moment brings its counts; anything else starts from none.
             self.engine
@@ -385,11 +380,7 @@ impl Machine for RvMachine {
     }
 
     fn take_marks(&mut self) -> Vec<Mark> {
-        let mut marks = self
-            .marks
-            .as_mut()
-            .map(|o| std::mem::take(&mut o.marks))
-            .unwrap_or_default();
+        let mut marks = Observed::take(&mut self.marks);
         marks.extend(self.console.take_shape_marks());
         marks.extend(self.engine.hart.take_coverage().into_iter().map(Mark::edge));
         marks

@@ -447,20 +447,11 @@ impl Machine for X86Machine {
         if signals.contains(&Signal::Console) {
             self.console.observe_shapes();
         }
-        if signals.contains(&Signal::Promise) {
-            self.marks.get_or_insert_with(Observed::default).promises = true;
-        }
-        if signals.contains(&Signal::SdkCoverage) {
-            self.marks.get_or_insert_with(Observed::default).sdk_edges = true;
-        }
+        Observed::watch(&mut self.marks, signals);
     }
 
     fn take_marks(&mut self) -> Vec<Mark> {
-        let mut marks = self
-            .marks
-            .as_mut()
-            .map(|o| std::mem::take(&mut o.marks))
-            .unwrap_or_default();
+        let mut marks = Observed::take(&mut self.marks);
         marks.extend(self.console.take_shape_marks());
         marks
     }
