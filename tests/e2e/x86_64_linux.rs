@@ -832,3 +832,72 @@ run = "sleep 1; echo hello-from-c | nc b 5000; echo sent; sleep 2"
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_guided_exploration_of_the_small_kernel_reaches_a_bug_behind_two_rare_choices() {
+    let test = "a_guided_exploration_of_the_small_kernel_reaches_a_bug_behind_two_rare_choices";
+    let Some((kernel, initrd)) = small_kernel(test) else {
+        return;
+    };
+    let dir = scratch("x86-guided");
+    // wio-planted: a bug behind two 1-in-16 choices drawn from wio.random (1 in 256 for a
+    // flat search), a `sometimes` promise at each stage; the snapshot is its setup-complete.
+    let snap = dir.join("planted.snap");
+    let (o, _) = run_with_summary(&[
+        "--kernel",
+        &kernel,
+        "--initrd",
+        &initrd,
+        "--mem",
+        "256",
+        "--seed",
+        "1",
+        "--watchdog-ms",
+        LINUX_WATCHDOG_MS,
+        "--append",
+        "wio.planted=sdk,2 wio.busy_steps=0",
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().unwrap(),
+        "--quiet",
+        "--no-summary",
+    ]);
+    assert!(snap.exists(), "{}", stderr(&o));
+    // Guided: moments kept in memory at each stage's first true (x86-64 moments), 150
+    // branches.
+    let rep = dir.join("guided.json");
+    let o = wio_e2e_tests::guided_explore(&snap, 150, 1, &[], &rep);
+    assert_eq!(o.status.code(), Some(1), "the bug fails it: {}", stderr(&o));
+    let r = wio_e2e_tests::read_report(&rep);
+    let moments = r["tree"]["moments"].as_array().unwrap();
+    assert!(
+        moments.iter().any(|m| m["depth"].as_u64() >= Some(2)),
+        "{}",
+        r["tree"]
+    );
+    let results = r["results"].as_array().unwrap();
+    let first = results
+        .iter()
+        .find(|res| res["failed"] == true)
+        .expect("the guided search reaches the planted bug in 150 branches");
+    // Its path reproduces the failure bit for bit.
+    let path = first["path"].as_str().unwrap();
+    assert!(path.contains('@'), "a path through moments: {path}");
+    let (o, s) = run_with_summary(&[
+        "--from",
+        snap.to_str().unwrap(),
+        "--path",
+        path,
+        "--no-summary",
+    ]);
+    assert_eq!(o.status.code(), Some(108), "{}", stderr(&o));
+    assert_eq!(s["trace_hash"], first["trace_hash"], "bit for bit");
+    println!(
+        "{test}: {} of 150 branches reach the bug, the first at branch {}; {} moments",
+        results.iter().filter(|res| res["failed"] == true).count(),
+        first["seed"],
+        moments.len()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -443,6 +443,10 @@ impl Machine for X86Machine {
         self.capture(reason)
     }
 
+    fn moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn crate::machine::LoadedSnapshot>> {
+        self.keep_moment(cfg)
+    }
+
     fn observe(&mut self, signals: &[Signal]) {
         if signals.contains(&Signal::Console) {
             self.console.observe_shapes();

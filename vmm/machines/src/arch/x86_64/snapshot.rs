@@ -169,6 +169,17 @@ impl X86Loaded {
     /// Checks `snap`, read from `path` (or from a world snapshot, whose node it is), and
     /// loads it; `cfg.disk`, if given, must be the snapshot's base image.
     pub fn from_snapshot(snap: Snapshot, path: &Path, cfg: &RunConfig) -> Result<X86Loaded> {
+        X86Loaded::prepare(snap, path, cfg, None)
+    }
+
+    /// `snap`, read from `path` or taken in memory; `own_disk`: the machine that took it
+    /// runs on that base disk image, which is then not read and hashed again.
+    fn prepare(
+        snap: Snapshot,
+        path: &Path,
+        cfg: &RunConfig,
+        own_disk: Option<Option<PathBuf>>,
+    ) -> Result<X86Loaded> {
         let meta = snap.meta;
         crate::snapshot::check_machine(
             &meta,
@@ -184,7 +195,10 @@ impl X86Loaded {
         };
         snap.state.check_known(known).map_err(bad)?;
         let vcpu = snap.state.get(section::VCPU).map_err(bad)?;
-        let disk = virtio::restore_disk(&meta, cfg)?;
+        let disk = match own_disk {
+            Some(disk) => disk,
+            None => virtio::restore_disk(&meta, cfg)?,
+        };
         let memfd = memory::snapshot_memfd(meta.mem_bytes, &snap.memory)?;
         Ok(X86Loaded {
             origin: SnapshotOrigin {
@@ -197,6 +211,18 @@ impl X86Loaded {
             memfd,
             disk,
         })
+    }
+}
+
+impl X86Machine {
+    /// Its state kept in memory as a loaded snapshot (a guided exploration's moment): the
+    /// state a snapshot file would hold, its guest memory copied into a memfd, its disk the
+    /// one it runs on (not hashed again).
+    pub(super) fn keep_moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
+        let disk = self.meta.disk.as_ref().map(|d| d.path.clone());
+        let from = cfg.from.clone().unwrap_or_else(|| "moment".into());
+        let snap = self.capture("moment".into())?;
+        Ok(Box::new(X86Loaded::prepare(snap, &from, cfg, Some(disk))?))
     }
 }
 
