@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs wio's x86-64 end-to-end tests (tests/e2e/x86_64.rs, x86_64_linux.rs, and the x86-64 tests of
+# Runs wio's x86-64 end-to-end tests (tests/e2e/x86_64.rs, x86_64_linux.rs, x86_64_nodes.rs, and the x86-64 tests of
 # faults.rs and snapshots.rs: those named *x86_64*) inside an L1 virtual machine
 # that has hardware virtualization: qemu-system-x86_64 -accel tcg -cpu max emulates AMD
 # SVM with nested paging, Debian's kvm_amd drives it, and wio runs its guests on that
@@ -37,7 +37,7 @@ REDIS_ROOTFS="$(bash "$ROOT/images/x86_64-rootfs.sh" --redis "$SMALL_INITRD" | s
   wio_die "the small x86-64 kernel, an initramfs or the redis root disk was not built"
 
 # Test binaries (tests/e2e/NAME.rs) and the filter that picks their x86-64 tests.
-TESTS=(x86_64: x86_64_linux: faults:x86_64 snapshots:x86_64)
+TESTS=(x86_64: x86_64_linux: x86_64_nodes: faults:x86_64 snapshots:x86_64)
 wio_log "building wio and the test binaries (release)"
 (cd "$ROOT" && cargo build -q --release -p wio --bin wio)
 executables="$(cd "$ROOT" && cargo test -q --release -p wio --no-run --message-format=json 2>/dev/null |

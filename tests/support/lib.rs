@@ -286,6 +286,52 @@ pub fn guided_explore(snap: &Path, budget: u64, jobs: u32, extra: &[&str], rep: 
     wio(&args)
 }
 
+/// `--watchdog-ms` for Linux guests inside L1: under TCG a kernel's decompressor runs for
+/// seconds without an exit (the default 5 s cut Debian's kernel there now and then).
+pub const LINUX_WATCHDOG_MS: &str = "60000";
+
+/// wio's small x86-64 kernel (guest-kernel/x86_64, with the determinism patches) and its
+/// busybox workload initramfs (images/x86_64-initramfs.sh), as ci/l1.sh hands them to the
+/// tests inside its L1: `None` (the test skips, saying why) anywhere else.
+pub fn x86_small_kernel(test: &str) -> Option<(String, String)> {
+    let (Some(kernel), Some(initrd)) = (
+        std::env::var("WIO_X86_SMALL_KERNEL").ok(),
+        std::env::var("WIO_X86_SMALL_INITRD").ok(),
+    ) else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_SMALL_KERNEL/INITRD (run ci/l1.sh, which builds them and sets them inside its L1)",
+        );
+        return None;
+    };
+    if !require_hardware_kvm(test, "an x86-64 Linux guest") {
+        return None;
+    }
+    Some((kernel, initrd))
+}
+
+/// wio's small x86-64 kernel and the redis root disk (images/x86_64-rootfs.sh --redis), as
+/// ci/l1.sh hands them to the tests inside its L1: `None` (the test skips, saying why)
+/// anywhere else.
+pub fn x86_small_kernel_and_redis_disk(test: &str) -> Option<(String, String)> {
+    let (kernel, _) = x86_small_kernel(test)?;
+    let Ok(rootfs) = std::env::var("WIO_X86_REDIS_ROOTFS") else {
+        skip(
+            test,
+            Capability::X86Linux,
+            "no WIO_X86_REDIS_ROOTFS (run ci/l1.sh, which builds it with images/x86_64-rootfs.sh --redis)",
+        );
+        return None;
+    };
+    Some((kernel, rootfs))
+}
+
+/// The console line starting with `prefix`, or a panic showing the console.
+pub fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
+    console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
+}
+
 /// The promise `id` in a run summary's `promises`, or a panic showing them.
 pub fn summary_promise<'a>(s: &'a Value, id: &str) -> &'a Value {
     s["promises"]["list"]
