@@ -578,6 +578,13 @@ fn x86_64_node_faults_restart_or_pause_the_test_guest_the_same_way_each_run() {
     assert_eq!(s["exit_status"], 0, "{}\n{text}", stderr(&out));
     assert_eq!(s["restarts"], 1, "{s}");
     assert_eq!(s["stopped_ns"], 1_000_000_000u64, "{s}");
+    // Every x86-64 summary says where the machine can interrupt its guest.
+    assert!(
+        s["preemption"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("at exits only")),
+        "{s}"
+    );
     // Two boots on the console; the second ran the whole guest from the start, 6 s in.
     assert_eq!(text.matches("wio x86-64 test guest").count(), 2, "{text}");
     assert_eq!(text.matches("test guest: ok").count(), 1, "{text}");

@@ -114,6 +114,10 @@ pub struct Summary {
     /// riscv64: the hart's ISA when not plain RV64GC (`--isa`; left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isa: Option<String>,
+    /// Where the machine can interrupt its guest, when not at any instruction (x86-64 on
+    /// KVM: only at exits; left out on riscv64, whose interrupts land on exact instructions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<&'static str>,
     /// Determinism caveats detected on this host (empty when none).
     pub warnings: Vec<String>,
     /// The seccomp sandbox's state ("on (seccomp)", "off (--no-sandbox)", ...; see
@@ -167,6 +171,7 @@ impl Summary {
             wio_exit_code: 0,
             error: None,
             host: "none",
+            preemption: None,
             isa: None,
             warnings: Vec::new(),
             sandbox: "off",
@@ -215,6 +220,9 @@ impl Summary {
                 .unwrap_or_default()
         ));
         s.push_str(&format!("sandbox       {}\n", self.sandbox));
+        if let Some(p) = self.preemption {
+            s.push_str(&format!("preemption    {p}\n"));
+        }
         s.push_str(&format!(
             "virtual time  {}.{:09} s (idle {}.{:09} s)\n",
             self.virtual_ns / 1_000_000_000,

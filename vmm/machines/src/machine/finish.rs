@@ -33,6 +33,8 @@ pub struct Counts {
     pub isa: Option<String>,
     /// Determinism caveats detected on this host.
     pub warnings: Vec<String>,
+    /// Where the machine can interrupt its guest (see `Summary::preemption`).
+    pub preemption: Option<&'static str>,
     /// When the run started on the host (for the summary's wall time only).
     pub wall: Instant,
     /// The faults the run applied.
@@ -162,6 +164,7 @@ pub fn finish_run(
         isa: counts.isa,
         sandbox: crate::sandbox::describe(),
         warnings: counts.warnings,
+        preemption: counts.preemption,
         faults: counts.faults,
         restarts: counts.restarts,
         stopped_ns: counts.stopped_ns,

@@ -435,6 +435,7 @@ impl Machine for RvMachine {
                     .filter(|i| !i.is_base())
                     .map(|i| i.to_string()),
                 warnings: Vec::new(),
+                preemption: None,
                 wall,
                 faults: applied,
                 restarts: m.boots.saturating_sub(1),

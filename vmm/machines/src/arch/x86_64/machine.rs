@@ -40,6 +40,11 @@ pub const DEFAULT_LINUX_CMDLINE: &str = "console=ttyS0 nokaslr lpj=1000000 no-kv
 /// port and user RDTSC traps.
 const RDTSC_WARNING: &str = "this kernel reads the hardware TSC (RDTSC), which KVM does not let wio intercept: what it derives from it (its CRNG: /dev/urandom, getrandom; TSC-based clocks) may differ between runs of one seed; control flow, exits and virtual time follow the seed";
 
+/// Where an x86-64 machine can interrupt its guest, said in every summary: interrupting it
+/// on an exact instruction would need a count of its retired instructions (a PMU), which
+/// wio does not use yet (docs/x86_64.md, "A guest that computes without exits").
+const PREEMPTION: &str = "at exits only: KVM gives wio no count of the guest's instructions, so a program computing without an exit is not interrupted (docs/x86_64.md)";
+
 /// One x86-64 machine, booted or restored, ready for the run loop.
 pub struct X86Machine {
     pub(super) engine: KvmEngine,
@@ -507,6 +512,7 @@ impl Machine for X86Machine {
                 restored_from: m.restored_from,
                 host: m.host.name(),
                 warnings: m.warnings,
+                preemption: Some(PREEMPTION),
                 wall,
                 faults: applied,
                 restarts: m.boots.saturating_sub(1),
