@@ -55,6 +55,7 @@ fuzz_target!(|data: &[u8]| {
                     let has = Targets {
                         disk: true,
                         node: true,
+                        ram: true,
                     };
                     let _ = p.draw(wio_scheduler::RunSeed(1), has);
                 }
