@@ -196,7 +196,7 @@ fn state_sections(state: &WorldState) -> std::result::Result<StateSections, Stat
 
 /// Why a world snapshot's `node-isa` or `node-arch` section was refused.
 #[derive(Debug, thiserror::Error)]
-enum NodeIsaError {
+enum NodeListError {
     #[error("{0} node entries for {1} nodes")]
     Count(usize, usize),
     #[error("node architecture {0:?}: neither riscv64 nor x86_64")]
@@ -215,7 +215,7 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
     if let Some(isas) = s.optional::<Vec<String>>(section::NODE_ISA)? {
         let refused = |e| StateError::refused(section::NODE_ISA, e);
         if isas.len() != scenario.nodes.len() {
-            return Err(refused(NodeIsaError::Count(
+            return Err(refused(NodeListError::Count(
                 isas.len(),
                 scenario.nodes.len(),
             )));
@@ -223,20 +223,20 @@ fn state_of(s: &StateSections) -> std::result::Result<WorldState, StateError> {
         for (node, isa) in scenario.nodes.iter_mut().zip(isas) {
             node.isa = isa
                 .parse()
-                .map_err(|e| refused(NodeIsaError::Parse(isa.clone(), e)))?;
+                .map_err(|e| refused(NodeListError::Parse(isa.clone(), e)))?;
         }
     }
     if let Some(archs) = s.optional::<Vec<String>>(section::NODE_ARCH)? {
         let refused = |e| StateError::refused(section::NODE_ARCH, e);
         if archs.len() != scenario.nodes.len() {
-            return Err(refused(NodeIsaError::Count(
+            return Err(refused(NodeListError::Count(
                 archs.len(),
                 scenario.nodes.len(),
             )));
         }
         for (node, name) in scenario.nodes.iter_mut().zip(archs) {
             node.arch = wio_machines::machine::Arch::from_name(&name)
-                .ok_or_else(|| refused(NodeIsaError::Arch(name.clone())))?;
+                .ok_or_else(|| refused(NodeListError::Arch(name.clone())))?;
         }
     }
     Ok(WorldState {

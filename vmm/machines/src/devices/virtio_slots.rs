@@ -175,14 +175,18 @@ impl VirtioSlots {
 
     /// The machine lost power: the disk's unflushed writes go as `unflushed` says, and
     /// every transport is reset as if its driver had reset it. Requests in flight are the
-    /// machine's to drop from its event queue (never performed).
-    pub fn power_cut(&mut self, unflushed: wio_virtio_devices::Unflushed) {
-        if let Some(b) = self.block_mut() {
+    /// machine's to drop from its event queue (never performed). Returns how many chunks
+    /// of unflushed writes the disk held when the power went (None without a disk).
+    pub fn power_cut(&mut self, unflushed: wio_virtio_devices::Unflushed) -> Option<usize> {
+        let cached = self.block_mut().map(|b| {
+            let cached = b.disk().volatile_chunks();
             b.power_cut(unflushed);
-        }
+            cached
+        });
         for t in &mut self.devices {
             t.power_cycle();
         }
+        cached
     }
 
     /// The machine booted again on new memory: the devices use it from now on.

@@ -5,8 +5,9 @@
 
 use crate::error::{MachineError, RestartWhy, Result, WioError};
 use crate::faults::inject::Effect;
-use crate::trace::hex;
+use crate::trace::{hex, Trace};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use wio_virtio_devices::Unflushed;
@@ -43,6 +44,34 @@ impl Power {
             (_, p) => p,
         };
         (next, None)
+    }
+}
+
+/// Writes a power cut's `power-off` trace line at `now_ns`: the requests in flight it
+/// dropped, the chunks of unflushed writes the disk held (None without a disk) and what
+/// became of them.
+pub fn trace_power_off(
+    trace: &mut Trace,
+    now_ns: u64,
+    dropped: usize,
+    cached: Option<usize>,
+    unflushed: Unflushed,
+) {
+    trace.event(
+        now_ns,
+        "power-off",
+        json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
+    );
+}
+
+/// The stream a machine's boot number `boot` (1: the first) draws its boot entropy from:
+/// `name` for the first boot, `name/boot-N` after a crash's restart, so a restart never
+/// repeats the first boot's entropy and adding restarts shifts no other stream.
+pub fn boot_stream(name: &str, boot: u32) -> String {
+    if boot <= 1 {
+        name.to_string()
+    } else {
+        wio_scheduler::stream_names::sub(name, &format!("boot-{boot}"))
     }
 }
 

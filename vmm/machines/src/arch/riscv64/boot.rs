@@ -6,7 +6,7 @@ use super::fdt;
 use super::firmware;
 use super::layout::{self, KERNEL_DEFAULT_OFFSET, RAM_BASE};
 use crate::error::{MachineError, MemoryError, Result, WioError};
-use crate::machine::power::restart_file;
+use crate::machine::power::{boot_stream, restart_file};
 use crate::memory::GuestMem;
 use crate::snapshot::Meta;
 use std::path::{Path, PathBuf};
@@ -344,11 +344,7 @@ impl BootImage {
 /// from `riscv-fdt-rng-seed/boot-n`, so a restart never repeats the first boot's entropy
 /// and adding restarts shifts no other stream.
 pub fn fdt_rng_seed(seed: RunSeed, boot: u32) -> [u8; 64] {
-    let name = if boot <= 1 {
-        stream_names::RISCV_FDT_RNG_SEED.to_string()
-    } else {
-        stream_names::sub(stream_names::RISCV_FDT_RNG_SEED, &format!("boot-{boot}"))
-    };
+    let name = boot_stream(stream_names::RISCV_FDT_RNG_SEED, boot);
     let mut out = [0u8; 64];
     seed.stream(&name).fill_bytes(&mut out);
     out

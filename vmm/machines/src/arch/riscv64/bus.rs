@@ -15,6 +15,7 @@ use crate::devices::vmgenid::VmGenId;
 use crate::engine::ExitHandler;
 use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::faults::plan::UpsetPlace;
+use crate::machine::power::trace_power_off;
 pub use crate::machine::power::Power;
 use crate::trace::{fold, Trace};
 use serde::{Deserialize, Serialize};
@@ -283,8 +284,7 @@ impl RvBus {
         }
         let (power, cut) = self.power.after(&effect);
         if let Some(unflushed) = cut {
-            let cached = self.virtio.block_mut().map(|b| b.disk().volatile_chunks());
-            self.virtio.power_cut(unflushed);
+            let cached = self.virtio.power_cut(unflushed);
             // Requests in flight die with the power: never performed, never completed.
             // Device timers (the link, the peer) are the world's and go on.
             let dropped = self
@@ -293,11 +293,7 @@ impl RvBus {
             for slot in 0..self.virtio.len() {
                 self.update_virtio_line(slot);
             }
-            self.trace.event(
-                now_ns,
-                "power-off",
-                json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
-            );
+            trace_power_off(&mut self.trace, now_ns, dropped, cached, unflushed);
         }
         self.power = power;
     }

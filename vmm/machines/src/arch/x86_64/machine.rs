@@ -15,7 +15,7 @@ use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{SchedNoise, TimerNoise};
 use crate::machine::novelty::{Mark, Observed, Signal};
-use crate::machine::power::Power;
+use crate::machine::power::{boot_stream, Power};
 use crate::machine::{virtio, Arch, BootMeta, Machine, RunConfig, RunResult, Stop};
 use crate::memory::{self, GuestMem};
 use crate::promises::report::Promises;
@@ -65,8 +65,6 @@ pub struct X86Machine {
     pub(super) restored_from: Option<RestoredFrom>,
     /// The last step stopped for a debugger between two instructions (see `gdb`).
     pub(super) debug_paused: bool,
-    /// Whether it has the promise channel (Linux guests), in the last virtio slot.
-    pub(super) channel: virtio::Channel,
     /// The promises its programs made on the channel, and what became of them.
     pub(super) promises: Ledger,
     /// End the run at the first violated `always` (`--stop-on-violation`).
@@ -198,11 +196,7 @@ pub(super) fn load_image(
     seed: RunSeed,
     boot: u32,
 ) -> Result<boot::BootInfo> {
-    let name = if boot <= 1 {
-        stream_names::X86_BOOT_RNG_SEED.to_string()
-    } else {
-        stream_names::sub(stream_names::X86_BOOT_RNG_SEED, &format!("boot-{boot}"))
-    };
+    let name = boot_stream(stream_names::X86_BOOT_RNG_SEED, boot);
     let mut rng_seed = [0u8; RNG_SEED_LEN];
     seed.stream(&name).fill_bytes(&mut rng_seed);
     let acpi_slots: Vec<_> = (0..files.slots).map(super::platform::virtio_slot).collect();
@@ -332,7 +326,6 @@ pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
         seed: cfg.seed,
         restored_from: None,
         debug_paused: false,
-        channel,
         promises: Ledger::default(),
         stop_on_violation: cfg.stop_on_violation,
         marks: None,
@@ -483,7 +476,9 @@ impl Machine for X86Machine {
                 shadow_unchecked
             ));
         }
-        let promises = (m.channel == virtio::Channel::Sdk)
+        let promises = m
+            .platform
+            .has_channel()
             .then(|| Promises::new(&m.promises, m.platform.channel_stats()));
         let platform = &mut m.platform;
         run_loop::drain_console(platform, &mut m.console);

@@ -19,7 +19,7 @@ use crate::faults::inject::{Effect, Injector, Phase, Replaced};
 use crate::faults::{self, plan::Targets};
 use crate::machine::noise::TimerNoise;
 use crate::machine::novelty::Observed;
-use crate::machine::power::Power;
+use crate::machine::power::{trace_power_off, Power};
 use crate::machine::{sdk, Stop};
 use crate::promises::Ledger;
 use crate::snapshot::persist::{self, StateError as PersistError, StateSections};
@@ -279,19 +279,14 @@ impl Platform {
         let Some(v) = self.virtio.as_mut() else {
             return;
         };
-        let cached = v.block_mut().map(|b| b.disk().volatile_chunks());
-        v.power_cut(unflushed);
+        let cached = v.power_cut(unflushed);
         let dropped = self
             .events
             .remove_where(|e| matches!(e, Event::Virtio(VirtioEvent::Complete(..))));
         for slot in 0..self.virtio_levels.len() {
             self.update_virtio_line(slot);
         }
-        self.trace.event(
-            now,
-            "power-off",
-            json!({ "requests_dropped": dropped, "unflushed_chunks": cached, "unflushed": unflushed }),
-        );
+        trace_power_off(&mut self.trace, now, dropped, cached, unflushed);
     }
 
     /// The machine boots again after a power cut, on new memory `mem`: the PC's devices are
@@ -327,6 +322,13 @@ impl Platform {
     ) -> Option<Stop> {
         let console = self.virtio.as_mut()?.console_mut()?;
         sdk::drain(console, ledger, &mut self.trace, stop_on_violation, marks)
+    }
+
+    /// Whether the machine has the promise channel (a virtio-console in its last slot).
+    pub fn has_channel(&mut self) -> bool {
+        self.virtio
+            .as_mut()
+            .is_some_and(|v| v.console_mut().is_some())
     }
 
     /// The promise channel's counters (zero without a channel).

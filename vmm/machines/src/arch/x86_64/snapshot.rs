@@ -116,7 +116,7 @@ impl X86Machine {
         if boots.restarts > 0 || boots.stopped_ns > 0 || boots.shadow_unchecked > 0 {
             state.put(section::BOOTS, &boots).map_err(internal)?;
         }
-        if self.channel == virtio::Channel::Sdk {
+        if self.platform.has_channel() {
             state
                 .save(section::PROMISES, &self.promises)
                 .map_err(internal)?;
@@ -384,7 +384,6 @@ pub fn restore(l: &X86Loaded, cfg: &RunConfig, wall: Instant) -> Result<X86Machi
         warnings,
         rdtsc_warning: run.rdtsc_warning,
         seed,
-        channel,
         promises: promises.unwrap_or_default(),
         stop_on_violation: cfg.stop_on_violation,
         marks: None,
