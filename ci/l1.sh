@@ -16,7 +16,7 @@
 #   L1_SCRIPT=FILE      run FILE (sh) inside L1 instead of the tests, in /tmp, with wio at
 #                       /l1/wio; its exit status is L1's (for experiments and benchmarks)
 #   L1_FILES="A B"      more files copied into L1's /l1/ (for L1_SCRIPT)
-#   L1_MEM_MIB=3072     L1 memory (default 3072)
+#   L1_MEM_MIB=4096     L1 memory (default 4096: the payment world's four machines and its disk)
 #   L1_TIMEOUT_S=1200   wall seconds before L1 is stopped (default 1200)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,13 +28,16 @@ eval "$(bash "$ROOT/images/x86_64-l1.sh" | grep -E '^L[12]_(KERNEL|INITRD|MODULE
 # Debian's kernel as wio's guest (L2) boots wio's workload initramfs with the kernel's own
 # virtio modules (the init loads them).
 DEBIAN_INITRD="$(bash "$ROOT/images/x86_64-initramfs.sh" --modules "$L2_MODULES" | sed -n 's/^INITRAMFS=//p')"
-# wio's small x86-64 kernel (with the determinism patches), its workload initramfs and a
-# redis root disk: the L2 guests of the small-kernel tests (built once, then cached).
-SMALL_KERNEL="$(bash "$ROOT/guest-kernel/x86_64/build-small-kernel.sh" | sed -n 's/^BZIMAGE=//p')"
-SMALL_INITRD="$(bash "$ROOT/images/x86_64-initramfs.sh" | sed -n 's/^INITRAMFS=//p')"
-REDIS_ROOTFS="$(bash "$ROOT/images/x86_64-rootfs.sh" --redis "$SMALL_INITRD" | sed -n 's/^ROOTFS=//p')"
-[[ -f "$SMALL_KERNEL" && -f "$SMALL_INITRD" && -f "$REDIS_ROOTFS" && -f "$DEBIAN_INITRD" ]] ||
-  wio_die "the small x86-64 kernel, an initramfs or the redis root disk was not built"
+# wio's built x86-64 guests (images/build-all-x86_64.sh: the small kernel with the
+# determinism patches, its workload initramfs, the redis and payments root disks): the L2
+# guests of the small-kernel tests (built once, then cached).
+built="$(bash "$ROOT/images/build-all-x86_64.sh")"
+SMALL_KERNEL="$(sed -n 's/^X86_64_SMALL_BZIMAGE=//p' <<<"$built")"
+SMALL_INITRD="$(sed -n 's/^X86_64_SMALL_INITRAMFS=//p' <<<"$built")"
+REDIS_ROOTFS="$(sed -n 's/^X86_64_REDIS_ROOTFS=//p' <<<"$built")"
+PAYMENTS_ROOTFS="$(sed -n 's/^X86_64_PAYMENTS_ROOTFS=//p' <<<"$built")"
+[[ -f "$SMALL_KERNEL" && -f "$SMALL_INITRD" && -f "$REDIS_ROOTFS" && -f "$PAYMENTS_ROOTFS" && -f "$DEBIAN_INITRD" ]] ||
+  wio_die "the small x86-64 kernel, an initramfs or a root disk was not built"
 
 # Test binaries (tests/e2e/NAME.rs) and the filter that picks their x86-64 tests.
 TESTS=(x86_64: x86_64_linux: x86_64_nodes: faults:x86_64 snapshots:x86_64)
@@ -60,6 +63,16 @@ cp "$DEBIAN_INITRD" "$ov/l1/debian-initrd.cpio.gz"
 cp "$SMALL_KERNEL" "$ov/l1/small-bzImage"
 cp "$SMALL_INITRD" "$ov/l1/small-initrd.cpio.gz"
 cp "$REDIS_ROOTFS" "$ov/l1/redis-rootfs.ext4"
+cp "$PAYMENTS_ROOTFS" "$ov/l1/payments-rootfs.ext4"
+# The same guests by name (a world node's `disk = "payments"`), at their paths in L1.
+mkdir -p "$ov/l1/cache"
+cat >"$ov/l1/cache/x86_64-guests.env" <<MANIFEST
+$(sed -n 's/^X86_64_SMALL_KERNEL_RELEASE=/&/p' <<<"$built")
+X86_64_SMALL_BZIMAGE=/l1/small-bzImage
+X86_64_SMALL_INITRAMFS=/l1/small-initrd.cpio.gz
+X86_64_REDIS_ROOTFS=/l1/redis-rootfs.ext4
+X86_64_PAYMENTS_ROOTFS=/l1/payments-rootfs.ext4
+MANIFEST
 runs=""
 for t in "${TESTS[@]}"; do
   name="${t%%:*}" filter="${1:-${t#*:}}"
@@ -97,7 +110,7 @@ fi
 cat >"$ov/l1/run.sh" <<RUN
 #!/bin/sh
 cd /tmp
-export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1
+export HOME=/tmp WIO_BIN=/l1/wio RUST_BACKTRACE=1 WIO_CACHE=/l1/cache
 export WIO_X86_LINUX_KERNEL=/l1/l2-kernel WIO_X86_LINUX_INITRD=/l1/debian-initrd.cpio.gz
 export WIO_X86_SMALL_KERNEL=/l1/small-bzImage WIO_X86_SMALL_INITRD=/l1/small-initrd.cpio.gz
 export WIO_X86_REDIS_ROOTFS=/l1/redis-rootfs.ext4
@@ -116,9 +129,9 @@ chmod +x "$ov/l1/run.sh"
 (cd "$ov" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc 2>/dev/null | gzip -1) >"$work/overlay.cpio.gz"
 cat "$L1_INITRD" "$work/overlay.cpio.gz" >"$work/initrd.cpio.gz"
 
-wio_log "booting L1 (qemu-system-x86_64 -accel tcg -cpu max, ${L1_MEM_MIB:-3072} MiB)"
+wio_log "booting L1 (qemu-system-x86_64 -accel tcg -cpu max, ${L1_MEM_MIB:-4096} MiB)"
 set +e
-timeout "${L1_TIMEOUT_S:-1200}" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "${L1_MEM_MIB:-3072}" \
+timeout "${L1_TIMEOUT_S:-1200}" qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "${L1_MEM_MIB:-4096}" \
   -nographic -no-reboot -kernel "$L1_KERNEL" -initrd "$work/initrd.cpio.gz" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3" </dev/null | tee "$work/console.log"
 qemu_status=${PIPESTATUS[0]}

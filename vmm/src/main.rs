@@ -208,11 +208,6 @@ fn run_isa(args: &RunArgs) -> Result<wio_riscv::Isa, WioError> {
 
 /// `wio run`'s flags that only one architecture takes, and the two that exclude each other.
 fn check_run_arch(args: &RunArgs, arch: Arch) -> Result<(), WioError> {
-    if args.guest.is_some() && arch != Arch::Riscv64 {
-        return Err(WioError::Usage(
-            "--guest selects a built riscv64 guest; use it with --arch riscv64".into(),
-        ));
-    }
     if args.ecc && arch != Arch::Riscv64 {
         return Err(WioError::Usage(
             "--ecc models ECC memory on riscv64 machines; use it with --arch riscv64".into(),

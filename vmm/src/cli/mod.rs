@@ -537,9 +537,10 @@ pub struct RunArgs {
     /// Kernel image (ELF vmlinux or bzImage); default: the built-in test guest.
     #[arg(long, value_name = "FILE", conflicts_with = "from")]
     pub kernel: Option<PathBuf>,
-    /// A guest built by images/build-all-riscv64.sh: "small" (default), "debian", "flight"
-    /// (the bare-metal flight-software example; riscv64 only) or "flight-vector" (its vector
-    /// variant, with --isa rv64gcv).
+    /// A built guest. riscv64 (images/build-all-riscv64.sh): "small" (default), "debian",
+    /// "flight" (the bare-metal flight-software example) or "flight-vector" (its vector
+    /// variant, with --isa rv64gcv). x86_64 (images/build-all-x86_64.sh): "small", wio's
+    /// small kernel and its initramfs (default without it: the built-in test guest).
     #[arg(long, value_name = "NAME", conflicts_with = "from")]
     pub guest: Option<String>,
     /// Initial ramdisk to hand to the kernel.

@@ -96,9 +96,10 @@ pub(super) fn node_configs(
                 .next_u64();
             let (disk, image) = match &n.disk {
                 None => (None, None),
-                Some(NodeDisk::Built(name)) => {
-                    (Some(wio_machines::machine::guests::built_disk(name)?), None)
-                }
+                Some(NodeDisk::Built(name)) => (
+                    Some(wio_machines::machine::guests::builds(n.arch).disk(name)?),
+                    None,
+                ),
                 Some(NodeDisk::File(p)) => (Some(p.clone()), None),
                 Some(NodeDisk::Image(img)) => (Some(img.disk.clone()), Some(img)),
             };

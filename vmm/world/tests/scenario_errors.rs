@@ -75,9 +75,13 @@ fn options_outside_their_values_name_the_field_and_the_choices() {
     ] {
         parse(&format!("{node}{extra}")).expect(extra);
     }
-    // `amd64` names an x86-64 node, which runs the kernel and initramfs it names.
-    let e = parse(&format!("{node}arch = \"amd64\"\n")).expect_err("an x86-64 node");
-    assert!(e.to_string().contains("needs kernel and initrd"), "{e}");
+    // `amd64` names an x86-64 node: without a kernel it runs the built x86-64 guest, whose
+    // disks it may name; a riscv64 hart's ISA is refused.
+    let s =
+        parse(&format!("{node}arch = \"amd64\"\ndisk = \"payments\"\n")).expect("an x86-64 node");
+    assert_eq!(s.nodes[0].arch, wio_machines::machine::Arch::X86_64);
+    let e = parse(&format!("{node}arch = \"amd64\"\nisa = \"rv64gc\"\n")).expect_err("an ISA");
+    assert!(e.to_string().contains("a riscv64 node's setting"), "{e}");
 }
 
 /// Image nodes' fields, checked before any image is looked up: a wait on a node without

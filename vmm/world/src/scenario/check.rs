@@ -181,8 +181,8 @@ impl Checker<'_> {
         }
         let arch = match n.arch.as_ref().map(|a| (*a.get_ref(), a.span().start)) {
             None | Some((NodeArch::Riscv64, _)) => Arch::Riscv64,
-            Some((NodeArch::X86_64, at)) => {
-                self.x86_node(n, at)?;
+            Some((NodeArch::X86_64, _)) => {
+                self.x86_node(n)?;
                 Arch::X86_64
             }
         };
@@ -224,7 +224,7 @@ impl Checker<'_> {
             Some(image) => Some(self.node_image(n, image)?),
             None => {
                 self.image_fields_need_an_image(n)?;
-                self.node_disk(n.disk.as_ref())?
+                self.node_disk(n.disk.as_ref(), arch)?
             }
         };
         let run = n
@@ -256,23 +256,22 @@ impl Checker<'_> {
         })
     }
 
-    /// What an x86-64 node (`arch = "x86_64"` at `at`) must and must not say: it runs the
-    /// Linux kernel and initramfs it names on KVM (wio builds no x86-64 guests into the
-    /// cache the way it builds riscv64's), so `kernel` and `initrd` are required, and the
-    /// interpreter's settings (`guest`, `isa`, `clock_drift_ppm`) and `image` are refused.
-    fn x86_node(&self, n: &NodeSpec, at: usize) -> Result<()> {
-        if n.kernel.is_none() || n.initrd.is_none() {
+    /// What an x86-64 node (`arch = "x86_64"` at `at`) must not say: it runs a Linux
+    /// kernel on KVM (the one it names, else the built x86-64 guest `guest`, default
+    /// "small", from `images/build-all-x86_64.sh`), so the interpreter's settings (`isa`,
+    /// `clock_drift_ppm`) and `image` (riscv64 container images) are refused.
+    fn x86_node(&self, n: &NodeSpec) -> Result<()> {
+        if let (Some(_), Some(k)) = (&n.guest, &n.kernel) {
             return Err(self.at(
-                at,
-                "node.arch",
+                k.span().start,
+                "node.kernel",
                 format!(
-                    "node.arch x86_64: node {:?} needs kernel and initrd (e.g. wio's small x86-64 kernel from guest-kernel/x86_64/build-small-kernel.sh and images/x86_64-initramfs.sh)",
+                    "node.kernel: node {:?} names a built guest too; give one of guest and kernel",
                     n.name.get_ref()
                 ),
             ));
         }
         let refused = [
-            ("node.guest", n.guest.as_ref().map(|_| at)),
             ("node.isa", n.isa.as_ref().map(|i| i.span().start)),
             (
                 "node.clock_drift_ppm",
@@ -463,21 +462,25 @@ impl Checker<'_> {
         }
     }
 
-    /// A node's `disk`: a built disk's name, or an image file that exists.
-    fn node_disk(&self, disk: Option<&Spanned<String>>) -> Result<Option<NodeDisk>> {
+    /// A node's `disk`: the name of a disk built for the node's `arch`, or an image file
+    /// that exists.
+    fn node_disk(&self, disk: Option<&Spanned<String>>, arch: Arch) -> Result<Option<NodeDisk>> {
         let Some(d) = disk else { return Ok(None) };
         let v = d.get_ref();
-        if wio_machines::machine::guests::DISKS
-            .iter()
-            .any(|(name, _)| name == v)
-        {
+        let builds = wio_machines::machine::guests::builds(arch);
+        if builds.has_disk(v) {
             return Ok(Some(NodeDisk::Built(v.clone())));
         }
         let p = self.resolve(Path::new(v));
         if !p.is_file() {
             return Err(self.at(
                 d.span().start,
-                "node.disk", format!("node.disk {v:?}: no such image (or a built disk: rootfs, redis, python, payments)"),
+                "node.disk",
+                format!(
+                    "node.disk {v:?}: no such image (or a built {} disk: {})",
+                    arch.name(),
+                    builds.disk_names()
+                ),
             ));
         }
         Ok(Some(NodeDisk::File(p)))

@@ -474,8 +474,12 @@ mod tests {
                 "line 3: /no/such/Image does not exist",
             ),
             (
-                "[[node]]\nname = \"a\"\narch = \"x86_64\"\n",
-                "line 3: node.arch x86_64: node \"a\" needs kernel and initrd",
+                "[[node]]\nname = \"a\"\narch = \"x86_64\"\nguest = \"small\"\nkernel = \"Cargo.toml\"\n",
+                "line 5: node.kernel: node \"a\" names a built guest too",
+            ),
+            (
+                "[[node]]\nname = \"a\"\narch = \"x86_64\"\ndisk = \"flight\"\n",
+                "line 4: node.disk \"flight\": no such image (or a built x86_64 disk: rootfs, redis, python, payments)",
             ),
             (
                 "[[node]]\nname = \"a\"\narch = \"x86_64\"\nkernel = \"Cargo.toml\"\ninitrd = \"Cargo.toml\"\nisa = \"rv64gcb\"\n",

@@ -160,6 +160,28 @@ pub(super) fn kvm_options_ms(watchdog_ms: u64) -> KvmOptions {
     }
 }
 
+/// A configuration that names a built x86-64 guest (`guest` without `kernel`:
+/// `images/build-all-x86_64.sh`) with that guest's files in place of its name, so the
+/// snapshot and every restart read them by path: the kernel, and its initramfs unless the
+/// machine has a root disk (then the kernel boots from it, as a built riscv64 guest does);
+/// an explicit initrd wins. `None` when the configuration names no built guest.
+fn with_built_guest(cfg: &RunConfig) -> Result<Option<RunConfig>> {
+    let (Some(name), None) = (&cfg.guest, &cfg.kernel) else {
+        return Ok(None);
+    };
+    let (kernel, initramfs) = crate::machine::guests::X86_64.guest(name)?;
+    let initrd = match &cfg.disk {
+        Some(_) => cfg.initrd.clone(),
+        None => cfg.initrd.clone().or(initramfs),
+    };
+    Ok(Some(RunConfig {
+        kernel: Some(kernel),
+        initrd,
+        guest: None,
+        ..cfg.clone()
+    }))
+}
+
 /// The kernel a configuration names (else the built-in test guest) and its command line
 /// (given, else Linux's default for a kernel, else none for the test guest).
 fn kernel_and_cmdline(cfg: &RunConfig, has_disk: bool) -> Result<(KernelImage, String)> {
@@ -259,6 +281,14 @@ fn initrd_sha256(cfg: &RunConfig) -> Result<Option<String>> {
 
 /// Builds the machine a configuration describes and loads its kernel.
 pub fn boot(cfg: &RunConfig, wall: Instant) -> Result<X86Machine> {
+    let built;
+    let cfg = match with_built_guest(cfg)? {
+        Some(c) => {
+            built = c;
+            &built
+        }
+        None => cfg,
+    };
     check_mem(cfg.mem_mib)?;
     let disk = virtio::open_disk(cfg)?;
     let faults = cfg.fault_injector(super::platform::fault_targets(disk.is_some()))?;
