@@ -1,14 +1,17 @@
 //! End-to-end tests of x86-64 Linux machines as first-class machines, like riscv64's: the
 //! promise channel (summaries, explore and guided exploration judging promises), crash
-//! faults restarting the machine from its durable disk, and x86-64 nodes in worlds beside
-//! riscv64 ones. They run wio's small x86-64 kernel on hardware virtualization (inside
-//! ci/l1.sh's L1 here) and skip loudly (SKIPPED: ...) anywhere else.
+//! faults restarting the machine from its durable disk, x86-64 nodes in worlds beside
+//! riscv64 ones, and the payment scenario on amd64 nodes. They run wio's small x86-64
+//! kernel on hardware virtualization (inside ci/l1.sh's L1 here) and skip loudly
+//! (SKIPPED: ...) anywhere else.
 
 #![forbid(unsafe_code)]
 
+use serde_json::Value;
 use wio_e2e_tests::{
-    line_of, run_with_summary, scratch, skip, stderr, stdout, summary_promise as promise,
-    trace_event, x86_small_kernel, x86_small_kernel_and_redis_disk, Capability, LINUX_WATCHDOG_MS,
+    explore_to, line_of, read_report, require_x86_artifact, run_with_summary, scratch, skip,
+    stderr, stdout, summary_promise as promise, trace_event, wio, x86_small_kernel,
+    x86_small_kernel_and_redis_disk, Capability, LINUX_WATCHDOG_MS,
 };
 
 #[test]
@@ -387,4 +390,218 @@ fn a_guided_exploration_of_the_small_kernel_reaches_a_bug_behind_two_rare_choice
         moments.len()
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The payment scenario on amd64 (images/payments/world-x86_64.toml: four x86-64 nodes of
+/// the built small kernel on the payments disk of Debian bookworm's python3.11 and redis,
+/// found by name): exploring the buggy build from setup complete breaks the receipt promise
+/// and only it; the failing seed reproduces bit for bit; the fixed build passes it (`wio
+/// verify`).
+#[test]
+fn the_amd64_payment_world_finds_the_receipt_bug_and_its_seed_reproduces() {
+    let test = "the_amd64_payment_world_finds_the_receipt_bug_and_its_seed_reproduces";
+    if require_x86_artifact(test, "X86_64_PAYMENTS_ROOTFS").is_none() {
+        return;
+    }
+    const RECEIPT: &str = "every successful charge has its receipt";
+    let world = format!(
+        "{}/../images/payments/world-x86_64.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let dir = scratch("x86-payments");
+    // The setup-complete world snapshot of the build with `bug` (the run stops at the first
+    // payment).
+    let snapshot = |bug: &str| {
+        let snap = dir.join(format!("{bug}.snap"));
+        let o = wio(&[
+            "sim",
+            &world,
+            "--seed",
+            "1",
+            "--quiet",
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+            "--node-args",
+            &format!("payments=wio.bug={bug}"),
+            "--snapshot-at",
+            "setup-complete",
+            "--snapshot-out",
+            snap.to_str().unwrap(),
+            "--until",
+            "console:client: p0:",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        snap
+    };
+    let buggy = snapshot("receipt-no-retry");
+    // Seeds 0..3 hold one that loses a receipt (seed 2: measured in L1, 1 of seeds 0..6; on
+    // riscv64 about one seed in eight does). The same seeds give the same branches on every
+    // host, so the range is fixed, not lucky.
+    let report = dir.join("buggy.json");
+    let o = explore_to(
+        &buggy,
+        "0..3",
+        &report,
+        &["--watchdog-ms", LINUX_WATCHDOG_MS],
+    );
+    let r = read_report(&report);
+    let bad: Vec<&Value> = r["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|x| x["failed"] == true)
+        .collect();
+    assert!(
+        !bad.is_empty(),
+        "seeds 0..3 find the receipt bug: {}\n{r}",
+        stdout(&o)
+    );
+    let verdict = |message: &str| {
+        r["promises"]
+            .as_array()
+            .and_then(|l| l.iter().find(|p| p["message"] == message))
+            .unwrap_or_else(|| panic!("no promise {message:?}: {}", r["promises"]))["passed"]
+            .clone()
+    };
+    assert_eq!(verdict(RECEIPT), false);
+    assert_eq!(verdict("no payment is charged twice"), true);
+    assert_eq!(verdict("every customer debit has a merchant credit"), true);
+    // The failing seed, again from the snapshot: the same world, the promise broken again.
+    let summary = dir.join("again.json");
+    let seed = bad[0]["seed"].to_string();
+    let o = wio(&[
+        "sim",
+        "--from",
+        buggy.to_str().unwrap(),
+        "--seed",
+        &seed,
+        "--quiet",
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(108), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("VIOLATED Always \"{RECEIPT}\"")),
+        "{}",
+        stderr(&o)
+    );
+    let s = read_report(&summary);
+    assert_eq!(s["world_trace_hash"], bad[0]["trace_hash"], "{}", bad[0]);
+    // The fixed build passes every failing seed of the report.
+    let fixed = snapshot("none");
+    let o = wio(&[
+        "verify",
+        "--from",
+        fixed.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", stderr(&o));
+    assert_eq!(text.matches("fixed ").count(), bad.len(), "{text}");
+    println!(
+        "{test}: seed {seed} of 0..3 loses a receipt, world trace {}",
+        s["world_trace_hash"]
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The Antithesis Python SDK (PyPI `antithesis`, unmodified) in Debian bookworm's amd64
+/// python3.11 reports to wio through libvoidstar.so and the promise channel, as on riscv64:
+/// images/probe/antithesis_demo.py on the built small kernel, booted from the payments disk
+/// (which holds the demo with the SDK).
+#[test]
+fn an_amd64_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio() {
+    let test = "an_amd64_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio";
+    let Some(disk) = require_x86_artifact(test, "X86_64_PAYMENTS_ROOTFS") else {
+        return;
+    };
+    let disk = disk.to_str().unwrap().to_string();
+    let run = |seed: &str, mode: &str| {
+        run_with_summary(&[
+            "--arch",
+            "x86_64",
+            "--guest",
+            "small",
+            "--seed",
+            seed,
+            "--watchdog-ms",
+            LINUX_WATCHDOG_MS,
+            "--append",
+            &format!("wio.crash=0 wio.pysdk={mode}"),
+            "--no-summary",
+            &disk,
+        ])
+    };
+    let (o, s) = run("1", "1");
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}\n{text}", stderr(&o));
+    // The SDK chose its libvoidstar.so handler (not the local-file or no-op one).
+    assert_eq!(
+        line_of(&text, "pysdk: handler:"),
+        "pysdk: handler: VoidstarHandler"
+    );
+    assert!(text.contains("pysdk: done"), "{text}");
+    let p = &s["promises"];
+    assert_eq!(p["list"].as_array().map(Vec::len), Some(4), "{p}");
+    for (id, display, status) in [
+        (
+            "the replica matches the primary after a sync",
+            "Always",
+            "passed",
+        ),
+        ("a delete removed a key", "Sometimes", "passed"),
+        ("the workload finished", "Reachable", "passed"),
+        // From the catalogue the SDK registered at start: never reached, as it must be.
+        (
+            "the replica holds a key nobody wrote",
+            "Unreachable",
+            "passed",
+        ),
+    ] {
+        let v = promise(&s, id);
+        assert_eq!(
+            (&v["display_type"], &v["status"]),
+            (&display.into(), &status.into()),
+            "{v}"
+        );
+    }
+    let sdks = p["sdks"].as_array().expect("the SDK introduced itself");
+    let sdk: Value = serde_json::from_str(sdks[0].as_str().unwrap()).unwrap();
+    assert_eq!(sdk["language"]["name"], "Python", "{sdk}");
+    assert!(
+        sdk["language"]["version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.11")),
+        "{sdk}"
+    );
+    // Every get_random reached wio.random: the same numbers for the same seed, others for
+    // another.
+    let c = &p["channel"];
+    assert!(
+        c["random_requests"]
+            .as_u64()
+            .is_some_and(|n| n >= 4 + 2 * 24),
+        "{c}"
+    );
+    let (again, s2) = run("1", "1");
+    assert_eq!(s2["trace_hash"], s["trace_hash"]);
+    assert_eq!(
+        line_of(&stdout(&again), "pysdk: random:"),
+        line_of(&text, "pysdk: random:")
+    );
+    let (other, _) = run("2", "1");
+    assert_ne!(
+        line_of(&stdout(&other), "pysdk: random:"),
+        line_of(&text, "pysdk: random:")
+    );
+    // The demo's bug (a sync loses the newest write) breaks the Always.
+    let (bug, sb) = run("1", "bug");
+    assert_eq!(bug.status.code(), Some(108), "{}", stderr(&bug));
+    assert_eq!(
+        promise(&sb, "the replica matches the primary after a sync")["status"],
+        "violated"
+    );
 }

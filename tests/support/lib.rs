@@ -327,6 +327,32 @@ pub fn x86_small_kernel_and_redis_disk(test: &str) -> Option<(String, String)> {
     Some((kernel, rootfs))
 }
 
+/// The built x86-64 artifact `key` of `images/build-all-x86_64.sh`'s manifest (for example
+/// `X86_64_PAYMENTS_ROOTFS`) when it names an existing file and the host has hardware KVM
+/// to run it; otherwise `None` after skipping `test` (ci/l1.sh hands the built guests to
+/// its L1 by name).
+pub fn require_x86_artifact(test: &str, key: &str) -> Option<PathBuf> {
+    let manifest = cache_dir().join("x86_64-guests.env");
+    let found = std::fs::read_to_string(&manifest).ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .map(|v| PathBuf::from(v.trim()))
+            .filter(|p| p.is_file())
+    });
+    let Some(path) = found else {
+        skip(
+            test,
+            Capability::X86Linux,
+            &format!(
+                "{key} in {} names no file (run images/build-all-x86_64.sh, or ci/l1.sh, which builds the x86-64 guests and hands them to its L1)",
+                manifest.display()
+            ),
+        );
+        return None;
+    };
+    require_hardware_kvm(test, "an x86-64 Linux guest").then_some(path)
+}
+
 /// The console line starting with `prefix`, or a panic showing the console.
 pub fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
     console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))
