@@ -9,7 +9,8 @@
 use serde_json::Value;
 use wio_e2e_tests::browser::{browse, require_chromium, row};
 use wio_e2e_tests::{
-    require_riscv_artifact, require_riscv_guests, scratch, stderr, stdout, wio, Capability,
+    payments_snapshot, require_riscv_artifact, require_riscv_guests, scratch, stderr, stdout, wio,
+    Capability,
 };
 
 const RECEIPT: &str = "every successful charge has its receipt";
@@ -30,23 +31,7 @@ const SEEDS: &str = "0..40";
 /// payment: the snapshot is what matters).
 fn snapshot(dir: &std::path::Path, bug: &str) -> String {
     let snap = dir.join(format!("{bug}.snap"));
-    let out = wio(&[
-        "sim",
-        &world(),
-        "--seed",
-        "1",
-        "--quiet",
-        "--node-args",
-        &format!("payments=wio.bug={bug}"),
-        "--snapshot-at",
-        "setup-complete",
-        "--snapshot-out",
-        snap.to_str().unwrap(),
-        "--until",
-        "console:client: p0:",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(snap.exists(), "{}", stderr(&out));
+    payments_snapshot(&world(), &snap, bug, &[]);
     snap.to_str().unwrap().to_string()
 }
 

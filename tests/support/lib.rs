@@ -353,6 +353,32 @@ pub fn require_x86_artifact(test: &str, key: &str) -> Option<PathBuf> {
     require_hardware_kvm(test, "an x86-64 Linux guest").then_some(path)
 }
 
+/// The payment world `world`'s setup-complete snapshot of the build with `bug`
+/// (`--node-args payments=wio.bug=BUG`), seed 1, written to `snap`: the run stops at the
+/// first payment (only the snapshot matters). `extra`: more `wio sim` arguments.
+pub fn payments_snapshot(world: &str, snap: &Path, bug: &str, extra: &[&str]) {
+    let node_args = format!("payments=wio.bug={bug}");
+    let mut args = vec![
+        "sim",
+        world,
+        "--seed",
+        "1",
+        "--quiet",
+        "--node-args",
+        &node_args,
+        "--snapshot-at",
+        "setup-complete",
+        "--snapshot-out",
+        snap.to_str().expect("a UTF-8 path"),
+        "--until",
+        "console:client: p0:",
+    ];
+    args.extend_from_slice(extra);
+    let out = wio(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(snap.exists(), "{}", stderr(&out));
+}
+
 /// The console line starting with `prefix`, or a panic showing the console.
 pub fn line_of<'a>(text: &'a str, prefix: &str) -> &'a str {
     console_line(text, prefix).unwrap_or_else(|| panic!("no {prefix:?} line in:\n{text}"))

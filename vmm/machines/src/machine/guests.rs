@@ -154,14 +154,7 @@ impl Builds {
             })?;
         let cache = cache_dir()?;
         let manifest = cache.join(self.manifest);
-        let text = self
-            .read_manifest(&cache)
-            .ok_or_else(|| GuestsError::NoGuests {
-                arch: self.arch,
-                script: self.script,
-                minutes: self.minutes,
-                cache: cache.clone(),
-            })?;
+        let text = self.guests_manifest(&cache)?;
         let get = |key: &str| manifest_entry(&text, key);
         let stale = || GuestsError::Incomplete {
             manifest: manifest.clone(),
@@ -188,20 +181,26 @@ impl Builds {
     fn read_manifest(&self, cache: &Path) -> Option<String> {
         std::fs::read_to_string(cache.join(self.manifest)).ok()
     }
+
+    /// The manifest's text, or the error that says no guest is built.
+    fn guests_manifest(&self, cache: &Path) -> Result<String> {
+        self.read_manifest(cache).ok_or_else(|| {
+            GuestsError::NoGuests {
+                arch: self.arch,
+                script: self.script,
+                minutes: self.minutes,
+                cache: cache.to_path_buf(),
+            }
+            .into()
+        })
+    }
 }
 
 /// The initramfs segment that runs imported container images
 /// (`images/riscv64-image-runtime.sh`).
 pub fn image_runtime() -> Result<PathBuf> {
     let cache = cache_dir()?;
-    let text = RISCV64
-        .read_manifest(&cache)
-        .ok_or_else(|| GuestsError::NoGuests {
-            arch: RISCV64.arch,
-            script: RISCV64.script,
-            minutes: RISCV64.minutes,
-            cache: cache.clone(),
-        })?;
+    let text = RISCV64.guests_manifest(&cache)?;
     manifest_entry(&text, "RISCV64_IMAGE_RUNTIME")
         .filter(|p| p.is_file())
         .ok_or_else(|| GuestsError::NoImageRuntime { cache }.into())
