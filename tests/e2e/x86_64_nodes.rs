@@ -421,11 +421,11 @@ fn the_amd64_payment_world_finds_the_receipt_bug_and_its_seed_reproduces() {
         snap
     };
     let buggy = snapshot("receipt-no-retry");
-    // Seeds 0..3 hold one that loses a receipt (seed 2: measured in L1, 1 of seeds 0..6; on
-    // riscv64 about one seed in eight does). The same seeds give the same branches on every
-    // host, so the range is fixed, not lucky.
+    // Seeds 1..3 hold one that loses a receipt (seed 2: measured in L1, the one of seeds
+    // 0..6; on riscv64 about one seed in eight does) and one that does not. The same seeds
+    // give the same branches on every host, so the range is fixed, not lucky.
     let report = dir.join("buggy.json");
-    let o = explore_to(&buggy, "0..3", &report, &[]);
+    let o = explore_to(&buggy, "1..3", &report, &[]);
     assert_eq!(o.status.code(), Some(1), "a failing seed: {}", stderr(&o));
     let r = read_report(&report);
     let bad: Vec<&Value> = r["results"]
@@ -434,9 +434,10 @@ fn the_amd64_payment_world_finds_the_receipt_bug_and_its_seed_reproduces() {
         .iter()
         .filter(|x| x["failed"] == true)
         .collect();
+    assert_eq!(r["results"].as_array().map(Vec::len), Some(2), "{r}");
     assert!(
-        !bad.is_empty(),
-        "seeds 0..3 find the receipt bug: {}\n{r}",
+        !bad.is_empty() && bad.len() < 2,
+        "one of seeds 1..3 finds the receipt bug: {}\n{r}",
         stdout(&o)
     );
     let verdict = |message: &str| {
@@ -494,7 +495,7 @@ fn the_amd64_payment_world_finds_the_receipt_bug_and_its_seed_reproduces() {
         .sum();
     let wall = s["wall_ns"].as_u64().unwrap_or(1) as f64 / 1e9;
     println!(
-        "{test}: seed {seed} of 0..3 loses a receipt, world trace {}; the branch made {exits} exits in {wall:.1} s of wall time ({:.0} per s) for {:.1} virtual s",
+        "{test}: seed {seed} of 1..3 loses a receipt, world trace {}; the branch made {exits} exits in {wall:.1} s of wall time ({:.0} per s) for {:.1} virtual s",
         s["world_trace_hash"],
         exits as f64 / wall,
         s["virtual_ns"].as_u64().unwrap_or(0) as f64 / 1e9
@@ -591,11 +592,6 @@ fn an_amd64_python_program_instrumented_with_the_antithesis_sdk_reports_to_wio()
         line_of(&stdout(&other), "pysdk: random:"),
         line_of(&text, "pysdk: random:")
     );
-    // The demo's bug (a sync loses the newest write) breaks the Always.
-    let (bug, sb) = run("1", "bug");
-    assert_eq!(bug.status.code(), Some(108), "{}", stderr(&bug));
-    assert_eq!(
-        promise(&sb, "the replica matches the primary after a sync")["status"],
-        "violated"
-    );
+    // (The demo's bug, `wio.pysdk=bug`, is left out to keep L1's time: an Always the SDK
+    // breaks on amd64 is the payment world's receipt promise, below.)
 }
