@@ -256,7 +256,7 @@ impl Checker<'_> {
         })
     }
 
-    /// What an x86-64 node (`arch = "x86_64"` at `at`) must not say: it runs a Linux
+    /// What an x86-64 node (`arch = "x86_64"`) must not say: it runs a Linux
     /// kernel on KVM (the one it names, else the built x86-64 guest `guest`, default
     /// "small", from `images/build-all-x86_64.sh`), so the interpreter's settings (`isa`,
     /// `clock_drift_ppm`) and `image` (riscv64 container images) are refused.

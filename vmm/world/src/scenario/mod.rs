@@ -14,12 +14,15 @@
 //! latency_us = 1000
 //! [[node]]
 //! name = "a"                  # letters, digits, '-'; its host name in the other guests
-//! guest = "small"             # a built riscv64 guest (default), or kernel = "Image", initrd = ...
+//! arch = "riscv64"            # riscv64 (default: the interpreter) or x86_64 (KVM)
+//! guest = "small"             # a built guest (default; x86-64's from images/build-all-x86_64.sh),
+//!                             # or kernel = "Image", initrd = ...
 //! mem_mib = 256
 //! run = "ping -c 3 b"         # the node's workload: a shell script its init runs
 //! faults = "light"            # this node's faults: a profile (none, light, heavy, FILE.toml)
 //!                             # or a plan (FILE.json): crash and restart, pause, disk, clock
-//! disk = "python"             # a root disk: built (rootfs, redis, python, payments) or an ext4 image
+//! disk = "python"             # a root disk: built for the node's arch (rootfs, redis, python,
+//!                             # payments) or an ext4 image
 //!                             # (never modified: writes go to the node's own overlay)
 //!                             # or image = "REF": an imported container image (wio image
 //!                             # import), run by its entrypoint and cmd instead of `run`; with
