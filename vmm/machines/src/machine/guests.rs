@@ -82,11 +82,6 @@ pub fn builds(arch: Arch) -> &'static Builds {
     }
 }
 
-/// The named built riscv64 root disk (see [`Builds::disk`]).
-pub fn built_disk(name: &str) -> Result<PathBuf> {
-    RISCV64.disk(name)
-}
-
 /// Kernel and initramfs of the named built riscv64 guest (see [`Builds::guest`]).
 pub fn built_guest(name: &str) -> Result<(PathBuf, Option<PathBuf>)> {
     RISCV64.guest(name)
@@ -174,6 +169,24 @@ impl Builds {
             }
             .into());
         }
+        Ok((kernel, initrd))
+    }
+
+    /// What a machine that names built guest `name` boots: the guest's kernel, and its
+    /// initramfs unless the machine has a root disk (then the kernel boots from the disk);
+    /// an explicit `initrd` wins.
+    pub fn boot_files(
+        &self,
+        name: &str,
+        initrd: Option<&PathBuf>,
+        has_disk: bool,
+    ) -> Result<(PathBuf, Option<PathBuf>)> {
+        let (kernel, initramfs) = self.guest(name)?;
+        let initrd = match (initrd, has_disk) {
+            (Some(given), _) => Some(given.clone()),
+            (None, true) => None,
+            (None, false) => initramfs,
+        };
         Ok((kernel, initrd))
     }
 

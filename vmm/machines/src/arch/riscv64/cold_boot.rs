@@ -75,20 +75,11 @@ impl Artifacts {
     fn read(cfg: &RunConfig, has_disk: bool) -> Result<Artifacts> {
         let (kernel_path, initrd_path) = match &cfg.kernel {
             Some(k) => (k.clone(), cfg.initrd.clone()),
-            None => {
-                let (kernel, initrd) =
-                    guests::built_guest(cfg.guest.as_deref().unwrap_or("small"))?;
-                // With a root disk, the built guest boots from it instead of its initramfs.
-                (
-                    kernel,
-                    if has_disk {
-                        cfg.initrd.clone()
-                    } else {
-                        // An explicit --initrd wins over the built guest's.
-                        cfg.initrd.clone().or(initrd)
-                    },
-                )
-            }
+            None => guests::RISCV64.boot_files(
+                cfg.guest.as_deref().unwrap_or("small"),
+                cfg.initrd.as_ref(),
+                has_disk,
+            )?,
         };
         let kernel = std::fs::read(&kernel_path).map_err(|source| WioError::ArtifactIo {
             what: "kernel",

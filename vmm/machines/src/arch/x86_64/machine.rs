@@ -161,19 +161,15 @@ pub(super) fn kvm_options_ms(watchdog_ms: u64) -> KvmOptions {
 }
 
 /// A configuration that names a built x86-64 guest (`guest` without `kernel`:
-/// `images/build-all-x86_64.sh`) with that guest's files in place of its name, so the
-/// snapshot and every restart read them by path: the kernel, and its initramfs unless the
-/// machine has a root disk (then the kernel boots from it, as a built riscv64 guest does);
-/// an explicit initrd wins. `None` when the configuration names no built guest.
+/// `images/build-all-x86_64.sh`) with that guest's files in place of its name (as a built
+/// riscv64 guest boots: `Builds::boot_files`), so the snapshot and every restart read them
+/// by path. `None` when the configuration names no built guest.
 fn with_built_guest(cfg: &RunConfig) -> Result<Option<RunConfig>> {
     let (Some(name), None) = (&cfg.guest, &cfg.kernel) else {
         return Ok(None);
     };
-    let (kernel, initramfs) = crate::machine::guests::X86_64.guest(name)?;
-    let initrd = match &cfg.disk {
-        Some(_) => cfg.initrd.clone(),
-        None => cfg.initrd.clone().or(initramfs),
-    };
+    let (kernel, initrd) =
+        crate::machine::guests::X86_64.boot_files(name, cfg.initrd.as_ref(), cfg.disk.is_some())?;
     Ok(Some(RunConfig {
         kernel: Some(kernel),
         initrd,
