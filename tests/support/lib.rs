@@ -226,7 +226,13 @@ pub fn console_lines<'a>(stdout: &'a str, prefix: &str) -> Vec<&'a str> {
 
 /// A key of the riscv64 guest manifest (for example `RISCV64_ROOTFS`).
 pub fn riscv_guest_artifact(key: &str) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(cache_dir().join("riscv64-guests.env")).ok()?;
+    manifest_entry("riscv64-guests.env", key)
+}
+
+/// The path a build manifest in the cache (`riscv64-guests.env`, `x86_64-guests.env`)
+/// gives for `key`, when the manifest has that key.
+fn manifest_entry(manifest: &str, key: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(cache_dir().join(manifest)).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
         .map(|v| PathBuf::from(v.trim()))
@@ -332,20 +338,14 @@ pub fn x86_small_kernel_and_redis_disk(test: &str) -> Option<(String, String)> {
 /// to run it; otherwise `None` after skipping `test` (ci/l1.sh hands the built guests to
 /// its L1 by name).
 pub fn require_x86_artifact(test: &str, key: &str) -> Option<PathBuf> {
-    let manifest = cache_dir().join("x86_64-guests.env");
-    let found = std::fs::read_to_string(&manifest).ok().and_then(|text| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-            .map(|v| PathBuf::from(v.trim()))
-            .filter(|p| p.is_file())
-    });
-    let Some(path) = found else {
+    let manifest = "x86_64-guests.env";
+    let Some(path) = manifest_entry(manifest, key).filter(|p| p.is_file()) else {
         skip(
             test,
             Capability::X86Linux,
             &format!(
                 "{key} in {} names no file (run images/build-all-x86_64.sh, or ci/l1.sh, which builds the x86-64 guests and hands them to its L1)",
-                manifest.display()
+                cache_dir().join(manifest).display()
             ),
         );
         return None;
