@@ -207,6 +207,11 @@ pub trait LoadedSnapshot: Send + Sync {
     fn resident_bytes(&self) -> u64 {
         self.meta().mem_bytes
     }
+    /// For a flat exploration's many branches: each restore gets its own copies of the
+    /// pages the first branches wrote at once (riscv64, see
+    /// `memory::layers::Layers::populate_written`); the guest sees the same memory either
+    /// way. Not for guided explorations, whose moments keep the pages a view holds.
+    fn populate_written(&self) {}
 }
 
 /// How one branch of an exploration ended.

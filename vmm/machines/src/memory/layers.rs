@@ -20,17 +20,37 @@
 //! - Counted once: [`Layers::own_bytes`] leaves out the root snapshot's layer (held for the
 //!   whole exploration anyway) and counts every other layer a moment needs, its parents'
 //!   too, so a search's sum over its live moments is never less than what they hold.
+//!
+//! A flat exploration's branches of one snapshot write mostly the same pages (kernel
+//! stacks, timers, page tables). Each first write to a page of a private view is a
+//! copy-on-write fault, and where the page was read first the host must also flush the
+//! old read-only mapping from every core running the process: with two worker threads,
+//! an inter-processor interrupt per page, which halved an idle-heavy exploration's
+//! branches per minute on two threads. So an exploration may ask its snapshot's layers to
+//! learn which pages its first branches wrote ([`Layers::learn_written`]) and give every
+//! later view its own copies of them at once ([`Layers::map`], one `MADV_POPULATE_WRITE`
+//! per run of pages, no fault and no flush). The copies hold the same bytes as the pages
+//! they replace, so nothing the guest or a trace sees changes; only the host's work
+//! does. Guided explorations do not ask: a moment's layer is the pages its branch's view
+//! holds privately, and those must not depend on which branch happened to finish first.
 
 use super::{data_extents, map_views, snapshot_memfd, GuestMem, PAGE};
 use crate::error::{MemoryError, Result};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Most layers one moment's memory has before it is copied whole.
 pub const MAX_LAYERS: usize = 24;
 /// Most mapped ranges over all of one moment's layers before it is copied whole.
 pub const MAX_EXTENTS: usize = 4096;
+
+/// Branches whose written pages [`Layers::learn_written`] adds up: by then the pages a
+/// branch of the snapshot writes are mostly known (an idle-heavy branch of the small guest
+/// writes about 200, the same ones in nearly every branch), and reading the host's page
+/// map costs a few hundred microseconds per GiB of guest memory each time.
+pub const LEARN_BRANCHES: u32 = 8;
 
 /// Longest hole between two data extents of the bottom layer that [`Layers::map`] maps
 /// across (a run of guest pages that were zero at the snapshot).
@@ -53,6 +73,7 @@ fn bridged(extents: &[(u64, u64)], max_gap: u64) -> Vec<(u64, u64)> {
 const PM_PRESENT: u64 = 1 << 63;
 const PM_SWAP: u64 = 1 << 62;
 const PM_FILE: u64 = 1 << 61;
+const PM_EXCLUSIVE: u64 = 1 << 56;
 
 /// One layer: a sparse memfd of the guest's size and the byte ranges it holds data in.
 #[derive(Debug)]
@@ -85,6 +106,60 @@ impl Layer {
 pub struct Layers {
     size: u64,
     layers: Vec<Arc<Layer>>,
+    /// Pages branches of these layers wrote, shared by every clone (see the module doc).
+    written: Arc<Written>,
+}
+
+/// What [`Layers::learn_written`] learned, for [`Layers::map`].
+#[derive(Debug, Default)]
+struct Written {
+    /// Whether to learn and populate at all ([`Layers::populate_written`]).
+    on: AtomicBool,
+    learned: Mutex<Learned>,
+}
+
+/// Pages written by the first branches, as a bitmap and as byte ranges.
+#[derive(Debug, Default)]
+struct Learned {
+    /// One bit per guest page.
+    bits: Vec<u64>,
+    /// The set pages as sorted, disjoint byte ranges (what `map` populates).
+    ranges: Arc<Vec<(u64, u64)>>,
+    /// Branches learned from (at most [`LEARN_BRANCHES`]).
+    branches: u32,
+}
+
+impl Learned {
+    /// Adds the pages `flags` (pagemap entries, one per page) say were written into a
+    /// private copy; false when there was nothing new.
+    fn add(&mut self, flags: &[u64]) -> bool {
+        if self.bits.len() < flags.len().div_ceil(64) {
+            self.bits.resize(flags.len().div_ceil(64), 0);
+        }
+        let mut new = false;
+        for (i, f) in flags.iter().enumerate() {
+            if written_privately(*f) && self.bits[i / 64] & (1 << (i % 64)) == 0 {
+                self.bits[i / 64] |= 1 << (i % 64);
+                new = true;
+            }
+        }
+        self.branches += 1;
+        if new {
+            let mut ranges: Vec<(u64, u64)> = Vec::new();
+            for i in 0..flags.len() {
+                if self.bits[i / 64] & (1 << (i % 64)) == 0 {
+                    continue;
+                }
+                let at = i as u64 * PAGE;
+                match ranges.last_mut() {
+                    Some(last) if last.1 == at => last.1 = at + PAGE,
+                    _ => ranges.push((at, at + PAGE)),
+                }
+            }
+            self.ranges = Arc::new(ranges);
+        }
+        new
+    }
 }
 
 impl Layers {
@@ -94,10 +169,12 @@ impl Layers {
         Ok(Layers {
             size,
             layers: vec![Arc::new(Layer::of_runs(size, runs, root)?)],
+            written: Arc::default(),
         })
     }
 
-    /// Maps the layers privately as guest memory at `base`.
+    /// Maps the layers privately as guest memory at `base`, the pages earlier branches
+    /// wrote already copied into it when [`Layers::populate_written`] asked for that.
     ///
     /// The bottom layer is mapped across its short holes ([`BRIDGED_GAP`]): below it there
     /// is only zero memory, and a hole of its memfd reads as zeros too, so the guest sees
@@ -121,7 +198,47 @@ impl Layers {
                 (&l.file, extents.as_slice())
             })
             .collect();
-        map_views(base, self.size, &views)
+        let mem = map_views(base, self.size, &views)?;
+        if self.written.on.load(Ordering::Relaxed) {
+            let ranges = match self.written.learned.lock() {
+                Ok(l) => l.ranges.clone(),
+                Err(_) => return Ok(mem),
+            };
+            populate_write(&mem, base, &ranges);
+        }
+        Ok(mem)
+    }
+
+    /// From now on, learn which pages branches of these layers write
+    /// ([`Layers::learn_written`]) and give every new view its own copies of them at once
+    /// (see the module doc). For flat explorations only: a moment taken from such a view
+    /// would hold those pages too.
+    pub fn populate_written(&self) {
+        self.written.on.store(true, Ordering::Relaxed);
+    }
+
+    /// Adds the pages `ram` (a view of these layers, [`Layers::map`], at the end of its
+    /// branch) holds privately to those new views populate, for the first
+    /// [`LEARN_BRANCHES`] branches after [`Layers::populate_written`]. Host memory only:
+    /// changes nothing any view reads.
+    pub fn learn_written(&self, ram: &[u8]) {
+        if !self.written.on.load(Ordering::Relaxed) || ram.len() as u64 != self.size {
+            return;
+        }
+        match self.written.learned.lock() {
+            Ok(l) if l.branches < LEARN_BRANCHES => {}
+            _ => return,
+        }
+        if !pagemap_works() {
+            return;
+        }
+        // Read outside the lock: other branches' threads keep mapping meanwhile.
+        let Ok(flags) = page_flags(ram) else { return };
+        if let Ok(mut l) = self.written.learned.lock() {
+            if l.branches < LEARN_BRANCHES {
+                l.add(&flags);
+            }
+        }
     }
 
     /// Bytes of guest memory these layers take beyond a root snapshot's (see the module
@@ -182,6 +299,7 @@ impl Layers {
         Ok(Some(Layers {
             size: self.size,
             layers,
+            written: Arc::default(),
         }))
     }
 }
@@ -192,6 +310,51 @@ impl Layers {
 fn written(flags: u64) -> bool {
     flags & PM_SWAP != 0 || (flags & PM_PRESENT != 0 && flags & PM_FILE == 0)
 }
+
+/// Whether a page's pagemap entry shows a page of this mapping's own that it wrote: present,
+/// not a file's and mapped only here (the zero page a read of a hole maps is none of the
+/// process's own).
+fn written_privately(flags: u64) -> bool {
+    flags & PM_PRESENT != 0 && flags & PM_FILE == 0 && flags & PM_EXCLUSIVE != 0
+}
+
+/// Asks the host to give `mem` (mapped at guest-physical `base`) its own writable copy of
+/// every page in `ranges` (byte offsets) now, as first writes would one by one. Where the
+/// host cannot (a kernel before 5.14 has no `MADV_POPULATE_WRITE`), nothing is done: each
+/// page is copied at its first write, as without this.
+fn populate_write(mem: &GuestMem, base: u64, ranges: &[(u64, u64)]) {
+    static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
+    if ranges.is_empty() || UNSUPPORTED.load(Ordering::Relaxed) {
+        return;
+    }
+    let Ok(host) =
+        vm_memory::GuestMemoryBackend::get_host_address(mem, vm_memory::GuestAddress(base))
+    else {
+        return;
+    };
+    for &(a, b) in ranges {
+        // SAFETY: `mem` is one region of `size` bytes at `host` (made by `map_views`), and
+        // every range lies within it (learned from a view of the same size). Populating
+        // copies pages the mapping would copy at their first write anyway, with the same
+        // bytes; it moves and frees nothing Rust code refers to.
+        let r = unsafe {
+            libc::madvise(
+                host.add(a as usize).cast(),
+                (b - a) as usize,
+                MADV_POPULATE_WRITE,
+            )
+        };
+        if r != 0 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
+                UNSUPPORTED.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+    }
+}
+
+/// `madvise` advice: fault every page of the range in writable now (Linux 5.14).
+const MADV_POPULATE_WRITE: libc::c_int = 23;
 
 /// Whether this host's pagemap tells written pages of a private file mapping from the
 /// file's (checked once, on a small mapping: a page read, a page written, a hole). Where it
@@ -308,6 +471,74 @@ mod tests {
             .with_written(&vec![0u8; 8 * PAGE as usize])
             .unwrap()
             .is_none());
+    }
+
+    /// Layers asked to ([`Layers::populate_written`]) learn the pages their views wrote and
+    /// give later views their own copies of them before any write, with the same bytes;
+    /// writes still reach neither the file nor other views; layers not asked learn nothing,
+    /// and learning stops after [`LEARN_BRANCHES`] branches.
+    #[test]
+    fn later_views_hold_their_own_copies_of_the_pages_earlier_branches_wrote() {
+        if !pagemap_works() {
+            eprintln!("skipped: this host's pagemap does not show private pages");
+            return;
+        }
+        let size = 256 * PAGE;
+        let runs = [
+            (3, vec![7u8; 2 * PAGE as usize]),
+            (40, vec![9u8; PAGE as usize]),
+        ];
+        let root = Layers::from_runs(size, &runs, true).unwrap();
+        let private =
+            |mem: &GuestMem, page: usize| written_privately(page_flags(ram(mem)).unwrap()[page]);
+        let branch = |pages: &[u64]| {
+            let v = root.map(BASE).unwrap();
+            let _ = byte(&v, 40);
+            for &p in pages {
+                v.write_slice(&[1], GuestAddress(BASE + p * PAGE + 5))
+                    .unwrap();
+            }
+            root.learn_written(ram(&v));
+        };
+        // Not asked: nothing learned, nothing populated.
+        branch(&[3, 20]);
+        let v = root.map(BASE).unwrap();
+        assert!(!private(&v, 3) && !private(&v, 20));
+        root.populate_written();
+        branch(&[3, 20]);
+        let v = root.map(BASE).unwrap();
+        assert!(private(&v, 3) && private(&v, 20), "written pages populated");
+        assert!(
+            !private(&v, 4) && !private(&v, 40) && !private(&v, 100),
+            "read or untouched pages not"
+        );
+        assert_eq!(
+            [3, 4, 20, 40, 100].map(|p| byte(&v, p)),
+            [7, 7, 0, 9, 0],
+            "the same bytes"
+        );
+        v.write_slice(&[2], GuestAddress(BASE + 3 * PAGE + 5))
+            .unwrap();
+        assert_eq!(byte(&v, 3), 2);
+        let mut f = [0u8; 1];
+        root.layers[0]
+            .file
+            .read_exact_at(&mut f, 3 * PAGE + 5)
+            .unwrap();
+        assert_eq!(f[0], 7, "writes never reach the file");
+        assert_eq!(byte(&root.map(BASE).unwrap(), 3), 7, "nor another view");
+        // Pages of later branches add up, up to LEARN_BRANCHES branches in all.
+        branch(&[50]);
+        assert!(private(&root.map(BASE).unwrap(), 50));
+        for p in 0..u64::from(LEARN_BRANCHES) {
+            branch(&[60 + p]);
+        }
+        let v = root.map(BASE).unwrap();
+        let last = 60 + u64::from(LEARN_BRANCHES) - 1;
+        assert!(
+            private(&v, 60) && !private(&v, last as usize),
+            "learned past the limit"
+        );
     }
 
     /// The bottom layer is mapped across short holes: they read as zero, a write there is

@@ -255,11 +255,17 @@ impl Progress {
 
 /// The snapshot an exploration branches from, loaded once: a world's or a machine's.
 fn load_source(x: &Explore) -> Result<Source> {
+    // Every branch starts from this one snapshot: it learns which pages the first ones
+    // write and copies them into each later restore at once (host work only).
     if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {
             return Err(ExploreError::WorldDisk.into());
         }
-        return Ok(Source::World(Box::new(LoadedWorld::load(&x.from)?)));
+        let world = LoadedWorld::load(&x.from)?;
+        for node in &world.nodes {
+            node.populate_written();
+        }
+        return Ok(Source::World(Box::new(world)));
     }
     let load_cfg = RunConfig {
         disk: x.disk.clone(),
@@ -267,9 +273,9 @@ fn load_source(x: &Explore) -> Result<Source> {
         seed_given: false,
         ..RunConfig::with_seed(0)
     };
-    Ok(Source::Machine(wio_machines::builder::load(
-        &x.from, &load_cfg,
-    )?))
+    let loaded = wio_machines::builder::load(&x.from, &load_cfg)?;
+    loaded.populate_written();
+    Ok(Source::Machine(loaded))
 }
 
 /// The console texts a branch watches for: `--match` and `--fail-on`, each once.

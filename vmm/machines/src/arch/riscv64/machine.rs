@@ -394,6 +394,9 @@ impl Machine for RvMachine {
         until: Option<&str>,
     ) -> RunResult {
         let m = *self;
+        if let Some(view) = &m.memory_view {
+            view.learn_written(m.engine.hart.ram.bytes());
+        }
         let now = m.now().as_ns();
         let instret = m.instret_before + m.engine.hart.instret();
         let mut exits = m.exits;

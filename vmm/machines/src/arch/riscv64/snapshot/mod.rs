@@ -455,4 +455,8 @@ impl LoadedSnapshot for RvLoaded {
     fn resident_bytes(&self) -> u64 {
         self.memory.own_bytes()
     }
+
+    fn populate_written(&self) {
+        self.memory.populate_written();
+    }
 }
