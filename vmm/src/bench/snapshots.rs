@@ -265,6 +265,8 @@ fn measure(
 
     let mut results = Vec::new();
     for (l, (name, _, until)) in loaded.iter().zip(BENCH_BRANCHES) {
+        // As `wio explore` does: later branches get the pages the first ones wrote at once.
+        l.populate_written();
         let (per_minute, instructions, virtual_ns, cost_us) =
             throughput(l.as_ref(), until, jobs, branches)?;
         results.push(BranchKind {
