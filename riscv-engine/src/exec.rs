@@ -152,7 +152,7 @@ impl Hart {
             }
         };
         let (insn, raw16, len) = (d.insn, d.raw16, u64::from(d.len));
-        let result = if d.op.kind == Kind::Slow {
+        let result = if d.op.kind == Kind::Slow || (d.op.kind.needs_fpu() && !self.fpu_on()) {
             self.execute(bus, insn, len)
         } else {
             self.exec_fast(bus, &d.op, len)
@@ -271,9 +271,35 @@ impl Hart {
             Kind::DivW => muldiv(op.imm as u32 & 7, true, x1, x2),
             Kind::Fence => return Ok(Flow::Next),
             Kind::Bit => crate::bitmanip::eval(op.imm as u32, x1, x2),
+            // As `execute`'s opcodes 0x07 and 0x27 with the FPU on, which every caller
+            // checked (`Kind::needs_fpu`).
+            Kind::Flw | Kind::Fld => {
+                debug_assert!(self.fpu_on());
+                let a = x1.wrapping_add(imm);
+                self.fp.f[rd] = if op.kind == Kind::Flw {
+                    fpu::nan_box_s(self.load(bus, a, 4)? as u32)
+                } else {
+                    self.load(bus, a, 8)?
+                };
+                self.fs_dirty();
+                return Ok(Flow::Next);
+            }
+            Kind::Fsw | Kind::Fsd => {
+                debug_assert!(self.fpu_on());
+                let size = if op.kind == Kind::Fsw { 4 } else { 8 };
+                let v = self.fp.f[usize::from(op.rs2 & 31)];
+                self.store(bus, x1.wrapping_add(imm), size, v)?;
+                return Ok(Flow::Next);
+            }
         };
         self.set(rd, v);
         Ok(Flow::Next)
+    }
+
+    /// Whether the FPU is on (mstatus.FS not Off): the F and D instructions run.
+    #[inline(always)]
+    pub(crate) fn fpu_on(&self) -> bool {
+        self.mstatus & mstatus::FS != 0
     }
 
     #[inline]

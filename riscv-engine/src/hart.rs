@@ -324,6 +324,12 @@ impl Hart {
         for (op, len, _) in ops.iter() {
             let pc = self.pc;
             let len = u64::from(*len);
+            if op.kind.needs_fpu() && !self.fpu_on() {
+                // Its illegal-instruction trap reports the instruction's bytes, which only
+                // `step` has (it never stops the run for these instructions).
+                let _ = self.step(bus);
+                return;
+            }
             self.cycles += 1;
             match self.exec_fast(bus, op, len) {
                 Ok(Flow::Next) => {
@@ -357,6 +363,7 @@ impl Hart {
             || e.prv != self.prv
             || e.checked != self.icache.fence
             || e.op.kind == Kind::Slow
+            || (e.op.kind.needs_fpu() && !self.fpu_on())
         {
             return None;
         }

@@ -187,6 +187,58 @@ extern "sysv64" fn store_slow(
     }
 }
 
+/// Compiled blocks' call for the F and D extensions' loads and stores (FLW, FLD, FSW,
+/// FSD; `meta`'s sign bit says a store, its rd the floating-point register): what
+/// `Hart::exec_fast` does, with the hart's counters and pc as the interpreter would have
+/// them at this instruction. With the FPU off the instruction goes to `Hart::step` (its
+/// illegal-instruction trap reports the instruction's bytes) and the block ends.
+extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> Ret {
+    // SAFETY: as in load_slow.
+    let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
+    let before = (meta & 0xff) + 1;
+    let size = ((meta >> 8) & 0xf) as u8;
+    let store = (meta >> 12) & 1 != 0;
+    let reg = ((meta >> 16) & 31) as usize;
+    let len = (meta >> 24) & 7;
+    hart.cycles += before - 1;
+    hart.instret += before - 1;
+    hart.pc = pc;
+    if !hart.fpu_on() {
+        let _ = hart.step(bus);
+        return Ret { value: 0, exit: 1 };
+    }
+    hart.cycles += 1;
+    let done = if store {
+        let v = hart.fp.f[reg];
+        hart.store(bus, vaddr, size, v)
+    } else {
+        hart.load(bus, vaddr, size).map(|v| {
+            hart.fp.f[reg] = if size == 4 {
+                crate::fpu::nan_box_s(v as u32)
+            } else {
+                v
+            };
+            hart.fs_dirty();
+        })
+    };
+    match done {
+        Ok(()) => {
+            if hart.irq_dirty {
+                hart.pc = pc.wrapping_add(len);
+                hart.instret += 1;
+                return Ret { value: 0, exit: 1 };
+            }
+            hart.cycles -= before;
+            hart.instret -= before - 1;
+            Ret { value: 0, exit: 0 }
+        }
+        Err(t) => {
+            hart.take_trap(t.cause, t.tval);
+            Ret { value: 0, exit: 1 }
+        }
+    }
+}
+
 /// Compiled blocks' call for the M extension's rarer operations (see
 /// [`crate::exec::muldiv`]): `how` is funct3, plus 8 for the 32-bit forms.
 extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
@@ -350,6 +402,22 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.mov_imm(R::R8, pc);
                 call_back(&mut a, store_slow as *const () as u64, &mut exit);
                 a.bind(done);
+            }
+            Kind::Flw | Kind::Fld | Kind::Fsw | Kind::Fsd => {
+                // Always the call-back: it checks the FPU and keeps mstatus.FS as the
+                // interpreter does (rax is the call's from here on).
+                let (size, store, reg) = match op.kind {
+                    Kind::Flw => (4, false, rd),
+                    Kind::Fld => (8, false, rd),
+                    Kind::Fsw => (4, true, op.rs2 & 31),
+                    _ => (8, true, op.rs2 & 31),
+                };
+                address(&mut a, x(op.rs1), op.imm, rs1_in_rax);
+                a.mov_rr(R::Rsi, R::Rax);
+                a.mov_rr(R::Rdi, R::R12);
+                a.mov_imm(R::Rdx, meta(i, size, store, reg, len));
+                a.mov_imm(R::Rcx, pc);
+                call_back(&mut a, fp_mem as *const () as u64, &mut exit);
             }
             // No effect on one in-order hart; arithmetic into x0 has no effect. No code,
             // so rax keeps what it held.

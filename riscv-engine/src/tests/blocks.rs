@@ -408,3 +408,87 @@ fn a_built_block_keeps_its_slot_until_another_pc_has_contested_it_enough() {
         }
     }
 }
+
+/// The F and D extensions' loads and stores run inside blocks, compiled, with the FPU on;
+/// with it off, the one a compiled block reaches traps as illegal exactly as a single step
+/// would: at its pc, after the instructions before it in the block, reporting its bytes
+/// (16 of them for C.FLD).
+#[test]
+fn fp_loads_and_stores_run_in_compiled_blocks_and_trap_with_their_bytes_when_the_fpu_is_off() {
+    const HANDLER: u64 = BASE + 0x400;
+    const DATA: u64 = BASE + 0x8000;
+    let fld: &[u8] = &i(0x07, 9, 3, 1, 0).to_le_bytes(); // fld f9, 0(x1)
+    let c_fld: &[u8] = &0x2084u16.to_le_bytes(); // c.fld f9, 0(x9)
+    for (under_test, raw) in [(fld, u64::from(i(0x07, 9, 3, 1, 0))), (c_fld, 0x2084)] {
+        // loop: addi x8, x8, 1; <under test>; fsd f9, 8(x1); flw f2, 16(x1);
+        //       fsw f2, 24(x1); addi x5, x5, 1; blt x5, x6, loop; spin
+        let mut prog: Vec<u8> = addi(8, 8, 1).to_le_bytes().to_vec();
+        let fp_at = BASE + prog.len() as u64;
+        prog.extend_from_slice(under_test);
+        for w in [
+            s(0x27, 3, 1, 9, 8),
+            i(0x07, 2, 2, 1, 16),
+            s(0x27, 2, 1, 2, 24),
+            addi(5, 5, 1),
+        ] {
+            prog.extend_from_slice(&w.to_le_bytes());
+        }
+        let back = -(prog.len() as i32);
+        prog.extend_from_slice(&branch(4, 5, 6, back).to_le_bytes());
+        prog.extend_from_slice(&jal(0, 0).to_le_bytes());
+        prog.resize(0x400, 0);
+        // Handler: x10 = mcause, x11 = mtval, x12 = mepc; spin.
+        for w in [
+            i(0x73, 10, 2, 0, 0x342),
+            i(0x73, 11, 2, 0, 0x343),
+            i(0x73, 12, 2, 0, 0x341),
+            jal(0, 0),
+        ] {
+            prog.extend_from_slice(&w.to_le_bytes());
+        }
+        let mut ram = Ram::new(BASE, 4 << 20);
+        assert!(ram.load(BASE, &prog));
+        let data: Vec<u8> = (0..32u8).map(|b| b.wrapping_mul(37) ^ 0x5a).collect();
+        assert!(ram.load(DATA, &data));
+        let mut h = Hart::new(ram, BASE, 10);
+        h.mtvec = HANDLER;
+        h.mstatus |= 1 << mstatus::FS_SHIFT;
+        h.x[1] = DATA;
+        h.x[9] = DATA;
+        h.x[6] = 300;
+        run(&mut h, 300 * 7 + 5);
+        let word = |h: &Hart, off: u64, size: u8| h.ram.read_at((DATA - BASE + off) as usize, size);
+        assert_eq!(h.x[5], 300, "the loop ran to its end");
+        assert_eq!(word(&h, 8, 8), word(&h, 0, 8), "fsd stored fld's value");
+        assert_eq!(word(&h, 24, 4), word(&h, 16, 4), "fsw stored flw's value");
+        assert_eq!(h.fp.f[9], word(&h, 0, 8));
+        assert_eq!(
+            h.fp.f[2],
+            0xffff_ffff_0000_0000 | word(&h, 16, 4),
+            "flw NaN-boxes"
+        );
+        assert_eq!(
+            h.mstatus & mstatus::FS,
+            mstatus::FS_DIRTY,
+            "loads dirty the FPU state"
+        );
+        let epoch = h.icache.jit.epoch;
+        assert!(
+            h.icache.blocks.iter().any(|b| b.pc == BASE
+                && b.code != 0
+                && b.code_epoch == epoch
+                && b.ops.iter().any(|(op, _, _)| op.kind.needs_fpu())),
+            "the loop ran compiled, its FP loads and stores inside"
+        );
+        // Once more round the loop with the FPU off.
+        h.mstatus &= !mstatus::FS;
+        h.x[6] = 1000;
+        let x8 = h.x[8];
+        h.pc = BASE;
+        run(&mut h, 50);
+        assert_eq!(h.x[10], cause::ILLEGAL_INSN, "mcause");
+        assert_eq!(h.x[11], raw, "mtval: the instruction's bytes");
+        assert_eq!(h.x[12], fp_at, "mepc");
+        assert_eq!(h.x[8], x8 + 1, "the addi before it ran");
+    }
+}

@@ -45,8 +45,9 @@ fn splitmix(state: &mut u64) -> u64 {
 /// included) through x30, device accesses through x27, faulting accesses through x26,
 /// short forward branches and jumps, RVC arithmetic, and the odd slow instruction
 /// (rdcycle) that ends a block, multiply/divide with the values they treat specially,
-/// and the bit-manipulation extensions.
-/// x31 counts the loop; x9 may point at the device.
+/// the bit-manipulation extensions, and the F and D extensions' loads and stores with the
+/// FPU switched on and off.
+/// x31 counts the loop; x9 may point at the device or at x30's page.
 fn random_body(seed: &mut u64) -> Vec<u8> {
     let mut out: Vec<u8> = Vec::new();
     let n = 1 + splitmix(seed) % 40;
@@ -57,7 +58,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
         let rs1 = (v >> 16) as u32 % 26;
         let rs2 = (v >> 24) as u32 % 26;
         let imm = ((v >> 32) as i32) >> 20; // -2048..=2047
-        match v % 23 {
+        match v % 24 {
             0 => {
                 let f3 = [0, 2, 3, 4, 6, 7][(v >> 40) as usize % 6];
                 push(&mut out, i(0x13, rd, f3, rs1, imm));
@@ -222,6 +223,37 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                     }
                 }
             }
+            22 => {
+                // FLW/FLD/FSW/FSD through x30 (around the page boundary), x27 (the device)
+                // or x26 (faulting); C.FLD/C.FSD through x9 = x30; or the FPU switched on
+                // (twice as often) or off through sstatus.FS (x28 = 0x6000): with it off,
+                // each of them traps as illegal, reporting its bytes.
+                let freg = (v >> 8) as u32 % 32;
+                let f3 = 2 + (v >> 40) as u32 % 2;
+                let base = [30, 30, 27, 26][(v >> 41) as usize % 4];
+                let off = if base == 27 {
+                    ((v >> 48) as i32 & 0x1f) << 3
+                } else {
+                    imm
+                };
+                match (v >> 44) % 8 {
+                    0 | 1 => push(&mut out, i(0x07, freg, f3, base, off)),
+                    2 | 3 => push(&mut out, s(0x27, f3, base, freg, off)),
+                    4 | 5 => {
+                        push(&mut out, addi(9, 30, 0));
+                        let (imm53, imm76) = ((v >> 52) as u16 & 7, (v >> 55) as u16 & 3);
+                        let reg = (v >> 57) as u16 & 7;
+                        let f3 = if (v >> 44) % 8 == 4 { 0x2000 } else { 0xa000 };
+                        let c = f3 | (imm53 << 10) | (1 << 7) | (imm76 << 5) | (reg << 2);
+                        out.extend_from_slice(&c.to_le_bytes());
+                    }
+                    k => {
+                        push(&mut out, 0x6000 | (28 << 7) | 0x37); // lui x28, 6
+                        let f3 = if k == 6 || (v >> 60) & 1 == 0 { 2 } else { 3 };
+                        push(&mut out, i(0x73, 0, f3, 28, 0x100)); // csrrs/csrrc sstatus
+                    }
+                }
+            }
             _ => {
                 // Values division and multiplication treat specially: 0, 1, -1, i64::MIN.
                 let k = (v >> 40) % 4;
@@ -284,6 +316,7 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
             h.x[31] = 1 << 40;
             h.mtvec = HANDLER;
             h.mcounteren = 7;
+            h.mstatus |= 1 << crate::csr::mstatus::FS_SHIFT; // FPU on (Initial)
             if supervisor {
                 sv39(&mut h, pte::V | pte::R | pte::W | pte::A | pte::D);
                 // Identity-map the device window's gigabyte too.
@@ -320,8 +353,8 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
             assert_eq!(a, b, "case {case} round {round}: stop");
             let (sa, sb) = (jit.save_state(), interp.save_state());
             assert_eq!(
-                (sa.x, sa.pc, sa.cycles, sa.instret, sa.csrs, sa.prv),
-                (sb.x, sb.pc, sb.cycles, sb.instret, sb.csrs, sb.prv),
+                (sa.x, sa.f, sa.pc, sa.cycles, sa.instret, sa.csrs, sa.prv),
+                (sb.x, sb.f, sb.pc, sb.cycles, sb.instret, sb.csrs, sb.prv),
                 "case {case} round {round}"
             );
             assert_eq!(bus_j.log, bus_i.log, "case {case} round {round}: devices");
