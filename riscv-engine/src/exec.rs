@@ -284,6 +284,10 @@ impl Hart {
                 self.fs_dirty();
                 return Ok(Flow::Next);
             }
+            Kind::Amo => {
+                self.atomic(bus, op.amo_insn(), x1, x2)?;
+                return Ok(Flow::Next);
+            }
             Kind::Fsw | Kind::Fsd => {
                 debug_assert!(self.fpu_on());
                 let size = if op.kind == Kind::Fsw { 4 } else { 8 };
@@ -583,7 +587,13 @@ impl Hart {
         Ok(Flow::Next)
     }
 
-    fn atomic(&mut self, bus: &mut dyn Bus, i: u32, x1: u64, x2: u64) -> Result<(), Trap> {
+    pub(crate) fn atomic(
+        &mut self,
+        bus: &mut dyn Bus,
+        i: u32,
+        x1: u64,
+        x2: u64,
+    ) -> Result<(), Trap> {
         let size: u8 = match funct3(i) {
             2 => 4,
             3 => 8,

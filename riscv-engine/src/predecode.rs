@@ -78,6 +78,11 @@ pub(crate) enum Kind {
     Fld,
     Fsw,
     Fsd,
+    /// An A-extension instruction (LR, SC, AMO*; .W or .D): `imm` holds its bits 31-25 and
+    /// 14-12, so [`Op::amo_insn`] gives the instruction back for `Hart::atomic`, the one
+    /// definition every path runs (Linux's locks and atomics: a payment-world branch stepped
+    /// 570,000 of them, each ending a block).
+    Amo,
 }
 
 impl Kind {
@@ -113,6 +118,20 @@ impl Kind {
             Kind::Sd => 8,
             _ => return None,
         })
+    }
+}
+
+impl Op {
+    /// The instruction an [`Kind::Amo`] op was decoded from (A-extension instructions have
+    /// no compressed form).
+    #[inline]
+    pub(crate) fn amo_insn(&self) -> u32 {
+        debug_assert!(self.kind == Kind::Amo);
+        self.imm as u32
+            | u32::from(self.rs2 & 31) << 20
+            | u32::from(self.rs1 & 31) << 15
+            | u32::from(self.rd & 31) << 7
+            | 0x2f
     }
 }
 
@@ -213,6 +232,7 @@ pub(crate) fn decode(i: u32, isa: crate::isa::Isa) -> Op {
             };
             op(k, imm_i(i))
         }
+        0x2f if f3 == 2 || f3 == 3 => op(Kind::Amo, i64::from((i & 0xfe00_7000) as i32)),
         0x07 => match f3 {
             2 => op(Kind::Flw, imm_i(i)),
             3 => op(Kind::Fld, imm_i(i)),

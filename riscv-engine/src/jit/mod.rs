@@ -239,6 +239,41 @@ extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> 
     }
 }
 
+/// Compiled blocks' call for the A extension (LR, SC, AMO*; `insn` the instruction):
+/// `Hart::atomic`, with the hart's counters and pc as the interpreter would have them at
+/// this instruction (as [`load_slow`]; registers are read from the hart, where compiled
+/// code keeps them).
+extern "sysv64" fn amo(ctx: *mut Ctx<'_>, insn: u64, meta: u64, pc: u64) -> Ret {
+    // SAFETY: as in load_slow.
+    let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
+    let before = (meta & 0xff) + 1;
+    let len = (meta >> 24) & 7;
+    hart.cycles += before;
+    hart.instret += before - 1;
+    hart.pc = pc;
+    let i = insn as u32;
+    let (x1, x2) = (
+        hart.x[((i >> 15) & 31) as usize],
+        hart.x[((i >> 20) & 31) as usize],
+    );
+    match hart.atomic(bus, i, x1, x2) {
+        Ok(()) => {
+            if hart.irq_dirty {
+                hart.pc = pc.wrapping_add(len);
+                hart.instret += 1;
+                return Ret { value: 0, exit: 1 };
+            }
+            hart.cycles -= before;
+            hart.instret -= before - 1;
+            Ret { value: 0, exit: 0 }
+        }
+        Err(t) => {
+            hart.take_trap(t.cause, t.tval);
+            Ret { value: 0, exit: 1 }
+        }
+    }
+}
+
 /// Compiled blocks' call for the M extension's rarer operations (see
 /// [`crate::exec::muldiv`]): `how` is funct3, plus 8 for the 32-bit forms.
 extern "sysv64" fn muldiv(how: u64, x1: u64, x2: u64) -> u64 {
@@ -402,6 +437,13 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.mov_imm(R::R8, pc);
                 call_back(&mut a, store_slow as *const () as u64, &mut exit);
                 a.bind(done);
+            }
+            Kind::Amo => {
+                a.mov_rr(R::Rdi, R::R12);
+                a.mov_imm(R::Rsi, u64::from(op.amo_insn()));
+                a.mov_imm(R::Rdx, meta(i, 0, false, 0, len));
+                a.mov_imm(R::Rcx, pc);
+                call_back(&mut a, amo as *const () as u64, &mut exit);
             }
             Kind::Flw | Kind::Fld | Kind::Fsw | Kind::Fsd => {
                 // Always the call-back: it checks the FPU and keeps mstatus.FS as the

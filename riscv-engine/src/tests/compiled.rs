@@ -45,8 +45,8 @@ fn splitmix(state: &mut u64) -> u64 {
 /// included) through x30, device accesses through x27, faulting accesses through x26,
 /// short forward branches and jumps, RVC arithmetic, and the odd slow instruction
 /// (rdcycle) that ends a block, multiply/divide with the values they treat specially,
-/// the bit-manipulation extensions, and the F and D extensions' loads and stores with the
-/// FPU switched on and off.
+/// the bit-manipulation extensions, the F and D extensions' loads and stores with the
+/// FPU switched on and off, and the A extension.
 /// x31 counts the loop; x9 may point at the device or at x30's page.
 fn random_body(seed: &mut u64) -> Vec<u8> {
     let mut out: Vec<u8> = Vec::new();
@@ -58,7 +58,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
         let rs1 = (v >> 16) as u32 % 26;
         let rs2 = (v >> 24) as u32 % 26;
         let imm = ((v >> 32) as i32) >> 20; // -2048..=2047
-        match v % 24 {
+        match v % 25 {
             0 => {
                 let f3 = [0, 2, 3, 4, 6, 7][(v >> 40) as usize % 6];
                 push(&mut out, i(0x13, rd, f3, rs1, imm));
@@ -253,6 +253,32 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                         push(&mut out, i(0x73, 0, f3, 28, 0x100)); // csrrs/csrrc sstatus
                     }
                 }
+            }
+            23 => {
+                // The A extension: AMO*, LR and SC (.W, .D), now and then with a bad
+                // funct5 or an LR with rs2 set (illegal), through x30 (aligned), x27 (the
+                // device: an access fault) or x26 (faulting).
+                let f3 = 2 + (v >> 40) as u32 % 2;
+                let f5 = [
+                    0x00, 0x01, 0x04, 0x0c, 0x08, 0x10, 0x14, 0x18, 0x1c, 0x02, 0x03, 0x03, 0x1e,
+                ][(v >> 42) as usize % 13];
+                let aqrl = (v >> 48) as u32 & 3;
+                let base = [30, 30, 30, 27, 26][(v >> 50) as usize % 5];
+                let rs2 = if f5 == 0x02 && (v >> 53) % 8 != 0 {
+                    0
+                } else {
+                    rs2
+                };
+                push(
+                    &mut out,
+                    (f5 << 27)
+                        | (aqrl << 25)
+                        | (rs2 << 20)
+                        | (base << 15)
+                        | (f3 << 12)
+                        | (rd << 7)
+                        | 0x2f,
+                );
             }
             _ => {
                 // Values division and multiplication treat specially: 0, 1, -1, i64::MIN.

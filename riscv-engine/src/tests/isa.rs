@@ -261,3 +261,35 @@ fn csrs_on_mip_never_latches_the_external_line_into_seip() {
     assert_eq!(h.mip_sw & irq::STI, 0);
     assert_eq!(h.mip_with(false) & irq::SEI, 0);
 }
+
+/// Every A-extension encoding (.W and .D, any funct5, aq/rl and registers) pre-decodes to
+/// `Kind::Amo` and gives back exactly its instruction, which `Hart::atomic` then decodes as
+/// the slow path did (illegal ones included, reporting the same bytes); other widths stay
+/// slow.
+#[test]
+fn atomics_pre_decode_to_the_instruction_they_came_from() {
+    use crate::predecode::{decode, Kind};
+    let isa = crate::isa::Isa::default();
+    for f5 in 0..32u32 {
+        for aqrl in 0..4u32 {
+            for f3 in 0..8u32 {
+                for (rd, rs1, rs2) in [(0, 0, 0), (1, 2, 3), (31, 30, 29), (5, 31, 0)] {
+                    let i = (f5 << 27)
+                        | (aqrl << 25)
+                        | (rs2 << 20)
+                        | (rs1 << 15)
+                        | (f3 << 12)
+                        | (rd << 7)
+                        | 0x2f;
+                    let op = decode(i, isa);
+                    if f3 == 2 || f3 == 3 {
+                        assert_eq!(op.kind, Kind::Amo, "{i:#x}");
+                        assert_eq!(op.amo_insn(), i, "{i:#x}");
+                    } else {
+                        assert_eq!(op.kind, Kind::Slow, "{i:#x}");
+                    }
+                }
+            }
+        }
+    }
+}
