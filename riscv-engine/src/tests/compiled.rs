@@ -264,7 +264,7 @@ fn random_body(seed: &mut u64) -> Vec<u8> {
                 ][(v >> 42) as usize % 13];
                 let aqrl = (v >> 48) as u32 & 3;
                 let base = [30, 30, 30, 27, 26][(v >> 50) as usize % 5];
-                let rs2 = if f5 == 0x02 && (v >> 53) % 8 != 0 {
+                let rs2 = if f5 == 0x02 && !(v >> 53).is_multiple_of(8) {
                     0
                 } else {
                     rs2
