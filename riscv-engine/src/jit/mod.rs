@@ -24,6 +24,7 @@ use crate::bus::Bus;
 use crate::hart::Hart;
 use crate::icache::{Block, FastPage, FastPages, ICache, BLOCK_ENTRIES, FAST_PAGES, MAX_BLOCK};
 use crate::predecode::{Kind, Op};
+use crate::trap::Trap;
 use asm::{Alu, Asm, Cc, Label, Shift, M, R};
 use buffer::CodeBuffer;
 
@@ -153,6 +154,30 @@ extern "sysv64" fn load_slow(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) 
     }
 }
 
+/// How a call-back that ran the instruction at `pc` (`len` bytes, after `before` - 1
+/// instructions of its block) with outcome `done` hands back to the block: it goes on
+/// (the counters as the block keeps them, which adds its length at its end), or ends
+/// after the instruction when a device was touched (an interrupt may be deliverable now),
+/// or at the trap the instruction took.
+fn settled(hart: &mut Hart, done: Result<(), Trap>, before: u64, pc: u64, len: u64) -> Ret {
+    match done {
+        Ok(()) => {
+            if hart.irq_dirty {
+                hart.pc = pc.wrapping_add(len);
+                hart.instret += 1;
+                return Ret { value: 0, exit: 1 };
+            }
+            hart.cycles -= before;
+            hart.instret -= before - 1;
+            Ret { value: 0, exit: 0 }
+        }
+        Err(t) => {
+            hart.take_trap(t.cause, t.tval);
+            Ret { value: 0, exit: 1 }
+        }
+    }
+}
+
 /// The slow path of a compiled store (see [`load_slow`]).
 extern "sysv64" fn store_slow(
     ctx: *mut Ctx<'_>,
@@ -169,22 +194,8 @@ extern "sysv64" fn store_slow(
     hart.cycles += before;
     hart.instret += before - 1;
     hart.pc = pc;
-    match hart.store(bus, vaddr, size, value) {
-        Ok(()) => {
-            if hart.irq_dirty {
-                hart.pc = pc.wrapping_add(len);
-                hart.instret += 1;
-                return Ret { value: 0, exit: 1 };
-            }
-            hart.cycles -= before;
-            hart.instret -= before - 1;
-            Ret { value: 0, exit: 0 }
-        }
-        Err(t) => {
-            hart.take_trap(t.cause, t.tval);
-            Ret { value: 0, exit: 1 }
-        }
-    }
+    let done = hart.store(bus, vaddr, size, value);
+    settled(hart, done, before, pc, len)
 }
 
 /// Compiled blocks' call for the F and D extensions' loads and stores (FLW, FLD, FSW,
@@ -221,22 +232,7 @@ extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> 
             hart.fs_dirty();
         })
     };
-    match done {
-        Ok(()) => {
-            if hart.irq_dirty {
-                hart.pc = pc.wrapping_add(len);
-                hart.instret += 1;
-                return Ret { value: 0, exit: 1 };
-            }
-            hart.cycles -= before;
-            hart.instret -= before - 1;
-            Ret { value: 0, exit: 0 }
-        }
-        Err(t) => {
-            hart.take_trap(t.cause, t.tval);
-            Ret { value: 0, exit: 1 }
-        }
-    }
+    settled(hart, done, before, pc, len)
 }
 
 /// Compiled blocks' call for the A extension (LR, SC, AMO*; `insn` the instruction):
@@ -256,22 +252,8 @@ extern "sysv64" fn amo(ctx: *mut Ctx<'_>, insn: u64, meta: u64, pc: u64) -> Ret 
         hart.x[((i >> 15) & 31) as usize],
         hart.x[((i >> 20) & 31) as usize],
     );
-    match hart.atomic(bus, i, x1, x2) {
-        Ok(()) => {
-            if hart.irq_dirty {
-                hart.pc = pc.wrapping_add(len);
-                hart.instret += 1;
-                return Ret { value: 0, exit: 1 };
-            }
-            hart.cycles -= before;
-            hart.instret -= before - 1;
-            Ret { value: 0, exit: 0 }
-        }
-        Err(t) => {
-            hart.take_trap(t.cause, t.tval);
-            Ret { value: 0, exit: 1 }
-        }
-    }
+    let done = hart.atomic(bus, i, x1, x2);
+    settled(hart, done, before, pc, len)
 }
 
 /// Compiled blocks' call for the M extension's rarer operations (see
