@@ -284,15 +284,15 @@ impl Hart {
                 self.fs_dirty();
                 return Ok(Flow::Next);
             }
-            Kind::Amo => {
-                self.atomic(bus, op.amo_insn(), x1, x2)?;
-                return Ok(Flow::Next);
-            }
             Kind::Fsw | Kind::Fsd => {
                 debug_assert!(self.fpu_on());
                 let size = if op.kind == Kind::Fsw { 4 } else { 8 };
                 let v = self.fp.f[usize::from(op.rs2 & 31)];
                 self.store(bus, x1.wrapping_add(imm), size, v)?;
+                return Ok(Flow::Next);
+            }
+            Kind::Amo => {
+                self.atomic(bus, op.amo_insn(), x1, x2)?;
                 return Ok(Flow::Next);
             }
         };

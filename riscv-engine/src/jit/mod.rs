@@ -104,13 +104,37 @@ struct Ret {
 }
 
 /// The call-backs' description of the instruction (`meta`): index in its block,
-/// access size, sign extension, destination register, instruction length.
-fn meta(index: usize, size: u8, signed: bool, rd: u8, len: u8) -> u64 {
+/// access size, a flag (a load's sign extension; an FP access's being a store), register
+/// (a load's destination; an FP access's register), instruction length. [`Meta::of`]
+/// unpacks it.
+fn meta(index: usize, size: u8, flag: bool, reg: u8, len: u8) -> u64 {
     index as u64
         | (u64::from(size) << 8)
-        | (u64::from(signed) << 12)
-        | (u64::from(rd) << 16)
+        | (u64::from(flag) << 12)
+        | (u64::from(reg) << 16)
         | (u64::from(len) << 24)
+}
+
+/// A call-back's `meta` (see [`meta`]), unpacked.
+struct Meta {
+    /// Instructions of the block up to and including this one.
+    before: u64,
+    size: u8,
+    flag: bool,
+    reg: usize,
+    len: u64,
+}
+
+impl Meta {
+    fn of(meta: u64) -> Meta {
+        Meta {
+            before: (meta & 0xff) + 1,
+            size: ((meta >> 8) & 0xf) as u8,
+            flag: (meta >> 12) & 1 != 0,
+            reg: ((meta >> 16) & 31) as usize,
+            len: (meta >> 24) & 7,
+        }
+    }
 }
 
 /// The slow path of a compiled load: `Hart::load` with the hart's counters and pc as
@@ -119,11 +143,13 @@ extern "sysv64" fn load_slow(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) 
     // SAFETY: `ctx` is the context `Hart::run_compiled` passed to the block, whose hart
     // and bus pointers are exclusively ours for the duration of the block.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
-    let before = (meta & 0xff) + 1;
-    let size = ((meta >> 8) & 0xf) as u8;
-    let signed = (meta >> 12) & 1 != 0;
-    let rd = ((meta >> 16) & 31) as usize;
-    let len = (meta >> 24) & 7;
+    let Meta {
+        before,
+        size,
+        flag: signed,
+        reg: rd,
+        len,
+    } = Meta::of(meta);
     hart.cycles += before;
     hart.instret += before - 1;
     hart.pc = pc;
@@ -188,9 +214,9 @@ extern "sysv64" fn store_slow(
 ) -> Ret {
     // SAFETY: as in load_slow.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
-    let before = (meta & 0xff) + 1;
-    let size = ((meta >> 8) & 0xf) as u8;
-    let len = (meta >> 24) & 7;
+    let Meta {
+        before, size, len, ..
+    } = Meta::of(meta);
     hart.cycles += before;
     hart.instret += before - 1;
     hart.pc = pc;
@@ -206,11 +232,13 @@ extern "sysv64" fn store_slow(
 extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> Ret {
     // SAFETY: as in load_slow.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
-    let before = (meta & 0xff) + 1;
-    let size = ((meta >> 8) & 0xf) as u8;
-    let store = (meta >> 12) & 1 != 0;
-    let reg = ((meta >> 16) & 31) as usize;
-    let len = (meta >> 24) & 7;
+    let Meta {
+        before,
+        size,
+        flag: store,
+        reg,
+        len,
+    } = Meta::of(meta);
     hart.cycles += before - 1;
     hart.instret += before - 1;
     hart.pc = pc;
@@ -242,8 +270,7 @@ extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, pc: u64) -> 
 extern "sysv64" fn amo(ctx: *mut Ctx<'_>, insn: u64, meta: u64, pc: u64) -> Ret {
     // SAFETY: as in load_slow.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
-    let before = (meta & 0xff) + 1;
-    let len = (meta >> 24) & 7;
+    let Meta { before, len, .. } = Meta::of(meta);
     hart.cycles += before;
     hart.instret += before - 1;
     hart.pc = pc;

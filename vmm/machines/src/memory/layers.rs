@@ -131,8 +131,8 @@ struct Learned {
 
 impl Learned {
     /// Adds the pages `flags` (pagemap entries, one per page) say were written into a
-    /// private copy; false when there was nothing new.
-    fn add(&mut self, flags: &[u64]) -> bool {
+    /// private copy (the ranges are rebuilt only when some page is new).
+    fn add(&mut self, flags: &[u64]) {
         if self.bits.len() < flags.len().div_ceil(64) {
             self.bits.resize(flags.len().div_ceil(64), 0);
         }
@@ -158,7 +158,6 @@ impl Learned {
             }
             self.ranges = Arc::new(ranges);
         }
-        new
     }
 }
 
