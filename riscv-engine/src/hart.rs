@@ -142,6 +142,7 @@ impl Hart {
         jit.enabled = on && cfg!(all(target_arch = "x86_64", target_os = "linux"));
         if !jit.enabled {
             jit.drop_code();
+            self.icache.drop_stale_code();
         }
     }
 

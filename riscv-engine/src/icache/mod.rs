@@ -18,14 +18,18 @@ pub(crate) const FAST_PAGES: usize = 256;
 
 /// A small direct-mapped cache from virtual page to RAM offset, valid for the
 /// current privilege, mstatus and satp: the loads' and stores' shortcut past
-/// the TLB. Cleared (in O(1), by generation) whenever any of those change.
+/// the TLB. Cleared whenever any of those change, by emptying the slots filled since the
+/// last clear (listed in `filled`): a slot holds a page or is empty, so compiled code
+/// checks one tag, not a tag and a generation.
 #[derive(Debug, Clone)]
 pub(crate) struct FastPages {
     pub(crate) entries: [FastPage; FAST_PAGES],
-    pub(crate) generation: u32,
+    /// The slots filled since the last clear, `filled[..count]`, each once.
+    filled: [u8; FAST_PAGES],
+    count: usize,
 }
 
-/// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled blocks read it directly
+/// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled code reads it directly
 /// (see `jit`).
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -34,13 +38,14 @@ pub(crate) struct FastPage {
     /// access's address masked to the page and the access's alignment bits, so one compare
     /// also sends a misaligned access to the slow path.
     pub(crate) tag: u64,
-    /// The [`FastPages::generation`] the entry belongs to.
-    pub(crate) generation: u32,
-    /// RAM offset of the page.
-    pub(crate) off: usize,
     /// `off` minus the page's virtual address (wrapping): an access's RAM offset is its
     /// virtual address plus this, one addition in compiled code.
     pub(crate) delta: u64,
+    /// RAM offset of the page.
+    pub(crate) off: usize,
+    /// Whether the slot is in [`FastPages::filled`] (a slot emptied by `forget` stays
+    /// listed until the next clear).
+    listed: bool,
 }
 
 /// [`FastPage::tag`] of an empty slot: no page address (bits 0-11 are zero in every
@@ -51,9 +56,9 @@ impl Default for FastPage {
     fn default() -> Self {
         FastPage {
             tag: NO_PAGE,
-            generation: 0,
-            off: 0,
             delta: 0,
+            off: 0,
+            listed: false,
         }
     }
 }
@@ -62,7 +67,8 @@ impl Default for FastPages {
     fn default() -> Self {
         FastPages {
             entries: [FastPage::default(); FAST_PAGES],
-            generation: 1,
+            filled: [0; FAST_PAGES],
+            count: 0,
         }
     }
 }
@@ -71,16 +77,23 @@ impl FastPages {
     #[inline(always)]
     pub(crate) fn get(&self, vaddr: u64) -> Option<usize> {
         let e = &self.entries[((vaddr >> 12) as usize) & (FAST_PAGES - 1)];
-        (e.tag == vaddr & !0xfff && e.generation == self.generation).then_some(e.off)
+        (e.tag == vaddr & !0xfff).then_some(e.off)
     }
 
     pub(crate) fn insert(&mut self, vaddr: u64, off: usize) {
         let page = vaddr & !0xfff;
-        self.entries[((vaddr >> 12) as usize) & (FAST_PAGES - 1)] = FastPage {
+        let slot = ((vaddr >> 12) as usize) & (FAST_PAGES - 1);
+        let e = &mut self.entries[slot];
+        if !e.listed {
+            // Each slot is listed at most once, so `count` stays within FAST_PAGES.
+            self.filled[self.count] = slot as u8;
+            self.count += 1;
+        }
+        *e = FastPage {
             tag: page,
-            generation: self.generation,
-            off,
             delta: (off as u64).wrapping_sub(page),
+            off,
+            listed: true,
         };
     }
 
@@ -96,16 +109,19 @@ impl FastPages {
     pub(crate) fn valid(&self) -> impl Iterator<Item = (u64, usize)> + '_ {
         self.entries
             .iter()
-            .filter(move |e| e.tag != NO_PAGE && e.generation == self.generation)
+            .filter(|e| e.tag != NO_PAGE)
             .map(|e| (e.tag, e.off))
     }
 
+    /// Empties every slot (those filled since the last clear: a trap or return touches a
+    /// few dozen at most).
     pub(crate) fn clear(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.entries = [FastPage::default(); FAST_PAGES];
-            self.generation = 1;
+        for &slot in &self.filled[..self.count] {
+            let e = &mut self.entries[usize::from(slot)];
+            e.tag = NO_PAGE;
+            e.listed = false;
         }
+        self.count = 0;
     }
 }
 
@@ -156,14 +172,18 @@ const _: () = assert!(std::mem::size_of::<Decoded>() == 48);
 /// bytes are unchanged (see [`crate::hart::Hart::decoded`]). The guest sees the same fetches,
 /// faults and instructions as with an emptied cache; only decoding, block building
 /// and compiling are saved. Single-page fences drop that page's entries outright.
-#[derive(Debug, Clone)]
+///
+/// `repr(C)`: `generation` and `fence` are one aligned 64-bit word, which compiled code
+/// compares with a block's own pair in one instruction (see `jit::chain`).
+#[derive(Debug)]
+#[repr(C)]
 pub(crate) struct ICache {
-    pub(crate) entries: Vec<Decoded>,
     /// Entries of older generations are invalid: a flush is one increment.
     pub(crate) generation: u32,
     /// Count of FENCE.I and full flushes (never 0): entries and blocks of older ones are
     /// unchecked.
     pub(crate) fence: u32,
+    pub(crate) entries: Vec<Decoded>,
     /// Straight-line runs of fast instructions, by start pc (same generation rules).
     pub(crate) blocks: Vec<Block>,
     /// Pages (hashed by page number) that may hold decoded instructions checked since the
@@ -175,6 +195,24 @@ pub(crate) struct ICache {
     pub(crate) jit: CodeBuffer,
     /// Where [`crate::hart::Hart::build_block`] collects a block before comparing it with the slot's.
     pub(crate) scratch: Vec<(Op, u8, u32)>,
+}
+
+impl Clone for ICache {
+    /// A copy with a code buffer of its own (a new epoch, see `CodeBuffer::clone`): its
+    /// blocks keep their instructions but none of the original's compiled code.
+    fn clone(&self) -> Self {
+        let mut c = ICache {
+            generation: self.generation,
+            fence: self.fence,
+            entries: self.entries.clone(),
+            blocks: self.blocks.clone(),
+            code_pages: self.code_pages.clone(),
+            jit: self.jit.clone(),
+            scratch: Vec::with_capacity(MAX_BLOCK),
+        };
+        c.drop_stale_code();
+        c
+    }
 }
 
 /// Slots of [`ICache::code_pages`].
@@ -216,10 +254,24 @@ pub(crate) const BLOCK_ENTRIES: usize = 1 << 17;
 /// per-instruction cache lookup; cycles, instret and pc still advance per instruction, and
 /// it is entered only when it fits before the next deadline, so every instruction retires
 /// at the same cycle as it would one by one.
+///
+/// `repr(C)`, the fields compiled code reads first: `generation` and `fence` form one
+/// aligned 64-bit word, compared with the cache's pair in one instruction (see
+/// `jit::chain`).
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub(crate) struct Block {
     pub(crate) pc: u64,
     pub(crate) generation: u32,
+    /// The [`ICache::fence`] the block was built under (0: not runnable): a FENCE.I makes
+    /// it stale until rebuilt from checked entries.
+    pub(crate) fence: u32,
+    /// The block's compiled code (0: none). Nonzero only while `code_epoch` is the code
+    /// buffer's epoch: a buffer that starts over clears every block's (see
+    /// [`ICache::drop_stale_code`]), so a chained jump need not compare epochs.
+    pub(crate) code: usize,
+    /// `ops.len()`, where compiled code can read it.
+    pub(crate) len: u32,
     pub(crate) prv: Priv,
     /// (decoded op, length, raw instruction) per instruction.
     pub(crate) ops: Vec<(Op, u8, u32)>,
@@ -229,15 +281,9 @@ pub(crate) struct Block {
     /// Times the built block ran interpreted (up to [`JIT_HOT`], then it is
     /// compiled).
     pub(crate) runs: u8,
-    /// The block's compiled code (0: none), valid while `code_epoch` is the code buffer's
-    /// epoch; a block whose `code_epoch` matches with no code could not be compiled.
-    pub(crate) code: usize,
+    /// The code buffer epoch `code` was compiled under; a block whose `code_epoch`
+    /// matches with no code could not be compiled.
     pub(crate) code_epoch: u64,
-    /// `ops.len()`, where compiled code can read it.
-    pub(crate) len: u32,
-    /// The [`ICache::fence`] the block was built under (0: not runnable): a FENCE.I makes
-    /// it stale until rebuilt from checked entries.
-    pub(crate) fence: u32,
     /// The pc `code` was compiled for: a rebuilt block with the same pc and instructions
     /// keeps its code.
     pub(crate) code_pc: u64,
@@ -246,6 +292,15 @@ pub(crate) struct Block {
     /// the visit after the [`CONTEST`]th (see `Hart::run`).
     pub(crate) contest: u8,
 }
+
+// Compiled code reads (generation, fence) as one aligned word in both (see `jit::chain`).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Block, fence) == offset_of!(Block, generation) + 4);
+    assert!(offset_of!(Block, generation) % 8 == 0);
+    assert!(offset_of!(ICache, fence) == offset_of!(ICache, generation) + 4);
+    assert!(offset_of!(ICache, generation) % 8 == 0);
+};
 
 /// Visits of other pcs a built block outlasts before one of them takes its slot: code run
 /// once (a kernel path, a rare branch of a library) no longer throws out a hot block that
@@ -267,14 +322,14 @@ impl Block {
     pub(crate) const EMPTY: Block = Block {
         pc: u64::MAX,
         generation: 0,
+        fence: 0,
+        code: 0,
+        len: 0,
         prv: Priv::Machine,
         ops: Vec::new(),
         hits: 0,
         runs: 0,
-        code: 0,
         code_epoch: 0,
-        len: 0,
-        fence: 0,
         code_pc: u64::MAX,
         contest: 0,
     };
@@ -381,6 +436,23 @@ impl ICache {
             // After 2^32 fences old `checked` values could match again: flush instead.
             self.flush();
             self.fence = 1;
+        }
+    }
+
+    /// Keeps the invariant that a block's nonzero `code` lives in the code buffer's
+    /// current epoch: called when the epoch changed (the buffer started over, compiling was
+    /// turned off, or the cache is a clone with a buffer of its own), it clears the code of
+    /// every block compiled under another. A walk of the block table (9 MiB), which only
+    /// these rare events pay; in exchange every chained jump between compiled blocks skips
+    /// an epoch comparison.
+    pub(crate) fn drop_stale_code(&mut self) {
+        let epoch = self.jit.epoch;
+        for b in self
+            .blocks
+            .iter_mut()
+            .filter(|b| b.code != 0 && b.code_epoch != epoch)
+        {
+            b.code = 0;
         }
     }
 

@@ -1,6 +1,6 @@
 //! A minimal x86-64 assembler: exactly the instruction forms the block compiler
 //! emits, encoded by hand (REX, ModRM, SIB, 32-bit displacements), with forward
-//! labels patched when bound.
+//! labels patched when bound and backward jumps to positions already emitted.
 
 /// A general-purpose x86-64 register (its encoding number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,11 +322,11 @@ impl Asm {
         self.d32(0);
     }
 
-    /// `jmp label`.
-    pub(crate) fn jmp(&mut self, l: &mut Label) {
+    /// `jmp` back to `target`, a position already emitted.
+    pub(crate) fn jmp_back(&mut self, target: usize) {
         self.byte(0xe9);
-        l.patches.push(self.code.len());
-        self.d32(0);
+        let rel = target as i64 - (self.code.len() as i64 + 4);
+        self.d32(i32::try_from(rel).expect("a block's code is far under 2 GiB"));
     }
 
     /// Binds `l` here: every jump to it lands at the current position.
@@ -490,10 +490,27 @@ mod tests {
     fn labels_patch_forward_jumps() {
         let mut a = Asm::default();
         let mut l = a.label();
+        let mut m = a.label();
         a.jcc(Cc::Ne, &mut l);
-        a.jmp(&mut l);
+        a.jcc(Cc::E, &mut m);
+        a.jcc(Cc::B, &mut l);
         a.ret();
         a.bind(l);
-        assert_eq!(a.code, [0x0f, 0x85, 6, 0, 0, 0, 0xe9, 1, 0, 0, 0, 0xc3]);
+        a.bind(m);
+        #[rustfmt::skip]
+        let want = [0x0f, 0x85, 13, 0, 0, 0, 0x0f, 0x84, 7, 0, 0, 0, 0x0f, 0x82, 1, 0, 0, 0, 0xc3];
+        assert_eq!(a.code, want);
+    }
+
+    #[test]
+    fn backward_jumps_land_on_their_target() {
+        let mut a = Asm::default();
+        a.ret();
+        a.jmp_back(0);
+        a.jmp_back(a.code.len());
+        assert_eq!(
+            a.code,
+            [0xc3, 0xe9, 0xfa, 0xff, 0xff, 0xff, 0xe9, 0xfb, 0xff, 0xff, 0xff]
+        );
     }
 }

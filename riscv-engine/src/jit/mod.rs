@@ -54,20 +54,16 @@ struct Layout {
     ram_ptr: i32,
     reservation: i32,
     load_entries: i32,
-    load_generation: i32,
     store_entries: i32,
-    store_generation: i32,
     prv: i32,
-    icache_generation: i32,
-    icache_fence: i32,
-    epoch: i32,
+    /// The cache's (generation, fence) word.
+    icache_stamp: i32,
 }
 
 fn layout() -> Layout {
     use std::mem::offset_of;
     let off = |v: usize| i32::try_from(v).expect("Hart fields lie within 2 GiB");
     let pages = offset_of!(FastPages, entries);
-    let generation = offset_of!(FastPages, generation);
     Layout {
         x: off(offset_of!(Hart, x)),
         pc: off(offset_of!(Hart, pc)),
@@ -76,22 +72,15 @@ fn layout() -> Layout {
         ram_ptr: off(offset_of!(Hart, ram) + crate::ram::Ram::PTR_OFFSET),
         reservation: off(offset_of!(Hart, reservation)),
         load_entries: off(offset_of!(Hart, load_pages) + pages),
-        load_generation: off(offset_of!(Hart, load_pages) + generation),
         store_entries: off(offset_of!(Hart, store_pages) + pages),
-        store_generation: off(offset_of!(Hart, store_pages) + generation),
         prv: off(offset_of!(Hart, prv)),
-        icache_generation: off(offset_of!(Hart, icache) + offset_of!(ICache, generation)),
-        icache_fence: off(offset_of!(Hart, icache) + offset_of!(ICache, fence)),
-        epoch: off(offset_of!(Hart, icache)
-            + offset_of!(ICache, jit)
-            + offset_of!(CodeBuffer, epoch)),
+        icache_stamp: off(offset_of!(Hart, icache) + offset_of!(ICache, generation)),
     }
 }
 
 const _: () = assert!(std::mem::size_of::<FastPage>() == 32);
 const _: () = assert!(std::mem::offset_of!(FastPage, tag) == 0);
-const _: () = assert!(std::mem::offset_of!(FastPage, generation) == 8);
-const _: () = assert!(std::mem::offset_of!(FastPage, delta) == 24);
+const _: () = assert!(std::mem::offset_of!(FastPage, delta) == 8);
 const _: () = assert!(FAST_PAGES == 256);
 
 /// The call-backs' result (returned in rax:rdx): the loaded value, and whether the
@@ -295,6 +284,24 @@ extern "sysv64" fn bitmanip(how: u64, x1: u64, x2: u64) -> u64 {
     crate::bitmanip::eval(how as u32, x1, x2)
 }
 
+/// A load's or store's call for an access its page shortcut cannot serve (see
+/// `page_lookup`), emitted after the block's straight-line code: jumped to from `from`, it
+/// returns to `back` (where the fast path's access ends) unless the call-back ends the
+/// block.
+struct SlowPath {
+    from: Label,
+    back: usize,
+    call: SlowCall,
+    /// The instruction's pc.
+    pc: u64,
+}
+
+/// Which call-back a [`SlowPath`] makes, with its `meta` (and a store's value register).
+enum SlowCall {
+    Load(u64),
+    Store(u64, M),
+}
+
 /// Generates one block's code (see the module documentation), or `None` for an empty
 /// block.
 pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
@@ -307,6 +314,9 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     let mut exit = a.label();
     // Taken branches inside the block: (their stub's label, instructions run, target).
     let mut side_exits: Vec<(Label, usize, u64)> = Vec::new();
+    // The loads' and stores' calls for what their page shortcut misses, placed after the
+    // block's straight-line code so that code stays dense, without a jump over them.
+    let mut slow_paths: Vec<SlowPath> = Vec::new();
     // Entry: rsp is 8 mod 16; three pushes leave it 16-aligned for the call-backs.
     a.push(R::Rbx);
     a.push(R::R12);
@@ -389,16 +399,8 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             Kind::Lb | Kind::Lh | Kind::Lw | Kind::Ld | Kind::Lbu | Kind::Lhu | Kind::Lwu => {
                 let (size, signed) = op.kind.load_shape()?;
                 let mut slow = a.label();
-                let mut done = a.label();
                 address(&mut a, x(op.rs1), op.imm, rs1_in_rax);
-                page_lookup(
-                    &mut a,
-                    &l,
-                    l.load_entries,
-                    l.load_generation,
-                    size,
-                    &mut slow,
-                );
+                page_lookup(&mut a, &l, l.load_entries, size, &mut slow);
                 let m = M::Index1(R::Rsi, R::Rax);
                 match (size, signed) {
                     (1, s) => a.load8(R::Rax, m, s),
@@ -407,14 +409,12 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                     (4, false) => a.load32(R::Rax, m),
                     _ => a.load64(R::Rax, m),
                 }
-                a.jmp(&mut done);
-                a.bind(slow);
-                a.mov_rr(R::Rsi, R::Rax);
-                a.mov_rr(R::Rdi, R::R12);
-                a.mov_imm(R::Rdx, meta(i, size, signed, rd, len));
-                a.mov_imm(R::Rcx, pc);
-                call_back(&mut a, load_slow as *const () as u64, &mut exit);
-                a.bind(done);
+                slow_paths.push(SlowPath {
+                    from: slow,
+                    back: a.code.len(),
+                    call: SlowCall::Load(meta(i, size, signed, rd, len)),
+                    pc,
+                });
                 if rd != 0 {
                     a.store64(x(rd), R::Rax);
                     rax_is = Some(rd);
@@ -423,29 +423,18 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             Kind::Sb | Kind::Sh | Kind::Sw | Kind::Sd => {
                 let size = op.kind.store_size()?;
                 let mut slow = a.label();
-                let mut done = a.label();
                 address(&mut a, x(op.rs1), op.imm, rs1_in_rax);
                 a.alu_mi(Alu::Cmp, M::Base(R::Rbx, l.reservation), -1);
                 a.jcc(Cc::Ne, &mut slow);
-                page_lookup(
-                    &mut a,
-                    &l,
-                    l.store_entries,
-                    l.store_generation,
-                    size,
-                    &mut slow,
-                );
+                page_lookup(&mut a, &l, l.store_entries, size, &mut slow);
                 a.load64(R::Rcx, x(op.rs2));
                 a.store_sized(M::Index1(R::Rsi, R::Rax), R::Rcx, size);
-                a.jmp(&mut done);
-                a.bind(slow);
-                a.mov_rr(R::Rsi, R::Rax);
-                a.mov_rr(R::Rdi, R::R12);
-                a.load64(R::Rdx, x(op.rs2));
-                a.mov_imm(R::Rcx, meta(i, size, false, 0, len));
-                a.mov_imm(R::R8, pc);
-                call_back(&mut a, store_slow as *const () as u64, &mut exit);
-                a.bind(done);
+                slow_paths.push(SlowPath {
+                    from: slow,
+                    back: a.code.len(),
+                    call: SlowCall::Store(meta(i, size, false, 0, len), x(op.rs2)),
+                    pc,
+                });
             }
             Kind::Amo => {
                 a.mov_rr(R::Rdi, R::R12);
@@ -501,6 +490,33 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             chain(&mut a, &l, Some(pc), &mut exit);
         }
     }
+    for SlowPath {
+        from,
+        back,
+        call,
+        pc,
+    } in slow_paths
+    {
+        // rax: the access's virtual address (see `page_lookup`).
+        a.bind(from);
+        a.mov_rr(R::Rsi, R::Rax);
+        a.mov_rr(R::Rdi, R::R12);
+        match call {
+            SlowCall::Load(meta) => {
+                a.mov_imm(R::Rdx, meta);
+                a.mov_imm(R::Rcx, pc);
+                call_back(&mut a, load_slow as *const () as u64, &mut exit);
+            }
+            SlowCall::Store(meta, value) => {
+                a.load64(R::Rdx, value);
+                a.mov_imm(R::Rcx, meta);
+                a.mov_imm(R::R8, pc);
+                call_back(&mut a, store_slow as *const () as u64, &mut exit);
+            }
+        }
+        // A load's value is in rax, where the fast path leaves it.
+        a.jmp_back(back);
+    }
     for (label, run, target) in side_exits {
         a.bind(label);
         let run = i32::try_from(run).ok()?;
@@ -519,9 +535,10 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
 }
 
 /// Continues with the block at pc (in rcx) when `Hart::run` would run it compiled next:
-/// its slot holds a block built for this pc, cache generation, FENCE.I count (so
-/// checked since the last FENCE.I) and privilege, compiled
-/// under the current epoch, that fits before the chunk's end. Anything else returns to
+/// its slot holds a block built for this pc, cache generation and FENCE.I count (so
+/// checked since the last FENCE.I; the two compared as one word) and privilege, with
+/// compiled code (which is always of the current epoch, see `ICache::drop_stale_code`),
+/// that fits before the chunk's end. Anything else returns to
 /// `Hart::run`, which decides as it always does. Jumping instead of returning lets each
 /// exit predict its own successor: every exit of a block has its own copy of this, and
 /// one whose target is known when compiling (`target`) finds its slot by a constant offset.
@@ -556,19 +573,12 @@ fn chain(a: &mut Asm, l: &Layout, target: Option<u64>, exit: &mut Label) {
         true,
     );
     a.jcc(Cc::Ne, exit);
-    a.load32(
+    // (generation, fence): one aligned word in both (asserted in `icache`).
+    a.load64(
         R::Rax,
         M::Base(R::Rdx, field(offset_of!(Block, generation))),
     );
-    a.alu_rm(
-        Alu::Cmp,
-        R::Rax,
-        M::Base(R::Rbx, l.icache_generation),
-        false,
-    );
-    a.jcc(Cc::Ne, exit);
-    a.load32(R::Rax, M::Base(R::Rdx, field(offset_of!(Block, fence))));
-    a.alu_rm(Alu::Cmp, R::Rax, M::Base(R::Rbx, l.icache_fence), false);
+    a.alu_rm(Alu::Cmp, R::Rax, M::Base(R::Rbx, l.icache_stamp), true);
     a.jcc(Cc::Ne, exit);
     a.load8(
         R::Rax,
@@ -577,12 +587,6 @@ fn chain(a: &mut Asm, l: &Layout, target: Option<u64>, exit: &mut Label) {
     );
     a.load8(R::Rsi, M::Base(R::Rbx, l.prv), false);
     a.alu_rr(Alu::Cmp, R::Rax, R::Rsi, false);
-    a.jcc(Cc::Ne, exit);
-    a.load64(
-        R::Rax,
-        M::Base(R::Rdx, field(offset_of!(Block, code_epoch))),
-    );
-    a.alu_rm(Alu::Cmp, R::Rax, M::Base(R::Rbx, l.epoch), true);
     a.jcc(Cc::Ne, exit);
     a.load32(R::Rsi, M::Base(R::Rdx, field(offset_of!(Block, len))));
     a.alu_rm(Alu::Add, R::Rsi, M::Base(R::Rbx, l.cycles), true);
@@ -625,12 +629,12 @@ fn address(a: &mut Asm, rs1: M, imm: i32, in_rax: bool) {
     }
 }
 
-/// Looks rax's page up in a [`FastPages`] at `entries`/`generation` and jumps to `slow`
+/// Looks rax's page up in the [`FastPages`] at `entries` and jumps to `slow`
 /// (rax unchanged) on a miss, or when the access is misaligned (its low bits are kept in
 /// the compared address, which no page tag has): the slow path serves those, page-crossing
 /// ones included. On a hit the access goes to `[rsi + rax]` (rsi: RAM's host address, rax:
 /// the access's RAM offset).
-fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, generation: i32, size: u8, slow: &mut Label) {
+fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, size: u8, slow: &mut Label) {
     a.mov_rr(R::Rcx, R::Rax);
     a.shift_ri(Shift::Shr, R::Rcx, 12, true);
     a.alu_ri(Alu::And, R::Rcx, (FAST_PAGES - 1) as i32, false);
@@ -640,18 +644,10 @@ fn page_lookup(a: &mut Asm, l: &Layout, entries: i32, generation: i32, size: u8,
     a.alu_ri(Alu::And, R::Rdx, -0x1000 | (i32::from(size) - 1), true);
     a.alu_rm(Alu::Cmp, R::Rdx, M::Index8(R::Rbx, R::Rcx, entries), true);
     a.jcc(Cc::Ne, slow);
-    a.load32(R::Rdx, M::Base(R::Rbx, generation));
-    a.alu_rm(
-        Alu::Cmp,
-        R::Rdx,
-        M::Index8(R::Rbx, R::Rcx, entries + 8),
-        false,
-    );
-    a.jcc(Cc::Ne, slow);
     a.alu_rm(
         Alu::Add,
         R::Rax,
-        M::Index8(R::Rbx, R::Rcx, entries + 24),
+        M::Index8(R::Rbx, R::Rcx, entries + 8),
         true,
     );
     a.load64(R::Rsi, M::Base(R::Rbx, l.ram_ptr));
@@ -785,9 +781,16 @@ impl Hart {
     #[inline]
     pub(crate) fn compile_block(&mut self, slot: usize, pc: u64) -> bool {
         let ICache { blocks, jit, .. } = &mut self.icache;
+        let epoch = jit.epoch;
         let b = &mut blocks[slot];
-        b.code = compile(jit, pc, &b.ops).unwrap_or(0);
-        b.code_epoch = jit.epoch;
+        let code = compile(jit, pc, &b.ops).unwrap_or(0);
+        if jit.epoch != epoch {
+            // The buffer started over: no other block's code is valid any more.
+            self.icache.drop_stale_code();
+        }
+        let b = &mut self.icache.blocks[slot];
+        b.code = code;
+        b.code_epoch = self.icache.jit.epoch;
         b.code_pc = pc;
         b.code != 0
     }
