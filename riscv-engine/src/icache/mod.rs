@@ -470,3 +470,31 @@ impl ICache {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_shortcuts_are_emptied_by_a_clear_however_often_they_were_refilled() {
+        let mut p = FastPages::default();
+        // Fill, forget and refill the same slots many times: each stays listed once.
+        for round in 0..1000u64 {
+            let vaddr = (round % 300) << 12;
+            p.insert(vaddr, 0x1000);
+            assert_eq!(p.get(vaddr + 8), Some(0x1000));
+            if round % 3 == 0 {
+                p.forget(vaddr);
+                assert_eq!(p.get(vaddr), None);
+            }
+            assert!(p.count <= FAST_PAGES);
+        }
+        assert!(p.valid().count() > 0);
+        p.clear();
+        assert_eq!(p.valid().count(), 0);
+        assert!((0..300u64).all(|i| p.get(i << 12).is_none()));
+        // A cleared table fills again as a new one does.
+        p.insert(0x7000, 0x2000);
+        assert_eq!(p.valid().collect::<Vec<_>>(), vec![(0x7000, 0x2000)]);
+    }
+}

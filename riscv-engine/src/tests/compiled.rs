@@ -366,7 +366,8 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
         interp.icache.jit.enabled = false;
         if case % 4 >= 2 {
             // A code buffer that fills up every few blocks: code of older epochs must
-            // never run (chained jumps check the epoch too).
+            // never run (chained jumps rely on every block's code being of the current
+            // epoch, see `ICache::drop_stale_code`; checked after each round).
             jit.icache.jit.capacity = 4096;
         }
         let (mut bus_j, mut bus_i) = (LoggingDevice::default(), LoggingDevice::default());
@@ -384,6 +385,14 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
                 "case {case} round {round}"
             );
             assert_eq!(bus_j.log, bus_i.log, "case {case} round {round}: devices");
+            let epoch = jit.icache.jit.epoch;
+            assert!(
+                jit.icache
+                    .blocks
+                    .iter()
+                    .all(|b| b.code == 0 || b.code_epoch == epoch),
+                "case {case} round {round}: a block kept code of an older epoch"
+            );
             if user {
                 let (fj, fi) = (jit.take_coverage(), interp.take_coverage());
                 assert_eq!(fj, fi, "case {case} round {round}: coverage");
