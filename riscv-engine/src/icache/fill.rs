@@ -261,10 +261,9 @@ impl Hart {
         }
         // Compiled code depends only on the start pc and the instructions: a block rebuilt
         // with the same ones (after a FENCE.I or a flush that changed neither) keeps it.
-        let keep = block.code != 0
-            && block.code_epoch == jit.epoch
-            && block.code_pc == start
-            && block.ops == *ops;
+        // (A block's nonzero code is always of the buffer's epoch: `ICache::drop_stale_code`.)
+        debug_assert!(block.code == 0 || block.code_epoch == jit.epoch);
+        let keep = block.code != 0 && block.code_pc == start && block.ops == *ops;
         // The slot's instruction list keeps its allocation from build to build.
         std::mem::swap(&mut block.ops, ops);
         block.pc = start;

@@ -782,8 +782,7 @@ impl Hart {
     pub(crate) fn compile_block(&mut self, slot: usize, pc: u64) -> bool {
         let ICache { blocks, jit, .. } = &mut self.icache;
         let epoch = jit.epoch;
-        let b = &mut blocks[slot];
-        let code = compile(jit, pc, &b.ops).unwrap_or(0);
+        let code = compile(jit, pc, &blocks[slot].ops).unwrap_or(0);
         if jit.epoch != epoch {
             // The buffer started over: no other block's code is valid any more.
             self.icache.drop_stale_code();
