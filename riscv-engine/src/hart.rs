@@ -446,6 +446,8 @@ impl Hart {
                         }
                     }
                     let bslot = Block::slot(pc);
+                    // (A slot the restored snapshot backs holds its block first.)
+                    self.icache.touch_block(bslot);
                     let generation = self.icache.generation;
                     let fence = self.icache.fence;
                     let mut b = &mut self.icache.blocks[bslot];

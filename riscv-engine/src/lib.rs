@@ -38,7 +38,7 @@ pub use ecc::MemoryError;
 pub use hart::Hart;
 pub use isa::{Extension, Isa, IsaError};
 pub use ram::Ram;
-pub use state::{HartState, PreparedHart, StateError};
+pub use state::{CodeCacheState, HartState, PreparedHart, SavedBlock, StateError};
 pub use trap::{Stop, Trap};
 pub use vector::VectorState;
 #[cfg(test)]

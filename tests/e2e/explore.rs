@@ -1,6 +1,6 @@
 //! End-to-end tests of `wio explore` on riscv64 guests: fifty branches of one snapshot
-//! match their individual reruns; shards merge into the whole exploration and failing
-//! seeds reproduce; Ctrl-C and SIGTERM keep the finished seeds; CPU-timing noise lets seeds reach
+//! match their individual reruns, and are the same with the snapshot's code caches and
+//! without; shards merge into the whole exploration and failing seeds reproduce; Ctrl-C and SIGTERM keep the finished seeds; CPU-timing noise lets seeds reach
 //! other interleavings of a race that does no I/O. Need the guests built by
 //! images/build-all-riscv64.sh.
 
@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use wio_e2e_tests::{
     interrupt_after, read_report as report, require_riscv_guests, run_with_summary, scratch,
-    stderr, stdout, until_lines, wio, StopSignal,
+    stderr, stdout, until_lines, wio, wio_env, StopSignal,
 };
 
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
@@ -87,6 +87,62 @@ fn fifty_branches_match_their_individual_reruns() {
     assert!(
         distinct.len() >= 45,
         "seeds change the future: only {} distinct traces",
+        distinct.len()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
+    // Warm branches: a restore starts with the decoded instructions and blocks the snapshot
+    // keeps (section `code-cache`); WIO_COLD_CACHES=1 ignores them. Every branch's trace
+    // must be the same both ways (the caches are invisible to the guest).
+    if !require_riscv_guests("branches_are_the_same_with_the_snapshots_code_caches_and_without") {
+        return;
+    }
+    let dir = scratch("explore-warm");
+    let snap = late_snapshot(&dir);
+    let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
+    assert!(stdout(&info).contains("code-cache ("), "{}", stdout(&info));
+    let mut hashes = Vec::new();
+    for cold in ["0", "1"] {
+        let rep = dir.join(format!("report-{cold}.json"));
+        let args = [
+            "explore",
+            "--from",
+            snap.to_str().unwrap(),
+            "--seeds",
+            "2000..2040",
+            "--jobs",
+            "2",
+            "--until",
+            UNTIL,
+            "--report",
+            rep.to_str().unwrap(),
+        ];
+        let o = wio_env(&args, "WIO_COLD_CACHES", cold);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let r = report(&rep);
+        let by_seed: Vec<(u64, String, u64)> = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|res| {
+                (
+                    res["seed"].as_u64().unwrap(),
+                    res["trace_hash"].as_str().unwrap().to_string(),
+                    res["virtual_ns"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(by_seed.len(), 40);
+        hashes.push(by_seed);
+    }
+    assert_eq!(hashes[0], hashes[1], "warm and cold branches differ");
+    let distinct: std::collections::BTreeSet<_> = hashes[0].iter().map(|h| &h.1).collect();
+    assert!(
+        distinct.len() >= 35,
+        "seeds change the future: {}",
         distinct.len()
     );
     let _ = std::fs::remove_dir_all(dir);

@@ -4,6 +4,7 @@
 //! re-checking blocks from the cache's entries. The cache structures are in the parent
 //! module.
 
+use super::backing::touch_in;
 use super::{Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
 use crate::bus::Bus;
 use crate::csr::cause;
@@ -19,6 +20,7 @@ impl Hart {
     pub(crate) fn decoded(&mut self, bus: &mut dyn Bus) -> Result<Decoded, Trap> {
         let pc = self.pc;
         let slot = ICache::slot(pc);
+        self.icache.touch_entry(slot);
         let e = self.icache.entries[slot];
         let fence = self.icache.fence;
         let raw = if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
@@ -70,6 +72,7 @@ impl Hart {
             if old.shared {
                 self.forget_blocks_covering(old.pc);
             } else {
+                self.icache.touch_block(Block::slot(old.owner));
                 let b = &mut self.icache.blocks[Block::slot(old.owner)];
                 if b.pc == old.owner {
                     b.pc = u64::MAX;
@@ -122,6 +125,7 @@ impl Hart {
         let span = (MAX_BLOCK as u64) * 4;
         let mut start = pc.saturating_sub(span - 2);
         loop {
+            self.icache.touch_block(Block::slot(start));
             let b = &mut self.icache.blocks[Block::slot(start)];
             if b.pc == start {
                 b.pc = u64::MAX;
@@ -165,11 +169,13 @@ impl Hart {
             entries,
             blocks,
             generation,
+            backing,
             ..
         } = &mut self.icache;
         let block = &mut blocks[slot];
         let mut pc = start;
         for &(_, len, _) in block.ops.iter() {
+            touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &entries[ICache::slot(pc)];
             let at = page + (pc & 0xfff) as usize;
             let same = e.pc == pc
@@ -201,8 +207,8 @@ impl Hart {
     /// holds (within pc's page); the block ends at the first instruction it lacks (lacking
     /// the first, it stays unbuilt until the next visit, see below). Blocks are
     /// a pure copy of cache entries (replacing an entry a block copied drops that block, see
-    /// [`Hart::decoded`]), so they change nothing the guest can observe and snapshots need
-    /// not keep them.
+    /// [`Hart::decoded`]), so they change nothing the guest can observe; snapshots keep
+    /// them all the same (see `state::code_cache`), so a restored hart is warm.
     #[inline(never)]
     pub(crate) fn build_block(&mut self, slot: usize) {
         use crate::predecode::Kind;
@@ -214,6 +220,7 @@ impl Hart {
             fence,
             jit,
             scratch,
+            backing,
             ..
         } = &mut self.icache;
         let ops = scratch;
@@ -226,6 +233,7 @@ impl Hart {
             // Only instructions the decoded-instruction cache holds now, checked since the
             // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
             // cache and memory as they were.
+            touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &mut entries[ICache::slot(pc)];
             let held = e.pc == pc
                 && e.generation == *generation

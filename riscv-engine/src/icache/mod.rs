@@ -5,6 +5,7 @@
 //! from memory and building blocks is in `icache::fill`. Compiled blocks read several of
 //! these structures by offset (see `jit`), hence the `repr(C)` and fixed sizes.
 
+pub(crate) mod backing;
 mod fill;
 
 use crate::csr::Priv;
@@ -195,6 +196,9 @@ pub(crate) struct ICache {
     pub(crate) jit: CodeBuffer,
     /// Where [`crate::hart::Hart::build_block`] collects a block before comparing it with the slot's.
     pub(crate) scratch: Vec<(Op, u8, u32)>,
+    /// The restored snapshot's entries and blocks, for slots not written since (see
+    /// `backing`).
+    pub(crate) backing: Option<backing::Live>,
 }
 
 impl Clone for ICache {
@@ -209,6 +213,7 @@ impl Clone for ICache {
             code_pages: self.code_pages.clone(),
             jit: self.jit.clone(),
             scratch: Vec::with_capacity(MAX_BLOCK),
+            backing: self.backing.clone(),
         };
         c.drop_stale_code();
         c
@@ -216,7 +221,7 @@ impl Clone for ICache {
 }
 
 /// Slots of [`ICache::code_pages`].
-const CODE_PAGES: usize = 1 << 12;
+pub(crate) const CODE_PAGES: usize = 1 << 12;
 
 impl ICache {
     /// Notes that an instruction fetched at `pc` (`len` bytes) depends on its page(s).
@@ -372,6 +377,7 @@ impl Default for ICache {
             code_pages: vec![0; CODE_PAGES],
             jit: CodeBuffer::default(),
             scratch: Vec::with_capacity(MAX_BLOCK),
+            backing: None,
         }
     }
 }
@@ -393,7 +399,9 @@ impl Drop for ICache {
                         code_pages: Vec::new(),
                         jit: CodeBuffer::default(),
                         scratch: Vec::new(),
+                        backing: None,
                     };
+                    self.backing = None;
                     s.push(std::mem::replace(self, empty));
                 }
             }
@@ -458,6 +466,7 @@ impl ICache {
 
     /// Forgets everything (in O(1): entries of older generations never match).
     pub(crate) fn flush(&mut self) {
+        self.backing = None;
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // After 2^32 flushes, clear for real so no stale entry can match again.

@@ -400,6 +400,18 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
             }
         }
         assert_eq!(jit.ram.bytes(), interp.ram.bytes(), "case {case}: RAM");
+        // The caches a snapshot keeps do not depend on compiling either: a snapshot is a
+        // function of the run (see `state::code_cache`).
+        assert_eq!(
+            jit.save_state().icache,
+            interp.save_state().icache,
+            "case {case}: decoded instructions"
+        );
+        assert_eq!(
+            jit.save_code_cache(),
+            interp.save_code_cache(),
+            "case {case}: code caches"
+        );
         let epoch = jit.icache.jit.epoch;
         compiled_runs += jit
             .icache

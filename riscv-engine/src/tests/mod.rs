@@ -98,3 +98,4 @@ mod compiled;
 mod isa;
 mod snapshots;
 mod sv39;
+mod warm;

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use wio_clock::InstructionClock;
-use wio_riscv::HartState;
+use wio_riscv::{CodeCacheState, HartState};
 use wio_virtio_devices::TransportState;
 
 mod restore;
@@ -37,6 +37,9 @@ pub use restore::restore;
 #[derive(Clone)]
 pub(super) struct MachineState {
     pub(super) hart: HartState,
+    /// The hart's code caches beyond `hart`: unchecked decoded instructions and blocks
+    /// (section `code-cache`, since format 7.6; older files restore with cold caches).
+    pub(super) code_cache: Option<CodeCacheState>,
     pub(super) uart: UartState,
     pub(super) rtc: GoldfishRtc,
     pub(super) plic: Plic,
@@ -123,10 +126,12 @@ pub(super) mod section {
     pub const COUNTERS: &str = "counters";
     /// Since format 7.4: only for harts with the vector extension.
     pub const VECTOR: &str = "vector";
+    /// Since format 7.6.
+    pub const CODE_CACHE: &str = "code-cache";
     /// Every fixed section name.
-    pub const ALL: [&str; 20] = [
+    pub const ALL: [&str; 21] = [
         HART, CLOCK, UART, RTC, PLIC, EVENTS, FAULTS, TRACE, CONSOLE, NOISE, PROMISES, RUN, FLIGHT,
-        SDK_PORT, EDAC, VMGENID, STALLS, PENDING, COUNTERS, VECTOR,
+        SDK_PORT, EDAC, VMGENID, STALLS, PENDING, COUNTERS, VECTOR, CODE_CACHE,
     ];
 }
 
@@ -135,6 +140,9 @@ impl MachineState {
     fn to_sections(&self) -> std::result::Result<StateSections, StateError> {
         let mut s = StateSections::default();
         s.put(section::HART, &self.hart)?;
+        if let Some(c) = &self.code_cache {
+            s.put(section::CODE_CACHE, c)?;
+        }
         s.put(section::CLOCK, &self.clock)?;
         s.put(section::UART, &self.uart)?;
         s.save(section::RTC, &self.rtc)?;
@@ -182,6 +190,7 @@ impl MachineState {
         })?;
         Ok(MachineState {
             hart: s.get(section::HART)?,
+            code_cache: s.optional(section::CODE_CACHE)?,
             clock: s.get(section::CLOCK)?,
             uart: s.get(section::UART)?,
             rtc: persist::restore(s, section::RTC, ())?,
@@ -226,6 +235,7 @@ impl RvMachine {
             .map_err(SnapshotError::Devices)?;
         let state = MachineState {
             hart: self.engine.hart.save_state(),
+            code_cache: Some(self.engine.hart.save_code_cache()),
             uart: self.bus.uart.save(),
             rtc: self.bus.rtc.clone(),
             flight: self.bus.flight.clone(),
@@ -413,9 +423,11 @@ impl RvLoaded {
                 overlays.push((slot, overlay));
             }
         }
+        // The code caches go into the prepared hart (not kept twice).
+        let code = state.code_cache.take().filter(|_| !cold_caches());
         let hart = state
             .hart
-            .prepare(meta.isa)
+            .prepare_with(meta.isa, code.as_ref())
             .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
         let from_file = known_disk.is_none();
         let disk = match known_disk {
@@ -459,4 +471,12 @@ impl LoadedSnapshot for RvLoaded {
     fn populate_written(&self) {
         self.memory.populate_written();
     }
+}
+
+/// WIO_COLD_CACHES=1: restores ignore the code caches a snapshot keeps (section
+/// `code-cache`) and start, as before format 7.6, with only the decoded instructions
+/// checked since the last fence and no blocks. Same results (a test compares every
+/// branch's trace both ways), slower: for comparisons, and as an escape hatch.
+fn cold_caches() -> bool {
+    std::env::var_os("WIO_COLD_CACHES").is_some_and(|v| !v.is_empty() && v != "0")
 }

@@ -4,15 +4,22 @@
 //! (TLB, decoded instructions, load/store page shortcuts): they are not
 //! architectural, but a guest that changes a page table or code without the
 //! fence the architecture asks for sees them, so a restored hart must hold
-//! exactly what the running one held for the two runs to stay identical.
+//! exactly what the running one held for the two runs to stay identical. The rest of
+//! the code caches (unchecked entries, blocks) are kept beside it (see `code_cache`).
 //! RAM is not part of it: the machine saves and maps guest memory itself.
 
 use crate::csr::Priv;
 use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
-use crate::icache::{Decoded, FastPages, ICache, ICACHE_ENTRIES};
+use crate::icache::backing::{Backing, Live, SlotMap};
+use crate::icache::{FastPages, ICache, BLOCK_ENTRIES, CODE_PAGES, ICACHE_ENTRIES};
 use crate::mmu::TlbEntry;
 use crate::pmp::Pmp;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+mod code_cache;
+
+pub use code_cache::{CodeCacheState, SavedBlock};
 
 /// Why a saved hart state cannot be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -154,22 +161,13 @@ impl Hart {
             .filter(|e| e.tag != 0 && e.generation == self.tlb.generation)
             .map(|e| (e.tag, e.page, e.flags))
             .collect();
-        let icache = self
-            .icache
-            .entries
-            .iter()
-            .filter(|d| {
-                d.pc != u64::MAX
-                    && d.generation == self.icache.generation
-                    && d.checked == self.icache.fence
-            })
-            .map(|d| SavedInsn {
-                pc: d.pc,
-                prv: priv_bits(d.prv),
-                raw16: d.raw16,
-                insn: d.insn,
-                len: d.len,
-            })
+        // Through the restored snapshot's entries for slots not reached since (see
+        // `icache::backing`).
+        let ic = &self.icache;
+        let icache = ic
+            .entries_view()
+            .filter(|d| d.checked == ic.fence)
+            .map(|d| SavedInsn::of(&d))
             .collect();
         let pages = |p: &FastPages| {
             // Saved as (virtual page number + 1, RAM offset), as format 7 always has.
@@ -263,9 +261,8 @@ impl Hart {
         self.irq_dirty = s.irq_dirty;
         self.tlb = p.tlb.clone();
         // A new cache generation drops every entry and block this hart held (in O(1));
-        // then only the saved entries are written, so a restore costs what the
-        // snapshot cached, not the cache's size. Blocks are not state (see
-        // `Hart::build_block`): none survive a load.
+        // then only the saved entries and blocks are written, so a restore costs what the
+        // snapshot cached, not the cache's size (see `code_cache` for the blocks).
         // (Gives the hart the vector unit its ISA has, or takes it away.)
         self.set_isa(p.isa);
         // Kept beside the state, when set (see `Hart::counter_bias`); the restore that
@@ -277,15 +274,14 @@ impl Hart {
         }
         let icache = &mut self.icache;
         icache.flush();
-        let (generation, fence) = (icache.generation, icache.fence);
-        for d in &p.insns {
-            let slot = ICache::slot(d.pc);
-            icache.entries[slot] = Decoded {
-                generation,
-                checked: fence,
-                ..*d
-            };
-            icache.note_code(d.pc, d.len);
+        // The snapshot's entries and blocks back the new generation's slots until reached.
+        icache.backing = Some(Live {
+            backing: p.backing.clone(),
+            generation: icache.generation,
+            fence: icache.fence,
+        });
+        for &i in &p.code_pages {
+            icache.code_pages[usize::from(i)] = icache.fence;
         }
         self.load_pages = p.load_pages.clone();
         self.store_pages = p.store_pages.clone();
@@ -312,8 +308,10 @@ impl Hart {
 pub struct PreparedHart {
     state: HartState,
     prv: Priv,
-    /// The decoded instructions, one per cache slot.
-    insns: Vec<Decoded>,
+    /// The decoded instructions and blocks, by cache slot.
+    backing: Arc<Backing>,
+    /// The slots of the table of pages that may hold checked code to mark.
+    code_pages: Vec<u16>,
     tlb: crate::mmu::Tlb,
     load_pages: FastPages,
     store_pages: FastPages,
@@ -327,6 +325,17 @@ impl HartState {
     /// cached instructions decode to depends on it, and the hart it is loaded into takes
     /// it).
     pub fn prepare(&self, isa: crate::isa::Isa) -> Result<PreparedHart, StateError> {
+        self.prepare_with(isa, None)
+    }
+
+    /// [`HartState::prepare`] with the code caches a snapshot kept beside the state (see
+    /// `code_cache`): the hart it is loaded into starts with the decoded instructions and
+    /// blocks the running hart had, not only the instructions checked since the last fence.
+    pub fn prepare_with(
+        &self,
+        isa: crate::isa::Isa,
+        code: Option<&CodeCacheState>,
+    ) -> Result<PreparedHart, StateError> {
         let s = self;
         let prv = priv_from(s.prv)?;
         let ram_end = s.ram_base.saturating_add(s.ram_size);
@@ -359,27 +368,26 @@ impl HartState {
         // before it); generation and FENCE.I count are set when loaded into a hart.
         let mut by_slot = std::collections::BTreeMap::new();
         for d in &s.icache {
-            if d.len != 2 && d.len != 4 || d.pc == u64::MAX {
-                return Err(StateError::Invalid(format!(
-                    "decoded instruction at {:#x}",
-                    d.pc
-                )));
-            }
-            let entry = Decoded {
-                pc: d.pc,
-                generation: 0,
-                prv: priv_from(d.prv)?,
-                raw16: d.raw16,
-                insn: d.insn,
-                len: d.len,
-                op: crate::predecode::decode(d.insn, isa),
-                owner: u64::MAX,
-                shared: false,
-                checked: 0,
-            };
-            by_slot.insert(ICache::slot(d.pc), entry);
+            by_slot.insert(ICache::slot(d.pc), d.decode(isa)?);
         }
-        let insns = by_slot.into_values().collect();
+        let (blocks, code_pages) = match code {
+            Some(c) => (s.prepare_code(c, isa, &mut by_slot)?, c.code_pages.clone()),
+            None => {
+                // A snapshot from before format 7.6: the pages of the checked entries.
+                let mut marked = std::collections::BTreeSet::new();
+                for d in by_slot.values() {
+                    let last = d.pc.wrapping_add(u64::from(d.len) - 1);
+                    for page in [d.pc >> 12, last >> 12] {
+                        marked.insert((page as usize & (CODE_PAGES - 1)) as u16);
+                    }
+                }
+                (Vec::new(), marked.into_iter().collect())
+            }
+        };
+        let backing = Arc::new(Backing {
+            entries: SlotMap::from_sorted(ICACHE_ENTRIES, by_slot),
+            blocks: SlotMap::from_sorted(BLOCK_ENTRIES, blocks),
+        });
         if s.superpages.0.len() > MAX_SUPERPAGES {
             return Err(StateError::Invalid("too many superpage regions".into()));
         }
@@ -406,7 +414,8 @@ impl HartState {
         Ok(PreparedHart {
             state: s.clone(),
             prv,
-            insns,
+            backing,
+            code_pages,
             tlb,
             isa,
             load_pages,

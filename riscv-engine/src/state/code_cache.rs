@@ -1,0 +1,198 @@
+//! The hart's code caches as a snapshot keeps them beyond [`HartState::icache`]: the decoded
+//! instructions a FENCE.I or full flush left unchecked, the built blocks and the pages that
+//! may hold checked code. With them a restored hart starts with exactly the caches the
+//! running one had (warm branches: no branch decodes, builds or compiles again what its
+//! parent already had), where [`HartState`] alone gives it only the instructions checked
+//! since the last fence and no block.
+//!
+//! Why the guest cannot tell: an unchecked entry is fetched and compared at its next use
+//! exactly as an emptied cache fetches (see `Hart::decoded`); a block is a copy of cache
+//! entries and runs exactly as they would one by one (see `Hart::build_block`); a block
+//! left stale by a fence is fetched again as a whole when next entered (see
+//! `Hart::recheck_block`), as it is in the run that took the snapshot. What a restore
+//! installs is a function of the snapshot alone, so a branch's result cannot depend on
+//! which branch ran before it; and since a restored hart holds what the running one held,
+//! a branch continues as the uninterrupted run does even for code the architecture leaves
+//! open (a rewrite of its own next instructions without a fence). Compiled code is not
+//! kept: a restored block reuses the code its slot holds when pc and instructions match
+//! (a cache the thread's previous hart left, see `icache::SPARE_CACHES`), and is compiled
+//! at its first run otherwise. A restore copies nothing of these into the hart's tables:
+//! they back its slots until first reached (see `icache::backing`).
+
+use super::{priv_bits, priv_from, HartState, SavedInsn, StateError};
+use crate::hart::Hart;
+use crate::icache::backing::{BackedBlock, CHECKED};
+use crate::icache::{Block, Decoded, ICache, BLOCK_ENTRIES, CODE_PAGES, MAX_BLOCK};
+use crate::predecode::Kind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One built block: its instructions are the cache's entries from `pc` on (a block copies
+/// them), so where it starts and how many it holds say all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedBlock {
+    /// Virtual pc of its first instruction.
+    pub pc: u64,
+    /// Privilege it was built at (0, 1 or 3).
+    pub prv: u8,
+    /// Instructions in it (0: no block starts here, its first instruction has no fast path).
+    pub len: u8,
+    /// Checked since the last FENCE.I or full flush (runnable as it is); otherwise it is
+    /// fetched again as a whole when next entered.
+    pub checked: bool,
+}
+
+/// The code caches beyond [`HartState`] (a snapshot's `code-cache` section).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeCacheState {
+    /// Decoded instructions not checked since the last FENCE.I or full flush.
+    pub unchecked: Vec<SavedInsn>,
+    /// Built blocks.
+    pub blocks: Vec<SavedBlock>,
+    /// Slots of the table of pages that may hold checked code (hashed by page number) that
+    /// are marked for the current fence.
+    pub code_pages: Vec<u16>,
+}
+
+impl Hart {
+    /// The code caches beyond [`Hart::save_state`], for a snapshot.
+    pub fn save_code_cache(&self) -> CodeCacheState {
+        let ic = &self.icache;
+        let unchecked = ic
+            .entries_view()
+            .filter(|d| d.checked != ic.fence)
+            .map(|d| SavedInsn::of(&d))
+            .collect();
+        let blocks = (0..BLOCK_ENTRIES)
+            .filter_map(|slot| ic.block_view(slot))
+            .map(|(pc, prv, len, checked)| SavedBlock {
+                pc,
+                prv: priv_bits(prv),
+                len: len as u8,
+                checked,
+            })
+            .collect();
+        let code_pages = (0..CODE_PAGES)
+            .filter(|&i| ic.code_pages[i] == ic.fence)
+            .map(|i| i as u16)
+            .collect();
+        CodeCacheState {
+            unchecked,
+            blocks,
+            code_pages,
+        }
+    }
+}
+
+impl HartState {
+    /// Adds the saved code caches to the cache entries `prepare` collected by slot
+    /// (unchecked entries, and each block's owner marks on the entries it copies), and
+    /// builds the blocks from the entries. Refuses blocks whose instructions the entries do
+    /// not hold: a block is always a copy of entries the cache still holds.
+    pub(super) fn prepare_code(
+        &self,
+        code: &CodeCacheState,
+        isa: crate::isa::Isa,
+        by_slot: &mut BTreeMap<usize, Decoded>,
+    ) -> Result<Vec<(usize, BackedBlock)>, StateError> {
+        if code.unchecked.len() > crate::icache::ICACHE_ENTRIES
+            || code.blocks.len() > BLOCK_ENTRIES
+            || code.code_pages.len() > CODE_PAGES
+            || code
+                .code_pages
+                .iter()
+                .any(|&i| usize::from(i) >= CODE_PAGES)
+        {
+            return Err(StateError::Invalid(
+                "more code-cache entries than slots".into(),
+            ));
+        }
+        for d in &code.unchecked {
+            let mut entry = d.decode(isa)?;
+            entry.checked = 0;
+            if by_slot.insert(ICache::slot(d.pc), entry).is_some() {
+                return Err(StateError::Invalid(format!(
+                    "decoded instruction at {:#x} saved twice",
+                    d.pc
+                )));
+            }
+        }
+        let mut blocks: BTreeMap<usize, BackedBlock> = BTreeMap::new();
+        for b in &code.blocks {
+            let prv = priv_from(b.prv)?;
+            let bad = || StateError::Invalid(format!("block at {:#x}", b.pc));
+            if usize::from(b.len) > MAX_BLOCK || b.pc == u64::MAX || b.pc & 1 != 0 {
+                return Err(bad());
+            }
+            let mut ops = Vec::with_capacity(usize::from(b.len));
+            let mut pc = b.pc;
+            for _ in 0..b.len {
+                // Within the block's page, as `Hart::build_block` builds them.
+                if pc >> 12 != b.pc >> 12 || pc & 0xfff > 0xffc {
+                    return Err(bad());
+                }
+                let e = by_slot
+                    .get_mut(&ICache::slot(pc))
+                    .filter(|e| e.pc == pc && e.prv == prv && e.op.kind != Kind::Slow)
+                    .ok_or_else(bad)?;
+                if b.checked && e.checked != CHECKED {
+                    return Err(bad());
+                }
+                if e.owner != u64::MAX && e.owner != b.pc {
+                    e.shared = true;
+                }
+                e.owner = b.pc;
+                ops.push((e.op, e.len, e.insn));
+                pc = pc.wrapping_add(u64::from(e.len));
+            }
+            let slot = Block::slot(b.pc);
+            let block = BackedBlock {
+                pc: b.pc,
+                prv,
+                ops,
+                checked: b.checked,
+            };
+            if blocks.insert(slot, block).is_some() {
+                return Err(StateError::Invalid(format!(
+                    "two blocks in the slot of {:#x}",
+                    b.pc
+                )));
+            }
+        }
+        Ok(blocks.into_iter().collect())
+    }
+}
+
+impl SavedInsn {
+    pub(super) fn of(d: &Decoded) -> SavedInsn {
+        SavedInsn {
+            pc: d.pc,
+            prv: priv_bits(d.prv),
+            raw16: d.raw16,
+            insn: d.insn,
+            len: d.len,
+        }
+    }
+
+    /// The cache entry, checked ([`CHECKED`]) and owned by no block.
+    pub(super) fn decode(&self, isa: crate::isa::Isa) -> Result<Decoded, StateError> {
+        if self.len != 2 && self.len != 4 || self.pc == u64::MAX {
+            return Err(StateError::Invalid(format!(
+                "decoded instruction at {:#x}",
+                self.pc
+            )));
+        }
+        Ok(Decoded {
+            pc: self.pc,
+            generation: 0,
+            prv: priv_from(self.prv)?,
+            raw16: self.raw16,
+            insn: self.insn,
+            len: self.len,
+            op: crate::predecode::decode(self.insn, isa),
+            owner: u64::MAX,
+            shared: false,
+            checked: CHECKED,
+        })
+    }
+}
