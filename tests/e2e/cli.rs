@@ -45,7 +45,7 @@ fn help_lists_examples_and_exit_codes() {
     for var in [
         "WIO_CACHE",
         "WIO_NO_JIT",
-        "WIO_COLD_CACHES",
+        "WIO_WARM_CACHES",
         "WIO_KVM_DEVICE",
         "WIO_DEBUG_EXITS",
     ] {

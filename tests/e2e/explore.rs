@@ -94,9 +94,10 @@ fn fifty_branches_match_their_individual_reruns() {
 
 #[test]
 fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
-    // Warm branches: a restore starts with the decoded instructions and blocks the snapshot
-    // keeps (section `code-cache`); WIO_COLD_CACHES=1 ignores them. Every branch's trace
-    // must be the same both ways (the caches are invisible to the guest).
+    // Warm branches: with WIO_WARM_CACHES=1 a restore starts with the decoded instructions
+    // and blocks the snapshot keeps (section `code-cache`); without, only with the
+    // instructions checked since the last fence. Every branch's trace must be the same both
+    // ways (the caches are invisible to the guest).
     if !require_riscv_guests("branches_are_the_same_with_the_snapshots_code_caches_and_without") {
         return;
     }
@@ -105,8 +106,8 @@ fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
     let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
     assert!(stdout(&info).contains("code-cache ("), "{}", stdout(&info));
     let mut hashes = Vec::new();
-    for cold in ["0", "1"] {
-        let rep = dir.join(format!("report-{cold}.json"));
+    for warm in ["0", "1"] {
+        let rep = dir.join(format!("report-{warm}.json"));
         let args = [
             "explore",
             "--from",
@@ -120,7 +121,7 @@ fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
             "--report",
             rep.to_str().unwrap(),
         ];
-        let o = wio_env(&args, "WIO_COLD_CACHES", cold);
+        let o = wio_env(&args, "WIO_WARM_CACHES", warm);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let r = report(&rep);
         let by_seed: Vec<(u64, String, u64)> = r["results"]

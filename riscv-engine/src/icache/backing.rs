@@ -76,6 +76,16 @@ impl<T> SlotMap<T> {
         })
     }
 
+    /// The items with their slots, in slot order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &T)> + '_ {
+        let slots = self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            (0..64)
+                .filter(move |b| word & (1 << b) != 0)
+                .map(move |b| w * 64 + b)
+        });
+        slots.zip(self.items.iter())
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.items.len()
@@ -96,8 +106,23 @@ pub(crate) struct BackedBlock {
 /// [`CHECKED`] or 0, owner marks set for the blocks here) and blocks, by slot.
 #[derive(Debug)]
 pub(crate) struct Backing {
+    /// Unique in the process (0 once 2^32 - 1 have been made: such a backing's blocks are
+    /// always compared), see [`super::Block::filled_from`].
+    pub(crate) id: u32,
     pub(crate) entries: SlotMap<Decoded>,
     pub(crate) blocks: SlotMap<BackedBlock>,
+}
+
+impl Backing {
+    pub(crate) fn new(entries: SlotMap<Decoded>, blocks: SlotMap<BackedBlock>) -> Backing {
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Backing {
+            id: u32::try_from(n).unwrap_or(0),
+            entries,
+            blocks,
+        }
+    }
 }
 
 /// [`Decoded::checked`] of a backing entry that was checked (unchecked ones hold 0).
@@ -152,6 +177,7 @@ impl ICache {
     }
 
     #[inline(never)]
+    #[cold]
     fn fill_entry(&mut self, slot: usize) {
         touch_in(&mut self.entries, &self.backing, self.generation, slot);
     }
@@ -196,7 +222,8 @@ impl ICache {
     }
 
     #[inline(never)]
-    fn fill_block(&mut self, slot: usize) {
+    #[cold]
+    pub(crate) fn fill_block(&mut self, slot: usize) {
         let generation = self.generation;
         let epoch = self.jit.epoch;
         let Some(l) = self.backing.as_ref().filter(|l| l.generation == generation) else {
@@ -208,7 +235,11 @@ impl ICache {
         let fence = l.fence_of(p.checked);
         let b = &mut self.blocks[slot];
         debug_assert!(b.code == 0 || b.code_epoch == epoch);
-        let keep = b.code != 0 && b.code_pc == p.pc && b.ops == p.ops;
+        // The slot's instructions are this block's when it was filled from this backing
+        // and not rebuilt since (`filled_from`); compared otherwise.
+        let same = l.backing.id != 0 && b.filled_from == l.backing.id;
+        let keep = b.code != 0 && b.code_pc == p.pc && (same || b.ops == p.ops);
+        b.filled_from = l.backing.id;
         if !keep {
             // (Kept code means the slot holds these very instructions already.)
             b.ops.clone_from(&p.ops);
@@ -229,19 +260,49 @@ impl ICache {
         }
     }
 
-    /// [`ICache::touch_entry`] and [`ICache::touch_block`] for every slot of
-    /// `first..first + n` (wrapping) that the backing holds something for: what a
-    /// single-page fence does before it forgets a page's entries and blocks, at the cost of
-    /// a scan of the backing's bitmap rather than a lookup per slot.
-    pub(crate) fn touch_ranges(&mut self, entries: (usize, usize), blocks: (usize, usize)) {
+    /// What a single-page fence does to the slots the snapshot backs: of `first..first + n`
+    /// (entries, then blocks; wrapping), each slot not reached since the restore whose
+    /// backing item lies in `page` is emptied for the current generation (the fence forgets
+    /// it, as it forgets the page's reached slots); the others stay as they are. A scan of
+    /// the backing's bitmap, not a lookup per slot, and nothing copied in.
+    pub(crate) fn forget_backed(
+        &mut self,
+        page: u64,
+        entries: (usize, usize),
+        blocks: (usize, usize),
+    ) {
+        let generation = self.generation;
         let Some(l) = self.live().cloned() else {
             return;
         };
         for slot in l.backing.entries.slots_in(entries.0, entries.1) {
-            self.touch_entry(slot);
+            let e = &mut self.entries[slot];
+            if e.generation != generation
+                && l.backing
+                    .entries
+                    .get(slot)
+                    .is_some_and(|d| d.pc >> 12 == page >> 12)
+            {
+                e.generation = generation;
+                e.pc = u64::MAX;
+            }
         }
         for slot in l.backing.blocks.slots_in(blocks.0, blocks.1) {
-            self.touch_block(slot);
+            let b = &mut self.blocks[slot];
+            if b.generation != generation
+                && l.backing
+                    .blocks
+                    .get(slot)
+                    .is_some_and(|p| p.pc >> 12 == page >> 12)
+            {
+                // As `Hart::run` leaves a slot another pc takes: not runnable; its old code
+                // stays only for a rebuild of the same pc and instructions.
+                b.generation = generation;
+                b.pc = u64::MAX;
+                b.hits = 0;
+                b.contest = 0;
+                b.fence = 0;
+            }
         }
     }
 
@@ -318,5 +379,9 @@ mod tests {
             let got: std::collections::BTreeSet<usize> = m.slots_in(first, n).collect();
             assert_eq!(got, want, "{first} {n}");
         }
+        assert!(m
+            .iter()
+            .map(|(s, &v)| (s, v))
+            .eq(slots.iter().map(|&s| (s, s * 3))));
     }
 }

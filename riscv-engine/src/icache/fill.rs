@@ -274,6 +274,7 @@ impl Hart {
         let keep = block.code != 0 && block.code_pc == start && block.ops == *ops;
         // The slot's instruction list keeps its allocation from build to build.
         std::mem::swap(&mut block.ops, ops);
+        block.filled_from = 0;
         block.pc = start;
         block.generation = *generation;
         block.prv = self.prv;

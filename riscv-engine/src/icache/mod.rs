@@ -286,6 +286,10 @@ pub(crate) struct Block {
     /// Times the built block ran interpreted (up to [`JIT_HOT`], then it is
     /// compiled).
     pub(crate) runs: u8,
+    /// The id of the snapshot backing whose block `ops` was copied from, unchanged since
+    /// (0: none; see `backing::Backing::id`): a later restore of the same backing keeps the
+    /// slot's code without comparing the instructions.
+    pub(crate) filled_from: u32,
     /// The code buffer epoch `code` was compiled under; a block whose `code_epoch`
     /// matches with no code could not be compiled.
     pub(crate) code_epoch: u64,
@@ -334,6 +338,7 @@ impl Block {
         ops: Vec::new(),
         hits: 0,
         runs: 0,
+        filled_from: 0,
         code_epoch: 0,
         code_pc: u64::MAX,
         contest: 0,

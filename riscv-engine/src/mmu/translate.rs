@@ -59,11 +59,11 @@ impl Hart {
             // Most single-page fences follow a page fault on data: no decoded code to forget.
             return;
         }
-        // Slots the restored snapshot backs hold its entries and blocks first (see
-        // `icache::backing`).
+        // Slots the restored snapshot backs and the hart has not reached since forget the
+        // page too (see `icache::backing`).
         let first = ICache::slot(page);
         self.icache
-            .touch_ranges((first, 2048), (Block::slot(page), 2048));
+            .forget_backed(page, (first, 2048), (Block::slot(page), 2048));
         self.icache.touch_entry(ICache::slot(page.wrapping_sub(2)));
         for k in 0..2048 {
             let e = &mut self.icache.entries[(first + k) & (ICACHE_ENTRIES - 1)];

@@ -11,7 +11,7 @@
 use crate::csr::Priv;
 use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
 use crate::icache::backing::{Backing, Live, SlotMap};
-use crate::icache::{FastPages, ICache, BLOCK_ENTRIES, CODE_PAGES, ICACHE_ENTRIES};
+use crate::icache::{Decoded, FastPages, ICache, BLOCK_ENTRIES, CODE_PAGES, ICACHE_ENTRIES};
 use crate::mmu::TlbEntry;
 use crate::pmp::Pmp;
 use serde::{Deserialize, Serialize};
@@ -274,12 +274,26 @@ impl Hart {
         }
         let icache = &mut self.icache;
         icache.flush();
-        // The snapshot's entries and blocks back the new generation's slots until reached.
-        icache.backing = Some(Live {
-            backing: p.backing.clone(),
-            generation: icache.generation,
-            fence: icache.fence,
-        });
+        if p.warm {
+            // The snapshot's entries and blocks back the new generation's slots until
+            // reached (see `icache::backing`).
+            icache.backing = Some(Live {
+                backing: p.backing.clone(),
+                generation: icache.generation,
+                fence: icache.fence,
+            });
+        } else {
+            // Only the checked entries: copied in now (a short branch reaches most of them;
+            // measured faster than looking them up as reached).
+            let (generation, fence) = (icache.generation, icache.fence);
+            for (slot, d) in p.backing.entries.iter() {
+                icache.entries[slot] = Decoded {
+                    generation,
+                    checked: fence,
+                    ..*d
+                };
+            }
+        }
         for &i in &p.code_pages {
             icache.code_pages[usize::from(i)] = icache.fence;
         }
@@ -312,6 +326,8 @@ pub struct PreparedHart {
     backing: Arc<Backing>,
     /// The slots of the table of pages that may hold checked code to mark.
     code_pages: Vec<u16>,
+    /// Prepared with the code caches (see `code_cache`): the hart is restored warm.
+    warm: bool,
     tlb: crate::mmu::Tlb,
     load_pages: FastPages,
     store_pages: FastPages,
@@ -384,10 +400,10 @@ impl HartState {
                 (Vec::new(), marked.into_iter().collect())
             }
         };
-        let backing = Arc::new(Backing {
-            entries: SlotMap::from_sorted(ICACHE_ENTRIES, by_slot),
-            blocks: SlotMap::from_sorted(BLOCK_ENTRIES, blocks),
-        });
+        let backing = Arc::new(Backing::new(
+            SlotMap::from_sorted(ICACHE_ENTRIES, by_slot),
+            SlotMap::from_sorted(BLOCK_ENTRIES, blocks),
+        ));
         if s.superpages.0.len() > MAX_SUPERPAGES {
             return Err(StateError::Invalid("too many superpage regions".into()));
         }
@@ -416,6 +432,7 @@ impl HartState {
             prv,
             backing,
             code_pages,
+            warm: code.is_some(),
             tlb,
             isa,
             load_pages,
