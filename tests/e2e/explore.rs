@@ -102,7 +102,25 @@ fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
         return;
     }
     let dir = scratch("explore-warm");
-    let snap = late_snapshot(&dir);
+    let snap = dir.join("warm.snap");
+    let o = wio_env(
+        &[
+            "run",
+            "--arch",
+            "riscv64",
+            "--seed",
+            "42",
+            "--quiet",
+            "--no-summary",
+            "--snapshot-at",
+            "1.8s",
+            "--snapshot-out",
+            snap.to_str().unwrap(),
+        ],
+        "WIO_WARM_CACHES",
+        "1",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
     assert!(stdout(&info).contains("code-cache ("), "{}", stdout(&info));
     let mut hashes = Vec::new();

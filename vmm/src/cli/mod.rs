@@ -35,8 +35,8 @@ Exit codes:
 Environment:
   WIO_CACHE        where guest artifacts are built and found (default ~/.cache/wio)
   WIO_NO_JIT=1     the riscv64 engine interprets every block (same results, slower)
-  WIO_WARM_CACHES=1  riscv64 restores start with the decoded code and blocks the
-                   snapshot keeps (same results; not faster yet)
+  WIO_WARM_CACHES=1  riscv64 snapshots keep the decoded code and blocks, and restores
+                   start with them (same results; not faster yet)
   WIO_MOMENTS=copy a guided exploration copies each moment's memory whole (same results,
                    more memory) instead of keeping the pages its branch wrote
   WIO_KVM_DEVICE   the KVM device node (default /dev/kvm)

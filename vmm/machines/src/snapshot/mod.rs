@@ -52,9 +52,10 @@ pub const WORLD_MAGIC: &[u8; 8] = b"WIOWORLD";
 /// Minor 5: x86-64 machines' `promises` (the promise channel's ledger: an x86-64 Linux
 /// guest has the channel in its last virtio slot; older files have neither), `boots`
 /// (restarts, stopped time) and `power` (a vCPU paused, off or booting; older x86-64
-/// machines took no node faults). Minor 6: the `code-cache` section of riscv64 machines
-/// (unchecked decoded instructions and built blocks: a restore starts with the caches the
-/// running hart had; older files have none and restore with cold caches, as before).
+/// machines took no node faults). Minor 6: the optional `code-cache` section of riscv64
+/// machines (unchecked decoded instructions and built blocks, written and used under
+/// WIO_WARM_CACHES=1: a restore starts with the caches the running hart had; files without
+/// it restore with cold caches, as before).
 pub const FORMAT: Format = Format {
     magic: MAGIC,
     major: 7,

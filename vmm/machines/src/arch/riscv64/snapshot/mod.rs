@@ -38,7 +38,8 @@ pub use restore::restore;
 pub(super) struct MachineState {
     pub(super) hart: HartState,
     /// The hart's code caches beyond `hart`: unchecked decoded instructions and blocks
-    /// (section `code-cache`, since format 7.6; older files restore with cold caches).
+    /// (section `code-cache`, since format 7.6, written under WIO_WARM_CACHES=1; files
+    /// without it restore with cold caches).
     pub(super) code_cache: Option<CodeCacheState>,
     pub(super) uart: UartState,
     pub(super) rtc: GoldfishRtc,
@@ -235,7 +236,9 @@ impl RvMachine {
             .map_err(SnapshotError::Devices)?;
         let state = MachineState {
             hart: self.engine.hart.save_state(),
-            code_cache: Some(self.engine.hart.save_code_cache()),
+            // Only for warm restores: a scan of both cache tables and about a fifth more
+            // snapshot, which cold restores would not use.
+            code_cache: warm_caches().then(|| self.engine.hart.save_code_cache()),
             uart: self.bus.uart.save(),
             rtc: self.bus.rtc.clone(),
             flight: self.bus.flight.clone(),
@@ -473,9 +476,10 @@ impl LoadedSnapshot for RvLoaded {
     }
 }
 
-/// WIO_WARM_CACHES=1: restores start with the code caches a snapshot keeps (section
-/// `code-cache`: unchecked decoded instructions and blocks, looked up as the hart reaches
-/// them) instead of only the decoded instructions checked since the last fence. Same
+/// WIO_WARM_CACHES=1: snapshots keep the hart's code caches (section `code-cache`:
+/// unchecked decoded instructions and blocks) and restores start with them (looked up as
+/// the hart reaches them) instead of only the decoded instructions checked since the last
+/// fence. Same
 /// results (a test compares every branch's trace both ways); not the default, since it is
 /// not faster yet (measured side by side: idle branches 4 % faster, payment branches 4 to
 /// 6 % slower, see docs/snapshots.md).
