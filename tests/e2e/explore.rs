@@ -14,8 +14,13 @@ use wio_e2e_tests::{
 
 /// A snapshot late in the small guest's workload, shared by the exploration tests.
 fn late_snapshot(dir: &Path) -> PathBuf {
-    let snap = dir.join("late.snap");
-    let o = wio(&[
+    late_snapshot_with(dir, "late.snap", "0")
+}
+
+/// [`late_snapshot`] named `name`, taken with WIO_WARM_CACHES set to `warm`.
+fn late_snapshot_with(dir: &Path, name: &str, warm: &str) -> PathBuf {
+    let snap = dir.join(name);
+    let args = [
         "run",
         "--arch",
         "riscv64",
@@ -27,7 +32,8 @@ fn late_snapshot(dir: &Path) -> PathBuf {
         "1.8s",
         "--snapshot-out",
         snap.to_str().unwrap(),
-    ]);
+    ];
+    let o = wio_env(&args, "WIO_WARM_CACHES", warm);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     snap
 }
@@ -102,25 +108,7 @@ fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
         return;
     }
     let dir = scratch("explore-warm");
-    let snap = dir.join("warm.snap");
-    let o = wio_env(
-        &[
-            "run",
-            "--arch",
-            "riscv64",
-            "--seed",
-            "42",
-            "--quiet",
-            "--no-summary",
-            "--snapshot-at",
-            "1.8s",
-            "--snapshot-out",
-            snap.to_str().unwrap(),
-        ],
-        "WIO_WARM_CACHES",
-        "1",
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let snap = late_snapshot_with(&dir, "warm.snap", "1");
     let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
     assert!(stdout(&info).contains("code-cache ("), "{}", stdout(&info));
     let mut hashes = Vec::new();
