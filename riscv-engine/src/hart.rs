@@ -446,15 +446,12 @@ impl Hart {
                         }
                     }
                     let bslot = Block::slot(pc);
+                    // A slot not written since a warm restore: the snapshot's block first,
+                    // if it kept one for this slot (see `icache::backing`).
+                    self.icache.touch_block(bslot);
                     let generation = self.icache.generation;
                     let fence = self.icache.fence;
                     let mut b = &mut self.icache.blocks[bslot];
-                    if b.generation != generation && self.icache.backing.is_some() {
-                        // Not written since the restore: the snapshot's block, if it kept
-                        // one for this slot (see `icache::backing`).
-                        self.icache.fill_block(bslot);
-                        b = &mut self.icache.blocks[bslot];
-                    }
                     if b.pc == pc && b.generation == generation && b.prv == self.prv {
                         if b.hits == BUILT && b.fence != fence {
                             if b.ops.is_empty() {

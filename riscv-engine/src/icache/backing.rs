@@ -86,6 +86,17 @@ impl<T> SlotMap<T> {
         slots.zip(self.items.iter())
     }
 
+    /// The slots in `first..first + n` (wrapping) whose item's pc (`pc_of`) lies in `page`.
+    fn slots_in_page<'a>(
+        &'a self,
+        (first, n): (usize, usize),
+        page: u64,
+        pc_of: impl Fn(&T) -> u64 + 'a,
+    ) -> impl Iterator<Item = usize> + 'a {
+        self.slots_in(first, n)
+            .filter(move |&slot| self.get(slot).is_some_and(|t| pc_of(t) >> 12 == page >> 12))
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.items.len()
@@ -223,7 +234,7 @@ impl ICache {
 
     #[inline(never)]
     #[cold]
-    pub(crate) fn fill_block(&mut self, slot: usize) {
+    fn fill_block(&mut self, slot: usize) {
         let generation = self.generation;
         let epoch = self.jit.epoch;
         let Some(l) = self.backing.as_ref().filter(|l| l.generation == generation) else {
@@ -275,26 +286,16 @@ impl ICache {
         let Some(l) = self.live().cloned() else {
             return;
         };
-        for slot in l.backing.entries.slots_in(entries.0, entries.1) {
+        for slot in l.backing.entries.slots_in_page(entries, page, |d| d.pc) {
             let e = &mut self.entries[slot];
-            if e.generation != generation
-                && l.backing
-                    .entries
-                    .get(slot)
-                    .is_some_and(|d| d.pc >> 12 == page >> 12)
-            {
+            if e.generation != generation {
                 e.generation = generation;
                 e.pc = u64::MAX;
             }
         }
-        for slot in l.backing.blocks.slots_in(blocks.0, blocks.1) {
+        for slot in l.backing.blocks.slots_in_page(blocks, page, |p| p.pc) {
             let b = &mut self.blocks[slot];
-            if b.generation != generation
-                && l.backing
-                    .blocks
-                    .get(slot)
-                    .is_some_and(|p| p.pc >> 12 == page >> 12)
-            {
+            if b.generation != generation {
                 // As `Hart::run` leaves a slot another pc takes: not runnable; its old code
                 // stays only for a rebuild of the same pc and instructions.
                 b.generation = generation;
