@@ -24,8 +24,30 @@ step_started=$SECONDS
 step_times=() # "SECONDS  STEP" for each finished step, printed at the end
 quiet_log="" # the log of the running step when its output is not on the terminal
 
+# null_device WHEN: makes sure /dev/null is the null device. Hosts have been seen with a
+# regular file there (at a session's start, and once during a fresh host's first run):
+# whatever one program writes "to /dev/null" another then reads, and cargo's probe of
+# rustc (its stdin is /dev/null) fails on that text. As root the device is made again and
+# the finding printed (and repeated at the end); otherwise this run stops, saying what to do.
+null_device_notes=()
+null_device() {
+  [[ -c /dev/null ]] && return 0
+  local what
+  what="$(stat -c '%F, %s bytes' /dev/null || echo missing)" # no 2>/dev/null: it would empty the file
+  if [[ "$(id -u)" != 0 ]]; then
+    echo "ci/test.sh: /dev/null is not the null device ($what, $1) and this is not root:"
+    echo "  as root: rm -f /dev/null && mknod -m 666 /dev/null c 1 3"
+    exit 1
+  fi
+  rm -f /dev/null && mknod -m 666 /dev/null c 1 3
+  null_device_notes+=("/dev/null was not the null device $1 ($what): made again with mknod")
+  echo "ci/test.sh: ${null_device_notes[-1]}"
+}
+null_device "when this run started"
+
 # step NAME: the next step is NAME (a failure from here on names it).
 step() {
+  [[ "$current_step" == start ]] || null_device "after step \"$current_step\""
   [[ "$current_step" == start ]] || step_times+=("$(printf '%6d s  %s' $((SECONDS - step_started)) "$current_step")")
   step_started=$SECONDS
   current_step="$1"
@@ -79,6 +101,7 @@ on_exit() {
   fi
   # A step that ran to its end and failed, reported after the steps beside it.
   [[ -n "${failed_step:-}" ]] && current_step="$failed_step"
+  [[ ${#null_device_notes[@]} -eq 0 ]] || printf '%s\n' "${null_device_notes[@]}"
   echo "== steps (wall seconds; $SECONDS s in all)"
   printf '%s\n' "${step_times[@]}"
   # CPU time of every finished child (bash's `times`, second line: user and system), to
