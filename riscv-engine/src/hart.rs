@@ -358,7 +358,12 @@ impl Hart {
     /// the slow path ([`Hart::step`]).
     #[inline(always)]
     pub(crate) fn exec_cached(&mut self, bus: &mut dyn Bus, pc: u64) -> Option<bool> {
-        let e = &self.icache.entries[ICache::slot(pc)];
+        let slot = ICache::slot(pc);
+        // A slot not written since a warm restore: the snapshot's entry first, so the
+        // instruction runs here as it does in the hart that took the snapshot (through
+        // `step` it would leave the next pc to count as a block start).
+        self.icache.touch_entry(slot);
+        let e = &self.icache.entries[slot];
         if e.pc != pc
             || e.generation != self.icache.generation
             || e.prv != self.prv

@@ -111,6 +111,25 @@ pub(crate) struct BackedBlock {
     pub(crate) ops: Vec<(Op, u8, u32)>,
     /// Checked at the snapshot's last FENCE.I or full flush.
     pub(crate) checked: bool,
+    /// [`super::Block::hits`]: [`BUILT`], or the visits a slot counting toward a block has had
+    /// (no instructions then).
+    pub(crate) hits: u8,
+    /// [`super::Block::contest`].
+    pub(crate) contest: u8,
+}
+
+/// What a block slot holds for the current generation, as a snapshot keeps it (see
+/// [`ICache::block_view`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockView {
+    pub(crate) pc: u64,
+    pub(crate) prv: Priv,
+    pub(crate) len: usize,
+    /// Runnable as it is (built and checked since the last fence); a slot still counting
+    /// visits is not.
+    pub(crate) checked: bool,
+    pub(crate) hits: u8,
+    pub(crate) contest: u8,
 }
 
 /// The caches a snapshot keeps, prepared: entries (with [`Decoded::checked`] set to
@@ -258,10 +277,11 @@ impl ICache {
         b.pc = p.pc;
         b.generation = generation;
         b.prv = p.prv;
-        b.hits = BUILT;
-        b.contest = 0;
-        // Any count but the current one makes it stale (0 included: see `Hart::run`).
-        b.fence = fence;
+        b.hits = p.hits;
+        b.contest = p.contest;
+        // Any count but the current one makes it stale (0 included: see `Hart::run`); a
+        // slot still counting visits is not runnable.
+        b.fence = if p.hits == BUILT { fence } else { 0 };
         b.len = b.ops.len() as u32;
         if !keep {
             b.runs = JIT_HOT;
@@ -309,21 +329,30 @@ impl ICache {
 
     /// The block `slot` holds for the current generation, the snapshot's included, as
     /// (start pc, privilege, instruction count, checked since the last fence).
-    pub(crate) fn block_view(&self, slot: usize) -> Option<(u64, Priv, usize, bool)> {
+    pub(crate) fn block_view(&self, slot: usize) -> Option<BlockView> {
         let b = &self.blocks[slot];
         if b.generation == self.generation {
-            let checked = b.ops.is_empty() || b.fence == self.fence;
-            return (b.pc != u64::MAX && b.hits == BUILT).then_some((
-                b.pc,
-                b.prv,
-                b.ops.len(),
-                checked,
-            ));
+            let built = b.hits == BUILT;
+            return (b.pc != u64::MAX && b.hits > 0).then_some(BlockView {
+                pc: b.pc,
+                prv: b.prv,
+                len: if built { b.ops.len() } else { 0 },
+                checked: built && (b.ops.is_empty() || b.fence == self.fence),
+                hits: b.hits,
+                contest: b.contest,
+            });
         }
         let l = self.live()?;
         let p = l.backing.blocks.get(slot)?;
-        let checked = p.ops.is_empty() || l.fence_of(p.checked) == self.fence;
-        Some((p.pc, p.prv, p.ops.len(), checked))
+        let built = p.hits == BUILT;
+        Some(BlockView {
+            pc: p.pc,
+            prv: p.prv,
+            len: p.ops.len(),
+            checked: built && (p.ops.is_empty() || l.fence_of(p.checked) == self.fence),
+            hits: p.hits,
+            contest: p.contest,
+        })
     }
 }
 

@@ -6,6 +6,9 @@
 
 use super::backing::touch_in;
 use super::{Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
+
+/// Most entries [`Hart::check_run`] finds unchanged after one fetch.
+const RUN_CHECK: usize = 64;
 use crate::bus::Bus;
 use crate::csr::cause;
 use crate::hart::Hart;
@@ -29,7 +32,8 @@ impl Hart {
             }
             // Unchecked since a FENCE.I: fetch exactly as a flushed cache would (same
             // translation, same faults) and keep the entry if the bytes are the same.
-            let raw = self.fetch(bus)?;
+            let paddr = self.translate(pc, Access::Exec)?;
+            let raw = self.fetch_translated(bus, paddr)?;
             let same = if raw & 3 != 3 {
                 e.len == 2 && e.raw16 == raw as u16
             } else {
@@ -38,6 +42,7 @@ impl Hart {
             if same {
                 self.icache.entries[slot].checked = fence;
                 self.icache.note_code(pc, e.len);
+                self.check_run(pc, pc.wrapping_add(u64::from(e.len)), paddr);
                 return Ok(self.icache.entries[slot]);
             }
             raw
@@ -84,11 +89,73 @@ impl Hart {
         Ok(d)
     }
 
+    /// After the unchecked entry at `fetched` (the next one at `next`) was fetched again,
+    /// unchanged, from physical `paddr`: the entries that follow it in its page, as far as each is
+    /// held for this pc and privilege, unchecked and unchanged in memory (at most
+    /// [`RUN_CHECK`]), count as fetched again too. Code after an instruction mostly runs
+    /// next, and each of these would otherwise be fetched alone (its own translation,
+    /// lookup and compare, most of a kernel's time after a context switch's flush).
+    /// Like [`Hart::recheck_block`] this fetches nothing new: the page was translated for
+    /// this fetch, and a page whose access the PMP limits or whose words the memory
+    /// controller must check is left to the fetches one by one. The instructions are thus
+    /// compared when the first of the run is fetched rather than each when it runs; the
+    /// two differ only for code that rewrites a later instruction of its page without a
+    /// fence, where the architecture leaves the outcome open.
+    #[inline(never)]
+    fn check_run(&mut self, fetched: u64, next: u64, paddr: u64) {
+        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) || self.ecc_page(paddr)
+        {
+            return;
+        }
+        let Some(page) = self.ram.offset(paddr & !0xfff, 0x1000) else {
+            return;
+        };
+        let ICache {
+            entries,
+            generation,
+            fence,
+            backing,
+            ..
+        } = &mut self.icache;
+        let mut pc = next;
+        for _ in 0..RUN_CHECK {
+            // Within the fetched instruction's page, none crossing into the next.
+            if pc >> 12 != fetched >> 12 || pc & 0xfff > 0xffc {
+                break;
+            }
+            let slot = ICache::slot(pc);
+            touch_in(entries, backing, *generation, slot);
+            let e = &mut entries[slot];
+            if e.pc != pc || e.generation != *generation || e.prv != self.prv || e.checked == *fence
+            {
+                break;
+            }
+            let at = page + (pc & 0xfff) as usize;
+            let same = if e.len == 2 {
+                self.ram.read_at(at, 2) as u16 == e.raw16
+            } else {
+                e.len == 4 && self.ram.read_at(at, 4) as u32 == e.insn
+            };
+            if !same {
+                break;
+            }
+            e.checked = *fence;
+            pc = pc.wrapping_add(u64::from(e.len));
+        }
+        // (The page is the fetched instruction's, marked already.)
+    }
+
     /// Fetches the instruction at pc: returns (32-bit instruction or expanded RVC, its length).
     #[inline]
     pub(crate) fn fetch(&mut self, bus: &mut dyn Bus) -> Result<u32, Trap> {
+        let p = self.translate(self.pc, Access::Exec)?;
+        self.fetch_translated(bus, p)
+    }
+
+    /// [`Hart::fetch`] with pc already translated to `p`.
+    #[inline]
+    fn fetch_translated(&mut self, bus: &mut dyn Bus, p: u64) -> Result<u32, Trap> {
         let pc = self.pc;
-        let p = self.translate(pc, Access::Exec)?;
         let lo = self.fetch_phys(bus, p, pc)?;
         if lo & 3 != 3 {
             return Ok(lo);

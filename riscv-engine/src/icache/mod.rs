@@ -446,9 +446,9 @@ impl ICache {
     pub(crate) fn uncheck_all(&mut self) {
         self.fence = self.fence.wrapping_add(1);
         if self.fence == 0 {
-            // After 2^32 fences old `checked` values could match again: flush instead.
+            // After 2^32 fences old `checked` values could match again: flush instead (which
+            // moves the count on to 1 and forgets every code-page mark).
             self.flush();
-            self.fence = 1;
         }
     }
 
@@ -473,14 +473,22 @@ impl ICache {
     pub(crate) fn flush(&mut self) {
         self.backing = None;
         self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // After 2^32 flushes, clear for real so no stale entry can match again.
+        // The code-page marks are by FENCE.I count (see `note_code`): moved on too, so no
+        // page of what the cache held before still counts as holding code (a restored or
+        // reused cache would otherwise keep the marks of whatever ran on it before, and its
+        // snapshots list them).
+        self.fence = self.fence.wrapping_add(1);
+        // (The count reaches 1 again only by wrapping: uncheck_all's, or this one's.)
+        if self.generation == 0 || self.fence <= 1 {
+            // After 2^32 flushes or fences, clear for real so no stale entry or mark can
+            // match again.
             for e in self.entries.iter_mut() {
                 e.pc = u64::MAX;
             }
             self.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
             self.code_pages.iter_mut().for_each(|g| *g = 0);
             self.generation = 1;
+            self.fence = 1;
         }
     }
 }

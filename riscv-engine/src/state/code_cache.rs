@@ -22,24 +22,34 @@
 use super::{priv_bits, priv_from, HartState, SavedInsn, StateError};
 use crate::hart::Hart;
 use crate::icache::backing::{BackedBlock, CHECKED};
-use crate::icache::{Block, Decoded, ICache, BLOCK_ENTRIES, CODE_PAGES, MAX_BLOCK};
+use crate::icache::{
+    Block, Decoded, ICache, BLOCK_ENTRIES, BLOCK_HOT, BUILT, CODE_PAGES, CONTEST, MAX_BLOCK,
+};
 use crate::predecode::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One built block: its instructions are the cache's entries from `pc` on (a block copies
-/// them), so where it starts and how many it holds say all.
+/// One slot of the block table: a built block (its instructions are the cache's entries
+/// from `pc` on, since a block copies them, so where it starts and how many it holds say
+/// all), or a pc counting visits toward one. The counts are kept too: when a block is built
+/// decides whether later instructions are fetched with it or one by one, which code that
+/// rewrites itself without a fence can tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedBlock {
     /// Virtual pc of its first instruction.
     pub pc: u64,
-    /// Privilege it was built at (0, 1 or 3).
+    /// Privilege it was built (or is counted) at (0, 1 or 3).
     pub prv: u8,
-    /// Instructions in it (0: no block starts here, its first instruction has no fast path).
+    /// Instructions in it (0: no block starts here, its first instruction has no fast path;
+    /// always 0 for a slot still counting).
     pub len: u8,
     /// Checked since the last FENCE.I or full flush (runnable as it is); otherwise it is
-    /// fetched again as a whole when next entered.
+    /// fetched again as a whole when next entered. False for a slot still counting.
     pub checked: bool,
+    /// Visits of `pc` so far, below `icache::BLOCK_HOT`; 255 for a built block.
+    pub hits: u8,
+    /// Visits of other pcs the built block has outlasted (see `icache::CONTEST`).
+    pub contest: u8,
 }
 
 /// The code caches beyond [`HartState`] (a snapshot's `code-cache` section).
@@ -65,11 +75,13 @@ impl Hart {
             .collect();
         let blocks = (0..BLOCK_ENTRIES)
             .filter_map(|slot| ic.block_view(slot))
-            .map(|(pc, prv, len, checked)| SavedBlock {
-                pc,
-                prv: priv_bits(prv),
-                len: len as u8,
-                checked,
+            .map(|v| SavedBlock {
+                pc: v.pc,
+                prv: priv_bits(v.prv),
+                len: v.len as u8,
+                checked: v.checked,
+                hits: v.hits,
+                contest: v.contest,
             })
             .collect();
         let code_pages = (0..CODE_PAGES)
@@ -121,7 +133,13 @@ impl HartState {
         for b in &code.blocks {
             let prv = priv_from(b.prv)?;
             let bad = || StateError::Invalid(format!("block at {:#x}", b.pc));
-            if usize::from(b.len) > MAX_BLOCK || b.pc == u64::MAX || b.pc & 1 != 0 {
+            let built = b.hits == BUILT;
+            if usize::from(b.len) > MAX_BLOCK
+                || b.pc == u64::MAX
+                || b.pc & 1 != 0
+                || b.contest > CONTEST
+                || !built && (b.len != 0 || b.checked || b.hits == 0 || b.hits >= BLOCK_HOT)
+            {
                 return Err(bad());
             }
             let mut ops = Vec::with_capacity(usize::from(b.len));
@@ -151,6 +169,8 @@ impl HartState {
                 prv,
                 ops,
                 checked: b.checked,
+                hits: b.hits,
+                contest: b.contest,
             };
             if blocks.insert(slot, block).is_some() {
                 return Err(StateError::Invalid(format!(

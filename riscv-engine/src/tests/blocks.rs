@@ -332,6 +332,49 @@ fn full_flushes_and_fence_i_refetch_changed_code_and_keep_unchanged_code() {
 }
 
 #[test]
+fn instructions_checked_together_after_a_fence_stay_within_their_page() {
+    // After FENCE.I, the fetch of an unchecked instruction checks the unchecked ones after
+    // it too, as far as its page goes (`Hart::check_run`). Here that run reaches the end of
+    // its page, and the first instruction of the next page, rewritten after it was cached,
+    // must be fetched on its own: its new form runs, although the first page holds its old
+    // bytes at the same offset (where a check that ran on past the page would look).
+    const FENCE_I: u32 = 0x0000_100f;
+    let csrr_mscratch = i(0x73, 0, 2, 0, 0x340); // no fast path: run through `step`
+    let (p1, p2) = (BASE + 0x1000, BASE + 0x2000);
+    let mut h = hart_with(&[
+        FENCE_I, // 0: every cached instruction unchecked
+        jal(1, i32::try_from(p1 + 0xff4 - BASE - 4).unwrap()), // 4: call the routine
+        addi(5, 5, 1), // 8
+        jal(0, -12), // 12: back to 0
+    ]);
+    let old = addi(4, 4, 1);
+    let words = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    assert!(h.ram.load(p1, &words(&[old])));
+    assert!(h.ram.load(
+        p1 + 0xff4,
+        &words(&[csrr_mscratch, addi(3, 3, 1), addi(3, 3, 1)])
+    ));
+    assert!(h.ram.load(p2, &words(&[old, i(0x67, 0, 0, 1, 0)])));
+    run(&mut h, 3_000);
+    let (calls, x4) = (h.x[5], h.x[4]);
+    assert!(
+        calls > 100 && x4.abs_diff(calls) <= 1,
+        "{calls} calls, x4 {x4}"
+    );
+    assert!(h.ram.load(p2, &words(&[addi(4, 4, 100)])));
+    run(&mut h, 3_000);
+    let more = h.x[5] - calls;
+    assert!(more > 100);
+    // Each call after the rewrite adds 100 (the call under way may still add 1).
+    assert!(
+        h.x[4] >= x4 + 100 * (more - 1) && h.x[4] <= x4 + 100 * (more + 1),
+        "the rewritten instruction runs: {} after {} calls from {x4}",
+        h.x[4],
+        more
+    );
+}
+
+#[test]
 fn a_block_whose_first_instruction_a_fence_left_unchecked_is_built_at_a_later_visit() {
     // A two-instruction loop runs until its head has been reached once short of being
     // built; then every cached instruction is left unchecked (as FENCE.I and full flushes
