@@ -9,6 +9,25 @@ use super::{Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
 
 /// Most entries [`Hart::check_run`] finds unchanged after one fetch.
 const RUN_CHECK: usize = 64;
+
+/// Whether straight-line code ends after an instruction of this kind (for
+/// [`Hart::check_run`]): a jump, a branch, or one without a fast path (a trap, a CSR
+/// access), after which what runs next is elsewhere as often as not.
+fn ends_run(kind: crate::predecode::Kind) -> bool {
+    use crate::predecode::Kind;
+    matches!(
+        kind,
+        Kind::Slow
+            | Kind::Jal
+            | Kind::Jalr
+            | Kind::Beq
+            | Kind::Bne
+            | Kind::Blt
+            | Kind::Bge
+            | Kind::Bltu
+            | Kind::Bgeu
+    )
+}
 use crate::bus::Bus;
 use crate::csr::cause;
 use crate::hart::Hart;
@@ -42,7 +61,9 @@ impl Hart {
             if same {
                 self.icache.entries[slot].checked = fence;
                 self.icache.note_code(pc, e.len);
-                self.check_run(pc, pc.wrapping_add(u64::from(e.len)), paddr);
+                if !ends_run(e.op.kind) {
+                    self.check_run(pc, pc.wrapping_add(u64::from(e.len)), paddr);
+                }
                 return Ok(self.icache.entries[slot]);
             }
             raw
@@ -140,6 +161,11 @@ impl Hart {
                 break;
             }
             e.checked = *fence;
+            // Up to the end of the straight-line code (checking past it would mostly be work
+            // thrown away).
+            if ends_run(e.op.kind) {
+                break;
+            }
             pc = pc.wrapping_add(u64::from(e.len));
         }
         // (The page is the fetched instruction's, marked already.)
