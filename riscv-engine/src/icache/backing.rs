@@ -360,19 +360,27 @@ impl ICache {
 const _: () = assert!(ICACHE_ENTRIES.is_multiple_of(64) && BLOCK_ENTRIES.is_multiple_of(64));
 
 /// [`ICache::touch_entry`] on the cache's parts, for code that holds them borrowed apart.
-#[inline]
+/// Without a backing (every cold restore and boot) it is one test, inlined: the fetch and
+/// block-checking loops call it per instruction.
+#[inline(always)]
 pub(crate) fn touch_in(
     entries: &mut [Decoded],
     backing: &Option<Live>,
     generation: u32,
     slot: usize,
 ) {
-    if entries[slot].generation != generation {
-        if let Some(d) = backing
-            .as_ref()
-            .filter(|l| l.generation == generation)
-            .and_then(|l| l.entry(slot))
-        {
+    if let Some(l) = backing {
+        if entries[slot].generation != generation {
+            touch_backed(entries, l, generation, slot);
+        }
+    }
+}
+
+#[inline(never)]
+#[cold]
+fn touch_backed(entries: &mut [Decoded], l: &Live, generation: u32, slot: usize) {
+    if l.generation == generation {
+        if let Some(d) = l.entry(slot) {
             entries[slot] = d;
         }
     }
