@@ -201,14 +201,6 @@ impl ICache {
     /// Copies the snapshot's entry into `slot` if the slot was not written since the restore.
     #[inline]
     pub(crate) fn touch_entry(&mut self, slot: usize) {
-        if self.entries[slot].generation != self.generation && self.backing.is_some() {
-            self.fill_entry(slot);
-        }
-    }
-
-    #[inline(never)]
-    #[cold]
-    fn fill_entry(&mut self, slot: usize) {
         touch_in(&mut self.entries, &self.backing, self.generation, slot);
     }
 

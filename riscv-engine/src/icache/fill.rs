@@ -110,6 +110,17 @@ impl Hart {
         Ok(d)
     }
 
+    /// The RAM offset of the page holding physical `paddr`, when cached instructions of
+    /// that page may be checked against memory together (`recheck_block`, `check_run`): in
+    /// RAM, executable in whole under the PMP now, and holding no word the memory
+    /// controller must check. None: fetch its instructions one by one.
+    fn code_page(&mut self, paddr: u64) -> Option<usize> {
+        let page = paddr & !0xfff;
+        let offset = self.ram.offset(page, 0x1000)?;
+        (self.pmp_allows(page, 0x1000, Access::Exec, self.prv) && !self.ecc_page(paddr))
+            .then_some(offset)
+    }
+
     /// After the unchecked entry at `fetched` (the next one at `next`) was fetched again,
     /// unchanged, from physical `paddr`: the entries that follow it in its page, as far as
     /// each is held for this pc and privilege, unchecked and unchanged in memory, up to the
@@ -125,11 +136,7 @@ impl Hart {
     /// fence, where the architecture leaves the outcome open.
     #[inline(never)]
     fn check_run(&mut self, fetched: u64, next: u64, paddr: u64) {
-        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) || self.ecc_page(paddr)
-        {
-            return;
-        }
-        let Some(page) = self.ram.offset(paddr & !0xfff, 0x1000) else {
+        let Some(page) = self.code_page(paddr) else {
             return;
         };
         let ICache {
@@ -152,13 +159,7 @@ impl Hart {
             {
                 break;
             }
-            let at = page + (pc & 0xfff) as usize;
-            let same = if e.len == 2 {
-                self.ram.read_at(at, 2) as u16 == e.raw16
-            } else {
-                e.len == 4 && self.ram.read_at(at, 4) as u32 == e.insn
-            };
-            if !same {
+            if !e.same_in(&self.ram, page + (pc & 0xfff) as usize) {
                 break;
             }
             e.checked = *fence;
@@ -244,21 +245,15 @@ impl Hart {
     pub(crate) fn recheck_block(&mut self, slot: usize) {
         let start = self.icache.blocks[slot].pc;
         let fence = self.icache.fence;
-        let Ok(paddr) = self.translate(start, Access::Exec) else {
+        let page = self
+            .translate(start, Access::Exec)
+            .ok()
+            .and_then(|paddr| self.code_page(paddr));
+        let Some(page) = page else {
+            // Fetch one by one (taking the fetch's trap, or checking each word).
             self.icache.blocks[slot].hits = BLOCK_HOT - 2;
             return;
         };
-        let Some(page) = self.ram.offset(paddr & !0xfff, 0x1000) else {
-            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
-            return;
-        };
-        if !self.pmp_allows(paddr & !0xfff, 0x1000, Access::Exec, self.prv) || self.ecc_page(paddr)
-        {
-            // Part of the page may not be executable now, or holds a word the memory
-            // controller must check: fetch one by one.
-            self.icache.blocks[slot].hits = BLOCK_HOT - 2;
-            return;
-        }
         let ICache {
             entries,
             blocks,
@@ -271,16 +266,11 @@ impl Hart {
         for &(_, len, _) in block.ops.iter() {
             touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &entries[ICache::slot(pc)];
-            let at = page + (pc & 0xfff) as usize;
             let same = e.pc == pc
                 && e.generation == *generation
                 && e.prv == self.prv
                 && e.len == len
-                && if len == 2 {
-                    self.ram.read_at(at, 2) as u16 == e.raw16
-                } else {
-                    self.ram.read_at(at, 4) as u32 == e.insn
-                };
+                && e.same_in(&self.ram, page + (pc & 0xfff) as usize);
             if !same {
                 // Run one by one this time (checking each), rebuild on the next visit.
                 block.hits = BLOCK_HOT - 2;

@@ -161,6 +161,20 @@ pub(crate) struct Decoded {
 // 2^20 slots of 48 bytes: the table's size in the docs (riscv-engine/README.md).
 const _: () = assert!(std::mem::size_of::<Decoded>() == 48);
 
+impl Decoded {
+    /// Whether RAM at offset `at` still holds the instruction's bytes (the 16-bit parcel of
+    /// an RVC instruction, the 32-bit word otherwise): what checking a cached instruction
+    /// against memory compares.
+    #[inline]
+    pub(crate) fn same_in(&self, ram: &crate::ram::Ram, at: usize) -> bool {
+        if self.len == 2 {
+            ram.read_at(at, 2) as u16 == self.raw16
+        } else {
+            self.len == 4 && ram.read_at(at, 4) as u32 == self.insn
+        }
+    }
+}
+
 /// A direct-mapped cache of decoded instructions keyed by virtual pc and privilege.
 ///
 /// It caches translations and instruction bytes together, so it must forget them
