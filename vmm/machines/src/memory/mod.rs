@@ -69,6 +69,17 @@ pub fn map_views(
     size: u64,
     views: &[(&std::fs::File, &[(u64, u64)])],
 ) -> Result<GuestMem> {
+    let region = map_region(base, size, views)?;
+    GuestMem::from_regions(vec![region]).map_err(|source| MemoryError::Regions { source }.into())
+}
+
+/// [`map_views`]' one region, before it becomes a [`GuestMem`] (views kept for reuse hold
+/// their region themselves, see [`layers`]).
+pub(crate) fn map_region(
+    base: u64,
+    size: u64,
+    views: &[(&std::fs::File, &[(u64, u64)])],
+) -> Result<vm_memory::GuestRegionMmap> {
     use nix::sys::mman::{mmap, MapFlags, ProtFlags};
     use std::num::NonZeroUsize;
     use vm_memory::mmap::MmapRegion;
@@ -109,9 +120,8 @@ pub fn map_views(
             .map_err(|e| map_error(e.into()))?;
         }
     }
-    let region = GuestRegionMmap::new(region, GuestAddress(base))
-        .ok_or(MemoryError::Overflows { base, size })?;
-    GuestMem::from_regions(vec![region]).map_err(|source| MemoryError::Regions { source }.into())
+    Ok(GuestRegionMmap::new(region, GuestAddress(base))
+        .ok_or(MemoryError::Overflows { base, size })?)
 }
 
 /// The byte ranges of `file`'s first `size` bytes that hold data (not holes), page
