@@ -22,8 +22,9 @@
 //! - a machine thread (`wio run`/`wio sim`'s loop, a world's node threads, explore's
 //!   workers): memory, futexes, time, the disk image and overlay files (pread/pwrite), the
 //!   trace and snapshots it writes (open/write/rename), `memfd_create` for copy-on-write
-//!   branches and moments, `ioctl` for KVM (x86-64 vCPUs), `mmap` with execute rights for
-//!   the riscv64 block compiler;
+//!   branches and moments, `ioctl` for KVM (x86-64 vCPUs) and `PAGEMAP_SCAN` (reused
+//!   branch memory, `memory::layers`), `mmap` with execute rights for the riscv64 block
+//!   compiler;
 //! - a control thread (main: reports, checkpoints, progress, starting workers): the same,
 //!   plus `CLONE_THREAD` clones;
 //! - the x86-64 watchdog: `clock_nanosleep` and `tgkill` to its own process.
