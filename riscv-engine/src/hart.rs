@@ -515,14 +515,7 @@ impl Hart {
                         // one and counts against it (see `CONTEST`).
                         b.contest += 1;
                     } else {
-                        b.pc = pc;
-                        b.generation = generation;
-                        b.prv = self.prv;
-                        b.hits = 1;
-                        b.contest = 0;
-                        // Not runnable (nor reachable by chained jumps) until built; the old
-                        // code stays only for `build_block` to reuse if pc and instructions match.
-                        b.fence = 0;
+                        b.count_from(pc, generation, self.prv, 1);
                     }
                 }
                 // Fast path: a cached, pre-decoded common instruction.

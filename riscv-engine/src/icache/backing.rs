@@ -285,12 +285,7 @@ impl ICache {
         // slot still counting visits is not runnable.
         b.fence = if p.hits == BUILT { fence } else { 0 };
         b.len = b.ops.len() as u32;
-        if !keep {
-            b.runs = JIT_HOT;
-            b.code = 0;
-            b.code_epoch = 0;
-            b.code_pc = u64::MAX;
-        }
+        b.renew_code(keep, JIT_HOT);
     }
 
     /// What a single-page fence does to the slots the snapshot backs: of `first..first + n`
@@ -318,13 +313,8 @@ impl ICache {
         for slot in l.backing.blocks.slots_in_page(blocks, page, |p| p.pc) {
             let b = &mut self.blocks[slot];
             if b.generation != generation {
-                // As `Hart::run` leaves a slot another pc takes: not runnable; its old code
-                // stays only for a rebuild of the same pc and instructions.
-                b.generation = generation;
-                b.pc = u64::MAX;
-                b.hits = 0;
-                b.contest = 0;
-                b.fence = 0;
+                let prv = b.prv;
+                b.count_from(u64::MAX, generation, prv, 0);
             }
         }
     }

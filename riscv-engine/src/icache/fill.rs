@@ -366,11 +366,6 @@ impl Hart {
         block.contest = 0;
         block.fence = *fence;
         block.len = block.ops.len() as u32;
-        if !keep {
-            block.runs = 0;
-            block.code = 0;
-            block.code_epoch = 0;
-            block.code_pc = u64::MAX;
-        }
+        block.renew_code(keep, 0);
     }
 }

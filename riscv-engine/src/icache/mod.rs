@@ -362,6 +362,35 @@ impl Block {
     pub(crate) fn slot(pc: u64) -> usize {
         ((pc >> 1) as usize) & (BLOCK_ENTRIES - 1)
     }
+
+    /// Makes the slot count visits toward a block at `pc` (`u64::MAX`: toward none) for
+    /// `generation`, `hits` so far: not runnable (nor reachable by chained jumps) until
+    /// built. Its old code stays, only for a rebuild of the same pc and instructions (see
+    /// `Hart::build_block`). What `Hart::run` does when a pc takes the slot, and a
+    /// single-page fence to a slot the snapshot backs (`backing`).
+    #[inline]
+    pub(crate) fn count_from(&mut self, pc: u64, generation: u32, prv: Priv, hits: u8) {
+        self.pc = pc;
+        self.generation = generation;
+        self.prv = prv;
+        self.hits = hits;
+        self.contest = 0;
+        self.fence = 0;
+    }
+
+    /// Drops the slot's compiled code unless `keep` (it was compiled for the start pc and
+    /// instructions the slot holds now), counting `runs` interpreted runs as done (it is
+    /// compiled after [`JIT_HOT`]). What building a block and copying one in from a
+    /// snapshot's backing do after installing its instructions.
+    #[inline]
+    pub(crate) fn renew_code(&mut self, keep: bool, runs: u8) {
+        if !keep {
+            self.runs = runs;
+            self.code = 0;
+            self.code_epoch = 0;
+            self.code_pc = u64::MAX;
+        }
+    }
 }
 
 thread_local! {
