@@ -3,6 +3,7 @@
 //! guided exploration's moment's layers ([`layers`]).
 
 pub mod layers;
+mod pagemap;
 
 use crate::error::{MemoryError, Result};
 use vm_memory::{GuestAddress, GuestMemoryMmap};
