@@ -45,6 +45,8 @@
 //! layers' own page or nothing, so a reused view reads exactly as a new one; its
 //! written pages stay its own, so later branches write them without a fault.
 
+#[cfg(test)]
+use super::pagemap::scan_written;
 use super::pagemap::{page_flags, written, written_privately, written_runs};
 use super::{data_extents, map_region, snapshot_memfd, GuestMem, PAGE};
 use crate::error::{MemoryError, Result};
@@ -510,6 +512,16 @@ mod tests {
         unsafe { std::slice::from_raw_parts(host, 256 * PAGE as usize) }
     }
 
+    /// Whether this host's pagemap cannot show private pages (the test is then skipped,
+    /// and says so).
+    fn skipped_without_pagemap() -> bool {
+        let skip = !pagemap_works();
+        if skip {
+            eprintln!("skipped: this host's pagemap does not show private pages");
+        }
+        skip
+    }
+
     fn byte(mem: &GuestMem, page: u64) -> u8 {
         let mut b = [0u8; 1];
         mem.read_slice(&mut b, GuestAddress(BASE + page * PAGE + 5))
@@ -570,8 +582,7 @@ mod tests {
     /// and learning stops after [`LEARN_BRANCHES`] branches.
     #[test]
     fn later_views_hold_their_own_copies_of_the_pages_earlier_branches_wrote() {
-        if !pagemap_works() {
-            eprintln!("skipped: this host's pagemap does not show private pages");
+        if skipped_without_pagemap() {
             return;
         }
         let size = 256 * PAGE;
@@ -639,8 +650,7 @@ mod tests {
     /// are not reused.
     #[test]
     fn a_reused_view_reads_as_a_new_one() {
-        if !pagemap_works() {
-            eprintln!("skipped: this host's pagemap does not show private pages");
+        if skipped_without_pagemap() {
             return;
         }
         let size = 256 * PAGE;
@@ -721,5 +731,33 @@ mod tests {
         // Another view of the root does not see the branch's write into the bridged hole.
         let c = root.map(BASE).unwrap();
         assert_eq!([2, 3, 4].map(|p| byte(&c, p)), [0, 0, 0]);
+    }
+
+    /// `PAGEMAP_SCAN` and the page map's entries name the same written pages.
+    #[test]
+    fn the_page_scan_and_the_page_map_agree() {
+        if skipped_without_pagemap() {
+            return;
+        }
+        let size = 256 * PAGE;
+        let root = Layers::from_runs(size, &[(3, vec![7u8; 40 * PAGE as usize])], true).unwrap();
+        let view = root.map(BASE).unwrap();
+        for p in [0u64, 3, 4, 5, 20, 42, 43, 44, 100, 101, 255] {
+            let _ = byte(&view, p);
+        }
+        for p in [3u64, 5, 6, 7, 42, 43, 90, 101, 200, 255] {
+            view.write_slice(&[1], GuestAddress(BASE + p * PAGE))
+                .unwrap();
+        }
+        let flags = page_flags(ram(&view)).unwrap();
+        let from_flags: Vec<usize> = (0..flags.len()).filter(|&i| written(flags[i])).collect();
+        match scan_written(ram(&view)) {
+            Ok(runs) => {
+                let scanned: Vec<usize> = runs.iter().flat_map(|&(a, b)| a..b).collect();
+                assert_eq!(scanned, from_flags);
+            }
+            Err(e) => eprintln!("no PAGEMAP_SCAN on this host ({e}): the page map is read"),
+        }
+        assert!(from_flags.contains(&90) && !from_flags.contains(&4));
     }
 }

@@ -95,7 +95,7 @@ const PAGEMAP_SCAN: libc::c_ulong = (3 << 30) | (96 << 16) | (0x66 << 8) | 16;
 const _: () = assert!(std::mem::size_of::<PmScanArg>() == 96);
 
 /// [`written_runs`] by `PAGEMAP_SCAN`: pages not a file's and present or swapped out.
-fn scan_written(ram: &[u8]) -> std::io::Result<Vec<(usize, usize)>> {
+pub(super) fn scan_written(ram: &[u8]) -> std::io::Result<Vec<(usize, usize)>> {
     use std::os::fd::AsRawFd;
     let pagemap = File::open("/proc/self/pagemap")?;
     let base = ram.as_ptr() as u64;
@@ -160,55 +160,4 @@ pub(crate) fn page_flags(ram: &[u8]) -> Result<Vec<u64>> {
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memory::layers::{pagemap_works, Layers};
-    use crate::memory::GuestMem;
-    use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend};
-
-    const BASE: u64 = 0x8000_0000;
-
-    fn ram(mem: &GuestMem) -> &[u8] {
-        let host = mem.get_host_address(GuestAddress(BASE)).unwrap();
-        // SAFETY: the one region maps 256 pages at `host` for as long as `mem` lives.
-        unsafe { std::slice::from_raw_parts(host, 256 * PAGE as usize) }
-    }
-
-    fn touch(mem: &GuestMem, page: u64) {
-        let mut b = [0u8; 1];
-        mem.read_slice(&mut b, GuestAddress(BASE + page * PAGE))
-            .unwrap();
-    }
-
-    /// `PAGEMAP_SCAN` and the page map's entries name the same written pages.
-    #[test]
-    fn the_page_scan_and_the_page_map_agree() {
-        if !pagemap_works() {
-            eprintln!("skipped: this host's pagemap does not show private pages");
-            return;
-        }
-        let size = 256 * PAGE;
-        let root = Layers::from_runs(size, &[(3, vec![7u8; 40 * PAGE as usize])], true).unwrap();
-        let view = root.map(BASE).unwrap();
-        for p in [0u64, 3, 4, 5, 20, 42, 43, 44, 100, 101, 255] {
-            touch(&view, p);
-        }
-        for p in [3u64, 5, 6, 7, 42, 43, 90, 101, 200, 255] {
-            view.write_slice(&[1], GuestAddress(BASE + p * PAGE))
-                .unwrap();
-        }
-        let flags = page_flags(ram(&view)).unwrap();
-        let from_flags: Vec<usize> = (0..flags.len()).filter(|&i| written(flags[i])).collect();
-        match scan_written(ram(&view)) {
-            Ok(runs) => {
-                let scanned: Vec<usize> = runs.iter().flat_map(|&(a, b)| a..b).collect();
-                assert_eq!(scanned, from_flags);
-            }
-            Err(e) => eprintln!("no PAGEMAP_SCAN on this host ({e}): the page map is read"),
-        }
-        assert!(from_flags.contains(&90) && !from_flags.contains(&4));
-    }
 }
