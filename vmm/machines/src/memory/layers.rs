@@ -522,6 +522,11 @@ mod tests {
         skip
     }
 
+    /// Whether `mem` holds its own copy of `page` (see [`written_privately`]).
+    fn private(mem: &GuestMem, page: usize) -> bool {
+        written_privately(page_flags(ram(mem)).unwrap()[page])
+    }
+
     fn byte(mem: &GuestMem, page: u64) -> u8 {
         let mut b = [0u8; 1];
         mem.read_slice(&mut b, GuestAddress(BASE + page * PAGE + 5))
@@ -591,8 +596,6 @@ mod tests {
             (40, vec![9u8; PAGE as usize]),
         ];
         let root = Layers::from_runs(size, &runs, true).unwrap();
-        let private =
-            |mem: &GuestMem, page: usize| written_privately(page_flags(ram(mem)).unwrap()[page]);
         let branch = |pages: &[u64]| {
             let v = root.map(BASE).unwrap();
             let _ = byte(&v, 40);
@@ -666,8 +669,6 @@ mod tests {
             .unwrap();
         let moment = root.with_written(ram(&first)).unwrap().unwrap();
         moment.populate_written();
-        let private =
-            |mem: &GuestMem, page: usize| written_privately(page_flags(ram(mem)).unwrap()[page]);
         let all = |mem: &GuestMem| ram(mem).to_vec();
         // Pages: 3 data, 6 a bridged hole, 40 data, 100 a long hole, 150 the upper layer.
         let wrote = [3u64, 6, 40, 100, 150];
