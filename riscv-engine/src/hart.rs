@@ -364,9 +364,7 @@ impl Hart {
         // `step` it would leave the next pc to count as a block start).
         self.icache.touch_entry(slot);
         let e = &self.icache.entries[slot];
-        if e.pc != pc
-            || e.generation != self.icache.generation
-            || e.prv != self.prv
+        if !e.holds(pc, self.icache.generation, self.prv)
             || e.checked != self.icache.fence
             || e.op.kind == Kind::Slow
             || (e.op.kind.needs_fpu() && !self.fpu_on())

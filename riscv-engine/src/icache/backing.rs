@@ -142,6 +142,24 @@ pub(crate) struct BlockView {
     pub(crate) contest: u8,
 }
 
+impl BlockView {
+    /// A slot holding `len` instructions from `pc` on at `prv`, with (visits, contest)
+    /// counts `counts`; `current`: built or checked under the cache's FENCE.I count. A
+    /// slot still counting visits holds no instructions and is not runnable; a built one
+    /// with none ("no block starts here") cannot go stale.
+    fn of(pc: u64, prv: Priv, len: usize, (hits, contest): (u8, u8), current: bool) -> Self {
+        let built = hits == BUILT;
+        BlockView {
+            pc,
+            prv,
+            len: if built { len } else { 0 },
+            checked: built && (len == 0 || current),
+            hits,
+            contest,
+        }
+    }
+}
+
 /// The caches a snapshot keeps, prepared: entries (with [`Decoded::checked`] set to
 /// [`CHECKED`] or 0, owner marks set for the blocks here) and blocks, by slot.
 #[derive(Debug)]
@@ -324,27 +342,26 @@ impl ICache {
     pub(crate) fn block_view(&self, slot: usize) -> Option<BlockView> {
         let b = &self.blocks[slot];
         if b.generation == self.generation {
-            let built = b.hits == BUILT;
-            return (b.pc != u64::MAX && b.hits > 0).then_some(BlockView {
-                pc: b.pc,
-                prv: b.prv,
-                len: if built { b.ops.len() } else { 0 },
-                checked: built && (b.ops.is_empty() || b.fence == self.fence),
-                hits: b.hits,
-                contest: b.contest,
+            return (b.pc != u64::MAX && b.hits > 0).then(|| {
+                BlockView::of(
+                    b.pc,
+                    b.prv,
+                    b.ops.len(),
+                    (b.hits, b.contest),
+                    b.fence == self.fence,
+                )
             });
         }
         let l = self.live()?;
         let p = l.backing.blocks.get(slot)?;
-        let built = p.hits == BUILT;
-        Some(BlockView {
-            pc: p.pc,
-            prv: p.prv,
-            len: p.ops.len(),
-            checked: built && (p.ops.is_empty() || l.fence_of(p.checked) == self.fence),
-            hits: p.hits,
-            contest: p.contest,
-        })
+        let current = l.fence_of(p.checked) == self.fence;
+        Some(BlockView::of(
+            p.pc,
+            p.prv,
+            p.ops.len(),
+            (p.hits, p.contest),
+            current,
+        ))
     }
 }
 

@@ -5,7 +5,7 @@
 //! module.
 
 use super::backing::touch_in;
-use super::{Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
+use super::{in_run_page, Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
 use crate::bus::Bus;
 use crate::csr::cause;
 use crate::hart::Hart;
@@ -45,7 +45,7 @@ impl Hart {
         self.icache.touch_entry(slot);
         let e = self.icache.entries[slot];
         let fence = self.icache.fence;
-        let raw = if e.pc == pc && e.generation == self.icache.generation && e.prv == self.prv {
+        let raw = if e.holds(pc, self.icache.generation, self.prv) {
             if e.checked == fence {
                 return Ok(e);
             }
@@ -149,14 +149,13 @@ impl Hart {
         let mut pc = next;
         for _ in 0..RUN_CHECK {
             // Within the fetched instruction's page, none crossing into the next.
-            if pc >> 12 != fetched >> 12 || pc & 0xfff > 0xffc {
+            if !in_run_page(fetched, pc) {
                 break;
             }
             let slot = ICache::slot(pc);
             touch_in(entries, backing, *generation, slot);
             let e = &mut entries[slot];
-            if e.pc != pc || e.generation != *generation || e.prv != self.prv || e.checked == *fence
-            {
+            if !e.holds(pc, *generation, self.prv) || e.checked == *fence {
                 break;
             }
             if !e.same_in(&self.ram, page + (pc & 0xfff) as usize) {
@@ -266,9 +265,7 @@ impl Hart {
         for &(_, len, _) in block.ops.iter() {
             touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &entries[ICache::slot(pc)];
-            let same = e.pc == pc
-                && e.generation == *generation
-                && e.prv == self.prv
+            let same = e.holds(pc, *generation, self.prv)
                 && e.len == len
                 && e.same_in(&self.ram, page + (pc & 0xfff) as usize);
             if !same {
@@ -313,16 +310,13 @@ impl Hart {
         // Whether the cache lacks the first instruction (absent, or unchecked since the
         // last FENCE.I or full flush), rather than holding one without a fast path.
         let mut lacks_first = false;
-        while ops.len() < MAX_BLOCK && pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc {
+        while ops.len() < MAX_BLOCK && in_run_page(start, pc) {
             // Only instructions the decoded-instruction cache holds now, checked since the
             // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
             // cache and memory as they were.
             touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &mut entries[ICache::slot(pc)];
-            let held = e.pc == pc
-                && e.generation == *generation
-                && e.prv == self.prv
-                && e.checked == *fence;
+            let held = e.holds(pc, *generation, self.prv) && e.checked == *fence;
             if !held || e.op.kind == Kind::Slow {
                 lacks_first = ops.is_empty() && !held;
                 break;

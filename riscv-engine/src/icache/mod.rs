@@ -162,6 +162,13 @@ pub(crate) struct Decoded {
 const _: () = assert!(std::mem::size_of::<Decoded>() == 48);
 
 impl Decoded {
+    /// Whether the entry holds the instruction at `pc`, fetched at `prv`, in cache
+    /// generation `generation` (checked since the last fence or not).
+    #[inline(always)]
+    pub(crate) fn holds(&self, pc: u64, generation: u32, prv: Priv) -> bool {
+        self.pc == pc && self.generation == generation && self.prv == prv
+    }
+
     /// Whether RAM at offset `at` still holds the instruction's bytes (the 16-bit parcel of
     /// an RVC instruction, the 32-bit word otherwise): what checking a cached instruction
     /// against memory compares.
@@ -252,6 +259,14 @@ impl ICache {
     pub(crate) fn may_hold_code(&self, vaddr: u64) -> bool {
         self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.fence
     }
+}
+
+/// Whether an instruction at `pc` may belong to a run of cached instructions (a block, or
+/// the entries a fetch checks together) that starts at `start`: in the same page, and not
+/// in its last two bytes, where a 4-byte instruction would cross into the next page.
+#[inline]
+pub(crate) fn in_run_page(start: u64, pc: u64) -> bool {
+    pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc
 }
 
 /// Most instructions in one [`Block`].

@@ -23,7 +23,8 @@ use super::{priv_bits, priv_from, HartState, SavedInsn, StateError};
 use crate::hart::Hart;
 use crate::icache::backing::{BackedBlock, CHECKED};
 use crate::icache::{
-    Block, Decoded, ICache, BLOCK_ENTRIES, BLOCK_HOT, BUILT, CODE_PAGES, CONTEST, MAX_BLOCK,
+    in_run_page, Block, Decoded, ICache, BLOCK_ENTRIES, BLOCK_HOT, BUILT, CODE_PAGES, CONTEST,
+    MAX_BLOCK,
 };
 use crate::predecode::Kind;
 use serde::{Deserialize, Serialize};
@@ -146,7 +147,7 @@ impl HartState {
             let mut pc = b.pc;
             for _ in 0..b.len {
                 // Within the block's page, as `Hart::build_block` builds them.
-                if pc >> 12 != b.pc >> 12 || pc & 0xfff > 0xffc {
+                if !in_run_page(b.pc, pc) {
                     return Err(bad());
                 }
                 let e = by_slot

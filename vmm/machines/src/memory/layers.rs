@@ -212,7 +212,8 @@ impl Layers {
     /// touches gets a zero page in the shared memfd, at most the bridged bytes once per
     /// snapshot. Upper layers are mapped exactly: their holes show the layers below.
     pub fn map(&self, base: u64) -> Result<GuestMem> {
-        let reuse = self.written.on.load(Ordering::Relaxed) && pagemap_works();
+        let asked = self.written.on.load(Ordering::Relaxed);
+        let reuse = asked && pagemap_works();
         if reuse {
             if let Some(region) = self.reused(base) {
                 return as_memory(region);
@@ -227,7 +228,7 @@ impl Layers {
             }
         }
         let mem = as_memory(region)?;
-        if self.written.on.load(Ordering::Relaxed) {
+        if asked {
             let ranges = match self.written.learned.lock() {
                 Ok(l) => l.ranges.clone(),
                 Err(_) => return Ok(mem),
@@ -359,13 +360,12 @@ impl Layers {
                 held[(a / PAGE) as usize..(b / PAGE) as usize].fill(true);
             }
         }
-        let flags = page_flags(ram)?;
         static ZERO: [u8; PAGE as usize] = [0; PAGE as usize];
         let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
-        for (i, f) in flags.iter().enumerate() {
-            if !written(*f) {
-                continue;
-            }
+        for i in written_runs(ram)?
+            .into_iter()
+            .flat_map(|(first, end)| first..end)
+        {
             let page = &ram[i * PAGE as usize..(i + 1) * PAGE as usize];
             if !held[i] && page == &ZERO[..] {
                 continue;
@@ -408,20 +408,18 @@ fn host_bytes(region: &GuestRegionMmap, size: u64) -> Option<*mut u8> {
 
 /// Sets `view` (a private view of some layers) back to `original` (another view of the
 /// same layers that nothing wrote): copies every page the host shows as not the file's
-/// ([`written_runs`]) whose bytes differ; returns how many it copied.
-fn set_back(view: &mut [u8], original: &[u8]) -> Result<usize> {
+/// ([`written_runs`]) whose bytes differ.
+fn set_back(view: &mut [u8], original: &[u8]) -> Result<()> {
     let page = PAGE as usize;
-    let mut copied = 0;
     for (first, end) in written_runs(view)? {
         for i in first..end {
             let at = i * page..(i + 1) * page;
             if view[at.clone()] != original[at.clone()] {
                 view[at.clone()].copy_from_slice(&original[at]);
-                copied += 1;
             }
         }
     }
-    Ok(copied)
+    Ok(())
 }
 
 /// Asks the host to give `mem` (mapped at guest-physical `base`) its own writable copy of
