@@ -19,6 +19,7 @@
 
 pub(crate) mod asm;
 pub(crate) mod buffer;
+mod looping;
 
 use crate::bus::Bus;
 use crate::hart::Hart;
@@ -27,6 +28,7 @@ use crate::predecode::{Kind, Op};
 use crate::trap::Trap;
 use asm::{Alu, Asm, Cc, Label, Shift, M, R};
 use buffer::CodeBuffer;
+use looping::{came_back, jumps_to_start, loop_back, SelfLoop};
 
 /// Bytes of the fixed block prologue (pushes and the two register moves): a chained
 /// jump enters the next block right after it.
@@ -324,6 +326,14 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
     a.mov_rr(R::Rbx, R::Rdi);
     a.mov_rr(R::R12, R::Rsi);
     debug_assert_eq!(a.code.len(), PROLOGUE);
+    let looping = jumps_to_start(start, ops).then(|| {
+        // ebp: nonzero once a call-back came back into the block (see `SelfLoop`).
+        a.alu_rr(Alu::Xor, R::Rbp, R::Rbp, false);
+        SelfLoop {
+            body: PROLOGUE,
+            len: ops.len() as i32,
+        }
+    });
     let mut pc = start;
     let mut next_pc = None;
     // The register rax holds a copy of (never x0): the next instruction reading it as
@@ -442,6 +452,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.mov_imm(R::Rdx, meta(i, 0, false, 0, len));
                 a.mov_imm(R::Rcx, pc);
                 call_back(&mut a, amo as *const () as u64, &mut exit);
+                came_back(&mut a, &looping);
             }
             Kind::Flw | Kind::Fld | Kind::Fsw | Kind::Fsd => {
                 // Always the call-back: it checks the FPU and keeps mstatus.FS as the
@@ -458,6 +469,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                 a.mov_imm(R::Rdx, meta(i, size, store, reg, len));
                 a.mov_imm(R::Rcx, pc);
                 call_back(&mut a, fp_mem as *const () as u64, &mut exit);
+                came_back(&mut a, &looping);
             }
             // No effect on one in-order hart; arithmetic into x0 has no effect. No code,
             // so rax keeps what it held.
@@ -482,6 +494,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
         Some(Err(target)) => {
             a.mov_imm(R::Rcx, target);
             a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+            loop_back(&mut a, &l, &looping, target == start);
             chain(&mut a, &l, Some(target), &mut exit);
         }
         None => {
@@ -515,6 +528,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
             }
         }
         // A load's value is in rax, where the fast path leaves it.
+        came_back(&mut a, &looping);
         a.jmp_back(back);
     }
     for (label, run, target) in side_exits {
@@ -524,6 +538,7 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
         a.alu_mi(Alu::Add, M::Base(R::Rbx, l.instret), run);
         a.mov_imm(R::Rcx, target);
         a.store64(M::Base(R::Rbx, l.pc), R::Rcx);
+        loop_back(&mut a, &l, &looping, target == start);
         chain(&mut a, &l, Some(target), &mut exit);
     }
     a.bind(exit);

@@ -427,3 +427,74 @@ fn compiled_blocks_match_the_interpreter_on_random_programs() {
     assert!(compiled_runs >= 64, "blocks were compiled: {compiled_runs}");
     assert!(covered >= 100, "user-mode coverage was counted: {covered}");
 }
+
+#[test]
+fn a_loop_of_one_block_goes_round_compiled_exactly_as_interpreted() {
+    // x10 walks RAM 8 bytes a round, summing into x6: the loop is one block whose taken
+    // branch goes back to its own start (see `jit::SelfLoop`). A new page every 512 rounds
+    // (the slow load's call-back comes back into the block, so that round's end goes
+    // through the chain's checks); ECC upsets injected between runs, as radiation faults
+    // are (every load from those pages takes the call-back, and each upset unchecks every
+    // cached instruction, so the loop's block is checked again at its next entry). Then a
+    // JAL to itself, a loop of one instruction. Deadlines every few hundred instructions
+    // end rounds in the middle: the direct jump back must stop where the chain would.
+    let prog = [
+        ld(5, 10, 0),
+        addi(10, 10, 8),
+        addi(11, 11, -1),
+        r(0x33, 6, 0, 6, 5, 0),
+        branch(1, 11, 0, -16),
+        jal(0, 0),
+    ];
+    let data = BASE + 0x10000;
+    let make = || {
+        let mut h = hart_with(&prog);
+        let mut init = 7u64;
+        let bytes: Vec<u8> = (0..0x6000).map(|_| splitmix(&mut init) as u8).collect();
+        assert!(h.ram.load(data, &bytes));
+        h.set_ecc(true);
+        h.x[10] = data;
+        h.x[11] = 2500;
+        h
+    };
+    let (mut jit, mut interp) = (make(), make());
+    interp.icache.jit.enabled = false;
+    let mut slices = 0x100_u64;
+    let mut upsets = [1u64, 3, 4].into_iter();
+    while jit.cycles() < 40_000 {
+        if jit.cycles() > 3_000 * (4 - upsets.len() as u64) {
+            if let Some(page) = upsets.next() {
+                for h in [&mut jit, &mut interp] {
+                    assert!(h.ecc_upset(data + page * 0x1000 + 0x208, 3, 1).is_some());
+                }
+            }
+        }
+        let until = jit.cycles() + 1 + splitmix(&mut slices) % 700;
+        let (a, b) = (
+            jit.run(&mut NoDevices, until),
+            interp.run(&mut NoDevices, until),
+        );
+        assert_eq!(a, b, "stop at {}", jit.cycles());
+        let (sa, sb) = (jit.save_state(), interp.save_state());
+        assert_eq!(
+            (sa.x, sa.pc, sa.cycles, sa.instret),
+            (sb.x, sb.pc, sb.cycles, sb.instret),
+            "at {}",
+            jit.cycles()
+        );
+        assert_eq!(
+            jit.save_code_cache(),
+            interp.save_code_cache(),
+            "at {}",
+            jit.cycles()
+        );
+    }
+    assert_eq!(
+        (jit.x[11], upsets.len()),
+        (0, 0),
+        "the loop ended, every upset injected"
+    );
+    assert_eq!(jit.ecc_errors(), interp.ecc_errors());
+    let b = &jit.icache.blocks[crate::icache::Block::slot(BASE)];
+    assert!(b.pc == BASE && b.code != 0, "the loop ran compiled");
+}
