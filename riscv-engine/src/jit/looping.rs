@@ -15,8 +15,8 @@ use crate::predecode::{Kind, Op};
 /// those today (traps, device accesses) also end the block; the flag keeps the direct
 /// jump exact should one ever come back after changing them. ebp is the flag: zeroed at
 /// the body's start, set by every call-back that returns into the block; with it set, the
-/// ordinary chain decides. On the compute loop of `wio bench --riscv-only`, 1,762 -> 2,228
-/// MIPS.
+/// ordinary chain decides. The compute loop of `wio bench --riscv-only`: 1,684-1,784 ->
+/// 2,127-2,134 MIPS (two runs each, side by side; see riscv-engine/README.md).
 pub(super) struct SelfLoop {
     /// Where the body starts (the flag is zeroed there).
     pub(super) body: usize,
