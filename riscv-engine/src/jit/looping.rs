@@ -3,7 +3,7 @@
 //! [`SelfLoop`]).
 
 use super::asm::{Alu, Asm, Cc, M, R};
-use super::{Ctx, Layout};
+use super::{Ctx, Layout, PROLOGUE};
 use crate::predecode::{Kind, Op};
 
 /// A block that may jump back to its own start (a loop of one block: `strlen`, `memcpy`,
@@ -18,8 +18,6 @@ use crate::predecode::{Kind, Op};
 /// ordinary chain decides. The compute loop of `wio bench --riscv-only`: 1,684-1,784 ->
 /// 2,127-2,134 MIPS (two runs each, side by side; see riscv-engine/README.md).
 pub(super) struct SelfLoop {
-    /// Where the body starts (the flag is zeroed there).
-    pub(super) body: usize,
     /// Instructions in the block.
     pub(super) len: i32,
 }
@@ -47,9 +45,10 @@ pub(super) fn came_back(a: &mut Asm, looping: &Option<SelfLoop>) {
 
 /// A jump back to the start of a looping block (pc and counters already settled), taken
 /// when no call-back came back into it and the block fits before the chunk's end; else
-/// falls through to the chain.
+/// falls through to the chain. The body starts right after the prologue, where chained
+/// jumps enter too (the flag is zeroed there).
 pub(super) fn loop_back(a: &mut Asm, l: &Layout, looping: &Option<SelfLoop>, to_start: bool) {
-    let Some(SelfLoop { body, len }) = looping else {
+    let Some(SelfLoop { len }) = looping else {
         return;
     };
     if !to_start {
@@ -64,6 +63,6 @@ pub(super) fn loop_back(a: &mut Asm, l: &Layout, looping: &Option<SelfLoop>, to_
     let chunk_end = i32::try_from(offset_of!(Ctx<'_>, chunk_end)).expect("Ctx is small");
     a.alu_rm(Alu::Cmp, R::Rsi, M::Base(R::R12, chunk_end), true);
     a.jcc(Cc::A, &mut chain);
-    a.jmp_back(*body);
+    a.jmp_back(PROLOGUE);
     a.bind(chain);
 }

@@ -330,7 +330,6 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
         // ebp: nonzero once a call-back came back into the block (see `SelfLoop`).
         a.alu_rr(Alu::Xor, R::Rbp, R::Rbp, false);
         SelfLoop {
-            body: PROLOGUE,
             len: ops.len() as i32,
         }
     });
