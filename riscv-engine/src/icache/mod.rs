@@ -211,8 +211,8 @@ pub(crate) struct ICache {
     /// Pages (hashed by page number) that may hold decoded instructions checked since the
     /// last FENCE.I or full flush (tagged with [`ICache::fence`]): a single-page fence of
     /// any other page has nothing to forget here (unchecked entries are fetched again at
-    /// their next use anyway).
-    pub(crate) code_pages: Vec<u32>,
+    /// their next use anyway). See [`CodePage`].
+    pub(crate) code_pages: Vec<CodePage>,
     /// Executable memory for compiled blocks (see `jit`).
     pub(crate) jit: CodeBuffer,
     /// Where [`crate::hart::Hart::build_block`] collects a block before comparing it with the slot's.
@@ -244,20 +244,67 @@ impl Clone for ICache {
 /// Slots of [`ICache::code_pages`].
 pub(crate) const CODE_PAGES: usize = 1 << 12;
 
+/// A slot of [`ICache::code_pages`]: the [`ICache::fence`] at which a page hashed to it was
+/// last marked, and which page that was, or [`CodePage::ANY`] when several were (or a
+/// restored mark named none). The page number matters: the kernel's text alone covers
+/// every slot, so by slot alone nearly every single-page fence of a user page (one after
+/// each page fault) looked like one of code and scanned 2,048 entries and 2,048 blocks
+/// that held nothing of that page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CodePage {
+    pub(crate) fence: u32,
+    pub(crate) page: u64,
+}
+
+impl CodePage {
+    /// `page` of a slot marked for more than one page (or for pages not known).
+    pub(crate) const ANY: u64 = u64::MAX;
+    /// A slot never marked (fence 0 is never current).
+    pub(crate) const NONE: CodePage = CodePage {
+        fence: 0,
+        page: CodePage::ANY,
+    };
+}
+
 impl ICache {
     /// Notes that an instruction fetched at `pc` (`len` bytes) depends on its page(s).
     #[inline]
     pub(crate) fn note_code(&mut self, pc: u64, len: u8) {
-        let fence = self.fence;
-        self.code_pages[((pc >> 12) as usize) & (CODE_PAGES - 1)] = fence;
+        self.mark_code_page(pc >> 12);
         let last = pc.wrapping_add(u64::from(len) - 1);
-        self.code_pages[((last >> 12) as usize) & (CODE_PAGES - 1)] = fence;
+        if last >> 12 != pc >> 12 {
+            self.mark_code_page(last >> 12);
+        }
+    }
+
+    /// Marks page number `page` (of a virtual address) as holding code checked since the
+    /// last fence.
+    #[inline]
+    pub(crate) fn mark_code_page(&mut self, page: u64) {
+        let fence = self.fence;
+        let m = &mut self.code_pages[(page as usize) & (CODE_PAGES - 1)];
+        if m.fence != fence {
+            *m = CodePage { fence, page };
+        } else if m.page != page {
+            m.page = CodePage::ANY;
+        }
+    }
+
+    /// Marks slot `slot` of the page marks as holding code of a page not known (a
+    /// snapshot's code-cache section keeps only the slots, see `state::code_cache`).
+    pub(crate) fn mark_code_slot(&mut self, slot: usize) {
+        self.code_pages[slot] = CodePage {
+            fence: self.fence,
+            page: CodePage::ANY,
+        };
     }
 
     /// Whether decoded instructions may depend on the page of `vaddr`.
     #[inline]
     pub(crate) fn may_hold_code(&self, vaddr: u64) -> bool {
-        self.code_pages[((vaddr >> 12) as usize) & (CODE_PAGES - 1)] == self.fence
+        let page = vaddr >> 12;
+        let m = self.code_pages[(page as usize) & (CODE_PAGES - 1)];
+        m.fence == self.fence && (m.page == page || m.page == CodePage::ANY)
     }
 }
 
@@ -437,7 +484,7 @@ impl Default for ICache {
             generation: 1,
             fence: 1,
             blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
-            code_pages: vec![0; CODE_PAGES],
+            code_pages: vec![CodePage::NONE; CODE_PAGES],
             jit: CodeBuffer::default(),
             scratch: Vec::with_capacity(MAX_BLOCK),
             backing: None,
@@ -544,7 +591,7 @@ impl ICache {
                 e.pc = u64::MAX;
             }
             self.blocks.iter_mut().for_each(|b| b.pc = u64::MAX);
-            self.code_pages.iter_mut().for_each(|g| *g = 0);
+            self.code_pages.iter_mut().for_each(|g| *g = CodePage::NONE);
             self.generation = 1;
             self.fence = 1;
         }

@@ -86,7 +86,7 @@ impl Hart {
             })
             .collect();
         let code_pages = (0..CODE_PAGES)
-            .filter(|&i| ic.code_pages[i] == ic.fence)
+            .filter(|&i| ic.code_pages[i].fence == ic.fence)
             .map(|i| i as u16)
             .collect();
         CodeCacheState {

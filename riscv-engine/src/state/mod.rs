@@ -11,7 +11,7 @@
 use crate::csr::Priv;
 use crate::hart::{Hart, MAX_SUPERPAGES, NO_RESERVATION};
 use crate::icache::backing::{Backing, Live, SlotMap};
-use crate::icache::{Decoded, FastPages, ICache, BLOCK_ENTRIES, CODE_PAGES, ICACHE_ENTRIES};
+use crate::icache::{Decoded, FastPages, ICache, BLOCK_ENTRIES, ICACHE_ENTRIES};
 use crate::mmu::TlbEntry;
 use crate::pmp::Pmp;
 use serde::{Deserialize, Serialize};
@@ -294,8 +294,11 @@ impl Hart {
                 };
             }
         }
-        for &i in &p.code_pages {
-            icache.code_pages[usize::from(i)] = icache.fence;
+        for &page in &p.code_pages {
+            icache.mark_code_page(page);
+        }
+        for &i in &p.code_slots {
+            icache.mark_code_slot(usize::from(i));
         }
         self.load_pages = p.load_pages.clone();
         self.store_pages = p.store_pages.clone();
@@ -324,8 +327,11 @@ pub struct PreparedHart {
     prv: Priv,
     /// The decoded instructions and blocks, by cache slot.
     backing: Arc<Backing>,
-    /// The slots of the table of pages that may hold checked code to mark.
-    code_pages: Vec<u16>,
+    /// The pages that may hold checked code, to mark: by page number (the pages of the
+    /// checked entries), or only by slot of the table of marks (what a code-cache section
+    /// keeps).
+    code_pages: Vec<u64>,
+    code_slots: Vec<u16>,
     /// Prepared with the code caches (see `code_cache`): the hart is restored warm.
     warm: bool,
     tlb: crate::mmu::Tlb,
@@ -386,18 +392,21 @@ impl HartState {
         for d in &s.icache {
             by_slot.insert(ICache::slot(d.pc), d.decode(isa)?);
         }
-        let (blocks, code_pages) = match code {
-            Some(c) => (s.prepare_code(c, isa, &mut by_slot)?, c.code_pages.clone()),
+        let (blocks, code_pages, code_slots) = match code {
+            Some(c) => (
+                s.prepare_code(c, isa, &mut by_slot)?,
+                Vec::new(),
+                c.code_pages.clone(),
+            ),
             None => {
-                // A snapshot from before format 7.6: the pages of the checked entries.
+                // A snapshot from before format 7.6, or taken cold: the pages of the
+                // checked entries.
                 let mut marked = std::collections::BTreeSet::new();
                 for d in by_slot.values() {
                     let last = d.pc.wrapping_add(u64::from(d.len) - 1);
-                    for page in [d.pc >> 12, last >> 12] {
-                        marked.insert((page as usize & (CODE_PAGES - 1)) as u16);
-                    }
+                    marked.extend([d.pc >> 12, last >> 12]);
                 }
-                (Vec::new(), marked.into_iter().collect())
+                (Vec::new(), marked.into_iter().collect(), Vec::new())
             }
         };
         let backing = Arc::new(Backing::new(
@@ -432,6 +441,7 @@ impl HartState {
             prv,
             backing,
             code_pages,
+            code_slots,
             warm: code.is_some(),
             tlb,
             isa,

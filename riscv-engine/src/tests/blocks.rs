@@ -101,6 +101,58 @@ fn sfence_of_one_page_forgets_that_page_only() {
 }
 
 #[test]
+fn a_page_fence_forgets_code_of_its_page_when_another_code_page_shares_its_mark() {
+    // Two code pages whose page numbers differ by the table of marks' size (4,096 pages)
+    // share one mark: V1 = 0x4000_0000 and V2 = 0x4100_0000, each "addi x1k, x0, k;
+    // jalr x0, 0(x1)" (V2's at offset 0x100, so the two do not share decoded-instruction
+    // slots), called from the superpage-mapped code at BASE. V1 is then remapped to a page
+    // whose addi sets 7, and after SFENCE.VMA of V1 alone the call must see it: the shared
+    // mark must still say "V1 may hold code" after V2 (and BASE's page) were marked.
+    let jalr = |rd: u32, rs1: u32| i(0x67, rd, 0, rs1, 0);
+    let sfence = |rs1: u32| 0x1200_0073 | (rs1 << 15);
+    let mut h = hart_with(&[jalr(1, 20), jalr(1, 21), sfence(20), jalr(1, 20)]);
+    h.enter_supervisor(BASE, 0, 0);
+    let code = pte::V | pte::R | pte::X | pte::A;
+    sv39(&mut h, code);
+    let w = |h: &mut Hart, a: u64, v: u64| assert!(h.ram.load(a, &v.to_le_bytes()));
+    let (root, l0a, l0b) = (BASE + 0x20_0000, BASE + 0x20_2000, BASE + 0x20_3000);
+    let (p1, p1_new, p2) = (BASE + 0x4_0000, BASE + 0x4_1000, BASE + 0x4_2000);
+    let leaf = |pa: u64| ((pa >> 12) << 10) | code;
+    w(&mut h, l0a, leaf(p1));
+    w(&mut h, root + 0x1000 + 8 * 8, ((l0b >> 12) << 10) | pte::V);
+    w(&mut h, l0b, leaf(p2));
+    for (pa, rd, k) in [(p1, 10, 1), (p1_new, 10, 7), (p2 + 0x100, 11, 2)] {
+        w(
+            &mut h,
+            pa,
+            u64::from(addi(rd, 0, k)) | u64::from(jalr(0, 1)) << 32,
+        );
+    }
+    let (v1, v2) = (0x4000_0000u64, 0x4100_0000u64);
+    assert_eq!(
+        (v1 >> 12) % crate::icache::CODE_PAGES as u64,
+        (v2 >> 12) % crate::icache::CODE_PAGES as u64
+    );
+    h.x[20] = v1;
+    h.x[21] = v2 + 0x100;
+    run(&mut h, 6);
+    assert_eq!((h.x[10], h.x[11]), (1, 2), "both pages' code ran");
+    w(&mut h, l0a, leaf(p1_new));
+    run(&mut h, 4);
+    assert_eq!(h.x[10], 7, "the fenced page's code is fetched again");
+    // A data page sharing the mark of two code pages counts as one that may hold code
+    // (a shared mark knows no page); after a full flush, one code page marks the slot
+    // for itself only, and fences of the others need no scan.
+    let data = 0x4200_0000u64;
+    assert!(h.icache.may_hold_code(v2) && h.icache.may_hold_code(data));
+    h.flush_tlb();
+    h.icache.note_code(v1, 4);
+    assert!(h.icache.may_hold_code(v1));
+    assert!(!h.icache.may_hold_code(v2), "the mark names its page");
+    assert!(!h.icache.may_hold_code(data));
+}
+
+#[test]
 fn a_block_never_outlives_the_cached_instructions_it_copied() {
     // A loop runs hot enough to become a block, then code at an address that shares its
     // cache slots runs (evicting the loop's entries), the loop's second instruction is
