@@ -176,10 +176,15 @@ impl Hart {
                 self.fs_dirty();
             }
             addr::SSTATUS => {
+                let before = self.mstatus;
                 let mask = (mstatus::SSTATUS_MASK & mstatus::WRITABLE) | self.vs_bits();
                 self.mstatus = (self.mstatus & !mask) | (value & mask);
                 self.irq_dirty = true;
-                self.forget_data_pages();
+                // As for mstatus below: only SUM and MXR change what a load or store may
+                // do. Linux writes sstatus on every interrupt disable and enable (SIE).
+                if (before ^ self.mstatus) & (mstatus::SUM | mstatus::MXR) != 0 {
+                    self.forget_data_pages();
+                }
             }
             addr::SIE => {
                 self.mie = (self.mie & !self.mideleg) | (value & self.mideleg);
