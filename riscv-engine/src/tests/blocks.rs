@@ -103,9 +103,9 @@ fn sfence_of_one_page_forgets_that_page_only() {
 #[test]
 fn a_page_fence_forgets_code_of_its_page_when_another_code_page_shares_its_mark() {
     // Two code pages whose page numbers differ by the table of marks' size (4,096 pages)
-    // share one mark: V1 = 0x4000_0000 and V2 = 0x4100_0000, each "addi x1k, x0, k;
-    // jalr x0, 0(x1)" (V2's at offset 0x100, so the two do not share decoded-instruction
-    // slots), called from the superpage-mapped code at BASE. V1 is then remapped to a page
+    // share one mark: V1 = 0x4000_0000 and V2 = 0x4100_0000, each "addi rd, x0, k;
+    // jalr x0, 0(x1)" (x10 = 1 on V1, x11 = 2 on V2, at offset 0x100 so the two do not
+    // share decoded-instruction slots), called from the superpage-mapped code at BASE. V1 is then remapped to a page
     // whose addi sets 7, and after SFENCE.VMA of V1 alone the call must see it: the shared
     // mark must still say "V1 may hold code" after V2 (and BASE's page) were marked.
     let jalr = |rd: u32, rs1: u32| i(0x67, rd, 0, rs1, 0);

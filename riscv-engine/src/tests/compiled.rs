@@ -498,3 +498,62 @@ fn a_loop_of_one_block_goes_round_compiled_exactly_as_interpreted() {
     let b = &jit.icache.blocks[crate::icache::Block::slot(BASE)];
     assert!(b.pc == BASE && b.code != 0, "the loop ran compiled");
 }
+
+#[test]
+fn misaligned_accesses_in_compiled_code_fault_where_they_cross_into_an_unmapped_page() {
+    // Supervisor mode, Sv39: one data page at 0x4000_0000, the next page unmapped. A loop
+    // loads an aligned word (filling the page's shortcuts) and stores, then loads, 8 bytes
+    // at a misaligned address that moves 0x40 a round: from 0x3d it reaches 0xffd after 63
+    // rounds, where the 8 bytes cross into the unmapped page and the store must fault there
+    // (stval the first byte past the page) without writing a byte, as when interpreted.
+    // The rounds before run compiled (the misaligned accesses through the call-backs, which
+    // the inline lookup sends them to), with the same values and counters as the
+    // interpreter's.
+    let prog = [
+        ld(2, 1, 0),
+        sd(7, 5, 0),
+        ld(3, 5, 0),
+        r(0x33, 4, 0, 4, 3, 0), // add x4, x4, x3
+        addi(7, 7, 0x77),
+        addi(5, 5, 0x40),
+        addi(6, 6, -1),
+        branch(1, 6, 0, -28),
+        jal(0, 0),
+    ];
+    let make = || {
+        let mut h = hart_with(&prog);
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = BASE + 0x100;
+        assert!(h.ram.load(BASE + 0x100, &jal(0, 0).to_le_bytes()));
+        sv39(&mut h, pte::V | pte::R | pte::W | pte::A | pte::D);
+        let mut init = 3u64;
+        let bytes: Vec<u8> = (0..0x2000).map(|_| splitmix(&mut init) as u8).collect();
+        assert!(h.ram.load(BASE + 0x10000, &bytes));
+        h.x[1] = 0x4000_0000;
+        h.x[5] = 0x4000_003d;
+        h.x[6] = 100;
+        h.x[7] = 0x0102_0304_0506_0708;
+        h
+    };
+    let (mut jit, mut interp) = (make(), make());
+    interp.icache.jit.enabled = false;
+    for h in [&mut jit, &mut interp] {
+        run(h, 2_000);
+    }
+    let (a, b) = (jit.save_state(), interp.save_state());
+    assert_eq!(
+        (a.x, a.pc, a.cycles, a.instret, a.csrs),
+        (b.x, b.pc, b.cycles, b.instret, b.csrs)
+    );
+    assert_eq!(jit.ram.bytes(), interp.ram.bytes());
+    assert_eq!(jit.scause, cause::STORE_PAGE_FAULT);
+    assert_eq!((jit.sepc, jit.stval), (BASE + 4, 0x4000_1000));
+    assert_eq!(jit.x[5], 0x4000_0ffd, "the 64th round's store faulted");
+    assert!(
+        jit.icache
+            .blocks
+            .iter()
+            .any(|b| b.code != 0 && b.pc == BASE),
+        "the loop ran compiled"
+    );
+}
