@@ -36,6 +36,21 @@ impl Hart {
         }
     }
 
+    /// After an mstatus or sstatus write (`before`: mstatus as it was): an interrupt may
+    /// have become deliverable, and the load/store shortcuts (which had their permission
+    /// checked once) go when the effective data privilege or its checks changed
+    /// ([`mstatus::DATA_ACCESS`]). TLB entries keep the leaf's flags and are checked against
+    /// the current privilege, SUM and MXR on every hit, and fetches never depend on these
+    /// bits, so nothing else is flushed: M-mode firmware writes mstatus on every trap, and
+    /// Linux sstatus at every interrupt disable and enable (SIE), which would otherwise
+    /// cost the kernel its caches each time.
+    fn status_written(&mut self, before: u64) {
+        self.irq_dirty = true;
+        if (before ^ self.mstatus) & mstatus::DATA_ACCESS != 0 {
+            self.forget_data_pages();
+        }
+    }
+
     /// mcycle (and cycle) as software sees it: the clock's cycles plus what its writes set.
     fn mcycle(&self) -> u64 {
         self.cycles.wrapping_add(self.counter_bias[0])
@@ -179,12 +194,7 @@ impl Hart {
                 let before = self.mstatus;
                 let mask = (mstatus::SSTATUS_MASK & mstatus::WRITABLE) | self.vs_bits();
                 self.mstatus = (self.mstatus & !mask) | (value & mask);
-                self.irq_dirty = true;
-                // As for mstatus below: only SUM and MXR change what a load or store may
-                // do. Linux writes sstatus on every interrupt disable and enable (SIE).
-                if (before ^ self.mstatus) & (mstatus::SUM | mstatus::MXR) != 0 {
-                    self.forget_data_pages();
-                }
+                self.status_written(before);
             }
             addr::SIE => {
                 self.mie = (self.mie & !self.mideleg) | (value & self.mideleg);
@@ -222,17 +232,7 @@ impl Hart {
                 if (self.mstatus >> mstatus::MPP_SHIFT) & 3 == 2 {
                     self.mstatus &= !mstatus::MPP;
                 }
-                self.irq_dirty = true;
-                // TLB entries keep the leaf's flags and are checked against the current
-                // privilege, SUM and MXR on every hit, and fetches never depend on these
-                // bits: only the load/store shortcuts (which had their permission checked
-                // once) must go when the effective data privilege or its checks change.
-                // M-mode firmware writes mstatus on every trap; flushing the TLB and the
-                // decoded instructions there would cost the kernel its caches each time.
-                let data_bits = mstatus::MPRV | mstatus::MPP | mstatus::SUM | mstatus::MXR;
-                if (before ^ self.mstatus) & data_bits != 0 {
-                    self.forget_data_pages();
-                }
+                self.status_written(before);
             }
             addr::MISA => {}
             addr::MEDELEG => self.medeleg = value & DEFAULT_MEDELEG,

@@ -104,6 +104,10 @@ pub mod mstatus {
     pub const SD: u64 = 1 << 63;
     /// Bits visible through sstatus.
     pub const SSTATUS_MASK: u64 = SIE | SPIE | UBE | SPP | FS | SUM | MXR | UXL | SD;
+    /// Bits that change what a load or store may do (its effective privilege, and the
+    /// checks of SUM and MXR): a write changing any of them empties the page shortcuts
+    /// (see `Hart::status_written`).
+    pub const DATA_ACCESS: u64 = MPRV | MPP | SUM | MXR;
     /// Bits software may write in mstatus.
     pub const WRITABLE: u64 =
         SIE | MIE | SPIE | MPIE | SPP | MPP | FS | MPRV | SUM | MXR | TVM | TW | TSR;
