@@ -5,7 +5,7 @@
 //! module.
 
 use super::backing::touch_in;
-use super::{in_run_page, Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
+use super::{in_run_page, same_page, Block, Decoded, ICache, BLOCK_HOT, BUILT, MAX_BLOCK};
 use crate::bus::Bus;
 use crate::csr::cause;
 use crate::hart::Hart;
@@ -148,14 +148,17 @@ impl Hart {
         } = &mut self.icache;
         let mut pc = next;
         for _ in 0..RUN_CHECK {
-            // Within the fetched instruction's page, none crossing into the next.
-            if !in_run_page(fetched, pc) {
+            if !same_page(fetched, pc) {
                 break;
             }
             let slot = ICache::slot(pc);
             touch_in(entries, backing, *generation, slot);
             let e = &mut entries[slot];
-            if !e.holds(pc, *generation, self.prv) || e.checked == *fence {
+            // Within the fetched instruction's page, none crossing into the next.
+            if !e.holds(pc, *generation, self.prv)
+                || e.checked == *fence
+                || !in_run_page(fetched, pc, e.len)
+            {
                 break;
             }
             if !e.same_in(&self.ram, page + (pc & 0xfff) as usize) {
@@ -310,7 +313,7 @@ impl Hart {
         // Whether the cache lacks the first instruction (absent, or unchecked since the
         // last FENCE.I or full flush), rather than holding one without a fast path.
         let mut lacks_first = false;
-        while ops.len() < MAX_BLOCK && in_run_page(start, pc) {
+        while ops.len() < MAX_BLOCK && same_page(start, pc) {
             // Only instructions the decoded-instruction cache holds now, checked since the
             // last FENCE.I: building a block fetches nothing, so it leaves the TLB, the
             // cache and memory as they were.
@@ -319,6 +322,10 @@ impl Hart {
             let held = e.holds(pc, *generation, self.prv) && e.checked == *fence;
             if !held || e.op.kind == Kind::Slow {
                 lacks_first = ops.is_empty() && !held;
+                break;
+            }
+            // All of it in the page (a compressed instruction in its last two bytes is).
+            if !in_run_page(start, pc, e.len) {
                 break;
             }
             if e.owner != u64::MAX && e.owner != start {

@@ -308,12 +308,19 @@ impl ICache {
     }
 }
 
-/// Whether an instruction at `pc` may belong to a run of cached instructions (a block, or
-/// the entries a fetch checks together) that starts at `start`: in the same page, and not
-/// in its last two bytes, where a 4-byte instruction would cross into the next page.
+/// Whether an instruction of `len` bytes at `pc` may belong to a run of cached
+/// instructions (a block, or the entries a fetch checks together) that starts at `start`:
+/// all of it in the same page (a 4-byte instruction in the page's last two bytes crosses
+/// into the next page; a compressed one there does not).
 #[inline]
-pub(crate) fn in_run_page(start: u64, pc: u64) -> bool {
-    pc >> 12 == start >> 12 && pc & 0xfff <= 0xffc
+pub(crate) fn in_run_page(start: u64, pc: u64, len: u8) -> bool {
+    same_page(start, pc) && (pc & 0xfff) + u64::from(len) <= 0x1000
+}
+
+/// Whether `pc` is in `start`'s page.
+#[inline]
+pub(crate) fn same_page(start: u64, pc: u64) -> bool {
+    pc >> 12 == start >> 12
 }
 
 /// Most instructions in one [`Block`].

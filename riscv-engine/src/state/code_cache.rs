@@ -146,14 +146,14 @@ impl HartState {
             let mut ops = Vec::with_capacity(usize::from(b.len));
             let mut pc = b.pc;
             for _ in 0..b.len {
-                // Within the block's page, as `Hart::build_block` builds them.
-                if !in_run_page(b.pc, pc) {
-                    return Err(bad());
-                }
                 let e = by_slot
                     .get_mut(&ICache::slot(pc))
                     .filter(|e| e.pc == pc && e.prv == prv && e.op.kind != Kind::Slow)
                     .ok_or_else(bad)?;
+                // Within the block's page, as `Hart::build_block` builds them.
+                if !in_run_page(b.pc, pc, e.len) {
+                    return Err(bad());
+                }
                 if b.checked && e.checked != CHECKED {
                     return Err(bad());
                 }

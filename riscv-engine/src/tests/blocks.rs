@@ -587,3 +587,48 @@ fn fp_loads_and_stores_run_in_compiled_blocks_and_trap_with_their_bytes_when_the
         assert_eq!(h.x[8], x8 + 1, "the addi before it ran");
     }
 }
+
+#[test]
+fn a_compressed_instruction_in_a_pages_last_two_bytes_belongs_to_its_block() {
+    // A loop whose compressed branch back sits in the last two bytes of its page (where a
+    // 4-byte instruction would cross into the next). The branch lies wholly in the page,
+    // so the loop is one block, and compiled: left out (as it was), the branch began an
+    // empty block and ran one instruction at a time on every round (a compute loop of the
+    // small guest spent a third of its trips through the run loop there). The compiled
+    // and the interpreted hart retire the same instructions at every step.
+    const C_BNEZ_S1_MINUS_8: u16 = 0xfce5;
+    assert_eq!(
+        crate::rvc::expand(C_BNEZ_S1_MINUS_8),
+        Some(branch(1, 9, 0, -8)),
+        "c.bnez s1, -8"
+    );
+    let head = BASE + 0x1ff6;
+    let make = || {
+        let mut h = hart_with(&[]);
+        let mut code: Vec<u8> = [addi(3, 3, 1), addi(9, 9, -1)]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        code.extend_from_slice(&C_BNEZ_S1_MINUS_8.to_le_bytes());
+        code.extend_from_slice(&jal(0, 0).to_le_bytes()); // the next page: stay here
+        assert!(h.ram.load(head, &code));
+        h.pc = head;
+        h.x[9] = 1000;
+        h
+    };
+    let (mut jit, mut interp) = (make(), make());
+    interp.icache.jit.enabled = false;
+    while jit.x[9] != 0 {
+        let until = jit.cycles() + 97;
+        assert_eq!(
+            jit.run(&mut NoDevices, until),
+            interp.run(&mut NoDevices, until)
+        );
+        let (a, b) = (jit.save_state(), interp.save_state());
+        assert_eq!((a.x, a.pc, a.instret), (b.x, b.pc, b.instret));
+    }
+    assert_eq!((jit.x[3], jit.pc), (1000, head + 10), "every round ran");
+    let b = &jit.icache.blocks[crate::icache::Block::slot(head)];
+    assert_eq!((b.pc, b.ops.len()), (head, 3), "the branch is in the block");
+    assert!(b.code != 0, "and the block ran compiled");
+}
