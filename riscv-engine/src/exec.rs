@@ -152,7 +152,9 @@ impl Hart {
             }
         };
         let (insn, raw16, len) = (d.insn, d.raw16, u64::from(d.len));
-        let result = if d.op.kind == Kind::Slow || (d.op.kind.needs_fpu() && !self.fpu_on()) {
+        let result = if matches!(d.op.kind, Kind::Slow | Kind::Csr)
+            || (d.op.kind.needs_fpu() && !self.fpu_on())
+        {
             self.execute(bus, insn, len)
         } else {
             self.exec_fast(bus, &d.op, len)
@@ -195,7 +197,7 @@ impl Hart {
         let imm = op.imm as u64;
         let rd = usize::from(op.rd & 31);
         let v = match op.kind {
-            Kind::Slow => unreachable!("slow ops go through execute"),
+            Kind::Slow | Kind::Csr => unreachable!("slow ops and CSR accesses go through execute"),
             Kind::Lui => imm,
             Kind::Auipc => self.pc.wrapping_add(imm),
             Kind::Jal => {
@@ -585,6 +587,60 @@ impl Hart {
         }
         self.set(rd(i), old);
         Ok(Flow::Next)
+    }
+
+    /// Runs a CSR access inside a block (see [`Kind::Csr`]) exactly as [`Hart::step`]
+    /// would, with the counters and pc already as the interpreter has them at this
+    /// instruction (`cycles` counting it, `instret` not), but without moving the pc or
+    /// `instret` past it: the caller does. `Ok(true)` when the block must end after it.
+    ///
+    /// It ends the block when the access may have changed what the rest of the block or
+    /// the run loop's chunk rests on: a write to any CSR but the status registers and
+    /// the trap-handling scratch registers; a status write changing more than the
+    /// interrupt enables and the data-access bits SUM and MXR (the load and store
+    /// shortcuts, which a change empties, are read afresh by every access); a change of
+    /// the translation, the caches, the timer or the next device event. When the access
+    /// set `irq_dirty` (any status write does), the run loop would look for an interrupt
+    /// to take before the next instruction: if one is deliverable the block ends so that
+    /// it does; if none is, the look would find nothing and change nothing (the chunk's
+    /// end is the same, checked above), so the block goes on with `irq_dirty` cleared, as
+    /// that look leaves it.
+    pub(crate) fn csr_in_block(&mut self, bus: &mut dyn Bus, i: u32) -> Result<bool, Trap> {
+        use crate::csr::addr;
+        debug_assert!(
+            !self.irq_dirty,
+            "blocks run only with no interrupt check due"
+        );
+        let stamp = (self.icache.generation, self.icache.fence, self.satp);
+        let (status, deadline, event) =
+            (self.mstatus, self.timer_deadline(), bus.next_event_cycle());
+        self.system(bus, i)?;
+        let writes = funct3(i) & 3 == 1 || rs1(i) != 0;
+        let kept = !writes
+            || matches!(
+                (i >> 20) as u16,
+                addr::SSTATUS
+                    | addr::MSTATUS
+                    | addr::SSCRATCH
+                    | addr::MSCRATCH
+                    | addr::SEPC
+                    | addr::MEPC
+                    | addr::SCAUSE
+                    | addr::MCAUSE
+                    | addr::STVAL
+                    | addr::MTVAL
+            );
+        let enables = mstatus::SIE | mstatus::MIE | mstatus::SUM | mstatus::MXR;
+        let leave = !kept
+            || (status ^ self.mstatus) & !enables != 0
+            || stamp != (self.icache.generation, self.icache.fence, self.satp)
+            || deadline != self.timer_deadline()
+            || event != bus.next_event_cycle()
+            || self.timer_written;
+        if self.irq_dirty && !leave && self.pending_interrupt(bus).is_none() {
+            self.irq_dirty = false;
+        }
+        Ok(leave || self.irq_dirty)
     }
 
     pub(crate) fn atomic(

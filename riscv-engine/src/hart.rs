@@ -325,6 +325,23 @@ impl Hart {
         for (op, len, _) in ops.iter() {
             let pc = self.pc;
             let len = u64::from(*len);
+            if op.kind == Kind::Csr {
+                self.cycles += 1;
+                match self.csr_in_block(bus, op.csr_insn()) {
+                    Ok(leave) => {
+                        self.pc = pc.wrapping_add(len);
+                        self.instret += 1;
+                        if leave {
+                            return;
+                        }
+                    }
+                    Err(t) => {
+                        self.take_trap(t.cause, t.tval);
+                        return;
+                    }
+                }
+                continue;
+            }
             if op.kind.needs_fpu() && !self.fpu_on() {
                 // Its illegal-instruction trap reports the instruction's bytes, which only
                 // `step` has (it never stops the run for these instructions).
@@ -366,7 +383,7 @@ impl Hart {
         let e = &self.icache.entries[slot];
         if !e.holds(pc, self.icache.generation, self.prv)
             || e.checked != self.icache.fence
-            || e.op.kind == Kind::Slow
+            || matches!(e.op.kind, Kind::Slow | Kind::Csr)
             || (e.op.kind.needs_fpu() && !self.fpu_on())
         {
             return None;

@@ -83,6 +83,16 @@ pub(crate) enum Kind {
     /// definition every path runs (Linux's locks and atomics: a payment-world branch stepped
     /// 570,000 of them, each ending a block).
     Amo,
+    /// A CSR access (CSRRW, CSRRS, CSRRC and their immediate forms): `imm` holds its bits
+    /// 31-20 and 14-12, so [`Op::csr_insn`] gives the instruction back for
+    /// `Hart::csr_in_block`, which runs it as `Hart::step` would and says whether a block
+    /// must end after it. Linux disables and restores interrupts with one at every lock
+    /// (csrrci / csrs sstatus): each ended a block and went through the run loop's slow
+    /// path, about half of a compute-heavy branch's entries into the run loop. Only
+    /// supervisor and machine blocks hold them (a user-mode block ends before one, so user
+    /// code's control-flow targets, which coverage counts, stay where they were); every
+    /// other path hands them to `Hart::step`.
+    Csr,
 }
 
 impl Kind {
@@ -132,6 +142,14 @@ impl Op {
             | u32::from(self.rs1 & 31) << 15
             | u32::from(self.rd & 31) << 7
             | 0x2f
+    }
+
+    /// The instruction a [`Kind::Csr`] op was decoded from (CSR accesses have no compressed
+    /// form).
+    #[inline]
+    pub(crate) fn csr_insn(&self) -> u32 {
+        debug_assert!(self.kind == Kind::Csr);
+        self.imm as u32 | u32::from(self.rs1 & 31) << 15 | u32::from(self.rd & 31) << 7 | 0x73
     }
 }
 
@@ -308,6 +326,7 @@ pub(crate) fn decode(i: u32, isa: crate::isa::Isa) -> Op {
         }
         // FENCE (any predecessor/successor sets, and FENCE.TSO); FENCE.I is funct3 1.
         0x0f if f3 == 0 => op(Kind::Fence, 0),
+        0x73 if f3 != 0 && f3 != 4 => op(Kind::Csr, i64::from((i & 0xfff0_7000) as i32)),
         _ => Op::SLOW,
     }
 }

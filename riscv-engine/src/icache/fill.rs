@@ -23,6 +23,7 @@ fn ends_run(kind: crate::predecode::Kind) -> bool {
     matches!(
         kind,
         Kind::Slow
+            | Kind::Csr
             | Kind::Jal
             | Kind::Jalr
             | Kind::Beq
@@ -320,7 +321,11 @@ impl Hart {
             touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &mut entries[ICache::slot(pc)];
             let held = e.holds(pc, *generation, self.prv) && e.checked == *fence;
-            if !held || e.op.kind == Kind::Slow {
+            // A CSR access ends a user-mode block as a slow instruction does (see
+            // `Kind::Csr`).
+            let slow = e.op.kind == Kind::Slow
+                || (e.op.kind == Kind::Csr && self.prv == crate::csr::Priv::User);
+            if !held || slow {
                 lacks_first = ops.is_empty() && !held;
                 break;
             }

@@ -557,3 +557,75 @@ fn misaligned_accesses_in_compiled_code_fault_where_they_cross_into_an_unmapped_
         "the loop ran compiled"
     );
 }
+
+#[test]
+fn csr_accesses_inside_blocks_take_interrupts_where_single_steps_do() {
+    // A supervisor loop that disables interrupts, writes and reads sscratch and the time
+    // counter, and enables them again, as Linux does around every lock: its CSR accesses
+    // run inside blocks (see `Kind::Csr`). A software interrupt is raised at random
+    // points; it must be taken right after the access that enables it, and every access
+    // must see the counters as single steps do. Three harts run the same slices: compiled
+    // blocks, interpreted blocks, and no blocks at all (a breakpoint nothing reaches keeps
+    // the hart stepping one instruction at a time).
+    let csr_i =
+        |f3: u32, rd: u32, csr: u16, uimm: u32| i(0x73, rd, f3, uimm, i32::from(csr as i16));
+    const SRET: u32 = 0x1020_0073;
+    let handler = BASE + 0x800;
+    let prog = [
+        csr_i(6, 0, addr::SIE, 2),     // 0: csrrsi sie, SSIE (ends its block)
+        csr_i(7, 0, addr::SSTATUS, 2), // 4: loop: csrrci sstatus, SIE
+        addi(3, 3, 1),
+        csrrw(0, addr::SSCRATCH, 3),
+        i(0x73, 5, 2, 0, i32::from(addr::SSCRATCH as i16)), // csrr x5, sscratch
+        csr_i(6, 0, addr::SSTATUS, 2), // csrrsi sstatus, SIE: a pending SSI is taken here
+        addi(4, 4, 1),
+        i(0x73, 6, 2, 0, i32::from(addr::TIME as i16)), // csrr x6, time
+        r(0x33, 12, 0, 12, 6, 0),                       // x12 += x6
+        addi(11, 11, -1),
+        branch(1, 11, 0, -36), // bne x11, x0, loop
+        jal(0, 0),
+    ];
+    let isr = [
+        addi(7, 7, 1),
+        csr_i(7, 0, addr::SIP, 2),                      // csrrci sip, SSIP
+        i(0x73, 8, 2, 0, i32::from(addr::SEPC as i16)), // csrr x8, sepc
+        r(0x33, 9, 0, 9, 8, 0),                         // x9 += x8
+        SRET,
+    ];
+    let make = || {
+        let mut h = hart_with(&prog);
+        let words: Vec<u8> = isr.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert!(h.ram.load(handler, &words));
+        h.enter_supervisor(BASE, 0, 0);
+        h.stvec = handler;
+        h.mcounteren = 7;
+        h.x[11] = 4000;
+        h
+    };
+    let (mut jit, mut blocks, mut stepped) = (make(), make(), make());
+    blocks.icache.jit.enabled = false;
+    assert!(stepped.set_breakpoints(&[BASE + 0x3f_fff0]));
+    let mut draws = 0x1234_u64;
+    while jit.x[11] != 0 {
+        let until = jit.cycles() + 1 + splitmix(&mut draws) % 300;
+        let raise = splitmix(&mut draws).is_multiple_of(3);
+        let mut states = Vec::new();
+        for h in [&mut jit, &mut blocks, &mut stepped] {
+            if raise {
+                h.set_ssip(true);
+            }
+            assert_eq!(h.run(&mut NoDevices, until), Stop::Budget);
+            let s = h.save_state();
+            states.push((s.x, s.pc, s.cycles, s.instret));
+        }
+        assert_eq!(states[0], states[1], "compiled and interpreted blocks");
+        assert_eq!(states[0], states[2], "blocks and single steps");
+    }
+    assert!(jit.x[7] > 50, "{} interrupts taken", jit.x[7]);
+    let b = &jit.icache.blocks[crate::icache::Block::slot(BASE + 4)];
+    assert!(
+        b.pc == BASE + 4 && b.ops.len() == 10 && b.code != 0,
+        "the loop is one compiled block, its CSR accesses in it ({} ops)",
+        b.ops.len()
+    );
+}

@@ -293,3 +293,24 @@ fn atomics_pre_decode_to_the_instruction_they_came_from() {
         }
     }
 }
+
+#[test]
+fn csr_accesses_pre_decode_to_the_instruction_they_came_from() {
+    use crate::predecode::{decode, Kind};
+    let isa = crate::isa::Isa::default();
+    for f3 in 0..8u32 {
+        for csr in [0x000u32, 0x100, 0x140, 0x180, 0x300, 0xc01, 0xfff] {
+            for (rd, rs1) in [(0, 0), (1, 2), (31, 30), (5, 31)] {
+                let i = (csr << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | 0x73;
+                let op = decode(i, isa);
+                if f3 == 0 || f3 == 4 {
+                    // ECALL, EBREAK, xRET, WFI, SFENCE.VMA; funct3 4 is reserved.
+                    assert_eq!(op.kind, Kind::Slow, "{i:#x}");
+                } else {
+                    assert_eq!(op.kind, Kind::Csr, "{i:#x}");
+                    assert_eq!(op.csr_insn(), i, "{i:#x}");
+                }
+            }
+        }
+    }
+}
