@@ -63,9 +63,7 @@ pub(super) extern "sysv64" fn load_slow(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64
         reg: rd,
         len,
     } = Meta::of(meta);
-    hart.cycles += before;
-    hart.instret += before - 1;
-    hart.pc = pc;
+    at_instruction(hart, before, pc);
     match hart.load(bus, vaddr, size) {
         Ok(v) => {
             let v = if signed {
@@ -93,19 +91,29 @@ pub(super) extern "sysv64" fn load_slow(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64
     }
 }
 
+/// Sets the hart's counters and pc as the interpreter has them at the instruction at `pc`,
+/// the `before`th of its block: `cycles` counting it, `instret` not (what a call-back
+/// does first; [`settled`] undoes it when the block goes on).
+fn at_instruction(hart: &mut Hart, before: u64, pc: u64) {
+    hart.cycles += before;
+    hart.instret += before - 1;
+    hart.pc = pc;
+}
+
 /// How a call-back that ran the instruction at `pc` (`len` bytes, after `before` - 1
 /// instructions of its block) with outcome `done` hands back to the block: it goes on
-/// (the counters as the block keeps them, which adds its length at its end), or ends
-/// after the instruction when a device was touched (an interrupt may be deliverable now),
-/// or at the trap the instruction took.
-fn settled(hart: &mut Hart, done: Result<(), Trap>, before: u64, pc: u64, len: u64) -> Ret {
+/// (`Ok(false)`: the counters as the block keeps them, which adds its length at its end),
+/// or ends after the instruction (`Ok(true)`: a device was touched, so an interrupt may be
+/// deliverable now, or a CSR access changed what the block rests on), or at the trap the
+/// instruction took.
+fn settled(hart: &mut Hart, done: Result<bool, Trap>, before: u64, pc: u64, len: u64) -> Ret {
     match done {
-        Ok(()) => {
-            if hart.irq_dirty {
-                hart.pc = pc.wrapping_add(len);
-                hart.instret += 1;
-                return Ret { value: 0, exit: 1 };
-            }
+        Ok(true) => {
+            hart.pc = pc.wrapping_add(len);
+            hart.instret += 1;
+            Ret { value: 0, exit: 1 }
+        }
+        Ok(false) => {
             hart.cycles -= before;
             hart.instret -= before - 1;
             Ret { value: 0, exit: 0 }
@@ -130,10 +138,8 @@ pub(super) extern "sysv64" fn store_slow(
     let Meta {
         before, size, len, ..
     } = Meta::of(meta);
-    hart.cycles += before;
-    hart.instret += before - 1;
-    hart.pc = pc;
-    let done = hart.store(bus, vaddr, size, value);
+    at_instruction(hart, before, pc);
+    let done = hart.store(bus, vaddr, size, value).map(|()| hart.irq_dirty);
     settled(hart, done, before, pc, len)
 }
 
@@ -172,7 +178,8 @@ pub(super) extern "sysv64" fn fp_mem(ctx: *mut Ctx<'_>, vaddr: u64, meta: u64, p
             };
             hart.fs_dirty();
         })
-    };
+    }
+    .map(|()| hart.irq_dirty);
     settled(hart, done, before, pc, len)
 }
 
@@ -184,15 +191,13 @@ pub(super) extern "sysv64" fn amo(ctx: *mut Ctx<'_>, insn: u64, meta: u64, pc: u
     // SAFETY: as in load_slow.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
     let Meta { before, len, .. } = Meta::of(meta);
-    hart.cycles += before;
-    hart.instret += before - 1;
-    hart.pc = pc;
+    at_instruction(hart, before, pc);
     let i = insn as u32;
     let (x1, x2) = (
         hart.x[((i >> 15) & 31) as usize],
         hart.x[((i >> 20) & 31) as usize],
     );
-    let done = hart.atomic(bus, i, x1, x2);
+    let done = hart.atomic(bus, i, x1, x2).map(|()| hart.irq_dirty);
     settled(hart, done, before, pc, len)
 }
 
@@ -203,25 +208,9 @@ pub(super) extern "sysv64" fn csr(ctx: *mut Ctx<'_>, insn: u64, meta: u64, pc: u
     // SAFETY: as in load_slow.
     let (hart, bus) = unsafe { (&mut *(*ctx).hart, &mut *(*ctx).bus) };
     let Meta { before, len, .. } = Meta::of(meta);
-    hart.cycles += before;
-    hart.instret += before - 1;
-    hart.pc = pc;
-    match hart.csr_in_block(bus, insn as u32) {
-        Ok(true) => {
-            hart.pc = pc.wrapping_add(len);
-            hart.instret += 1;
-            Ret { value: 0, exit: 1 }
-        }
-        Ok(false) => {
-            hart.cycles -= before;
-            hart.instret -= before - 1;
-            Ret { value: 0, exit: 0 }
-        }
-        Err(t) => {
-            hart.take_trap(t.cause, t.tval);
-            Ret { value: 0, exit: 1 }
-        }
-    }
+    at_instruction(hart, before, pc);
+    let done = hart.csr_in_block(bus, insn as u32);
+    settled(hart, done, before, pc, len)
 }
 
 /// Compiled blocks' call for the M extension's rarer operations (see
