@@ -20,6 +20,7 @@
 //! they back its slots until first reached (see `icache::backing`).
 
 use super::{priv_bits, priv_from, HartState, SavedInsn, StateError};
+use crate::csr::Priv;
 use crate::hart::Hart;
 use crate::icache::backing::{BackedBlock, CHECKED};
 use crate::icache::{
@@ -150,8 +151,9 @@ impl HartState {
                     .get_mut(&ICache::slot(pc))
                     .filter(|e| e.pc == pc && e.prv == prv && e.op.kind != Kind::Slow)
                     .ok_or_else(bad)?;
-                // Within the block's page, as `Hart::build_block` builds them.
-                if !in_run_page(b.pc, pc, e.len) {
+                // Within the block's page, and no CSR access in a user-mode block, as
+                // `Hart::build_block` builds them.
+                if !in_run_page(b.pc, pc, e.len) || (e.op.kind == Kind::Csr && prv == Priv::User) {
                     return Err(bad());
                 }
                 if b.checked && e.checked != CHECKED {

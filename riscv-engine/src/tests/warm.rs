@@ -304,3 +304,31 @@ fn a_warm_copy_forgets_what_a_single_page_fence_of_its_code_forgets() {
     let h = warm_copy_follows(h, 2_500, |_| {}, 40);
     assert!(h.x[5] > 5_000 && h.x[11] > 0);
 }
+
+#[test]
+fn a_saved_user_block_holding_a_csr_access_is_refused() {
+    // User-mode blocks end before a CSR access (see `Kind::Csr`); a code cache saying
+    // otherwise does not come from wio and is refused, as other blocks that do not fit.
+    let rdtime = i(0x73, 5, 2, 0, i32::from(addr::TIME as i16)); // csrr x5, time
+    let mut h = hart_with(&[rdtime, addi(3, 3, 1), jal(0, -8)]);
+    h.prv = Priv::User;
+    h.mcounteren = 7;
+    h.scounteren = 7;
+    run(&mut h, 20_000);
+    assert!(h.x[3] > 1_000, "the loop ran");
+    let (state, code) = (h.save_state(), h.save_code_cache());
+    let at = |pc: u64| code.blocks.iter().find(|b| b.pc == pc).copied();
+    let head = at(BASE).expect("a block slot at the CSR access");
+    assert_eq!(
+        (head.len, head.hits),
+        (0, crate::icache::BUILT),
+        "no block starts there"
+    );
+    assert_eq!(at(BASE + 4).map(|b| b.len), Some(2), "the block after it");
+    let isa = h.isa();
+    let mut c = code.clone();
+    c.blocks.retain(|b| b.pc != BASE);
+    c.blocks.push(SavedBlock { len: 3, ..head });
+    assert!(state.prepare_with(isa, Some(&c)).is_err());
+    assert!(state.prepare_with(isa, Some(&code)).is_ok());
+}
