@@ -54,6 +54,12 @@ fn imm_j(i: u32) -> u64 {
         | (((i >> 21) & 0x3ff) << 1) as i32;
     v as i64 as u64
 }
+/// Whether CSR access `i` writes its CSR: CSRRW(I) always, CSRRS(I)/CSRRC(I) unless their
+/// source is x0 (or the immediate 0).
+#[inline]
+fn csr_writes(i: u32) -> bool {
+    funct3(i) & 3 == 1 || rs1(i) != 0
+}
 #[inline]
 fn sext32(v: u64) -> u64 {
     v as i32 as i64 as u64
@@ -152,9 +158,7 @@ impl Hart {
             }
         };
         let (insn, raw16, len) = (d.insn, d.raw16, u64::from(d.len));
-        let result = if matches!(d.op.kind, Kind::Slow | Kind::Csr)
-            || (d.op.kind.needs_fpu() && !self.fpu_on())
-        {
+        let result = if self.general_only(d.op.kind) {
             self.execute(bus, insn, len)
         } else {
             self.exec_fast(bus, &d.op, len)
@@ -187,6 +191,15 @@ impl Hart {
                 None
             }
         }
+    }
+
+    /// Whether an instruction of `kind` runs through the general executor (`execute`, by
+    /// [`Hart::step`]) rather than `exec_fast`: no fast path, a CSR access (fast only inside
+    /// blocks, see `Kind::Csr`), or an FP load or store with the FPU off (its trap reports the
+    /// instruction's bytes, which only `step` has).
+    #[inline(always)]
+    pub(crate) fn general_only(&self, kind: Kind) -> bool {
+        matches!(kind, Kind::Slow | Kind::Csr) || (kind.needs_fpu() && !self.fpu_on())
     }
 
     /// The fast path for pre-decoded instructions (same semantics as `execute`).
@@ -557,10 +570,7 @@ impl Hart {
         } else {
             self.x[rs1(i)]
         };
-        let writes = match f3 & 3 {
-            1 => true,
-            _ => rs1(i) != 0,
-        };
+        let writes = csr_writes(i);
         let reads = !(f3 & 3 == 1 && rd(i) == 0);
         if writes && csr >> 10 == 3 {
             return Err(illegal(i));
@@ -615,8 +625,7 @@ impl Hart {
         let (status, deadline, event) =
             (self.mstatus, self.timer_deadline(), bus.next_event_cycle());
         self.system(bus, i)?;
-        let writes = funct3(i) & 3 == 1 || rs1(i) != 0;
-        let kept = !writes
+        let kept = !csr_writes(i)
             || matches!(
                 (i >> 20) as u16,
                 addr::SSTATUS

@@ -383,8 +383,7 @@ impl Hart {
         let e = &self.icache.entries[slot];
         if !e.holds(pc, self.icache.generation, self.prv)
             || e.checked != self.icache.fence
-            || matches!(e.op.kind, Kind::Slow | Kind::Csr)
-            || (e.op.kind.needs_fpu() && !self.fpu_on())
+            || self.general_only(e.op.kind)
         {
             return None;
         }

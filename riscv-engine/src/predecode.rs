@@ -119,6 +119,17 @@ impl Kind {
         matches!(self, Kind::Flw | Kind::Fld | Kind::Fsw | Kind::Fsd)
     }
 
+    /// Whether a block built at privilege `prv` may hold an instruction of this kind: any
+    /// with a fast path, but a CSR access only outside user mode (see [`Kind::Csr`]).
+    /// `Hart::build_block` builds by this rule and a warm restore checks saved blocks by it.
+    pub(crate) fn in_block(self, prv: crate::csr::Priv) -> bool {
+        match self {
+            Kind::Slow => false,
+            Kind::Csr => prv != crate::csr::Priv::User,
+            _ => true,
+        }
+    }
+
     /// Access size in bytes of a store kind.
     pub(crate) fn store_size(self) -> Option<u8> {
         Some(match self {

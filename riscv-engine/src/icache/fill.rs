@@ -321,11 +321,7 @@ impl Hart {
             touch_in(entries, backing, *generation, ICache::slot(pc));
             let e = &mut entries[ICache::slot(pc)];
             let held = e.holds(pc, *generation, self.prv) && e.checked == *fence;
-            // A CSR access ends a user-mode block as a slow instruction does (see
-            // `Kind::Csr`).
-            let slow = e.op.kind == Kind::Slow
-                || (e.op.kind == Kind::Csr && self.prv == crate::csr::Priv::User);
-            if !held || slow {
+            if !held || !e.op.kind.in_block(self.prv) {
                 lacks_first = ops.is_empty() && !held;
                 break;
             }

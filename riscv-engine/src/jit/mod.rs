@@ -245,20 +245,18 @@ pub(crate) fn assemble(start: u64, ops: &[(Op, u8, u32)]) -> Option<Vec<u8>> {
                     pc,
                 });
             }
-            Kind::Amo => {
+            Kind::Amo | Kind::Csr => {
+                // The interpreter's one definition, given the instruction back.
+                let (insn, f) = if op.kind == Kind::Amo {
+                    (op.amo_insn(), amo as *const () as u64)
+                } else {
+                    (op.csr_insn(), csr as *const () as u64)
+                };
                 a.mov_rr(R::Rdi, R::R12);
-                a.mov_imm(R::Rsi, u64::from(op.amo_insn()));
+                a.mov_imm(R::Rsi, u64::from(insn));
                 a.mov_imm(R::Rdx, meta(i, 0, false, 0, len));
                 a.mov_imm(R::Rcx, pc);
-                call_back(&mut a, amo as *const () as u64, &mut exit);
-                came_back(&mut a, &looping);
-            }
-            Kind::Csr => {
-                a.mov_rr(R::Rdi, R::R12);
-                a.mov_imm(R::Rsi, u64::from(op.csr_insn()));
-                a.mov_imm(R::Rdx, meta(i, 0, false, 0, len));
-                a.mov_imm(R::Rcx, pc);
-                call_back(&mut a, csr as *const () as u64, &mut exit);
+                call_back(&mut a, f, &mut exit);
                 came_back(&mut a, &looping);
             }
             Kind::Flw | Kind::Fld | Kind::Fsw | Kind::Fsd => {

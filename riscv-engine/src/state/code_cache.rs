@@ -20,14 +20,12 @@
 //! they back its slots until first reached (see `icache::backing`).
 
 use super::{priv_bits, priv_from, HartState, SavedInsn, StateError};
-use crate::csr::Priv;
 use crate::hart::Hart;
 use crate::icache::backing::{BackedBlock, CHECKED};
 use crate::icache::{
     in_run_page, Block, Decoded, ICache, BLOCK_ENTRIES, BLOCK_HOT, BUILT, CODE_PAGES, CONTEST,
     MAX_BLOCK,
 };
-use crate::predecode::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -149,11 +147,10 @@ impl HartState {
             for _ in 0..b.len {
                 let e = by_slot
                     .get_mut(&ICache::slot(pc))
-                    .filter(|e| e.pc == pc && e.prv == prv && e.op.kind != Kind::Slow)
+                    .filter(|e| e.pc == pc && e.prv == prv && e.op.kind.in_block(prv))
                     .ok_or_else(bad)?;
-                // Within the block's page, and no CSR access in a user-mode block, as
-                // `Hart::build_block` builds them.
-                if !in_run_page(b.pc, pc, e.len) || (e.op.kind == Kind::Csr && prv == Priv::User) {
+                // Within the block's page, as `Hart::build_block` builds them.
+                if !in_run_page(b.pc, pc, e.len) {
                     return Err(bad());
                 }
                 if b.checked && e.checked != CHECKED {
