@@ -46,6 +46,7 @@ fn help_lists_examples_and_exit_codes() {
         "WIO_CACHE",
         "WIO_NO_JIT",
         "WIO_WARM_CACHES",
+        "WIO_COLD_BRANCHES",
         "WIO_KVM_DEVICE",
         "WIO_DEBUG_EXITS",
     ] {
@@ -74,6 +75,10 @@ fn bad_flags_are_usage_errors() {
     assert_one_line_error(&out, 100, "RFC 3339");
     let out = wio(&["run", "--mem", "1"]);
     assert_one_line_error(&out, 100, "--mem");
+    // Learning another branch's code needs the snapshot both branches start from.
+    let out = wio(&["run", "--learn-from", "3"]);
+    assert_eq!(out.status.code(), Some(100));
+    assert!(stderr(&out).contains("--from"), "{}", stderr(&out));
 }
 
 #[test]

@@ -74,16 +74,30 @@ fn fifty_branches_match_their_individual_reruns() {
         let seed = res["seed"].as_u64().unwrap();
         assert_eq!(res["ended"], "until", "seed {seed}: {res}");
         distinct.insert(res["trace_hash"].as_str().unwrap().to_string());
-        let (_, alone) = run_with_summary(&[
+        // Every branch but the first seed's started with the code that branch taught (see
+        // explore's `warm`); its reproduce line, and so the rerun, says so.
+        let reproduce = res["reproduce"].as_str().unwrap();
+        let seed_text = seed.to_string();
+        let mut args = vec![
             "--from",
             snap.to_str().unwrap(),
             "--seed",
-            &seed.to_string(),
+            &seed_text,
             "--until",
             UNTIL,
             "--quiet",
             "--no-summary",
-        ]);
+        ];
+        if seed == 1000 {
+            assert!(!reproduce.contains("--learn-from"), "{reproduce}");
+        } else {
+            assert!(
+                reproduce.ends_with("--learn-from 1000 --until 'console:probe: getrandom'"),
+                "{reproduce}"
+            );
+            args.extend(["--learn-from", "1000"]);
+        }
+        let (_, alone) = run_with_summary(&args);
         assert_eq!(
             alone["trace_hash"], res["trace_hash"],
             "seed {seed}: the rerun differs from its branch"
@@ -111,42 +125,80 @@ fn branches_are_the_same_with_the_snapshots_code_caches_and_without() {
     let snap = late_snapshot_with(&dir, "warm.snap", "1");
     let info = wio(&["snapshot", "info", snap.to_str().unwrap()]);
     assert!(stdout(&info).contains("code-cache ("), "{}", stdout(&info));
-    let mut hashes = Vec::new();
-    for warm in ["0", "1"] {
-        let rep = dir.join(format!("report-{warm}.json"));
-        let args = [
-            "explore",
-            "--from",
-            snap.to_str().unwrap(),
-            "--seeds",
-            "2000..2040",
-            "--jobs",
-            "2",
-            "--until",
-            UNTIL,
-            "--report",
-            rep.to_str().unwrap(),
-        ];
-        let o = wio_env(&args, "WIO_WARM_CACHES", warm);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let r = report(&rep);
-        let by_seed: Vec<(u64, String, u64)> = r["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|res| {
-                (
-                    res["seed"].as_u64().unwrap(),
-                    res["trace_hash"].as_str().unwrap().to_string(),
-                    res["virtual_ns"].as_u64().unwrap(),
-                )
-            })
-            .collect();
-        assert_eq!(by_seed.len(), 40);
-        hashes.push(by_seed);
-    }
+    let hashes: Vec<_> = ["0", "1"]
+        .into_iter()
+        .map(|warm| branch_hashes(&dir, &snap, ("WIO_WARM_CACHES", warm)).0)
+        .collect();
     assert_eq!(hashes[0], hashes[1], "warm and cold branches differ");
     let distinct: std::collections::BTreeSet<_> = hashes[0].iter().map(|h| &h.1).collect();
+    assert!(
+        distinct.len() >= 35,
+        "seeds change the future: {}",
+        distinct.len()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Explores seeds 2000..2040 of `snap` to [`UNTIL`] on 2 jobs with the environment
+/// variable `env` set; every branch's (seed, trace hash, virtual ns), and explore's stderr.
+fn branch_hashes(dir: &Path, snap: &Path, env: (&str, &str)) -> (Vec<(u64, String, u64)>, String) {
+    let rep = dir.join(format!("report-{}-{}.json", env.0, env.1));
+    let args = [
+        "explore",
+        "--from",
+        snap.to_str().unwrap(),
+        "--seeds",
+        "2000..2040",
+        "--jobs",
+        "2",
+        "--until",
+        UNTIL,
+        "--report",
+        rep.to_str().unwrap(),
+    ];
+    let o = wio_env(&args, env.0, env.1);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = report(&rep);
+    let by_seed: Vec<(u64, String, u64)> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|res| {
+            (
+                res["seed"].as_u64().unwrap(),
+                res["trace_hash"].as_str().unwrap().to_string(),
+                res["virtual_ns"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_seed.len(), 40);
+    (by_seed, stderr(&o))
+}
+
+#[test]
+fn branches_are_the_same_with_what_the_first_branch_learned_and_without() {
+    // Warm branches: the first seed's branch runs first and the snapshot learns the code it
+    // decoded and built; every other branch starts with it (each instruction compared with
+    // its own memory at first use). WIO_COLD_BRANCHES=1 turns that off. Every branch's
+    // trace must be the same both ways.
+    if !require_riscv_guests("branches_are_the_same_with_what_the_first_branch_learned_and_without")
+    {
+        return;
+    }
+    let dir = scratch("explore-learned");
+    let snap = late_snapshot(&dir);
+    let (warm, told) = branch_hashes(&dir, &snap, ("WIO_COLD_BRANCHES", "0"));
+    let (cold, quiet) = branch_hashes(&dir, &snap, ("WIO_COLD_BRANCHES", "1"));
+    assert!(
+        told.contains("the other branches start with the code seed 2000's branch decoded"),
+        "{told}"
+    );
+    assert!(!quiet.contains("start with the code"), "{quiet}");
+    assert_eq!(
+        warm, cold,
+        "branches with and without the learned code differ"
+    );
+    let distinct: std::collections::BTreeSet<_> = warm.iter().map(|h| &h.1).collect();
     assert!(
         distinct.len() >= 35,
         "seeds change the future: {}",

@@ -42,6 +42,13 @@ fn run_command(args: &RunArgs) -> Result<i32, WioError> {
         }
         None => match (&args.path, &args.from) {
             (Some(text), Some(from)) => run_path(text, from, &cfg, args.sched_noise, wall)?,
+            (None, Some(from)) if args.learn_from.is_some() => run_learned(
+                args.learn_from.unwrap_or_default(),
+                from,
+                &cfg,
+                args.sched_noise,
+                wall,
+            )?,
             _ => {
                 let machine = builder::start(arch, &cfg, wall)?;
                 wio_machines::sandbox::enter()?;
@@ -272,6 +279,41 @@ fn run_path(
     let l = moment.as_deref().unwrap_or(root.as_ref());
     let machine = l.restore(&cfg, wall)?;
     Ok(machine::driver::run(machine, &cfg, wall))
+}
+
+/// `wio run --from SNAP --learn-from TEACHER`: the branch of seed TEACHER first (quiet, as
+/// the exploration ran it) so the snapshot learns its code, then the run's own seed from
+/// the snapshot, starting with that code, with the run's outputs.
+fn run_learned(
+    teacher: u64,
+    from: &std::path::Path,
+    cfg: &RunConfig,
+    sched_noise: Option<machine::noise::SchedNoise>,
+    wall: Instant,
+) -> Result<machine::RunResult, WioError> {
+    let l = builder::load(from, cfg)?;
+    wio_machines::sandbox::enter()?;
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let taught = machine::driver::run_learning_branch(
+        l.as_ref(),
+        teacher,
+        cfg.until.as_deref(),
+        &[],
+        cfg.max_virtual_ns,
+        sched_noise,
+        &cancel,
+    )?;
+    if taught.is_none() {
+        return Err(WioError::Interrupted(0));
+    }
+    if !l.learned() {
+        return Err(WioError::Usage(format!(
+            "--learn-from: {} keeps no code to learn (riscv64 machine snapshots do); drop it",
+            from.display()
+        )));
+    }
+    let machine = l.restore(cfg, wall)?;
+    Ok(machine::driver::run(machine, cfg, wall))
 }
 
 /// Exit code of an exploration: 0 when every seed and every promise passed, 1 when some

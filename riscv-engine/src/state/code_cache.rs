@@ -216,3 +216,103 @@ impl SavedInsn {
         })
     }
 }
+
+impl Hart {
+    /// Everything this hart has decoded and built, as a code cache that restores of the
+    /// snapshot it started from may begin with (see [`HartState::with_learned`]): every
+    /// decoded instruction of the current generation, checked or not, and every built
+    /// block (slots still counting visits are left out). Nothing in it is marked checked:
+    /// it describes memory as this hart found it, which another branch's may not be.
+    pub fn learned_code(&self) -> CodeCacheState {
+        let ic = &self.icache;
+        let unchecked = ic.entries_view().map(|d| SavedInsn::of(&d)).collect();
+        let blocks = (0..BLOCK_ENTRIES)
+            .filter_map(|slot| ic.block_view(slot))
+            .filter(|v| v.hits == BUILT)
+            .map(|v| SavedBlock {
+                pc: v.pc,
+                prv: priv_bits(v.prv),
+                len: v.len as u8,
+                checked: false,
+                hits: BUILT,
+                contest: v.contest,
+            })
+            .collect();
+        CodeCacheState {
+            unchecked,
+            blocks,
+            code_pages: Vec::new(),
+        }
+    }
+}
+
+impl HartState {
+    /// The code cache a restore of this state starts with when it also takes what another
+    /// run from the same state learned (`learned`, from [`Hart::learned_code`]): this
+    /// state's own checked instructions stay as they are (a learned instruction for one of
+    /// their slots is left out), every learned instruction is unchecked (fetched and
+    /// compared at its first use, exactly as an emptied cache fetches it) and every learned
+    /// block stale (fetched again as a whole when first entered, see `Hart::recheck_block`);
+    /// a learned block whose instructions the merged entries do not all hold is left out.
+    /// The code-page marks are those of this state's checked instructions, as a restore
+    /// without a code cache computes them.
+    pub fn with_learned(&self, learned: &CodeCacheState, isa: crate::isa::Isa) -> CodeCacheState {
+        let mut own: BTreeMap<usize, &SavedInsn> = BTreeMap::new();
+        for d in &self.icache {
+            own.insert(ICache::slot(d.pc), d);
+        }
+        let mut code_pages: Vec<u16> = own
+            .values()
+            .flat_map(|d| {
+                let last = d.pc.wrapping_add(u64::from(d.len.max(1)) - 1);
+                [d.pc >> 12, last >> 12]
+            })
+            .map(|page| (page as usize & (CODE_PAGES - 1)) as u16)
+            .collect();
+        code_pages.sort_unstable();
+        code_pages.dedup();
+        let mut merged: BTreeMap<usize, &SavedInsn> = BTreeMap::new();
+        let mut unchecked = Vec::new();
+        for d in &learned.unchecked {
+            let slot = ICache::slot(d.pc);
+            if own.contains_key(&slot) || merged.contains_key(&slot) {
+                continue;
+            }
+            merged.insert(slot, d);
+            unchecked.push(d.clone());
+        }
+        let held = |pc: u64| {
+            let slot = ICache::slot(pc);
+            own.get(&slot).or_else(|| merged.get(&slot)).copied()
+        };
+        let mut slots = std::collections::BTreeSet::new();
+        let blocks = learned
+            .blocks
+            .iter()
+            .filter(|b| b.hits == BUILT && usize::from(b.len) <= MAX_BLOCK)
+            .filter(|b| slots.insert(Block::slot(b.pc)))
+            .filter(|b| {
+                let mut pc = b.pc;
+                (0..b.len).all(|_| {
+                    let Some(d) = held(pc).filter(|d| d.pc == pc && d.prv == b.prv) else {
+                        return false;
+                    };
+                    let ok = priv_from(d.prv)
+                        .is_ok_and(|prv| crate::predecode::decode(d.insn, isa).kind.in_block(prv))
+                        && in_run_page(b.pc, pc, d.len);
+                    pc = pc.wrapping_add(u64::from(d.len));
+                    ok
+                })
+            })
+            .map(|b| SavedBlock {
+                checked: false,
+                ..*b
+            })
+            .collect();
+        CodeCacheState {
+            unchecked,
+            blocks,
+            code_pages,
+        }
+    }
+}

@@ -332,3 +332,97 @@ fn a_saved_user_block_holding_a_csr_access_is_refused() {
     assert!(state.prepare_with(isa, Some(&c)).is_err());
     assert!(state.prepare_with(isa, Some(&code)).is_ok());
 }
+
+/// A hart in `state`, on `ram`, restored with `code` (a code cache) or without.
+fn restored_on(ram: &crate::Ram, state: &HartState, code: Option<&CodeCacheState>) -> Hart {
+    let mut h = Hart::new(ram.clone(), 0, 10);
+    let prepared = state
+        .prepare_with(h.isa(), code)
+        .expect("the state prepares");
+    h.load_prepared(&prepared).expect("and loads");
+    h
+}
+
+#[test]
+fn learned_code_runs_what_each_branchs_own_memory_holds() {
+    // A loop adding 3 to x11 a thousand times, then spinning.
+    let mut snap = hart_with(&[
+        addi(11, 11, 3),
+        addi(5, 5, 1),
+        branch(1, 5, 6, -8),
+        jal(0, 0),
+    ]);
+    snap.x[6] = 1000;
+    let state = snap.save_state();
+    // The teaching branch runs the loop to its end, building (and compiling) its block.
+    let mut teacher = restored_on(&snap.ram, &state, None);
+    run(&mut teacher, 20_000);
+    assert_eq!(teacher.x[11], 3000);
+    let learned = teacher.learned_code();
+    assert!(learned.blocks.iter().any(|b| b.pc == BASE && b.len == 3));
+    let merged = state.with_learned(&learned, snap.isa());
+    assert!(merged.blocks.iter().any(|b| b.pc == BASE && !b.checked));
+    assert!(merged.unchecked.iter().any(|d| d.pc == BASE));
+    // Another branch whose memory holds `addi x11, x11, 5` at the loop's start, and one
+    // with the teacher's: restored with what the teacher learned, each must run its own
+    // memory's code, exactly as a copy restored without it does.
+    let mut other = snap.ram.clone();
+    other.write_at(0, 4, u64::from(addi(11, 11, 5)));
+    for (ram, sum) in [(other, 5000), (snap.ram.clone(), 3000)] {
+        let mut warm = restored_on(&ram, &state, Some(&merged));
+        let mut cold = restored_on(&ram, &state, None);
+        for _ in 0..60 {
+            run(&mut warm, 97);
+            run(&mut cold, 97);
+            assert_eq!(
+                (warm.x, warm.pc, warm.cycles(), warm.instret),
+                (cold.x, cold.pc, cold.cycles(), cold.instret),
+                "restored with and without the learned code"
+            );
+        }
+        assert_eq!(warm.x[11], sum, "the branch's own instruction ran");
+    }
+}
+
+#[test]
+fn learned_code_leaves_the_snapshots_own_instructions_and_what_they_displace() {
+    // The snapshot's hart checked the instruction at BASE; the learned code holds another pc
+    // of the same slot (2 MiB on) and a block starting there, which must be left out (the
+    // snapshot's instruction stays), as must a block whose instruction is not held at all.
+    let mut snap = hart_with(&[addi(11, 11, 3), NOP, jal(0, 0)]);
+    run(&mut snap, 3);
+    let state = snap.save_state();
+    assert!(state.icache.iter().any(|d| d.pc == BASE));
+    let other = BASE + (2 << 20);
+    let mut learned = snap.learned_code();
+    let insn = |pc| crate::state::SavedInsn {
+        pc,
+        prv: 3,
+        raw16: 0,
+        insn: NOP,
+        len: 4,
+    };
+    learned.unchecked = vec![insn(other), insn(other + 16)];
+    let block = |pc, len| SavedBlock {
+        pc,
+        prv: 3,
+        len,
+        checked: true,
+        hits: 255,
+        contest: 0,
+    };
+    learned.blocks = vec![block(other, 2), block(other + 16, 1), block(other + 24, 1)];
+    let merged = state.with_learned(&learned, snap.isa());
+    assert!(merged.unchecked.iter().all(|d| d.pc != other));
+    assert_eq!(
+        merged
+            .blocks
+            .iter()
+            .map(|b| (b.pc, b.checked))
+            .collect::<Vec<_>>(),
+        vec![(other + 16, false)],
+        "only the block whose instruction is held, and stale"
+    );
+    let h = restored_on(&snap.ram, &state, Some(&merged));
+    assert_eq!(h.x, snap.x);
+}

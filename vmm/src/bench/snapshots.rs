@@ -141,6 +141,9 @@ fn throughput(
     let parts_us = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
     let failure: std::sync::Mutex<Option<WioError>> = std::sync::Mutex::new(None);
     let t = Instant::now();
+    // As `wio explore` runs them: the first branch alone, and the snapshot learns its code;
+    // the others start warm (see explore's `warm` module).
+    let taught = AtomicBool::new(false);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
@@ -148,7 +151,19 @@ fn throughput(
                 if i >= branches {
                     return;
                 }
-                match driver::run_branch(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel) {
+                let run = if i == 0 {
+                    driver::run_learning_branch
+                } else {
+                    while !taught.load(Ordering::Acquire) && !cancel.load(Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    driver::run_branch
+                };
+                let ran = run(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel);
+                if i == 0 {
+                    taught.store(true, Ordering::Release);
+                }
+                match ran {
                     Ok(Some(end)) if end.stopped_at_until => {
                         let n = end.summary.instructions.unwrap_or(0)
                             - l.meta().instructions.unwrap_or(0);

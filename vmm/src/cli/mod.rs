@@ -37,6 +37,9 @@ Environment:
   WIO_NO_JIT=1     the riscv64 engine interprets every block (same results, slower)
   WIO_WARM_CACHES=1  riscv64 snapshots keep the decoded code and blocks, and restores
                    start with them (same results; not faster yet)
+  WIO_COLD_BRANCHES=1  wio explore's riscv64 machine branches start from the snapshot's
+                   caches alone, not with the code its first seed's branch decoded and
+                   built (same results, slower)
   WIO_MOMENTS=copy a guided exploration copies each moment's memory whole (same results,
                    more memory) instead of keeping the pages its branch wrote
   WIO_KVM_DEVICE   the KVM device node (default /dev/kvm)
@@ -533,6 +536,12 @@ pub struct RunArgs {
     /// trace hash as the exploration reported.
     #[arg(long, value_name = "PATH", requires = "from", conflicts_with_all = ["seed", "gdb", "snapshot_at"])]
     pub path: Option<String>,
+    /// With --from (riscv64): first run the snapshot's branch of seed SEED (quiet, with this
+    /// run's --until, --max-virtual-secs and --sched-noise) and start with the code it
+    /// decoded and built, as `wio explore` starts every branch but its first seed's; what
+    /// an exploration's reproduce lines say, e.g. `--seed 7 --learn-from 0`.
+    #[arg(long, value_name = "SEED", requires = "from", conflicts_with_all = ["path", "gdb"])]
+    pub learn_from: Option<u64>,
     /// Guest architecture (default x86_64; with --from, the snapshot's).
     #[arg(long, value_enum)]
     pub arch: Option<Arch>,

@@ -290,24 +290,62 @@ pub fn run_branch(
     sched_noise: Option<SchedNoise>,
     cancel: &AtomicBool,
 ) -> Result<Option<BranchEnd>> {
-    let wall = Instant::now();
     let b = BranchRun {
         until,
         watch,
         limit_ns,
         sched_noise,
     };
-    let (mut m, cfg) = restore_branch(l, seed, &b, wall)?;
+    branch(l, seed, &b, cancel, false)
+}
+
+/// [`run_branch`], and then `l` learns the code the branch decoded and built
+/// ([`LoadedSnapshot::learn`]): a flat exploration's first branch, so that every later
+/// restore is warm.
+pub fn run_learning_branch(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    until: Option<&str>,
+    watch: &[String],
+    limit_ns: u64,
+    sched_noise: Option<SchedNoise>,
+    cancel: &AtomicBool,
+) -> Result<Option<BranchEnd>> {
+    let b = BranchRun {
+        until,
+        watch,
+        limit_ns,
+        sched_noise,
+    };
+    branch(l, seed, &b, cancel, true)
+}
+
+/// One branch as [`run_branch`] runs it; `learn`: `l` learns its code at the end.
+fn branch(
+    l: &dyn LoadedSnapshot,
+    seed: u64,
+    b: &BranchRun<'_>,
+    cancel: &AtomicBool,
+    learn: bool,
+) -> Result<Option<BranchEnd>> {
+    let wall = Instant::now();
+    let (mut m, cfg) = restore_branch(l, seed, b, wall)?;
     let restore = wall.elapsed();
-    let Some(ended) = branch_loop(m.as_mut(), until, limit_ns, cancel, &mut |_| Ok(true))? else {
+    let Some(ended) = branch_loop(m.as_mut(), b.until, b.limit_ns, cancel, &mut |_| Ok(true))?
+    else {
         return Ok(None);
     };
+    if learn {
+        if let Some(code) = m.learned_code() {
+            l.learn(code)?;
+        }
+    }
     let cost = BranchCost {
         restore,
         run: wall.elapsed().saturating_sub(restore),
         end: Default::default(),
     };
-    Ok(Some(end_branch(m, &cfg, &b, ended, wall, cost)))
+    Ok(Some(end_branch(m, &cfg, b, ended, wall, cost)))
 }
 
 /// A moment a guided branch kept: where, for what, and the state there (a machine's, or

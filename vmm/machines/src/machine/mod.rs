@@ -145,6 +145,11 @@ pub trait Machine {
     fn moment(&mut self, _cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
         Err(MachineError::NoMoments.into())
     }
+    /// The code its engine decoded and built, for [`LoadedSnapshot::learn`] of the snapshot
+    /// it was restored from (riscv64; None where an architecture keeps none).
+    fn learned_code(&self) -> Option<LearnedCode> {
+        None
+    }
     /// From now on, notes what the run sees for the first time ([`novelty`]) of `signals`:
     /// console line shapes here; an architecture adds promise firsts and code coverage where
     /// it has them. Changes nothing the guest can see.
@@ -212,7 +217,24 @@ pub trait LoadedSnapshot: Send + Sync {
     /// `memory::layers::Layers::populate_written`); the guest sees the same memory either
     /// way. Not for guided explorations, whose moments keep the pages a view holds.
     fn populate_written(&self) {}
+    /// Warm branches: every later restore starts with what a branch restored from this
+    /// snapshot decoded and built (`code`, from [`Machine::learned_code`] at its end), each
+    /// instruction of it fetched and compared at its first use and each block fetched again
+    /// when first entered, so the guest sees the memory its own branch holds. Only the first
+    /// call counts (restores must not depend on which branch finished when); false when
+    /// this snapshot kept nothing (another architecture, or a second call).
+    fn learn(&self, _code: LearnedCode) -> Result<bool> {
+        Ok(false)
+    }
+    /// Whether restores start with what a branch taught it ([`LoadedSnapshot::learn`]).
+    fn learned(&self) -> bool {
+        false
+    }
 }
+
+/// What a machine's engine decoded and built, as [`Machine::learned_code`] gives it: opaque
+/// here, read by the architecture whose snapshot learns it.
+pub struct LearnedCode(pub Box<dyn std::any::Any + Send>);
 
 /// How one branch of an exploration ended.
 pub struct BranchEnd {

@@ -448,6 +448,7 @@ pub fn explore(x: &Explore, g: &Guided) -> Result<Report> {
         max_virtual_ns: x.max_virtual_ns,
         sched_noise: x.sched_noise,
         guided: Some(search.clone()),
+        learn_from: None,
     };
     if LoadedWorld::is_world(&x.from) {
         if x.disk.is_some() {

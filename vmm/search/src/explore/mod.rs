@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use warm::Warmup;
 use wio_machines::error::{ExploreError, Result, WioError};
 use wio_machines::machine::noise::SchedNoise;
 use wio_machines::machine::{driver, BranchEnd, LoadedSnapshot, RunConfig};
@@ -35,6 +36,7 @@ mod report;
 mod report_check;
 mod seeds;
 pub mod slurm;
+mod warm;
 mod world_branch;
 
 pub use report::{
@@ -109,10 +111,6 @@ fn reproduce_line(x: &Explore, how: &str) -> String {
     reproduce
 }
 
-fn result_of(x: &Explore, seed: u64, end: BranchEnd) -> SeedResult {
-    result_with(x, seed, end, &format!("--seed {seed}"))
-}
-
 /// A branch's result; `how` names it on the reproduce line (see [`reproduce_line`]).
 fn result_with(x: &Explore, seed: u64, end: BranchEnd, how: &str) -> SeedResult {
     let s = end.summary;
@@ -180,6 +178,16 @@ impl Source {
         }
     }
 
+    /// Says so when the snapshot learned the code of `seed`'s branch (see `warm`).
+    fn tell_learned(&self, seed: u64) {
+        if matches!(self, Source::Machine(l) if l.learned()) {
+            eprintln!(
+                "wio: the other branches start with the code seed {seed}'s branch decoded and \
+                 built (WIO_COLD_BRANCHES=1: without)"
+            );
+        }
+    }
+
     /// (virtual ns, seed) of the snapshot.
     fn point(&self) -> (u64, u64) {
         match self {
@@ -188,16 +196,23 @@ impl Source {
         }
     }
 
-    /// Runs the branch of `seed`; None when abandoned (`stop` set, or Ctrl-C or SIGTERM).
+    /// Runs the branch of `seed` (`learn`: and the snapshot learns its code, see `warm`);
+    /// None when abandoned (`stop` set, or Ctrl-C or SIGTERM).
     fn branch(
         &self,
         x: &Explore,
         seed: u64,
         watch: &[String],
         stop: &AtomicBool,
+        learn: bool,
     ) -> Result<Option<SeedResult>> {
+        let run = if learn {
+            driver::run_learning_branch
+        } else {
+            driver::run_branch
+        };
         match self {
-            Source::Machine(l) => Ok(driver::run_branch(
+            Source::Machine(l) => Ok(run(
                 l.as_ref(),
                 seed,
                 x.until.as_deref(),
@@ -206,7 +221,14 @@ impl Source {
                 x.sched_noise,
                 stop,
             )?
-            .map(|end| result_of(x, seed, end))),
+            .map(|end| {
+                // A branch that started with another's code says so on its reproduce line.
+                let how = match (learn, l.learned()) {
+                    (false, true) => format!("--seed {seed} --learn-from {}", x.seeds.start),
+                    _ => format!("--seed {seed}"),
+                };
+                result_with(x, seed, end, &how)
+            })),
             Source::World(lw) => {
                 let opts = world_options(x, lw, watch);
                 Ok(world::restore(lw, Some(seed), &opts, Some(stop))?
@@ -308,6 +330,10 @@ fn announce(x: &Explore, seeds: usize, loaded: &Source) {
 /// Runs the exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore) -> Result<Report> {
     let loaded = load_source(x)?;
+    let warm = Warmup::new(
+        x.seeds.start,
+        Warmup::cold_asked() || matches!(loaded, Source::World(_)),
+    );
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
     let question = Question {
         snapshot: x.from.clone(),
@@ -319,6 +345,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         max_virtual_ns: x.max_virtual_ns,
         sched_noise: x.sched_noise,
         guided: None,
+        learn_from: warm.seed,
     };
     let watch = watch_list(x);
     // Set when a branch cannot even start: the workers stop and running branches are
@@ -339,6 +366,12 @@ pub fn explore(x: &Explore) -> Result<Report> {
         total: seeds.len() as u64,
     };
     wio_machines::sandbox::enter()?;
+    if let Some(teacher) = warm.seed.filter(|s| !seeds.contains(s)) {
+        // Another shard reports this branch; this one runs it only to learn.
+        loaded.branch(x, teacher, &watch, &stop, true)?;
+        loaded.tell_learned(teacher);
+        warm.finish();
+    }
     std::thread::scope(|scope| {
         for _ in 0..x.jobs.max(1) {
             scope.spawn(|| loop {
@@ -347,7 +380,16 @@ pub fn explore(x: &Explore) -> Result<Report> {
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { return };
-                match loaded.branch(x, seed, &watch, &stop) {
+                let teaches = warm.teaches(seed);
+                if !teaches {
+                    warm.wait(&stopping);
+                }
+                let ran = loaded.branch(x, seed, &watch, &stop, teaches);
+                if teaches {
+                    loaded.tell_learned(seed);
+                    warm.finish();
+                }
+                match ran {
                     Ok(Some(r)) => {
                         if r.failed {
                             failing.fetch_add(1, Ordering::Relaxed);

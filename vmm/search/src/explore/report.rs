@@ -88,6 +88,10 @@ pub struct Question {
     /// A guided exploration's settings (then `seeds` is 0..budget: the branch numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guided: Option<guided::Search>,
+    /// The seed whose branch ran first and taught the others its code (warm branches of a
+    /// riscv64 machine snapshot; their reproduce lines say `--learn-from` it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learn_from: Option<u64>,
 }
 
 /// A report: the question, which shards it covers, and the results by seed.

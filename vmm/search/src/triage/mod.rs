@@ -208,6 +208,7 @@ pub(crate) mod tests {
                 max_virtual_ns: 0,
                 sched_noise: None,
                 guided: None,
+                learn_from: None,
             },
             shards: (1, vec![0]),
             complete: true,

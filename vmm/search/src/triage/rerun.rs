@@ -102,9 +102,32 @@ fn machine_timelines(
     let mut watch = r.question.matches.clone();
     watch.extend(r.question.fail_on.iter().cloned());
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // Branches that started with the code the exploration's first branch taught (its
+    // `learn_from`) run again the same way: from a copy of the snapshot taught by that
+    // branch again; the teacher's own branch ran without.
+    let taught = match r.question.learn_from {
+        Some(teacher) => {
+            let t = wio_machines::builder::load(snap, &cfg)?;
+            wio_machines::machine::driver::run_learning_branch(
+                t.as_ref(),
+                teacher,
+                r.question.until.as_deref(),
+                &watch,
+                r.question.max_virtual_ns,
+                r.question.sched_noise,
+                &stop,
+            )?;
+            Some((teacher, t))
+        }
+        None => None,
+    };
     draw_each(groups, |first| {
+        let from = match &taught {
+            Some((teacher, t)) if *teacher != first.seed => t,
+            _ => &l,
+        };
         let end = wio_machines::machine::driver::run_branch(
-            l.as_ref(),
+            from.as_ref(),
             first.seed,
             r.question.until.as_deref(),
             &watch,

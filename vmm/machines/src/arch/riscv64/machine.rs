@@ -22,7 +22,7 @@ use crate::machine::console::Console;
 use crate::machine::finish::{finish_run, Counts, Parts};
 use crate::machine::noise::{Stalls, TimerNoise};
 use crate::machine::novelty::{Mark, Observed, Signal};
-use crate::machine::{sdk, Arch, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
+use crate::machine::{sdk, Arch, LearnedCode, LoadedSnapshot, Machine, RunConfig, RunResult, Stop};
 use crate::promises::report::Promises;
 use crate::promises::Ledger;
 use crate::snapshot::{Meta, Snapshot};
@@ -364,6 +364,10 @@ impl Machine for RvMachine {
 
     fn moment(&mut self, cfg: &RunConfig) -> Result<Box<dyn LoadedSnapshot>> {
         self.keep_moment(cfg)
+    }
+
+    fn learned_code(&self) -> Option<LearnedCode> {
+        Some(LearnedCode(Box::new(self.engine.hart.learned_code())))
     }
 
     fn observe(&mut self, signals: &[Signal]) {

@@ -16,7 +16,9 @@ use crate::error::{Result, SnapshotError, WioError};
 use crate::faults::inject::Injector;
 use crate::machine::console::ConsoleState;
 use crate::machine::noise::{StallsState, TimerNoiseState};
-use crate::machine::{virtio, Arch, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin};
+use crate::machine::{
+    virtio, Arch, LearnedCode, LoadedSnapshot, Machine, RunConfig, SnapshotOrigin,
+};
 use crate::memory::layers::Layers;
 use crate::promises::Ledger;
 use crate::snapshot::persist::{self, Persist, StateError, StateSections};
@@ -354,6 +356,9 @@ pub struct RvLoaded {
     overlays: Vec<(usize, wio_virtio_devices::block::Overlay)>,
     /// The hart state checked and its caches built once.
     hart: wio_riscv::PreparedHart,
+    /// The same with what a branch learned (see [`LoadedSnapshot::learn`]): restores start
+    /// with it once it is set.
+    pub(super) learned: std::sync::OnceLock<wio_riscv::PreparedHart>,
     /// A guided exploration's moment: the code coverage its branch had counted, which
     /// every restore counts on from (not part of the state: files never hold it).
     pub(super) coverage: Option<wio_riscv::Coverage>,
@@ -445,6 +450,7 @@ impl RvLoaded {
         Ok(RvLoaded {
             coverage: None,
             hart,
+            learned: std::sync::OnceLock::new(),
             origin: SnapshotOrigin {
                 path: path.to_path_buf(),
                 meta,
@@ -473,6 +479,31 @@ impl LoadedSnapshot for RvLoaded {
 
     fn populate_written(&self) {
         self.memory.populate_written();
+    }
+
+    fn learn(&self, code: LearnedCode) -> Result<bool> {
+        let Ok(code) = code.0.downcast::<CodeCacheState>() else {
+            return Ok(false);
+        };
+        if self.learned.get().is_some() {
+            return Ok(false);
+        }
+        let isa = self.origin.meta.isa;
+        let merged = self.state.hart.with_learned(&code, isa);
+        let prepared = self
+            .state
+            .hart
+            .prepare_with(isa, Some(&merged))
+            .map_err(|e| WioError::ArtifactFormat {
+                what: "snapshot",
+                path: self.origin.path.clone(),
+                reason: format!("refused the code a branch learned: {e}"),
+            })?;
+        Ok(self.learned.set(prepared).is_ok())
+    }
+
+    fn learned(&self) -> bool {
+        self.learned.get().is_some()
     }
 }
 

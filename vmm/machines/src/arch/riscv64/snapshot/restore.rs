@@ -187,7 +187,7 @@ fn restore_hart(
     bad: &dyn Fn(String) -> WioError,
 ) -> Result<wio_riscv::Hart> {
     let mut hart = hart_on(mem, l.origin.meta.mem_bytes, 0)?;
-    hart.load_prepared(&l.hart)
+    hart.load_prepared(l.learned.get().unwrap_or(&l.hart))
         .map_err(|e| bad(format!("has a hart state this machine refuses: {e}")))?;
     hart.set_counter_bias(l.state.counters);
     match (&l.state.vector, hart.isa().vlen()) {
