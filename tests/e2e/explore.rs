@@ -67,6 +67,10 @@ fn fifty_branches_match_their_individual_reruns() {
     assert!(stdout(&o).contains("50 seeds, 0 failing"), "{}", stdout(&o));
     let r = report(&rep);
     assert_eq!(r["complete"], true);
+    assert_eq!(
+        r["question"]["learn_from"], 1000,
+        "the first seed taught the others"
+    );
     let results = r["results"].as_array().unwrap();
     assert_eq!(results.len(), 50);
     let mut distinct = std::collections::BTreeSet::new();

@@ -30,6 +30,11 @@ pub enum InternalError {
         /// The vector.
         vector: u8,
     },
+    /// A snapshot refused the code a branch restored from it learned (see
+    /// `LoadedSnapshot::learn`): what a hart decoded and built, merged with the snapshot's
+    /// own, must always prepare.
+    #[error("the snapshot refused the code its branch learned: {0}")]
+    LearnedCode(#[source] wio_riscv::state::StateError),
     /// An operation a test's stand-in machine or snapshot (scripted, synthetic, fake)
     /// does not model.
     #[error("{what} is not modelled by this stand-in")]

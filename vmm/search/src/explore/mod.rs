@@ -178,9 +178,14 @@ impl Source {
         }
     }
 
+    /// Whether the snapshot learned a branch's code (see `warm`).
+    fn learned(&self) -> bool {
+        matches!(self, Source::Machine(l) if l.learned())
+    }
+
     /// Says so when the snapshot learned the code of `seed`'s branch (see `warm`).
     fn tell_learned(&self, seed: u64) {
-        if matches!(self, Source::Machine(l) if l.learned()) {
+        if self.learned() {
             eprintln!(
                 "wio: the other branches start with the code seed {seed}'s branch decoded and \
                  built (WIO_COLD_BRANCHES=1: without)"
@@ -330,12 +335,15 @@ fn announce(x: &Explore, seeds: usize, loaded: &Source) {
 /// Runs the exploration; returns the report (also written to `x.report`).
 pub fn explore(x: &Explore) -> Result<Report> {
     let loaded = load_source(x)?;
+    // (A range of one seed has no branch to teach.)
     let warm = Warmup::new(
         x.seeds.start,
-        Warmup::cold_asked() || matches!(loaded, Source::World(_)),
+        Warmup::cold_asked()
+            || matches!(loaded, Source::World(_))
+            || x.seeds.end - x.seeds.start < 2,
     );
     let seeds: Vec<u64> = x.seeds.shard(x.shard.0, x.shard.1).collect();
-    let question = Question {
+    let mut question = Question {
         snapshot: x.from.clone(),
         snapshot_sha256: loaded.sha256().to_string(),
         seeds: x.seeds,
@@ -345,7 +353,7 @@ pub fn explore(x: &Explore) -> Result<Report> {
         max_virtual_ns: x.max_virtual_ns,
         sched_noise: x.sched_noise,
         guided: None,
-        learn_from: warm.seed,
+        learn_from: None,
     };
     let watch = watch_list(x);
     // Set when a branch cannot even start: the workers stop and running branches are
@@ -434,6 +442,9 @@ pub fn explore(x: &Explore) -> Result<Report> {
         .unwrap_or_default()
         .into_values()
         .collect();
+    // The teacher, when it taught (not one abandoned at Ctrl-C): the branches after it
+    // started with its code and their reproduce lines name it.
+    question.learn_from = warm.seed.filter(|_| loaded.learned());
     let mut report = Report {
         format: REPORT_FORMAT,
         question,

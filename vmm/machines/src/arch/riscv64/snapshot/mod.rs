@@ -494,11 +494,7 @@ impl LoadedSnapshot for RvLoaded {
             .state
             .hart
             .prepare_with(isa, Some(&merged))
-            .map_err(|e| WioError::ArtifactFormat {
-                what: "snapshot",
-                path: self.origin.path.clone(),
-                reason: format!("refused the code a branch learned: {e}"),
-            })?;
+            .map_err(|e| WioError::from(crate::error::InternalError::LearnedCode(e)))?;
         Ok(self.learned.set(prepared).is_ok())
     }
 
