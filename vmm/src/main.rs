@@ -294,15 +294,13 @@ fn run_learned(
     let l = builder::load(from, cfg)?;
     wio_machines::sandbox::enter()?;
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let taught = machine::driver::run_learning_branch(
-        l.as_ref(),
-        teacher,
-        cfg.until.as_deref(),
-        &[],
-        cfg.max_virtual_ns,
+    let b = machine::driver::BranchRun {
+        until: cfg.until.as_deref(),
+        watch: &[],
+        limit_ns: cfg.max_virtual_ns,
         sched_noise,
-        &cancel,
-    )?;
+    };
+    let taught = machine::driver::run_branch_as(l.as_ref(), teacher, &b, &cancel, true)?;
     if taught.is_none() {
         return Err(WioError::Interrupted(0));
     }

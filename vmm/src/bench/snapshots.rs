@@ -151,15 +151,16 @@ fn throughput(
                 if i >= branches {
                     return;
                 }
-                let run = if i == 0 {
-                    driver::run_learning_branch
-                } else {
-                    while !taught.load(Ordering::Acquire) && !cancel.load(Ordering::Relaxed) {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                    driver::run_branch
+                while i > 0 && !taught.load(Ordering::Acquire) && !cancel.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                let b = driver::BranchRun {
+                    until: Some(until),
+                    watch: &[],
+                    limit_ns: 0,
+                    sched_noise: None,
                 };
-                let ran = run(l, 1000 + i as u64, Some(until), &[], 0, None, &cancel);
+                let ran = driver::run_branch_as(l, 1000 + i as u64, &b, &cancel, i == 0);
                 if i == 0 {
                     taught.store(true, Ordering::Release);
                 }

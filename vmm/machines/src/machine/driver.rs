@@ -296,32 +296,13 @@ pub fn run_branch(
         limit_ns,
         sched_noise,
     };
-    branch(l, seed, &b, cancel, false)
+    run_branch_as(l, seed, &b, cancel, false)
 }
 
-/// [`run_branch`], and then `l` learns the code the branch decoded and built
-/// ([`LoadedSnapshot::learn`]): a flat exploration's first branch, so that every later
-/// restore is warm.
-pub fn run_learning_branch(
-    l: &dyn LoadedSnapshot,
-    seed: u64,
-    until: Option<&str>,
-    watch: &[String],
-    limit_ns: u64,
-    sched_noise: Option<SchedNoise>,
-    cancel: &AtomicBool,
-) -> Result<Option<BranchEnd>> {
-    let b = BranchRun {
-        until,
-        watch,
-        limit_ns,
-        sched_noise,
-    };
-    branch(l, seed, &b, cancel, true)
-}
-
-/// One branch as [`run_branch`] runs it; `learn`: `l` learns its code at the end.
-fn branch(
+/// [`run_branch`] with its settings in `b`; `learn`: then `l` learns the code the branch
+/// decoded and built ([`LoadedSnapshot::learn`]): a flat exploration's first branch, so
+/// that every later restore is warm.
+pub fn run_branch_as(
     l: &dyn LoadedSnapshot,
     seed: u64,
     b: &BranchRun<'_>,

@@ -211,29 +211,27 @@ impl Source {
         stop: &AtomicBool,
         learn: bool,
     ) -> Result<Option<SeedResult>> {
-        let run = if learn {
-            driver::run_learning_branch
-        } else {
-            driver::run_branch
-        };
         match self {
-            Source::Machine(l) => Ok(run(
-                l.as_ref(),
-                seed,
-                x.until.as_deref(),
-                watch,
-                x.max_virtual_ns,
-                x.sched_noise,
-                stop,
-            )?
-            .map(|end| {
-                // A branch that started with another's code says so on its reproduce line.
-                let how = match (learn, l.learned()) {
-                    (false, true) => format!("--seed {seed} --learn-from {}", x.seeds.start),
-                    _ => format!("--seed {seed}"),
+            Source::Machine(l) => {
+                let b = driver::BranchRun {
+                    until: x.until.as_deref(),
+                    watch,
+                    limit_ns: x.max_virtual_ns,
+                    sched_noise: x.sched_noise,
                 };
-                result_with(x, seed, end, &how)
-            })),
+                Ok(
+                    driver::run_branch_as(l.as_ref(), seed, &b, stop, learn)?.map(|end| {
+                        // A branch that started with another's code says so on its reproduce line.
+                        let how = match (learn, l.learned()) {
+                            (false, true) => {
+                                format!("--seed {seed} --learn-from {}", x.seeds.start)
+                            }
+                            _ => format!("--seed {seed}"),
+                        };
+                        result_with(x, seed, end, &how)
+                    }),
+                )
+            }
             Source::World(lw) => {
                 let opts = world_options(x, lw, watch);
                 Ok(world::restore(lw, Some(seed), &opts, Some(stop))?

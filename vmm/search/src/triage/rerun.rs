@@ -9,6 +9,7 @@ use super::{model, Timeline};
 use crate::explore::{Report, SeedResult};
 use std::path::{Path, PathBuf};
 use wio_machines::error::Result;
+use wio_machines::machine::driver;
 use wio_world as world;
 use wio_world::snapshot::LoadedWorld;
 
@@ -102,21 +103,19 @@ fn machine_timelines(
     let mut watch = r.question.matches.clone();
     watch.extend(r.question.fail_on.iter().cloned());
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let b = driver::BranchRun {
+        until: r.question.until.as_deref(),
+        watch: &watch,
+        limit_ns: r.question.max_virtual_ns,
+        sched_noise: r.question.sched_noise,
+    };
     // Branches that started with the code the exploration's first branch taught (its
     // `learn_from`) run again the same way: from a copy of the snapshot taught by that
     // branch again; the teacher's own branch ran without.
     let taught = match r.question.learn_from {
         Some(teacher) => {
             let t = wio_machines::builder::load(snap, &cfg)?;
-            wio_machines::machine::driver::run_learning_branch(
-                t.as_ref(),
-                teacher,
-                r.question.until.as_deref(),
-                &watch,
-                r.question.max_virtual_ns,
-                r.question.sched_noise,
-                &stop,
-            )?;
+            driver::run_branch_as(t.as_ref(), teacher, &b, &stop, true)?;
             Some((teacher, t))
         }
         None => None,
@@ -126,15 +125,7 @@ fn machine_timelines(
             Some((teacher, t)) if *teacher != first.seed => t,
             _ => &l,
         };
-        let end = wio_machines::machine::driver::run_branch(
-            from.as_ref(),
-            first.seed,
-            r.question.until.as_deref(),
-            &watch,
-            r.question.max_virtual_ns,
-            r.question.sched_noise,
-            &stop,
-        )?;
+        let end = driver::run_branch_as(from.as_ref(), first.seed, &b, &stop, false)?;
         Ok(end.map(|end| {
             let timeline = Timeline {
                 seed: first.seed,
