@@ -130,6 +130,13 @@ impl Kind {
         }
     }
 
+    /// Whether a block ends with this instruction (a jump: JAL or JALR; conditional
+    /// branches do not end one, a taken one leaves it early). `Hart::build_block` builds by
+    /// this rule, and a restore refuses a saved or learned block with a jump before its end.
+    pub(crate) fn ends_block(self) -> bool {
+        matches!(self, Kind::Jal | Kind::Jalr)
+    }
+
     /// Access size in bytes of a store kind.
     pub(crate) fn store_size(self) -> Option<u8> {
         Some(match self {

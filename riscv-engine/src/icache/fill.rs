@@ -296,7 +296,6 @@ impl Hart {
     /// them all the same (see `state::code_cache`), so a restored hart is warm.
     #[inline(never)]
     pub(crate) fn build_block(&mut self, slot: usize) {
-        use crate::predecode::Kind;
         let start = self.pc;
         let ICache {
             entries,
@@ -336,8 +335,7 @@ impl Hart {
             let d = *e;
             ops.push((d.op, d.len, d.insn));
             pc = pc.wrapping_add(u64::from(d.len));
-            // Conditional branches do not end a block: a taken one leaves it early.
-            if matches!(d.op.kind, Kind::Jal | Kind::Jalr) {
+            if d.op.kind.ends_block() {
                 break;
             }
         }

@@ -144,10 +144,12 @@ impl HartState {
             }
             let mut ops = Vec::with_capacity(usize::from(b.len));
             let mut pc = b.pc;
-            for _ in 0..b.len {
+            for i in 0..b.len {
+                // Only a block's last instruction may be a jump (see `Kind::ends_block`).
                 let e = by_slot
                     .get_mut(&ICache::slot(pc))
                     .filter(|e| e.pc == pc && e.prv == prv && e.op.kind.in_block(prv))
+                    .filter(|e| i + 1 == b.len || !e.op.kind.ends_block())
                     .ok_or_else(bad)?;
                 // Within the block's page, as `Hart::build_block` builds them.
                 if !in_run_page(b.pc, pc, e.len) {
@@ -292,13 +294,17 @@ impl HartState {
             .filter(|b| b.hits == BUILT && usize::from(b.len) <= MAX_BLOCK)
             .filter(|b| slots.insert(Block::slot(b.pc)))
             .filter(|b| {
+                // Each instruction held, of the block's privilege, allowed in a block, within
+                // the page, and a jump only last: as `Hart::build_block` builds them (the
+                // merged entries may hold another program's code at the block's pcs).
                 let mut pc = b.pc;
-                (0..b.len).all(|_| {
+                (0..b.len).all(|i| {
                     let Some(d) = held(pc).filter(|d| d.pc == pc && d.prv == b.prv) else {
                         return false;
                     };
-                    let ok = priv_from(d.prv)
-                        .is_ok_and(|prv| crate::predecode::decode(d.insn, isa).kind.in_block(prv))
+                    let kind = crate::predecode::decode(d.insn, isa).kind;
+                    let ok = priv_from(d.prv).is_ok_and(|prv| kind.in_block(prv))
+                        && (i + 1 == b.len || !kind.ends_block())
                         && in_run_page(b.pc, pc, d.len);
                     pc = pc.wrapping_add(u64::from(d.len));
                     ok

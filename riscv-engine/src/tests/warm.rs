@@ -402,7 +402,11 @@ fn learned_code_leaves_the_snapshots_own_instructions_and_what_they_displace() {
         insn: NOP,
         len: 4,
     };
-    learned.unchecked = vec![insn(other), insn(other + 16)];
+    let jump = crate::state::SavedInsn {
+        insn: jal(0, 8),
+        ..insn(other + 32)
+    };
+    learned.unchecked = vec![insn(other), insn(other + 16), jump, insn(other + 36)];
     let block = |pc, len| SavedBlock {
         pc,
         prv: 3,
@@ -411,7 +415,14 @@ fn learned_code_leaves_the_snapshots_own_instructions_and_what_they_displace() {
         hits: 255,
         contest: 0,
     };
-    learned.blocks = vec![block(other, 2), block(other + 16, 1), block(other + 24, 1)];
+    // A block with a jump before its end is one no hart builds (the merged entries can
+    // hold another program's code at a learned block's pcs): left out.
+    learned.blocks = vec![
+        block(other, 2),
+        block(other + 16, 1),
+        block(other + 24, 1),
+        block(other + 32, 2),
+    ];
     let merged = state.with_learned(&learned, snap.isa());
     assert!(merged.unchecked.iter().all(|d| d.pc != other));
     assert_eq!(
@@ -425,4 +436,14 @@ fn learned_code_leaves_the_snapshots_own_instructions_and_what_they_displace() {
     );
     let h = restored_on(&snap.ram, &state, Some(&merged));
     assert_eq!(h.x, snap.x);
+    // A restore refuses such a block outright (a crafted snapshot's code cache).
+    // (The merged entries hold the jump and the instruction after it.)
+    let mut crafted = merged.clone();
+    crafted.blocks.push(SavedBlock {
+        checked: false,
+        ..block(other + 32, 2)
+    });
+    assert!(state.prepare_with(snap.isa(), Some(&crafted)).is_err());
+    crafted.blocks.last_mut().expect("pushed").len = 1;
+    assert!(state.prepare_with(snap.isa(), Some(&crafted)).is_ok());
 }
