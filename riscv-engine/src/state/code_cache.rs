@@ -26,6 +26,7 @@ use crate::icache::{
     in_run_page, Block, Decoded, ICache, BLOCK_ENTRIES, BLOCK_HOT, BUILT, CODE_PAGES, CONTEST,
     MAX_BLOCK,
 };
+use crate::predecode::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -50,6 +51,18 @@ pub struct SavedBlock {
     pub hits: u8,
     /// Visits of other pcs the built block has outlasted (see `icache::CONTEST`).
     pub contest: u8,
+}
+
+impl SavedBlock {
+    /// Whether its `i`th instruction, at `pc`, `len` bytes long and of kind `kind`, is one
+    /// `Hart::build_block` puts there in a block of privilege `prv`: allowed in a block,
+    /// within the block's page, and a jump only last (see `Kind::ends_block`). A restore
+    /// refuses a saved block breaking this; a learned one is left out.
+    fn may_hold(&self, prv: crate::csr::Priv, i: u8, pc: u64, len: u8, kind: Kind) -> bool {
+        kind.in_block(prv)
+            && (i + 1 == self.len || !kind.ends_block())
+            && in_run_page(self.pc, pc, len)
+    }
 }
 
 /// The code caches beyond [`HartState`] (a snapshot's `code-cache` section).
@@ -145,16 +158,11 @@ impl HartState {
             let mut ops = Vec::with_capacity(usize::from(b.len));
             let mut pc = b.pc;
             for i in 0..b.len {
-                // Only a block's last instruction may be a jump (see `Kind::ends_block`).
                 let e = by_slot
                     .get_mut(&ICache::slot(pc))
-                    .filter(|e| e.pc == pc && e.prv == prv && e.op.kind.in_block(prv))
-                    .filter(|e| i + 1 == b.len || !e.op.kind.ends_block())
+                    .filter(|e| e.pc == pc && e.prv == prv)
+                    .filter(|e| b.may_hold(prv, i, pc, e.len, e.op.kind))
                     .ok_or_else(bad)?;
-                // Within the block's page, as `Hart::build_block` builds them.
-                if !in_run_page(b.pc, pc, e.len) {
-                    return Err(bad());
-                }
                 if b.checked && e.checked != CHECKED {
                     return Err(bad());
                 }
@@ -294,18 +302,15 @@ impl HartState {
             .filter(|b| b.hits == BUILT && usize::from(b.len) <= MAX_BLOCK)
             .filter(|b| slots.insert(Block::slot(b.pc)))
             .filter(|b| {
-                // Each instruction held, of the block's privilege, allowed in a block, within
-                // the page, and a jump only last: as `Hart::build_block` builds them (the
-                // merged entries may hold another program's code at the block's pcs).
+                // Each instruction held at the block's privilege and one the block may hold
+                // there (the merged entries may hold another program's code at its pcs).
                 let mut pc = b.pc;
                 (0..b.len).all(|i| {
                     let Some(d) = held(pc).filter(|d| d.pc == pc && d.prv == b.prv) else {
                         return false;
                     };
                     let kind = crate::predecode::decode(d.insn, isa).kind;
-                    let ok = priv_from(d.prv).is_ok_and(|prv| kind.in_block(prv))
-                        && (i + 1 == b.len || !kind.ends_block())
-                        && in_run_page(b.pc, pc, d.len);
+                    let ok = priv_from(d.prv).is_ok_and(|prv| b.may_hold(prv, i, pc, d.len, kind));
                     pc = pc.wrapping_add(u64::from(d.len));
                     ok
                 })
