@@ -22,13 +22,24 @@ pub(crate) const FAST_PAGES: usize = 256;
 /// the TLB. Cleared whenever any of those change, by emptying the slots filled since the
 /// last clear (listed in `filled`): a slot holds a page or is empty, so compiled code
 /// checks one tag, not a tag and a generation.
+///
+/// Aligned to a cache line (and so the hart too): compiled code reads an entry at every
+/// load and store, and where the table fell in the hart's layout mattered. 24 bytes more
+/// in the decoded-instruction cache's struct, which moved these tables and the fields after
+/// it, made the outage world's busiest minutes 1.6 times slower (10.6 s against 17.6 s,
+/// its redis node's compiled code waiting in every chained jump); aligned, the same shift
+/// cost 1.15 times (11.2 s against 12.8 s), and 8 or 64 bytes none.
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct FastPages {
     pub(crate) entries: [FastPage; FAST_PAGES],
     /// The slots filled since the last clear, `filled[..count]`, each once.
     filled: [u8; FAST_PAGES],
     count: usize,
 }
+
+// The entries start on a cache line (see `FastPages`).
+const _: () = assert!(std::mem::offset_of!(FastPages, entries) % 64 == 0);
 
 /// One [`FastPages`] slot. `repr(C)` and 32 bytes: compiled code reads it directly
 /// (see `jit`).
@@ -490,7 +501,7 @@ impl Default for ICache {
             entries: ICache::empty_entries(),
             generation: 1,
             fence: 1,
-            blocks: vec![Block::EMPTY; BLOCK_ENTRIES],
+            blocks: ICache::empty_blocks(),
             code_pages: vec![CodePage::NONE; CODE_PAGES],
             jit: CodeBuffer::default(),
             scratch: Vec::with_capacity(MAX_BLOCK),
@@ -527,6 +538,19 @@ impl Drop for ICache {
 }
 
 impl ICache {
+    /// [`BLOCK_ENTRIES`] empty slots. The table (11 MiB) is written whole here, so it asks
+    /// the host for huge pages first: a chained jump's read of a slot missed the TLB as
+    /// often as the cache. Advice only: without it only the speed changes.
+    fn empty_blocks() -> Vec<Block> {
+        let mut blocks: Vec<Block> = Vec::with_capacity(BLOCK_ENTRIES);
+        advise_huge(
+            blocks.as_mut_ptr().cast(),
+            BLOCK_ENTRIES * std::mem::size_of::<Block>(),
+        );
+        blocks.resize(BLOCK_ENTRIES, Block::EMPTY);
+        blocks
+    }
+
     /// [`ICACHE_ENTRIES`] empty slots, as zero pages the host maps on first touch: a
     /// machine pays in memory only for the slots its code reaches (a large program such as
     /// CPython touches most of the 48 MiB, a small guest a few MiB), and a new machine does
@@ -604,6 +628,25 @@ impl ICache {
         }
     }
 }
+
+/// Bytes the host backs with one huge page where it can (x86-64 Linux).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the host to back the whole huge pages within `len` bytes at `p` (allocated, not
+/// yet written) with huge pages.
+#[cfg(target_os = "linux")]
+fn advise_huge(p: *mut u8, len: usize) {
+    let start = (p as usize).next_multiple_of(HUGE_PAGE);
+    let end = (p as usize + len) & !(HUGE_PAGE - 1);
+    if end > start {
+        // SAFETY: advice on whole pages inside one live allocation the caller owns; it
+        // changes no contents and no mapping.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge(_: *mut u8, _: usize) {}
 
 #[cfg(test)]
 mod tests {
